@@ -1,0 +1,86 @@
+r"""Wall time per stage of a demo research run, end to end.
+
+    python bench/research_run.py [--question "..."] [--runs 2]
+
+Each run is the product's own path: ``Orchestrator`` in demo mode (deterministic FunctionModels, the
+demo transports behind the real sources) over a real ``EvidenceStore`` in a temporary DEEPCRITICAL_HOME
+with the real embedding model. The first run is cold (it loads the embedding model, which lands in
+"embedding + de-duplication"); later runs in the same process are warm. Stages:
+
+- search: the sources answering the queries (demo transports: parsing, BM25 over the demo corpus);
+- embedding + de-duplication: embedding new evidence, semantic de-duplication, storing, related recall;
+- planning: the Brain's turns besides the searches they run (model calls, term context);
+- judging: selecting at most K items (hybrid retrieval + MMR) and the Judge;
+- report: the Report agent, citation check and rendering;
+- total: from start to the finished outcome (includes opening the store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+from deepcritical.config import load_settings
+from deepcritical.events import ResearchOutcome
+from deepcritical.logs import configure_logging
+from deepcritical.orchestrator import Orchestrator
+from deepcritical.sources.factory import make_http_client
+
+DEFAULT_QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
+STAGES = (
+    ("search", "search"),
+    ("embedding_dedup", "embedding + de-duplication"),
+    ("planning", "planning (Brain)"),
+    ("judge", "judging"),
+    ("report", "report"),
+    ("store_open", "opening the store"),
+    ("total", "total"),
+)
+
+
+async def one_run(question: str, home: Path) -> tuple[ResearchOutcome, float]:
+    settings = load_settings(demo_mode=True, home=home)
+    started = time.perf_counter()
+    async with make_http_client(settings) as client:
+        outcome = await Orchestrator(settings, client=client).research(question)
+    return outcome, time.perf_counter() - started
+
+
+def table(rows: list[tuple[str, ResearchOutcome, float]]) -> str:
+    header = f"{'stage':<30}" + "".join(f"{label:>12}" for label, _, _ in rows)
+    lines = [header, "-" * len(header)]
+    for key, name in STAGES:
+        lines.append(f"{name:<30}" + "".join(f"{outcome.timings.get(key, 0.0):>11.3f}s" for _, outcome, _ in rows))
+    lines.append(f"{'wall clock (outside the run)':<30}" + "".join(f"{wall:>11.3f}s" for _, _, wall in rows))
+    return "\n".join(lines)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--question", default=DEFAULT_QUESTION)
+    parser.add_argument("--runs", type=int, default=2, help="runs in one process; the first is cold")
+    args = parser.parse_args()
+    configure_logging()
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="deepcritical-bench-") as home:
+        for number in range(args.runs):
+            outcome, wall = await one_run(args.question, Path(home))
+            rows.append(("cold" if number == 0 else f"warm {number}", outcome, wall))
+    first = rows[0][1]
+    print(f"question: {args.question}")
+    print(
+        f"stop reason: {first.stop_reason}; iterations: {first.iterations}; evidence: {len(first.evidence)} "
+        f"from {', '.join(f'{name} {count}' for name, count in first.sources.items())}; "
+        f"findings: {len(first.report.key_findings)} + {len(first.report.contrary_evidence)} contrary; "
+        f"LLM requests: {first.llm_usage.requests}"
+    )
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,162 @@
+"""Citation checking in code: a report may cite only evidence this run collected.
+
+An id in a trivially different form of a collected one (a bare PMID, "PMID: 123", a doi.org link, a
+URL that normalises to a collected URL) is repaired; any other unknown id is dropped, and a finding
+left without a valid citation is dropped. URLs in model-written text are removed: the only links in
+a rendered report are those of the collected sources, in the reference list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from deepcritical.agents.outputs import Finding, ResearchReport
+from deepcritical.models import Evidence, normalize_doi, normalize_url
+
+URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
+MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*([^)\s]*)[^)]*\)")
+INLINE_ID = re.compile(r"[\[(]\s*((?:pmid|pmcid|pmc|doi|url)\s*:?\s*[^\])\s][^\])]*)[\])]", re.IGNORECASE)
+LINK_REMOVED = "[link removed]"
+_PUBMED_URL = re.compile(r"^https?://(?:www\.)?(?:pubmed\.)?ncbi\.nlm\.nih\.gov/(?:pubmed/)?(\d+)/?$", re.IGNORECASE)
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
+
+
+class CitationAudit(BaseModel):
+    """What the citation check changed."""
+
+    repaired: dict[str, str] = Field(default_factory=dict, description="Id as written -> collected id")
+    dropped_ids: list[str] = Field(default_factory=list, description="Cited ids that were never collected")
+    dropped_findings: list[str] = Field(default_factory=list, description="Findings left with no valid citation")
+    stripped_urls: list[str] = Field(default_factory=list, description="URLs removed from model-written text")
+    unlisted_references: list[str] = Field(default_factory=list, description="References dropped from the list")
+
+    @property
+    def clean(self) -> bool:
+        return not (self.dropped_ids or self.dropped_findings or self.stripped_urls)
+
+
+class CitationIndex:
+    """Every form under which a collected item may be cited, mapped to its evidence id."""
+
+    def __init__(self, collected: Mapping[str, Evidence]) -> None:
+        self.ids = set(collected)
+        self._by_pmid: dict[str, str] = {}
+        self._by_pmcid: dict[str, str] = {}
+        self._by_doi: dict[str, str] = {}
+        self._by_url: dict[str, str] = {}
+        for evidence_id, item in collected.items():
+            citation = item.citation
+            if citation.pmid:
+                self._by_pmid[citation.pmid] = evidence_id
+            if citation.pmcid:
+                self._by_pmcid[citation.pmcid.lower()] = evidence_id
+            if citation.doi:
+                self._by_doi[citation.doi] = evidence_id
+            self._by_url[normalize_url(citation.url)] = evidence_id
+            if evidence_id.startswith("url:"):
+                self._by_url[evidence_id[4:]] = evidence_id
+
+    def resolve(self, raw: str) -> str | None:
+        """The collected id ``raw`` names, or None."""
+        text = raw.strip().strip("[]()<>.,;").strip()
+        if text in self.ids:
+            return text
+        lowered = text.lower()
+        if match := re.fullmatch(r"(?:pmid|pubmed)?\s*:?\s*(\d{1,9})", lowered):
+            return self._by_pmid.get(match.group(1))
+        if match := re.fullmatch(r"(?:pmcid\s*:?\s*)?(pmc\d+)", lowered):
+            return self._by_pmcid.get(match.group(1))
+        if lowered.startswith("url:"):
+            text, lowered = text[4:].strip(), lowered[4:].strip()
+        if lowered.startswith(("http://", "https://")):
+            if match := _PUBMED_URL.match(text):
+                return self._by_pmid.get(match.group(1))
+            if "doi.org/" in lowered and (doi := _DOI.search(text)):
+                return self._by_doi.get(normalize_doi(doi.group(0)))
+            return self._by_url.get(normalize_url(text))
+        if lowered.startswith(("doi", "10.")) and (doi := _DOI.search(text)):
+            return self._by_doi.get(normalize_doi(doi.group(0)))
+        return None
+
+
+def remove_urls(text: str, on_url: Callable[[str], str] | None = None) -> str:
+    """Text without links: Markdown links keep their label, bare URLs become ``[link removed]``
+    (or whatever ``on_url`` returns for them)."""
+    replace = on_url or (lambda _url: LINK_REMOVED)
+
+    def label(match: re.Match[str]) -> str:
+        replacement = replace(match.group(2)) if match.group(2) else ""
+        return f"{match.group(1)} {replacement}".strip() if replacement == LINK_REMOVED else match.group(1)
+
+    text = MARKDOWN_LINK.sub(label, text)
+    return " ".join(URL.sub(lambda match: replace(match.group(0)), text).split())
+
+
+class _Checker:
+    def __init__(self, collected: Mapping[str, Evidence]) -> None:
+        self.index = CitationIndex(collected)
+        self.audit = CitationAudit()
+
+    def _resolve(self, raw: str) -> str | None:
+        resolved = self.index.resolve(raw)
+        if resolved is None:
+            self.audit.dropped_ids.append(raw)
+        elif resolved != raw:
+            self.audit.repaired[raw] = resolved
+        return resolved
+
+    def clean_text(self, text: str) -> tuple[str, list[str]]:
+        """Model text without URLs or inline ids; returns the collected ids they named."""
+        named: list[str] = []
+
+        def on_url(url: str) -> str:
+            if (resolved := self.index.resolve(url)) is not None:
+                named.append(resolved)
+                return ""
+            self.audit.stripped_urls.append(url)
+            return LINK_REMOVED
+
+        def on_inline(match: re.Match[str]) -> str:
+            if (resolved := self._resolve(match.group(1))) is not None:
+                named.append(resolved)
+            return ""
+
+        text = remove_urls(text, on_url)
+        return " ".join(INLINE_ID.sub(on_inline, text).split()), named
+
+    def findings(self, findings: Sequence[Finding]) -> list[Finding]:
+        kept = []
+        for finding in findings:
+            statement, named = self.clean_text(finding.statement)
+            cited = [resolved for raw in finding.evidence_ids if (resolved := self._resolve(raw)) is not None]
+            cited = list(dict.fromkeys([*cited, *named]))
+            if cited and statement.strip(" .;,"):
+                kept.append(Finding(statement=statement, evidence_ids=cited))
+            else:
+                self.audit.dropped_findings.append(finding.statement[:300])
+        return kept
+
+
+def verify_citations(
+    report: ResearchReport, collected: Mapping[str, Evidence], *, question: str | None = None
+) -> tuple[ResearchReport, CitationAudit]:
+    """The report with every citation resolved to collected evidence, and an audit of the changes."""
+    checker = _Checker(collected)
+    key_findings = checker.findings(report.key_findings)
+    contrary = checker.findings(report.contrary_evidence)
+    brief, _ = checker.clean_text(report.answer_brief)
+    limitations = [text for item in report.limitations if (text := checker.clean_text(item)[0])]
+    references = list(dict.fromkeys(i for finding in (*key_findings, *contrary) for i in finding.evidence_ids))
+    checker.audit.unlisted_references = [ref for ref in report.references if ref not in references]
+    verified = ResearchReport(
+        question=question or report.question,
+        answer_brief=brief,
+        key_findings=key_findings,
+        contrary_evidence=contrary,
+        limitations=limitations,
+        references=references,
+    )
+    return verified, checker.audit

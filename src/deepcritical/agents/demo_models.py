@@ -1,0 +1,103 @@
+"""Deterministic models for DEMO_MODE. Each is a pydantic-ai ``FunctionModel`` driving the same agents,
+tools, output validation and loop as a live model, with a simple, honest algorithm in place of an LLM:
+
+- Brain: asks ``term_context`` about the question's first key terms, then ``search``es queries built
+  from the key terms, terms frequent in that background text, and the judge's next queries.
+- Judge: ``heuristic_assessment`` over the evidence block of its prompt (aspect keyword coverage).
+- Report: ``extractive_report`` over the evidence block of its prompt (quoted, cited sentences).
+
+They read only what the agent sends them (the prompt and tool returns): no globals, keys or network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from deepcritical.agents.extractive import extractive_report
+from deepcritical.agents.framing import parse_brief, parse_evidence
+from deepcritical.agents.heuristics import ASPECT_QUERY_WORDS, context_terms, heuristic_assessment, key_terms
+from deepcritical.agents.outputs import MAX_QUERIES_PER_TURN, Assessment
+
+_EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
+
+
+def _prompt(messages: Sequence[ModelMessage]) -> str:
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                    return part.content
+    return ""
+
+
+def _tool_returns(messages: Sequence[ModelMessage]) -> dict[str, list[Any]]:
+    returns: dict[str, list[Any]] = {}
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    returns.setdefault(part.tool_name, []).append(part.content)
+    return returns
+
+
+def _output(info: AgentInfo, args: dict[str, Any]) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
+    terms = key_terms(str(brief.get("question", "")))
+    base = " ".join(terms[:3])
+    background = context_terms(" ".join(contexts), exclude=terms)
+    candidates = [str(query) for query in brief.get("judge_next_queries", [])]
+    if int(brief.get("iteration", 1)) <= 1:
+        candidates += [base, *(f"{base} {term}" for term in background[:1])]
+        candidates += [f"{base} {ASPECT_QUERY_WORDS['clinical']}", f"{base} {ASPECT_QUERY_WORDS['safety']}"]
+    else:
+        candidates += [f"{base} {words}" for words in ASPECT_QUERY_WORDS.values()]
+        candidates += [f"{base} {term}" for term in background]
+    candidates += [f"{base} {angle}" for angle in _EXTRA_ANGLES]
+    done = {str(query).lower() for query in brief.get("queries_already_run", [])}
+    fresh = [query for query in dict.fromkeys(candidates) if query.strip() and query.lower() not in done]
+    return fresh[: min(4, MAX_QUERIES_PER_TURN)]
+
+
+async def demo_brain(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    brief = parse_brief(_prompt(messages))
+    returns = _tool_returns(messages)
+    terms = key_terms(str(brief.get("question", "")))
+    if int(brief.get("iteration", 1)) <= 1 and "term_context" not in returns and terms:
+        return ModelResponse(parts=[ToolCallPart("term_context", {"term": term}) for term in terms[:2]])
+    if "search" not in returns:
+        contexts = [str(text) for text in returns.get("term_context", [])]
+        return ModelResponse(parts=[ToolCallPart("search", {"queries": demo_queries(brief, contexts)})])
+    summary = returns["search"][-1]
+    ran = summary.get("ran", []) if isinstance(summary, dict) else []
+    rationale = "Queries combine the question's key terms with background terms and the judge's gaps."
+    return _output(info, {"queries": ran, "rationale": rationale})
+
+
+async def demo_judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    prompt = _prompt(messages)
+    assessment = heuristic_assessment(str(parse_brief(prompt).get("question", "")), parse_evidence(prompt))
+    return _output(info, assessment.model_dump())
+
+
+async def demo_report(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    prompt = _prompt(messages)
+    brief = parse_brief(prompt)
+    assessment = Assessment.model_validate(brief["assessment"]) if brief.get("assessment") else None
+    report = extractive_report(str(brief.get("question", "")), parse_evidence(prompt), assessment=assessment)
+    return _output(info, report.model_dump())
+
+
+def demo_models() -> tuple[FunctionModel, FunctionModel, FunctionModel]:
+    """Fresh Brain, Judge and Report models (they hold no state, but each run gets its own)."""
+    return (
+        FunctionModel(demo_brain, model_name="demo-brain"),
+        FunctionModel(demo_judge, model_name="demo-judge"),
+        FunctionModel(demo_report, model_name="demo-report"),
+    )

@@ -1,0 +1,94 @@
+"""How evidence and run state are put in front of a model: as data, in delimited JSON-lines blocks.
+
+Every ``<``, ``>`` and ``&`` inside a value is written as a JSON unicode escape, so no text from the
+web or a paper can close a block, open another or pose as an instruction: a line inside a block is
+always exactly one JSON object. The demo models read the same blocks back with ``parse_block``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from deepcritical.models import Evidence
+
+EVIDENCE_TAG = "evidence_items"
+BRIEF_TAG = "run_brief"
+DEFAULT_TEXT_CHARS = 1200
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    """One evidence item as a model sees it: identity, provenance and a bounded slice of text."""
+
+    id: str
+    title: str
+    source: str
+    date: str
+    text: str
+    found_by: list[str] = field(default_factory=list)
+    publication_types: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
+        text = " ".join(item.content.split())
+        if len(text) > max_chars:
+            text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+        return cls(
+            id=item.id,
+            title=" ".join(item.citation.title.split())[:300],
+            source=item.citation.source,
+            date=item.citation.date,
+            text=text,
+            found_by=list(item.found_by),
+            publication_types=list(item.citation.publication_types),
+        )
+
+
+def _json_line(value: Mapping[str, Any]) -> str:
+    line = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return line.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def block(tag: str, records: Iterable[Mapping[str, Any]]) -> str:
+    """``<tag>``, one JSON object per line, ``</tag>``."""
+    lines = [_json_line(record) for record in records]
+    return "\n".join([f"<{tag}>", *lines, f"</{tag}>"])
+
+
+def evidence_block(items: Iterable[Evidence], max_chars: int = DEFAULT_TEXT_CHARS) -> str:
+    return block(EVIDENCE_TAG, (asdict(EvidenceView.of(item, max_chars)) for item in items))
+
+
+def parse_block(text: str, tag: str) -> list[dict[str, Any]]:
+    """The records of the first ``tag`` block in ``text`` (empty if there is none)."""
+    match = re.search(rf"^<{tag}>\n(.*?)^</{tag}>$", text, flags=re.DOTALL | re.MULTILINE)
+    if match is None:
+        return []
+    records = [json.loads(line) for line in match.group(1).splitlines() if line.strip()]
+    return [record for record in records if isinstance(record, dict)]
+
+
+def parse_evidence(text: str) -> list[EvidenceView]:
+    views = []
+    for record in parse_block(text, EVIDENCE_TAG):
+        views.append(
+            EvidenceView(
+                id=str(record.get("id", "")),
+                title=str(record.get("title", "")),
+                source=str(record.get("source", "")),
+                date=str(record.get("date", "")),
+                text=str(record.get("text", "")),
+                found_by=[str(name) for name in record.get("found_by", [])],
+                publication_types=[str(kind) for kind in record.get("publication_types", [])],
+            )
+        )
+    return views
+
+
+def parse_brief(text: str) -> dict[str, Any]:
+    records = parse_block(text, BRIEF_TAG)
+    return records[0] if records else {}

@@ -1,0 +1,158 @@
+"""Simple, inspectable text heuristics: key terms of a question, which aspects a text covers, and a
+verdict computed from coverage. The demo Judge is exactly ``heuristic_assessment``; the code
+fallback report and the demo Report use the same vocabulary (see ``extractive``)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from deepcritical.agents.framing import EvidenceView
+from deepcritical.agents.outputs import AspectScore, Assessment
+
+ASPECTS = ("mechanism", "clinical", "safety")
+ASPECT_LABELS = {
+    "mechanism": "a biological mechanism",
+    "clinical": "clinical evidence in humans",
+    "safety": "safety or contrary evidence",
+}
+ASPECT_QUERY_WORDS = {
+    "mechanism": "mechanism pathway",
+    "clinical": "clinical trial cohort patients",
+    "safety": "safety adverse effects risk",
+}
+SUFFICIENT_SCORE = 7
+
+_STOPWORD_TEXT = """a an and are as at be been being by can could did do does for from has have how in into is it its
+may might of on or repurposed repurposing role should slow the their there these this to treat treating
+treatment use used using was were what when whether which who why will with would effect effects help
+helps effective efficacy disease diseases patients people"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_FAMILIES = {
+    "mechanism": r"mechanis\w*|pathways?|ampk|mtor|signal+ing|insulin resistance|amyloid|tau\b|neuroinflammat\w*"
+    r"|inflammat\w*|oxidative stress|mitochondri\w*|autophag\w*|neurogenesis|synap\w*|in vitro|in vivo|mice|mouse"
+    r"|rats?\b|animal models?|transgenic|microglia\w*|phosphorylat\w*|receptors?\b|gene expression",
+    "clinical": r"randomi[sz]ed|trials?\b|placebo|cohorts?\b|case-control|meta-analys[ie]s|systematic review"
+    r"|participants|patients|observational|prospective|retrospective|hazard ratio|odds ratio|relative risk"
+    r"|population-based|clinical",
+    "safety": r"adverse|safety|side effects?|toxicit\w*|tolerab\w*|harm\w*|lactic acidosis|b12|hypoglyc\w*"
+    r"|gastrointestinal|contraindicat\w*|increased risk|higher risk|discontinu\w*",
+}
+_ASPECT_PATTERNS = {name: re.compile(rf"\b(?:{pattern})", re.IGNORECASE) for name, pattern in _FAMILIES.items()}
+CONTRARY = re.compile(
+    r"\b(?:no (?:statistically )?significant|not (?:statistically )?significant\w*|no longer significant"
+    r"|non-?significant|did not (?:significantly )?(?:improve|reduce|change|differ|affect|alter|slow|lower|show|"
+    r"prevent|benefit)|(?:was|were) not associated|no association|no effect|no benefit|failed to|increased risk"
+    r"|higher risk|worse\w*|no difference|no improvement|insufficient evidence|inconsistent)\b",
+    re.IGNORECASE,
+)
+# Text that addresses a reader or a model instead of reporting something: never evidence of anything.
+INSTRUCTION = re.compile(
+    r"\b(?:ignore (?:all |any |the )?(?:previous|prior|above)|you (?:must|should|are required to|are an?)\b"
+    r"|(?:system|assistant|user)\s*:|instructions?\b|disregard|language model|report that)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+
+
+def stem(term: str) -> str:
+    """Lower-case, without a possessive or surrounding punctuation: "Alzheimer's" -> "alzheimer"."""
+    term = term.lower().strip("'’-")
+    return re.sub(r"['’]s$", "", term)
+
+
+def key_terms(question: str) -> list[str]:
+    """Content words of a question, in order, without repeats: the terms searches are built from."""
+    terms: dict[str, str] = {}
+    for word in _WORD.findall(question):
+        key = stem(word)
+        if len(key) >= 3 and key not in STOPWORDS and key not in terms:
+            terms[key] = word.strip("'’-")
+    return list(terms.values())
+
+
+def context_terms(context: str, exclude: Iterable[str], n: int = 2) -> list[str]:
+    """The most frequent technical-looking terms of a background text that a query does not already use."""
+    excluded = {stem(term) for term in exclude}
+    counts: Counter[str] = Counter()
+    shown: dict[str, str] = {}
+    for word in _WORD.findall(context):
+        key = stem(word)
+        if len(key) < 4 or key in STOPWORDS or key in excluded or key.isdigit():
+            continue
+        technical = any(char.isupper() for char in word[1:]) or any(char.isdigit() for char in word)
+        counts[key] += 3 if technical else 1
+        shown.setdefault(key, word)
+    return [shown[key] for key, count in counts.most_common() if count >= 2][:n]
+
+
+def informative(text: str) -> str:
+    """``text`` without the sentences that read as instructions rather than findings."""
+    parts = re.split(r"(?<=[.!?])\s+", text)
+    return " ".join(part for part in parts if not INSTRUCTION.search(part))
+
+
+def aspects_of(text: str) -> set[str]:
+    found = {name for name, pattern in _ASPECT_PATTERNS.items() if pattern.search(text)}
+    if CONTRARY.search(text):
+        found.add("safety")
+    return found
+
+
+def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
+    """The item names the question's first key term, or at least two thirds of them."""
+    if not stems:
+        return True
+    haystack = f"{item.title} {item.text}".lower()
+    hits = [term in haystack for term in stems]
+    return hits[0] or sum(hits) >= 2 * len(stems) / 3
+
+
+def _score(covering: int) -> int:
+    return min(10, round(10 * (1 - 0.5**covering)))
+
+
+def heuristic_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
+    """Scores from how many relevant items cover each aspect; sufficient when every aspect reaches
+    ``SUFFICIENT_SCORE``; confidence from coverage and the number of independent sources."""
+    stems = [stem(term) for term in key_terms(question)]
+    relevant = [item for item in items if is_relevant(item, stems)]
+    covering = {
+        name: [item.id for item in relevant if name in aspects_of(informative(f"{item.title}. {item.text}"))]
+        for name in ASPECTS
+    }
+    scores = {name: _score(len(ids)) for name, ids in covering.items()}
+    sources = {source for item in relevant for source in (item.found_by or [item.source])}
+    coverage = sum(scores.values()) / (10 * len(ASPECTS))
+    confidence = round(0.75 * coverage + 0.25 * min(1.0, len(sources) / 3), 2)
+    base = " ".join(key_terms(question)[:3])
+
+    def reason(name: str) -> str:
+        ids = covering[name]
+        if not ids:
+            return f"None of the {len(relevant)} relevant items reviewed addresses {ASPECT_LABELS[name]}."
+        return f"{len(ids)} of {len(relevant)} relevant items address {ASPECT_LABELS[name]} ({', '.join(ids[:3])})."
+
+    weak = [name for name in ASPECTS if scores[name] < SUFFICIENT_SCORE]
+    gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak]
+    if len(sources) < 2:
+        gaps.append(f"Evidence comes from {len(sources)} source(s) only")
+    contrary = [item.id for item in relevant if CONTRARY.search(informative(item.text))]
+    supportive = len(relevant) - len(contrary)
+    answers = [
+        f"{supportive} relevant item(s) report results consistent with the question; "
+        f"{len(contrary)} report null, negative or unfavourable results."
+    ]
+    return Assessment(
+        mechanism=AspectScore(score=scores["mechanism"], reason=reason("mechanism")),
+        clinical=AspectScore(score=scores["clinical"], reason=reason("clinical")),
+        safety=AspectScore(score=scores["safety"], reason=reason("safety")),
+        sufficient=not weak and bool(relevant),
+        confidence=confidence,
+        gaps=gaps,
+        next_queries=[f"{base} {ASPECT_QUERY_WORDS[name]}" for name in weak],
+        candidate_answers=answers if relevant else [],
+        cited_ids=[item.id for item in relevant],
+    )

@@ -1,0 +1,100 @@
+"""What the agents return. Pydantic validates every model answer against these types; the limits on
+list lengths are applied by trimming, so a verbose model is shortened rather than sent back to retry."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+MAX_QUERIES_PER_TURN = 5
+
+
+def _clean(items: Any, limit: int) -> Any:
+    """Strip blanks and repeats, keep order, cap the length."""
+    if not isinstance(items, list):
+        return items
+    kept: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        text = " ".join(str(item).split())
+        if text and text.lower() not in seen:
+            seen.add(text.lower())
+            kept.append(text)
+    return kept[:limit]
+
+
+class BrainTurn(BaseModel):
+    """The Brain's account of one planning turn."""
+
+    queries: list[str] = Field(description="The search queries run (or to run) this turn")
+    rationale: str = Field(default="", description="One or two sentences: why these queries")
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _tidy(cls, value: Any) -> Any:
+        return _clean(value, MAX_QUERIES_PER_TURN)
+
+
+class AspectScore(BaseModel):
+    score: int = Field(ge=0, le=10, description="0 = nothing on this aspect, 10 = strong, consistent evidence")
+    reason: str = Field(description="One sentence: what the evidence shows on this aspect, citing ids")
+
+
+class Assessment(BaseModel):
+    """The Judge's verdict on the evidence it was shown."""
+
+    mechanism: AspectScore = Field(description="Evidence for a biological mechanism")
+    clinical: AspectScore = Field(description="Clinical evidence in humans: trials, cohorts, meta-analyses")
+    safety: AspectScore = Field(description="Safety and contrary evidence: harms, null or negative results")
+    sufficient: bool = Field(description="True when the evidence is enough to answer the question")
+    confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1")
+    gaps: list[str] = Field(default_factory=list, description="What is still missing")
+    next_queries: list[str] = Field(default_factory=list, description="Search queries that would fill the gaps")
+    candidate_answers: list[str] = Field(default_factory=list, description="Short candidate answers to the question")
+    cited_ids: list[str] = Field(default_factory=list, description="Ids of the evidence items the verdict rests on")
+
+    @field_validator("gaps", "candidate_answers", mode="before")
+    @classmethod
+    def _tidy_text(cls, value: Any) -> Any:
+        return _clean(value, 6)
+
+    @field_validator("next_queries", mode="before")
+    @classmethod
+    def _tidy_queries(cls, value: Any) -> Any:
+        return _clean(value, MAX_QUERIES_PER_TURN)
+
+    @property
+    def scores(self) -> dict[str, int]:
+        return {"mechanism": self.mechanism.score, "clinical": self.clinical.score, "safety": self.safety.score}
+
+
+class Finding(BaseModel):
+    statement: str = Field(min_length=1, description="One claim, in one or two sentences")
+    evidence_ids: list[str] = Field(description="Ids of the collected evidence items that support the claim")
+
+
+class ResearchReport(BaseModel):
+    """The final report, before citation checking and rendering (both done in code)."""
+
+    question: str
+    answer_brief: str = Field(description="The answer in two to four sentences, hedged as the evidence requires")
+    key_findings: list[Finding] = Field(description="The main findings, each citing evidence ids")
+    contrary_evidence: list[Finding] = Field(default_factory=list, description="Null, negative or harmful findings")
+    limitations: list[str] = Field(default_factory=list, description="Limits of the evidence and of this review")
+    references: list[str] = Field(default_factory=list, description="Ids of every evidence item cited")
+
+
+StopReason = Literal[
+    "sufficient", "max_iterations", "max_evidence", "time_budget", "llm_budget", "llm_failed", "no_evidence", "error"
+]
+STOP_EXPLANATIONS: dict[str, str] = {
+    "sufficient": "The judge found the evidence sufficient, with confidence at or above the threshold.",
+    "max_iterations": "The iteration budget ran out before the judge found the evidence sufficient.",
+    "max_evidence": "The run reached its cap on collected evidence.",
+    "time_budget": "The wall-clock budget ran out.",
+    "llm_budget": "The budget of language-model requests ran out.",
+    "llm_failed": "The language model failed after retries; the report uses the evidence collected until then.",
+    "no_evidence": "The searches found no evidence for this question.",
+    "error": "The run failed unexpectedly; the report uses the evidence collected until then.",
+}

@@ -1,0 +1,174 @@
+"""Markdown rendering, done in code. Every piece of text from the web, a paper or a model is escaped
+so it renders as plain text: no HTML, no links, no emphasis, no headings. The only links are the
+collected sources' own URLs in the reference list."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit
+
+from deepcritical.agents.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
+from deepcritical.agents.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
+from deepcritical.models import Evidence
+
+DEMO_BANNER = (
+    "> **DEMO MODE: SYNTHETIC SOURCES.** Every source cited in this report is synthetic demo data served "
+    "offline by DeepCritical's stand-ins, not real literature. It shows how DeepCritical works; it is not "
+    "medical evidence."
+)
+# Inline specials; the block-level ones (#, -, +, >, =, "1.") matter only at the start of a line.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_CITED_ID = re.compile(r"\b(?:pmid|pmcid|doi):[^\s,;()\[\]]*[^\s,;()\[\].]", re.IGNORECASE)
+_LINE_START = re.compile(r"^(?:([#+\-=])|(\d+)([.)]))")
+
+
+def defang(text: str) -> str:
+    """Make URL-like text unlinkable (``http[:]//``, ``www[.]``) so no renderer turns it into a link."""
+
+    def neutral(match: re.Match[str]) -> str:
+        return match.group(0).replace("://", "[:]//", 1).replace("www.", "www[.]", 1)
+
+    return URL.sub(neutral, text)
+
+
+def escape(text: str) -> str:
+    """Plain, inert text on one line: Markdown specials backslash-escaped, HTML specials as entities."""
+    flat = " ".join(defang(text).split())
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+    escaped = _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", escaped)
+    return html.escape(escaped, quote=False)
+
+
+class ModelText:
+    """Renders model-written text: a URL of a collected item becomes its reference number (or its
+    defanged id when the report does not cite it); any other URL is removed."""
+
+    def __init__(self, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> None:
+        self._index = CitationIndex(evidence)
+        self._numbers = numbers
+
+    def _url(self, url: str) -> str:
+        evidence_id = self._index.resolve(url)
+        if evidence_id is None:
+            return LINK_REMOVED
+        return f"[{self._numbers[evidence_id]}]" if evidence_id in self._numbers else evidence_id
+
+    def _id(self, match: re.Match[str]) -> str:
+        evidence_id = self._index.resolve(match.group(0))
+        if evidence_id is None or evidence_id not in self._numbers:
+            return match.group(0)
+        return f"[{self._numbers[evidence_id]}]"
+
+    def __call__(self, text: str) -> str:
+        return escape(_CITED_ID.sub(self._id, remove_urls(text, self._url)))
+
+
+def code_span(text: str) -> str:
+    """An inline code span that holds ``text`` verbatim, whatever backticks it contains."""
+    flat = " ".join(text.split())
+    runs = [len(run) for run in re.findall(r"`+", flat)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def safe_link(url: str) -> str | None:
+    """An http(s) URL percent-encoded so it cannot end a Markdown link early, or None."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return quote(url.strip(), safe=":/?#@!$&'*+,;=%-._~")
+
+
+@dataclass
+class RenderContext:
+    """What the report says about its run, besides the report itself."""
+
+    demo: bool
+    stop_reason: str
+    run_id: str = ""
+    model: str = ""
+    iterations: int = 0
+    assessment: Assessment | None = None
+    sources: Mapping[str, int] = field(default_factory=dict)
+    failed_sources: Mapping[str, str] = field(default_factory=dict)
+    problems: Sequence[str] = ()
+    notes: Sequence[str] = ()
+
+
+def _reference(number: int, item: Evidence) -> str:
+    citation = item.citation
+    authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
+    venue = citation.journal or citation.source
+    parts = [f"{number}. "]
+    if authors:
+        parts.append(f"{escape(authors)} ")
+    parts.append(f"({escape(citation.date)}). {escape(citation.title.rstrip('. '))}. *{escape(venue)}*.")
+    parts.append(f" Evidence id: {code_span(item.id)}; found by {escape(', '.join(item.found_by))}.")
+    link = safe_link(citation.url)
+    parts.append(f" [Link]({link})" if link else " (no web link)")
+    return "".join(parts)
+
+
+def _findings(findings: Sequence[Finding], numbers: Mapping[str, int], text: ModelText, empty: str) -> list[str]:
+    if not findings:
+        return [empty]
+    lines = []
+    for finding in findings:
+        marks = ", ".join(str(numbers[i]) for i in finding.evidence_ids if i in numbers)
+        lines.append(f"- {text(finding.statement)} \\[{marks}\\]")
+    return lines
+
+
+def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
+    lines = []
+    for name, aspect in (
+        ("Mechanism", assessment.mechanism),
+        ("Clinical evidence", assessment.clinical),
+        ("Safety and contrary evidence", assessment.safety),
+    ):
+        lines.append(f"- **{name}: {aspect.score}/10.** {text(aspect.reason)}")
+    verdict = "sufficient" if assessment.sufficient else "not sufficient"
+    lines.append(f"- **Verdict:** {verdict}, confidence {assessment.confidence:.2f}.")
+    return lines
+
+
+def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
+    """The report as Markdown. ``report`` must already be citation-checked against ``evidence``."""
+    references = [evidence[i] for i in report.references if i in evidence]
+    numbers = {item.id: number for number, item in enumerate(references, start=1)}
+    text = ModelText(evidence, numbers)
+    lines = [f"# {escape(report.question)}", ""]
+    if context.demo:
+        lines += [DEMO_BANNER, ""]
+    meta = [
+        f"{label} {code_span(value)}" for label, value in (("run", context.run_id), ("model", context.model)) if value
+    ]
+    if meta:
+        lines += [" · ".join(meta), ""]
+    lines += ["## Answer in brief", "", text(report.answer_brief) or "No answer could be given.", ""]
+    lines += [
+        "## Key findings",
+        "",
+        *_findings(report.key_findings, numbers, text, "No finding could be supported."),
+        "",
+    ]
+    none_found = "None among the evidence reviewed."
+    lines += ["## Contrary evidence", "", *_findings(report.contrary_evidence, numbers, text, none_found), ""]
+    if context.assessment is not None:
+        lines += ["## How the judge rated the evidence", "", *_assessment(context.assessment, text), ""]
+    limitations = [f"- {text(item)}" for item in (*report.limitations, *context.notes)]
+    lines += ["## Limitations", "", *(limitations or ["- None stated."]), ""]
+    lines += ["## Why the run stopped", "", escape(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason))]
+    lines.append("")
+    counts = ", ".join(f"{escape(name)} {count}" for name, count in context.sources.items()) or "none"
+    lines.append(f"- Iterations: {context.iterations}; evidence collected by source: {counts}.")
+    for name, error in context.failed_sources.items():
+        lines.append(f"- Source problem, {escape(name)}: {escape(error)}")
+    lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
+    lines += ["", "## References", ""]
+    lines += [_reference(number, item) for number, item in enumerate(references, start=1)] or ["None."]
+    return "\n".join(lines).rstrip() + "\n"

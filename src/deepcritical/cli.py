@@ -1,0 +1,148 @@
+"""The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question.
+
+Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from collections.abc import Coroutine
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from deepcritical import __version__
+from deepcritical.config import Settings, load_settings
+from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.logs import configure_logging
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+app = typer.Typer(
+    help="DeepCritical: evidence-grounded answers to biomedical research questions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+T = TypeVar("T")
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One line on stderr, then exit with ``code``."""
+    err.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+def settings_from(**overrides: Any) -> Settings:
+    try:
+        return load_settings(**overrides)
+    except ConfigError as error:
+        fail(str(error))
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine; project errors become a one-line message and exit code 1."""
+    try:
+        return asyncio.run(coroutine)
+    except ConfigError as error:
+        fail(str(error))
+    except DeepCriticalError as error:
+        fail(str(error), EXIT_FAILED)
+    except KeyboardInterrupt:
+        fail("interrupted", EXIT_INTERRUPTED)
+
+
+def require_text(value: str, what: str) -> str:
+    if not value.strip():
+        fail(f"the {what} is empty: give a non-empty {what}")
+    return value.strip()
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"deepcritical {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """DeepCritical: evidence-grounded answers to biomedical research questions."""
+
+
+Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to search for.")],
+    sources: Annotated[
+        str | None, typer.Option("--sources", help="Comma-separated: pubmed,web,searxng,you (default: all enabled).")
+    ] = None,
+    max_results: Annotated[int, typer.Option("--max", min=1, max=100, help="Results per source.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    store: Annotated[bool, typer.Option("--store/--no-store", help="Keep results in the evidence store.")] = True,
+    demo: Demo = False,
+    verbose: Verbose = False,
+) -> None:
+    """Search the sources for QUERY and print what they found."""
+    from deepcritical.searching import render_search_json, render_search_table, run_search
+
+    configure_logging(verbose=verbose)
+    query = require_text(query, "query")
+    settings = settings_from(sources=sources, demo_mode=demo or None)
+    outcome = run_async(run_search(query, settings, max_results=max_results, store=store))
+    if as_json:
+        sys.stdout.write(json.dumps(render_search_json(outcome), indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_search_table(outcome, out, err)
+
+
+@app.command()
+def research(
+    question: Annotated[str, typer.Argument(help="The research question.")],
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Where to write report.md and run.json (default: runs/RUN_ID).")
+    ] = None,
+    max_iterations: Annotated[
+        int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
+    ] = None,
+    demo: Demo = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Research QUESTION: plan, search, judge, repeat; then write a cited report."""
+    from deepcritical.progress import run_research
+
+    configure_logging(verbose=verbose)
+    question = require_text(question, "question")
+    settings = settings_from(demo_mode=demo or None, max_iterations=max_iterations, model=model)
+    outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    report_path, run_path = paths
+    out.print(f"report: {report_path}", markup=False, highlight=False)
+    out.print(f"run record: {run_path}", markup=False, highlight=False)
+    if outcome.error:
+        fail(f"the run failed ({outcome.error}); what it collected is in {run_path}", EXIT_FAILED)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""One typed settings tree, read from the environment and an optional ``.env``.
+
+Demo mode is a preset (``Settings.demo_preset``), not a flag checked all over the code: it swaps
+the transports and the model, nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import platformdirs
+from pydantic import (
+    AliasChoices,
+    AnyHttpUrl,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from deepcritical.errors import ConfigError
+from deepcritical.models import ALL_SOURCES, SourceName
+
+TimeRange = Literal["day", "week", "month", "year"]
+DEFAULT_MODEL = "google:gemini-2.5-flash"
+DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Every knob DeepCritical reads. Each field's ``validation_alias`` is its environment variable."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    demo_mode: bool = Field(default=False, validation_alias="DEMO_MODE")
+
+    # Sources
+    sources: Annotated[list[SourceName], NoDecode] = Field(
+        default_factory=lambda: list(ALL_SOURCES), validation_alias="DEEPCRITICAL_SOURCES"
+    )
+    ncbi_api_key: SecretStr | None = Field(default=None, validation_alias="NCBI_API_KEY")
+    ncbi_email: str | None = Field(default=None, validation_alias="NCBI_EMAIL")
+    ncbi_tool: str = Field(default="deepcritical", min_length=1, validation_alias="NCBI_TOOL")
+    you_api_key: SecretStr | None = Field(default=None, validation_alias="YOU_API_KEY")
+    searxng_base_url: AnyHttpUrl | None = Field(default=None, validation_alias="SEARXNG_BASE_URL")
+    searxng_timeout: PositiveFloat = Field(default=10.0, validation_alias="SEARXNG_TIMEOUT")
+    searxng_default_categories: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["general"], validation_alias="SEARXNG_DEFAULT_CATEGORIES"
+    )
+    searxng_default_language: str | None = Field(default=None, validation_alias="SEARXNG_DEFAULT_LANGUAGE")
+    searxng_default_time_range: TimeRange | None = Field(default=None, validation_alias="SEARXNG_DEFAULT_TIME_RANGE")
+    pubmed_timeout: PositiveFloat = Field(default=30.0, validation_alias="PUBMED_TIMEOUT")
+    web_timeout: PositiveFloat = Field(default=20.0, validation_alias="WEB_TIMEOUT")
+    you_timeout: PositiveFloat = Field(default=10.0, validation_alias="YOU_TIMEOUT")
+    max_results_per_source: PositiveInt = Field(default=10, le=100, validation_alias="DEEPCRITICAL_MAX_RESULTS")
+
+    # Evidence store
+    home: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("deepcritical")), validation_alias="DEEPCRITICAL_HOME"
+    )
+    embedding_model: str | None = Field(default=None, validation_alias="DEEPCRITICAL_EMBEDDING_MODEL")
+    chroma_host: str | None = Field(default=None, validation_alias="CHROMA_HOST")
+    chroma_port: int = Field(default=8000, ge=1, le=65535, validation_alias="CHROMA_PORT")
+    dedup_threshold: float = Field(default=0.9, gt=0.0, le=1.0, validation_alias="DEEPCRITICAL_DEDUP_THRESHOLD")
+
+    # Research loop
+    model: str = Field(default=DEFAULT_MODEL, min_length=1, validation_alias="DEEPCRITICAL_MODEL")
+    openai_base_url: AnyHttpUrl | None = Field(default=None, validation_alias="DEEPCRITICAL_OPENAI_BASE_URL")
+    google_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    )
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    max_iterations: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_MAX_ITERATIONS")
+    max_evidence: PositiveInt = Field(default=150, validation_alias="DEEPCRITICAL_MAX_EVIDENCE")
+    max_seconds: PositiveFloat = Field(default=600.0, validation_alias="DEEPCRITICAL_MAX_SECONDS")
+    max_llm_requests: PositiveInt = Field(default=60, validation_alias="DEEPCRITICAL_MAX_LLM_REQUESTS")
+    judge_max_items: PositiveInt = Field(default=12, le=50, validation_alias="DEEPCRITICAL_JUDGE_MAX_ITEMS")
+    confidence_threshold: float = Field(default=0.7, ge=0.0, le=1.0, validation_alias="DEEPCRITICAL_CONFIDENCE")
+
+    @field_validator("sources", "searxng_default_categories", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return _split_csv(value)
+
+    @field_validator("sources")
+    @classmethod
+    def _at_least_one_source(cls, value: list[SourceName]) -> list[SourceName]:
+        if not value:
+            raise ValueError("name at least one source")
+        return list(dict.fromkeys(value))
+
+    @field_validator(
+        "searxng_default_language", "searxng_default_time_range", "embedding_model", "chroma_host", mode="before"
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def demo_preset(self) -> Settings:
+        """The same settings with demo mode on. Local stand-ins answer for every API, so the
+        SearXNG URL and the You.com key point at the stand-ins; real keys are dropped so that
+        nothing real is ever sent to a stand-in."""
+        return self.model_copy(
+            update={
+                "demo_mode": True,
+                "searxng_base_url": AnyHttpUrl(DEMO_SEARXNG_URL),
+                "you_api_key": SecretStr("demo-key"),
+                "ncbi_api_key": None,
+            }
+        )
+
+    def public_dict(self) -> dict[str, Any]:
+        """The settings as recorded in a run record: secrets reduced to whether they are set."""
+        data = self.model_dump(mode="json")
+        for name, field in type(self).model_fields.items():
+            if field.annotation is not None and "SecretStr" in str(field.annotation):
+                data[name] = "set" if getattr(self, name) is not None else None
+        return data
+
+
+def _describe(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        variable = ".".join(str(part) for part in item["loc"][:1]) or "settings"
+        value = item.get("input")
+        shown = "" if isinstance(value, dict) or "key" in variable.lower() else f" (got {value!r})"
+        lines.append(f"{variable}: {item['msg']}{shown}")
+    return "; ".join(lines)
+
+
+def _env_name(field_name: str) -> str:
+    alias = Settings.model_fields[field_name].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return str(alias)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings from the environment, with ``overrides`` (by field name, e.g. from command-line
+    options) taking precedence. Validation failures become a ConfigError naming each variable."""
+    by_env_name = {_env_name(name): value for name, value in overrides.items() if value is not None}
+    try:
+        settings = Settings(**by_env_name)
+    except ValidationError as error:
+        raise ConfigError(f"invalid configuration: {_describe(error)}") from error
+    return settings.demo_preset() if settings.demo_mode else settings

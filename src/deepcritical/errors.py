@@ -1,0 +1,35 @@
+"""The project's exceptions: every failure a caller should handle derives from DeepCriticalError."""
+
+from __future__ import annotations
+
+
+class DeepCriticalError(Exception):
+    """Base class for every error DeepCritical raises on purpose."""
+
+
+class ConfigError(DeepCriticalError):
+    """The configuration is invalid; the message names the variable to fix."""
+
+
+class SearchError(DeepCriticalError):
+    """A search source failed: unreachable, timed out, or answered something unusable."""
+
+
+class RateLimitError(SearchError):
+    """A search source kept refusing with HTTP 429 after the retries ran out."""
+
+
+class SourceDisabledError(SearchError):
+    """A source cannot run with the current configuration (for example no base URL)."""
+
+
+class EmbeddingError(DeepCriticalError):
+    """The embedding model could not be loaded or could not embed the given text."""
+
+
+class StoreError(DeepCriticalError):
+    """The evidence store could not be opened, written or read."""
+
+
+class ResearchError(DeepCriticalError):
+    """A research run could not produce a result (for example the LLM kept failing)."""

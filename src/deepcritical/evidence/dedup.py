@@ -1,0 +1,107 @@
+"""Semantic de-duplication of newly found evidence, as a pure plan the store then applies.
+
+Only new items are ever compared: against what the store already holds (one nearest-neighbour query
+for the batch) and against each other (one similarity matrix). An item whose id is already stored is
+an exact re-find: it is kept as itself and never compared, so it cannot match its own stored copy —
+the bug where every re-check matched itself and the evidence count fell to zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from deepcritical.evidence.embeddings import Vectors
+from deepcritical.models import Evidence, SourceName
+
+
+@dataclass(frozen=True)
+class StoreMatch:
+    """The most similar stored item to one new item."""
+
+    id: str
+    similarity: float
+
+
+@dataclass
+class DedupPlan:
+    kept: list[Evidence]
+    duplicates: dict[str, str]
+    # Sources to add to records already in the store, by stored id.
+    stored_found_by: dict[str, tuple[SourceName, ...]] = field(default_factory=dict)
+
+
+def merge_same_ids(items: Sequence[Evidence]) -> list[Evidence]:
+    """One item per id, in first-seen order; repeats of an id are the same item and merge."""
+    merged: dict[str, Evidence] = {}
+    for item in items:
+        merged[item.id] = merged[item.id].merged_with(item) if item.id in merged else item
+    return list(merged.values())
+
+
+def _union(first: Sequence[SourceName], second: Sequence[SourceName]) -> tuple[SourceName, ...]:
+    return tuple(dict.fromkeys((*first, *second)))
+
+
+def plan(
+    items: Sequence[Evidence],
+    stored_ids: set[str],
+    fresh_vectors: Vectors,
+    store_matches: Mapping[str, StoreMatch],
+    threshold: float,
+) -> DedupPlan:
+    """Decide what to keep.
+
+    ``items`` have unique ids. ``fresh_vectors`` holds one normalised vector per item whose id is not in
+    ``stored_ids``, in order. ``store_matches`` gives, by fresh id, its best stored neighbour (never
+    itself). A fresh item is a duplicate when its cosine similarity to a stored item or to an earlier
+    kept fresh item reaches ``threshold``; the earlier item wins, and gains the duplicate's sources.
+    """
+    fresh = [item for item in items if item.id not in stored_ids]
+    if len(fresh) != len(fresh_vectors):
+        raise ValueError(f"{len(fresh)} new items but {len(fresh_vectors)} vectors")
+    similarity = fresh_vectors @ fresh_vectors.T if len(fresh) else np.zeros((0, 0), dtype=np.float32)
+    position = {item.id: index for index, item in enumerate(fresh)}
+
+    # Re-finds first, so a duplicate of one credits it wherever it sits in the batch.
+    kept_by_id: dict[str, Evidence] = {item.id: item for item in items if item.id in stored_ids}
+    kept_fresh: list[int] = []
+    duplicates: dict[str, str] = {}
+    stored_found_by: dict[str, tuple[SourceName, ...]] = {}
+    for index, item in enumerate(fresh):
+        target = _best_match(index, item.id, similarity, kept_fresh, fresh, store_matches.get(item.id), threshold)
+        if target is None:
+            kept_by_id[item.id] = item
+            kept_fresh.append(index)
+            continue
+        duplicates[item.id] = target
+        if target in kept_by_id:
+            holder = kept_by_id[target]
+            kept_by_id[target] = holder.model_copy(update={"found_by": _union(holder.found_by, item.found_by)})
+        if target not in position:
+            stored_found_by[target] = _union(stored_found_by.get(target, ()), item.found_by)
+    kept = [kept_by_id[item.id] for item in items if item.id in kept_by_id]
+    return DedupPlan(kept, duplicates, stored_found_by)
+
+
+def _best_match(
+    index: int,
+    item_id: str,
+    similarity: np.ndarray,
+    kept_fresh: list[int],
+    fresh: Sequence[Evidence],
+    store_match: StoreMatch | None,
+    threshold: float,
+) -> str | None:
+    best_id: str | None = None
+    best = threshold
+    if store_match is not None and store_match.id != item_id and store_match.similarity >= best:
+        best_id, best = store_match.id, store_match.similarity
+    for other in kept_fresh:
+        score = float(similarity[index, other])
+        # Strictly better than a store match: the stored item is the older one and wins ties.
+        if score >= threshold and (best_id is None or score > best):
+            best_id, best = fresh[other].id, score
+    return best_id

@@ -1,0 +1,146 @@
+"""Hybrid retrieval over one run's evidence: BM25 and dense scores fused by reciprocal rank, then MMR.
+
+Keyword search finds exact terms (drug names, gene symbols) that a small embedding model blurs; dense
+search finds paraphrases that share no keyword. Reciprocal rank fusion combines the two rankings
+without calibrating their scores against each other. MMR then picks a top-k for the Judge that is
+relevant but not redundant: near-identical abstracts crowd out distinct findings otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import bm25s
+import numpy as np
+import numpy.typing as npt
+import Stemmer  # type: ignore[import-not-found]  # a compiled module without stubs
+
+from deepcritical.evidence.embeddings import Vectors
+
+RetrievalMode = Literal["bm25", "dense", "hybrid"]
+Scores = npt.NDArray[np.float64]
+
+# The usual RRF constant (Cormack et al., 2009); on the SciFact train split (in aggregate) it did as
+# well as any value tried, see phases/02_evidence.md.
+RRF_K = 60
+# MMR trade-off between relevance and redundancy (both cosine similarities). At 0.5 a near copy of an
+# item already chosen (similarity ~1) loses to any distinct item that is about as relevant.
+MMR_LAMBDA = 0.5
+_STOPWORDS = "en"
+
+
+def _stemmer() -> Stemmer.Stemmer:
+    # English Snowball: "inhibits"/"inhibition"/"inhibitor" share a stem, which matters in abstracts.
+    return Stemmer.Stemmer("english")
+
+
+class BM25Index:
+    """Okapi BM25 (Lucene variant) over a fixed list of texts, lower-cased, stop words removed, stemmed."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._size = len(texts)
+        self._stemmer = _stemmer()
+        self._retriever: bm25s.BM25 | None = None
+        if texts:
+            tokens = bm25s.tokenize(
+                list(texts), stopwords=_STOPWORDS, stemmer=self._stemmer, return_ids=True, show_progress=False
+            )
+            self._retriever = bm25s.BM25()
+            self._retriever.index(tokens, show_progress=False)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def scores(self, query: str) -> Scores:
+        """One BM25 score per text; zero for texts sharing no term with the query."""
+        if self._retriever is None:
+            return np.zeros(0)
+        terms = bm25s.tokenize(
+            [query], stopwords=_STOPWORDS, stemmer=self._stemmer, return_ids=False, show_progress=False
+        )[0]
+        known = self._retriever.get_tokens_ids(terms)
+        if not known:
+            return np.zeros(self._size)
+        return np.asarray(self._retriever.get_scores_from_ids(known), dtype=np.float64)
+
+
+def ranks(scores: Scores, *, positive_only: bool = False) -> npt.NDArray[np.float64]:
+    """1-based rank of each item by descending score (ties by position); ``inf`` for items left out."""
+    order = np.argsort(-scores, kind="stable")
+    result = np.empty(len(scores), dtype=np.float64)
+    result[order] = np.arange(1, len(scores) + 1)
+    if positive_only:
+        result[scores <= 0] = np.inf
+    return result
+
+
+def rrf(rank_lists: Sequence[npt.NDArray[np.float64]], k: int = RRF_K) -> Scores:
+    """Reciprocal rank fusion: the sum over rankings of 1 / (k + rank)."""
+    fused = np.zeros(len(rank_lists[0]), dtype=np.float64)
+    for item_ranks in rank_lists:
+        fused += 1.0 / (k + item_ranks)
+    return fused
+
+
+class HybridIndex:
+    """Keyword and dense scores over the same items, and their fusion.
+
+    ``texts`` are what BM25 indexes (the full title and content); ``vectors`` are the stored normalised
+    embeddings, so dense scores are exact cosine similarities.
+    """
+
+    def __init__(self, texts: Sequence[str], vectors: Vectors, *, rrf_k: int = RRF_K) -> None:
+        if len(texts) != len(vectors):
+            raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
+        self.vectors = vectors
+        self.rrf_k = rrf_k
+        self._bm25 = BM25Index(texts)
+
+    def __len__(self) -> int:
+        return len(self._bm25)
+
+    def dense_scores(self, query_vector: Vectors) -> Scores:
+        if len(self) == 0:
+            return np.zeros(0)
+        return np.asarray(self.vectors @ query_vector, dtype=np.float64)
+
+    def scores(self, query: str, query_vector: Vectors, mode: RetrievalMode = "hybrid") -> Scores:
+        if mode == "bm25":
+            return self._bm25.scores(query)
+        if mode == "dense":
+            return self.dense_scores(query_vector)
+        # Items with no query term get no keyword rank rather than an arbitrary tail position.
+        keyword = ranks(self._bm25.scores(query), positive_only=True)
+        return rrf([keyword, ranks(self.dense_scores(query_vector))], self.rrf_k)
+
+    def top(self, query: str, query_vector: Vectors, n: int, mode: RetrievalMode = "hybrid") -> list[tuple[int, float]]:
+        """The best ``n`` items as (position, score), best first; BM25 leaves out zero scores."""
+        scores = self.scores(query, query_vector, mode)
+        order = np.argsort(-scores, kind="stable")[:n]
+        return [(int(i), float(scores[i])) for i in order if mode != "bm25" or scores[i] > 0]
+
+
+def mmr(
+    candidates: Sequence[int], query_vector: Vectors, vectors: Vectors, k: int, lambda_: float = MMR_LAMBDA
+) -> list[int]:
+    """Maximal marginal relevance (Carbonell & Goldstein, 1998) over ``candidates`` (positions into
+    ``vectors``, best first): repeatedly take the item maximising
+    ``lambda * cos(query, item) - (1 - lambda) * max cos(item, already taken)``. Ties go to the
+    earlier candidate, so with no redundancy the candidate order is kept."""
+    if k <= 0 or not candidates:
+        return []
+    pool = np.asarray(candidates, dtype=np.int64)
+    relevance = vectors[pool] @ query_vector
+    pairwise = vectors[pool] @ vectors[pool].T
+    redundancy = np.full(len(pool), -np.inf)
+    chosen: list[int] = []
+    available = np.ones(len(pool), dtype=bool)
+    for _ in range(min(k, len(pool))):
+        penalty = np.where(np.isinf(redundancy), 0.0, redundancy)
+        value = np.where(available, lambda_ * relevance - (1 - lambda_) * penalty, -np.inf)
+        best = int(np.argmax(value))
+        chosen.append(int(pool[best]))
+        available[best] = False
+        redundancy = np.maximum(redundancy, pairwise[best])
+    return chosen

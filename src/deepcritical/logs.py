@@ -1,0 +1,33 @@
+"""Structured logging: structlog to stderr, quiet by default so progress output stays readable."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+
+def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None:
+    """Route structlog (and the libraries' stdlib logging) to stderr. Context variables such as the
+    run id, bound with ``structlog.contextvars.bound_contextvars``, appear on every line."""
+    level = logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s: %(message)s", force=True)
+    for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers", "primp", "ddgs", "bm25s"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer()
+        if json_logs
+        else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )

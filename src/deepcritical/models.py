@@ -1,0 +1,119 @@
+"""Evidence models shared by every slice: sources produce them, the store keeps them, agents cite them."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+
+SourceName = Literal["pubmed", "web", "searxng", "you"]
+ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you")
+
+_DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)
+_PUBMED_URL = re.compile(r"^https?://(?:www\.)?pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/?$", re.IGNORECASE)
+
+
+def normalize_url(url: str) -> str:
+    """Canonical form of a URL for identity: scheme and host lower-cased, no fragment,
+    no trailing slash, no ``utm_*`` tracking parameters, remaining parameters kept in order."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # e.g. an unbalanced IPv6 bracket: keep the text as its own identity
+        return url.strip()
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not k.lower().startswith("utm_")]
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, urlencode(query), ""))
+
+
+def normalize_doi(doi: str) -> str:
+    """DOIs are case-insensitive; strip resolver prefixes so one paper has one DOI string."""
+    doi = doi.strip()
+    doi = re.sub(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)", "", doi, flags=re.IGNORECASE)
+    return doi.lower()
+
+
+class Citation(BaseModel):
+    """Where a piece of evidence came from, with enough metadata to cite it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: SourceName = Field(description="The source that first returned this item")
+    title: str = Field(min_length=1, max_length=500)
+    url: str = Field(min_length=1, description="Link to the item, as the source gave it")
+    date: str = Field(default="Unknown", description="Publication date (YYYY, YYYY-MM, YYYY-MM-DD or 'Unknown')")
+    authors: tuple[str, ...] = ()
+    journal: str | None = None
+    doi: str | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    publication_types: tuple[str, ...] = ()
+
+    @field_validator("doi")
+    @classmethod
+    def _canonical_doi(cls, value: str | None) -> str | None:
+        return normalize_doi(value) if value else None
+
+    @property
+    def formatted(self) -> str:
+        """A one-line reference: authors (date). Title. Journal or source."""
+        names = ", ".join(self.authors[:3]) + (" et al." if len(self.authors) > 3 else "")
+        venue = self.journal or self.source.upper()
+        lead = f"{names} ({self.date})" if names else f"({self.date})"
+        return f"{lead}. {self.title}. {venue}"
+
+
+def evidence_id(citation: Citation) -> str:
+    """A stable identity: ``pmid:…`` when known, else ``doi:…``, else ``url:`` plus the normalised URL.
+
+    A PubMed or doi.org link counts as the PMID or DOI it names, so the same paper found on
+    PubMed and on the web is one item.
+    """
+    if citation.pmid:
+        return f"pmid:{citation.pmid}"
+    if citation.doi:
+        return f"doi:{citation.doi}"
+    if match := _PUBMED_URL.match(citation.url.strip()):
+        return f"pmid:{match.group(1)}"
+    if match := _DOI_IN_URL.match(citation.url.strip()):
+        return f"doi:{normalize_doi(match.group(1))}"
+    return f"url:{normalize_url(citation.url)}"
+
+
+class Evidence(BaseModel):
+    """A piece of evidence retrieved from a source. Immutable: merging makes a new one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str = Field(min_length=1, description="The text: an abstract, a snippet or a passage")
+    citation: Citation
+    relevance: float = Field(default=0.0, ge=0.0, le=1.0, description="Source-side relevance, 0 to 1")
+    found_by: tuple[SourceName, ...] = Field(default=(), description="Every source that returned this item")
+
+    @model_validator(mode="after")
+    def _found_by_includes_origin(self) -> Evidence:
+        if self.citation.source not in self.found_by:
+            object.__setattr__(self, "found_by", (self.citation.source, *self.found_by))
+        return self
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        return evidence_id(self.citation)
+
+    def merged_with(self, other: Evidence) -> Evidence:
+        """The same item seen again: keep the richer record, union the sources, max relevance."""
+        richer = self if len(self.content) >= len(other.content) else other
+        sources = tuple(dict.fromkeys((*self.found_by, *other.found_by)))
+        return richer.model_copy(update={"found_by": sources, "relevance": max(self.relevance, other.relevance)})
+
+
+class SearchResult(BaseModel):
+    """What one query across the enabled sources produced."""
+
+    query: str
+    evidence: list[Evidence]
+    sources_searched: list[SourceName]
+    total_found: int = Field(ge=0, description="Items before cross-source de-duplication")
+    errors: list[str] = Field(default_factory=list, description="One readable line per failed source")

@@ -1,0 +1,95 @@
+"""Runs a research question for the command line: renders progress events, writes the outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from deepcritical.config import Settings
+from deepcritical.errors import ResearchError
+from deepcritical.events import (
+    IterationStarted,
+    JudgeFinished,
+    ProgressEvent,
+    QueriesPlanned,
+    ReportWritten,
+    ResearchOutcome,
+    RunFinished,
+    RunStarted,
+    RunWarning,
+    SearchFinished,
+)
+from deepcritical.orchestrator import Orchestrator
+from deepcritical.runrecord import write_outputs
+from deepcritical.sources.factory import make_http_client
+
+DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
+
+
+def describe(event: ProgressEvent) -> str | None:
+    """One line of Rich markup per event; every value from outside is escaped."""
+    if isinstance(event, RunStarted):
+        sources = ", ".join(event.sources)
+        return f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)} · sources {escape(sources)}"
+    if isinstance(event, IterationStarted):
+        return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
+    if isinstance(event, QueriesPlanned):
+        return "  queries: " + "; ".join(escape(query) for query in event.queries)
+    if isinstance(event, SearchFinished):
+        failed = "".join(
+            f"\n  [yellow]source failed[/] {escape(k)}: {escape(v)}" for k, v in event.sources_failed.items()
+        )
+        capped = " [yellow](evidence cap reached)[/]" if event.capped else ""
+        return (
+            f"  searched {escape(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
+            f"{event.kept} kept, {event.deduplicated} duplicates dropped, {event.related} related recalled; "
+            f"{event.total_evidence} in the run{capped}{failed}"
+        )
+    if isinstance(event, JudgeFinished):
+        scores = ", ".join(f"{escape(name)} {score}/10" for name, score in event.scores.items())
+        verdict = "[green]sufficient[/]" if event.sufficient else "[yellow]not yet sufficient[/]"
+        gaps = f"\n  gaps: {escape('; '.join(event.gaps))}" if event.gaps else ""
+        return f"  judge ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
+    if isinstance(event, ReportWritten):
+        how = "built in code (the report model failed)" if event.fallback else "written"
+        return (
+            f"\n[bold]report {how}[/]: {event.findings} findings, {event.contrary} contrary, "
+            f"{event.references} references; citations dropped {event.dropped_citations}, "
+            f"repaired {event.repaired_citations}"
+        )
+    if isinstance(event, RunWarning):
+        return f"  [yellow]warning[/] {escape(event.message)}"
+    if isinstance(event, RunFinished):
+        outcome = event.outcome
+        seconds = outcome.timings.get("total", 0.0)
+        return (
+            f"stopped: {escape(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
+            f"{len(outcome.evidence)} evidence items, {outcome.llm_usage.requests} LLM requests, {seconds:.1f} s"
+        )
+    return None
+
+
+async def run_research(
+    question: str, settings: Settings, *, out_dir: Path | None, console: Console | None
+) -> tuple[ResearchOutcome, tuple[Path, Path]]:
+    """Run one question to the end; write ``report.md`` and ``run.json`` even when the run failed."""
+    if console is not None and settings.demo_mode:
+        console.print(f"[bold yellow]{DEMO_BANNER}[/]")
+    async with make_http_client(settings) as client:
+        orchestrator = Orchestrator(settings, client=client)
+        outcome: ResearchOutcome | None = None
+        async for event in orchestrator.run(question):
+            if console is not None and (line := describe(event)) is not None:
+                console.print(line, highlight=False)
+            if isinstance(event, RunFinished):
+                outcome = event.outcome
+    if outcome is None:
+        raise ResearchError("the run ended without an outcome")
+    target = out_dir if out_dir is not None else Path("runs") / outcome.run_id
+    try:
+        paths = write_outputs(outcome, target)
+    except OSError as error:
+        raise ResearchError(f"cannot write the report to {target}: {error.strerror or error}") from error
+    return outcome, paths

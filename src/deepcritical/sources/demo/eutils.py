@@ -1,0 +1,228 @@
+"""Stand-in for NCBI E-utilities (esearch JSON or XML, efetch PubmedArticleSet XML) over the demo corpus.
+
+The shapes follow real NCBI answers (see ../shared/data/ncbi), so the live PubMed parser runs unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from xml.sax.saxutils import escape
+
+import httpx
+
+from deepcritical.sources.demo.corpus import hits
+from deepcritical.sources.demo.records import (
+    INLINE_TAGS,
+    CollectiveAuthor,
+    PubmedRecord,
+    pubmed_record,
+)
+
+EUTILS_HOST = "eutils.ncbi.nlm.nih.gov"
+_XML_HEADER = (
+    '<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
+    '"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'
+)
+_XML_TYPE = "text/xml; charset=UTF-8"
+_JSON_TYPE = "application/json; charset=UTF-8"
+# MeSH unique ids of the publication types the corpus uses, as PubMed prints them.
+PUBLICATION_TYPE_UI = {
+    "Journal Article": "D016428",
+    "Randomized Controlled Trial": "D016449",
+    "Clinical Trial": "D016430",
+    "Clinical Trial, Phase II": "D017427",
+    "Clinical Trial, Phase III": "D017428",
+    "Multicenter Study": "D016448",
+    "Observational Study": "D064888",
+    "Meta-Analysis": "D017418",
+    "Systematic Review": "D000078182",
+    "Review": "D016454",
+    "Comment": "D016420",
+    "Letter": "D016422",
+}
+_FIELD_TAG = re.compile(r"\[[^\]]*\]")
+_NOT_CLAUSE = re.compile(r'\bNOT\s+(?:\([^)]*\)|"[^"]*"|\S+)')
+_BOOLEAN = re.compile(r"\b(?:AND|OR)\b")
+_SYNTAX = re.compile(r'[()"*]')
+DEFAULT_RETMAX = 20  # NCBI's default
+MAX_RETMAX = 10_000
+
+
+def term_to_text(term: str) -> str:
+    """A PubMed query as plain words for BM25: field tags, NOT clauses, boolean operators and brackets go."""
+    text = _FIELD_TAG.sub(" ", term)
+    text = _NOT_CLAUSE.sub(" ", text)
+    text = _BOOLEAN.sub(" ", text)
+    return " ".join(_SYNTAX.sub(" ", text).split())
+
+
+def _int_param(params: Mapping[str, str], name: str, default: int, upper: int) -> int:
+    try:
+        value = int(params.get(name, default))
+    except ValueError:
+        value = default
+    return min(max(value, 0), upper)
+
+
+def _params(request: httpx.Request) -> dict[str, str]:
+    """Query parameters, plus form fields for POST (E-utilities accept both)."""
+    params = dict(request.url.params)
+    if request.method == "POST" and request.content:
+        params.update(httpx.QueryParams(request.content.decode("utf-8", errors="replace")))
+    return params
+
+
+def esearch(request: httpx.Request) -> httpx.Response:
+    params = _params(request)
+    as_json = params.get("retmode", "xml").lower() == "json"
+    term = params.get("term", "").strip()
+    if params.get("db", "pubmed") != "pubmed":
+        return _esearch_error(f"Invalid db name specified: {params.get('db')}", as_json)
+    if not term:
+        return _esearch_error("Empty term and query_key - nothing todo", as_json)
+    text = term_to_text(term)
+    pmids = [hit.record.pmid for hit in hits("pubmed", text) if isinstance(hit.record, PubmedRecord)]
+    retstart = _int_param(params, "retstart", 0, MAX_RETMAX)
+    retmax = _int_param(params, "retmax", DEFAULT_RETMAX, MAX_RETMAX)
+    page = pmids[retstart : retstart + retmax]
+    translation = " AND ".join(f"{word}[All Fields]" for word in text.split()) or term
+    result: dict[str, object] = {
+        "count": str(len(pmids)),
+        "retmax": str(len(page)),
+        "retstart": str(retstart),
+        "idlist": page,
+        "translationset": [],
+        "querytranslation": translation,
+    }
+    if not pmids:
+        result["errorlist"] = {"phrasesnotfound": text.split() or [term], "fieldsnotfound": []}
+        result["warninglist"] = {
+            "phrasesignored": [],
+            "quotedphrasesnotfound": [],
+            "outputmessages": ["No items found."],
+        }
+    if as_json:
+        body = {"header": {"type": "esearch", "version": "0.3"}, "esearchresult": result}
+        return httpx.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
+    xml = _esearch_xml(len(pmids), page, retstart, translation)
+    return httpx.Response(200, content=xml, headers={"Content-Type": _XML_TYPE})
+
+
+def _esearch_error(message: str, as_json: bool) -> httpx.Response:
+    # NCBI answers these with HTTP 200 and the error inside the body.
+    if as_json:
+        body = {"header": {"type": "esearch", "version": "0.3"}, "esearchresult": {"ERROR": message}}
+        return httpx.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
+    xml = f'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><ERROR>{escape(message)}</ERROR></eSearchResult>\n'
+    return httpx.Response(200, content=xml.encode(), headers={"Content-Type": _XML_TYPE})
+
+
+def _esearch_xml(count: int, page: list[str], retstart: int, translation: str) -> bytes:
+    root = ET.Element("eSearchResult")
+    for tag, value in (("Count", count), ("RetMax", len(page)), ("RetStart", retstart)):
+        ET.SubElement(root, tag).text = str(value)
+    id_list = ET.SubElement(root, "IdList")
+    for pmid in page:
+        ET.SubElement(id_list, "Id").text = pmid
+    ET.SubElement(root, "TranslationSet")
+    ET.SubElement(root, "QueryTranslation").text = translation
+    return ('<?xml version="1.0" encoding="UTF-8" ?>\n' + ET.tostring(root, encoding="unicode") + "\n").encode()
+
+
+def efetch(request: httpx.Request) -> httpx.Response:
+    params = _params(request)
+    ids = [part.strip() for part in params.get("id", "").split(",") if part.strip()]
+    if params.get("db", "pubmed") != "pubmed":
+        return _efetch_error(f"Invalid db name specified: {params.get('db')}")
+    if not ids:
+        return _efetch_error("Empty id list - nothing todo")
+    root = ET.Element("PubmedArticleSet")
+    for pmid in ids:
+        record = pubmed_record(pmid)
+        if record is not None:  # unknown PMIDs are skipped, as NCBI does
+            root.append(article_element(record))
+    body = _XML_HEADER + ET.tostring(root, encoding="unicode") + "\n"
+    return httpx.Response(200, content=body.encode("utf-8"), headers={"Content-Type": _XML_TYPE})
+
+
+def _efetch_error(message: str) -> httpx.Response:
+    xml = f"""<?xml version="1.0" encoding="UTF-8" ?>
+<eFetchResult>
+	<ERROR>{escape(message)}</ERROR>
+</eFetchResult>
+"""
+    return httpx.Response(400, content=xml.encode(), headers={"Content-Type": _XML_TYPE})
+
+
+def _rich(tag: str, text: str, attrib: Mapping[str, str] | None = None) -> ET.Element:
+    """An element whose text may hold inline markup (<i>, <sup>…) as real PubMed titles and abstracts do."""
+    markup = escape(text)
+    for name in INLINE_TAGS:
+        markup = markup.replace(f"&lt;{name}&gt;", f"<{name}>").replace(f"&lt;/{name}&gt;", f"</{name}>")
+    element = ET.fromstring(f"<{tag}>{markup}</{tag}>")
+    element.attrib.update(attrib or {})
+    return element
+
+
+def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -> ET.Element:
+    element = ET.SubElement(parent, tag, attrib)
+    if text is not None:
+        element.text = text
+    return element
+
+
+def article_element(record: PubmedRecord) -> ET.Element:
+    """One <PubmedArticle> in NLM's PubMed DTD layout."""
+    article_root = ET.Element("PubmedArticle")
+    citation = _sub(article_root, "MedlineCitation", Status="MEDLINE", Owner="NLM")
+    _sub(citation, "PMID", record.pmid, Version="1")
+    article = _sub(citation, "Article", PubModel="Print")
+    journal = _sub(article, "Journal")
+    issue = _sub(journal, "JournalIssue", CitedMedium="Internet")
+    if record.journal.volume:
+        _sub(issue, "Volume", record.journal.volume)
+    if record.journal.issue:
+        _sub(issue, "Issue", record.journal.issue)
+    pub_date = _sub(issue, "PubDate")
+    if record.pub_date.medline_date:
+        _sub(pub_date, "MedlineDate", record.pub_date.medline_date)
+    else:
+        date = record.pub_date
+        for tag, value in (("Year", date.year), ("Month", date.month), ("Day", date.day)):
+            if value:
+                _sub(pub_date, tag, value)
+    _sub(journal, "Title", record.journal.title)
+    _sub(journal, "ISOAbbreviation", record.journal.iso_abbreviation)
+    article.append(_rich("ArticleTitle", record.title))
+    if record.doi:
+        _sub(article, "ELocationID", record.doi, EIdType="doi", ValidYN="Y")
+    if record.abstract:
+        abstract = _sub(article, "Abstract")
+        for section in record.abstract:
+            attrib = {"Label": section.label, "NlmCategory": section.label} if section.label else {}
+            abstract.append(_rich("AbstractText", section.text, attrib))
+    authors = _sub(article, "AuthorList", CompleteYN="Y")
+    for person in record.authors:
+        author = _sub(authors, "Author", ValidYN="Y")
+        if isinstance(person, CollectiveAuthor):
+            _sub(author, "CollectiveName", person.collective_name)
+        else:
+            _sub(author, "LastName", person.last_name)
+            _sub(author, "ForeName", person.fore_name)
+            _sub(author, "Initials", person.initials)
+    _sub(article, "Language", record.language)
+    types = _sub(article, "PublicationTypeList")
+    for name in record.publication_types:
+        _sub(types, "PublicationType", name, UI=PUBLICATION_TYPE_UI[name])
+    pubmed_data = _sub(article_root, "PubmedData")
+    _sub(pubmed_data, "PublicationStatus", "ppublish")
+    id_list = _sub(pubmed_data, "ArticleIdList")
+    _sub(id_list, "ArticleId", record.pmid, IdType="pubmed")
+    if record.doi:
+        _sub(id_list, "ArticleId", record.doi, IdType="doi")
+    if record.pmcid:
+        _sub(id_list, "ArticleId", record.pmcid, IdType="pmc")
+    return article_root

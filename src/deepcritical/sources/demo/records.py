@@ -1,0 +1,180 @@
+"""The demo corpus: synthetic records the DEMO_MODE stand-ins serve, one model per source's wire format.
+
+The corpus ships inside the package (``corpus.json``) and is read through ``importlib.resources`` so that
+it is found in an installed wheel as well as in a checkout. It is read-only data, loaded once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RecordKind = Literal["pubmed", "web", "searxng", "you"]
+RECORD_KINDS: tuple[RecordKind, ...] = ("pubmed", "web", "searxng", "you")
+Aspect = Literal["mechanism", "clinical", "safety"]
+Stance = Literal["supports", "contradicts", "mixed", "neutral"]
+
+DEMO_TITLE_PREFIX = "[DEMO] "
+DEMO_PMID_RANGE = range(99000001, 99001000)
+DEMO_DOI_PREFIX = "10.99999/demo."
+DEMO_HOST = "demo.deepcritical.invalid"
+
+# PubMed abstracts and titles carry the inline markup real records use (<i>, <sup>, <sub>, <b>, <u>).
+INLINE_TAGS = ("i", "b", "u", "sup", "sub")
+_INLINE_MARKUP = re.compile(r"</?(?:" + "|".join(INLINE_TAGS) + r")>")
+
+
+def strip_markup(text: str) -> str:
+    """Text without the inline markup tags, as a reader (or a search index) sees it."""
+    return _INLINE_MARKUP.sub("", text)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Record(_Model):
+    id: str
+    topic: str
+    aspect: Aspect
+    stance: Stance = Field(description="What the record's finding says about the topic's question")
+    study: str | None = Field(default=None, description="Records describing the same study share this key")
+    doi: str | None = None
+    injection_test: bool = Field(default=False, description="The text holds a prompt-injection attempt on purpose")
+    note: str | None = None
+    title: str
+
+
+class AbstractSection(_Model):
+    label: str | None = None
+    text: str
+
+
+class PersonAuthor(_Model):
+    last_name: str
+    fore_name: str
+    initials: str
+
+
+class CollectiveAuthor(_Model):
+    collective_name: str
+
+
+class Journal(_Model):
+    title: str
+    iso_abbreviation: str
+    volume: str | None = None
+    issue: str | None = None
+
+
+class PubDate(_Model):
+    """Either Year/Month/Day or PubMed's free-text ``MedlineDate`` (e.g. "2019 Nov-Dec")."""
+
+    year: str | None = None
+    month: str | None = None
+    day: str | None = None
+    medline_date: str | None = None
+
+
+class PubmedRecord(_Record):
+    kind: Literal["pubmed"]
+    pmid: str
+    abstract: tuple[AbstractSection, ...] = ()
+    authors: tuple[PersonAuthor | CollectiveAuthor, ...]
+    journal: Journal
+    pub_date: PubDate
+    publication_types: tuple[str, ...]
+    pmcid: str | None = None
+    language: str = "eng"
+
+    @property
+    def text(self) -> str:
+        parts = [f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract]
+        return strip_markup(" ".join(parts))
+
+
+class WebRecord(_Record):
+    """A DuckDuckGo text result (ddgs: title/href/body)."""
+
+    kind: Literal["web"]
+    url: str
+    body: str
+
+    @property
+    def text(self) -> str:
+        return self.body
+
+
+class SearxngRecord(_Record):
+    kind: Literal["searxng"]
+    url: str
+    content: str
+    engine: str
+    engines: tuple[str, ...]
+    category: str = "general"
+    template: str = "default.html"
+    published_date: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.content
+
+
+class YouRecord(_Record):
+    kind: Literal["you"]
+    url: str
+    description: str
+    snippets: tuple[str, ...]
+    page_age: str | None = None
+
+    @property
+    def text(self) -> str:
+        return " ".join((self.description, *self.snippets))
+
+
+Record = PubmedRecord | WebRecord | SearxngRecord | YouRecord
+
+
+class Topic(_Model):
+    id: str
+    label: str
+    question: str
+
+
+class Corpus(_Model):
+    version: int
+    notice: str
+    topics: tuple[Topic, ...]
+    records: tuple[Annotated[Record, Field(discriminator="kind")], ...]
+
+    def of_kind(self, kind: RecordKind) -> list[Record]:
+        return [record for record in self.records if record.kind == kind]
+
+
+@functools.cache
+def load_corpus() -> Corpus:
+    """The shipped corpus, parsed and validated once per process."""
+    text = resources.files("deepcritical.sources.demo").joinpath("corpus.json").read_text(encoding="utf-8")
+    return Corpus.model_validate_json(text)
+
+
+@functools.cache
+def _pubmed_by_pmid() -> dict[str, PubmedRecord]:
+    return {r.pmid: r for r in load_corpus().records if isinstance(r, PubmedRecord)}
+
+
+def pubmed_record(pmid: str) -> PubmedRecord | None:
+    """The PubMed record with this PMID, or None (as E-utilities silently skips unknown ids)."""
+    return _pubmed_by_pmid().get(pmid.strip())
+
+
+def topic_question(topic_id: str) -> str:
+    """The research question a topic was written for (used by demos and tests)."""
+    for topic in load_corpus().topics:
+        if topic.id == topic_id:
+            return topic.question
+    raise KeyError(topic_id)

@@ -1,0 +1,63 @@
+"""One ``httpx.MockTransport`` that answers, offline, every HTTP API DeepCritical calls.
+
+Hand it to the run's ``httpx.AsyncClient`` in demo mode: the real source code then builds its requests
+and parses the answers exactly as in live mode; only where the bytes come from differs.
+"""
+
+from __future__ import annotations
+
+import httpx
+import structlog
+
+from deepcritical.sources.demo import eutils, searxng, you
+
+logger = structlog.get_logger(__name__)
+
+DEMO_SEARXNG_BASE_URL = "https://searxng.demo.invalid"
+
+
+def _not_found(request: httpx.Request, what: str) -> httpx.Response:
+    message = f"demo transport: no stand-in for {what} {request.method} {request.url.host}{request.url.path}"
+    return httpx.Response(404, text=message, headers={"Content-Type": "text/plain; charset=utf-8"})
+
+
+def _eutils(request: httpx.Request) -> httpx.Response:
+    if request.method not in ("GET", "POST"):
+        return _not_found(request, "method")
+    path = request.url.path
+    if path == "/entrez/eutils/esearch.fcgi":
+        return eutils.esearch(request)
+    if path == "/entrez/eutils/efetch.fcgi":
+        return eutils.efetch(request)
+    return _not_found(request, "E-utilities path")
+
+
+def _searxng(request: httpx.Request) -> httpx.Response:
+    # The instance may live under a path prefix (https://host/searxng/search).
+    if request.method == "GET" and request.url.path.rstrip("/").endswith("/search"):
+        return searxng.search(request)
+    return _not_found(request, "SearXNG path")
+
+
+def _you(request: httpx.Request) -> httpx.Response:
+    if request.method == "GET" and request.url.path.rstrip("/") == "/v1/search":
+        return you.search(request)
+    return _not_found(request, "You.com path")
+
+
+def route(request: httpx.Request) -> httpx.Response:
+    """Dispatch a request to the stand-in for its host."""
+    host = request.url.host.lower()
+    logger.debug("demo_request", method=request.method, host=host, path=request.url.path)
+    if host == eutils.EUTILS_HOST:
+        return _eutils(request)
+    if "searxng" in host:
+        return _searxng(request)
+    if host == you.YOU_HOST:
+        return _you(request)
+    return _not_found(request, "host")
+
+
+def demo_transport() -> httpx.MockTransport:
+    """A transport answering E-utilities, SearXNG (any host containing "searxng") and You.com from the demo corpus."""
+    return httpx.MockTransport(route)

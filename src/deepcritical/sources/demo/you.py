@@ -1,0 +1,58 @@
+"""Stand-in for the You.com search API (``GET https://api.ydc-index.io/v1/search?query=…``) over the demo corpus."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx
+
+from deepcritical.sources.demo.corpus import search as corpus_search
+from deepcritical.sources.demo.records import YouRecord
+
+YOU_HOST = "api.ydc-index.io"
+DEFAULT_COUNT = 10
+MAX_COUNT = 100
+_UUID_NAMESPACE = uuid.UUID("8f6d2a4e-2b1c-4d3e-9f70-0d1e5c0a7b11")  # fixed, so answers are deterministic
+
+
+def _json(status: int, body: object) -> httpx.Response:
+    return httpx.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+
+
+def web_item(record: YouRecord) -> dict[str, object]:
+    item: dict[str, object] = {
+        "url": record.url,
+        "title": record.title,
+        "description": record.description,
+        "snippets": list(record.snippets),
+    }
+    if record.page_age:
+        item["page_age"] = record.page_age
+    return item
+
+
+def search(request: httpx.Request) -> httpx.Response:
+    # Like the real service, no key means 401 before anything else is looked at; any non-blank key is accepted.
+    if not request.headers.get("X-API-Key", "").strip():
+        return _json(401, {"error": "Unauthorized", "message": "demo You.com stand-in: missing X-API-Key header"})
+    params = request.url.params
+    query = params.get("query", "").strip()
+    if not query:
+        return _json(422, {"error": "Unprocessable Entity", "message": "demo You.com stand-in: query is required"})
+    try:
+        count = min(max(int(params.get("count", DEFAULT_COUNT)), 1), MAX_COUNT)
+        offset = max(int(params.get("offset", "0")), 0)
+    except ValueError:
+        message = "demo You.com stand-in: count and offset must be integers"
+        return _json(422, {"error": "Unprocessable Entity", "message": message})
+    records = [r for r in corpus_search("you", query, k=count * (offset + 1)) if isinstance(r, YouRecord)]
+    body = {
+        "results": {"web": [web_item(record) for record in records[offset * count :]], "news": []},
+        "metadata": {
+            "search_uuid": str(uuid.uuid5(_UUID_NAMESPACE, query)),
+            "query": query,
+            "latency": 0.0,
+        },
+    }
+    return _json(200, body)

@@ -1,0 +1,71 @@
+"""Runs the enabled sources concurrently and merges what they found."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+
+import structlog
+
+from deepcritical.errors import SearchError
+from deepcritical.models import Evidence, SearchResult, SourceName
+from deepcritical.sources.base import SearchTool
+
+logger = structlog.get_logger(__name__)
+
+DEFAULT_TOOL_TIMEOUT = 30.0
+
+
+def merge_evidence(items: Sequence[Evidence]) -> list[Evidence]:
+    """Collapse items with the same evidence id into one that lists every source, keeping first-seen order."""
+    merged: dict[str, Evidence] = {}
+    for item in items:
+        merged[item.id] = merged[item.id].merged_with(item) if item.id in merged else item
+    return list(merged.values())
+
+
+class SearchHandler:
+    """Fans one query out to every tool; a failing or slow tool costs only its own results."""
+
+    def __init__(
+        self,
+        tools: Sequence[SearchTool],
+        *,
+        timeouts: Mapping[str, float] | None = None,
+        default_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        unavailable: Mapping[SourceName, str] | None = None,
+    ) -> None:
+        self.tools = list(tools)
+        self._timeouts = dict(timeouts or {})
+        self._default_timeout = default_timeout
+        self.unavailable = dict(unavailable or {})
+
+    @property
+    def source_names(self) -> list[SourceName]:
+        return [tool.name for tool in self.tools]
+
+    async def _run(self, tool: SearchTool, query: str, max_results: int) -> tuple[list[Evidence], str | None]:
+        timeout = self._timeouts.get(tool.name, self._default_timeout)
+        try:
+            return await asyncio.wait_for(tool.search(query, max_results), timeout=timeout), None
+        except TimeoutError:
+            message = f"{tool.name}: no answer within {timeout:g} s"
+        except SearchError as error:
+            message = str(error) if str(error).startswith(f"{tool.name}:") else f"{tool.name}: {error}"
+        except Exception as error:  # a bug in one source must not sink the others; it is reported, not hidden
+            logger.exception("source_crashed", source=tool.name)
+            message = f"{tool.name}: unexpected {type(error).__name__}: {error}"
+        logger.warning("source_failed", source=tool.name, query=query, error=message)
+        return [], message
+
+    async def execute(self, query: str, max_results_per_tool: int = 10) -> SearchResult:
+        """Search every tool at once; de-duplicate across sources by evidence id; sort by relevance."""
+        outcomes = await asyncio.gather(*(self._run(tool, query, max_results_per_tool) for tool in self.tools))
+        found = [item for evidence, _ in outcomes for item in evidence]
+        errors = [f"{name}: disabled: {reason}" for name, reason in self.unavailable.items()]
+        errors += [error for _, error in outcomes if error]
+        unique = sorted(merge_evidence(found), key=lambda item: item.relevance, reverse=True)
+        logger.info("search_complete", query=query, found=len(found), unique=len(unique), errors=len(errors))
+        return SearchResult(
+            query=query, evidence=unique, sources_searched=self.source_names, total_found=len(found), errors=errors
+        )

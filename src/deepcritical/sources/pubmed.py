@@ -1,0 +1,143 @@
+"""PubMed through NCBI E-utilities: one esearch for PMIDs, then one efetch for the whole batch.
+
+Request building only; parsing lives in ``ncbi_parse`` and the error policy in ``SearchTool.search``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+import httpx
+import structlog
+from pydantic import SecretStr
+
+from deepcritical.errors import SearchError
+from deepcritical.models import Evidence, SourceName
+from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.ncbi_esearch import parse_esearch
+from deepcritical.sources.ncbi_parse import parse_efetch
+from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.ratelimit import Sleep, ncbi_limiter
+
+logger = structlog.get_logger(__name__)
+
+EUTILS_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+# esearch's own ceiling for one page of ids.
+MAX_RETMAX = 10_000
+
+
+class PubMedTool(SearchTool):
+    """Searches PubMed; abstracts become Evidence ranked in PubMed's relevance order.
+
+    ``limiter`` is awaited before every request, retries included; it defaults to the process-wide
+    NCBI limiter for the key situation (3 requests/s without a key, 10 with one). ``sleep`` is the
+    retry back-off sleep. Tests inject both.
+    """
+
+    name: ClassVar[SourceName] = "pubmed"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        api_key: SecretStr | None = None,
+        email: str | None = None,
+        tool: str = "deepcritical",
+        timeout: float = 30.0,
+        base_url: str = EUTILS_BASE_URL,
+        limiter: Callable[[], Awaitable[None]] | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self._api_key = api_key if api_key is not None and api_key.get_secret_value().strip() else None
+        self._email = email.strip() if email and email.strip() else None
+        self._tool = tool
+        self._timeout = timeout
+        self._base_url = base_url.rstrip("/")
+        self._limiter = limiter if limiter is not None else ncbi_limiter(has_key=self._api_key is not None)
+        self._sleep = sleep
+
+    @property
+    def limiter(self) -> Callable[[], Awaitable[None]]:
+        """What every request waits on; the process-wide NCBI limiter unless one was injected."""
+        return self._limiter
+
+    def _identity(self) -> dict[str, str]:
+        """The parameters NCBI asks every client to send with every request."""
+        params = {"tool": self._tool}
+        if self._email:
+            params["email"] = self._email
+        if self._api_key is not None:
+            params["api_key"] = self._api_key.get_secret_value().strip()
+        return params
+
+    async def _get(self, endpoint: str, params: dict[str, Any]) -> str:
+        response = await get_with_retry(
+            self._client,
+            f"{self._base_url}/{endpoint}",
+            source=self.name,
+            params={**params, **self._identity()},
+            timeout=self._timeout,
+            before_request=self._limiter,
+            sleep=self._sleep,
+        )
+        return response.text
+
+    async def _search(self, query: str, max_results: int) -> list[Evidence]:
+        try:
+            return await self._esearch_then_efetch(query, max_results)
+        except SearchError as error:
+            if not self._leaks_key(error):
+                raise
+            redacted = self._redacted(error)
+        # Raised outside the handler so the original, unredacted error is not kept as its context.
+        raise redacted from None
+
+    def _leaks_key(self, error: Exception) -> bool:
+        return self._api_key is not None and self._api_key.get_secret_value().strip() in str(error)
+
+    def _redacted(self, error: SearchError) -> SearchError:
+        """The same error with the API key blanked, should an echoed URL or body have carried it."""
+        assert self._api_key is not None
+        return type(error)(str(error).replace(self._api_key.get_secret_value().strip(), "***"))
+
+    async def _esearch_then_efetch(self, query: str, max_results: int) -> list[Evidence]:
+        if max_results < 1:
+            return []
+        term = to_pubmed_query(query)
+        found = parse_esearch(
+            await self._get(
+                "esearch.fcgi",
+                {
+                    "db": "pubmed",
+                    "term": term,
+                    "retmode": "json",
+                    "sort": "relevance",
+                    "retmax": min(max_results, MAX_RETMAX),
+                },
+            )
+        )
+        if found.errors or found.warnings:
+            logger.warning("pubmed_esearch_notes", term=term, errors=found.errors, warnings=found.warnings)
+        if not found.ids:
+            logger.info("pubmed_no_results", query=query, term=term)
+            return []
+        ids = found.ids[:max_results]
+        batch = parse_efetch(
+            await self._get(
+                "efetch.fcgi", {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"}
+            ),
+            order=ids,
+        )
+        logger.info(
+            "pubmed_efetch_parsed",
+            term=term,
+            requested=len(ids),
+            records=batch.records,
+            evidence=len(batch.evidence),
+            without_abstract=batch.without_abstract,
+            malformed=batch.malformed,
+        )
+        return batch.evidence

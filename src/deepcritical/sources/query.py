@@ -1,0 +1,109 @@
+"""Turns a natural-language question into a PubMed query.
+
+PubMed ANDs every term it is given, so each filler word ("could", "the", "help") that survives
+narrows the search to abstracts that happen to contain it. Quoted phrases, field-tagged terms
+(``metformin[tiab]``), upper-case Boolean operators and balanced parentheses are PubMed syntax the
+caller chose on purpose, so they pass through untouched.
+"""
+
+from __future__ import annotations
+
+import re
+
+OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+# Question words, auxiliaries, articles, pronouns, prepositions and conversational filler: none of
+# them narrows a biomedical search usefully. Lower-case and/or/not are prose, not operators.
+_STOP_WORDS_TEXT = """
+    a about above actually after again against all also am an and any are as at be because been before being
+    between both but by can could did do does doing done during each either else ever for from further had has
+    have having help helps helpful her here hers him his how however i if in into is it its itself just know
+    known let me might more most much must my no nor not of off on once only or other our ours out over own
+    please really regarding same shall she should so some such tell than that the their theirs them then there
+    these they this those through to too under until up upon us very was we were what whatever when where
+    whether which while who whom whose why will with within would yes you your yours
+    what's it's that's there's who's how's isn't aren't wasn't weren't doesn't don't didn't can't cannot won't
+    wouldn't couldn't shouldn't i'm i've we're we've they're
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "'"})
+_FIELD_TAG = r"(?:\[[^\[\]\"]*\])?"
+_TOKEN = re.compile(
+    rf"""
+    (?P<phrase>"[^"]*"{_FIELD_TAG})
+    | (?P<word>\w+(?:['.\-]\w+)*\*?{_FIELD_TAG})
+    | (?P<paren>[()])
+    """,
+    re.VERBOSE,
+)
+
+
+def _is_meaningful(token: str) -> bool:
+    return token in OPERATORS or "[" in token or token.lower().strip("'") not in STOP_WORDS
+
+
+def _tokens(text: str) -> list[str]:
+    """Phrases, words and parentheses, in order; every other character is punctuation and goes."""
+    kept: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if match.group("phrase") is not None:
+            if token.strip('"').strip():
+                kept.append(token)
+        elif (
+            match.group("paren") is not None
+            or token in OPERATORS
+            or "[" in token
+            or token.lower().strip("'") not in STOP_WORDS
+        ):
+            kept.append(token)
+    return kept
+
+
+def _balanced(tokens: list[str]) -> bool:
+    depth = 0
+    for token in tokens:
+        depth += {"(": 1, ")": -1}.get(token, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _tidy(tokens: list[str]) -> list[str]:
+    """Drop operators and parentheses that dropping filler left dangling."""
+    if not _balanced(tokens):
+        tokens = [token for token in tokens if token not in "()"]
+    out: list[str] = []
+    for token in tokens:
+        if token in OPERATORS:
+            if out and out[-1] not in OPERATORS and out[-1] != "(":
+                out.append(token)
+            continue
+        if token == ")":
+            while out and out[-1] in OPERATORS:
+                out.pop()
+            if out and out[-1] == "(":
+                out.pop()
+                continue
+        out.append(token)
+    while out and out[-1] in OPERATORS:
+        out.pop()
+    return out
+
+
+def to_pubmed_query(text: str) -> str:
+    """A PubMed query for ``text``: filler and punctuation dropped, PubMed syntax kept.
+
+    Never empty for non-empty input: when nothing but filler is left, the words of the original
+    (or, failing that, the original itself) are returned so the search still says what was asked.
+    """
+    normalized = text.translate(_QUOTES).strip()
+    if not normalized:
+        return ""
+    query = " ".join(_tidy(_tokens(normalized)))
+    query = query.replace("( ", "(").replace(" )", ")")
+    if query:
+        return query
+    words = " ".join(re.findall(r"\w+(?:['\-]\w+)*", normalized))
+    return words or normalized

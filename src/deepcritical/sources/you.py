@@ -1,0 +1,170 @@
+"""You.com search: background context for research terms, and web results as Evidence.
+
+``context`` never fails: research goes on without background when You.com is unreachable, so every
+failure is logged and answered with "". ``search`` (the SearchTool side) raises like every source.
+Demo mode needs no branch here: the run's client then talks to a local stand-in that speaks the
+You.com JSON, and the same cache holds its answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx
+import structlog
+from pydantic import SecretStr
+
+from deepcritical.errors import SearchError, SourceDisabledError
+from deepcritical.models import Citation, Evidence, SourceName
+from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.web import MAX_TITLE_CHARS, published_date, rank_relevance, text_of, web_url
+
+logger = structlog.get_logger(__name__)
+
+YOU_BASE_URL = "https://api.ydc-index.io"
+CONTEXT_SNIPPETS = 5
+MAX_COUNT = 100  # the API's limit on results per section
+MAX_CONTENT_CHARS = 2000  # several query-aware snippets per page; more than a DDG body
+
+
+@dataclass(frozen=True)
+class YouHit:
+    """One web result from the You.com search API."""
+
+    title: str
+    url: str
+    description: str
+    snippets: tuple[str, ...]
+    date: str
+    authors: tuple[str, ...]
+
+    @property
+    def passages(self) -> tuple[str, ...]:
+        """The query-aware snippets, or the page description when there are none."""
+        return self.snippets or ((self.description,) if self.description else ())
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(text for item in value if (text := text_of(item)))
+
+
+def parse_web_results(data: object) -> list[YouHit]:
+    """The ``results.web`` list of a You.com response; items without a URL are skipped.
+    A body that is not a You.com search response raises SearchError."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, dict):
+        raise SearchError("you: unexpected response: no 'results' object")
+    web = results.get("web")
+    hits: list[YouHit] = []
+    for item in web if isinstance(web, list) else []:
+        url = web_url(item.get("url")) if isinstance(item, dict) else ""
+        if not url:
+            continue
+        hits.append(
+            YouHit(
+                title=text_of(item.get("title")) or url,
+                url=url,
+                description=text_of(item.get("description")),
+                snippets=_texts(item.get("snippets")),
+                date=published_date(item.get("page_age")),
+                authors=_texts(item.get("authors")),
+            )
+        )
+    return hits
+
+
+class ResearchEngine(SearchTool):
+    """You.com search API client: cached background context plus a SearchTool of web results."""
+
+    name: ClassVar[SourceName] = "you"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        api_key: SecretStr | None,
+        timeout: float = 10.0,
+        base_url: str = YOU_BASE_URL,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self._api_key = api_key
+        self.timeout = timeout
+        self.base_url = base_url.rstrip("/")
+        self._sleep = sleep
+        self._cache: dict[str, str] = {}
+        # One lock per query, so concurrent asks for the same context cost one API call.
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def _fetch(self, query: str, count: int | None = None) -> list[YouHit]:
+        if self._api_key is None:
+            raise SourceDisabledError("you: YOU_API_KEY is not set")
+        params: dict[str, str | int] = {"query": query}
+        if count is not None:
+            params["count"] = max(1, min(count, MAX_COUNT))
+        headers = {"X-API-Key": self._api_key.get_secret_value(), "Accept": "application/json"}
+        response = await get_with_retry(
+            self._client,
+            f"{self.base_url}/v1/search",
+            source="you",
+            params=params,
+            headers=headers,
+            timeout=self.timeout,
+            sleep=self._sleep,
+        )
+        if not response.is_success:
+            raise SearchError(f"you: unexpected HTTP {response.status_code} from {response.request.url.host}")
+        try:
+            data: Any = response.json()
+        except ValueError as error:
+            raise SearchError(f"you: the response is not JSON: {response.text[:120]!r}") from error
+        return parse_web_results(data)
+
+    async def context(self, query: str) -> str:
+        """Background text for ``query``: the top snippets of the web results, one per line.
+        Cached per exact query for the life of this engine. Any failure is logged and gives ""."""
+        if query in self._cache:
+            return self._cache[query]
+        if not query.strip():
+            return ""
+        async with self._locks.setdefault(query, asyncio.Lock()):
+            if query in self._cache:
+                return self._cache[query]
+            try:
+                hits = await self._fetch(query)
+            except (SearchError, httpx.HTTPError) as error:
+                # Failures are not cached, so a later ask can still succeed.
+                logger.warning("you_context_failed", query=query, error=f"{type(error).__name__}: {error}")
+                return ""
+            passages = [passage for hit in hits for passage in hit.passages]
+            self._cache[query] = "\n".join(passages[:CONTEXT_SNIPPETS])
+            logger.info("you_context_fetched", query=query, hits=len(hits))
+            return self._cache[query]
+
+    async def get_term_context(self, term: str, domain: str = "biomedical research") -> str:
+        """What a term means in a field, e.g. ``get_term_context("AMPK")``."""
+        return await self.context(f"What is {term} in {domain}? Definition and mechanism.")
+
+    async def get_domain_context(self, description: str) -> str:
+        """An overview of a research area, e.g. ``get_domain_context("metformin in Alzheimer's disease")``."""
+        return await self.context(f"Overview of {description}: key concepts, mechanisms and current evidence.")
+
+    async def _search(self, query: str, max_results: int) -> list[Evidence]:
+        hits = await self._fetch(query, count=max_results)
+        evidence: list[Evidence] = []
+        for position, hit in enumerate(hits):
+            content = "\n".join(hit.passages)
+            if not content:
+                continue
+            citation = Citation(
+                source="you", title=hit.title[:MAX_TITLE_CHARS], url=hit.url, date=hit.date, authors=hit.authors
+            )
+            evidence.append(
+                Evidence(content=content[:MAX_CONTENT_CHARS], citation=citation, relevance=rank_relevance(position))
+            )
+        return evidence

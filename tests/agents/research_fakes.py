@@ -1,0 +1,260 @@
+"""Small in-memory stand-ins for the search handler, the evidence store and the ResearchEngine,
+implementing the interfaces the research loop codes against (deepcritical.agents.ports)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+import structlog
+
+from deepcritical.agents.deps import Budget, ResearchDeps, RunState
+from deepcritical.agents.search_agent import SearchAgent
+from deepcritical.config import Settings
+from deepcritical.models import Citation, Evidence, SearchResult, SourceName
+
+QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
+
+
+def evidence(
+    number: int,
+    text: str,
+    *,
+    source: SourceName = "pubmed",
+    title: str | None = None,
+    url: str | None = None,
+    relevance: float = 0.5,
+) -> Evidence:
+    pmid = str(10_000_000 + number) if source == "pubmed" else None
+    return Evidence(
+        content=text,
+        citation=Citation(
+            source=source,
+            title=title or f"Study {number} of metformin and Alzheimer's disease",
+            url=url or (f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else f"https://example.org/item/{number}"),
+            date="2021",
+            authors=("Doe J", "Roe R"),
+            journal="Journal of Tests" if pmid else None,
+            pmid=pmid,
+        ),
+        relevance=relevance,
+    )
+
+
+# A small corpus that covers every aspect, from three sources.
+CORPUS = [
+    evidence(
+        1,
+        "Metformin activates AMPK and reduced amyloid and tau pathology in transgenic mice. "
+        "These results suggest a mechanism for metformin in Alzheimer's disease.",
+        relevance=0.9,
+    ),
+    evidence(
+        2,
+        "In a randomized placebo-controlled trial of 80 patients with mild cognitive impairment, metformin "
+        "improved memory recall. The findings suggest metformin may benefit Alzheimer's disease.",
+        relevance=0.8,
+    ),
+    evidence(
+        3,
+        "A cohort study of 5000 diabetic patients found metformin use was associated with lower risk of "
+        "Alzheimer's disease and dementia.",
+        source="web",
+        relevance=0.7,
+    ),
+    evidence(
+        4,
+        "Metformin did not significantly change cognition in a trial of Alzheimer's disease patients; "
+        "gastrointestinal adverse events were common.",
+        relevance=0.6,
+    ),
+    evidence(
+        5,
+        "Long-term metformin use causes vitamin B12 deficiency, a safety concern that may worsen cognition "
+        "in older adults with Alzheimer's disease.",
+        source="searxng",
+        relevance=0.5,
+    ),
+    evidence(
+        6,
+        "Metformin reduced neuroinflammation through microglia signaling pathways in a mouse model "
+        "of Alzheimer's disease.",
+        source="web",
+        relevance=0.5,
+    ),
+]
+
+
+def words(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z0-9]+", text.lower()) if len(word) > 2}
+
+
+def overlap(query: str, item: Evidence) -> float:
+    query_words = words(query)
+    return len(query_words & words(f"{item.citation.title} {item.content}")) / max(len(query_words), 1)
+
+
+@dataclass
+class Scored:
+    evidence: Evidence
+    score: float
+
+
+@dataclass
+class Dedup:
+    kept: list[Evidence]
+    duplicates: dict[str, str] = field(default_factory=dict)
+
+
+class FakeStore:
+    """De-duplicates by identical content; ranks by word overlap. ``select_limit`` None = honest top-k;
+    ``return_everything`` makes select_for_judge ignore k (a misbehaving store)."""
+
+    def __init__(self, *, return_everything: bool = False, fail_on_add: Exception | None = None) -> None:
+        self.items: dict[str, Evidence] = {}
+        self.return_everything = return_everything
+        self.fail_on_add = fail_on_add
+        self.closed = False
+        self.judge_requests: list[int] = []
+
+    async def add(self, evidence: Sequence[Evidence]) -> int:
+        if self.fail_on_add is not None:
+            raise self.fail_on_add
+        new = [item for item in evidence if item.id not in self.items]
+        self.items.update((item.id, item) for item in evidence)
+        return len(new)
+
+    async def deduplicate(self, new: Sequence[Evidence]) -> Dedup:
+        by_text = {item.content: item.id for item in self.items.values()}
+        kept, duplicates = [], {}
+        for item in new:
+            if item.content in by_text and by_text[item.content] != item.id:
+                duplicates[item.id] = by_text[item.content]
+            else:
+                by_text[item.content] = item.id
+                kept.append(item)
+        return Dedup(kept=kept, duplicates=duplicates)
+
+    def _ranked(self, query: str, exclude: Collection[str] = ()) -> list[Scored]:
+        hits = [Scored(item, overlap(query, item)) for item in self.items.values() if item.id not in exclude]
+        return sorted(hits, key=lambda hit: -hit.score)
+
+    async def search_similar(self, query: str, n: int = 5) -> list[Scored]:
+        return self._ranked(query)[:n]
+
+    async def related(self, query: str, exclude_ids: Collection[str], n: int = 5) -> list[Scored]:
+        return self._ranked(query, set(exclude_ids))[:n]
+
+    async def select_for_judge(self, query: str, k: int) -> list[Evidence]:
+        self.judge_requests.append(k)
+        ranked = [hit.evidence for hit in self._ranked(query)]
+        return ranked if self.return_everything else ranked[:k]
+
+    async def get(self, ids: Sequence[str]) -> list[Evidence]:
+        return [self.items[i] for i in ids if i in self.items]
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class FakeHandler:
+    """Answers each query with the corpus items sharing a word with it (or what ``answer`` returns)."""
+
+    def __init__(
+        self,
+        corpus: Sequence[Evidence] = CORPUS,
+        *,
+        answer: Callable[[str], list[Evidence]] | None = None,
+        errors: Sequence[str] = (),
+        on_execute: Callable[[str], None] | None = None,
+        sources: Sequence[SourceName] = ("pubmed", "web", "searxng"),
+    ) -> None:
+        self.corpus = list(corpus)
+        self.answer = answer
+        self.errors = list(errors)
+        self.on_execute = on_execute
+        self.source_names: list[SourceName] = list(sources)
+        self.unavailable: dict[SourceName, str] = {}
+        self.queries: list[str] = []
+
+    async def execute(self, query: str, max_results_per_tool: int = 10) -> SearchResult:
+        self.queries.append(query)
+        if self.on_execute is not None:
+            self.on_execute(query)
+        found = self.answer(query) if self.answer else [item for item in self.corpus if overlap(query, item) > 0]
+        return SearchResult(
+            query=query,
+            evidence=found,
+            sources_searched=self.source_names,
+            total_found=len(found),
+            errors=self.errors,
+        )
+
+
+class FakeEngine:
+    def __init__(self, text: str = "Metformin acts on AMPK signalling; AMPK and insulin resistance matter.") -> None:
+        self.text = text
+        self.terms: list[str] = []
+
+    async def get_term_context(self, term: str, domain: str = "biomedical research") -> str:
+        self.terms.append(term)
+        return self.text
+
+
+class FakeClock:
+    """A monotonic clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def demo_settings(**overrides: object) -> Settings:
+    """Demo-mode settings from explicit values only (no .env, no keys from the environment)."""
+    values = {"DEMO_MODE": True, "GOOGLE_API_KEY": None, "OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None}
+    return Settings(_env_file=None, **{**values, **overrides}).demo_preset()  # type: ignore[arg-type]
+
+
+def make_deps(
+    settings: Settings | None = None,
+    *,
+    store: FakeStore | None = None,
+    handler: FakeHandler | None = None,
+    engine: FakeEngine | None = None,
+    clock: Callable[[], float] | None = None,
+    question: str = QUESTION,
+    events: list[object] | None = None,
+) -> ResearchDeps:
+    settings = settings or demo_settings()
+    store = store if store is not None else FakeStore()
+    events = events if events is not None else []
+    deps = ResearchDeps(
+        settings=settings,
+        search_agent=SearchAgent(handler or FakeHandler(), store, max_evidence=settings.max_evidence),
+        store=store,
+        research_engine=engine or FakeEngine(),
+        budget=Budget.from_settings(settings, clock or FakeClock()),
+        state=RunState(question=question),
+        emit=events.append,
+    )
+    deps.state.iteration = 1
+    return deps
+
+
+@pytest.fixture
+def plain_logs() -> Iterator[None]:
+    """Plain-text logs with plain tracebacks: structlog's default renders every local of every frame
+    of a traceback with rich, which takes minutes for a crash deep inside a run."""
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
+        ]
+    )
+    yield
+    structlog.reset_defaults()

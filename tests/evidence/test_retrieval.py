@@ -1,0 +1,102 @@
+"""Hybrid retrieval and MMR on small hand-made data (no model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deepcritical.evidence.retrieval import BM25Index, HybridIndex, mmr, ranks, rrf
+
+
+def unit(*values: float) -> np.ndarray:
+    vector = np.asarray(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+TEXTS = [
+    "Metformin activates AMPK in hepatocytes",
+    "Statins lower LDL cholesterol",
+    "Aspirin inhibits platelet aggregation",
+    "AMPK activation protects neurons",
+]
+
+
+def test_bm25_scores_the_matching_text_highest_and_others_zero() -> None:
+    scores = BM25Index(TEXTS).scores("statins cholesterol")
+    assert int(np.argmax(scores)) == 1
+    assert scores[1] > 0
+    assert (scores[[0, 2, 3]] == 0).all()
+
+
+def test_bm25_stems_so_inflections_match() -> None:
+    scores = BM25Index(["platelet inhibition by aspirin", "unrelated weather report"]).scores("inhibits platelets")
+    assert scores[0] > 0
+    assert scores[1] == 0
+
+
+def test_bm25_handles_unknown_and_stop_word_queries() -> None:
+    index = BM25Index(TEXTS)
+    assert (index.scores("zebrafish") == 0).all()
+    assert (index.scores("the of and") == 0).all()
+    assert BM25Index([]).scores("anything").shape == (0,)
+
+
+def test_ranks_are_one_based_and_can_leave_out_non_positive_scores() -> None:
+    scores = np.array([0.5, 2.0, 0.0, 1.0])
+    assert ranks(scores).tolist() == [3.0, 1.0, 4.0, 2.0]
+    assert ranks(scores, positive_only=True).tolist() == [3.0, 1.0, np.inf, 2.0]
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    fused = rrf([np.array([1.0, 2.0]), np.array([2.0, np.inf])], k=10)
+    assert fused[0] == pytest.approx(1 / 11 + 1 / 12)
+    assert fused[1] == pytest.approx(1 / 12)
+
+
+def test_hybrid_puts_an_item_good_in_both_rankings_first() -> None:
+    # Item 3 is second for keywords and second for meaning; 0 is first for keywords only, 2 first for meaning only.
+    texts = ["ampk ampk ampk kinase", "unrelated text", "something else entirely", "ampk in neurons"]
+    vectors = np.stack([unit(-1, 0, 0), unit(0, 0, 1), unit(1, 0, 0), unit(0.9, 0.3, 0)])
+    index = HybridIndex(texts, vectors)
+    query_vector = unit(1, 0, 0)
+    assert index.top("ampk", query_vector, 1, "bm25")[0][0] == 0
+    assert index.top("ampk", query_vector, 1, "dense")[0][0] == 2
+    assert index.top("ampk", query_vector, 1, "hybrid")[0][0] == 3
+
+
+def test_bm25_top_leaves_out_items_without_a_query_term() -> None:
+    index = HybridIndex(TEXTS, np.stack([unit(1, 0)] * 4))
+    assert [position for position, _ in index.top("aspirin", unit(1, 0), 10, "bm25")] == [2]
+
+
+def test_hybrid_index_checks_lengths_match() -> None:
+    with pytest.raises(ValueError, match="2 texts but 1 vectors"):
+        HybridIndex(["a text", "another"], np.stack([unit(1, 0)]))
+
+
+def test_mmr_keeps_one_of_two_near_identical_items_when_a_distinct_relevant_one_exists() -> None:
+    query = unit(1, 0, 0)
+    vectors = np.stack(
+        [
+            unit(0.9, 0.43, 0),  # most relevant
+            unit(0.9, 0.44, 0.01),  # a near copy of it
+            unit(0.7, 0, 0.7),  # relevant, and says something else
+            unit(0, 0, 1),  # irrelevant
+        ]
+    )
+    assert float(vectors[0] @ vectors[1]) > 0.99
+    chosen = mmr([0, 1, 2, 3], query, vectors, k=2)
+    assert chosen == [0, 2]
+
+
+def test_mmr_with_lambda_one_is_pure_relevance_order() -> None:
+    query = unit(1, 0, 0)
+    vectors = np.stack([unit(1, 0.5, 0), unit(1, 0.1, 0), unit(1, 0.11, 0.01)])
+    assert mmr([0, 1, 2], query, vectors, k=3, lambda_=1.0) == [1, 2, 0]
+
+
+def test_mmr_returns_at_most_the_candidates() -> None:
+    vectors = np.stack([unit(1, 0), unit(0, 1)])
+    assert sorted(mmr([0, 1], unit(1, 0), vectors, k=5)) == [0, 1]
+    assert mmr([], unit(1, 0), vectors, k=3) == []
+    assert mmr([0, 1], unit(1, 0), vectors, k=0) == []

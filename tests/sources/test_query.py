@@ -1,0 +1,91 @@
+"""Natural-language questions become PubMed queries without losing the caller's PubMed syntax."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deepcritical.sources.query import OPERATORS, STOP_WORDS, to_pubmed_query
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Could metformin help treat Alzheimer's disease?", "metformin treat Alzheimer's disease"),
+        ("What is the role of statins in sepsis?", "role statins sepsis"),
+        ("Does long-COVID cause fatigue?", "long-COVID cause fatigue"),
+        ("Can SARS-CoV-2 infect β-cells?", "SARS-CoV-2 infect β-cells"),
+        ("What’s known about IL-6 in long COVID?", "IL-6 long COVID"),
+    ],
+)
+def test_question_words_filler_and_punctuation_are_dropped(question: str, expected: str) -> None:
+    assert to_pubmed_query(question) == expected
+
+
+def test_quoted_phrases_are_kept_intact_including_their_filler() -> None:
+    query = to_pubmed_query('What is the effect of "the gut microbiome" on depression?')
+    assert query == 'effect "the gut microbiome" depression'
+
+
+def test_curly_quotes_become_a_pubmed_phrase() -> None:
+    assert to_pubmed_query("Is “insulin resistance” linked to dementia?") == '"insulin resistance" linked dementia'
+
+
+def test_upper_case_operators_and_parentheses_are_kept() -> None:
+    query = "(metformin OR sulfonylurea) AND dementia NOT review"
+    assert to_pubmed_query(query) == query
+
+
+def test_lower_case_and_or_not_are_prose_not_operators() -> None:
+    assert to_pubmed_query("statins and sepsis or not") == "statins sepsis"
+
+
+def test_field_tags_survive() -> None:
+    query = 'metformin[tiab] AND "alzheimer disease"[MeSH Terms]'
+    assert to_pubmed_query(query) == query
+
+
+def test_truncation_wildcard_survives() -> None:
+    assert to_pubmed_query("neurodegenerat* in mice") == "neurodegenerat* mice"
+
+
+def test_operators_left_dangling_by_dropped_filler_are_removed() -> None:
+    assert to_pubmed_query("the AND (what OR is) AND statins") == "statins"
+    assert to_pubmed_query("AND metformin OR") == "metformin"
+
+
+def test_unbalanced_parentheses_are_dropped_not_sent() -> None:
+    assert to_pubmed_query("(metformin OR insulin AND dementia") == "metformin OR insulin AND dementia"
+
+
+def test_all_filler_falls_back_to_the_original_words() -> None:
+    assert to_pubmed_query("What is it?") == "What is it"
+
+
+def test_punctuation_only_falls_back_to_the_original() -> None:
+    assert to_pubmed_query("???") == "???"
+
+
+def test_empty_input_gives_empty_query() -> None:
+    assert to_pubmed_query("   ") == ""
+
+
+@given(st.text(min_size=1).filter(lambda text: text.strip()))
+def test_never_empty_for_non_empty_input(text: str) -> None:
+    assert to_pubmed_query(text).strip()
+
+
+@given(st.text())
+def test_no_stop_word_or_dangling_operator_survives_unless_it_is_the_fallback(text: str) -> None:
+    query = to_pubmed_query(text)
+    words = query.split()
+    if not words or query == " ".join(text.split()):
+        return
+    phrase_free = " ".join(part for index, part in enumerate(query.split('"')) if index % 2 == 0)
+    tokens = phrase_free.replace("(", " ").replace(")", " ").split()
+    if all(token.lower() in STOP_WORDS for token in tokens if token not in OPERATORS):
+        return  # the fallback: nothing but filler was asked
+    assert tokens[0] not in OPERATORS
+    assert tokens[-1] not in OPERATORS
+    assert query.count("(") == query.count(")")

@@ -1,0 +1,355 @@
+"""The research loop: it stops on sufficiency and on each budget, survives LLM and store failures, and
+always ends with a cited report and a run record. Fakes for the sources and the store; real agents."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import structlog
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agents.research_fakes import (
+    CORPUS,
+    QUESTION,
+    FakeClock,
+    FakeEngine,
+    FakeHandler,
+    FakeStore,
+    demo_settings,
+    evidence,
+    plain_logs,
+)
+from deepcritical.agents.demo_models import demo_models
+from deepcritical.agents.llm import AgentModels
+from deepcritical.config import Settings
+from deepcritical.errors import ResearchError, StoreError
+from deepcritical.events import ProgressEvent, ResearchOutcome, RunFinished
+from deepcritical.orchestrator import Orchestrator
+from deepcritical.runrecord import write_outputs
+
+pytestmark = pytest.mark.usefixtures("plain_logs")
+_ = plain_logs  # imported for its fixture
+
+
+def insufficient(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    score = {"score": 4, "reason": "Some evidence."}
+    args: dict[str, Any] = {"mechanism": score, "clinical": score, "safety": score, "sufficient": False}
+    args |= {"confidence": 0.3, "gaps": ["clinical trials"], "next_queries": ["metformin dementia trial"]}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+def failing(status: int, body: str = "provider error") -> FunctionModel:
+    def fail(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ModelHTTPError(status, "fake-model", body)
+
+    return FunctionModel(fail)
+
+
+def models(*, brain: Any = None, judge: Any = None, report: Any = None) -> AgentModels:
+    demo_brain, demo_judge, demo_report = demo_models()
+    return AgentModels(brain=brain or demo_brain, judge=judge or demo_judge, report=report or demo_report, name="test")
+
+
+class Harness:
+    def __init__(self, settings: Settings | None = None, **options: Any) -> None:
+        self.settings = settings or demo_settings()
+        self.store = options.pop("store", None) or FakeStore()
+        self.handler = options.pop("handler", None) or FakeHandler()
+        self.clock = options.pop("clock", None) or FakeClock()
+        self.waits: list[float] = []
+        self.models = options.pop("models", None)
+        self.events: list[ProgressEvent] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+    async def run(self, question: str = QUESTION) -> ResearchOutcome:
+        async with httpx.AsyncClient() as client:
+            orchestrator = Orchestrator(
+                self.settings,
+                client=client,
+                models=self.models,
+                store=self.store,
+                handler=self.handler,
+                research_engine=FakeEngine(),
+                clock=self.clock,
+                sleep=self.sleep,
+            )
+            async for event in orchestrator.run(question):
+                self.events.append(event)
+        last = self.events[-1]
+        assert isinstance(last, RunFinished)
+        return last.outcome
+
+    def kinds(self) -> list[str]:
+        return [event.kind for event in self.events]
+
+
+def assert_cited(outcome: ResearchOutcome) -> None:
+    """The report is not empty, and every citation resolves to evidence the run collected."""
+    collected = {item.id for item in outcome.evidence}
+    findings = [*outcome.report.key_findings, *outcome.report.contrary_evidence]
+    assert outcome.report.answer_brief
+    assert findings
+    assert all(set(finding.evidence_ids) <= collected for finding in findings)
+    assert set(outcome.report.references) <= collected
+
+
+async def test_stops_when_the_judge_finds_the_evidence_sufficient() -> None:
+    harness = Harness()
+    outcome = await harness.run()
+    assert outcome.stop_reason == "sufficient"
+    assert outcome.iterations == 1
+    assert harness.kinds() == [
+        "run_started",
+        "iteration_started",
+        "queries_planned",
+        "search_finished",
+        "judge_finished",
+        "report_written",
+        "run_finished",
+    ]
+    assert_cited(outcome)
+    assert not outcome.report_fallback
+    assert {"pubmed", "web", "searxng"} <= set(outcome.sources)
+    assert set(outcome.timings) >= {"search", "embedding_dedup", "planning", "judge", "report", "total"}
+    assert outcome.llm_usage.requests == 5  # brain 3 (context, search, output), judge 1, report 1
+    assert "## Why the run stopped" in outcome.markdown
+    assert "DEMO MODE" in outcome.markdown
+
+
+async def test_low_confidence_does_not_count_as_sufficient() -> None:
+    harness = Harness(demo_settings(DEEPCRITICAL_CONFIDENCE=1.0, DEEPCRITICAL_MAX_ITERATIONS=2))
+    outcome = await harness.run()
+    assert outcome.assessments[0].sufficient
+    assert outcome.stop_reason == "max_iterations"
+    assert outcome.iterations == 2
+
+
+async def test_stops_after_max_iterations_with_the_judges_queries_run() -> None:
+    harness = Harness(demo_settings(DEEPCRITICAL_MAX_ITERATIONS=3), models=models(judge=FunctionModel(insufficient)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "max_iterations"
+    assert outcome.iterations == 3
+    assert len(outcome.assessments) == 3
+    assert len(outcome.plans) == 3
+    assert "metformin dementia trial" in harness.handler.queries
+    assert len(harness.handler.queries) == len(set(harness.handler.queries))  # no query runs twice
+    assert_cited(outcome)
+
+
+async def test_stops_at_the_evidence_cap() -> None:
+    settings = demo_settings(DEEPCRITICAL_MAX_EVIDENCE=3)
+    harness = Harness(settings, models=models(judge=FunctionModel(insufficient)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "max_evidence"
+    assert len(outcome.evidence) == 3
+    assert len(harness.store.items) == 3
+    assert outcome.iterations == 1
+
+
+async def test_stops_when_the_time_budget_is_spent_and_still_reports() -> None:
+    clock = FakeClock()
+    settings = demo_settings(DEEPCRITICAL_MAX_SECONDS=100)
+
+    def slow_search(_query: str) -> None:
+        clock.now = 1085  # past the loop's deadline (80 s after the start), inside the report's share
+
+    harness = Harness(settings, clock=clock, handler=FakeHandler(on_execute=slow_search))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "time_budget"
+    assert outcome.assessments == []  # the judge never ran
+    assert not outcome.report_fallback
+    assert_cited(outcome)
+
+
+async def test_no_time_left_for_the_report_gives_the_extractive_report() -> None:
+    clock = FakeClock()
+
+    def very_slow_search(_query: str) -> None:
+        clock.now += 1000
+
+    harness = Harness(clock=clock, handler=FakeHandler(on_execute=very_slow_search))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "time_budget"
+    assert outcome.report_fallback
+    assert_cited(outcome)
+
+
+async def test_a_hung_source_is_cut_off_by_the_time_budget() -> None:
+    never = asyncio.Event()
+
+    class HungHandler(FakeHandler):
+        async def execute(self, query: str, max_results_per_tool: int = 10) -> Any:
+            await never.wait()
+
+    harness = Harness(demo_settings(DEEPCRITICAL_MAX_SECONDS=0.05), handler=HungHandler())
+    outcome = await harness.run()
+    assert outcome.stop_reason == "time_budget"
+    assert "time budget" in " ".join(e.message for e in harness.events if e.kind == "warning")  # type: ignore[union-attr]
+
+
+async def test_stops_when_the_llm_request_budget_is_spent() -> None:
+    harness = Harness(demo_settings(DEEPCRITICAL_MAX_LLM_REQUESTS=5))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "llm_budget"
+    assert outcome.evidence  # the brain searched before its budget ran out
+    assert outcome.llm_usage.requests <= 5
+    assert not outcome.report_fallback  # the report had its reserve
+    assert_cited(outcome)
+
+
+async def test_a_transient_llm_error_is_retried() -> None:
+    brain, _, _ = demo_models()
+    calls: list[int] = []
+
+    async def flaky(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ModelHTTPError(503, "fake-model", "overloaded")
+        assert brain.function is not None
+        return await brain.function(messages, info)  # type: ignore[no-any-return, misc]
+
+    harness = Harness(models=models(brain=FunctionModel(flaky)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "sufficient"
+    assert harness.waits == [1.0]
+    assert outcome.errors == []
+
+
+async def test_a_failing_llm_is_reported_and_the_report_is_built_in_code() -> None:
+    harness = Harness(models=models(judge=failing(401), report=failing(500)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "llm_failed"
+    assert outcome.report_fallback
+    assert_cited(outcome)
+    assert any(error.startswith("judge: ModelHTTPError") for error in outcome.errors)
+    assert any(error.startswith("report:") for error in outcome.errors)
+    assert len(harness.waits) == 2  # the 500 was retried twice; the 401 was not retried
+    assert "language model failed" in outcome.markdown
+
+
+async def test_a_crash_keeps_the_evidence_and_still_finishes_with_a_record(tmp_path: Path) -> None:
+    store = FakeStore()
+    later = [evidence(70 + i, f"Metformin and dementia: a later finding number {i}.") for i in range(3)]
+    handler = FakeHandler(answer=lambda query: later if "dementia" in query else CORPUS)
+    harness = Harness(models=models(judge=FunctionModel(insufficient)), store=store, handler=handler)
+    harness.settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2)
+    real_add = store.add
+    added: list[int] = []
+
+    async def add_then_fail(evidence: Any) -> int:
+        if added:
+            raise StoreError("disk full")
+        added.append(1)
+        return await real_add(evidence)
+
+    store.add = add_then_fail  # type: ignore[method-assign]
+    outcome = await harness.run()
+    finished = harness.events[-1]
+    assert isinstance(finished, RunFinished)
+    assert finished.error == "StoreError: disk full"
+    assert outcome.stop_reason == "error"
+    assert outcome.evidence
+    assert {item.id for item in outcome.evidence} == set(store.items)
+    assert_cited(outcome)
+    report_path, run_path = write_outputs(outcome, tmp_path / "out")
+    assert json.loads(run_path.read_text())["error"] == "StoreError: disk full"
+    assert report_path.read_text().startswith("# ")
+
+
+async def test_no_evidence_ends_in_a_report_that_says_so() -> None:
+    harness = Harness(handler=FakeHandler(answer=lambda _query: [], errors=["pubmed: HTTP 500 after 3 attempt(s)"]))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "no_evidence"
+    assert outcome.report.answer_brief.startswith("No evidence was found")
+    assert outcome.evidence == []
+    assert outcome.report.references == []
+    assert "pubmed: HTTP 500" in outcome.markdown
+    assert harness.kinds().count("warning") == 3
+
+
+async def test_the_run_id_is_bound_to_every_log_line() -> None:
+    capture = structlog.testing.LogCapture()
+    structlog.configure(processors=[structlog.contextvars.merge_contextvars, capture])
+    try:
+        outcome = await Harness().run()
+    finally:
+        structlog.reset_defaults()
+    assert capture.entries
+    assert {entry.get("run_id") for entry in capture.entries} == {outcome.run_id}
+
+
+async def test_stopping_the_consumer_early_cancels_the_run() -> None:
+    async with httpx.AsyncClient() as client:
+        orchestrator = Orchestrator(
+            demo_settings(), client=client, store=FakeStore(), handler=FakeHandler(), research_engine=FakeEngine()
+        )
+        stream = orchestrator.run(QUESTION)
+        first = await anext(stream)
+        await stream.aclose()  # type: ignore[attr-defined]
+    assert first.kind == "run_started"
+
+
+async def test_no_secret_reaches_the_run_record_or_the_report(tmp_path: Path) -> None:
+    secrets = {
+        "GOOGLE_API_KEY": "AIza-google-secret-1",
+        "OPENAI_API_KEY": "sk-openai-secret-2",
+        "ANTHROPIC_API_KEY": "ak-anthropic-secret-3",
+        "NCBI_API_KEY": "ncbi-secret-4",
+        "YOU_API_KEY": "you-secret-5",
+    }
+    settings = Settings(_env_file=None, **secrets)  # type: ignore[arg-type]
+    leaky = failing(500, body=f"bad key {secrets['GOOGLE_API_KEY']}")  # a provider echoing the key back
+    harness = Harness(settings, models=models(judge=leaky))
+    outcome = await harness.run()
+    report_path, run_path = write_outputs(outcome, tmp_path)
+    written = report_path.read_text() + run_path.read_text()
+    events = "".join(event.model_dump_json() for event in harness.events)
+    assert outcome.errors
+    assert "***" in outcome.errors[0]
+    for value in secrets.values():
+        assert value not in written
+        assert value not in events
+    record = json.loads(run_path.read_text())
+    assert record["settings"]["google_api_key"] == "set"
+    assert record["stop_reason"] == "llm_failed"
+    assert {item["id"] for item in record["evidence"]} >= set(record["report"]["references"])
+
+
+async def test_the_store_is_kept_open_when_the_caller_owns_it() -> None:
+    harness = Harness()
+    await harness.run()
+    assert not harness.store.closed
+    assert {item.id for item in CORPUS} == set(harness.store.items)
+
+
+@pytest.mark.parametrize("question", ["", "   "])
+async def test_an_empty_question_is_refused(question: str) -> None:
+    with pytest.raises(ResearchError, match="empty"):
+        await Harness().run(question)
+
+
+async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> None:
+    class NoStore(Orchestrator):
+        async def _open_store(self, run_id: str) -> Any:
+            raise StoreError("cannot open the evidence store")
+
+    async with httpx.AsyncClient() as client:
+        orchestrator = NoStore(demo_settings(), client=client, handler=FakeHandler(), research_engine=FakeEngine())
+        events: list[ProgressEvent] = []
+
+        async def consume() -> None:
+            async for event in orchestrator.run(QUESTION):
+                events.append(event)
+
+        with pytest.raises(StoreError, match="cannot open"):
+            await consume()
+    assert events == []
