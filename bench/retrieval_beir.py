@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import csv
 import json
+import logging
 import math
 import sys
 import tempfile
@@ -36,6 +37,8 @@ from collections import defaultdict
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
+
+import structlog
 
 from deepcritical.config import load_settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore, ScoredEvidence
@@ -95,6 +98,8 @@ async def timed(step: Callable[[], Coroutine[Any, Any, None]]) -> float:
 
 
 async def run(args: argparse.Namespace) -> None:
+    # The table is the output: the store's info and debug lines would drown it.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     corpus = read_corpus(args.data)
     queries = read_queries(args.data)
     qrels = read_qrels(args.qrels)

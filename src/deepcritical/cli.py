@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer

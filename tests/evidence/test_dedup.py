@@ -86,3 +86,27 @@ def test_repeats_of_an_id_merge_into_one_item() -> None:
     merged = merge_same_ids([pubmed, make_evidence("2", "x"), web])
     assert [item.id for item in merged] == ["pmid:1", "pmid:2"]
     assert set(merged[0].found_by) == {"pubmed", "web"}
+
+
+def test_opposite_findings_are_never_merged_however_close_their_vectors() -> None:
+    reduces = make_evidence("1", "Metformin reduces the risk of Alzheimer's disease.")
+    increases = make_evidence("2", "Metformin increases the risk of Alzheimer's disease.")
+    no_effect = make_evidence("3", "Metformin does not reduce the risk of Alzheimer's disease.")
+    vectors = np.stack([unit(1, 0), unit(1, 0), unit(1, 0)])
+    result = plan([reduces, increases, no_effect], set(), vectors, {}, 0.9)
+    assert [item.id for item in result.kept] == ["pmid:1", "pmid:2", "pmid:3"]
+    assert result.duplicates == {}
+
+
+def test_a_stored_opposite_finding_does_not_swallow_a_new_one() -> None:
+    new = make_evidence("new", "Long-term use was associated with a higher risk of dementia.", pmid=False)
+    stored = StoreMatch("pmid:9", 0.99, "Long-term use was associated with a lower risk of dementia.")
+    result = plan([new], set(), np.stack([unit(1, 0)]), {new.id: stored}, 0.9)
+    assert result.kept == [new]
+
+
+def test_paraphrases_with_the_same_direction_still_merge() -> None:
+    new = make_evidence("new", "Use of metformin was linked to a lower dementia risk.", source="web", pmid=False)
+    stored = StoreMatch("pmid:9", 0.95, "Metformin use was associated with reduced risk of dementia.")
+    result = plan([new], set(), np.stack([unit(1, 0)]), {new.id: stored}, 0.9)
+    assert result.duplicates == {new.id: "pmid:9"}

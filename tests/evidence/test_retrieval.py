@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deepcritical.evidence.retrieval import BM25Index, HybridIndex, mmr, ranks, rrf
+from deepcritical.evidence.retrieval import BM25Index, HybridIndex, min_max, mmr, ranks, rrf
 
 
 def unit(*values: float) -> np.ndarray:
@@ -75,28 +75,57 @@ def test_hybrid_index_checks_lengths_match() -> None:
 
 
 def test_mmr_keeps_one_of_two_near_identical_items_when_a_distinct_relevant_one_exists() -> None:
-    query = unit(1, 0, 0)
     vectors = np.stack(
         [
             unit(0.9, 0.43, 0),  # most relevant
-            unit(0.9, 0.44, 0.01),  # a near copy of it
+            unit(0.9, 0.44, 0.01),  # a near copy of it, nearly as relevant
             unit(0.7, 0, 0.7),  # relevant, and says something else
-            unit(0, 0, 1),  # irrelevant
+            unit(0, 0, 1),  # barely relevant
         ]
     )
     assert float(vectors[0] @ vectors[1]) > 0.99
-    chosen = mmr([0, 1, 2, 3], query, vectors, k=2)
-    assert chosen == [0, 2]
+    relevance = np.array([1.0, 0.97, 0.7, 0.0])
+    assert mmr([0, 1, 2, 3], relevance, vectors, k=2) == [0, 2]
+    assert mmr([0, 1, 2, 3], relevance, vectors, k=2, lambda_=1.0) == [0, 1], "without MMR the copy would win"
 
 
 def test_mmr_with_lambda_one_is_pure_relevance_order() -> None:
-    query = unit(1, 0, 0)
     vectors = np.stack([unit(1, 0.5, 0), unit(1, 0.1, 0), unit(1, 0.11, 0.01)])
-    assert mmr([0, 1, 2], query, vectors, k=3, lambda_=1.0) == [1, 2, 0]
+    assert mmr([0, 1, 2], np.array([0.2, 0.9, 0.5]), vectors, k=3, lambda_=1.0) == [1, 2, 0]
 
 
 def test_mmr_returns_at_most_the_candidates() -> None:
     vectors = np.stack([unit(1, 0), unit(0, 1)])
-    assert sorted(mmr([0, 1], unit(1, 0), vectors, k=5)) == [0, 1]
-    assert mmr([], unit(1, 0), vectors, k=3) == []
-    assert mmr([0, 1], unit(1, 0), vectors, k=0) == []
+    assert sorted(mmr([0, 1], np.array([1.0, 0.5]), vectors, k=5)) == [0, 1]
+    assert mmr([], np.array([]), vectors, k=3) == []
+    assert mmr([0, 1], np.array([1.0, 0.5]), vectors, k=0) == []
+
+
+def test_mmr_checks_one_relevance_per_candidate() -> None:
+    with pytest.raises(ValueError, match="2 candidates but 1 relevance"):
+        mmr([0, 1], np.array([1.0]), np.stack([unit(1, 0), unit(0, 1)]), k=1)
+
+
+def test_min_max_rescales_to_the_unit_interval() -> None:
+    assert min_max(np.array([2.0, 4.0, 3.0])).tolist() == [0.0, 1.0, 0.5]
+    assert min_max(np.array([0.3, 0.3])).tolist() == [1.0, 1.0]
+    assert min_max(np.array([])).shape == (0,)
+
+
+def test_diverse_top_skips_a_near_copy_of_the_best_item() -> None:
+    texts = [
+        "metformin dementia risk in diabetes",
+        "metformin dementia risk in diabetes cohort",
+        "metformin and insulin in muscle",
+        "dementia incidence with sulfonylureas",
+        "weather report",
+    ]
+    vectors = np.stack(
+        [unit(1, 0.2, 0, 0), unit(1, 0.21, 0, 0), unit(0.6, 0, 0.8, 0), unit(0.5, 0, 0, 0.87), unit(0, 1, 0, 0)]
+    )
+    index = HybridIndex(texts, vectors)
+    query = unit(1, 0, 0, 0)
+    assert [position for position, _ in index.top("metformin dementia", query, 2)] == [0, 1]
+    chosen = index.diverse_top("metformin dementia", query, 2, pool=4)
+    assert chosen[0] == 0
+    assert chosen[1] in {2, 3}, "the near copy gives way to a distinct relevant item"

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from evidence_factory import make_evidence
 from conftest import OpenStore, settings_for
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
+from deepcritical.evidence.embeddings import Vectors
 from deepcritical.models import Citation, Evidence
 
 pytestmark = pytest.mark.model
@@ -61,7 +63,7 @@ async def test_added_evidence_round_trips_exactly(open_store: OpenStore) -> None
     )
     store = await open_store()
     assert await store.add([rich, STATINS]) == 2
-    assert await store.get(["pmid:555", "pmid:nope", "pmid:103"]) == [rich, STATINS]
+    assert await store.get(["pmid:555", "pmid:nope", "pmid:103", "pmid:555"]) == [rich, STATINS]
     assert sorted(item.id for item in await store.all()) == ["pmid:103", "pmid:555"]
 
 
@@ -271,3 +273,28 @@ async def test_unreachable_server_names_it(tmp_path: Path, embeddings: Embedding
         port = probe.getsockname()[1]
     with pytest.raises(StoreError, match=rf"Chroma server at 127\.0\.0\.1:{port}.*CHROMA_HOST"):
         await EvidenceStore.open(settings_for(tmp_path, "127.0.0.1", port), embeddings, "run-1")
+
+
+async def test_closing_one_runs_store_leaves_another_working(open_store: OpenStore) -> None:
+    first, second = await open_store("run-first"), await open_store("run-second")
+    await first.close()
+    await first.close()
+    assert await second.add([STATINS]) == 1
+    assert await second.get([STATINS.id]) == [STATINS]
+
+
+async def test_add_after_deduplicate_embeds_each_new_text_once(
+    open_store: OpenStore, embeddings: EmbeddingService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedded: list[str] = []
+    real_aembed = embeddings.aembed
+
+    async def counting_aembed(texts: Sequence[str]) -> Vectors:
+        embedded.extend(texts)
+        return await real_aembed(texts)
+
+    monkeypatch.setattr(embeddings, "aembed", counting_aembed)
+    store = await open_store()
+    result = await store.deduplicate([METFORMIN, STATINS, ASPIRIN])
+    assert await store.add(result.kept) == 3
+    assert len(embedded) == 3

@@ -8,6 +8,7 @@ the bug where every re-check matched itself and the evidence count fell to zero.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +24,27 @@ class StoreMatch:
 
     id: str
     similarity: float
+    content: str = ""
+
+
+# Embeddings barely separate a finding from its opposite ("reduces" / "increases" / "does not
+# reduce" score above 0.99), so two texts whose direction words differ are never merged: keeping a
+# near-duplicate costs a little redundancy, dropping a contrary finding misleads the reader.
+_DIRECTIONS = {
+    "up": re.compile(r"\b(?:increas\w*|higher|rais(?:e|ed|es|ing)|elevat\w*|worse\w*|more)\b", re.IGNORECASE),
+    "down": re.compile(r"\b(?:decreas\w*|reduc\w*|lower\w*|fewer|less|declin\w*|improv\w*|better)\b", re.IGNORECASE),
+    "negated": re.compile(r"\b(?:no|not|never|without|neither|nor|failed|null)\b|n't\b", re.IGNORECASE),
+}
+
+
+def directions(text: str) -> frozenset[str]:
+    """Which kinds of direction word a text uses: up, down, negated."""
+    return frozenset(name for name, pattern in _DIRECTIONS.items() if pattern.search(text))
+
+
+def may_disagree(first: str, second: str) -> bool:
+    """True when two similar texts could state different findings, judged by their direction words."""
+    return bool(first and second) and directions(first) != directions(second)
 
 
 @dataclass
@@ -97,10 +119,18 @@ def _best_match(
 ) -> str | None:
     best_id: str | None = None
     best = threshold
-    if store_match is not None and store_match.id != item_id and store_match.similarity >= best:
+    text = fresh[index].content
+    if (
+        store_match is not None
+        and store_match.id != item_id
+        and store_match.similarity >= best
+        and not may_disagree(text, store_match.content)
+    ):
         best_id, best = store_match.id, store_match.similarity
     for other in kept_fresh:
         score = float(similarity[index, other])
+        if may_disagree(text, fresh[other].content):
+            continue
         # Strictly better than a store match: the stored item is the older one and wins ties.
         if score >= threshold and (best_id is None or score > best):
             best_id, best = fresh[other].id, score

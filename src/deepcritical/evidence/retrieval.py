@@ -24,8 +24,9 @@ Scores = npt.NDArray[np.float64]
 # The usual RRF constant (Cormack et al., 2009); on the SciFact train split (in aggregate) it did as
 # well as any value tried, see phases/02_evidence.md.
 RRF_K = 60
-# MMR trade-off between relevance and redundancy (both cosine similarities). At 0.5 a near copy of an
-# item already chosen (similarity ~1) loses to any distinct item that is about as relevant.
+# MMR trade-off between relevance (hybrid score rescaled to [0, 1] over the candidates) and redundancy
+# (cosine similarity to what is already chosen). At 0.5 a near copy of a chosen item (similarity ~1)
+# loses to a distinct candidate unless that one is much less relevant; see phases/02_evidence.md.
 MMR_LAMBDA = 0.5
 _STOPWORDS = "en"
 
@@ -114,6 +115,14 @@ class HybridIndex:
         keyword = ranks(self._bm25.scores(query), positive_only=True)
         return rrf([keyword, ranks(self.dense_scores(query_vector))], self.rrf_k)
 
+    def diverse_top(self, query: str, query_vector: Vectors, k: int, pool: int) -> list[int]:
+        """A relevant, non-redundant ``k``: the best ``pool`` hybrid candidates narrowed by MMR, with
+        the fused scores rescaled to [0, 1] over the pool as MMR's relevance."""
+        ranked = self.top(query, query_vector, max(pool, k), "hybrid")
+        positions = [position for position, _ in ranked]
+        relevance = min_max(np.asarray([score for _, score in ranked], dtype=np.float64))
+        return mmr(positions, relevance, self.vectors, k)
+
     def top(self, query: str, query_vector: Vectors, n: int, mode: RetrievalMode = "hybrid") -> list[tuple[int, float]]:
         """The best ``n`` items as (position, score), best first; BM25 leaves out zero scores."""
         scores = self.scores(query, query_vector, mode)
@@ -122,25 +131,36 @@ class HybridIndex:
 
 
 def mmr(
-    candidates: Sequence[int], query_vector: Vectors, vectors: Vectors, k: int, lambda_: float = MMR_LAMBDA
+    candidates: Sequence[int], relevance: Scores, vectors: Vectors, k: int, lambda_: float = MMR_LAMBDA
 ) -> list[int]:
     """Maximal marginal relevance (Carbonell & Goldstein, 1998) over ``candidates`` (positions into
-    ``vectors``, best first): repeatedly take the item maximising
-    ``lambda * cos(query, item) - (1 - lambda) * max cos(item, already taken)``. Ties go to the
-    earlier candidate, so with no redundancy the candidate order is kept."""
+    ``vectors``) with ``relevance`` in [0, 1] for each: repeatedly take the candidate maximising
+    ``lambda * relevance - (1 - lambda) * max cos(candidate, already taken)``. Ties go to the earlier
+    candidate."""
+    if len(candidates) != len(relevance):
+        raise ValueError(f"{len(candidates)} candidates but {len(relevance)} relevance scores")
     if k <= 0 or not candidates:
         return []
     pool = np.asarray(candidates, dtype=np.int64)
-    relevance = vectors[pool] @ query_vector
     pairwise = vectors[pool] @ vectors[pool].T
-    redundancy = np.full(len(pool), -np.inf)
-    chosen: list[int] = []
+    # Nothing is redundant before the first pick; dissimilarity earns no bonus, hence the floor at 0.
+    redundancy = np.zeros(len(pool))
     available = np.ones(len(pool), dtype=bool)
+    chosen: list[int] = []
     for _ in range(min(k, len(pool))):
-        penalty = np.where(np.isinf(redundancy), 0.0, redundancy)
-        value = np.where(available, lambda_ * relevance - (1 - lambda_) * penalty, -np.inf)
+        value = np.where(available, lambda_ * relevance - (1 - lambda_) * redundancy, -np.inf)
         best = int(np.argmax(value))
         chosen.append(int(pool[best]))
         available[best] = False
         redundancy = np.maximum(redundancy, pairwise[best])
     return chosen
+
+
+def min_max(scores: Scores) -> Scores:
+    """Scores rescaled to [0, 1] within the list (all ones when they are all equal)."""
+    if not len(scores):
+        return np.ones(0)
+    low, high = float(scores.min()), float(scores.max())
+    if high - low <= 0:
+        return np.ones(len(scores))
+    return (scores - low) / (high - low)

@@ -22,8 +22,8 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError, StoreError
 from deepcritical.evidence import chroma
 from deepcritical.evidence.dedup import StoreMatch, merge_same_ids, plan
-from deepcritical.evidence.embeddings import EmbeddingService, passage_text
-from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode, mmr
+from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
+from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
 from deepcritical.models import Evidence, SourceName
 
@@ -59,6 +59,9 @@ class EvidenceStore:
         self.dedup_threshold = dedup_threshold
         self._max_batch = int(connection.client.get_max_batch_size())
         self._write_lock = asyncio.Lock()
+        # Vectors computed by ``deduplicate`` for items not stored yet, by embedding text, so that the
+        # ``add`` that usually follows does not embed the same texts again. Emptied by every ``add``.
+        self._pending_vectors: dict[str, Vectors] = {}
         self._index: tuple[list[Evidence], HybridIndex] | None = None
         self._closed = False
         self._version = 0  # bumped by every write; an index built from an older version is not kept
@@ -98,8 +101,9 @@ class EvidenceStore:
 
     async def get(self, ids: Sequence[str]) -> list[Evidence]:
         """The run's items with these ids, in the order asked; unknown ids are skipped."""
-        found = await self._call("get", functools.partial(chroma.fetch, self._run, list(ids), vectors=False))
-        return [found[item_id].evidence for item_id in dict.fromkeys(ids) if item_id in found]
+        unique = list(dict.fromkeys(ids))  # Chroma rejects repeated ids
+        found = await self._call("get", functools.partial(chroma.fetch, self._run, unique, vectors=False))
+        return [found[item_id].evidence for item_id in unique if item_id in found]
 
     async def all(self) -> list[Evidence]:
         """Every item of this run."""
@@ -126,6 +130,8 @@ class EvidenceStore:
                 embedding_text(record.evidence): record.vector
                 for record in (*stored_lib.values(), *stored_run.values())
             }
+            pending, self._pending_vectors = self._pending_vectors, {}
+            vectors = pending | vectors
             stale = list(
                 dict.fromkeys(
                     text
@@ -160,15 +166,18 @@ class EvidenceStore:
             ids = [item.id for item in items]
             stored = await self._call("get", functools.partial(chroma.fetch, self._run, ids, vectors=False))
             fresh = [item for item in items if item.id not in stored]
-            vectors = await self._embeddings.aembed([embedding_text(item) for item in fresh])
+            texts = [embedding_text(item) for item in fresh]
+            vectors = await self._embeddings.aembed(texts)
+            self._pending_vectors.update(zip(texts, vectors, strict=True))
             # Two neighbours: should the store already hold an item under a fresh id (a concurrent
             # writer), its own copy is skipped and the next one is still seen.
             neighbours = await self._call("query", chroma.nearest, self._run, vectors, 2)
             matches = {}
             for item, hits in zip(fresh, neighbours, strict=True):
-                others = [(hit_id, similarity) for hit_id, similarity, _ in hits if hit_id != item.id]
+                others = [hit for hit in hits if hit[0] != item.id]
                 if others:
-                    matches[item.id] = StoreMatch(*others[0])
+                    hit_id, similarity, document = others[0]
+                    matches[item.id] = StoreMatch(hit_id, similarity, chroma.decode(document).content)
             decision = plan(items, set(stored), vectors, matches, self.dedup_threshold)
             if decision.stored_found_by:
                 await self._add_sources(decision.stored_found_by)
@@ -233,8 +242,7 @@ class EvidenceStore:
         if not items:
             return []
         vector = (await self._embeddings.aembed([query]))[0]
-        candidates = [i for i, _ in index.top(query, vector, _MMR_POOL_FACTOR * k, "hybrid")]
-        return [items[i] for i in mmr(candidates, vector, index.vectors, k)]
+        return [items[i] for i in index.diverse_top(query, vector, k, _MMR_POOL_FACTOR * k)]
 
     async def _hybrid_index(self) -> tuple[list[Evidence], HybridIndex]:
         """The run's items with a keyword and vector index, rebuilt only after a write."""

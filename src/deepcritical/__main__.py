@@ -1,0 +1,5 @@
+"""``python -m deepcritical`` runs the command line."""
+
+from deepcritical.cli import main
+
+main()

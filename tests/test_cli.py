@@ -1,0 +1,90 @@
+"""The command line as a user runs it: a real subprocess, demo mode, a temporary store."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.endswith("_API_KEY") and key not in {"DEMO_MODE", "DEEPCRITICAL_MODEL", "DEEPCRITICAL_SOURCES"}
+    }
+    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "160"} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "deepcritical", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=home.parent,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.model
+def test_demo_search_json_returns_many_items_from_several_sources(tmp_path: Path) -> None:
+    result = run_cli("search", "metformin alzheimer's disease", "--demo", "--json", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["synthetic_demo_data"] is True
+    assert len(payload["evidence"]) >= 10
+    sources = {source for item in payload["evidence"] for source in item["found_by"]}
+    assert len(sources) >= 3, sources
+    assert all(item["citation"]["title"].startswith("[DEMO]") for item in payload["evidence"])
+    assert payload["newly_stored"] == len(payload["evidence"])
+
+
+@pytest.mark.model
+def test_demo_research_writes_a_report_whose_citations_resolve(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run_cli(
+        "research",
+        "Can metformin be repurposed for Alzheimer's disease?",
+        "--demo",
+        "--out",
+        str(out),
+        home=tmp_path / "home",
+    )
+    assert result.returncode == 0, result.stderr
+    report = (out / "report.md").read_text(encoding="utf-8")
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    collected = {item["id"] for item in record["evidence"]}
+    cited = set(re.findall(r"Evidence id: `([^`]+)`", report))
+    assert cited, "the report cites nothing"
+    assert cited <= collected
+    assert "DEMO MODE" in report
+    assert len({source for item in record["evidence"] for source in item["found_by"]}) >= 2
+    assert "iteration 1/" in result.stderr  # progress was shown
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (("search", "   "), {}, "query is empty"),
+        (("research", ""), {}, "question is empty"),
+        (("search", "x", "--sources", "pubmed,scholar"), {}, "DEEPCRITICAL_SOURCES"),
+        (("search", "x"), {"SEARXNG_TIMEOUT": "-1"}, "SEARXNG_TIMEOUT"),
+        (("search", "x"), {"SEARXNG_BASE_URL": "not a url"}, "SEARXNG_BASE_URL"),
+        (("research", "Does metformin help?", "--model", "openai:gpt-4o"), {}, "OPENAI_API_KEY"),
+        (("research", "Does metformin help?"), {}, "GOOGLE_API_KEY"),
+        (("research", "Does metformin help?", "--model", "nonsense"), {}, "DEEPCRITICAL_MODEL"),
+    ],
+)
+def test_bad_input_gets_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], expected: str
+) -> None:
+    result = run_cli(*args, home=tmp_path / "home", env=env)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error:")
+    assert expected in lines[0]
