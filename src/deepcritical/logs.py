@@ -13,6 +13,9 @@ def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None
     run id, bound with ``structlog.contextvars.bound_contextvars``, appear on every line."""
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s: %(message)s", force=True)
+    # Some libraries (bm25s) set their own logger to DEBUG on import; the handler's level holds anyway.
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)
     for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers", "primp", "ddgs", "bm25s"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
     renderer: structlog.typing.Processor = (

@@ -105,6 +105,8 @@ def _load_uncached(source: ModelSource) -> _LoadedModel:
     # Offline unless the user says otherwise: a hub lookup here would hang or fail on a machine without
     # the hub, and the bundled model needs none.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # A weights progress bar for a sub-second load is noise on the command line's progress output.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if not source.is_hub_name and not Path(source.location).is_dir():
         raise EmbeddingError(
             f"cannot load the embedding model {source.name} from {source.origin}: no such directory. "
