@@ -88,3 +88,13 @@ def test_bad_input_gets_one_line_and_exit_2(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error:")
     assert expected in lines[0]
+
+
+def test_search_with_no_source_able_to_answer_says_so_and_exits_1(tmp_path: Path) -> None:
+    # SearXNG without a base URL is disabled, so nothing is searched (and nothing touches the network).
+    result = run_cli(
+        "search", "metformin", "--no-store", home=tmp_path / "home", env={"DEEPCRITICAL_SOURCES": "searxng"}
+    )
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "searxng: disabled: SEARXNG_BASE_URL is not set" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: no source answered")

@@ -107,6 +107,8 @@ def search(
         sys.stdout.write(json.dumps(render_search_json(outcome), indent=2, ensure_ascii=False) + "\n")
     else:
         render_search_table(outcome, out, err)
+    if not outcome.answered_sources:
+        fail("no source answered; see the source problems above", EXIT_FAILED)
 
 
 @app.command()

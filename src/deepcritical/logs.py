@@ -11,7 +11,9 @@ import structlog
 def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None:
     """Route structlog (and the libraries' stdlib logging) to stderr. Context variables such as the
     run id, bound with ``structlog.contextvars.bound_contextvars``, appear on every line."""
-    level = logging.INFO if verbose else logging.WARNING
+    # Problems a run survives reach the user as progress lines or source errors already; the log
+    # repeats them only when asked to (--verbose).
+    level = logging.INFO if verbose else logging.ERROR
     logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s: %(message)s", force=True)
     # Some libraries (bm25s) set their own logger to DEBUG on import; the handler's level holds anyway.
     for handler in logging.getLogger().handlers:
