@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
 from deepcritical.agents.extractive import extractive_report, sentences
 from deepcritical.agents.framing import EvidenceView
-from deepcritical.agents.heuristics import aspects_of, context_terms, heuristic_assessment, key_terms
+from deepcritical.agents.heuristics import aspects_of, context_terms, heuristic_assessment, key_terms, reads_contrary
 
 
 def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]
@@ -78,3 +79,22 @@ def test_extractive_report_quotes_and_cites_each_sentence() -> None:
     assert set(report.references) == {
         i for f in (*report.key_findings, *report.contrary_evidence) for i in f.evidence_ids
     }
+
+
+@pytest.mark.parametrize(
+    ("sentence", "contrary"),
+    [
+        ("Long-term use was associated with a higher risk of AD (OR 1.28).", True),
+        ("The pooled association was no longer significant (RR 0.95).", True),
+        ("Metformin did not slow cognitive decline over 24 months.", True),
+        (
+            "Starting metformin was linked to a 16% lower risk of dementia, with no association in people "
+            "with reduced kidney function.",
+            False,
+        ),
+        ("Metformin reduced phospho-tau by 27% and improved memory.", False),
+        ("Metformin lowers hepatic glucose production.", False),
+    ],
+)
+def test_a_sentence_reads_contrary_by_its_main_claim(sentence: str, contrary: bool) -> None:
+    assert reads_contrary(sentence) is contrary

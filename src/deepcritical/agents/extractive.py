@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from deepcritical.agents.framing import EvidenceView
-from deepcritical.agents.heuristics import CONTRARY, INSTRUCTION, is_relevant, key_terms, stem
+from deepcritical.agents.heuristics import INSTRUCTION, is_relevant, key_terms, reads_contrary, stem
 from deepcritical.agents.outputs import Assessment, Finding, ResearchReport
 
 MAX_FINDINGS = 6
@@ -44,7 +44,7 @@ def _rank(sentence: str, stems: Sequence[str]) -> int:
 
 def best_sentence(item: EvidenceView, stems: Sequence[str], *, contrary: bool) -> str | None:
     """The sentence that best states a result about the question (a contrary one when asked)."""
-    candidates = [s for s in sentences(item.text) if bool(CONTRARY.search(s)) == contrary]
+    candidates = [s for s in sentences(item.text) if reads_contrary(s) == contrary]
     if not candidates:
         return None
     ranked = sorted(enumerate(candidates), key=lambda pair: (-_rank(pair[1], stems), -pair[0]))

@@ -48,6 +48,24 @@ CONTRARY = re.compile(
     r"|higher risk|worse\w*|no difference|no improvement|insufficient evidence|inconsistent)\b",
     re.IGNORECASE,
 )
+# Wording of a favourable result. When a sentence has both kinds, what it says first is its main
+# claim: "linked to a 16% lower risk ..., with no association in people with kidney disease" supports.
+SUPPORTIVE = re.compile(
+    r"\b(?:lower(?:ed)? (?:risk|rates?|incidence|odds)|reduc\w*|decreas\w*|improv\w*|slow\w*|protect\w*"
+    r"|benefi\w*|attenuat\w*|prevent\w*)",
+    re.IGNORECASE,
+)
+
+
+def reads_contrary(sentence: str) -> bool:
+    """Whether a sentence's main claim is a null, negative or unfavourable result."""
+    against = CONTRARY.search(sentence)
+    if against is None:
+        return False
+    favourable = SUPPORTIVE.search(sentence)
+    return favourable is None or against.start() <= favourable.start()
+
+
 # Text that addresses a reader or a model instead of reporting something: never evidence of anything.
 INSTRUCTION = re.compile(
     r"\b(?:ignore (?:all |any |the )?(?:previous|prior|above)|you (?:must|should|are required to|are an?)\b"
