@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "HF_HOME"}
+
 
 def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.endswith("_API_KEY") and key not in {"DEMO_MODE", "DEEPCRITICAL_MODEL", "DEEPCRITICAL_SOURCES"}
-    }
-    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "160"} | (env or {})
+    # Only the machine's basics pass through: a developer's keys, SearXNG or Chroma server must not
+    # reach the program under test (nor let it touch the network).
+    environment = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
+    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1"} | (env or {})
     return subprocess.run(
         [sys.executable, "-m", "deepcritical", *args],
         capture_output=True,
@@ -77,6 +77,7 @@ def test_demo_research_writes_a_report_whose_citations_resolve(tmp_path: Path) -
         (("research", "Does metformin help?", "--model", "openai:gpt-4o"), {}, "OPENAI_API_KEY"),
         (("research", "Does metformin help?"), {}, "GOOGLE_API_KEY"),
         (("research", "Does metformin help?", "--model", "nonsense"), {}, "DEEPCRITICAL_MODEL"),
+        (("research", "Does metformin help?", "--demo", "--out", "/dev/null/report"), {}, "--out /dev/null/report"),
     ],
 )
 def test_bad_input_gets_one_line_and_exit_2(

@@ -36,7 +36,7 @@ T = TypeVar("T")
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One line on stderr, then exit with ``code``."""
-    err.print(f"error: {message}", markup=False, highlight=False)
+    err.print(f"error: {' '.join(message.split())}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -90,7 +90,9 @@ def search(
     sources: Annotated[
         str | None, typer.Option("--sources", help="Comma-separated: pubmed,web,searxng,you (default: all enabled).")
     ] = None,
-    max_results: Annotated[int, typer.Option("--max", min=1, max=100, help="Results per source.")] = 10,
+    max_results: Annotated[
+        int | None, typer.Option("--max", min=1, max=100, help="Results per source (default DEEPCRITICAL_MAX_RESULTS).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     store: Annotated[bool, typer.Option("--store/--no-store", help="Keep results in the evidence store.")] = True,
     demo: Demo = False,
@@ -101,8 +103,8 @@ def search(
 
     configure_logging(verbose=verbose)
     query = require_text(query, "query")
-    settings = settings_from(sources=sources, demo_mode=demo or None)
-    outcome = run_async(run_search(query, settings, max_results=max_results, store=store))
+    settings = settings_from(sources=sources, demo_mode=demo or None, max_results_per_source=max_results)
+    outcome = run_async(run_search(query, settings, max_results=settings.max_results_per_source, store=store))
     if as_json:
         sys.stdout.write(json.dumps(render_search_json(outcome), indent=2, ensure_ascii=False) + "\n")
     else:

@@ -100,10 +100,23 @@ class Settings(BaseSettings):
         return list(dict.fromkeys(value))
 
     @field_validator(
-        "searxng_default_language", "searxng_default_time_range", "embedding_model", "chroma_host", mode="before"
+        "searxng_default_language",
+        "searxng_default_time_range",
+        "searxng_base_url",
+        "openai_base_url",
+        "embedding_model",
+        "chroma_host",
+        "ncbi_email",
+        "ncbi_api_key",
+        "you_api_key",
+        "google_api_key",
+        "openai_api_key",
+        "anthropic_api_key",
+        mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
+        """``VAR=`` (as a .env template leaves it) means unset, not an empty URL or an empty key."""
         return None if isinstance(value, str) and not value.strip() else value
 
     def demo_preset(self) -> Settings:

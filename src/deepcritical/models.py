@@ -64,21 +64,44 @@ class Citation(BaseModel):
         return f"{lead}. {self.title}. {venue}"
 
 
+def _pmid_of(citation: Citation) -> str | None:
+    if citation.pmid:
+        return citation.pmid
+    match = _PUBMED_URL.match(citation.url.strip())
+    return match.group(1) if match else None
+
+
+def _doi_of(citation: Citation) -> str | None:
+    if citation.doi:
+        return citation.doi
+    match = _DOI_IN_URL.match(citation.url.strip())
+    return normalize_doi(match.group(1)) if match else None
+
+
 def evidence_id(citation: Citation) -> str:
     """A stable identity: ``pmid:…`` when known, else ``doi:…``, else ``url:`` plus the normalised URL.
 
-    A PubMed or doi.org link counts as the PMID or DOI it names, so the same paper found on
-    PubMed and on the web is one item.
+    A PubMed or doi.org link counts as the PMID or DOI it names.
     """
-    if citation.pmid:
-        return f"pmid:{citation.pmid}"
-    if citation.doi:
-        return f"doi:{citation.doi}"
-    if match := _PUBMED_URL.match(citation.url.strip()):
-        return f"pmid:{match.group(1)}"
-    if match := _DOI_IN_URL.match(citation.url.strip()):
-        return f"doi:{normalize_doi(match.group(1))}"
+    if pmid := _pmid_of(citation):
+        return f"pmid:{pmid}"
+    if doi := _doi_of(citation):
+        return f"doi:{doi}"
     return f"url:{normalize_url(citation.url)}"
+
+
+def identity_keys(citation: Citation) -> frozenset[str]:
+    """Every identity an item has (its PMID, its DOI, its normalised URL): two items that share any
+    one are the same item, e.g. a PubMed record with a DOI and a web page at that DOI's link."""
+    keys = {f"url:{normalize_url(citation.url)}"}
+    if pmid := _pmid_of(citation):
+        keys.add(f"pmid:{pmid}")
+    if doi := _doi_of(citation):
+        keys.add(f"doi:{doi}")
+    return frozenset(keys)
+
+
+_FILLABLE = ("doi", "pmid", "pmcid", "journal")
 
 
 class Evidence(BaseModel):
@@ -102,11 +125,30 @@ class Evidence(BaseModel):
     def id(self) -> str:
         return evidence_id(self.citation)
 
+    @property
+    def identity_keys(self) -> frozenset[str]:
+        return identity_keys(self.citation)
+
     def merged_with(self, other: Evidence) -> Evidence:
-        """The same item seen again: keep the richer record, union the sources, max relevance."""
-        richer = self if len(self.content) >= len(other.content) else other
-        sources = tuple(dict.fromkeys((*self.found_by, *other.found_by)))
-        return richer.model_copy(update={"found_by": sources, "relevance": max(self.relevance, other.relevance)})
+        """The same item seen again. The record with scholarly identifiers (PMID, then DOI), else the
+        longer text, is kept; identifiers it lacks are taken from the other; sources are united."""
+
+        def standing(item: Evidence) -> tuple[bool, bool, int]:
+            return _pmid_of(item.citation) is not None, _doi_of(item.citation) is not None, len(item.content)
+
+        kept, spare = (self, other) if standing(self) >= standing(other) else (other, self)
+        filled = {
+            name: getattr(spare.citation, name)
+            for name in _FILLABLE
+            if getattr(kept.citation, name) is None and getattr(spare.citation, name) is not None
+        }
+        return kept.model_copy(
+            update={
+                "citation": kept.citation.model_copy(update=filled) if filled else kept.citation,
+                "found_by": tuple(dict.fromkeys((*self.found_by, *other.found_by))),
+                "relevance": max(self.relevance, other.relevance),
+            }
+        )
 
 
 class SearchResult(BaseModel):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from deepcritical.config import Settings
-from deepcritical.errors import ResearchError
+from deepcritical.errors import ConfigError, ResearchError
 from deepcritical.events import (
     IterationStarted,
     JudgeFinished,
@@ -71,10 +72,22 @@ def describe(event: ProgressEvent) -> str | None:
     return None
 
 
+def ensure_writable(directory: Path) -> None:
+    """Fail before the run, not after it, when the report could not be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as error:
+        raise ConfigError(f"--out {directory}: cannot write there ({error.strerror or error})") from error
+
+
 async def run_research(
     question: str, settings: Settings, *, out_dir: Path | None, console: Console | None
 ) -> tuple[ResearchOutcome, tuple[Path, Path]]:
     """Run one question to the end; write ``report.md`` and ``run.json`` even when the run failed."""
+    if out_dir is not None:
+        ensure_writable(out_dir)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
     async with make_http_client(settings) as client:

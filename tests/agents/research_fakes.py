@@ -109,11 +109,20 @@ class Dedup:
 
 
 class FakeStore:
-    """De-duplicates by identical content; ranks by word overlap. ``select_limit`` None = honest top-k;
+    """De-duplicates by identical content; ranks by word overlap. Like the real store, ``items`` is the
+    run's collection (what ``select_for_judge``, ``get`` and ``search_similar`` read) and ``library``
+    holds evidence of earlier runs, which only ``related`` reads; ``add`` writes both.
     ``return_everything`` makes select_for_judge ignore k (a misbehaving store)."""
 
-    def __init__(self, *, return_everything: bool = False, fail_on_add: Exception | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        return_everything: bool = False,
+        fail_on_add: Exception | None = None,
+        library: Sequence[Evidence] = (),
+    ) -> None:
         self.items: dict[str, Evidence] = {}
+        self.library: dict[str, Evidence] = {item.id: item for item in library}
         self.return_everything = return_everything
         self.fail_on_add = fail_on_add
         self.closed = False
@@ -124,6 +133,7 @@ class FakeStore:
             raise self.fail_on_add
         new = [item for item in evidence if item.id not in self.items]
         self.items.update((item.id, item) for item in evidence)
+        self.library.update((item.id, item) for item in evidence)
         return len(new)
 
     async def deduplicate(self, new: Sequence[Evidence]) -> Dedup:
@@ -137,15 +147,16 @@ class FakeStore:
                 kept.append(item)
         return Dedup(kept=kept, duplicates=duplicates)
 
-    def _ranked(self, query: str, exclude: Collection[str] = ()) -> list[Scored]:
-        hits = [Scored(item, overlap(query, item)) for item in self.items.values() if item.id not in exclude]
+    def _ranked(self, query: str, exclude: Collection[str] = (), *, library: bool = False) -> list[Scored]:
+        pool = {**self.library, **self.items} if library else self.items
+        hits = [Scored(item, overlap(query, item)) for item in pool.values() if item.id not in exclude]
         return sorted(hits, key=lambda hit: -hit.score)
 
     async def search_similar(self, query: str, n: int = 5) -> list[Scored]:
         return self._ranked(query)[:n]
 
     async def related(self, query: str, exclude_ids: Collection[str], n: int = 5) -> list[Scored]:
-        return self._ranked(query, set(exclude_ids))[:n]
+        return self._ranked(query, set(exclude_ids), library=True)[:n]
 
     async def select_for_judge(self, query: str, k: int) -> list[Evidence]:
         self.judge_requests.append(k)

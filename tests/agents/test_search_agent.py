@@ -75,3 +75,23 @@ def test_source_status_separates_answers_from_failures() -> None:
     assert answered == ["pubmed", "web"]
     assert failed == {"web": "web: down"}
     assert errors == ["web: down"]
+
+
+async def test_recalled_library_items_join_the_run_collection() -> None:
+    earlier = evidence(91, "Metformin and Alzheimer's disease: a review an earlier run stored in the library.")
+    store = FakeStore(library=[earlier])
+    agent = SearchAgent(FakeHandler(CORPUS[:1]), store, max_evidence=10)
+    step = await agent.run(["metformin AMPK"], question=QUESTION)
+    assert step.related_ids == [earlier.id]
+    assert earlier.id in store.items  # the run's collection, which the judge's selection reads
+    assert earlier.id in {item.id for item in await store.select_for_judge(QUESTION, 10)}
+
+
+async def test_recall_respects_the_evidence_cap() -> None:
+    library = [evidence(92 + i, f"Metformin and Alzheimer's disease, library finding {i}.") for i in range(3)]
+    store = FakeStore(library=library)
+    agent = SearchAgent(FakeHandler(CORPUS[:1]), store, max_evidence=2)
+    step = await agent.run(["metformin AMPK"], question=QUESTION)
+    assert len(step.kept_ids) == 1
+    assert len(step.related_ids) == 1
+    assert set(store.items) == set(agent.collected) == {CORPUS[0].id, *step.related_ids}

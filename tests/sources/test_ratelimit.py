@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from collections.abc import Callable
 
 import httpx
@@ -113,18 +112,6 @@ def test_tools_without_an_injected_limiter_use_the_registry(virtual_registry: Vi
     assert PubMedTool(client).limiter is ncbi_limiter(has_key=False)
     assert PubMedTool(client, api_key=SecretStr("k")).limiter is ncbi_limiter(has_key=True)
     assert PubMedTool(client, api_key=SecretStr("  ")).limiter is ncbi_limiter(has_key=False)
-
-
-async def test_real_clock_requests_stay_within_the_window() -> None:
-    stamps: list[float] = []
-    limiter = new_ncbi_limiter(has_key=True)  # a private instance: nothing shared with other tests
-    transport = httpx.MockTransport(eutils_handler(stamps, time.monotonic))
-    async with httpx.AsyncClient(transport=transport) as client:
-        tools = [PubMedTool(client, api_key=SecretStr("k"), limiter=limiter) for _ in range(6)]
-        await asyncio.gather(*(tool.search(f"metformin {n}", 5) for n, tool in enumerate(tools)))
-
-    assert len(stamps) == 12  # more than the 10 allowed per second, so the limiter had to hold some back
-    assert max_in_any_window(stamps) <= NCBI_RATE_WITH_KEY
 
 
 def test_slots_are_first_come_first_served_and_a_full_period_apart() -> None:

@@ -1,0 +1,104 @@
+"""Settings: defaults, environment parsing, and start-up errors that name the variable."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepcritical.config import DEMO_SEARXNG_URL, load_settings
+from deepcritical.errors import ConfigError
+
+VARIABLES = (
+    "DEMO_MODE",
+    "DEEPCRITICAL_SOURCES",
+    "SEARXNG_BASE_URL",
+    "SEARXNG_TIMEOUT",
+    "SEARXNG_DEFAULT_CATEGORIES",
+    "SEARXNG_DEFAULT_TIME_RANGE",
+    "YOU_API_KEY",
+    "NCBI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(str(tmp_path))  # no .env from the developer's checkout
+
+
+def test_defaults_follow_the_searxng_spec() -> None:
+    settings = load_settings()
+    assert settings.sources == ["pubmed", "web", "searxng", "you"]
+    assert settings.searxng_base_url is None
+    assert settings.searxng_timeout == 10.0
+    assert settings.searxng_default_categories == ["general"]
+    assert settings.searxng_default_language is None
+    assert settings.searxng_default_time_range is None
+    assert settings.demo_mode is False
+
+
+def test_comma_separated_lists_and_secrets_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPCRITICAL_SOURCES", "pubmed, web,pubmed")
+    monkeypatch.setenv("SEARXNG_DEFAULT_CATEGORIES", "science,general")
+    monkeypatch.setenv("YOU_API_KEY", "you-secret")
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-secret")
+    settings = load_settings()
+    assert settings.sources == ["pubmed", "web"]
+    assert settings.searxng_default_categories == ["science", "general"]
+    assert settings.you_api_key is not None
+    assert settings.you_api_key.get_secret_value() == "you-secret"
+    assert settings.google_api_key is not None
+    assert "you-secret" not in repr(settings)
+    assert "gemini-secret" not in str(settings.public_dict())
+    assert settings.public_dict()["you_api_key"] == "set"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DEEPCRITICAL_SOURCES", "pubmed,scholar"),
+        ("SEARXNG_BASE_URL", "searx dot example"),
+        ("SEARXNG_TIMEOUT", "-3"),
+        ("SEARXNG_DEFAULT_TIME_RANGE", "decade"),
+        ("DEMO_MODE", "perhaps"),
+    ],
+)
+def test_invalid_values_fail_naming_the_variable(monkeypatch: pytest.MonkeyPatch, variable: str, value: str) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=variable):
+        load_settings()
+
+
+def test_a_key_never_appears_in_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NCBI_API_KEY", "ncbi-secret")
+    monkeypatch.setenv("SEARXNG_TIMEOUT", "zero")
+    with pytest.raises(ConfigError) as error:
+        load_settings()
+    assert "ncbi-secret" not in str(error.value)
+
+
+def test_blank_values_mean_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEARXNG_BASE_URL", "")
+    monkeypatch.setenv("YOU_API_KEY", "  ")
+    settings = load_settings()
+    assert settings.searxng_base_url is None
+    assert settings.you_api_key is None
+
+
+def test_demo_preset_points_every_source_at_the_stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEMO_MODE", "true")
+    monkeypatch.setenv("NCBI_API_KEY", "real-key")
+    settings = load_settings()
+    assert settings.demo_mode is True
+    assert str(settings.searxng_base_url).rstrip("/") == DEMO_SEARXNG_URL
+    assert settings.you_api_key is not None
+    assert settings.ncbi_api_key is None, "a real key is never sent to a stand-in"
+
+
+def test_overrides_take_precedence_and_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPCRITICAL_SOURCES", "web")
+    assert load_settings(sources="pubmed").sources == ["pubmed"]
+    with pytest.raises(ConfigError, match="DEEPCRITICAL_MAX_ITERATIONS"):
+        load_settings(max_iterations=0)
