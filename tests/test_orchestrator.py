@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
 import structlog
 from pydantic_ai.exceptions import ModelHTTPError
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agents.research_fakes import (
@@ -27,10 +27,12 @@ from agents.research_fakes import (
     plain_logs,
 )
 from deepcritical.agents.demo_models import demo_models
+from deepcritical.agents.framing import parse_evidence
 from deepcritical.agents.llm import AgentModels
+from deepcritical.agents.outputs import FALLBACK_EXPLANATIONS, FallbackReason
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError, StoreError
-from deepcritical.events import ProgressEvent, ResearchOutcome, RunFinished
+from deepcritical.events import ProgressEvent, ReportWritten, ResearchOutcome, RunFinished, RunWarning
 from deepcritical.orchestrator import Orchestrator
 from deepcritical.runrecord import write_outputs
 
@@ -353,3 +355,124 @@ async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> No
         with pytest.raises(StoreError, match="cannot open"):
             await consume()
     assert events == []
+
+
+def warnings_of(harness: Harness) -> list[str]:
+    return [event.message for event in harness.events if isinstance(event, RunWarning)]
+
+
+async def test_a_brain_that_fails_before_searching_still_gets_evidence_from_queries_built_in_code() -> None:
+    harness = Harness(models=models(brain=failing(401)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "llm_failed"
+    assert QUESTION in harness.handler.queries  # the code-built queries start from the question itself
+    assert outcome.evidence
+    assert outcome.error is None
+    assert_cited(outcome)
+    assert any("queries built in code" in message for message in warnings_of(harness))
+
+
+@pytest.mark.parametrize("requests", [2, 4])
+async def test_a_tiny_llm_request_budget_still_ends_with_evidence(requests: int) -> None:
+    harness = Harness(demo_settings(DEEPCRITICAL_MAX_LLM_REQUESTS=requests))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "llm_budget"
+    assert outcome.evidence
+    assert outcome.llm_usage.requests <= requests
+    assert outcome.error is None
+    assert_cited(outcome)
+
+
+@pytest.mark.parametrize(
+    ("settings", "brain", "stop", "says"),
+    [
+        (demo_settings(), failing(401), "llm_failed", "the language model failed"),
+        (demo_settings(DEEPCRITICAL_MAX_LLM_REQUESTS=1), None, "llm_budget", "request budget"),
+    ],
+)
+async def test_no_evidence_because_the_llm_stopped_the_run_is_a_failed_run(
+    tmp_path: Path, settings: Settings, brain: Any, stop: str, says: str
+) -> None:
+    harness = Harness(settings, models=models(brain=brain), handler=FakeHandler(answer=lambda _query: []))
+    outcome = await harness.run()
+    assert outcome.stop_reason == stop
+    assert outcome.evidence == []
+    assert outcome.error is not None
+    assert says in outcome.error
+    finished = harness.events[-1]
+    assert isinstance(finished, RunFinished)
+    assert finished.error == outcome.error
+    report_path, run_path = write_outputs(outcome, tmp_path)  # the report and the record are still written
+    assert json.loads(run_path.read_text())["error"] == outcome.error
+    assert report_path.read_text().startswith("# ")
+
+
+async def test_no_evidence_without_an_llm_failure_is_not_a_failed_run() -> None:
+    outcome = await Harness(handler=FakeHandler(answer=lambda _query: [])).run()
+    assert outcome.stop_reason == "no_evidence"
+    assert outcome.error is None
+
+
+def cites_nothing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    finding = {"statement": "Metformin cures everything.", "evidence_ids": ["pmid:99999999"]}
+    args = {"question": QUESTION, "answer_brief": "Yes.", "key_findings": [finding]}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+@pytest.mark.parametrize(
+    ("options", "reason", "note"),
+    [
+        ({"handler": FakeHandler(answer=lambda _query: [])}, "no_evidence", None),
+        ({"models": models(report=failing(400))}, "report_failed", "The Report agent failed"),
+        (
+            {"models": models(report=FunctionModel(cites_nothing))},
+            "no_cited_findings",
+            "findings cited collected evidence",
+        ),
+    ],
+)
+async def test_the_report_event_says_why_the_report_was_built_in_code(
+    options: dict[str, Any], reason: str, note: str | None
+) -> None:
+    harness = Harness(**options)
+    outcome = await harness.run()
+    written = next(event for event in harness.events if isinstance(event, ReportWritten))
+    assert written.fallback
+    assert written.fallback_reason == reason
+    assert outcome.report_fallback_reason == reason
+    if note is not None:
+        assert any(note in limitation for limitation in outcome.report.limitations)
+    if reason == "no_evidence":
+        assert not any("Report agent" in limitation for limitation in outcome.report.limitations)
+
+
+def test_every_fallback_reason_has_an_explanation() -> None:
+    assert set(FALLBACK_EXPLANATIONS) == set(get_args(FallbackReason))
+
+
+async def test_a_report_whose_valid_findings_are_all_contrary_is_kept() -> None:
+    def only_contrary(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        first = messages[0]
+        assert isinstance(first, ModelRequest)
+        prompt = next(part.content for part in first.parts if isinstance(part, UserPromptPart))
+        assert isinstance(prompt, str)
+        item = parse_evidence(prompt)[0]
+        finding = {"statement": "Metformin did not improve cognition.", "evidence_ids": [item.id]}
+        args = {
+            "question": QUESTION,
+            "answer_brief": "Probably not.",
+            "key_findings": [],
+            "contrary_evidence": [finding],
+        }
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+    harness = Harness(models=models(report=FunctionModel(only_contrary)))
+    outcome = await harness.run()
+    written = next(event for event in harness.events if isinstance(event, ReportWritten))
+    assert not outcome.report_fallback
+    assert written.fallback_reason is None
+    assert outcome.report.answer_brief == "Probably not."
+    assert [finding.statement for finding in outcome.report.contrary_evidence] == [
+        "Metformin did not improve cognition."
+    ]
+    assert not any("extractive" in limitation for limitation in outcome.report.limitations)

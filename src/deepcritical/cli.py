@@ -135,6 +135,8 @@ def research(
     configure_logging(verbose=verbose)
     question = require_text(question, "question")
     settings = settings_from(demo_mode=demo or None, max_iterations=max_iterations, model=model)
+    if settings.demo_mode and model is not None:
+        err.print(f"note: demo mode uses its deterministic stand-in models; --model {model} is not used", markup=False)
     outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
     report_path, run_path = paths
     out.print(f"report: {report_path}", markup=False, highlight=False)

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from deepcritical.agents.citations import CitationAudit
-from deepcritical.agents.outputs import Assessment, BrainTurn, ResearchReport, StopReason
+from deepcritical.agents.outputs import Assessment, BrainTurn, FallbackReason, ResearchReport, StopReason
 from deepcritical.agents.search_agent import SearchStep
 from deepcritical.models import Evidence
 
@@ -32,6 +32,9 @@ class ResearchOutcome(BaseModel):
     report: ResearchReport
     markdown: str
     report_fallback: bool = Field(description="True when the report was built in code, not by the Report agent")
+    report_fallback_reason: FallbackReason | None = Field(
+        default=None, description="Why the report was built in code (None when the Report agent wrote it)"
+    )
     citation_audit: CitationAudit
     evidence: list[Evidence]
     assessments: list[Assessment]
@@ -40,7 +43,11 @@ class ResearchOutcome(BaseModel):
     timings: dict[str, float] = Field(description="Wall-clock seconds per stage, and in total")
     llm_usage: LlmUsage
     errors: list[str]
-    error: str | None = Field(default=None, description="Set when the run failed unexpectedly")
+    error: str | None = Field(
+        default=None,
+        description="Set when the run failed: it crashed, or the language model failed or its request budget "
+        "ran out before any evidence was collected. A caller should treat a set error as a failed run.",
+    )
     settings: dict[str, Any]
 
     @property
@@ -100,11 +107,15 @@ class JudgeFinished(BaseModel):
 
 
 class ReportWritten(BaseModel):
+    """``fallback``: the report was built in code; ``fallback_reason`` says why (``FALLBACK_EXPLANATIONS``
+    in ``deepcritical.agents.outputs`` has a phrase for each reason)."""
+
     kind: Literal["report_written"] = "report_written"
     findings: int
     contrary: int
     references: int
     fallback: bool
+    fallback_reason: FallbackReason | None = None
     dropped_citations: int
     repaired_citations: int
 

@@ -2,12 +2,14 @@
 
     for each iteration (up to max_iterations):
         Brain plans and runs searches  -> SearchAgent -> EvidenceStore
+            (if its model fails or its requests run out before it searched, queries built in code run instead)
         Judge assesses at most K items -> stop when sufficient with enough confidence
         stop early when the evidence cap or the time budget is reached, or the LLM budget or the LLM fails
     Report from the evidence collected, citations checked in code, rendered to Markdown.
 
 ``run`` streams typed progress events and always ends with ``RunFinished`` carrying the outcome, even
 when the loop failed: collected evidence stays in the store and the outcome still has a cited report.
+``outcome.error`` is set when the run failed: a crash, or no evidence at all because of the LLM.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import httpx
 import structlog
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 
-from deepcritical.agents.brain import build_brain, plan
+from deepcritical.agents.brain import build_brain, fallback_search, plan
 from deepcritical.agents.deps import Budget, ResearchDeps, RunState
 from deepcritical.agents.judge import assess, build_judge
 from deepcritical.agents.llm import AgentModels, resolve_models
@@ -48,6 +50,11 @@ from deepcritical.outcome import OutcomeBuilder, new_run_id
 logger = structlog.get_logger(__name__)
 T = TypeVar("T")
 LLM_FAILURES = (ModelAPIError, UnexpectedModelBehavior)
+# Stops caused by the language model; ending one of these with no evidence fails the run (``outcome.error``).
+LLM_STOPS: dict[StopReason, str] = {
+    "llm_failed": "the language model failed",
+    "llm_budget": "the LLM request budget ran out",
+}
 
 
 class LoopStopError(Exception):
@@ -87,7 +94,7 @@ class Orchestrator:
         self._report = build_report_agent()
 
     async def research(self, question: str) -> ResearchOutcome:
-        """Run to the end and return the outcome (check ``outcome.error`` for an unexpected failure)."""
+        """Run to the end and return the outcome (``outcome.error`` set means the run failed)."""
         async for event in self.run(question):
             if isinstance(event, RunFinished):
                 return event.outcome
@@ -178,13 +185,19 @@ class Orchestrator:
             error = f"{type(exc).__name__}: {exc}"
             stop = "error"
         logger.info("research_loop_stopped", reason=stop, evidence=len(deps.state.evidence))
+        if error is None and not deps.state.evidence and stop in LLM_STOPS:
+            # An empty report is no answer: the run failed, though it still writes its report and record.
+            error = f"no evidence was collected: {LLM_STOPS[stop]}" + (
+                f" ({deps.state.errors[-1]})" if deps.state.errors else ""
+            )
         report, audit, fallback = await builder.report(self._report, self.models.report, stop)
         deps.emit(
             ReportWritten(
                 findings=len(report.key_findings),
                 contrary=len(report.contrary_evidence),
                 references=len(report.references),
-                fallback=fallback,
+                fallback=fallback is not None,
+                fallback_reason=fallback,
                 dropped_citations=len(audit.dropped_ids),
                 repaired_citations=len(audit.repaired),
             )
@@ -205,6 +218,8 @@ class Orchestrator:
                     continue
                 assessment, shown = await self._stage(deps, "judge", assess(self._judge, deps, self.models.judge))
             except LoopStopError as stop:
+                if stop.reason != "time_budget" and not state.search_calls.get(iteration):
+                    await self._fallback_search(deps, iteration)
                 return stop.reason
             deps.emit(
                 JudgeFinished(
@@ -223,6 +238,18 @@ class Orchestrator:
             if budget.expired():
                 return "time_budget"
         return "max_iterations" if state.evidence else "no_evidence"
+
+    async def _fallback_search(self, deps: ResearchDeps, iteration: int) -> None:
+        """The Brain stopped before this iteration's first search: search anyway, with queries built in
+        code, so the report is written from evidence. Counted as planning, like the Brain's own searches."""
+        deps.emit(
+            RunWarning(
+                message=f"iteration {iteration}: the Brain stopped before searching; "
+                "searching with queries built in code"
+            )
+        )
+        with contextlib.suppress(LoopStopError):  # out of time: the run keeps the Brain's stop reason
+            await self._stage(deps, "planning", fallback_search(deps))
 
     async def _stage(self, deps: ResearchDeps, stage: str, work: Coroutine[Any, Any, T]) -> T:
         """Run one stage under the time budget; budget exhaustion and LLM failure become ``LoopStopError``."""

@@ -16,7 +16,7 @@ from pydantic_ai.models import Model
 from deepcritical.agents.citations import CitationAudit, verify_citations
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.extractive import extractive_report
-from deepcritical.agents.outputs import ResearchReport, StopReason
+from deepcritical.agents.outputs import FallbackReason, ResearchReport, StopReason
 from deepcritical.agents.render import RenderContext, render_markdown
 from deepcritical.agents.report import MAX_REPORT_ITEMS, report_items, views, write_report
 from deepcritical.errors import DeepCriticalError
@@ -40,17 +40,17 @@ class OutcomeBuilder:
 
     async def report(
         self, agent: Agent[ResearchDeps, ResearchReport], model: Model, stop: StopReason
-    ) -> tuple[ResearchReport, CitationAudit, bool]:
-        """The checked report, its citation audit, and whether it is the code-built fallback."""
+    ) -> tuple[ResearchReport, CitationAudit, FallbackReason | None]:
+        """The checked report, its citation audit, and why it was built in code (None: the Report agent wrote it)."""
         with self._deps.state.timed("report"):
             return await self._report(agent, model, stop)
 
     async def _report(
         self, agent: Agent[ResearchDeps, ResearchReport], model: Model, stop: StopReason
-    ) -> tuple[ResearchReport, CitationAudit, bool]:
+    ) -> tuple[ResearchReport, CitationAudit, FallbackReason | None]:
         deps, state = self._deps, self._deps.state
         if not state.evidence:
-            return self._nothing_found(), CitationAudit(), True
+            return self._nothing_found(), CitationAudit(), "no_evidence"
         items: list[Evidence] = []
         try:
             items = await report_items(deps)
@@ -64,18 +64,23 @@ class OutcomeBuilder:
             note = deps.record_error("report", error)
             return self._fallback(items, f"The Report agent failed ({note}); this report is extractive.")
         report, audit = verify_citations(draft, state.evidence, question=state.question)
-        if not report.key_findings:
-            note = "The Report agent's findings cited no collected evidence; this report is extractive."
-            return self._fallback(items, note)
-        return report, audit, False
+        if not (report.key_findings or report.contrary_evidence):  # contrary findings alone are a valid report
+            if draft.key_findings or draft.contrary_evidence:
+                note = "None of the Report agent's findings cited collected evidence; this report is extractive."
+            else:
+                note = "The Report agent gave no findings; this report is extractive."
+            return self._fallback(items, note, "no_cited_findings")
+        return report, audit, None
 
-    def _fallback(self, items: list[Evidence], note: str) -> tuple[ResearchReport, CitationAudit, bool]:
+    def _fallback(
+        self, items: list[Evidence], note: str, reason: FallbackReason = "report_failed"
+    ) -> tuple[ResearchReport, CitationAudit, FallbackReason]:
         state = self._deps.state
         by_relevance = sorted(state.evidence.values(), key=lambda item: item.relevance, reverse=True)
         pool = items or by_relevance[:MAX_REPORT_ITEMS]
         draft = extractive_report(state.question, views(pool), assessment=state.last_assessment, notes=[note])
         report, audit = verify_citations(draft, state.evidence, question=state.question)
-        return report, audit, True
+        return report, audit, reason
 
     def _failed_sources(self) -> dict[str, str]:
         failed: dict[str, str] = {}
@@ -104,7 +109,13 @@ class OutcomeBuilder:
         return {stage: round(seconds, 4) for stage, seconds in timings.items()}
 
     def outcome(
-        self, stop: StopReason, report: ResearchReport, audit: CitationAudit, *, fallback: bool, error: str | None
+        self,
+        stop: StopReason,
+        report: ResearchReport,
+        audit: CitationAudit,
+        *,
+        fallback: FallbackReason | None,
+        error: str | None,
     ) -> ResearchOutcome:
         deps, state = self._deps, self._deps.state
         sources = Counter(name for item in state.evidence.values() for name in item.found_by)
@@ -130,7 +141,8 @@ class OutcomeBuilder:
             iterations=state.iteration,
             report=report,
             markdown=render_markdown(report, state.evidence, context),
-            report_fallback=fallback,
+            report_fallback=fallback is not None,
+            report_fallback_reason=fallback,
             citation_audit=audit,
             evidence=list(state.evidence.values()),
             assessments=state.assessments,

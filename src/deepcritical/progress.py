@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from deepcritical.agents.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, ResearchError
 from deepcritical.events import (
@@ -54,7 +55,7 @@ def describe(event: ProgressEvent) -> str | None:
         gaps = f"\n  gaps: {escape('; '.join(event.gaps))}" if event.gaps else ""
         return f"  judge ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
     if isinstance(event, ReportWritten):
-        how = "built in code (the report model failed)" if event.fallback else "written"
+        how = f"built in code ({FALLBACK_EXPLANATIONS[event.fallback_reason]})" if event.fallback_reason else "written"
         return (
             f"\n[bold]report {how}[/]: {event.findings} findings, {event.contrary} contrary, "
             f"{event.references} references; citations dropped {event.dropped_citations}, "

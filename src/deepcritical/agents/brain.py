@@ -159,6 +159,12 @@ def fallback_queries(state: RunState) -> list[str]:
     return [query for query in candidates if state.is_new_query(query)][:MAX_QUERIES_PER_TURN]
 
 
+async def fallback_search(deps: ResearchDeps) -> dict[str, Any]:
+    """A search with queries built in code, for an iteration whose Brain stopped (its model failed or
+    its request budget ran out) before searching: no model is needed, and the report gets evidence."""
+    return await run_search_step(deps, fallback_queries(deps.state))
+
+
 async def plan(agent: Agent[ResearchDeps, BrainTurn], deps: ResearchDeps, model: Model) -> BrainTurn:
     """One Brain turn. If the model ends its turn without searching, its queries run anyway (or,
     if it proposed none that are new, queries built from the question and the judge's gaps)."""

@@ -27,6 +27,9 @@ logger = structlog.get_logger(__name__)
 # The report needs its own share of the budgets, or a loop that used everything leaves no report.
 REPORT_TIME_SHARE = 0.2
 REPORT_REQUEST_RESERVE = 3
+# A Brain usually spends its first request on background lookups and searches in its second; a loop
+# left with one request would end every run before its first search.
+MIN_LOOP_REQUESTS = 2
 
 
 @dataclass
@@ -59,10 +62,15 @@ class Budget:
     def expired(self) -> bool:
         return self.remaining() <= 0
 
+    def loop_requests(self) -> int:
+        """The loop's share of the requests: all but the report's reserve, yet at least
+        ``MIN_LOOP_REQUESTS`` as long as the report keeps one (and never less than one)."""
+        total = self.max_llm_requests
+        return max(total - REPORT_REQUEST_RESERVE, min(MIN_LOOP_REQUESTS, total - 1), 1)
+
     def usage_limits(self, *, report: bool = False) -> UsageLimits:
         """Request limits counted on the run's shared usage; the loop leaves a reserve for the report."""
-        reserve = 0 if report else min(REPORT_REQUEST_RESERVE, self.max_llm_requests - 1)
-        return UsageLimits(request_limit=max(self.max_llm_requests - reserve, 1))
+        return UsageLimits(request_limit=self.max_llm_requests if report else self.loop_requests())
 
 
 @dataclass

@@ -98,3 +98,11 @@ STOP_EXPLANATIONS: dict[str, str] = {
     "no_evidence": "The searches found no evidence for this question.",
     "error": "The run failed unexpectedly; the report uses the evidence collected until then.",
 }
+
+# Why a report was built in code rather than written by the Report agent.
+FallbackReason = Literal["no_evidence", "report_failed", "no_cited_findings"]
+FALLBACK_EXPLANATIONS: dict[FallbackReason, str] = {
+    "no_evidence": "no evidence was collected, so there was nothing to report on",
+    "report_failed": "the report model failed or ran out of time or requests",
+    "no_cited_findings": "none of the report model's findings cited collected evidence",
+}

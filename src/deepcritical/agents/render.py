@@ -21,7 +21,8 @@ DEMO_BANNER = (
 )
 # Inline specials; the block-level ones (#, -, +, >, =, "1.") matter only at the start of a line.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_CITED_ID = re.compile(r"\b(?:pmid|pmcid|doi):[^\s,;()\[\]]*[^\s,;()\[\].]", re.IGNORECASE)
+# An id written bare in model text (pmid:…, pmcid:…, doi:…), which the renderer turns into a reference number.
+CITED_ID = re.compile(r"\b(?:pmid|pmcid|doi):[^\s,;()\[\]]*[^\s,;()\[\].]", re.IGNORECASE)
 _LINE_START = re.compile(r"^(?:([#+\-=])|(\d+)([.)]))")
 
 
@@ -63,7 +64,7 @@ class ModelText:
         return f"[{self._numbers[evidence_id]}]"
 
     def __call__(self, text: str) -> str:
-        return escape(_CITED_ID.sub(self._id, remove_urls(text, self._url)))
+        return escape(CITED_ID.sub(self._id, remove_urls(text, self._url)))
 
 
 def code_span(text: str) -> str:

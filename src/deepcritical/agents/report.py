@@ -33,8 +33,8 @@ async def _known_citations(ctx: RunContext[ResearchDeps], report: ResearchReport
             f"These ids are not in the evidence block: {', '.join(unknown[:10])}. "
             "Cite only ids exactly as given in the evidence block, or drop the finding."
         )
-    if not report.key_findings and ctx.deps.state.evidence:
-        raise ModelRetry("Give at least one key finding, citing the evidence ids that support it.")
+    if not (report.key_findings or report.contrary_evidence) and ctx.deps.state.evidence:
+        raise ModelRetry("Give at least one finding, citing the evidence ids that support it.")
     return report
 
 

@@ -139,7 +139,9 @@ class SearchAgent:
                 for hit in scored
                 if hit.score >= self._related_min_score and hit.evidence.id not in self.collected
             ]
-            related = self._collect(recalled)
+            # Recall reaches the library (earlier runs); what it brings in must join the run's collection,
+            # or the judge's selection (which reads that collection) would never see it.
+            related = await self._store_and_collect(recalled)
         step = SearchStep(
             queries=queries,
             sources_answered=answered,

@@ -1,0 +1,88 @@
+"""The extractive report's answer in brief: a hedged answer computed from how the quoted sentences read
+and from the judge's scores, citing collected ids (never a URL) through the same rendering path."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from research_fakes import CORPUS, QUESTION, evidence
+
+from deepcritical.agents.citations import verify_citations
+from deepcritical.agents.extractive import MAX_CONTRARY, extractive_report
+from deepcritical.agents.framing import EvidenceView
+from deepcritical.agents.heuristics import heuristic_assessment
+from deepcritical.agents.render import RenderContext, render_markdown
+from deepcritical.models import Evidence
+
+
+def views(items: list[Evidence]) -> list[EvidenceView]:
+    return [EvidenceView.of(item) for item in items]
+
+
+@pytest.mark.parametrize(
+    ("items", "opening"),
+    [
+        (CORPUS[:3], "The collected evidence leans favourable: 2 item(s) report favourable results"),
+        (CORPUS[3:5], "The collected evidence leans against: 0 item(s) report favourable results"),
+        (CORPUS, "The collected evidence is mixed: 3 item(s) report favourable results"),
+    ],
+)
+def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], opening: str) -> None:
+    brief = extractive_report(QUESTION, views(items)).answer_brief
+    assert brief.startswith(opening)
+    assert "extractive summary" in brief
+
+
+def test_the_answer_counts_kinds_of_study_and_carries_the_judges_verdict() -> None:
+    items = views(CORPUS)
+    brief = extractive_report(QUESTION, items, assessment=heuristic_assessment(QUESTION, items)).answer_brief
+    assert "3 item(s) report favourable results (2 in humans, 1 mechanistic or animal)" in brief
+    assert "2 report null, negative or unfavourable results" in brief
+    assert "mechanism 8/10, clinical evidence 9/10 and safety 8/10" in brief
+    assert "confidence 0.88" in brief
+    without_judge = extractive_report(QUESTION, items).answer_brief
+    assert "confidence is unknown" in without_judge
+
+
+def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_hedged() -> None:
+    mice = evidence(60, "Metformin improved spatial memory in transgenic mice with Alzheimer's disease pathology.")
+    brief = extractive_report(QUESTION, views([mice, CORPUS[5]])).answer_brief
+    assert "2 item(s) report favourable results (2 mechanistic or animal)" in brief
+    assert "None of the favourable results comes from a study in humans." in brief
+    assert "weak indication" in brief
+
+
+def test_evidence_without_a_clear_result_does_not_settle_the_question() -> None:
+    plain = evidence(61, "Metformin is a biguanide drug and Alzheimer's disease is a dementia of older age.")
+    brief = extractive_report(QUESTION, views([plain])).answer_brief
+    assert brief.startswith("The collected evidence does not settle the question: none of the 1 relevant item(s)")
+
+
+def test_every_item_is_counted_though_only_some_are_quoted() -> None:
+    nulls = [
+        evidence(70 + i, f"In trial {i}, metformin did not improve cognition in Alzheimer's disease patients.")
+        for i in range(MAX_CONTRARY + 3)
+    ]
+    report = extractive_report(QUESTION, views(nulls))
+    quoted = {i for finding in report.contrary_evidence for i in finding.evidence_ids}
+    assert f"{len(nulls)} report null, negative or unfavourable results" in report.answer_brief
+    named = set(re.findall(r"pmid:\d+", report.answer_brief))
+    assert named
+    assert len(named) <= 3
+    assert named <= quoted  # the brief names only items the report quotes (and so lists as references)
+
+
+def test_the_answer_cites_no_url_and_renders_ids_as_reference_numbers() -> None:
+    collected = {item.id: item for item in CORPUS}
+    report, audit = verify_citations(extractive_report(QUESTION, views(CORPUS)), collected, question=QUESTION)
+    assert audit.clean
+    assert "pmid:10000004" in report.answer_brief
+    assert "url:" not in report.answer_brief
+    assert "http" not in report.answer_brief
+    markdown = render_markdown(report, collected, RenderContext(demo=False, stop_reason="sufficient"))
+    answer = markdown.split("## Answer in brief", 1)[1].split("##", 1)[0]
+    number = report.references.index("pmid:10000004") + 1
+    assert f"see \\[{number}\\]" in answer
+    assert "pmid:" not in answer
+    assert "example.org" not in answer
