@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -149,6 +150,25 @@ class Evidence(BaseModel):
                 "relevance": max(self.relevance, other.relevance),
             }
         )
+
+
+def merge_evidence(items: Sequence[Evidence]) -> list[Evidence]:
+    """Collapse items that share any identity (PMID, DOI or normalised URL) into one that lists every
+    source, in first-seen order. An item can join two earlier groups (it carries one group's DOI and
+    the other's URL); then the groups become one."""
+    merged: dict[int, Evidence] = {}  # by the position of each group's first item
+    keys: dict[int, set[str]] = {}
+    owner: dict[str, int] = {}
+    for position, item in enumerate(items):
+        groups = sorted({owner[key] for key in item.identity_keys if key in owner})
+        target = groups[0] if groups else position
+        combined, members = item, set(item.identity_keys)
+        for group in groups:
+            combined = merged.pop(group).merged_with(combined)
+            members |= keys.pop(group)
+        merged[target], keys[target] = combined, members
+        owner.update(dict.fromkeys(members, target))
+    return [merged[group] for group in sorted(merged)]
 
 
 class SearchResult(BaseModel):

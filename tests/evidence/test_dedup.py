@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from evidence_factory import make_evidence
 
-from deepcritical.evidence.dedup import StoreMatch, merge_same_ids, plan
+from deepcritical.evidence.dedup import StoreMatch, plan
+from deepcritical.models import merge_evidence
 
 
 def unit(*values: float) -> np.ndarray:
@@ -83,7 +84,7 @@ def test_the_stored_item_wins_a_tie_with_a_new_one() -> None:
 def test_repeats_of_an_id_merge_into_one_item() -> None:
     pubmed = make_evidence("1", "short")
     web = pubmed.model_copy(update={"found_by": ("web",)})
-    merged = merge_same_ids([pubmed, make_evidence("2", "x"), web])
+    merged = merge_evidence([pubmed, make_evidence("2", "x"), web])
     assert [item.id for item in merged] == ["pmid:1", "pmid:2"]
     assert set(merged[0].found_by) == {"pubmed", "web"}
 

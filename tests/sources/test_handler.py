@@ -6,9 +6,9 @@ import asyncio
 from typing import ClassVar
 
 from deepcritical.errors import RateLimitError, SearchError
-from deepcritical.models import Citation, Evidence, SourceName
+from deepcritical.models import Citation, Evidence, SourceName, merge_evidence
 from deepcritical.sources.base import SearchTool
-from deepcritical.sources.handler import SearchHandler, merge_evidence
+from deepcritical.sources.handler import SearchHandler
 
 
 def item(source: SourceName, url: str, *, relevance: float = 0.5, **fields: str) -> Evidence:

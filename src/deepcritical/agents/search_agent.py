@@ -11,8 +11,7 @@ import structlog
 from pydantic import BaseModel, Field
 
 from deepcritical.agents.ports import EvidenceStoreLike, SearchHandlerLike
-from deepcritical.models import Evidence, SearchResult
-from deepcritical.sources.handler import merge_evidence
+from deepcritical.models import Evidence, SearchResult, merge_evidence
 
 logger = structlog.get_logger(__name__)
 

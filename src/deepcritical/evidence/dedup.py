@@ -55,14 +55,6 @@ class DedupPlan:
     stored_found_by: dict[str, tuple[SourceName, ...]] = field(default_factory=dict)
 
 
-def merge_same_ids(items: Sequence[Evidence]) -> list[Evidence]:
-    """One item per id, in first-seen order; repeats of an id are the same item and merge."""
-    merged: dict[str, Evidence] = {}
-    for item in items:
-        merged[item.id] = merged[item.id].merged_with(item) if item.id in merged else item
-    return list(merged.values())
-
-
 def _union(first: Sequence[SourceName], second: Sequence[SourceName]) -> tuple[SourceName, ...]:
     return tuple(dict.fromkeys((*first, *second)))
 

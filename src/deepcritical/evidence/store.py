@@ -21,11 +21,11 @@ import structlog
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError, StoreError
 from deepcritical.evidence import chroma
-from deepcritical.evidence.dedup import StoreMatch, merge_same_ids, plan
+from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
 from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
-from deepcritical.models import Evidence, SourceName
+from deepcritical.models import Evidence, SourceName, merge_evidence
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -117,7 +117,7 @@ class EvidenceStore:
         stored record (sources united) rather than stored again. Items are embedded in one call, and
         only when their text is new.
         """
-        items = merge_same_ids(evidence)
+        items = merge_evidence(evidence)
         if not items:
             return 0
         async with self._write_lock:
@@ -159,7 +159,7 @@ class EvidenceStore:
         stored copy. Only the other items are embedded (one call) and looked up (one query). A dropped
         item's sources are added to the item it duplicates, in ``kept`` and in the store.
         """
-        items = merge_same_ids(new)
+        items = merge_evidence(new)
         if not items:
             return DedupResult(kept=[], duplicates={})
         async with self._write_lock:
