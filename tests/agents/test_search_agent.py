@@ -95,3 +95,20 @@ async def test_recall_respects_the_evidence_cap() -> None:
     assert len(step.kept_ids) == 1
     assert len(step.related_ids) == 1
     assert set(store.items) == set(agent.collected) == {CORPUS[0].id, *step.related_ids}
+
+
+async def test_a_paper_found_later_under_another_identity_is_not_collected_twice() -> None:
+    web_page = evidence(
+        70, "Metformin and dementia, a cohort: lower risk.", source="web", url="https://doi.org/10.5555/m1"
+    )
+    pubmed = evidence(71, "BACKGROUND: a cohort. RESULTS: metformin users had lower dementia risk.")
+    pubmed = pubmed.model_copy(update={"citation": pubmed.citation.model_copy(update={"doi": "10.5555/m1"})})
+    answers = iter([[web_page], [pubmed]])
+    store = FakeStore()
+    agent = SearchAgent(FakeHandler(answer=lambda _query: next(answers)), store, max_evidence=10)
+    await agent.run(["first"])
+    step = await agent.run(["second"])
+    assert step.already_collected == 1
+    assert step.kept_ids == []
+    assert list(agent.collected) == [web_page.id]
+    assert set(agent.collected[web_page.id].found_by) == {"web", "pubmed"}

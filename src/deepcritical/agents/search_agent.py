@@ -75,6 +75,7 @@ class SearchAgent:
         self._related_n = related_n
         self._related_min_score = related_min_score
         self.collected: dict[str, Evidence] = {}
+        self._identities: dict[str, str] = {}  # every PMID / DOI / URL key of a collected item -> its id
 
     @property
     def full(self) -> bool:
@@ -85,8 +86,15 @@ class SearchAgent:
 
     def _collect(self, items: Sequence[Evidence]) -> list[Evidence]:
         taken = list(items[: self._room()])
-        self.collected.update((item.id, item) for item in taken)
+        for item in taken:
+            self.collected[item.id] = item
+            self._identities.update(dict.fromkeys(item.identity_keys, item.id))
         return taken
+
+    def _collected_as(self, item: Evidence) -> str | None:
+        """The id under which this item was already collected: the same PMID, DOI or URL, even when a
+        later source names it differently (a web page at a DOI first, the PubMed record later)."""
+        return next((self._identities[key] for key in item.identity_keys if key in self._identities), None)
 
     async def _store_and_collect(self, items: Sequence[Evidence]) -> list[Evidence]:
         # Stored first: if the store fails, nothing is counted as collected that is not persisted.
@@ -108,10 +116,16 @@ class SearchAgent:
             key=lambda item: item.relevance,
             reverse=True,
         )
-        fresh = [item for item in merged if item.id not in self.collected]
+        fresh: list[Evidence] = []
         for item in merged:
-            if item.id in self.collected:  # seen again: remember every source that returned it
-                self.collected[item.id] = self.collected[item.id].merged_with(item)
+            if (known := self._collected_as(item)) is None:
+                fresh.append(item)
+                continue
+            # Seen again: remember every source that returned it, under the id it was collected as.
+            earlier = self.collected[known]
+            self.collected[known] = earlier.model_copy(
+                update={"found_by": tuple(dict.fromkeys((*earlier.found_by, *item.found_by)))}
+            )
 
         kept: list[Evidence] = []
         duplicates: dict[str, str] = {}
