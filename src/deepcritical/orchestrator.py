@@ -82,7 +82,7 @@ class Orchestrator:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.settings = settings
-        self.models = models or resolve_models(settings)
+        self.models = models or resolve_models(settings, client)  # live models talk through the run's client
         self._client = client
         self._store = store
         self._handler = handler

@@ -122,9 +122,9 @@ class SearchAgent:
                 fresh.append(item)
                 continue
             # Seen again: remember every source that returned it, under the id it was collected as.
-            earlier = self.collected[known]
-            self.collected[known] = earlier.model_copy(
-                update={"found_by": tuple(dict.fromkeys((*earlier.found_by, *item.found_by)))}
+            seen = self.collected[known]
+            self.collected[known] = seen.model_copy(
+                update={"found_by": tuple(dict.fromkeys((*seen.found_by, *item.found_by)))}
             )
 
         kept: list[Evidence] = []
