@@ -13,5 +13,5 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 def shared_data() -> Path:
     """The ../shared/data folder; tests that need it skip with a reason on a user's clone."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real reference data not found at {SHARED_DATA} (it sits beside the repo in CI only)")
+        pytest.skip(f"real reference data not found at {SHARED_DATA} (it sits beside the clone when CI runs .ci/run)")
     return SHARED_DATA

@@ -78,6 +78,12 @@ def test_demo_research_writes_a_report_whose_citations_resolve(tmp_path: Path) -
         (("research", "Does metformin help?"), {}, "GOOGLE_API_KEY"),
         (("research", "Does metformin help?", "--model", "nonsense"), {}, "DEEPCRITICAL_MODEL"),
         (("research", "Does metformin help?", "--demo", "--out", "/dev/null/report"), {}, "--out /dev/null/report"),
+        (
+            ("search", "x", "--demo"),
+            {"DEEPCRITICAL_EMBEDDING_MODEL": "/nonexistent/model"},
+            "DEEPCRITICAL_EMBEDDING_MODEL",
+        ),
+        (("research", "Does metformin help?", "--demo"), {"DEEPCRITICAL_HOME": "/dev/null/home"}, "DEEPCRITICAL_HOME"),
     ],
 )
 def test_bad_input_gets_one_line_and_exit_2(
@@ -99,3 +105,19 @@ def test_search_with_no_source_able_to_answer_says_so_and_exits_1(tmp_path: Path
     assert result.returncode == 1, (result.stdout, result.stderr)
     assert "searxng: disabled: SEARXNG_BASE_URL is not set" in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: no source answered")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("search",), "Missing argument 'query'"),
+        (("search", "x", "--max", "0"), "Invalid value for '--max'"),
+        (("research", "q", "--max-iterations", "0"), "Invalid value for '--max-iterations'"),
+        (("frobnicate",), "No such command 'frobnicate'"),
+    ],
+)
+def test_usage_errors_are_one_line_too(tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+    result = run_cli(*args, home=tmp_path / "home")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert expected in result.stderr

@@ -18,6 +18,7 @@ VARIABLES = (
     "NCBI_API_KEY",
     "GOOGLE_API_KEY",
     "GEMINI_API_KEY",
+    "NCBI_EMAIL",
 )
 
 
@@ -102,3 +103,15 @@ def test_overrides_take_precedence_and_are_validated(monkeypatch: pytest.MonkeyP
     assert load_settings(sources="pubmed").sources == ["pubmed"]
     with pytest.raises(ConfigError, match="DEEPCRITICAL_MAX_ITERATIONS"):
         load_settings(max_iterations=0)
+
+
+def test_the_run_record_view_carries_no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEARXNG_BASE_URL", "https://alice:sekritpw@searx.example.org:8443/base")
+    monkeypatch.setenv("NCBI_EMAIL", "alice@example.org")
+    monkeypatch.setenv("NCBI_API_KEY", "ncbi-secret")
+    public = load_settings().public_dict()
+    assert public["searxng_base_url"] == "https://searx.example.org:8443/base"
+    assert public["ncbi_email"] == "set"
+    assert public["ncbi_api_key"] == "set"
+    assert "sekritpw" not in str(public)
+    assert "alice" not in str(public)

@@ -40,6 +40,9 @@ def test_urls_that_differ_in_path_or_parameters_stay_apart() -> None:
         (cite("https://doi.org/10.1000/ABC"), "doi:10.1000/abc"),
         (cite("https://pubmed.ncbi.nlm.nih.gov/98765/"), "pmid:98765"),
         (cite("https://Example.org/a/?utm_source=feed"), "url:https://example.org/a"),
+        (cite("https://www.nejm.org/doi/full/10.1056/NEJMoa2034577"), "doi:10.1056/nejmoa2034577"),
+        (cite("https://journal.org/doi/10.1234/abc.5/full?af=R"), "doi:10.1234/abc.5"),
+        (cite("https://journal.org/papers/doi-10.1234"), "url:https://journal.org/papers/doi-10.1234"),
     ],
 )
 def test_evidence_id_prefers_pmid_then_doi_then_url(citation: Citation, expected: str) -> None:

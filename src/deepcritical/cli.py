@@ -15,6 +15,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from typer.exceptions import TyperException
 
 from deepcritical import __version__
 from deepcritical.config import Settings, load_settings
@@ -57,6 +58,15 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
         fail(str(error), EXIT_FAILED)
     except KeyboardInterrupt:
         fail("interrupted", EXIT_INTERRUPTED)
+
+
+def checked_preflight(settings: Settings) -> None:
+    from deepcritical.progress import preflight
+
+    try:
+        preflight(settings)
+    except ConfigError as error:
+        fail(str(error))
 
 
 def require_text(value: str, what: str) -> str:
@@ -104,13 +114,15 @@ def search(
     configure_logging(verbose=verbose)
     query = require_text(query, "query")
     settings = settings_from(sources=sources, demo_mode=demo or None, max_results_per_source=max_results)
+    if store:
+        checked_preflight(settings)
     outcome = run_async(run_search(query, settings, max_results=settings.max_results_per_source, store=store))
     if as_json:
         sys.stdout.write(json.dumps(render_search_json(outcome), indent=2, ensure_ascii=False) + "\n")
     else:
         render_search_table(outcome, out, err)
     if not outcome.answered_sources:
-        fail("no source answered; see the source problems above", EXIT_FAILED)
+        fail("no source answered: " + "; ".join(outcome.result.errors), EXIT_FAILED)
 
 
 @app.command()
@@ -137,6 +149,7 @@ def research(
     settings = settings_from(demo_mode=demo or None, max_iterations=max_iterations, model=model)
     if settings.demo_mode and model is not None:
         err.print(f"note: demo mode uses its deterministic stand-in models; --model {model} is not used", markup=False)
+    checked_preflight(settings)
     outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
     report_path, run_path = paths
     out.print(f"report: {report_path}", markup=False, highlight=False)
@@ -146,8 +159,19 @@ def research(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. Usage errors (a bad option value, a missing argument) get the same
+    one-line message and exit code 2 as every other bad input, instead of a boxed panel."""
+    try:
+        code = app(standalone_mode=False)
+    except TyperException as error:
+        message = " ".join((error.format_message() if hasattr(error, "format_message") else str(error)).split())
+        if message:  # no message: the help text was the answer (no arguments given)
+            err.print(f"error: {message} (see --help)", markup=False, soft_wrap=True)
+        sys.exit(getattr(error, "exit_code", EXIT_USAGE))
+    except typer.Abort:
+        err.print("error: interrupted", markup=False)
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 if __name__ == "__main__":

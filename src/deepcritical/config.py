@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 from pydantic import (
@@ -133,12 +134,21 @@ class Settings(BaseSettings):
         )
 
     def public_dict(self) -> dict[str, Any]:
-        """The settings as recorded in a run record: secrets reduced to whether they are set."""
+        """The settings as recorded in a run record: secrets and the contact e-mail reduced to whether
+        they are set, and credentials inside URLs (``https://user:pass@host``) removed."""
         data = self.model_dump(mode="json")
         for name, field in type(self).model_fields.items():
-            if field.annotation is not None and "SecretStr" in str(field.annotation):
-                data[name] = "set" if getattr(self, name) is not None else None
+            value = getattr(self, name)
+            if name == "ncbi_email" or "SecretStr" in str(field.annotation):
+                data[name] = "set" if value is not None else None
+            elif isinstance(value, AnyHttpUrl) and (value.username or value.password):
+                data[name] = _without_credentials(str(value))
         return data
+
+
+def _without_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _describe(error: ValidationError) -> str:

@@ -12,7 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 SourceName = Literal["pubmed", "web", "searxng", "you"]
 ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you")
 
+DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)
+# Publishers' article paths name the DOI too: https://journal.org/doi/10.1234/abc/full
+_DOI_IN_PATH = re.compile(
+    r"^https?://[^/]+/(?:\S*/)?doi/(?:abs/|full/|pdf/|epdf/)?(10\.\d{4,9}/[^?#\s]+?)"
+    r"(?:/(?:full|abstract|pdf|epdf))?/?(?:[?#].*)?$",
+    re.IGNORECASE,
+)
 _PUBMED_URL = re.compile(r"^https?://(?:www\.)?pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/?$", re.IGNORECASE)
 
 
@@ -75,7 +82,8 @@ def _pmid_of(citation: Citation) -> str | None:
 def _doi_of(citation: Citation) -> str | None:
     if citation.doi:
         return citation.doi
-    match = _DOI_IN_URL.match(citation.url.strip())
+    url = citation.url.strip()
+    match = _DOI_IN_URL.match(url) or _DOI_IN_PATH.match(url)
     return normalize_doi(match.group(1)) if match else None
 
 

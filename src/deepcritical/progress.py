@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from deepcritical.agents.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.config import Settings
-from deepcritical.errors import ConfigError, ResearchError
+from deepcritical.errors import ConfigError, EmbeddingError, ResearchError
 from deepcritical.events import (
     IterationStarted,
     JudgeFinished,
@@ -23,6 +23,7 @@ from deepcritical.events import (
     RunWarning,
     SearchFinished,
 )
+from deepcritical.evidence import EmbeddingService
 from deepcritical.orchestrator import Orchestrator
 from deepcritical.runrecord import write_outputs
 from deepcritical.sources.factory import make_http_client
@@ -73,14 +74,25 @@ def describe(event: ProgressEvent) -> str | None:
     return None
 
 
-def ensure_writable(directory: Path) -> None:
-    """Fail before the run, not after it, when the report could not be written."""
+def ensure_writable(directory: Path, what: str = "--out") -> None:
+    """Fail before the run, not after it, when its outputs could not be written."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as error:
-        raise ConfigError(f"--out {directory}: cannot write there ({error.strerror or error})") from error
+        raise ConfigError(f"{what} {directory}: cannot write there ({error.strerror or error})") from error
+
+
+def preflight(settings: Settings) -> None:
+    """Check at start what would otherwise fail only when the first evidence is stored: the embedding
+    model's directory and, for the embedded store, that its home is writable."""
+    try:
+        EmbeddingService(settings.embedding_model).check_available()
+    except EmbeddingError as error:
+        raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
+    if not settings.chroma_host:
+        ensure_writable(settings.home, "DEEPCRITICAL_HOME")
 
 
 async def run_research(

@@ -161,6 +161,19 @@ async def test_related_recalls_an_earlier_run_from_the_library(open_store: OpenS
     assert {hit.evidence.id for hit in hits} == {STATINS.id, ASPIRIN.id}
 
 
+async def test_demo_evidence_never_reaches_a_real_runs_library(open_store: OpenStore, store_settings: Settings) -> None:
+    demo = await open_store("run-demo", store_settings.model_copy(update={"demo_mode": True}))
+    await demo.add([METFORMIN])
+    live = await open_store("run-live")
+    await live.add([STATINS])
+    assert [hit.evidence.id for hit in await live.related("metformin and dementia", exclude_ids=set(), n=5)] == [
+        STATINS.id
+    ]
+    later_demo = await open_store("run-demo-2", store_settings.model_copy(update={"demo_mode": True}))
+    hits = await later_demo.related("metformin and dementia", exclude_ids=set(), n=5)
+    assert [hit.evidence.id for hit in hits] == [METFORMIN.id]
+
+
 async def test_hybrid_search_and_judge_selection(open_store: OpenStore) -> None:
     store = await open_store()
     copy = make_evidence("105", METFORMIN.content + " (a second report)", title=METFORMIN.citation.title)

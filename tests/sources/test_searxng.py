@@ -19,6 +19,7 @@ from deepcritical.sources.searxng import (
     SearxngTool,
     create_searxng_search_tool,
     parse_response,
+    results_to_evidence,
 )
 
 BASE = "https://searx.example.org"
@@ -432,3 +433,17 @@ class TestFactory:
         assert schema is not None
         assert "raw" not in schema["properties"]
         assert "raw" not in schema["$defs"]["SearxngResult"]["properties"]
+
+
+def test_a_scholarly_results_doi_becomes_the_evidence_identity() -> None:
+    data = {
+        "results": [
+            {"title": "Paper", "url": "https://journal.example/a1", "content": "Abstract text.", "doi": "10.5555/ABC"},
+            {"title": "Page", "url": "https://blog.example/p", "content": "Some text.", "doi": "not a doi"},
+        ]
+    }
+    paper, page = results_to_evidence(parse_response("q", data, max_results=5))
+    assert paper.citation.doi == "10.5555/abc"
+    assert paper.id == "doi:10.5555/abc"
+    assert page.citation.doi is None
+    assert page.id == "url:https://blog.example/p"

@@ -22,6 +22,14 @@ from deepcritical.evidence.embeddings import Vectors
 from deepcritical.models import Evidence
 
 LIBRARY_COLLECTION = "library"
+# Synthetic demo evidence must never be recalled into a real run's report.
+DEMO_LIBRARY_COLLECTION = "library-demo"
+
+
+def library_name(settings: Settings) -> str:
+    return DEMO_LIBRARY_COLLECTION if settings.demo_mode else LIBRARY_COLLECTION
+
+
 MODEL_KEY = "deepcritical_embedding_model"
 _MAX_NAME = 63  # Chroma: 3-63 characters, alphanumeric at both ends, [a-zA-Z0-9._-] inside
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")

@@ -161,6 +161,15 @@ class EmbeddingService:
     def model_name(self) -> str:
         return self._source.name
 
+    def check_available(self) -> None:
+        """Fail fast, without loading anything, when a configured model directory does not exist
+        (a hub name can only be checked by loading it)."""
+        if not self._source.is_hub_name and not Path(self._source.location).is_dir():
+            raise EmbeddingError(
+                f"cannot load the embedding model {self._source.name} from {self._source.origin}: no such "
+                f"directory. Fix: {_fix_hint(self._source)}."
+            )
+
     @property
     def origin(self) -> str:
         return self._source.origin

@@ -75,7 +75,7 @@ class EvidenceStore:
         def _open() -> EvidenceStore:
             connection = chroma.connect(settings)
             run = chroma.open_collection(connection, name, embeddings.model_name)
-            library = chroma.open_collection(connection, chroma.LIBRARY_COLLECTION, embeddings.model_name)
+            library = chroma.open_collection(connection, chroma.library_name(settings), embeddings.model_name)
             return cls(connection, run, library, embeddings, run_id=run_id, dedup_threshold=settings.dedup_threshold)
 
         store = await asyncio.to_thread(_open)

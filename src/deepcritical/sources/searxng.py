@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.errors import RateLimitError, SearchError, SourceDisabledError
-from deepcritical.models import Citation, Evidence, SourceName
+from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
 from deepcritical.sources.base import SearchTool, get_with_retry
 from deepcritical.sources.web import (
     MAX_CONTENT_CHARS,
@@ -218,7 +218,10 @@ def results_to_evidence(results: SearxngResults) -> list[Evidence]:
         score = _score(result.raw)
         relevance = min(score / best, 1.0) if score is not None and best else rank_relevance(result.rank - 1)
         date = published_date(result.raw.get("publishedDate"))
-        citation = Citation(source="searxng", title=result.title[:MAX_TITLE_CHARS], url=result.url, date=date)
+        # Scholarly engines (Crossref, Semantic Scholar, PubMed) put the paper's DOI beside its URL.
+        raw_doi = result.raw.get("doi")
+        doi = raw_doi if isinstance(raw_doi, str) and DOI_PATTERN.fullmatch(normalize_doi(raw_doi)) else None
+        citation = Citation(source="searxng", title=result.title[:MAX_TITLE_CHARS], url=result.url, date=date, doi=doi)
         evidence.append(Evidence(content=result.snippet[:MAX_CONTENT_CHARS], citation=citation, relevance=relevance))
     return evidence
 
