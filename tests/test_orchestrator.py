@@ -32,7 +32,7 @@ from deepcritical.agents.llm import AgentModels
 from deepcritical.agents.outputs import FALLBACK_EXPLANATIONS, FallbackReason
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError, StoreError
-from deepcritical.events import ProgressEvent, ReportWritten, ResearchOutcome, RunFinished, RunWarning
+from deepcritical.events import ProgressEvent, ReportWritten, ResearchOutcome, RunFinished, RunStarted, RunWarning
 from deepcritical.orchestrator import Orchestrator
 from deepcritical.runrecord import write_outputs
 
@@ -476,3 +476,39 @@ async def test_a_report_whose_valid_findings_are_all_contrary_is_kept() -> None:
         "Metformin did not improve cognition."
     ]
     assert not any("extractive" in limitation for limitation in outcome.report.limitations)
+
+
+async def test_no_evidence_because_no_source_answered_is_a_failed_run() -> None:
+    down = ["pubmed: cannot connect to eutils.ncbi.nlm.nih.gov", "web: cannot connect to duckduckgo.com"]
+    harness = Harness(handler=FakeHandler(answer=lambda _query: [], errors=down, sources=("pubmed", "web")))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "no_evidence"
+    assert outcome.error is not None
+    assert outcome.error.startswith("no source answered any search: ")
+    assert "pubmed: cannot connect" in outcome.error
+    assert "web: cannot connect" in outcome.error
+    assert "\n" not in outcome.error
+    assert "pubmed: pubmed" not in outcome.markdown
+    assert "link removed" not in outcome.markdown  # the hosts in the errors are shown, escaped, not removed
+    assert "Source problem, pubmed: cannot connect to eutils.ncbi.nlm.nih.gov" in outcome.markdown
+    finished = harness.events[-1]
+    assert isinstance(finished, RunFinished)
+    assert finished.error == outcome.error
+
+
+async def test_sources_that_answered_with_nothing_relevant_are_not_a_failed_run() -> None:
+    harness = Harness(handler=FakeHandler(answer=lambda _query: [], errors=["pubmed: HTTP 500 after 3 attempt(s)"]))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "no_evidence"
+    assert outcome.error is None
+
+
+async def test_run_started_names_the_searched_sources_and_the_disabled_ones_apart() -> None:
+    handler = FakeHandler(sources=("pubmed", "web"))
+    handler.unavailable = {"you": "YOU_API_KEY is not set"}
+    harness = Harness(handler=handler)
+    await harness.run()
+    started = harness.events[0]
+    assert isinstance(started, RunStarted)
+    assert started.sources == ["pubmed", "web"]
+    assert started.sources_disabled == {"you": "YOU_API_KEY is not set"}

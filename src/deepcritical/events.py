@@ -45,8 +45,9 @@ class ResearchOutcome(BaseModel):
     errors: list[str]
     error: str | None = Field(
         default=None,
-        description="Set when the run failed: it crashed, or the language model failed or its request budget "
-        "ran out before any evidence was collected. A caller should treat a set error as a failed run.",
+        description="Set when the run failed: it crashed, or no evidence was collected because the language model "
+        "failed, its request budget ran out, or no source answered any search. Sources that answered but found "
+        "nothing relevant leave it None. A caller should treat a set error as a failed run.",
     )
     settings: dict[str, Any]
 
@@ -61,12 +62,15 @@ class ResearchOutcome(BaseModel):
 
 
 class RunStarted(BaseModel):
+    """``sources``: the sources the run searches; ``sources_disabled``: the ones it does not, and why."""
+
     kind: Literal["run_started"] = "run_started"
     run_id: str
     question: str
     demo: bool
     model: str
     sources: list[str]
+    sources_disabled: dict[str, str] = Field(default_factory=dict)
     max_iterations: int
 
 

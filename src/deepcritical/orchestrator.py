@@ -9,7 +9,8 @@
 
 ``run`` streams typed progress events and always ends with ``RunFinished`` carrying the outcome, even
 when the loop failed: collected evidence stays in the store and the outcome still has a cited report.
-``outcome.error`` is set when the run failed: a crash, or no evidence at all because of the LLM.
+``outcome.error`` is set when the run failed: a crash, or no evidence at all because of the LLM or because
+no source answered any search. Sources that answered but found nothing relevant are an empty answer, not a failure.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -55,6 +56,27 @@ LLM_STOPS: dict[StopReason, str] = {
     "llm_failed": "the language model failed",
     "llm_budget": "the LLM request budget ran out",
 }
+
+
+MAX_ERROR_CHARS = 100
+
+
+def no_source_answered(deps: ResearchDeps, disabled: Collection[str]) -> str:
+    """One line for a run in which no source answered: each failed source's first error, shortened."""
+    if not deps.state.searches:
+        return "no evidence was collected: no search was run"
+    failed: dict[str, str] = {}
+    for step in deps.state.searches:
+        for name, message in step.sources_failed.items():
+            failed.setdefault(name, message)
+    # Disabled sources were never asked; they are named only when no source was asked at all.
+    shown = {name: message for name, message in failed.items() if name not in disabled} or failed
+    details = "; ".join(_shorten(" ".join(message.split())) for message in shown.values())
+    return f"no source answered any search: {details or 'no source is enabled'}"
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1].rstrip() + "…"
 
 
 class LoopStopError(Exception):
@@ -167,16 +189,19 @@ class Orchestrator:
                     demo=self.settings.demo_mode,
                     model=self.models.name,
                     sources=list(handler.source_names),
+                    sources_disabled=dict(handler.unavailable),
                     max_iterations=self.settings.max_iterations,
                 )
             )
-            outcome = await self._research(deps, builder)
+            outcome = await self._research(deps, builder, disabled=set(handler.unavailable))
             emit(RunFinished(outcome=outcome, error=outcome.error))
         finally:
             if self._store is None:
                 await store.close()
 
-    async def _research(self, deps: ResearchDeps, builder: OutcomeBuilder) -> ResearchOutcome:
+    async def _research(
+        self, deps: ResearchDeps, builder: OutcomeBuilder, *, disabled: Collection[str] = ()
+    ) -> ResearchOutcome:
         error: str | None = None
         try:
             stop = await self._loop(deps)
@@ -190,6 +215,8 @@ class Orchestrator:
             error = f"no evidence was collected: {LLM_STOPS[stop]}" + (
                 f" ({deps.state.errors[-1]})" if deps.state.errors else ""
             )
+        elif error is None and not deps.state.evidence and not any(s.sources_answered for s in deps.state.searches):
+            error = no_source_answered(deps, disabled)
         report, audit, fallback = await builder.report(self._report, self.models.report, stop)
         deps.emit(
             ReportWritten(

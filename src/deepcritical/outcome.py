@@ -92,7 +92,12 @@ class OutcomeBuilder:
     def _nothing_found(self) -> ResearchReport:
         state = self._deps.state
         limitations = [f"Queries run: {'; '.join(state.queries_run) or 'none'}."]
-        limitations += [f"{name} did not answer: {error}" for name, error in self._failed_sources().items()]
+        if failed := self._failed_sources():
+            # Only the names: limitations go through the model-text renderer, which removes URLs; the errors
+            # themselves render escaped, like every other error, under "Why the run stopped".
+            limitations.append(
+                f"Sources that did not answer: {', '.join(failed)} (their errors are under Why the run stopped)."
+            )
         return ResearchReport(
             question=state.question,
             answer_brief="No evidence was found, so this question cannot be answered from the sources searched.",

@@ -34,8 +34,14 @@ DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of 
 def describe(event: ProgressEvent) -> str | None:
     """One line of Rich markup per event; every value from outside is escaped."""
     if isinstance(event, RunStarted):
-        sources = ", ".join(event.sources)
-        return f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)} · sources {escape(sources)}"
+        sources = ", ".join(event.sources) or "none"
+        disabled = "".join(
+            f"\n  [yellow]disabled[/] {escape(name)}: {escape(reason)}"
+            for name, reason in event.sources_disabled.items()
+        )
+        return (
+            f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)} · sources {escape(sources)}{disabled}"
+        )
     if isinstance(event, IterationStarted):
         return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
     if isinstance(event, QueriesPlanned):

@@ -86,3 +86,40 @@ def test_the_answer_cites_no_url_and_renders_ids_as_reference_numbers() -> None:
     assert f"see \\[{number}\\]" in answer
     assert "pmid:" not in answer
     assert "example.org" not in answer
+
+
+NULL_TRIAL = (
+    "BACKGROUND: Metformin modulates pathways implicated in Alzheimer's disease. RESULTS: Executive function "
+    "z-scores improved slightly (p=0.04), but CSF tau was unchanged. CONCLUSIONS: Eight weeks of metformin reached "
+    "the brain but did not change CSF markers of amyloid or tau pathology, or global cognition, in mild dementia."
+)
+HARM = (
+    "BACKGROUND: Metformin is proposed as a neuroprotective agent. CONCLUSIONS: Metformin can promote "
+    "amyloidogenic APP processing. This potentially harmful action should be weighed against reported benefits "
+    "before metformin is repurposed for Alzheimer's disease."
+)
+
+
+@pytest.mark.parametrize("text", [NULL_TRIAL, HARM])
+def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for_the_judge(text: str) -> None:
+    item = evidence(90, text)
+    report = extractive_report(QUESTION, views([item]))
+    assert [i for f in report.contrary_evidence for i in f.evidence_ids] == [item.id]
+    assert report.key_findings == []
+    assert "0 item(s) report favourable results" in report.answer_brief
+    assert "1 report null, negative or unfavourable" in report.answer_brief
+    judged = heuristic_assessment(QUESTION, views([item]))
+    assert "1 report null, negative or unfavourable" in judged.candidate_answers[0]
+
+
+def test_a_structured_abstract_is_quoted_from_its_conclusions() -> None:
+    report = extractive_report(QUESTION, views([evidence(91, NULL_TRIAL)]))
+    assert report.contrary_evidence[0].statement.startswith("Eight weeks of metformin")
+
+
+def test_a_title_that_states_a_harm_files_an_item_cut_before_its_conclusions_as_contrary() -> None:
+    text = "RESULTS: In APP/PS1 mice on metformin, insoluble cortical Aβ42 increased by 23% (p=0.04)."
+    title = "Metformin increases BACE1 expression and amyloid-β generation in APP/PS1 mice."
+    report = extractive_report(QUESTION, views([evidence(92, text, title=title)]))
+    assert report.key_findings == []
+    assert report.contrary_evidence[0].statement.startswith("In APP/PS1 mice")

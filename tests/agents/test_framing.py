@@ -12,6 +12,7 @@ from deepcritical.agents.framing import (
     evidence_block,
     parse_brief,
     parse_evidence,
+    shorten,
 )
 from deepcritical.agents.outputs import AspectScore, Assessment, BrainTurn
 
@@ -56,3 +57,28 @@ def test_outputs_trim_rather_than_reject_a_verbose_model() -> None:
         mechanism=score, clinical=score, safety=score, sufficient=False, confidence=0.5, gaps=["x"] * 3
     )
     assert assessment.gaps == ["x"]
+
+
+def test_a_long_structured_abstract_keeps_its_conclusions_when_cut() -> None:
+    abstract = (
+        "BACKGROUND: "
+        + "context words " * 40
+        + "METHODS: "
+        + "method words " * 60
+        + "RESULTS: "
+        + "result words " * 60
+        + "CONCLUSIONS: Metformin did not change cognition."
+    )
+    short = shorten(abstract, 600)
+    assert len(short) <= 600
+    assert short.startswith("BACKGROUND:")
+    assert short.endswith("CONCLUSIONS: Metformin did not change cognition.")
+    assert "words. CONCLUSIONS:" in short or "words … CONCLUSIONS:" in short
+
+
+def test_text_without_conclusions_is_cut_on_a_word() -> None:
+    text = "alpha beta gamma " * 100
+    short = shorten(text, 100)
+    assert len(short) <= 100
+    assert short.endswith(" …")
+    assert shorten("short text", 100) == "short text"

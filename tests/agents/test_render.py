@@ -91,3 +91,13 @@ def test_a_markdown_renderer_sees_only_text_and_the_collected_links() -> None:
     assert not re.search(r"<(?:script|img|b)\b", page)
     assert re.findall(r'href="([^"]+)"', page) == [item.citation.url for item in items]
     assert "<strong>Metformin</strong>" not in page
+
+
+def test_a_source_problem_names_the_source_once_and_renders_its_error_escaped() -> None:
+    report = ResearchReport(question="q?", answer_brief="No evidence.", key_findings=[])
+    failed = {"pubmed": "pubmed: cannot reach https://eutils.ncbi.nlm.nih.gov/entrez [errno -2]"}
+    markdown = render_markdown(report, {}, RenderContext(demo=False, stop_reason="no_evidence", failed_sources=failed))
+    line = next(line for line in markdown.splitlines() if line.startswith("- Source problem"))
+    assert line == "- Source problem, pubmed: cannot reach https\\[:\\]//eutils.ncbi.nlm.nih.gov/entrez \\[errno -2\\]"
+    assert "pubmed: pubmed" not in markdown
+    assert "](" not in line  # the host is shown, defanged, and never becomes a link

@@ -5,19 +5,18 @@ always ends in a readable, cited report built only from what was collected."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.agents.framing import EvidenceView
 from deepcritical.agents.heuristics import (
-    INSTRUCTION,
     SUPPORTIVE,
     aspects_of,
     informative,
     is_relevant,
     key_terms,
-    reads_contrary,
+    quote,
+    sentences,
     stem,
 )
 from deepcritical.agents.outputs import Assessment, Finding, ResearchReport
@@ -25,42 +24,6 @@ from deepcritical.agents.render import CITED_ID
 
 MAX_FINDINGS = 6
 MAX_CONTRARY = 4
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
-_LABEL = re.compile(
-    r"^(?:[A-Z][A-Z /&]{2,40}|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting|Results?|Findings"
-    r"|Conclusions?|Interpretation|Discussion|Significance):\s+"
-)
-_RESULT = re.compile(
-    r"\b(?:conclu\w*|result\w*|suggest\w*|show\w*|found|find\w*|associated|reduc\w*|improv\w*|increas\w*"
-    r"|decreas\w*|lower\w*|higher|demonstrat\w*|indicat\w*|significant\w*|protect\w*|benefit\w*)\b",
-    re.IGNORECASE,
-)
-
-
-def sentences(text: str) -> list[str]:
-    """Sentences of an abstract or snippet that report something: section labels such as "RESULTS:"
-    removed, and sentences that read as instructions (to a reader or a model) left out."""
-    parts = []
-    for raw in _SPLIT.split(" ".join(text.split())):
-        sentence = _LABEL.sub("", raw).strip()
-        if 30 <= len(sentence) <= 500 and not sentence.endswith("…") and not INSTRUCTION.search(sentence):
-            parts.append(sentence)
-    return parts
-
-
-def _rank(sentence: str, stems: Sequence[str]) -> int:
-    lowered = sentence.lower()
-    return 2 * bool(_RESULT.search(sentence)) + sum(term in lowered for term in stems)
-
-
-def best_sentence(item: EvidenceView, stems: Sequence[str], *, contrary: bool) -> str | None:
-    """The sentence that best states a result about the question (a contrary one when asked)."""
-    candidates = [s for s in sentences(item.text) if reads_contrary(s) == contrary]
-    if not candidates:
-        return None
-    ranked = sorted(enumerate(candidates), key=lambda pair: (-_rank(pair[1], stems), -pair[0]))
-    best = ranked[0][1]
-    return best if _rank(best, stems) >= 2 else None
 
 
 def _add(findings: list[Finding], statement: str, evidence_id: str) -> None:
@@ -174,19 +137,20 @@ def extractive_report(
     contrary: list[Finding] = []
     tally = _Tally()
     for item in relevant:
-        if against := best_sentence(item, stems, contrary=True):
+        found = quote(item, stems)
+        if found is None:
+            continue
+        if found.contrary:
             tally.contrary.append(item.id)
             if len(contrary) < MAX_CONTRARY:
-                _add(contrary, against, item.id)
-                continue
-        if supporting := best_sentence(item, stems, contrary=False):
-            if item.id not in tally.contrary:
-                if SUPPORTIVE.search(supporting):
-                    tally.add_favourable(item, supporting)
-                else:
-                    tally.neutral.append(item.id)
-            if len(findings) < MAX_FINDINGS:
-                _add(findings, supporting, item.id)
+                _add(contrary, found.sentence, item.id)
+            continue
+        if SUPPORTIVE.search(found.sentence):
+            tally.add_favourable(item, found.sentence)
+        else:
+            tally.neutral.append(item.id)
+        if len(findings) < MAX_FINDINGS:
+            _add(findings, found.sentence, item.id)
     if not findings and not contrary:  # nothing reads as a result: quote each item's opening instead
         for item in relevant[:3]:
             if opening := next(iter(sentences(item.text)), None):

@@ -34,9 +34,7 @@ class EvidenceView:
 
     @classmethod
     def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
-        text = " ".join(item.content.split())
-        if len(text) > max_chars:
-            text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+        text = shorten(" ".join(item.content.split()), max_chars)
         return cls(
             id=item.id,
             title=" ".join(item.citation.title.split())[:300],
@@ -46,6 +44,25 @@ class EvidenceView:
             found_by=list(item.found_by),
             publication_types=list(item.citation.publication_types),
         )
+
+
+_CONCLUSIONS = re.compile(r"\b(?:CONCLUSIONS?|INTERPRETATION|CONCLUSIONS AND RELEVANCE)\s*:", re.IGNORECASE)
+
+
+def shorten(text: str, max_chars: int) -> str:
+    """At most ``max_chars`` characters, cut on a word. A structured abstract keeps its conclusions
+    (the authors' own reading of the result) and gives up the middle of its methods and results."""
+    if len(text) <= max_chars:
+        return text
+    conclusions = next((m for m in _CONCLUSIONS.finditer(text) if m.start() > 0), None)
+    if conclusions is not None and len(text) - conclusions.start() < max_chars // 2:
+        tail = text[conclusions.start() :]
+        head = text[: max_chars - len(tail) - 1]
+        # End the head on a sentence, so no quoted sentence spans the gap.
+        cut = head.rfind(". ")
+        head = head[: cut + 1] if cut > 0 else head.rsplit(" ", 1)[0] + " …"
+        return f"{head} {tail}"
+    return text[:max_chars].rsplit(" ", 1)[0] + " …"
 
 
 def _json_line(value: Mapping[str, Any]) -> str:

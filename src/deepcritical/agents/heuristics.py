@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from deepcritical.agents.framing import EvidenceView
 from deepcritical.agents.outputs import AspectScore, Assessment
@@ -41,11 +42,17 @@ _FAMILIES = {
     r"|gastrointestinal|contraindicat\w*|increased risk|higher risk|discontinu\w*",
 }
 _ASPECT_PATTERNS = {name: re.compile(rf"\b(?:{pattern})", re.IGNORECASE) for name, pattern in _FAMILIES.items()}
+# Wording of harm: a sentence whose main claim is that the intervention does damage reads contrary.
+# A small vocabulary on purpose; "increases ... risk/generation/accumulation" stays within one clause.
+_HARM = (
+    r"|harmful|detrimental|deleterious|worsen\w*|exacerbat\w*|toxic\b|promot\w* amyloidogenic"
+    r"|(?:increas|rais|promot|enhanc)\w*\b[^.;,]{0,60}?\b(?:risk|generation|accumulation|deposition|aggregation)"
+)
 CONTRARY = re.compile(
     r"\b(?:no (?:statistically )?significant|not (?:statistically )?significant\w*|no longer significant"
     r"|non-?significant|did not (?:significantly )?(?:improve|reduce|change|differ|affect|alter|slow|lower|show|"
     r"prevent|benefit)|(?:was|were) not associated|no association|no effect|no benefit|failed to|increased risk"
-    r"|higher risk|worse\w*|no difference|no improvement|insufficient evidence|inconsistent)\b",
+    r"|higher risk|worse\w*|no difference|no improvement|insufficient evidence|inconsistent|unchanged" + _HARM + r")\b",
     re.IGNORECASE,
 )
 # Wording of a favourable result. When a sentence has both kinds, what it says first is its main
@@ -73,6 +80,74 @@ INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+_LABEL = re.compile(
+    r"^([A-Z][A-Z /&]{2,40}|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting|Results?|Findings"
+    r"|Conclusions?|Interpretation|Discussion|Significance):\s+"
+)
+_CONCLUSION_LABEL = re.compile(r"conclu|interpret", re.IGNORECASE)
+# Wording of a reported result, null results ("did not change", "did not differ", "unchanged") included.
+_RESULT = re.compile(
+    r"\b(?:conclu\w*|result\w*|suggest\w*|show\w*|found|find\w*|associated|reduc\w*|improv\w*|increas\w*"
+    r"|decreas\w*|lower\w*|higher|demonstrat\w*|indicat\w*|significant\w*|protect\w*|benefit\w*"
+    r"|change[ds]?|unchanged|differ(?:ed|ence|ences)?|similar|harm\w*|detrimental|worsen\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def labelled_sentences(text: str) -> list[tuple[str, bool]]:
+    """Sentences that report something, each with whether it sits under a "CONCLUSIONS:"-like label:
+    section labels removed, and sentences that read as instructions (to a reader or a model) left out."""
+    parts: list[tuple[str, bool]] = []
+    in_conclusion = False
+    for raw in _SPLIT.split(" ".join(text.split())):
+        if label := _LABEL.match(raw):
+            in_conclusion = bool(_CONCLUSION_LABEL.match(label.group(1)))
+        sentence = _LABEL.sub("", raw).strip()
+        if 30 <= len(sentence) <= 500 and not sentence.endswith("…") and not INSTRUCTION.search(sentence):
+            parts.append((sentence, in_conclusion))
+    return parts
+
+
+def sentences(text: str) -> list[str]:
+    return [sentence for sentence, _ in labelled_sentences(text)]
+
+
+def _rank(sentence: str, stems: Sequence[str]) -> int:
+    lowered = sentence.lower()
+    return 2 * bool(_RESULT.search(sentence)) + sum(term in lowered for term in stems)
+
+
+def best_sentence(candidates: Sequence[str], stems: Sequence[str]) -> str | None:
+    """The candidate that best states a result about the question, if any states one. On a tie the later
+    sentence wins: abstracts state their results after their background."""
+    ranked = sorted(enumerate(candidates), key=lambda pair: (-_rank(pair[1], stems), -pair[0]))
+    return ranked[0][1] if ranked and _rank(ranked[0][1], stems) >= 2 else None
+
+
+@dataclass(frozen=True)
+class Quote:
+    sentence: str
+    contrary: bool
+
+
+def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
+    """The sentence that states an item's result, and whether it reads contrary. A structured abstract's
+    conclusions speak for it when one of them states a result; else a title whose claim is contrary
+    ("Metformin increases ... amyloid-β generation") does, as the text may be cut before its conclusions;
+    else any contrary result wins, as one null finding is easily outnumbered by favourable-sounding ones."""
+    labelled = labelled_sentences(item.text)
+    every = [s for s, _ in labelled]
+    conclusions = [s for s, concluding in labelled if concluding]
+    for contrary in (True, False):
+        if found := best_sentence([s for s in conclusions if reads_contrary(s) == contrary], stems):
+            return Quote(found, contrary)
+    if reads_contrary(item.title) and best_sentence([item.title], stems):
+        return Quote(best_sentence(every, stems) or item.title, contrary=True)
+    for contrary in (True, False):
+        if found := best_sentence([s for s in every if reads_contrary(s) == contrary], stems):
+            return Quote(found, contrary)
+    return None
 
 
 def stem(term: str) -> str:
@@ -157,7 +232,8 @@ def heuristic_assessment(question: str, items: Sequence[EvidenceView]) -> Assess
     gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak]
     if len(sources) < 2:
         gaps.append(f"Evidence comes from {len(sources)} source(s) only")
-    contrary = [item.id for item in relevant if CONTRARY.search(informative(item.text))]
+    # The same classifier as the extractive report's: an item is contrary when its quoted result reads contrary.
+    contrary = [item.id for item in relevant if (found := quote(item, stems)) is not None and found.contrary]
     supportive = len(relevant) - len(contrary)
     answers = [
         f"{supportive} relevant item(s) report results consistent with the question; "

@@ -43,6 +43,12 @@ def escape(text: str) -> str:
     return html.escape(escaped, quote=False)
 
 
+def source_error(name: str, error: str) -> str:
+    """A source's error without its leading "<name>: ", for where the name is already shown."""
+    prefix = f"{name}:"
+    return error[len(prefix) :].strip() if error.startswith(prefix) else error
+
+
 class ModelText:
     """Renders model-written text: a URL of a collected item becomes its reference number (or its
     defanged id when the report does not cite it); any other URL is removed."""
@@ -161,6 +167,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += ["## Contrary evidence", "", *_findings(report.contrary_evidence, numbers, text, none_found), ""]
     if context.assessment is not None:
         lines += ["## How the judge rated the evidence", "", *_assessment(context.assessment, text), ""]
+    # Errors are code-written and shown escaped (URLs defanged) under "Why the run stopped", never here.
     limitations = [f"- {text(item)}" for item in (*report.limitations, *context.notes)]
     lines += ["## Limitations", "", *(limitations or ["- None stated."]), ""]
     lines += ["## Why the run stopped", "", escape(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason))]
@@ -168,7 +175,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     counts = ", ".join(f"{escape(name)} {count}" for name, count in context.sources.items()) or "none"
     lines.append(f"- Iterations: {context.iterations}; evidence collected by source: {counts}.")
     for name, error in context.failed_sources.items():
-        lines.append(f"- Source problem, {escape(name)}: {escape(error)}")
+        lines.append(f"- Source problem, {escape(name)}: {escape(source_error(name, error))}")
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
     lines += ["", "## References", ""]
     lines += [_reference(number, item) for number, item in enumerate(references, start=1)] or ["None."]
