@@ -121,7 +121,7 @@ def search(
         sys.stdout.write(json.dumps(render_search_json(outcome), indent=2, ensure_ascii=False) + "\n")
     else:
         render_search_table(outcome, out, err)
-    if not outcome.answered_sources:
+    if not outcome.result.answered_sources:
         fail("no source answered: " + "; ".join(outcome.result.errors), EXIT_FAILED)
 
 

@@ -113,6 +113,11 @@ def identity_keys(citation: Citation) -> frozenset[str]:
 _FILLABLE = ("doi", "pmid", "pmcid", "journal")
 
 
+def unite_sources(first: Sequence[SourceName], second: Sequence[SourceName]) -> tuple[SourceName, ...]:
+    """Both lists of sources, in order, without repeats."""
+    return tuple(dict.fromkeys((*first, *second)))
+
+
 class Evidence(BaseModel):
     """A piece of evidence retrieved from a source. Immutable: merging makes a new one."""
 
@@ -138,6 +143,10 @@ class Evidence(BaseModel):
     def identity_keys(self) -> frozenset[str]:
         return identity_keys(self.citation)
 
+    def with_sources(self, sources: Sequence[SourceName]) -> Evidence:
+        """The same item, also credited to ``sources`` (order kept, no repeats)."""
+        return self.model_copy(update={"found_by": unite_sources(self.found_by, sources)})
+
     def merged_with(self, other: Evidence) -> Evidence:
         """The same item seen again. The record with scholarly identifiers (PMID, then DOI), else the
         longer text, is kept; identifiers it lacks are taken from the other; sources are united."""
@@ -154,7 +163,7 @@ class Evidence(BaseModel):
         return kept.model_copy(
             update={
                 "citation": kept.citation.model_copy(update=filled) if filled else kept.citation,
-                "found_by": tuple(dict.fromkeys((*self.found_by, *other.found_by))),
+                "found_by": unite_sources(self.found_by, other.found_by),
                 "relevance": max(self.relevance, other.relevance),
             }
         )
@@ -187,3 +196,17 @@ class SearchResult(BaseModel):
     sources_searched: list[SourceName]
     total_found: int = Field(ge=0, description="Items before cross-source de-duplication")
     errors: list[str] = Field(default_factory=list, description="One readable line per failed source")
+
+    @property
+    def failed_sources(self) -> dict[str, str]:
+        """Each failed (or disabled) source with its first error line; every line starts with the
+        source's name, as the handler writes it."""
+        failed: dict[str, str] = {}
+        for line in self.errors:
+            failed.setdefault(line.split(":", 1)[0].strip(), line)
+        return failed
+
+    @property
+    def answered_sources(self) -> list[SourceName]:
+        failed = self.failed_sources
+        return [name for name in self.sources_searched if name not in failed]

@@ -28,12 +28,6 @@ class SearchOutcome:
     duplicates: dict[str, str] = field(default_factory=dict)
     newly_stored: int | None = None
 
-    @property
-    def answered_sources(self) -> list[str]:
-        """Sources searched that did not fail (each failure's line starts with its source's name)."""
-        failed = {error.split(":", 1)[0] for error in self.result.errors}
-        return [name for name in self.result.sources_searched if name not in failed]
-
 
 def new_run_id(kind: str) -> str:
     return f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"

@@ -42,15 +42,10 @@ def source_status(results: Iterable[SearchResult]) -> tuple[list[str], dict[str,
     failed: dict[str, str] = {}
     errors: dict[str, None] = {}
     for result in results:
-        failed_here = set()
-        for line in result.errors:
-            name = line.split(":", 1)[0].strip()
-            failed_here.add(name)
+        for name, line in result.failed_sources.items():
             failed.setdefault(name, line)
-            errors[line] = None
-        for name in result.sources_searched:
-            if name not in failed_here:
-                answered[name] = None
+        errors.update(dict.fromkeys(result.errors))
+        answered.update(dict.fromkeys(result.answered_sources))
     return list(answered), failed, list(errors)
 
 
@@ -122,10 +117,7 @@ class SearchAgent:
                 fresh.append(item)
                 continue
             # Seen again: remember every source that returned it, under the id it was collected as.
-            seen = self.collected[known]
-            self.collected[known] = seen.model_copy(
-                update={"found_by": tuple(dict.fromkeys((*seen.found_by, *item.found_by)))}
-            )
+            self.collected[known] = self.collected[known].with_sources(item.found_by)
 
         kept: list[Evidence] = []
         duplicates: dict[str, str] = {}

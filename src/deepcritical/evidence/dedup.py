@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deepcritical.evidence.embeddings import Vectors
-from deepcritical.models import Evidence, SourceName
+from deepcritical.models import Evidence, SourceName, unite_sources
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,6 @@ class DedupPlan:
     stored_found_by: dict[str, tuple[SourceName, ...]] = field(default_factory=dict)
 
 
-def _union(first: Sequence[SourceName], second: Sequence[SourceName]) -> tuple[SourceName, ...]:
-    return tuple(dict.fromkeys((*first, *second)))
-
-
 def plan(
     items: Sequence[Evidence],
     stored_ids: set[str],
@@ -93,9 +89,9 @@ def plan(
         duplicates[item.id] = target
         if target in kept_by_id:
             holder = kept_by_id[target]
-            kept_by_id[target] = holder.model_copy(update={"found_by": _union(holder.found_by, item.found_by)})
+            kept_by_id[target] = holder.with_sources(item.found_by)
         if target not in position:
-            stored_found_by[target] = _union(stored_found_by.get(target, ()), item.found_by)
+            stored_found_by[target] = unite_sources(stored_found_by.get(target, ()), item.found_by)
     kept = [kept_by_id[item.id] for item in items if item.id in kept_by_id]
     return DedupPlan(kept, duplicates, stored_found_by)
 

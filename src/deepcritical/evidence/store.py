@@ -190,12 +190,7 @@ class EvidenceStore:
         """Credit stored items with the sources of their dropped duplicates, keeping their vectors."""
         for collection in (self._run, self._library):
             stored = await self._call("get", functools.partial(chroma.fetch, collection, list(sources), vectors=True))
-            updated = [
-                record.evidence.model_copy(
-                    update={"found_by": tuple(dict.fromkeys((*record.evidence.found_by, *sources[item_id])))}
-                )
-                for item_id, record in stored.items()
-            ]
+            updated = [record.evidence.with_sources(sources[item_id]) for item_id, record in stored.items()]
             changed = [item for item in updated if item != stored[item.id].evidence]
             if changed:
                 matrix = np.stack([stored[item.id].vector for item in changed])
