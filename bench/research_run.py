@@ -27,7 +27,7 @@ from pathlib import Path
 from deepcritical.config import load_settings
 from deepcritical.events import ResearchOutcome
 from deepcritical.logs import configure_logging
-from deepcritical.orchestrator import Orchestrator
+from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.sources.factory import make_http_client
 
 DEFAULT_QUESTION = "Can metformin be repurposed for Alzheimer's disease?"

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, get_args
 
-import httpx
+import httpx2
 import pytest
 import structlog
 from pydantic_ai.exceptions import ModelHTTPError
@@ -26,15 +26,15 @@ from agents.research_fakes import (
     evidence,
     plain_logs,
 )
-from deepcritical.agents.demo_models import demo_models
-from deepcritical.agents.framing import parse_evidence
-from deepcritical.agents.llm import AgentModels
-from deepcritical.agents.outputs import FALLBACK_EXPLANATIONS, FallbackReason
+from deepcritical.demo.models import demo_models
+from deepcritical.stages.framing import parse_evidence
+from deepcritical.agents.models import AgentModels
+from deepcritical.outputs import FALLBACK_EXPLANATIONS, FallbackReason
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError, StoreError
 from deepcritical.events import ProgressEvent, ReportWritten, ResearchOutcome, RunFinished, RunStarted, RunWarning
-from deepcritical.orchestrator import Orchestrator
-from deepcritical.runrecord import write_outputs
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.record import write_outputs
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
 _ = plain_logs  # imported for its fixture
@@ -73,7 +73,7 @@ class Harness:
         self.waits.append(seconds)
 
     async def run(self, question: str = QUESTION) -> ResearchOutcome:
-        async with httpx.AsyncClient() as client:
+        async with httpx2.AsyncClient() as client:
             orchestrator = Orchestrator(
                 self.settings,
                 client=client,
@@ -290,7 +290,7 @@ async def test_the_run_id_is_bound_to_every_log_line() -> None:
 
 
 async def test_stopping_the_consumer_early_cancels_the_run() -> None:
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
             demo_settings(), client=client, store=FakeStore(), handler=FakeHandler(), research_engine=FakeEngine()
         )
@@ -344,7 +344,7 @@ async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> No
         async def _open_store(self, run_id: str) -> Any:
             raise StoreError("cannot open the evidence store")
 
-    async with httpx.AsyncClient() as client:
+    async with httpx2.AsyncClient() as client:
         orchestrator = NoStore(demo_settings(), client=client, handler=FakeHandler(), research_engine=FakeEngine())
         events: list[ProgressEvent] = []
 

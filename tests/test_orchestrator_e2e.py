@@ -12,8 +12,8 @@ import pytest
 from agents.research_fakes import QUESTION, plain_logs
 from deepcritical.config import load_settings
 from deepcritical.events import JudgeFinished, ProgressEvent, ResearchOutcome, RunFinished
-from deepcritical.orchestrator import Orchestrator
-from deepcritical.runrecord import write_outputs
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.record import write_outputs
 from deepcritical.sources.factory import make_http_client
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]

@@ -1,5 +1,5 @@
 """``python -m deepcritical`` runs the command line."""
 
-from deepcritical.cli import main
+from deepcritical.cli.app import main
 
 main()

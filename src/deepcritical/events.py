@@ -1,64 +1,14 @@
-"""Typed progress events of a research run, and its outcome. The command line renders them now; a web
-page can render the same stream later (each event serialises to JSON with a ``kind`` discriminator)."""
+"""Typed progress events that the stages emit while a run goes on. Each serialises to JSON with a
+``kind`` discriminator, so the command line, a web page or an MCP client can render the same stream.
+The event that ends a run, carrying its outcome, is ``deepcritical.run.events.RunFinished``."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from deepcritical.agents.citations import CitationAudit
-from deepcritical.agents.outputs import Assessment, BrainTurn, FallbackReason, ResearchReport, StopReason
-from deepcritical.agents.search_agent import SearchStep
-from deepcritical.models import Evidence
-
-
-class LlmUsage(BaseModel):
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-class ResearchOutcome(BaseModel):
-    """Everything a run produced: what ``run.json`` records and ``report.md`` renders."""
-
-    question: str
-    run_id: str
-    started_at: str
-    demo: bool
-    model: str
-    stop_reason: StopReason
-    iterations: int
-    report: ResearchReport
-    markdown: str
-    report_fallback: bool = Field(description="True when the report was built in code, not by the Report agent")
-    report_fallback_reason: FallbackReason | None = Field(
-        default=None, description="Why the report was built in code (None when the Report agent wrote it)"
-    )
-    citation_audit: CitationAudit
-    evidence: list[Evidence]
-    assessments: list[Assessment]
-    plans: list[BrainTurn]
-    searches: list[SearchStep]
-    timings: dict[str, float] = Field(description="Wall-clock seconds per stage, and in total")
-    llm_usage: LlmUsage
-    errors: list[str]
-    error: str | None = Field(
-        default=None,
-        description="Set when the run failed: it crashed, or no evidence was collected because the language model "
-        "failed, its request budget ran out, or no source answered any search. Sources that answered but found "
-        "nothing relevant leave it None. A caller should treat a set error as a failed run.",
-    )
-    settings: dict[str, Any]
-
-    @property
-    def sources(self) -> dict[str, int]:
-        """How many collected items each source returned (an item found by two sources counts for both)."""
-        counts: dict[str, int] = {}
-        for item in self.evidence:
-            for name in item.found_by:
-                counts[name] = counts.get(name, 0) + 1
-        return dict(sorted(counts.items()))
+from deepcritical.outputs import FallbackReason
 
 
 class RunStarted(BaseModel):
@@ -84,9 +34,15 @@ class QueriesPlanned(BaseModel):
     kind: Literal["queries_planned"] = "queries_planned"
     iteration: int
     queries: list[str]
+    by: Literal["model", "code"] = Field(
+        default="model", description="``code``: the queries were built in code because the Brain did not search"
+    )
 
 
 class SearchFinished(BaseModel):
+    """``related``: items recalled from the library of earlier runs, counted apart from what the
+    sources found in this run."""
+
     kind: Literal["search_finished"] = "search_finished"
     iteration: int
     queries: list[str]
@@ -101,6 +57,8 @@ class SearchFinished(BaseModel):
 
 
 class JudgeFinished(BaseModel):
+    """``by``: ``code`` when the Judge's model failed and the assessment was computed in code."""
+
     kind: Literal["judge_finished"] = "judge_finished"
     iteration: int
     items_judged: int
@@ -108,11 +66,12 @@ class JudgeFinished(BaseModel):
     sufficient: bool
     confidence: float
     gaps: list[str]
+    by: Literal["model", "code"] = "model"
 
 
 class ReportWritten(BaseModel):
     """``fallback``: the report was built in code; ``fallback_reason`` says why (``FALLBACK_EXPLANATIONS``
-    in ``deepcritical.agents.outputs`` has a phrase for each reason)."""
+    in ``deepcritical.outputs`` has a phrase for each reason)."""
 
     kind: Literal["report_written"] = "report_written"
     findings: int
@@ -131,20 +90,7 @@ class RunWarning(BaseModel):
     message: str
 
 
-class RunFinished(BaseModel):
-    kind: Literal["run_finished"] = "run_finished"
-    outcome: ResearchOutcome
-    error: str | None = None
-
-
-ProgressEvent = Annotated[
-    RunStarted
-    | IterationStarted
-    | QueriesPlanned
-    | SearchFinished
-    | JudgeFinished
-    | ReportWritten
-    | RunWarning
-    | RunFinished,
+StageEvent = Annotated[
+    RunStarted | IterationStarted | QueriesPlanned | SearchFinished | JudgeFinished | ReportWritten | RunWarning,
     Field(discriminator="kind"),
 ]

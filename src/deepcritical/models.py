@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -20,7 +20,8 @@ _DOI_IN_PATH = re.compile(
     r"(?:/(?:full|abstract|pdf|epdf))?/?(?:[?#].*)?$",
     re.IGNORECASE,
 )
-_PUBMED_URL = re.compile(r"^https?://(?:www\.)?pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/?$", re.IGNORECASE)
+# A PubMed record's page, old style (www.ncbi.nlm.nih.gov/pubmed/N) or new (pubmed.ncbi.nlm.nih.gov/N).
+PUBMED_URL = re.compile(r"^https?://(?:www\.)?(?:pubmed\.)?ncbi\.nlm\.nih\.gov/(?:pubmed/)?(\d+)/?$", re.IGNORECASE)
 
 
 def normalize_url(url: str) -> str:
@@ -63,19 +64,11 @@ class Citation(BaseModel):
     def _canonical_doi(cls, value: str | None) -> str | None:
         return normalize_doi(value) if value else None
 
-    @property
-    def formatted(self) -> str:
-        """A one-line reference: authors (date). Title. Journal or source."""
-        names = ", ".join(self.authors[:3]) + (" et al." if len(self.authors) > 3 else "")
-        venue = self.journal or self.source.upper()
-        lead = f"{names} ({self.date})" if names else f"({self.date})"
-        return f"{lead}. {self.title}. {venue}"
-
 
 def _pmid_of(citation: Citation) -> str | None:
     if citation.pmid:
         return citation.pmid
-    match = _PUBMED_URL.match(citation.url.strip())
+    match = PUBMED_URL.match(citation.url.strip())
     return match.group(1) if match else None
 
 
@@ -188,6 +181,15 @@ def merge_evidence(items: Sequence[Evidence]) -> list[Evidence]:
     return [merged[group] for group in sorted(merged)]
 
 
+def first_errors(failures: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """Each failed source with the first error it gave, across several searches, in first-seen order."""
+    first: dict[str, str] = {}
+    for failed in failures:
+        for name, error in failed.items():
+            first.setdefault(name, error)
+    return first
+
+
 class SearchResult(BaseModel):
     """What one query across the enabled sources produced."""
 
@@ -196,11 +198,14 @@ class SearchResult(BaseModel):
     sources_searched: list[SourceName]
     total_found: int = Field(ge=0, description="Items before cross-source de-duplication")
     errors: list[str] = Field(default_factory=list, description="One readable line per failed source")
+    disabled: dict[str, str] = Field(
+        default_factory=dict, description="Sources not searched because the configuration leaves them off, and why"
+    )
 
     @property
     def failed_sources(self) -> dict[str, str]:
-        """Each failed (or disabled) source with its first error line; every line starts with the
-        source's name, as the handler writes it."""
+        """Each failed source with its first error line; every line starts with the source's name, as the
+        handler writes it."""
         failed: dict[str, str] = {}
         for line in self.errors:
             failed.setdefault(line.split(":", 1)[0].strip(), line)

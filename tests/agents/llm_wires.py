@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 OPENAI_KEY = "sk-live-test-5f2c9a7e41d8"
@@ -35,14 +35,14 @@ class Wire:
             return {"DEEPCRITICAL_MODEL": self.model, "ANTHROPIC_API_KEY": self.key}
         return {"DEEPCRITICAL_MODEL": self.model, "GOOGLE_API_KEY": self.key}
 
-    def is_llm(self, request: httpx.Request) -> bool:
+    def is_llm(self, request: httpx2.Request) -> bool:
         if self.name == "openai":
             return request.url.path == "/v1/chat/completions"
         if self.name == "anthropic":
             return request.url.path == "/v1/messages"
         return request.url.path == "/v1beta/models/gemini-2.5-flash:generateContent"
 
-    def sent_key(self, request: httpx.Request) -> str:
+    def sent_key(self, request: httpx2.Request) -> str:
         if self.name == "gemini":
             return request.headers.get("x-goog-api-key", "")
         # The Anthropic SDK (2.x) sends its key as a bearer token too, not as ``x-api-key``.

@@ -1,5 +1,5 @@
 """Small in-memory stand-ins for the search handler, the evidence store and the ResearchEngine,
-implementing the interfaces the research loop codes against (deepcritical.agents.ports)."""
+implementing the interfaces the research loop codes against (deepcritical.stages.ports)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 import pytest
 import structlog
 
-from deepcritical.agents.deps import Budget, ResearchDeps, RunState
-from deepcritical.agents.search_agent import SearchAgent
+from deepcritical.agents.deps import ResearchDeps
+from deepcritical.stages.collection import RunEvidence
+from deepcritical.stages.search import SearchStage
+from deepcritical.stages.state import Budget, RunState
 from deepcritical.config import Settings
 from deepcritical.models import Citation, Evidence, SearchResult, SourceName
 
@@ -243,13 +245,15 @@ def make_deps(
     settings = settings or demo_settings()
     store = store if store is not None else FakeStore()
     events = events if events is not None else []
+    state, budget = RunState(question=question), Budget.from_settings(settings, clock or FakeClock())
+    evidence = RunEvidence(store, max_evidence=settings.max_evidence)
     deps = ResearchDeps(
         settings=settings,
-        search_agent=SearchAgent(handler or FakeHandler(), store, max_evidence=settings.max_evidence),
+        search=SearchStage(handler or FakeHandler(), store, evidence, state, budget, emit=events.append),
         store=store,
         research_engine=engine or FakeEngine(),
-        budget=Budget.from_settings(settings, clock or FakeClock()),
-        state=RunState(question=question),
+        budget=budget,
+        state=state,
         emit=events.append,
     )
     deps.state.iteration = 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from research_fakes import evidence
 
-from deepcritical.agents.citations import CitationIndex, verify_citations
-from deepcritical.agents.outputs import Finding, ResearchReport
+from deepcritical.stages.citations import CitationIndex, verify_citations
+from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.models import Citation, Evidence
 
 PUBMED = evidence(1, "Metformin reduced amyloid in mice.")  # pmid:10000001

@@ -8,11 +8,11 @@ import re
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
-from deepcritical.agents.citations import verify_citations
-from deepcritical.agents.extractive import MAX_CONTRARY, extractive_report
-from deepcritical.agents.framing import EvidenceView
-from deepcritical.agents.heuristics import heuristic_assessment
-from deepcritical.agents.render import RenderContext, render_markdown
+from deepcritical.stages.citations import verify_citations
+from deepcritical.stages.extractive import MAX_CONTRARY, extractive_report
+from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import heuristic_assessment
+from deepcritical.stages.render import RenderContext, render_markdown
 from deepcritical.models import Evidence
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from research_fakes import evidence
 
-from deepcritical.agents.framing import (
+from deepcritical.stages.framing import (
     BRIEF_TAG,
     EVIDENCE_TAG,
     EvidenceView,
@@ -14,7 +14,7 @@ from deepcritical.agents.framing import (
     parse_evidence,
     shorten,
 )
-from deepcritical.agents.outputs import AspectScore, Assessment, BrainTurn
+from deepcritical.outputs import AspectScore, Assessment, BrainTurn
 
 
 def test_evidence_round_trips_through_the_block() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
-from deepcritical.agents.extractive import extractive_report, sentences
-from deepcritical.agents.framing import EvidenceView
-from deepcritical.agents.heuristics import aspects_of, context_terms, heuristic_assessment, key_terms, reads_contrary
+from deepcritical.stages.extractive import extractive_report, sentences
+from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import aspects_of, context_terms, heuristic_assessment, key_terms, reads_contrary
 
 
 def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]

@@ -1,6 +1,6 @@
 """The live (non-demo) LLM path end to end, without the network: the real Orchestrator, the real sources,
 store and agents, and real pydantic-ai models whose SDKs send their requests through the run's one
-``httpx.AsyncClient``. Its ``MockTransport`` answers the search APIs with the demo stand-ins and the LLM
+``httpx2.AsyncClient``. Its ``MockTransport`` answers the search APIs with the demo stand-ins and the LLM
 endpoint with a small scripted model speaking the real wire format of OpenAI Chat Completions, Gemini
 ``generateContent`` or Anthropic Messages (agents/llm_wires.py)."""
 
@@ -13,19 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import httpx2
 import pytest
 
 from agents.llm_wires import ANTHROPIC, WIRES, Wire, anthropic_events
 from agents.research_fakes import QUESTION, plain_logs
-from deepcritical.agents.framing import parse_evidence
-from deepcritical.agents.llm import LLM_TIMEOUT, llm_http_client
+from deepcritical.stages.framing import parse_evidence
+from deepcritical.agents.models import LLM_TIMEOUT, llm_http_client
 from deepcritical.config import Settings
 from deepcritical.events import ResearchOutcome
-from deepcritical.orchestrator import Orchestrator
-from deepcritical.runrecord import write_outputs
-from deepcritical.sources.demo.transport import DEMO_SEARXNG_BASE_URL, demo_transport
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.record import write_outputs
+from deepcritical.config import DEMO_SEARXNG_URL
+from deepcritical.demo.transport import demo_transport
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture
@@ -80,15 +81,15 @@ class LlmServer:
     wire: Wire
     statuses: list[int] = field(default_factory=list)
     permanent: int | None = None
-    demo: httpx.MockTransport = field(default_factory=demo_transport)
-    llm_requests: list[httpx.Request] = field(default_factory=list)
+    demo: httpx2.MockTransport = field(default_factory=demo_transport)
+    llm_requests: list[httpx2.Request] = field(default_factory=list)
     replies: list[tuple[str, int]] = field(default_factory=list)  # (agent, status) per LLM request
     prompt_ids: dict[str, list[str]] = field(default_factory=dict)  # agent -> evidence ids it was shown
     usage: list[tuple[int, int]] = field(default_factory=list)
     search_hosts: set[str] = field(default_factory=set)
     streamed: int = 0
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
         if request.url.host != self.wire.llm_host:
             self.search_hosts.add(request.url.host)
             return self.demo.handle_request(request)
@@ -100,7 +101,7 @@ class LlmServer:
         status = self.statuses.pop(0) if self.statuses else self.permanent
         if status is not None:
             self.replies.append((agent, status))
-            return httpx.Response(status, json=self.wire.error(status))
+            return httpx2.Response(status, json=self.wire.error(status))
         output = next(name for name in tools if name not in BRAIN_TOOLS)
         ids = [view.id for view in parse_evidence(user_text)]
         self.prompt_ids.setdefault(agent, ids)
@@ -118,8 +119,8 @@ class LlmServer:
         answer = self.wire.answer(len(self.llm_requests), tool, args, usage)
         if body.get("stream"):
             self.streamed += 1
-            return httpx.Response(200, content=anthropic_events(answer), headers={"Content-Type": "text/event-stream"})
-        return httpx.Response(200, json=answer)
+            return httpx2.Response(200, content=anthropic_events(answer), headers={"Content-Type": "text/event-stream"})
+        return httpx2.Response(200, json=answer)
 
     @staticmethod
     def _has(tools: dict[str, dict[str, Any]], name: str) -> bool:
@@ -152,7 +153,7 @@ def live_settings(wire: Wire, home: Path) -> Settings:
         "DEEPCRITICAL_HOME": str(home),
         # The web source is ddgs, which has its own HTTP stack; these three go through the run's client.
         "DEEPCRITICAL_SOURCES": "pubmed,searxng,you",
-        "SEARXNG_BASE_URL": DEMO_SEARXNG_BASE_URL,
+        "SEARXNG_BASE_URL": DEMO_SEARXNG_URL,
         "YOU_API_KEY": "you-live-test-key",
         # With a key the process-wide NCBI limiter allows 10 requests a second, so the test waits for nothing.
         "NCBI_API_KEY": "ncbi-live-test-key",
@@ -179,7 +180,7 @@ async def research(server: LlmServer, tmp_path: Path) -> Run:
         sleeps.append(seconds)
 
     # The run's client as make_http_client builds it (30 s timeout), with the scripted transport for the network.
-    client = httpx.AsyncClient(transport=httpx.MockTransport(server), timeout=httpx.Timeout(30.0, connect=10.0))
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(server), timeout=httpx2.Timeout(30.0, connect=10.0))
     async with client:
         outcome = await Orchestrator(settings, client=client, sleep=sleep).research(QUESTION)
     report_path, run_path = write_outputs(outcome, tmp_path / "out")
@@ -291,10 +292,10 @@ async def test_a_rejected_key_ends_the_run_with_a_report_not_a_traceback(wire: W
 
 
 async def test_the_bridge_reports_transport_failures_as_httpx2_errors_and_leaves_the_run_client_open() -> None:
-    def refuse(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("connection refused", request=request)
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
         bridge = llm_http_client(client)
         # The Anthropic SDK and pydantic-ai's Google model catch httpx2 errors only: an httpx one would escape
         # their mapping to a connection error, which the run retries.
@@ -307,11 +308,11 @@ async def test_the_bridge_reports_transport_failures_as_httpx2_errors_and_leaves
 async def test_the_bridge_hands_on_a_compressed_body_decoded() -> None:
     payload = {"choices": [], "note": "x" * 200}
 
-    def gzipped(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
+    def gzipped(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(
             200, content=gzip.compress(json.dumps(payload).encode()), headers={"Content-Encoding": "gzip"}
         )
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(gzipped)) as client:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(gzipped)) as client:
         response = await llm_http_client(client).post("http://llm.local/v1/chat/completions", json={"a": 1})
         assert response.json() == payload

@@ -8,7 +8,7 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.google import GoogleModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
-from deepcritical.agents.llm import normalize_model_name, resolve_models
+from deepcritical.agents.models import normalize_model_name, resolve_models
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 

@@ -6,8 +6,8 @@ import re
 
 from research_fakes import evidence
 
-from deepcritical.agents.outputs import AspectScore, Assessment, Finding, ResearchReport
-from deepcritical.agents.render import DEMO_BANNER, RenderContext, code_span, escape, render_markdown, safe_link
+from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
+from deepcritical.stages.render import DEMO_BANNER, RenderContext, code_span, escape, render_markdown, safe_link
 
 HOSTILE_TITLE = '<script>alert("x")</script> [click](http://evil.example) **bold** `code` & <img src=x>'
 

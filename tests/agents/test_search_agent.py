@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence
 
-from deepcritical.agents.search_agent import SearchAgent, source_status
+from deepcritical.stages.search import SearchAgent, source_status
 from deepcritical.models import SearchResult
 
 

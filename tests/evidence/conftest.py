@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from evidence_factory import OpenStore, settings_for
 
@@ -66,9 +66,9 @@ def chroma_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
         deadline = time.monotonic() + SERVER_START_DEADLINE
         while True:
             try:
-                httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
+                httpx2.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
                 break
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 if time.monotonic() > deadline:
                     pytest.fail(f"chroma run did not answer within {SERVER_START_DEADLINE}s: {log_path.read_text()}")
             # Waiting on the process doubles as the poll interval and notices an early exit.

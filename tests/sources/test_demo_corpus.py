@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from deepcritical.models import normalize_url
-from deepcritical.sources.demo import corpus
-from deepcritical.sources.demo.eutils import PUBLICATION_TYPE_UI
-from deepcritical.sources.demo.records import (
+from deepcritical.demo import corpus
+from deepcritical.demo.eutils import PUBLICATION_TYPE_UI
+from deepcritical.demo.records import (
     DEMO_DOI_PREFIX,
     DEMO_HOST,
     DEMO_PMID_RANGE,

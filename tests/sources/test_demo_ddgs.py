@@ -8,8 +8,8 @@ import pytest
 from ddgs.ddgs import DDGS  # the class itself: ddgs.DDGS is a lazy-loading proxy
 from ddgs.exceptions import DDGSException
 
-from deepcritical.sources.demo.ddgs import DemoDDGS
-from deepcritical.sources.demo.records import DEMO_HOST
+from deepcritical.demo.ddgs import DemoDDGS
+from deepcritical.demo.records import DEMO_HOST
 
 
 def _parameters(function: object, drop: tuple[str, ...]) -> list[tuple[str, object, object]]:

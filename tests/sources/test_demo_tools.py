@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 import pytest
 from pydantic import SecretStr
 
 from deepcritical.models import Evidence
-from deepcritical.sources.demo.ddgs import DemoDDGS
-from deepcritical.sources.demo.records import DEMO_HOST, DEMO_PMID_RANGE, PubmedRecord, load_corpus
-from deepcritical.sources.demo.transport import DEMO_SEARXNG_BASE_URL, demo_transport
+from deepcritical.demo.ddgs import DemoDDGS
+from deepcritical.demo.records import DEMO_HOST, DEMO_PMID_RANGE, PubmedRecord, load_corpus
+from deepcritical.config import DEMO_SEARXNG_URL
+from deepcritical.demo.transport import demo_transport
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.searxng import SearxngTool
@@ -28,8 +29,8 @@ async def _no_wait() -> None:
 
 
 @pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=demo_transport()) as http:
+async def client() -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(transport=demo_transport()) as http:
         yield http
 
 
@@ -37,7 +38,7 @@ def _is_demo_web_evidence(item: Evidence) -> bool:
     return urlsplit(item.citation.url).hostname == DEMO_HOST and item.citation.title.startswith("[DEMO] ")
 
 
-async def test_pubmed_tool_reads_the_demo_eutils(client: httpx.AsyncClient) -> None:
+async def test_pubmed_tool_reads_the_demo_eutils(client: httpx2.AsyncClient) -> None:
     tool = PubMedTool(client, limiter=_no_wait)
     evidence = await tool.search("Can metformin be repurposed for Alzheimer's disease?", 10)
     assert len(evidence) >= 8
@@ -56,21 +57,21 @@ async def test_pubmed_tool_reads_the_demo_eutils(client: httpx.AsyncClient) -> N
     assert "Meta-Analysis" in by_pmid["99000108"].citation.publication_types
 
 
-async def test_pubmed_tool_finds_other_topics_too(client: httpx.AsyncClient) -> None:
+async def test_pubmed_tool_finds_other_topics_too(client: httpx2.AsyncClient) -> None:
     evidence = await PubMedTool(client, limiter=_no_wait).search("Do statins reduce mortality in sepsis?", 5)
     assert evidence
     assert all(TOPIC_OF_PMID[str(item.citation.pmid)] == "statins-sepsis" for item in evidence)
 
 
-async def test_searxng_tool_reads_the_demo_instance(client: httpx.AsyncClient) -> None:
-    tool = SearxngTool(client, base_url=DEMO_SEARXNG_BASE_URL)
+async def test_searxng_tool_reads_the_demo_instance(client: httpx2.AsyncClient) -> None:
+    tool = SearxngTool(client, base_url=DEMO_SEARXNG_URL)
     evidence = await tool.search("statins sepsis mortality", 10)
     assert evidence
     assert all(item.citation.source == "searxng" and _is_demo_web_evidence(item) for item in evidence)
     assert all("statin" in (item.citation.title + item.content).lower() for item in evidence)
 
 
-async def test_research_engine_reads_the_demo_you_api(client: httpx.AsyncClient) -> None:
+async def test_research_engine_reads_the_demo_you_api(client: httpx2.AsyncClient) -> None:
     engine = ResearchEngine(client, api_key=SecretStr("demo-key"))
     evidence = await engine.search("SGLT2 inhibitors heart failure", 5)
     assert evidence
@@ -80,7 +81,7 @@ async def test_research_engine_reads_the_demo_you_api(client: httpx.AsyncClient)
 
 
 async def test_research_engine_context_is_empty_when_the_demo_api_refuses_a_missing_key(
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
 ) -> None:
     # ResearchEngine never sends a request without a key; a blank one reaches the stand-in and gets 401.
     engine = ResearchEngine(client, api_key=SecretStr(" "))
@@ -98,12 +99,12 @@ async def test_web_tool_treats_no_demo_match_as_empty() -> None:
     assert await WebTool(ddgs_factory=DemoDDGS).search("zzqxv blorft", 5) == []
 
 
-async def test_handler_over_all_demo_sources(client: httpx.AsyncClient) -> None:
+async def test_handler_over_all_demo_sources(client: httpx2.AsyncClient) -> None:
     handler = SearchHandler(
         [
             PubMedTool(client, limiter=_no_wait),
             WebTool(ddgs_factory=DemoDDGS),
-            SearxngTool(client, base_url=DEMO_SEARXNG_BASE_URL),
+            SearxngTool(client, base_url=DEMO_SEARXNG_URL),
             ResearchEngine(client, api_key=SecretStr("demo-key")),
         ]
     )

@@ -5,14 +5,15 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
-import httpx
+import httpx2
 import pytest
 import xmltodict
 
-from deepcritical.sources.demo import corpus, searxng
-from deepcritical.sources.demo.eutils import term_to_text
-from deepcritical.sources.demo.records import DEMO_HOST, PubmedRecord, load_corpus, strip_markup
-from deepcritical.sources.demo.transport import DEMO_SEARXNG_BASE_URL, demo_transport
+from deepcritical.demo import corpus, searxng
+from deepcritical.demo.eutils import term_to_text
+from deepcritical.demo.records import DEMO_HOST, PubmedRecord, load_corpus, strip_markup
+from deepcritical.config import DEMO_SEARXNG_URL
+from deepcritical.demo.transport import demo_transport
 
 EUTILS = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 YOU = "https://api.ydc-index.io/v1/search"
@@ -20,12 +21,12 @@ PUBMED_RECORDS = {r.pmid: r for r in load_corpus().records if isinstance(r, Pubm
 
 
 @pytest.fixture
-def client() -> Iterator[httpx.Client]:
-    with httpx.Client(transport=demo_transport()) as http:
+def client() -> Iterator[httpx2.Client]:
+    with httpx2.Client(transport=demo_transport()) as http:
         yield http
 
 
-def _esearch(client: httpx.Client, term: str, **params: str | int) -> dict[str, object]:
+def _esearch(client: httpx2.Client, term: str, **params: str | int) -> dict[str, object]:
     response = client.get(f"{EUTILS}/esearch.fcgi", params={"db": "pubmed", "term": term, "retmode": "json", **params})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")
@@ -38,7 +39,7 @@ def _esearch(client: httpx.Client, term: str, **params: str | int) -> dict[str, 
 # --- E-utilities esearch ---
 
 
-def test_esearch_json_has_ncbis_shape(client: httpx.Client) -> None:
+def test_esearch_json_has_ncbis_shape(client: httpx2.Client) -> None:
     result = _esearch(client, "metformin alzheimer", retmax=5, sort="relevance")
     assert set(result) >= {"count", "retmax", "retstart", "idlist", "translationset", "querytranslation"}
     ids = result["idlist"]
@@ -53,7 +54,7 @@ def test_esearch_json_has_ncbis_shape(client: httpx.Client) -> None:
     assert all(PUBMED_RECORDS[pmid].topic == "metformin-alzheimers" for pmid in ids)
 
 
-def test_esearch_pages_with_retstart(client: httpx.Client) -> None:
+def test_esearch_pages_with_retstart(client: httpx2.Client) -> None:
     first = _esearch(client, "metformin", retmax=4)
     second = _esearch(client, "metformin", retmax=4, retstart=4)
     everything = _esearch(client, "metformin", retmax=100)
@@ -61,7 +62,7 @@ def test_esearch_pages_with_retstart(client: httpx.Client) -> None:
     assert second["retstart"] == "4"
 
 
-def test_esearch_understands_pubmed_syntax(client: httpx.Client) -> None:
+def test_esearch_understands_pubmed_syntax(client: httpx2.Client) -> None:
     tagged = _esearch(client, 'statins[tiab] AND ("sepsis"[MeSH Terms] OR septic shock) NOT mice')
     plain = _esearch(client, "statins sepsis septic shock")
     assert tagged["idlist"] == plain["idlist"]
@@ -69,7 +70,7 @@ def test_esearch_understands_pubmed_syntax(client: httpx.Client) -> None:
     assert term_to_text('metformin[tiab] AND (alzheimer* OR "dementia") NOT rats[mh]') == "metformin alzheimer dementia"
 
 
-def test_esearch_with_nothing_found_reports_it_like_ncbi(client: httpx.Client) -> None:
+def test_esearch_with_nothing_found_reports_it_like_ncbi(client: httpx2.Client) -> None:
     result = _esearch(client, "zzqxv")
     assert result["count"] == "0"
     assert result["idlist"] == []
@@ -77,12 +78,12 @@ def test_esearch_with_nothing_found_reports_it_like_ncbi(client: httpx.Client) -
     assert result["warninglist"]["outputmessages"] == ["No items found."]  # type: ignore[index]
 
 
-def test_esearch_with_empty_term_answers_ncbis_error_body(client: httpx.Client) -> None:
+def test_esearch_with_empty_term_answers_ncbis_error_body(client: httpx2.Client) -> None:
     result = _esearch(client, "")
     assert result == {"ERROR": "Empty term and query_key - nothing todo"}
 
 
-def test_esearch_xml_by_default(client: httpx.Client) -> None:
+def test_esearch_xml_by_default(client: httpx2.Client) -> None:
     response = client.get(f"{EUTILS}/esearch.fcgi", params={"db": "pubmed", "term": "SGLT2 heart failure", "retmax": 3})
     root = ET.fromstring(response.content)
     assert root.tag == "eSearchResult"
@@ -95,12 +96,12 @@ def test_esearch_xml_by_default(client: httpx.Client) -> None:
 # --- E-utilities efetch ---
 
 
-def _efetch_all(client: httpx.Client) -> httpx.Response:
+def _efetch_all(client: httpx2.Client) -> httpx2.Response:
     params = {"db": "pubmed", "id": ",".join(PUBMED_RECORDS), "retmode": "xml", "rettype": "abstract"}
     return client.get(f"{EUTILS}/efetch.fcgi", params=params)
 
 
-def test_efetch_returns_valid_pubmed_xml_for_every_record(client: httpx.Client) -> None:
+def test_efetch_returns_valid_pubmed_xml_for_every_record(client: httpx2.Client) -> None:
     response = _efetch_all(client)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/xml")
@@ -124,7 +125,7 @@ def test_efetch_returns_valid_pubmed_xml_for_every_record(client: httpx.Client) 
         assert types == list(record.publication_types)
 
 
-def test_efetch_xml_parses_with_xmltodict_into_the_shapes_parsers_expect(client: httpx.Client) -> None:
+def test_efetch_xml_parses_with_xmltodict_into_the_shapes_parsers_expect(client: httpx2.Client) -> None:
     data = xmltodict.parse(_efetch_all(client).text)
     articles = data["PubmedArticleSet"]["PubmedArticle"]
     by_pmid = {a["MedlineCitation"]["PMID"]["#text"]: a["MedlineCitation"]["Article"] for a in articles}
@@ -142,7 +143,7 @@ def test_efetch_xml_parses_with_xmltodict_into_the_shapes_parsers_expect(client:
     assert methods["i"] == "APOE"
 
 
-def test_efetch_single_record_and_unknown_ids(client: httpx.Client) -> None:
+def test_efetch_single_record_and_unknown_ids(client: httpx2.Client) -> None:
     response = client.get(f"{EUTILS}/efetch.fcgi", params={"db": "pubmed", "id": "99000301,12345678", "retmode": "xml"})
     data = xmltodict.parse(response.text)
     article = data["PubmedArticleSet"]["PubmedArticle"]
@@ -150,13 +151,13 @@ def test_efetch_single_record_and_unknown_ids(client: httpx.Client) -> None:
     assert article["MedlineCitation"]["PMID"]["#text"] == "99000301"
 
 
-def test_efetch_by_post_like_large_id_lists(client: httpx.Client) -> None:
+def test_efetch_by_post_like_large_id_lists(client: httpx2.Client) -> None:
     response = client.post(f"{EUTILS}/efetch.fcgi", data={"db": "pubmed", "id": "99000401,99000402", "retmode": "xml"})
     root = ET.fromstring(response.content)
     assert [a.findtext("MedlineCitation/PMID") for a in root.iter("PubmedArticle")] == ["99000401", "99000402"]
 
 
-def test_efetch_without_ids_is_an_ncbi_error(client: httpx.Client) -> None:
+def test_efetch_without_ids_is_an_ncbi_error(client: httpx2.Client) -> None:
     response = client.get(f"{EUTILS}/efetch.fcgi", params={"db": "pubmed", "retmode": "xml"})
     assert response.status_code == 400
     assert ET.fromstring(response.content).findtext("ERROR") == "Empty id list - nothing todo"
@@ -165,11 +166,11 @@ def test_efetch_without_ids_is_an_ncbi_error(client: httpx.Client) -> None:
 # --- SearXNG ---
 
 
-def _searxng(client: httpx.Client, **params: str | int) -> httpx.Response:
-    return client.get(f"{DEMO_SEARXNG_BASE_URL}/search", params={"format": "json", **params})
+def _searxng(client: httpx2.Client, **params: str | int) -> httpx2.Response:
+    return client.get(f"{DEMO_SEARXNG_URL}/search", params={"format": "json", **params})
 
 
-def test_searxng_json_has_the_real_shape(client: httpx.Client) -> None:
+def test_searxng_json_has_the_real_shape(client: httpx2.Client) -> None:
     response = _searxng(client, q="statins sepsis mortality", categories="general")
     assert response.status_code == 200
     body = response.json()
@@ -190,7 +191,7 @@ def test_searxng_json_has_the_real_shape(client: httpx.Client) -> None:
     assert all(score > 0 for score in scores)
 
 
-def test_searxng_pages_through_results(client: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_searxng_pages_through_results(client: httpx2.Client, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(searxng, "PAGE_SIZE", 3)
     expected = [hit.record.url for hit in corpus.hits("searxng", "trial")]  # type: ignore[union-attr]
     assert len(expected) > 3, "the query must need more than one page"
@@ -199,7 +200,7 @@ def test_searxng_pages_through_results(client: httpx.Client, monkeypatch: pytest
     assert [item["url"] for page in pages for item in page] == expected
 
 
-def test_searxng_reports_a_doi_only_for_scholarly_results(client: httpx.Client) -> None:
+def test_searxng_reports_a_doi_only_for_scholarly_results(client: httpx2.Client) -> None:
     results = _searxng(client, q="metformin dementia").json()["results"]
     papers = [item for item in results if item["template"] == "paper.html"]
     assert papers
@@ -207,12 +208,12 @@ def test_searxng_reports_a_doi_only_for_scholarly_results(client: httpx.Client) 
     assert all("doi" not in item for item in results if item["template"] != "paper.html")
 
 
-def test_searxng_refuses_non_json_and_empty_queries(client: httpx.Client) -> None:
-    assert client.get(f"{DEMO_SEARXNG_BASE_URL}/search", params={"q": "statins"}).status_code == 403
+def test_searxng_refuses_non_json_and_empty_queries(client: httpx2.Client) -> None:
+    assert client.get(f"{DEMO_SEARXNG_URL}/search", params={"q": "statins"}).status_code == 403
     assert _searxng(client, q="  ").status_code == 400
 
 
-def test_searxng_answers_under_a_path_prefix_and_any_searxng_host(client: httpx.Client) -> None:
+def test_searxng_answers_under_a_path_prefix_and_any_searxng_host(client: httpx2.Client) -> None:
     response = client.get("http://my-searxng:8080/searxng/search", params={"q": "SGLT2", "format": "json"})
     assert response.status_code == 200
     assert response.json()["results"]
@@ -221,12 +222,12 @@ def test_searxng_answers_under_a_path_prefix_and_any_searxng_host(client: httpx.
 # --- You.com ---
 
 
-def test_you_requires_an_api_key(client: httpx.Client) -> None:
+def test_you_requires_an_api_key(client: httpx2.Client) -> None:
     assert client.get(YOU, params={"query": "metformin"}).status_code == 401
     assert client.get(YOU, params={"query": "metformin"}, headers={"X-API-Key": " "}).status_code == 401
 
 
-def test_you_json_has_the_real_shape(client: httpx.Client) -> None:
+def test_you_json_has_the_real_shape(client: httpx2.Client) -> None:
     response = client.get(YOU, params={"query": "SGLT2 inhibitors heart failure"}, headers={"X-API-Key": "any"})
     assert response.status_code == 200
     body = response.json()
@@ -237,12 +238,12 @@ def test_you_json_has_the_real_shape(client: httpx.Client) -> None:
         assert set(item) >= {"url", "title", "description", "snippets"}
         assert item["snippets"]
         assert all(isinstance(snippet, str) and snippet for snippet in item["snippets"])
-        assert httpx.URL(item["url"]).host == DEMO_HOST
+        assert httpx2.URL(item["url"]).host == DEMO_HOST
     assert "SGLT2" in " ".join(web[0]["snippets"])
     assert body["metadata"]["query"] == "SGLT2 inhibitors heart failure"
 
 
-def test_you_count_limits_results_and_answers_are_deterministic(client: httpx.Client) -> None:
+def test_you_count_limits_results_and_answers_are_deterministic(client: httpx2.Client) -> None:
     headers = {"X-API-Key": "k"}
     one = client.get(YOU, params={"query": "metformin", "count": 1}, headers=headers)
     assert len(one.json()["results"]["web"]) == 1
@@ -250,7 +251,7 @@ def test_you_count_limits_results_and_answers_are_deterministic(client: httpx.Cl
     assert one.content == again.content
 
 
-def test_you_without_a_query_is_rejected(client: httpx.Client) -> None:
+def test_you_without_a_query_is_rejected(client: httpx2.Client) -> None:
     assert client.get(YOU, headers={"X-API-Key": "k"}).status_code == 422
 
 
@@ -263,18 +264,18 @@ def test_you_without_a_query_is_rejected(client: httpx.Client) -> None:
         "https://example.org/search",
         f"{EUTILS}/einfo.fcgi",
         "https://api.ydc-index.io/v1/news",
-        f"{DEMO_SEARXNG_BASE_URL}/config",
+        f"{DEMO_SEARXNG_URL}/config",
     ],
 )
-def test_unknown_hosts_and_paths_get_a_clear_404(client: httpx.Client, url: str) -> None:
+def test_unknown_hosts_and_paths_get_a_clear_404(client: httpx2.Client, url: str) -> None:
     response = client.get(url, headers={"X-API-Key": "k"})
     assert response.status_code == 404
     assert "demo transport: no stand-in" in response.text
-    assert httpx.URL(url).host in response.text
+    assert httpx2.URL(url).host in response.text
 
 
 async def test_works_with_the_async_client_the_sources_use() -> None:
-    async with httpx.AsyncClient(transport=demo_transport()) as http:
+    async with httpx2.AsyncClient(transport=demo_transport()) as http:
         response = await http.get(
             f"{EUTILS}/esearch.fcgi", params={"db": "pubmed", "term": "vitamin D", "retmode": "json"}
         )

@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-import httpx
+import httpx2
 import pytest
 import structlog
 from pydantic import SecretStr
@@ -15,12 +15,12 @@ from deepcritical.errors import RateLimitError, SearchError
 from deepcritical.sources.pubmed import EUTILS_BASE_URL, PubMedTool
 from deepcritical.sources.query import to_pubmed_query
 
-Reply = httpx.Response | Callable[[httpx.Request], httpx.Response]
+Reply = httpx2.Response | Callable[[httpx2.Request], httpx2.Response]
 
 
-def esearch_json(*ids: str, count: int | None = None) -> httpx.Response:
+def esearch_json(*ids: str, count: int | None = None) -> httpx2.Response:
     result = {"count": str(len(ids) if count is None else count), "idlist": list(ids)}
-    return httpx.Response(200, json={"header": {"type": "esearch"}, "esearchresult": result})
+    return httpx2.Response(200, json={"header": {"type": "esearch"}, "esearchresult": result})
 
 
 def article(pmid: str, title: str = "", abstract: str | None = "An abstract.") -> str:
@@ -33,8 +33,8 @@ def article(pmid: str, title: str = "", abstract: str | None = "An abstract.") -
     )
 
 
-def efetch_xml(*articles: str) -> httpx.Response:
-    return httpx.Response(200, text=f'<?xml version="1.0"?><PubmedArticleSet>{"".join(articles)}</PubmedArticleSet>')
+def efetch_xml(*articles: str) -> httpx2.Response:
+    return httpx2.Response(200, text=f'<?xml version="1.0"?><PubmedArticleSet>{"".join(articles)}</PubmedArticleSet>')
 
 
 @dataclass
@@ -43,11 +43,11 @@ class Script:
 
     esearch: list[Reply] = field(default_factory=list)
     efetch: list[Reply] = field(default_factory=list)
-    requests: list[httpx.Request] = field(default_factory=list)
+    requests: list[httpx2.Request] = field(default_factory=list)
     sleeps: list[float] = field(default_factory=list)
     gate_calls: int = 0
 
-    def handle(self, request: httpx.Request) -> httpx.Response:
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         queue = self.esearch if request.url.path.endswith("/esearch.fcgi") else self.efetch
         assert queue, f"unexpected request {request.url.path}"
@@ -65,14 +65,14 @@ class Script:
 
 
 @pytest.fixture
-async def client_and_script() -> AsyncIterator[tuple[httpx.AsyncClient, Script]]:
+async def client_and_script() -> AsyncIterator[tuple[httpx2.AsyncClient, Script]]:
     script = Script()
-    async with httpx.AsyncClient(transport=httpx.MockTransport(script.handle)) as client:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(script.handle)) as client:
         yield client, script
 
 
 def make_tool(
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
     script: Script,
     *,
     api_key: SecretStr | None = None,
@@ -82,7 +82,7 @@ def make_tool(
     return PubMedTool(client, api_key=api_key, email=email, tool=tool, limiter=script.gate, sleep=script.sleep)
 
 
-async def test_esearch_then_one_efetch_with_ncbi_identity(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_esearch_then_one_efetch_with_ncbi_identity(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json("11", "22", "33"))
     script.efetch.append(efetch_xml(article("11"), article("22"), article("33")))
@@ -106,7 +106,7 @@ async def test_esearch_then_one_efetch_with_ncbi_identity(client_and_script: tup
 
 
 async def test_optional_identity_is_left_out_when_not_given(
-    client_and_script: tuple[httpx.AsyncClient, Script],
+    client_and_script: tuple[httpx2.AsyncClient, Script],
 ) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json("11"))
@@ -119,7 +119,7 @@ async def test_optional_identity_is_left_out_when_not_given(
 
 
 async def test_results_follow_esearch_order_with_decaying_relevance(
-    client_and_script: tuple[httpx.AsyncClient, Script],
+    client_and_script: tuple[httpx2.AsyncClient, Script],
 ) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json("3", "1", "2"))
@@ -134,7 +134,7 @@ async def test_results_follow_esearch_order_with_decaying_relevance(
 
 
 async def test_records_without_abstract_are_left_out_and_counted_in_the_log(
-    client_and_script: tuple[httpx.AsyncClient, Script],
+    client_and_script: tuple[httpx2.AsyncClient, Script],
 ) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json("1", "2"))
@@ -149,14 +149,14 @@ async def test_records_without_abstract_are_left_out_and_counted_in_the_log(
     assert parsed[0]["evidence"] == 1
 
 
-async def test_empty_idlist_returns_nothing_without_efetch(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_empty_idlist_returns_nothing_without_efetch(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json(count=0))
     assert await make_tool(client, script).search("zzzz unheard-of term", 10) == []
     assert script.params("efetch") == []
 
 
-async def test_zero_max_results_sends_nothing(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_zero_max_results_sends_nothing(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
     assert await make_tool(client, script).search("sepsis", 0) == []
     assert script.requests == []
@@ -165,25 +165,25 @@ async def test_zero_max_results_sends_nothing(client_and_script: tuple[httpx.Asy
 @pytest.mark.parametrize(
     ("reply", "message"),
     [
-        (httpx.Response(200, json={"esearchresult": {"ERROR": "Invalid query"}}), "returned an error: Invalid query"),
-        (httpx.Response(200, json={"error": "Unknown database"}), "returned an error: Unknown database"),
+        (httpx2.Response(200, json={"esearchresult": {"ERROR": "Invalid query"}}), "returned an error: Invalid query"),
+        (httpx2.Response(200, json={"error": "Unknown database"}), "returned an error: Unknown database"),
         (
-            httpx.Response(
+            httpx2.Response(
                 200, json={"esearchresult": {"count": "0", "idlist": [], "errorlist": {"phrasesnotfound": ["abcXYZ"]}}}
             ),
             "phrasesnotfound: abcXYZ",
         ),
-        (httpx.Response(200, text="<html><head><title>Service down</title></head></html>"), "HTML page titled"),
-        (httpx.Response(200, text='{"esearchresult": {"idlist": ["1",'), "malformed JSON"),
-        (httpx.Response(200, text=""), "empty body"),
+        (httpx2.Response(200, text="<html><head><title>Service down</title></head></html>"), "HTML page titled"),
+        (httpx2.Response(200, text='{"esearchresult": {"idlist": ["1",'), "malformed JSON"),
+        (httpx2.Response(200, text=""), "empty body"),
         (
-            httpx.Response(200, text="<eSearchResult><ERROR>Search Backend failed</ERROR></eSearchResult>"),
+            httpx2.Response(200, text="<eSearchResult><ERROR>Search Backend failed</ERROR></eSearchResult>"),
             "Search Backend failed",
         ),
     ],
 )
 async def test_esearch_error_bodies_become_search_errors(
-    client_and_script: tuple[httpx.AsyncClient, Script], reply: httpx.Response, message: str
+    client_and_script: tuple[httpx2.AsyncClient, Script], reply: httpx2.Response, message: str
 ) -> None:
     client, script = client_and_script
     script.esearch.append(reply)
@@ -193,9 +193,9 @@ async def test_esearch_error_bodies_become_search_errors(
     assert script.params("efetch") == []
 
 
-async def test_rate_limit_error_body_is_a_rate_limit_error(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_rate_limit_error_body_is_a_rate_limit_error(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
-    script.esearch.append(httpx.Response(200, json={"error": "API rate limit exceeded", "count": "11"}))
+    script.esearch.append(httpx2.Response(200, json={"error": "API rate limit exceeded", "count": "11"}))
     with pytest.raises(RateLimitError, match="rate limit"):
         await make_tool(client, script).search("sepsis", 5)
 
@@ -204,21 +204,21 @@ async def test_rate_limit_error_body_is_a_rate_limit_error(client_and_script: tu
     ("reply", "message"),
     [
         (
-            httpx.Response(200, text="<eFetchResult><ERROR>Empty id list - nothing todo</ERROR></eFetchResult>"),
+            httpx2.Response(200, text="<eFetchResult><ERROR>Empty id list - nothing todo</ERROR></eFetchResult>"),
             "returned an error: Empty id list - nothing todo",
         ),
-        (httpx.Response(200, text="<ERROR>Cannot retrieve</ERROR>"), "returned an error: Cannot retrieve"),
-        (httpx.Response(200, text="<!DOCTYPE html><html><title>502 Proxy Error</title>"), "HTML page titled '502"),
+        (httpx2.Response(200, text="<ERROR>Cannot retrieve</ERROR>"), "returned an error: Cannot retrieve"),
+        (httpx2.Response(200, text="<!DOCTYPE html><html><title>502 Proxy Error</title>"), "HTML page titled '502"),
         (
-            httpx.Response(200, text="<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID>"),
+            httpx2.Response(200, text="<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID>"),
             "malformed or truncated XML",
         ),
-        (httpx.Response(200, json={"error": "Unknown id"}), "returned an error: Unknown id"),
-        (httpx.Response(200, text="<eSummaryResult/>"), "returned <eSummaryResult> instead of <PubmedArticleSet>"),
+        (httpx2.Response(200, json={"error": "Unknown id"}), "returned an error: Unknown id"),
+        (httpx2.Response(200, text="<eSummaryResult/>"), "returned <eSummaryResult> instead of <PubmedArticleSet>"),
     ],
 )
 async def test_efetch_error_bodies_become_search_errors(
-    client_and_script: tuple[httpx.AsyncClient, Script], reply: httpx.Response, message: str
+    client_and_script: tuple[httpx2.AsyncClient, Script], reply: httpx2.Response, message: str
 ) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json("1"))
@@ -228,9 +228,9 @@ async def test_efetch_error_bodies_become_search_errors(
     assert str(caught.value).startswith("pubmed: efetch")
 
 
-async def test_429_honours_retry_after_then_succeeds(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_429_honours_retry_after_then_succeeds(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
-    script.esearch += [httpx.Response(429, headers={"Retry-After": "7"}), esearch_json("1")]
+    script.esearch += [httpx2.Response(429, headers={"Retry-After": "7"}), esearch_json("1")]
     script.efetch.append(efetch_xml(article("1")))
 
     found = await make_tool(client, script).search("sepsis", 5)
@@ -241,10 +241,10 @@ async def test_429_honours_retry_after_then_succeeds(client_and_script: tuple[ht
 
 
 async def test_503_until_retries_run_out_is_a_search_error(
-    client_and_script: tuple[httpx.AsyncClient, Script],
+    client_and_script: tuple[httpx2.AsyncClient, Script],
 ) -> None:
     client, script = client_and_script
-    script.esearch += [httpx.Response(503, text="Service Unavailable")] * 3
+    script.esearch += [httpx2.Response(503, text="Service Unavailable")] * 3
     with pytest.raises(SearchError, match="HTTP 503 after 3 attempt") as caught:
         await make_tool(client, script).search("sepsis", 5)
     assert not isinstance(caught.value, RateLimitError)
@@ -252,21 +252,21 @@ async def test_503_until_retries_run_out_is_a_search_error(
 
 
 async def test_429_until_retries_run_out_is_a_rate_limit_error(
-    client_and_script: tuple[httpx.AsyncClient, Script],
+    client_and_script: tuple[httpx2.AsyncClient, Script],
 ) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json("1"))
-    script.efetch += [httpx.Response(429)] * 3
+    script.efetch += [httpx2.Response(429)] * 3
     with pytest.raises(RateLimitError, match="429"):
         await make_tool(client, script).search("sepsis", 5)
     assert len(script.params("efetch")) == 3
 
 
-async def test_timeout_is_a_search_error(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_timeout_is_a_search_error(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
 
-    def time_out(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("read timed out", request=request)
+    def time_out(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ReadTimeout("read timed out", request=request)
 
     script.esearch.append(time_out)
     with pytest.raises(SearchError, match="pubmed: request timed out"):
@@ -274,11 +274,11 @@ async def test_timeout_is_a_search_error(client_and_script: tuple[httpx.AsyncCli
 
 
 async def test_the_api_key_never_reaches_an_error_message_or_the_log(
-    client_and_script: tuple[httpx.AsyncClient, Script],
+    client_and_script: tuple[httpx2.AsyncClient, Script],
 ) -> None:
     client, script = client_and_script
     # A server error page that echoes the request URL, key and all.
-    script.esearch += [lambda request: httpx.Response(500, text=f"Internal error for {request.url}")] * 3
+    script.esearch += [lambda request: httpx2.Response(500, text=f"Internal error for {request.url}")] * 3
 
     with structlog.testing.capture_logs() as logs, pytest.raises(SearchError) as caught:
         await make_tool(client, script, api_key=SecretStr("s3cret-key")).search("sepsis", 5)
@@ -290,7 +290,7 @@ async def test_the_api_key_never_reaches_an_error_message_or_the_log(
     assert "s3cret-key" not in json.dumps(logs, default=str)
 
 
-async def test_the_question_is_converted_before_searching(client_and_script: tuple[httpx.AsyncClient, Script]) -> None:
+async def test_the_question_is_converted_before_searching(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json())
     question = 'What is the role of "gut microbiome" in long-COVID fatigue?'

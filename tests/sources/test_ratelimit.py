@@ -7,7 +7,7 @@ import json
 import threading
 from collections.abc import Callable
 
-import httpx
+import httpx2
 import pytest
 from pydantic import SecretStr
 
@@ -51,23 +51,23 @@ def max_in_any_window(stamps: list[float], window: float = 1.0) -> int:
     return max((sum(1 for s in ordered if start <= s < start + window) for start in ordered), default=0)
 
 
-def eutils_handler(stamps: list[float], clock: Callable[[], float]) -> Callable[[httpx.Request], httpx.Response]:
+def eutils_handler(stamps: list[float], clock: Callable[[], float]) -> Callable[[httpx2.Request], httpx2.Response]:
     """Answers esearch with two PMIDs derived from the term, and efetch with an article per PMID."""
 
-    def handle(request: httpx.Request) -> httpx.Response:
+    def handle(request: httpx2.Request) -> httpx2.Response:
         stamps.append(clock())
         if request.url.path.endswith("esearch.fcgi"):
             seed = int(request.url.params["term"].split()[-1])
             ids = [str(1000 + 2 * seed), str(1001 + 2 * seed)]
             body = {"esearchresult": {"count": "2", "idlist": ids}}
-            return httpx.Response(200, text=json.dumps(body))
+            return httpx2.Response(200, text=json.dumps(body))
         articles = "".join(
             f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><ArticleTitle>Title {pmid}</ArticleTitle>"
             f"<Abstract><AbstractText>Abstract {pmid}.</AbstractText></Abstract></Article></MedlineCitation>"
             "</PubmedArticle>"
             for pmid in request.url.params["id"].split(",")
         )
-        return httpx.Response(200, text=f"<PubmedArticleSet>{articles}</PubmedArticleSet>")
+        return httpx2.Response(200, text=f"<PubmedArticleSet>{articles}</PubmedArticleSet>")
 
     return handle
 
@@ -88,8 +88,8 @@ async def test_twenty_concurrent_searches_from_separate_tools_share_one_limit(
     virtual_registry: VirtualTime, api_key: SecretStr | None, limit: int
 ) -> None:
     stamps: list[float] = []
-    transport = httpx.MockTransport(eutils_handler(stamps, virtual_registry.clock))
-    async with httpx.AsyncClient(transport=transport) as client:
+    transport = httpx2.MockTransport(eutils_handler(stamps, virtual_registry.clock))
+    async with httpx2.AsyncClient(transport=transport) as client:
         tools = [PubMedTool(client, api_key=api_key) for _ in range(20)]
         results = await asyncio.gather(*(tool.search(f"statins sepsis {n}", 5) for n, tool in enumerate(tools)))
 
@@ -108,7 +108,7 @@ def test_registry_hands_out_one_shared_limiter_per_key_situation() -> None:
 
 
 def test_tools_without_an_injected_limiter_use_the_registry(virtual_registry: VirtualTime) -> None:
-    client = httpx.AsyncClient()
+    client = httpx2.AsyncClient()
     assert PubMedTool(client).limiter is ncbi_limiter(has_key=False)
     assert PubMedTool(client, api_key=SecretStr("k")).limiter is ncbi_limiter(has_key=True)
     assert PubMedTool(client, api_key=SecretStr("  ")).limiter is ncbi_limiter(has_key=False)

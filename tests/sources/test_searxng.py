@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from pydantic_ai import Tool
 
@@ -67,27 +67,27 @@ RESPONSE: dict[str, Any] = {
     "unresponsive_engines": [["brave", "timeout"]],
 }
 
-Handler = Callable[[httpx.Request], httpx.Response]
+Handler = Callable[[httpx2.Request], httpx2.Response]
 
 
 class Recorder:
     """A MockTransport handler that records requests and answers with a fixed response."""
 
-    def __init__(self, response: Callable[[httpx.Request], httpx.Response]) -> None:
+    def __init__(self, response: Callable[[httpx2.Request], httpx2.Response]) -> None:
         self.response = response
-        self.requests: list[httpx.Request] = []
+        self.requests: list[httpx2.Request] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         return self.response(request)
 
 
 def json_answer(data: Any, status: int = 200) -> Recorder:
-    return Recorder(lambda request: httpx.Response(status, json=data))
+    return Recorder(lambda request: httpx2.Response(status, json=data))
 
 
-def client_for(handler: Handler) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+def client_for(handler: Handler) -> httpx2.AsyncClient:
+    return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
 
 async def no_sleep(seconds: float) -> None:
@@ -252,7 +252,7 @@ class TestClient:
 
 class TestClientErrors:
     async def test_server_error_is_retried_then_reported(self) -> None:
-        recorder = Recorder(lambda request: httpx.Response(502, text="Bad Gateway"))
+        recorder = Recorder(lambda request: httpx2.Response(502, text="Bad Gateway"))
 
         with pytest.raises(SearxngSearchError, match=r"^searxng: HTTP 502 after 3 attempt") as raised:
             await searxng(recorder).search("q")
@@ -261,7 +261,7 @@ class TestClientErrors:
         assert not isinstance(raised.value, RateLimitError)
 
     async def test_forbidden_explains_the_json_format_setting(self) -> None:
-        recorder = Recorder(lambda request: httpx.Response(403, text="Forbidden"))
+        recorder = Recorder(lambda request: httpx2.Response(403, text="Forbidden"))
 
         with pytest.raises(SearxngSearchError, match="HTTP 403") as raised:
             await searxng(recorder).search("q")
@@ -270,7 +270,7 @@ class TestClientErrors:
         assert len(recorder.requests) == 1
 
     async def test_rate_limit_stays_a_rate_limit_error(self) -> None:
-        recorder = Recorder(lambda request: httpx.Response(429, headers={"Retry-After": "1"}))
+        recorder = Recorder(lambda request: httpx2.Response(429, headers={"Retry-After": "1"}))
         waits: list[float] = []
 
         async def record_sleep(seconds: float) -> None:
@@ -285,14 +285,14 @@ class TestClientErrors:
     @pytest.mark.parametrize(
         ("exception", "fragment"),
         [
-            (httpx.ReadTimeout("read timed out"), "timed out after 10 s"),
-            (httpx.ConnectTimeout("connect timed out"), "timed out after 10 s"),
-            (httpx.ConnectError("name or service not known"), "failed: ConnectError"),
-            (httpx.RemoteProtocolError("peer closed connection"), "failed: RemoteProtocolError"),
+            (httpx2.ReadTimeout("read timed out"), "timed out after 10 s"),
+            (httpx2.ConnectTimeout("connect timed out"), "timed out after 10 s"),
+            (httpx2.ConnectError("name or service not known"), "failed: ConnectError"),
+            (httpx2.RemoteProtocolError("peer closed connection"), "failed: RemoteProtocolError"),
         ],
     )
     async def test_transport_failures_become_searxng_errors(self, exception: Exception, fragment: str) -> None:
-        def fail(request: httpx.Request) -> httpx.Response:
+        def fail(request: httpx2.Request) -> httpx2.Response:
             raise exception
 
         with pytest.raises(SearxngSearchError) as raised:
@@ -303,14 +303,14 @@ class TestClientErrors:
 
     async def test_invalid_json_is_an_error(self) -> None:
         recorder = Recorder(
-            lambda r: httpx.Response(200, text="<html>login</html>", headers={"content-type": "text/html"})
+            lambda r: httpx2.Response(200, text="<html>login</html>", headers={"content-type": "text/html"})
         )
 
         with pytest.raises(SearxngSearchError, match=r"^searxng: not JSON from searx\.example\.org \(text/html\)"):
             await searxng(recorder).search("q")
 
     async def test_redirect_is_an_error_not_a_parse_failure(self) -> None:
-        recorder = Recorder(lambda r: httpx.Response(302, headers={"Location": "https://searx.example.org/login"}))
+        recorder = Recorder(lambda r: httpx2.Response(302, headers={"Location": "https://searx.example.org/login"}))
 
         with pytest.raises(SearxngSearchError, match=r"^searxng: unexpected HTTP 302"):
             await searxng(recorder).search("q")
@@ -359,7 +359,7 @@ class TestTool:
 
     async def test_errors_surface_as_search_errors(self) -> None:
         with pytest.raises(SearchError, match=r"^searxng: "):
-            await self.tool(Recorder(lambda r: httpx.Response(404, text="nope"))).search("q")
+            await self.tool(Recorder(lambda r: httpx2.Response(404, text="nope"))).search("q")
 
     def test_name_is_searxng(self) -> None:
         assert SearxngTool.name == "searxng"
@@ -394,7 +394,7 @@ class TestFactory:
         assert len(results.results) == 2
 
     async def test_a_failed_search_is_reported_to_the_agent_not_raised(self) -> None:
-        recorder = Recorder(lambda r: httpx.Response(404, text="no such page"))
+        recorder = Recorder(lambda r: httpx2.Response(404, text="no such page"))
         search = create_searxng_search_tool(settings(SEARXNG_BASE_URL=BASE), client_for(recorder))
 
         results = await search("q", 5)

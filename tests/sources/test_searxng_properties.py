@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
+import httpx2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -68,8 +68,8 @@ def test_parser_yields_results_or_search_error(data: Any, max_results: int) -> N
 @settings(max_examples=100, deadline=None)
 def test_tool_over_the_wire_yields_evidence_or_search_error(body: bytes) -> None:
     async def run() -> None:
-        transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
-        async with httpx.AsyncClient(transport=transport) as client:
+        transport = httpx2.MockTransport(lambda request: httpx2.Response(200, content=body))
+        async with httpx2.AsyncClient(transport=transport) as client:
             tool = SearxngTool(client, base_url="https://searx.example.org")
             try:
                 evidence = await tool.search("q", max_results=5)

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from pydantic import SecretStr
 from structlog.testing import capture_logs
@@ -48,17 +48,17 @@ RESPONSE: dict[str, Any] = {
 
 
 class Recorder:
-    def __init__(self, answer: Callable[[httpx.Request], httpx.Response]) -> None:
+    def __init__(self, answer: Callable[[httpx2.Request], httpx2.Response]) -> None:
         self.answer = answer
-        self.requests: list[httpx.Request] = []
+        self.requests: list[httpx2.Request] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         return self.answer(request)
 
 
 def ok(data: Any = RESPONSE) -> Recorder:
-    return Recorder(lambda request: httpx.Response(200, json=data))
+    return Recorder(lambda request: httpx2.Response(200, json=data))
 
 
 async def no_sleep(seconds: float) -> None:
@@ -66,7 +66,7 @@ async def no_sleep(seconds: float) -> None:
 
 
 def engine(recorder: Recorder, api_key: str | None = SECRET) -> ResearchEngine:
-    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(recorder))
     return ResearchEngine(client, api_key=SecretStr(api_key) if api_key else None, sleep=no_sleep)
 
 
@@ -109,16 +109,16 @@ class TestContext:
 
     async def test_concurrent_identical_queries_cost_one_call(self) -> None:
         arrived, gate = asyncio.Event(), asyncio.Event()
-        requests: list[httpx.Request] = []
+        requests: list[httpx2.Request] = []
 
-        async def held(request: httpx.Request) -> httpx.Response:
+        async def held(request: httpx2.Request) -> httpx2.Response:
             # Hold the first answer until every caller has had its turn, so they really overlap.
             requests.append(request)
             arrived.set()
             await gate.wait()
-            return httpx.Response(200, json=RESPONSE)
+            return httpx2.Response(200, json=RESPONSE)
 
-        client = httpx.AsyncClient(transport=httpx.MockTransport(held))
+        client = httpx2.AsyncClient(transport=httpx2.MockTransport(held))
         research = ResearchEngine(client, api_key=SecretStr(SECRET))
         tasks = [asyncio.create_task(research.context("metformin")) for _ in range(5)]
         await arrived.wait()
@@ -171,18 +171,18 @@ class TestContext:
 
 
 def failing(kind: str) -> Recorder:
-    def answer(request: httpx.Request) -> httpx.Response:
+    def answer(request: httpx2.Request) -> httpx2.Response:
         if kind == "timeout":
-            raise httpx.ReadTimeout("read timed out", request=request)
+            raise httpx2.ReadTimeout("read timed out", request=request)
         if kind == "connect":
-            raise httpx.ConnectError("connection refused", request=request)
+            raise httpx2.ConnectError("connection refused", request=request)
         if kind == "status":
-            return httpx.Response(401, json={"detail": "Invalid API key"})
+            return httpx2.Response(401, json={"detail": "Invalid API key"})
         if kind == "server":
-            return httpx.Response(503, text="unavailable")
+            return httpx2.Response(503, text="unavailable")
         if kind == "json":
-            return httpx.Response(200, text="<html>not json</html>")
-        return httpx.Response(200, json={"unexpected": True})
+            return httpx2.Response(200, text="<html>not json</html>")
+        return httpx2.Response(200, json={"unexpected": True})
 
     return Recorder(answer)
 
@@ -214,7 +214,7 @@ class TestContextFailures:
         assert any("YOU_API_KEY" in str(entry.get("error")) for entry in logs)
 
     async def test_failures_are_not_cached(self) -> None:
-        answers = iter([httpx.Response(401, json={}), httpx.Response(200, json=RESPONSE)])
+        answers = iter([httpx2.Response(401, json={}), httpx2.Response(200, json=RESPONSE)])
         recorder = Recorder(lambda request: next(answers))
         research = engine(recorder)
 

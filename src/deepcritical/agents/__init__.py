@@ -1,28 +1,3 @@
-"""The research agents: Brain (plans and searches), SearchAgent, Judge, Report, and their models."""
-
-from deepcritical.agents.citations import CitationAudit, verify_citations
-from deepcritical.agents.deps import Budget, ResearchDeps, RunState
-from deepcritical.agents.llm import AgentModels, resolve_models
-from deepcritical.agents.outputs import AspectScore, Assessment, BrainTurn, Finding, ResearchReport, StopReason
-from deepcritical.agents.render import RenderContext, render_markdown
-from deepcritical.agents.search_agent import SearchAgent, SearchStep
-
-__all__ = [
-    "AgentModels",
-    "AspectScore",
-    "Assessment",
-    "BrainTurn",
-    "Budget",
-    "CitationAudit",
-    "Finding",
-    "RenderContext",
-    "ResearchDeps",
-    "ResearchReport",
-    "RunState",
-    "SearchAgent",
-    "SearchStep",
-    "StopReason",
-    "render_markdown",
-    "resolve_models",
-    "verify_citations",
-]
+"""The language-model agents: the Brain (plans and searches), the Judge and the Report, the per-run
+context they read (``ResearchDeps``), the one place that calls them (``calls.run_agent``), and the live
+model set-up. Each agent is wrapped as a stage (``Planner``, ``Judge``, ``Reporter``) for the loop."""

@@ -4,17 +4,16 @@ whole collection, framed as data with bounded text."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
 from deepcritical.agents.calls import run_agent
-from deepcritical.agents.deps import ResearchDeps, RunState
-from deepcritical.agents.framing import BRIEF_TAG, block, evidence_block
-from deepcritical.agents.outputs import Assessment
+from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.models import Evidence
+from deepcritical.outputs import Assessment, Judgement
+from deepcritical.stages.framing import BRIEF_TAG, block, evidence_block
+from deepcritical.stages.state import RunState
 
 JUDGE_TEXT_CHARS = 1200
 
@@ -29,14 +28,13 @@ def build_judge() -> Agent[ResearchDeps, Assessment]:
     )
 
 
-def judge_prompt(state: RunState, items: list[Evidence]) -> str:
-    sources = Counter(name for item in state.evidence.values() for name in item.found_by)
+def judge_prompt(state: RunState, items: list[Evidence], collected: int, by_source: dict[str, int]) -> str:
     brief = {
         "question": state.question,
         "iteration": state.iteration,
-        "evidence_collected": len(state.evidence),
+        "evidence_collected": collected,
         "items_shown": len(items),
-        "collected_by_source": dict(sorted(sources.items())),
+        "collected_by_source": by_source,
         "queries_run": state.queries_run[-20:],
     }
     return (
@@ -46,18 +44,18 @@ def judge_prompt(state: RunState, items: list[Evidence]) -> str:
     )
 
 
-async def select_for_judge(deps: ResearchDeps, k: int) -> list[Evidence]:
-    """At most ``k`` items, whatever the store returns."""
-    items = list(await deps.store.select_for_judge(deps.state.question, k))[:k]
-    deps.state.collect(items)
-    return items
+class Judge:
+    """The judge stage: the Judge agent's assessment of at most ``judge_max_items`` selected items."""
 
+    def __init__(self, agent: Agent[ResearchDeps, Assessment], model: Model) -> None:
+        self.agent = agent
+        self.model = model
 
-async def assess(agent: Agent[ResearchDeps, Assessment], deps: ResearchDeps, model: Model) -> tuple[Assessment, int]:
-    """Judge the current evidence; returns the assessment and how many items the judge saw."""
-    items = await select_for_judge(deps, deps.settings.judge_max_items)
-    assessment = await run_agent(agent, judge_prompt(deps.state, items), deps=deps, model=model)
-    shown = {item.id for item in items}
-    assessment = assessment.model_copy(update={"cited_ids": [i for i in assessment.cited_ids if i in shown]})
-    deps.state.assessments.append(assessment)
-    return assessment, len(items)
+    async def __call__(self, deps: ResearchDeps) -> Judgement:
+        evidence = deps.evidence
+        items = await evidence.select(deps.state.question, deps.settings.judge_max_items)
+        prompt = judge_prompt(deps.state, items, len(evidence), evidence.count_by_source())
+        assessment = await run_agent(self.agent, prompt, deps=deps, model=self.model)
+        shown = {item.id for item in items}
+        assessment = assessment.model_copy(update={"cited_ids": [i for i in assessment.cited_ids if i in shown]})
+        return Judgement(assessment=assessment, items_judged=len(items))

@@ -12,7 +12,8 @@ import asyncio
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,8 @@ def resolve_model(model: str | None) -> ModelSource:
 
 def _fix_hint(source: ModelSource) -> str:
     if source.is_hub_name:
-        offline = os.environ.get("HF_HUB_OFFLINE", "")
         return (
-            f"hub models load from the local Hugging Face cache only (HF_HUB_OFFLINE={offline}); download it "
+            "hub models load from the local Hugging Face cache only unless HF_HUB_OFFLINE=0; download it "
             f"once with HF_HUB_OFFLINE=0, or set {MODEL_ENV_VAR} to a local model directory, or unset it to use "
             f"the bundled {DEFAULT_MODEL_NAME}"
         )
@@ -101,12 +101,28 @@ def _fix_hint(source: ModelSource) -> str:
     )
 
 
+@contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """No weights progress bar for a sub-second load (noise on the command line's progress output), for
+    this load only: the setting is restored afterwards."""
+    from transformers.utils import logging as transformers_logging
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if was_enabled:
+            transformers_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
+def _offline(source: ModelSource) -> bool:
+    if not source.is_hub_name:
+        return True
+    return os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def _load_uncached(source: ModelSource) -> _LoadedModel:
-    # Offline unless the user says otherwise: a hub lookup here would hang or fail on a machine without
-    # the hub, and the bundled model needs none.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # A weights progress bar for a sub-second load is noise on the command line's progress output.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     if not source.is_hub_name and not Path(source.location).is_dir():
         raise EmbeddingError(
             f"cannot load the embedding model {source.name} from {source.origin}: no such directory. "
@@ -115,7 +131,10 @@ def _load_uncached(source: ModelSource) -> _LoadedModel:
     try:
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(source.location)
+        # Offline unless the user says otherwise (HF_HUB_OFFLINE=0), for this load only: a hub lookup would
+        # hang or fail on a machine without the hub, and the bundled model needs none.
+        with _quiet_progress():
+            model = SentenceTransformer(source.location, local_files_only=_offline(source))
     except Exception as error:  # the loader raises OSError, ValueError, HF errors…: all mean "cannot load"
         reason = str(error).strip().rstrip(".")
         raise EmbeddingError(

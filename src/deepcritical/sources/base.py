@@ -14,22 +14,29 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
-import httpx
+import httpx2
 import structlog
 
+from deepcritical import __version__
 from deepcritical.errors import RateLimitError, SearchError
 from deepcritical.models import Evidence, SourceName
+from deepcritical.redaction import Redactor
 
 logger = structlog.get_logger(__name__)
 
+# Public services (SearXNG instances, ClinicalTrials.gov) refuse clients that look like bots; an honest,
+# identifiable User-Agent gets through. The run's client sends it with every request.
+USER_AGENT = f"DeepCritical/{__version__} (+https://github.com/deepcritical/deepcritical)"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_WAIT_SECONDS = 30.0
 
 
 class SearchTool(ABC):
-    """An async search source. Subclasses set ``name`` and implement ``_search``."""
+    """An async search source. Subclasses set ``name`` and implement ``_search``; a source that sends a
+    secret sets ``secrets`` so that no error it raises can carry it."""
 
     name: ClassVar[SourceName]
+    secrets: Redactor = Redactor(())
 
     async def search(self, query: str, max_results: int = 10) -> list[Evidence]:
         """Search and return evidence, or raise SearchError / RateLimitError with a readable message."""
@@ -37,24 +44,27 @@ class SearchTool(ABC):
             raise SearchError(f"{self.name}: empty query")
         try:
             results = await self._search(query.strip(), max_results)
-        except SearchError:
-            raise
-        except httpx.TimeoutException as error:
-            raise SearchError(f"{self.name}: request timed out ({type(error).__name__})") from error
-        except httpx.HTTPStatusError as error:
+        except SearchError as error:
+            failure: SearchError = error
+        except httpx2.TimeoutException as error:
+            failure = SearchError(f"{self.name}: request timed out ({type(error).__name__})")
+        except httpx2.HTTPStatusError as error:
             status, host = error.response.status_code, error.request.url.host
-            raise SearchError(f"{self.name}: HTTP {status} from {host}") from error
-        except httpx.RequestError as error:
-            raise SearchError(f"{self.name}: request failed: {error!r}") from error
-        logger.info("source_search_complete", source=self.name, query=query, results=len(results))
-        return results[:max_results]
+            failure = SearchError(f"{self.name}: HTTP {status} from {host}")
+        except httpx2.RequestError as error:
+            failure = SearchError(f"{self.name}: request failed: {error!r}")
+        else:
+            logger.info("source_search_complete", source=self.name, query=query, results=len(results))
+            return results[:max_results]
+        # Raised outside the handler, and redacted, so no echoed URL or body carries a secret onwards.
+        raise type(failure)(self.secrets(str(failure))) from None
 
     @abstractmethod
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         """Build the request, send it, parse the answer."""
 
 
-def retry_after_seconds(response: httpx.Response, default: float) -> float:
+def retry_after_seconds(response: httpx2.Response, default: float) -> float:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), else ``default``."""
     header = response.headers.get("Retry-After")
     if header is None:
@@ -70,7 +80,7 @@ def retry_after_seconds(response: httpx.Response, default: float) -> float:
 
 
 async def get_with_retry(
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
     url: str,
     *,
     source: str,
@@ -81,20 +91,20 @@ async def get_with_retry(
     base_delay: float = 1.0,
     before_request: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> httpx.Response:
+) -> httpx2.Response:
     """GET with retries on 429 and 5xx; other 4xx raise SearchError at once.
 
     ``before_request`` runs before every attempt (the NCBI rate limiter hooks in here), so
     retries count against the limit too.
     """
-    response: httpx.Response | None = None
+    response: httpx2.Response | None = None
     attempt = 0
     while attempt < attempts:
         attempt += 1
         if before_request is not None:
             await before_request()
         response = await client.get(
-            url, params=params, headers=headers, timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT
+            url, params=params, headers=headers, timeout=timeout if timeout is not None else httpx2.USE_CLIENT_DEFAULT
         )
         if response.status_code not in RETRY_STATUSES:
             break

@@ -1,35 +1,28 @@
-"""Builds a run's sources from settings. Demo mode changes only where bytes come from."""
+"""Builds a run's HTTP client and sources from settings. Where bytes come from (a live network or the
+demo stand-ins) is decided by the caller, which passes the transport and the ``ddgs`` factory in."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
+import httpx2
 
-from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.models import SourceName
-from deepcritical.sources.base import SearchTool
+from deepcritical.sources.base import USER_AGENT, SearchTool
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.pubmed import PubMedTool
-from deepcritical.sources.ratelimit import SlidingWindowLimiter
 from deepcritical.sources.searxng import SearxngTool
-from deepcritical.sources.web import WebTool
+from deepcritical.sources.web import DdgsLike, WebTool
 from deepcritical.sources.you import ResearchEngine
 
-USER_AGENT = f"DeepCritical/{__version__} (+https://github.com/deepcritical/deepcritical)"
 
-
-def make_http_client(settings: Settings) -> httpx.AsyncClient:
-    """The one HTTP client of a run. In demo mode its transport is the local stand-in for every API."""
-    transport: httpx.AsyncBaseTransport | None = None
-    if settings.demo_mode:
-        from deepcritical.sources.demo.transport import demo_transport
-
-        transport = demo_transport()
-    return httpx.AsyncClient(
+def make_http_client(transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
+    """The one HTTP client of a run; ``transport`` None means the network."""
+    return httpx2.AsyncClient(
         transport=transport,
-        timeout=httpx.Timeout(30.0, connect=10.0),
+        timeout=httpx2.Timeout(30.0, connect=10.0),
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
     )
@@ -37,18 +30,29 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
 
 @dataclass(frozen=True)
 class Sources:
-    """A run's search handler, and the You.com engine the Brain asks for background context."""
+    """A run's search handler, and the You.com engine the Brain asks for background context (None
+    when it has no key: then the Brain is not offered the lookup at all)."""
 
     handler: SearchHandler
-    research_engine: ResearchEngine
+    research_engine: ResearchEngine | None
 
 
-def build_sources(settings: Settings, client: httpx.AsyncClient) -> Sources:
+def build_sources(
+    settings: Settings,
+    client: httpx2.AsyncClient,
+    *,
+    ddgs_factory: Callable[[], DdgsLike] | None = None,
+    ncbi_limiter: Callable[[], Awaitable[None]] | None = None,
+) -> Sources:
     """Instantiate the enabled sources around ``client``. A source that cannot run with this
     configuration is left out and reported, never a crash."""
     unavailable: dict[SourceName, str] = {}
     tools: list[SearchTool] = []
-    research_engine = ResearchEngine(client, api_key=settings.you_api_key, timeout=settings.you_timeout)
+    research_engine = (
+        ResearchEngine(client, api_key=settings.you_api_key, timeout=settings.you_timeout)
+        if settings.you_api_key is not None
+        else None
+    )
     for name in settings.sources:
         if name == "pubmed":
             tools.append(
@@ -58,17 +62,11 @@ def build_sources(settings: Settings, client: httpx.AsyncClient) -> Sources:
                     email=settings.ncbi_email,
                     tool=settings.ncbi_tool,
                     timeout=settings.pubmed_timeout,
-                    # NCBI's limit protects NCBI; the local stand-in needs no pacing.
-                    limiter=SlidingWindowLimiter(1000) if settings.demo_mode else None,
+                    limiter=ncbi_limiter,
                 )
             )
         elif name == "web":
-            if settings.demo_mode:
-                from deepcritical.sources.demo.ddgs import DemoDDGS
-
-                tools.append(WebTool(ddgs_factory=DemoDDGS, timeout=settings.web_timeout))
-            else:
-                tools.append(WebTool(timeout=settings.web_timeout))
+            tools.append(WebTool(ddgs_factory=ddgs_factory, timeout=settings.web_timeout))
         elif name == "searxng":
             if settings.searxng_base_url is None:
                 unavailable["searxng"] = "SEARXNG_BASE_URL is not set"
@@ -84,7 +82,7 @@ def build_sources(settings: Settings, client: httpx.AsyncClient) -> Sources:
                 )
             )
         elif name == "you":
-            if settings.you_api_key is None:
+            if research_engine is None:
                 unavailable["you"] = "YOU_API_KEY is not set"
                 continue
             tools.append(research_engine)

@@ -54,10 +54,14 @@ class SearchHandler:
         """Search every tool at once; de-duplicate across sources by evidence id; sort by relevance."""
         outcomes = await asyncio.gather(*(self._run(tool, query, max_results_per_tool) for tool in self.tools))
         found = [item for evidence, _ in outcomes for item in evidence]
-        errors = [f"{name}: disabled: {reason}" for name, reason in self.unavailable.items()]
-        errors += [error for _, error in outcomes if error]
+        errors = [error for _, error in outcomes if error]
         unique = sorted(merge_evidence(found), key=lambda item: item.relevance, reverse=True)
         logger.info("search_complete", query=query, found=len(found), unique=len(unique), errors=len(errors))
         return SearchResult(
-            query=query, evidence=unique, sources_searched=self.source_names, total_found=len(found), errors=errors
+            query=query,
+            evidence=unique,
+            sources_searched=self.source_names,
+            total_found=len(found),
+            errors=errors,
+            disabled=dict(self.unavailable),
         )

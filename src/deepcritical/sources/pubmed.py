@@ -9,12 +9,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
-import httpx
+import httpx2
 import structlog
 from pydantic import SecretStr
 
-from deepcritical.errors import SearchError
 from deepcritical.models import Evidence, SourceName
+from deepcritical.redaction import Redactor
 from deepcritical.sources.base import SearchTool, get_with_retry
 from deepcritical.sources.ncbi_esearch import parse_esearch
 from deepcritical.sources.ncbi_parse import parse_efetch
@@ -40,7 +40,7 @@ class PubMedTool(SearchTool):
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         *,
         api_key: SecretStr | None = None,
         email: str | None = None,
@@ -57,6 +57,7 @@ class PubMedTool(SearchTool):
         self._timeout = timeout
         self._base_url = base_url.rstrip("/")
         self._limiter = limiter if limiter is not None else ncbi_limiter(has_key=self._api_key is not None)
+        self.secrets = Redactor([self._api_key])
         self._sleep = sleep
 
     @property
@@ -86,22 +87,7 @@ class PubMedTool(SearchTool):
         return response.text
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        try:
-            return await self._esearch_then_efetch(query, max_results)
-        except SearchError as error:
-            if not self._leaks_key(error):
-                raise
-            redacted = self._redacted(error)
-        # Raised outside the handler so the original, unredacted error is not kept as its context.
-        raise redacted from None
-
-    def _leaks_key(self, error: Exception) -> bool:
-        return self._api_key is not None and self._api_key.get_secret_value().strip() in str(error)
-
-    def _redacted(self, error: SearchError) -> SearchError:
-        """The same error with the API key blanked, should an echoed URL or body have carried it."""
-        assert self._api_key is not None
-        return type(error)(str(error).replace(self._api_key.get_secret_value().strip(), "***"))
+        return await self._esearch_then_efetch(query, max_results)
 
     async def _esearch_then_efetch(self, query: str, max_results: int) -> list[Evidence]:
         if max_results < 1:

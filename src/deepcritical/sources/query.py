@@ -39,10 +39,6 @@ _TOKEN = re.compile(
 )
 
 
-def _is_meaningful(token: str) -> bool:
-    return token in OPERATORS or "[" in token or token.lower().strip("'") not in STOP_WORDS
-
-
 def _tokens(text: str) -> list[str]:
     """Phrases, words and parentheses, in order; every other character is punctuation and goes."""
     kept: list[str] = []

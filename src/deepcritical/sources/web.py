@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
@@ -94,13 +95,22 @@ class WebTool(SearchTool):
     name: ClassVar[SourceName] = "web"
 
     def __init__(self, *, ddgs_factory: Callable[[], DdgsLike] | None = None, timeout: float = 20.0) -> None:
-        """``ddgs_factory`` makes the client for each search (default: ``ddgs.DDGS`` with ``timeout``);
-        demo mode passes the stand-in here. ``timeout`` also bounds the whole call."""
+        """``ddgs_factory`` makes this tool's one client, on first use (default: ``ddgs.DDGS`` with
+        ``timeout``); demo mode passes the stand-in here. ``timeout`` also bounds the whole call."""
         self.timeout = timeout
         self._ddgs_factory = ddgs_factory or (lambda: DDGS(timeout=math.ceil(timeout)))
+        self._ddgs: DdgsLike | None = None
+        self._ddgs_lock = threading.Lock()
+
+    def _client(self) -> DdgsLike:
+        # One client (and its HTTP session) per tool, i.e. per run, made in the first search's worker thread.
+        with self._ddgs_lock:
+            if self._ddgs is None:
+                self._ddgs = self._ddgs_factory()
+            return self._ddgs
 
     def _search_sync(self, query: str, max_results: int) -> list[Mapping[str, Any]]:
-        return list(self._ddgs_factory().text(query, max_results=max_results, safesearch="moderate"))
+        return list(self._client().text(query, max_results=max_results, safesearch="moderate"))
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         try:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import httpx
+import httpx2
 import structlog
 from pydantic import SecretStr
 
@@ -85,7 +85,7 @@ class ResearchEngine(SearchTool):
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         *,
         api_key: SecretStr | None,
         timeout: float = 10.0,
@@ -117,8 +117,6 @@ class ResearchEngine(SearchTool):
             timeout=self.timeout,
             sleep=self._sleep,
         )
-        if not response.is_success:
-            raise SearchError(f"you: unexpected HTTP {response.status_code} from {response.request.url.host}")
         try:
             data: Any = response.json()
         except ValueError as error:
@@ -137,7 +135,7 @@ class ResearchEngine(SearchTool):
                 return self._cache[query]
             try:
                 hits = await self._fetch(query)
-            except (SearchError, httpx.HTTPError) as error:
+            except (SearchError, httpx2.HTTPError) as error:
                 # Failures are not cached, so a later ask can still succeed.
                 logger.warning("you_context_failed", query=query, error=f"{type(error).__name__}: {error}")
                 return ""
@@ -149,10 +147,6 @@ class ResearchEngine(SearchTool):
     async def get_term_context(self, term: str, domain: str = "biomedical research") -> str:
         """What a term means in a field, e.g. ``get_term_context("AMPK")``."""
         return await self.context(f"What is {term} in {domain}? Definition and mechanism.")
-
-    async def get_domain_context(self, description: str) -> str:
-        """An overview of a research area, e.g. ``get_domain_context("metformin in Alzheimer's disease")``."""
-        return await self.context(f"Overview of {description}: key concepts, mechanisms and current evidence.")
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         hits = await self._fetch(query, count=max_results)

@@ -11,31 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from pydantic import BaseModel, Field
-
-from deepcritical.agents.outputs import Finding, ResearchReport
-from deepcritical.models import Evidence, normalize_doi, normalize_url
+from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
+from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 
 URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*([^)\s]*)[^)]*\)")
 INLINE_ID = re.compile(r"[\[(]\s*((?:pmid|pmcid|pmc|doi|url)\s*:?\s*[^\])\s][^\])]*)[\])]", re.IGNORECASE)
 LINK_REMOVED = "[link removed]"
-_PUBMED_URL = re.compile(r"^https?://(?:www\.)?(?:pubmed\.)?ncbi\.nlm\.nih\.gov/(?:pubmed/)?(\d+)/?$", re.IGNORECASE)
 _DOI = re.compile(r"10\.\d{4,9}/\S+")
-
-
-class CitationAudit(BaseModel):
-    """What the citation check changed."""
-
-    repaired: dict[str, str] = Field(default_factory=dict, description="Id as written -> collected id")
-    dropped_ids: list[str] = Field(default_factory=list, description="Cited ids that were never collected")
-    dropped_findings: list[str] = Field(default_factory=list, description="Findings left with no valid citation")
-    stripped_urls: list[str] = Field(default_factory=list, description="URLs removed from model-written text")
-    unlisted_references: list[str] = Field(default_factory=list, description="References dropped from the list")
-
-    @property
-    def clean(self) -> bool:
-        return not (self.dropped_ids or self.dropped_findings or self.stripped_urls)
 
 
 class CitationIndex:
@@ -72,7 +55,7 @@ class CitationIndex:
         if lowered.startswith("url:"):
             text, lowered = text[4:].strip(), lowered[4:].strip()
         if lowered.startswith(("http://", "https://")):
-            if match := _PUBMED_URL.match(text):
+            if match := PUBMED_URL.match(text):
                 return self._by_pmid.get(match.group(1))
             if "doi.org/" in lowered and (doi := _DOI.search(text)):
                 return self._by_doi.get(normalize_doi(doi.group(0)))

@@ -1,6 +1,7 @@
 """The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question.
 
 Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
+3 a report was written but part of the model's work was done in code because the model failed;
 130 interrupted.
 """
 
@@ -22,7 +23,7 @@ from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import configure_logging
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 app = typer.Typer(
     help="DeepCritical: evidence-grounded answers to biomedical research questions.",
@@ -61,7 +62,7 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def checked_preflight(settings: Settings) -> None:
-    from deepcritical.progress import preflight
+    from deepcritical.cli.research import preflight
 
     try:
         preflight(settings)
@@ -109,7 +110,8 @@ def search(
     verbose: Verbose = False,
 ) -> None:
     """Search the sources for QUERY and print what they found."""
-    from deepcritical.searching import render_search_json, render_search_table, run_search
+    from deepcritical.cli.search import render_search_json, render_search_table
+    from deepcritical.run.search import run_search
 
     configure_logging(verbose=verbose)
     query = require_text(query, "query")
@@ -142,7 +144,7 @@ def research(
     verbose: Verbose = False,
 ) -> None:
     """Research QUESTION: plan, search, judge, repeat; then write a cited report."""
-    from deepcritical.progress import run_research
+    from deepcritical.cli.research import run_research
 
     configure_logging(verbose=verbose)
     question = require_text(question, "question")
@@ -156,6 +158,14 @@ def research(
     out.print(f"run record: {run_path}", markup=False, highlight=False)
     if outcome.error:
         fail(f"the run failed ({outcome.error}); what it collected is in {run_path}", EXIT_FAILED)
+    if outcome.degraded:
+        err.print(
+            "warning: part of the model's work was done in code because the model failed "
+            f"({len(outcome.degraded_reasons)} time(s)); the report says where",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_DEGRADED)
 
 
 def main() -> None:

@@ -158,7 +158,7 @@ class Corpus(_Model):
 @functools.cache
 def load_corpus() -> Corpus:
     """The shipped corpus, parsed and validated once per process."""
-    text = resources.files("deepcritical.sources.demo").joinpath("corpus.json").read_text(encoding="utf-8")
+    text = resources.files("deepcritical.demo").joinpath("corpus.json").read_text(encoding="utf-8")
     return Corpus.model_validate_json(text)
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from deepcritical.agents.framing import EvidenceView
-from deepcritical.agents.heuristics import (
+from deepcritical.outputs import Assessment, Finding, ResearchReport
+from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import (
     SUPPORTIVE,
     aspects_of,
     informative,
@@ -19,8 +20,7 @@ from deepcritical.agents.heuristics import (
     sentences,
     stem,
 )
-from deepcritical.agents.outputs import Assessment, Finding, ResearchReport
-from deepcritical.agents.render import CITED_ID
+from deepcritical.stages.render import CITED_ID
 
 MAX_FINDINGS = 6
 MAX_CONTRARY = 4

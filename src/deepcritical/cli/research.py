@@ -1,4 +1,5 @@
-"""Runs a research question for the command line: renders progress events, writes the outputs."""
+"""``deepcritical research``: checks what a run needs before it starts, runs the question, renders its
+progress events as one line each, and writes the outputs."""
 
 from __future__ import annotations
 
@@ -8,25 +9,24 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from deepcritical.agents.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError, ResearchError
 from deepcritical.events import (
     IterationStarted,
     JudgeFinished,
-    ProgressEvent,
     QueriesPlanned,
     ReportWritten,
-    ResearchOutcome,
-    RunFinished,
     RunStarted,
     RunWarning,
     SearchFinished,
 )
 from deepcritical.evidence import EmbeddingService
-from deepcritical.orchestrator import Orchestrator
-from deepcritical.runrecord import write_outputs
-from deepcritical.sources.factory import make_http_client
+from deepcritical.outputs import FALLBACK_EXPLANATIONS
+from deepcritical.run import setup
+from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.record import write_outputs
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
 
@@ -45,7 +45,8 @@ def describe(event: ProgressEvent) -> str | None:
     if isinstance(event, IterationStarted):
         return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
     if isinstance(event, QueriesPlanned):
-        return "  queries: " + "; ".join(escape(query) for query in event.queries)
+        built = " (built in code)" if event.by == "code" else ""
+        return f"  queries{built}: " + "; ".join(escape(query) for query in event.queries)
     if isinstance(event, SearchFinished):
         failed = "".join(
             f"\n  [yellow]source failed[/] {escape(k)}: {escape(v)}" for k, v in event.sources_failed.items()
@@ -53,14 +54,16 @@ def describe(event: ProgressEvent) -> str | None:
         capped = " [yellow](evidence cap reached)[/]" if event.capped else ""
         return (
             f"  searched {escape(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
-            f"{event.kept} kept, {event.deduplicated} duplicates dropped, {event.related} related recalled; "
+            f"{event.kept} kept, {event.deduplicated} duplicates dropped, "
+            f"{event.related} recalled from earlier runs; "
             f"{event.total_evidence} in the run{capped}{failed}"
         )
     if isinstance(event, JudgeFinished):
         scores = ", ".join(f"{escape(name)} {score}/10" for name, score in event.scores.items())
         verdict = "[green]sufficient[/]" if event.sufficient else "[yellow]not yet sufficient[/]"
         gaps = f"\n  gaps: {escape('; '.join(event.gaps))}" if event.gaps else ""
-        return f"  judge ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
+        who = "judge, computed in code" if event.by == "code" else "judge"
+        return f"  {who} ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
     if isinstance(event, ReportWritten):
         how = f"built in code ({FALLBACK_EXPLANATIONS[event.fallback_reason]})" if event.fallback_reason else "written"
         return (
@@ -109,7 +112,7 @@ async def run_research(
         ensure_writable(out_dir)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
-    async with make_http_client(settings) as client:
+    async with setup.http_client(settings) as client:
         orchestrator = Orchestrator(settings, client=client)
         outcome: ResearchOutcome | None = None
         async for event in orchestrator.run(question):

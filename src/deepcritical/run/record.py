@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deepcritical.events import ResearchOutcome
+from deepcritical.run.outcome import ResearchOutcome
 
 RUN_RECORD_VERSION = 1
 

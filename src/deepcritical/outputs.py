@@ -1,5 +1,8 @@
-"""What the agents return. Pydantic validates every model answer against these types; the limits on
-list lengths are applied by trimming, so a verbose model is shortened rather than sent back to retry."""
+"""The value types every stage passes on: what the agents return, what a search step did, what the
+citation check changed, and why a run stopped. A leaf module: it imports nothing of the project.
+
+Pydantic validates every model answer against these types; the limits on list lengths are applied by
+trimming, so a verbose model is shortened rather than sent back to retry."""
 
 from __future__ import annotations
 
@@ -100,9 +103,51 @@ STOP_EXPLANATIONS: dict[str, str] = {
 }
 
 # Why a report was built in code rather than written by the Report agent.
-FallbackReason = Literal["no_evidence", "report_failed", "no_cited_findings"]
+FallbackReason = Literal["no_evidence", "report_failed", "no_cited_findings", "report_crashed"]
 FALLBACK_EXPLANATIONS: dict[FallbackReason, str] = {
     "no_evidence": "no evidence was collected, so there was nothing to report on",
     "report_failed": "the report model failed or ran out of time or requests",
     "no_cited_findings": "none of the report model's findings cited collected evidence",
+    "report_crashed": "the report stage crashed (a bug, not a model failure)",
 }
+
+
+class Judgement(BaseModel):
+    """What the judge stage produced: the assessment, how many items it rests on, and who made it
+    (``code`` when the Judge's model failed and the assessment was computed in code instead)."""
+
+    assessment: Assessment
+    items_judged: int = Field(ge=0)
+    by: Literal["model", "code"] = "model"
+
+
+class SearchStep(BaseModel):
+    """What one search step did, in counts and ids (the evidence itself lives in the run's collection)."""
+
+    queries: list[str]
+    sources_answered: list[str] = Field(description="Sources that answered at least one query")
+    sources_failed: dict[str, str] = Field(description="Source -> first error, for sources that failed a query")
+    found: int = Field(description="Items the sources returned, before any de-duplication")
+    kept_ids: list[str] = Field(description="Items new to this run, stored and collected")
+    deduplicated: int = Field(description="Items dropped as duplicates in meaning of stored evidence")
+    duplicates: dict[str, str] = Field(description="Dropped id -> id of the stored item it duplicates")
+    already_collected: int = Field(description="Items this run had already collected")
+    related_ids: list[str] = Field(description="Stored items recalled as related to the question")
+    capped: bool = Field(description="True when the evidence cap stopped items from being added")
+    errors: list[str]
+    search_seconds: float
+    store_seconds: float
+
+
+class CitationAudit(BaseModel):
+    """What the citation check changed."""
+
+    repaired: dict[str, str] = Field(default_factory=dict, description="Id as written -> collected id")
+    dropped_ids: list[str] = Field(default_factory=list, description="Cited ids that were never collected")
+    dropped_findings: list[str] = Field(default_factory=list, description="Findings left with no valid citation")
+    stripped_urls: list[str] = Field(default_factory=list, description="URLs removed from model-written text")
+    unlisted_references: list[str] = Field(default_factory=list, description="References dropped from the list")
+
+    @property
+    def clean(self) -> bool:
+        return not (self.dropped_ids or self.dropped_findings or self.stripped_urls)

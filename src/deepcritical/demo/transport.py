@@ -1,27 +1,25 @@
-"""One ``httpx.MockTransport`` that answers, offline, every HTTP API DeepCritical calls.
+"""One ``httpx2.MockTransport`` that answers, offline, every HTTP API DeepCritical calls.
 
-Hand it to the run's ``httpx.AsyncClient`` in demo mode: the real source code then builds its requests
+Hand it to the run's ``httpx2.AsyncClient`` in demo mode: the real source code then builds its requests
 and parses the answers exactly as in live mode; only where the bytes come from differs.
 """
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import structlog
 
-from deepcritical.sources.demo import eutils, searxng, you
+from deepcritical.demo import eutils, searxng, you
 
 logger = structlog.get_logger(__name__)
 
-DEMO_SEARXNG_BASE_URL = "https://searxng.demo.invalid"
 
-
-def _not_found(request: httpx.Request, what: str) -> httpx.Response:
+def _not_found(request: httpx2.Request, what: str) -> httpx2.Response:
     message = f"demo transport: no stand-in for {what} {request.method} {request.url.host}{request.url.path}"
-    return httpx.Response(404, text=message, headers={"Content-Type": "text/plain; charset=utf-8"})
+    return httpx2.Response(404, text=message, headers={"Content-Type": "text/plain; charset=utf-8"})
 
 
-def _eutils(request: httpx.Request) -> httpx.Response:
+def _eutils(request: httpx2.Request) -> httpx2.Response:
     if request.method not in ("GET", "POST"):
         return _not_found(request, "method")
     path = request.url.path
@@ -32,20 +30,20 @@ def _eutils(request: httpx.Request) -> httpx.Response:
     return _not_found(request, "E-utilities path")
 
 
-def _searxng(request: httpx.Request) -> httpx.Response:
+def _searxng(request: httpx2.Request) -> httpx2.Response:
     # The instance may live under a path prefix (https://host/searxng/search).
     if request.method == "GET" and request.url.path.rstrip("/").endswith("/search"):
         return searxng.search(request)
     return _not_found(request, "SearXNG path")
 
 
-def _you(request: httpx.Request) -> httpx.Response:
+def _you(request: httpx2.Request) -> httpx2.Response:
     if request.method == "GET" and request.url.path.rstrip("/") == "/v1/search":
         return you.search(request)
     return _not_found(request, "You.com path")
 
 
-def route(request: httpx.Request) -> httpx.Response:
+def route(request: httpx2.Request) -> httpx2.Response:
     """Dispatch a request to the stand-in for its host."""
     host = request.url.host.lower()
     logger.debug("demo_request", method=request.method, host=host, path=request.url.path)
@@ -58,6 +56,6 @@ def route(request: httpx.Request) -> httpx.Response:
     return _not_found(request, "host")
 
 
-def demo_transport() -> httpx.MockTransport:
+def demo_transport() -> httpx2.MockTransport:
     """A transport answering E-utilities, SearXNG (any host containing "searxng") and You.com from the demo corpus."""
-    return httpx.MockTransport(route)
+    return httpx2.MockTransport(route)

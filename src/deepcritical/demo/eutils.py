@@ -11,10 +11,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from xml.sax.saxutils import escape
 
-import httpx
+import httpx2
 
-from deepcritical.sources.demo.corpus import hits
-from deepcritical.sources.demo.records import (
+from deepcritical.demo.corpus import hits
+from deepcritical.demo.records import (
     INLINE_TAGS,
     CollectiveAuthor,
     PubmedRecord,
@@ -67,15 +67,15 @@ def _int_param(params: Mapping[str, str], name: str, default: int, upper: int) -
     return min(max(value, 0), upper)
 
 
-def _params(request: httpx.Request) -> dict[str, str]:
+def _params(request: httpx2.Request) -> dict[str, str]:
     """Query parameters, plus form fields for POST (E-utilities accept both)."""
     params = dict(request.url.params)
     if request.method == "POST" and request.content:
-        params.update(httpx.QueryParams(request.content.decode("utf-8", errors="replace")))
+        params.update(httpx2.QueryParams(request.content.decode("utf-8", errors="replace")))
     return params
 
 
-def esearch(request: httpx.Request) -> httpx.Response:
+def esearch(request: httpx2.Request) -> httpx2.Response:
     params = _params(request)
     as_json = params.get("retmode", "xml").lower() == "json"
     term = params.get("term", "").strip()
@@ -106,18 +106,18 @@ def esearch(request: httpx.Request) -> httpx.Response:
         }
     if as_json:
         body = {"header": {"type": "esearch", "version": "0.3"}, "esearchresult": result}
-        return httpx.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
+        return httpx2.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
     xml = _esearch_xml(len(pmids), page, retstart, translation)
-    return httpx.Response(200, content=xml, headers={"Content-Type": _XML_TYPE})
+    return httpx2.Response(200, content=xml, headers={"Content-Type": _XML_TYPE})
 
 
-def _esearch_error(message: str, as_json: bool) -> httpx.Response:
+def _esearch_error(message: str, as_json: bool) -> httpx2.Response:
     # NCBI answers these with HTTP 200 and the error inside the body.
     if as_json:
         body = {"header": {"type": "esearch", "version": "0.3"}, "esearchresult": {"ERROR": message}}
-        return httpx.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
+        return httpx2.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
     xml = f'<?xml version="1.0" encoding="UTF-8" ?>\n<eSearchResult><ERROR>{escape(message)}</ERROR></eSearchResult>\n'
-    return httpx.Response(200, content=xml.encode(), headers={"Content-Type": _XML_TYPE})
+    return httpx2.Response(200, content=xml.encode(), headers={"Content-Type": _XML_TYPE})
 
 
 def _esearch_xml(count: int, page: list[str], retstart: int, translation: str) -> bytes:
@@ -132,7 +132,7 @@ def _esearch_xml(count: int, page: list[str], retstart: int, translation: str) -
     return ('<?xml version="1.0" encoding="UTF-8" ?>\n' + ET.tostring(root, encoding="unicode") + "\n").encode()
 
 
-def efetch(request: httpx.Request) -> httpx.Response:
+def efetch(request: httpx2.Request) -> httpx2.Response:
     params = _params(request)
     ids = [part.strip() for part in params.get("id", "").split(",") if part.strip()]
     if params.get("db", "pubmed") != "pubmed":
@@ -145,16 +145,16 @@ def efetch(request: httpx.Request) -> httpx.Response:
         if record is not None:  # unknown PMIDs are skipped, as NCBI does
             root.append(article_element(record))
     body = _XML_HEADER + ET.tostring(root, encoding="unicode") + "\n"
-    return httpx.Response(200, content=body.encode("utf-8"), headers={"Content-Type": _XML_TYPE})
+    return httpx2.Response(200, content=body.encode("utf-8"), headers={"Content-Type": _XML_TYPE})
 
 
-def _efetch_error(message: str) -> httpx.Response:
+def _efetch_error(message: str) -> httpx2.Response:
     xml = f"""<?xml version="1.0" encoding="UTF-8" ?>
 <eFetchResult>
 	<ERROR>{escape(message)}</ERROR>
 </eFetchResult>
 """
-    return httpx.Response(400, content=xml.encode(), headers={"Content-Type": _XML_TYPE})
+    return httpx2.Response(400, content=xml.encode(), headers={"Content-Type": _XML_TYPE})
 
 
 def _rich(tag: str, text: str, attrib: Mapping[str, str] | None = None) -> ET.Element:

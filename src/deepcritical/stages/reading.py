@@ -1,6 +1,6 @@
-"""Simple, inspectable text heuristics: key terms of a question, which aspects a text covers, and a
-verdict computed from coverage. The demo Judge is exactly ``heuristic_assessment``; the code
-fallback report and the demo Report use the same vocabulary (see ``extractive``)."""
+"""Reading evidence text in code, with a small, inspectable, generic vocabulary: a question's key terms,
+the sentence that states an item's result and whether it reads contrary, and which aspects (mechanism,
+clinical, safety) a text covers. The code-built assessment and the extractive report both read with it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from deepcritical.agents.framing import EvidenceView
-from deepcritical.agents.outputs import AspectScore, Assessment
+from deepcritical.stages.framing import EvidenceView
 
 ASPECTS = ("mechanism", "clinical", "safety")
 ASPECT_LABELS = {
@@ -31,21 +30,22 @@ treatment use used using was were what when whether which who why will with woul
 helps effective efficacy disease diseases patients people"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
+# Generic study-type and study-subject words only: nothing here may name one question's drugs, diseases
+# or pathways, or the code-built assessment would score questions by how much they resemble one corpus.
 _FAMILIES = {
-    "mechanism": r"mechanis\w*|pathways?|ampk|mtor|signal+ing|insulin resistance|amyloid|tau\b|neuroinflammat\w*"
-    r"|inflammat\w*|oxidative stress|mitochondri\w*|autophag\w*|neurogenesis|synap\w*|in vitro|in vivo|mice|mouse"
-    r"|rats?\b|animal models?|transgenic|microglia\w*|phosphorylat\w*|receptors?\b|gene expression",
+    "mechanism": r"mechanis\w*|pathways?|signal+ing|in vitro|in vivo|mice|mouse|rats?\b|animal models?|transgenic"
+    r"|cell lines?|cultured|preclinical|molecular|receptors?\b|gene expression|biomarkers?|inflammat\w*",
     "clinical": r"randomi[sz]ed|trials?\b|placebo|cohorts?\b|case-control|meta-analys[ie]s|systematic review"
     r"|participants|patients|observational|prospective|retrospective|hazard ratio|odds ratio|relative risk"
     r"|population-based|clinical",
-    "safety": r"adverse|safety|side effects?|toxicit\w*|tolerab\w*|harm\w*|lactic acidosis|b12|hypoglyc\w*"
-    r"|gastrointestinal|contraindicat\w*|increased risk|higher risk|discontinu\w*",
+    "safety": r"adverse|safety|side effects?|toxicit\w*|tolerab\w*|harm\w*|contraindicat\w*|increased risk"
+    r"|higher risk|discontinu\w*|deficienc\w*",
 }
 _ASPECT_PATTERNS = {name: re.compile(rf"\b(?:{pattern})", re.IGNORECASE) for name, pattern in _FAMILIES.items()}
 # Wording of harm: a sentence whose main claim is that the intervention does damage reads contrary.
 # A small vocabulary on purpose; "increases ... risk/generation/accumulation" stays within one clause.
 _HARM = (
-    r"|harmful|detrimental|deleterious|worsen\w*|exacerbat\w*|toxic\b|promot\w* amyloidogenic"
+    r"|harmful|detrimental|deleterious|worsen\w*|exacerbat\w*|toxic\b"
     r"|(?:increas|rais|promot|enhanc)\w*\b[^.;,]{0,60}?\b(?:risk|generation|accumulation|deposition|aggregation)"
 )
 CONTRARY = re.compile(
@@ -201,52 +201,3 @@ def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
     haystack = f"{item.title} {item.text}".lower()
     hits = [term in haystack for term in stems]
     return hits[0] or sum(hits) >= 2 * len(stems) / 3
-
-
-def _score(covering: int) -> int:
-    return min(10, round(10 * (1 - 0.5**covering)))
-
-
-def heuristic_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
-    """Scores from how many relevant items cover each aspect; sufficient when every aspect reaches
-    ``SUFFICIENT_SCORE``; confidence from coverage and the number of independent sources."""
-    stems = [stem(term) for term in key_terms(question)]
-    relevant = [item for item in items if is_relevant(item, stems)]
-    covering = {
-        name: [item.id for item in relevant if name in aspects_of(informative(f"{item.title}. {item.text}"))]
-        for name in ASPECTS
-    }
-    scores = {name: _score(len(ids)) for name, ids in covering.items()}
-    sources = {source for item in relevant for source in (item.found_by or [item.source])}
-    coverage = sum(scores.values()) / (10 * len(ASPECTS))
-    confidence = round(0.75 * coverage + 0.25 * min(1.0, len(sources) / 3), 2)
-    base = " ".join(key_terms(question)[:3])
-
-    def reason(name: str) -> str:
-        ids = covering[name]
-        if not ids:
-            return f"None of the {len(relevant)} relevant items reviewed addresses {ASPECT_LABELS[name]}."
-        return f"{len(ids)} of {len(relevant)} relevant items address {ASPECT_LABELS[name]} ({', '.join(ids[:3])})."
-
-    weak = [name for name in ASPECTS if scores[name] < SUFFICIENT_SCORE]
-    gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak]
-    if len(sources) < 2:
-        gaps.append(f"Evidence comes from {len(sources)} source(s) only")
-    # The same classifier as the extractive report's: an item is contrary when its quoted result reads contrary.
-    contrary = [item.id for item in relevant if (found := quote(item, stems)) is not None and found.contrary]
-    supportive = len(relevant) - len(contrary)
-    answers = [
-        f"{supportive} relevant item(s) report results consistent with the question; "
-        f"{len(contrary)} report null, negative or unfavourable results."
-    ]
-    return Assessment(
-        mechanism=AspectScore(score=scores["mechanism"], reason=reason("mechanism")),
-        clinical=AspectScore(score=scores["clinical"], reason=reason("clinical")),
-        safety=AspectScore(score=scores["safety"], reason=reason("safety")),
-        sufficient=not weak and bool(relevant),
-        confidence=confidence,
-        gaps=gaps,
-        next_queries=[f"{base} {ASPECT_QUERY_WORDS[name]}" for name in weak],
-        candidate_answers=answers if relevant else [],
-        cited_ids=[item.id for item in relevant],
-    )

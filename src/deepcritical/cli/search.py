@@ -1,55 +1,16 @@
-"""One search across the enabled sources, stored and de-duplicated: what ``deepcritical search`` runs."""
+"""``deepcritical search``: what one search found, as a table or as JSON."""
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from deepcritical.config import Settings
-from deepcritical.evidence import EmbeddingService, EvidenceStore
-from deepcritical.models import Evidence, SearchResult
-from deepcritical.sources.factory import build_sources, make_http_client
+from deepcritical.run.search import SearchOutcome
 
 DEMO_NOTICE = "DEMO MODE: every result below is synthetic demo data, not real literature."
-
-
-@dataclass
-class SearchOutcome:
-    result: SearchResult
-    demo: bool
-    run_id: str
-    evidence: list[Evidence]
-    duplicates: dict[str, str] = field(default_factory=dict)
-    newly_stored: int | None = None
-
-
-def new_run_id(kind: str) -> str:
-    return f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-
-
-async def run_search(query: str, settings: Settings, *, max_results: int, store: bool) -> SearchOutcome:
-    """Search every enabled source; with ``store``, keep the results in the evidence store after
-    dropping items that duplicate something already there (or each other) in meaning."""
-    async with make_http_client(settings) as client:
-        result = await build_sources(settings, client).handler.execute(query, max_results)
-    outcome = SearchOutcome(
-        result=result, demo=settings.demo_mode, run_id=new_run_id("search"), evidence=result.evidence
-    )
-    if store and result.evidence:
-        evidence_store = await EvidenceStore.open(settings, EmbeddingService(settings.embedding_model), outcome.run_id)
-        try:
-            dedup = await evidence_store.deduplicate(result.evidence)
-            outcome.newly_stored = await evidence_store.add(dedup.kept)
-            outcome.evidence, outcome.duplicates = dedup.kept, dedup.duplicates
-        finally:
-            await evidence_store.close()
-    return outcome
 
 
 def render_search_json(outcome: SearchOutcome) -> dict[str, Any]:
@@ -60,6 +21,7 @@ def render_search_json(outcome: SearchOutcome) -> dict[str, Any]:
         "sources_searched": result.sources_searched,
         "total_found": result.total_found,
         "errors": result.errors,
+        "sources_disabled": result.disabled,
         "run_id": outcome.run_id,
         "newly_stored": outcome.newly_stored,
         "semantic_duplicates": outcome.duplicates,
@@ -87,5 +49,7 @@ def render_search_table(outcome: SearchOutcome, out: Console, err: Console) -> N
     if outcome.duplicates:
         summary += f", {len(outcome.duplicates)} dropped as duplicates in meaning"
     out.print(escape(summary))
+    for name, reason in outcome.result.disabled.items():
+        err.print(f"[yellow]source off:[/] {escape(name)}: {escape(reason)}")
     for error in outcome.result.errors:
         err.print(f"[yellow]source problem:[/] {escape(error)}")

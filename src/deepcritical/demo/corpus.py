@@ -14,7 +14,7 @@ from typing import Any
 import bm25s
 from bm25s.stopwords import STOPWORDS_EN
 
-from deepcritical.sources.demo.records import Record, RecordKind, load_corpus, strip_markup
+from deepcritical.demo.records import Record, RecordKind, load_corpus, strip_markup
 
 # Single characters are kept ("vitamin D", "type 2") except the leftovers of English apostrophes.
 _TOKEN_PATTERN = r"(?u)\b\w+\b"

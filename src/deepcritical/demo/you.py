@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import uuid
 
-import httpx
+import httpx2
 
-from deepcritical.sources.demo.corpus import search as corpus_search
-from deepcritical.sources.demo.records import YouRecord
+from deepcritical.demo.corpus import search as corpus_search
+from deepcritical.demo.records import YouRecord
 
 YOU_HOST = "api.ydc-index.io"
 DEFAULT_COUNT = 10
@@ -16,8 +16,8 @@ MAX_COUNT = 100
 _UUID_NAMESPACE = uuid.UUID("8f6d2a4e-2b1c-4d3e-9f70-0d1e5c0a7b11")  # fixed, so answers are deterministic
 
 
-def _json(status: int, body: object) -> httpx.Response:
-    return httpx.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+def _json(status: int, body: object) -> httpx2.Response:
+    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
 def web_item(record: YouRecord) -> dict[str, object]:
@@ -32,7 +32,7 @@ def web_item(record: YouRecord) -> dict[str, object]:
     return item
 
 
-def search(request: httpx.Request) -> httpx.Response:
+def search(request: httpx2.Request) -> httpx2.Response:
     # Like the real service, no key means 401 before anything else is looked at; any non-blank key is accepted.
     if not request.headers.get("X-API-Key", "").strip():
         return _json(401, {"error": "Unauthorized", "message": "demo You.com stand-in: missing X-API-Key header"})

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from urllib.parse import urlparse
 
-import httpx
+import httpx2
 
-from deepcritical.sources.demo.corpus import hits
-from deepcritical.sources.demo.records import SearxngRecord
+from deepcritical.demo.corpus import hits
+from deepcritical.demo.records import SearxngRecord
 
 PAGE_SIZE = 10  # results per page, roughly what a SearXNG instance returns
 
 
-def _json(status: int, body: object) -> httpx.Response:
-    return httpx.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+def _json(status: int, body: object) -> httpx2.Response:
+    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
 def result_item(record: SearxngRecord, score: float, position: int) -> dict[str, object]:
@@ -40,14 +40,14 @@ def result_item(record: SearxngRecord, score: float, position: int) -> dict[str,
     return item
 
 
-def search(request: httpx.Request) -> httpx.Response:
+def search(request: httpx2.Request) -> httpx2.Response:
     params = request.url.params
     query = params.get("q", "").strip()
     if params.get("format", "html") != "json":
         # A real instance serves HTML here, or 403 when the format is not enabled; the stand-in speaks JSON only.
-        return httpx.Response(403, text="demo SearXNG stand-in: only format=json is served")
+        return httpx2.Response(403, text="demo SearXNG stand-in: only format=json is served")
     if not query:
-        return httpx.Response(400, text="demo SearXNG stand-in: the q parameter is required")
+        return httpx2.Response(400, text="demo SearXNG stand-in: the q parameter is required")
     try:
         page = max(int(params.get("pageno", "1")), 1)
     except ValueError:

@@ -7,8 +7,8 @@ from types import TracebackType
 
 from ddgs.exceptions import DDGSException
 
-from deepcritical.sources.demo.corpus import hits
-from deepcritical.sources.demo.records import WebRecord
+from deepcritical.demo.corpus import hits
+from deepcritical.demo.records import WebRecord
 
 
 class DemoDDGS:

@@ -3,7 +3,7 @@ tools, output validation and loop as a live model, with a simple, honest algorit
 
 - Brain: asks ``term_context`` about the question's first key terms, then ``search``es queries built
   from the key terms, terms frequent in that background text, and the judge's next queries.
-- Judge: ``heuristic_assessment`` over the evidence block of its prompt (aspect keyword coverage).
+- Judge: ``code_assessment`` over the evidence block of its prompt (aspect keyword coverage).
 - Report: ``extractive_report`` over the evidence block of its prompt (quoted, cited sentences).
 
 They read only what the agent sends them (the prompt and tool returns): no globals, keys or network.
@@ -17,10 +17,11 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from deepcritical.agents.extractive import extractive_report
-from deepcritical.agents.framing import parse_brief, parse_evidence
-from deepcritical.agents.heuristics import ASPECT_QUERY_WORDS, context_terms, heuristic_assessment, key_terms
-from deepcritical.agents.outputs import MAX_QUERIES_PER_TURN, Assessment
+from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
+from deepcritical.stages.assessment import code_assessment
+from deepcritical.stages.extractive import extractive_report
+from deepcritical.stages.framing import parse_brief, parse_evidence
+from deepcritical.stages.reading import ASPECT_QUERY_WORDS, context_terms, key_terms
 
 _EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
 
@@ -82,7 +83,7 @@ async def demo_brain(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
 
 async def demo_judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     prompt = _prompt(messages)
-    assessment = heuristic_assessment(str(parse_brief(prompt).get("question", "")), parse_evidence(prompt))
+    assessment = code_assessment(str(parse_brief(prompt).get("question", "")), parse_evidence(prompt))
     return _output(info, assessment.model_dump())
 
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from deepcritical.agents.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
-from deepcritical.agents.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
 from deepcritical.models import Evidence
+from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
+from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 
 DEMO_BANNER = (
     "> **DEMO MODE: SYNTHETIC SOURCES.** Every source cited in this report is synthetic demo data served "
@@ -104,9 +104,11 @@ class RenderContext:
     failed_sources: Mapping[str, str] = field(default_factory=dict)
     problems: Sequence[str] = ()
     notes: Sequence[str] = ()
+    degraded: Sequence[str] = ()
+    recalled: Sequence[str] = ()
 
 
-def _reference(number: int, item: Evidence) -> str:
+def _reference(number: int, item: Evidence, recalled: bool) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
@@ -114,7 +116,8 @@ def _reference(number: int, item: Evidence) -> str:
     if authors:
         parts.append(f"{escape(authors)} ")
     parts.append(f"({escape(citation.date)}). {escape(citation.title.rstrip('. '))}. *{escape(venue)}*.")
-    parts.append(f" Evidence id: {code_span(item.id)}; found by {escape(', '.join(item.found_by))}.")
+    origin = "recalled from an earlier run, " if recalled else ""
+    parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
     link = safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
@@ -156,6 +159,12 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     ]
     if meta:
         lines += [" · ".join(meta), ""]
+    if context.degraded:
+        lines += [
+            "> **Part of this run was done in code because the language model failed.** "
+            + " ".join(f"{escape(reason[0].upper() + reason[1:])}." for reason in context.degraded),
+            "",
+        ]
     lines += ["## Answer in brief", "", text(report.answer_brief) or "No answer could be given.", ""]
     lines += [
         "## Key findings",
@@ -178,5 +187,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
         lines.append(f"- Source problem, {escape(name)}: {escape(source_error(name, error))}")
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
     lines += ["", "## References", ""]
-    lines += [_reference(number, item) for number, item in enumerate(references, start=1)] or ["None."]
+    recalled = set(context.recalled)
+    lines += [_reference(number, item, item.id in recalled) for number, item in enumerate(references, start=1)] or [
+        "None."
+    ]
     return "\n".join(lines).rstrip() + "\n"

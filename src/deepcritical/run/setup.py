@@ -1,0 +1,49 @@
+"""What a run is built from, decided once from the settings: the HTTP client (the network, or the demo
+stand-ins' transport), the sources, the models (the live one, or the demo FunctionModels) and the store.
+The only place that knows demo mode exists; everything it builds is the same code in both modes."""
+
+from __future__ import annotations
+
+import httpx2
+
+from deepcritical.agents.models import AgentModels, live_models
+from deepcritical.config import Settings
+from deepcritical.evidence import EmbeddingService, EvidenceStore
+from deepcritical.sources.factory import Sources, build_sources, make_http_client
+from deepcritical.sources.ratelimit import ncbi_limiter
+
+
+def http_client(settings: Settings) -> httpx2.AsyncClient:
+    """The run's one HTTP client; in demo mode its transport is the local stand-in for every API."""
+    if settings.demo_mode:
+        from deepcritical.demo.transport import demo_transport
+
+        return make_http_client(demo_transport())
+    return make_http_client()
+
+
+async def _no_pacing() -> None:
+    """The local stand-ins need no politeness limit."""
+
+
+def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
+    if settings.demo_mode:
+        from deepcritical.demo.ddgs import DemoDDGS
+
+        return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=_no_pacing)
+    # NCBI counts requests per IP and per key, so every run in the process shares one limiter.
+    return build_sources(settings, client, ncbi_limiter=ncbi_limiter(has_key=settings.ncbi_api_key is not None))
+
+
+def models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
+    """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError."""
+    if settings.demo_mode:
+        from deepcritical.demo.models import demo_models
+
+        brain, judge, report = demo_models()
+        return AgentModels(brain=brain, judge=judge, report=report, name="demo (deterministic FunctionModels)")
+    return live_models(settings, client)
+
+
+async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
+    return await EvidenceStore.open(settings, EmbeddingService(settings.embedding_model), run_id)
