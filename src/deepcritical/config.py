@@ -29,6 +29,7 @@ from deepcritical.models import ALL_SOURCES, SourceName
 TimeRange = Literal["day", "week", "month", "year"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
+MIN_API_TOKEN_CHARS = 16
 
 
 def _split_csv(value: Any) -> Any:
@@ -88,6 +89,21 @@ class Settings(BaseSettings):
     judge_max_items: PositiveInt = Field(default=12, le=50, validation_alias="DEEPCRITICAL_JUDGE_MAX_ITEMS")
     confidence_threshold: float = Field(default=0.7, ge=0.0, le=1.0, validation_alias="DEEPCRITICAL_CONFIDENCE")
 
+    # Web page, HTTP API and MCP server (``deepcritical serve``, ``deepcritical mcp``)
+    max_concurrent_runs: PositiveInt = Field(default=2, le=32, validation_alias="DEEPCRITICAL_MAX_CONCURRENT_RUNS")
+    api_token: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_API_TOKEN")
+    runs_per_minute: PositiveInt = Field(default=10, le=1000, validation_alias="DEEPCRITICAL_RUNS_PER_MINUTE")
+
+    @field_validator("api_token")
+    @classmethod
+    def _token_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        # A short bearer token can be guessed by trying; 16 characters of a random token are not.
+        if value is not None and len(value.get_secret_value()) < MIN_API_TOKEN_CHARS:
+            raise ValueError(
+                f"use at least {MIN_API_TOKEN_CHARS} characters (e.g. the output of `openssl rand -hex 16`)"
+            )
+        return value
+
     @field_validator("sources", "searxng_default_categories", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
@@ -113,6 +129,7 @@ class Settings(BaseSettings):
         "google_api_key",
         "openai_api_key",
         "anthropic_api_key",
+        "api_token",
         mode="before",
     )
     @classmethod
@@ -156,7 +173,8 @@ def _describe(error: ValidationError) -> str:
     for item in error.errors():
         variable = ".".join(str(part) for part in item["loc"][:1]) or "settings"
         value = item.get("input")
-        shown = "" if isinstance(value, dict) or "key" in variable.lower() else f" (got {value!r})"
+        secret = "key" in variable.lower() or "token" in variable.lower()
+        shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
         lines.append(f"{variable}: {item['msg']}{shown}")
     return "; ".join(lines)
 

@@ -168,6 +168,49 @@ def research(
         raise typer.Exit(EXIT_DEGRADED)
 
 
+@app.command()
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; beyond loopback needs DEEPCRITICAL_API_TOKEN.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
+    demo: Demo = False,
+    verbose: Verbose = False,
+) -> None:
+    """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
+    from deepcritical.cli.research import ensure_writable
+    from deepcritical.cli.serve import serve_app
+    from deepcritical.web.app import create_app
+
+    configure_logging(verbose=verbose)
+    settings = settings_from(demo_mode=demo or None)
+    checked_preflight(settings)
+    try:
+        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
+        web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
+    except ConfigError as error:
+        fail(str(error))
+    if settings.demo_mode:
+        err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
+    shown = f"[{host}]" if ":" in host else host
+    err.print(f"DeepCritical on http://{shown}:{port}/ (API docs /docs, MCP /mcp); Ctrl+C stops", markup=False)
+    serve_app(web_app, host=host, port=port)
+
+
+@app.command("mcp")
+def mcp_stdio(demo: Demo = False, verbose: Verbose = False) -> None:
+    """Serve the MCP tools (search_literature, research, get_run) over stdin/stdout, for an MCP client."""
+    from deepcritical.cli.serve import serve_mcp
+
+    configure_logging(verbose=verbose)  # stderr only: stdout carries the protocol
+    settings = settings_from(demo_mode=demo or None)
+    checked_preflight(settings)
+    try:
+        serve_mcp(settings)
+    except KeyboardInterrupt:
+        fail("interrupted", EXIT_INTERRUPTED)
+
+
 def main() -> None:
     """Console-script entry point. Usage errors (a bad option value, a missing argument) get the same
     one-line message and exit code 2 as every other bad input, instead of a boxed panel."""

@@ -1,0 +1,226 @@
+"""The MCP tools: ``search_literature``, ``research`` (with progress notifications) and ``get_run``.
+
+Research runs go through the ``RunManager``, so a run started by an MCP client is queued with the page's
+runs, listed on the page, and kept in the runs folder. Failures come back as tool errors in one line.
+Docstrings and field descriptions are written for the calling model: they are what it reads."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from rich.text import Text
+
+from deepcritical import __version__
+from deepcritical.cli.research import describe
+from deepcritical.config import Settings
+from deepcritical.errors import DeepCriticalError
+from deepcritical.models import Evidence
+from deepcritical.run.events import ProgressEvent
+from deepcritical.run.search import run_search
+from deepcritical.web.runs import (
+    MAX_QUESTION_CHARS,
+    RunInfo,
+    RunManager,
+    RunSummary,
+    StoredEvent,
+    one_line,
+)
+
+MAX_SNIPPET_CHARS = 1500
+INSTRUCTIONS = (
+    "DeepCritical answers biomedical research questions with evidence it collects from PubMed, the web, "
+    "SearXNG and You.com. Use search_literature for a quick look at what the sources hold on a topic; use "
+    "research for a full, cited report (it takes a minute or more and sends progress as it goes); use "
+    "get_run to fetch a run's report or status later by its run id. Cite the report's references, not "
+    "your own memory. In demo mode every source is synthetic and says so."
+)
+_PROGRESS = TypeAdapter[ProgressEvent](ProgressEvent)
+
+
+class EvidenceItem(BaseModel):
+    """One piece of evidence, with what you need to cite it."""
+
+    id: str = Field(description="Stable evidence id: pmid:…, doi:… or url:…")
+    title: str
+    url: str
+    date: str
+    authors: list[str]
+    journal: str | None
+    doi: str | None
+    pmid: str | None
+    found_by: list[str] = Field(description="Every source that returned this item")
+    text: str = Field(description=f"The abstract or snippet, cut at {MAX_SNIPPET_CHARS} characters")
+
+    @classmethod
+    def of(cls, item: Evidence) -> EvidenceItem:
+        citation = item.citation
+        text = item.content if len(item.content) <= MAX_SNIPPET_CHARS else item.content[: MAX_SNIPPET_CHARS - 1] + "…"
+        return cls(
+            id=item.id,
+            title=citation.title,
+            url=citation.url,
+            date=citation.date,
+            authors=list(citation.authors),
+            journal=citation.journal,
+            doi=citation.doi,
+            pmid=citation.pmid,
+            found_by=list(item.found_by),
+            text=text,
+        )
+
+
+class LiteratureSearch(BaseModel):
+    """What one search across the sources found."""
+
+    query: str
+    synthetic_demo_data: bool = Field(description="True in demo mode: every item is invented, not literature")
+    sources_searched: list[str]
+    source_errors: list[str] = Field(description="Sources that failed, and why; the others still answered")
+    evidence: list[EvidenceItem]
+
+
+class RunResult(BaseModel):
+    """A research run: its status and, once it finished, its cited report in Markdown."""
+
+    run_id: str
+    question: str
+    status: str = Field(description="queued, running, finished, failed, cancelled or interrupted")
+    queue_position: int | None = Field(default=None, description="1 for the next queued run to start")
+    error: str | None = None
+    summary: RunSummary | None = None
+    files: list[str] = Field(default_factory=list, description="The run's outputs (report.md, run.json, exports)")
+    report_markdown: str | None = Field(default=None, description="The cited report, once the run finished")
+
+
+def progress_line(event: StoredEvent) -> str:
+    """One plain line per event, worded as the command line words it."""
+    data = event.data
+    if event.kind == "queued":
+        return f"waiting in the queue, position {data.get('position')}"
+    if event.kind == "run_ended":
+        return f"run ended: {data.get('status')}" + (f" ({data['error']})" if data.get("error") else "")
+    try:
+        line = describe(_PROGRESS.validate_python(data))
+    except ValidationError:
+        return event.kind
+    return Text.from_markup(line).plain.strip() if line else event.kind
+
+
+def _result(manager: RunManager, info: RunInfo) -> CallToolResult:
+    """The run as a tool result: the report (or the status) as text, the details as structured content."""
+    files = manager.files(info.run_id)
+    markdown = manager.file(info.run_id, "report.md").read_text(encoding="utf-8") if "report.md" in files else None
+    result = RunResult(
+        run_id=info.run_id,
+        question=info.question,
+        status=info.status,
+        queue_position=manager.position(info.run_id),
+        error=info.error,
+        summary=info.summary,
+        files=files,
+        report_markdown=markdown if info.status == "finished" else None,
+    )
+    if info.status == "finished" and markdown is not None:
+        text = f"Run {info.run_id} finished.\n\n{markdown}"
+    else:
+        where = f", position {result.queue_position} in the queue" if result.queue_position else ""
+        text = f"Run {info.run_id} is {info.status}{where}."
+        if info.status in ("queued", "running"):
+            text += " Call get_run again later for its report."
+        elif info.error:
+            text += f" {info.error}"
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=result.model_dump(mode="json")
+    )
+
+
+def _failure(info: RunInfo) -> ToolError:
+    reason = info.error or info.status
+    return ToolError(one_line(f"run {info.run_id} {info.status}: {reason}"))
+
+
+def build_mcp_server(manager: RunManager, settings: Settings) -> MCPServer[Any]:
+    """The DeepCritical MCP server over ``manager``'s runs."""
+    server: MCPServer[Any] = MCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
+
+    @server.tool(annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True))
+    async def search_literature(
+        query: Annotated[str, Field(description="Keywords or a short question, e.g. 'metformin alzheimer'")],
+        sources: Annotated[
+            list[str] | None,
+            Field(description="Sources to search, any of: pubmed, web, searxng, you (default: all enabled)"),
+        ] = None,
+        max_results: Annotated[int, Field(ge=1, le=50, description="Results per source")] = 5,
+    ) -> LiteratureSearch:
+        """Search PubMed, the web, SearXNG and You.com at once for QUERY and return the evidence found, each
+        item with a stable id, its citation (title, authors, journal, date, DOI, PMID, URL) and its abstract
+        or snippet. Items duplicating each other in meaning are merged. Fast (seconds); use it to see what
+        the sources hold before, or instead of, a full research run."""
+        query = query.strip()
+        if not query or len(query) > MAX_QUESTION_CHARS:
+            raise ToolError(f"query: give between 1 and {MAX_QUESTION_CHARS} characters")
+        try:
+            chosen = manager.check_sources(sources)
+            found = await run_search(
+                query, settings.model_copy(update={"sources": chosen}), max_results=max_results, store=True
+            )
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        if not found.result.answered_sources:
+            raise ToolError(one_line("no source answered: " + "; ".join(found.result.errors)))
+        return LiteratureSearch(
+            query=query,
+            synthetic_demo_data=found.demo,
+            sources_searched=list(found.result.sources_searched),
+            source_errors=list(found.result.errors),
+            evidence=[EvidenceItem.of(item) for item in found.evidence],
+        )
+
+    @server.tool(annotations=ToolAnnotations(title="Research a biomedical question", read_only_hint=True))
+    async def research(
+        question: Annotated[str, Field(description="The research question, in plain words")],
+        ctx: Context,
+        max_iterations: Annotated[
+            int | None, Field(ge=1, le=20, description="Plan-search-judge rounds at most (default: the server's)")
+        ] = None,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """Research QUESTION the way a systematic reviewer would: plan searches, search every source, judge
+        whether the evidence suffices, repeat, then write a report in Markdown whose every claim cites a
+        numbered reference checked against the evidence collected. Takes a minute or more; progress is
+        reported as it goes. Returns the report and the run id (keep it: get_run returns the report later).
+        If the call is dropped, the run still finishes on the server."""
+        try:
+            info = manager.create(question, max_iterations=max_iterations)
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        step = 0
+        async for event in manager.follow(info.run_id):
+            step += 1
+            await ctx.report_progress(step, None, progress_line(event))
+        info = manager.get(info.run_id)
+        if info.status != "finished":
+            raise _failure(info)
+        return _result(manager, info)
+
+    @server.tool(annotations=ToolAnnotations(title="Get a research run", read_only_hint=True))
+    async def get_run(
+        run_id: Annotated[str, Field(description="The id research returned, e.g. research-20250101-120000-abc123")],
+    ) -> Annotated[CallToolResult, RunResult]:
+        """A research run's status and, once it finished, its cited report in Markdown."""
+        try:
+            info = manager.get(run_id.strip())
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        return _result(manager, info)
+
+    return server
+
+
+async def serve_stdio(settings: Settings) -> None:
+    """``deepcritical mcp``: the tools over stdin/stdout, runs kept in the same runs folder as the web app's."""
+    async with RunManager(settings) as manager:
+        await build_mcp_server(manager, settings).run_stdio_async()

@@ -1,0 +1,248 @@
+"""The JSON API under ``/api``: start, list, follow (Server-Sent Events), cancel and download runs.
+Every error is JSON, ``{"error": one line, "field": the input at fault or null}``."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.security import HTTPBearer
+from limits import RateLimitItemPerMinute
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import MovingWindowRateLimiter
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.exceptions import HTTPException
+
+from deepcritical import __version__
+from deepcritical.config import Settings
+from deepcritical.demo.records import load_corpus
+from deepcritical.models import ALL_SOURCES
+from deepcritical.web.report_html import report_html
+from deepcritical.web.runs import (
+    MAX_QUESTION_CHARS,
+    QueueFullError,
+    RunEndedError,
+    RunInfo,
+    RunManager,
+    RunNotFoundError,
+    RunRequestError,
+)
+
+SSE_PING_SECONDS = 15
+MEDIA_TYPES = {
+    ".md": "text/markdown; charset=utf-8",
+    ".json": "application/json",
+    ".ris": "application/x-research-info-systems",
+    ".bib": "application/x-bibtex; charset=utf-8",
+}
+
+
+class RunRequest(BaseModel):
+    """A research run to start. Options left out take the server's settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The research question")
+    max_iterations: int | None = Field(default=None, ge=1, le=20, description="Plan-search-judge rounds at most")
+    sources: list[str] | None = Field(
+        default=None, min_length=1, max_length=len(ALL_SOURCES), description="Sources to search (a subset)"
+    )
+
+
+class RunView(RunInfo):
+    """A run's record, with its place in the queue, its files and where to find them."""
+
+    position: int | None = Field(description="1 for the next queued run to start; null when not waiting")
+    files: list[str] = Field(description="Outputs to download: report.md, run.json and any other export")
+    links: dict[str, str]
+
+
+class ServerInfo(BaseModel):
+    """What the page needs to know to offer its options."""
+
+    version: str
+    demo: bool
+    token_required: bool
+    sources: list[str]
+    max_iterations: int
+    max_question_chars: int
+    examples: list[str]
+
+
+class ErrorBody(BaseModel):
+    error: str
+    field: str | None = None
+
+
+def error_response(status: int, message: str, field: str | None = None, **headers: str) -> JSONResponse:
+    body = ErrorBody(error=" ".join(message.split()), field=field)
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers or None)
+
+
+def _field_of(location: tuple[int | str, ...]) -> str:
+    """``("body", "question")`` → ``question``, ``("body", "sources", 1)`` → ``sources`` (positions are
+    dropped), a body that is no JSON → ``body``, a header → its name (``Last-Event-ID``)."""
+    parts = [part for part in location[1:] if isinstance(part, str)] or [str(location[0])]
+    return ".".join(parts)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def invalid(_: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        first = error.errors()[0]
+        field = _field_of(tuple(first.get("loc", ("body",))))
+        return error_response(422, f"{field}: {first.get('msg', 'invalid')}", field)
+
+    async def refused(_: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RunRequestError)
+        return error_response(422, str(error), error.field)
+
+    async def not_found(_: Request, error: Exception) -> JSONResponse:
+        return error_response(404, str(error))
+
+    async def ended(_: Request, error: Exception) -> JSONResponse:
+        return error_response(409, str(error))
+
+    async def full(_: Request, error: Exception) -> JSONResponse:
+        return error_response(503, f"the run queue is full: {error}", **{"Retry-After": "60"})
+
+    async def http_error(_: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, HTTPException)
+        return error_response(error.status_code, str(error.detail))
+
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(RunRequestError, refused)
+    app.add_exception_handler(RunNotFoundError, not_found)
+    app.add_exception_handler(RunEndedError, ended)
+    app.add_exception_handler(QueueFullError, full)
+    app.add_exception_handler(HTTPException, http_error)
+
+
+class RunRateLimit:
+    """At most ``per_minute`` new runs per client address in any sliding minute."""
+
+    def __init__(self, per_minute: int) -> None:
+        self._item = RateLimitItemPerMinute(per_minute)
+        self._storage = MemoryStorage()
+        self._limiter = MovingWindowRateLimiter(self._storage)
+
+    async def retry_after(self, client: str) -> int | None:
+        """None when the client may start a run now (the run is counted); else seconds to wait."""
+        if await self._limiter.hit(self._item, client):
+            return None
+        stats = await self._limiter.get_window_stats(self._item, client)
+        return max(1, round(stats.reset_time - time.time()))
+
+
+def examples() -> list[str]:
+    """The example questions the page offers: the demo corpus's topics, which a demo run can answer."""
+    return [topic.question for topic in load_corpus().topics]
+
+
+def run_view(manager: RunManager, info: RunInfo) -> RunView:
+    base = f"/api/runs/{info.run_id}"
+    files = manager.files(info.run_id)
+    links = {"self": base, "events": f"{base}/events"}
+    if "report.md" in files:
+        links["report.html"] = f"{base}/report.html"
+    links |= {name: f"{base}/{name}" for name in files}
+    return RunView(**info.model_dump(), position=manager.position(info.run_id), files=files, links=links)
+
+
+def build_router(manager: RunManager, settings: Settings) -> APIRouter:
+    # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
+    bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
+    router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])
+    rate_limit = RunRateLimit(settings.runs_per_minute)
+
+    @router.get("/info", response_model=ServerInfo, tags=["server"])
+    async def info() -> ServerInfo:
+        """The server's options and limits: demo mode, enabled sources, maximum iterations, examples."""
+        return ServerInfo(
+            version=__version__,
+            demo=settings.demo_mode,
+            token_required=settings.api_token is not None,
+            sources=list(settings.sources),
+            max_iterations=settings.max_iterations,
+            max_question_chars=MAX_QUESTION_CHARS,
+            examples=examples(),
+        )
+
+    @router.post(
+        "/runs",
+        status_code=202,
+        response_model=RunView,
+        tags=["runs"],
+        responses={422: {"model": ErrorBody}, 429: {"model": ErrorBody}, 503: {"model": ErrorBody}},
+    )
+    async def create_run(body: RunRequest, request: Request) -> RunView | JSONResponse:
+        """Start a research run; it waits in a queue while the server runs its maximum at once."""
+        manager.check_request(body.question, body.max_iterations, body.sources)
+        client = request.client.host if request.client else "unknown"
+        wait = await rate_limit.retry_after(client)
+        if wait is not None:
+            message = f"too many runs started from {client}: at most {settings.runs_per_minute} a minute"
+            return error_response(429, message, **{"Retry-After": str(wait)})
+        info = manager.create(body.question, max_iterations=body.max_iterations, sources=body.sources)
+        return run_view(manager, info)
+
+    @router.get("/runs", response_model=list[RunView], tags=["runs"])
+    async def list_runs() -> list[RunView]:
+        """Every run this server knows, newest first, the ones from before a restart included."""
+        return [run_view(manager, info) for info in manager.all_runs()]
+
+    @router.get("/runs/{run_id}", response_model=RunView, tags=["runs"], responses={404: {"model": ErrorBody}})
+    async def get_run(run_id: str) -> RunView:
+        """A run's status, outcome summary and links to its events and files."""
+        return run_view(manager, manager.get(run_id))
+
+    @router.delete(
+        "/runs/{run_id}",
+        response_model=RunView,
+        tags=["runs"],
+        responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}},
+    )
+    async def cancel_run(run_id: str) -> RunView:
+        """Cancel a queued or running run (409 when it has ended already)."""
+        return run_view(manager, await manager.cancel(run_id))
+
+    @router.get(
+        "/runs/{run_id}/events",
+        tags=["runs"],
+        response_class=EventSourceResponse,
+        responses={200: {"content": {"text/event-stream": {}}}, 404: {"model": ErrorBody}},
+    )
+    async def run_events(
+        run_id: str, last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0)] = None
+    ) -> EventSourceResponse:
+        """The run's progress as Server-Sent Events, from the first (or after ``Last-Event-ID``) to the
+        last, ``run_ended``; a finished run replays them all. Each event's ``event`` is its ``kind``."""
+        manager.get(run_id)
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            async for event in manager.follow(run_id, after=last_event_id or 0):
+                yield ServerSentEvent(data=json.dumps(event.data), event=event.kind, id=str(event.id))
+
+        return EventSourceResponse(stream(), ping=SSE_PING_SECONDS, headers={"Cache-Control": "no-store"})
+
+    @router.get("/runs/{run_id}/report.html", response_class=HTMLResponse, tags=["runs"])
+    async def run_report_html(run_id: str) -> HTMLResponse:
+        """The report as an HTML fragment: outside text escaped, links to http(s) only."""
+        markdown = manager.file(run_id, "report.md").read_text(encoding="utf-8")
+        return HTMLResponse(report_html(markdown))
+
+    @router.get("/runs/{run_id}/{name}", tags=["runs"], responses={404: {"model": ErrorBody}})
+    @router.head("/runs/{run_id}/{name}", include_in_schema=False)
+    async def run_file(run_id: str, name: str) -> Response:
+        """One of the run's outputs: ``report.md``, ``run.json`` or another export it has."""
+        path = manager.file(run_id, name)
+        media_type = MEDIA_TYPES.get(path.suffix, "application/octet-stream")
+        return FileResponse(path, media_type=media_type, filename=name, content_disposition_type="attachment")
+
+    return router

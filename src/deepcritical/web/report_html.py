@@ -1,0 +1,136 @@
+"""A report's Markdown as HTML for the page. The Markdown escapes every outside string already
+(``stages.render.escape``); this renderer is the second wall: raw HTML in the source is shown as text,
+images are off, and a link is kept only when it goes to http(s) or to a reference of the same report.
+Citation numbers (``[3]``, ``[1, 2]``) become links to their entry in the reference list."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+
+REFERENCES_HEADING = "References"
+CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+REFERENCE_ANCHOR = re.compile(r"^#ref-\d+$")
+
+
+def reference_id(number: int) -> str:
+    return f"ref-{number}"
+
+
+class _ReportMarkdown(MarkdownIt):
+    def __init__(self) -> None:
+        super().__init__("commonmark", {"html": False, "linkify": False, "typographer": False})
+        self.disable("image")
+        self.core.ruler.push("references", _link_references)
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
+        if REFERENCE_ANCHOR.match(url):
+            return True
+        parts = urlsplit(url.strip())
+        return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
+def _inline_text(tokens: Sequence[Token], index: int) -> str:
+    """The text of the inline token following a block opener at ``index``."""
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    return following.content.strip() if following is not None and following.type == "inline" else ""
+
+
+def _references_range(tokens: list[Token]) -> tuple[int, int] | None:
+    """Where the reference list (the ordered list after the "References" heading) starts and ends."""
+    heading = next(
+        (
+            index
+            for index, token in enumerate(tokens)
+            if token.type == "heading_open" and _inline_text(tokens, index) == REFERENCES_HEADING
+        ),
+        None,
+    )
+    if heading is None:
+        return None
+    start = next((i for i in range(heading, len(tokens)) if tokens[i].type == "ordered_list_open"), None)
+    if start is None:
+        return None
+    depth = 0
+    for index in range(start, len(tokens)):
+        kind = tokens[index].type
+        depth += 1 if kind.endswith("_list_open") else -1 if kind.endswith("_list_close") else 0
+        if depth == 0:
+            return start, index
+    return start, len(tokens) - 1
+
+
+def _cited(text: str, references: int) -> list[Token]:
+    """``text`` split into text tokens and links, each citation number within the list linked."""
+    out: list[Token] = []
+    cursor = 0
+
+    def add_text(content: str) -> None:
+        if content:
+            token = Token("text", "", 0)
+            token.content = content
+            out.append(token)
+
+    for match in CITATION.finditer(text):
+        numbers = [int(part) for part in match.group(1).split(",")]
+        if not all(1 <= number <= references for number in numbers):
+            continue
+        add_text(text[cursor : match.start()] + "[")
+        for position, number in enumerate(numbers):
+            if position:
+                add_text(", ")
+            opening = Token("link_open", "a", 1)
+            opening.attrs = {"href": f"#{reference_id(number)}", "class": "cite"}
+            closing = Token("link_close", "a", -1)
+            label = Token("text", "", 0)
+            label.content = str(number)
+            out += [opening, label, closing]
+        add_text("]")
+        cursor = match.end()
+    add_text(text[cursor:])
+    return out
+
+
+def _link_references(state: StateCore) -> None:
+    tokens = state.tokens
+    span = _references_range(tokens)
+    references = 0
+    if span is not None:
+        start, end = span
+        first = int(tokens[start].attrs.get("start", 1))
+        for token in tokens[start : end + 1]:
+            if token.type == "list_item_open" and token.level == tokens[start].level + 1:
+                token.attrs["id"] = reference_id(first + references)
+                references += 1
+    for index, block in enumerate(tokens):
+        if block.type != "inline" or block.children is None:
+            continue
+        if span is not None and span[0] <= index <= span[1]:
+            continue  # the references themselves cite nothing
+        children: list[Token] = []
+        for child in block.children:
+            if child.type == "text" and references:
+                children += _cited(child.content, references)
+            else:
+                if child.type == "link_open" and not str(child.attrs.get("href", "")).startswith("#"):
+                    child.attrs.update({"rel": "noopener noreferrer nofollow", "target": "_blank"})
+                children.append(child)
+        block.children = children
+    if span is not None:  # reference links open outside the page too
+        for block in tokens[span[0] : span[1] + 1]:
+            for child in block.children or ():
+                if child.type == "link_open":
+                    child.attrs.update({"rel": "noopener noreferrer nofollow", "target": "_blank"})
+
+
+_RENDERER = _ReportMarkdown()
+
+
+def report_html(markdown: str) -> str:
+    """The report as an HTML fragment, safe to insert into the page."""
+    return str(_RENDERER.render(markdown))

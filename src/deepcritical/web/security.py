@@ -1,0 +1,121 @@
+"""What keeps the server to its owner: a bearer token for the API and ``/mcp`` when one is configured (it
+must be, to listen beyond loopback), same-origin checks against cross-site requests and DNS rebinding,
+and a strict Content-Security-Policy with the usual hardening headers on every response."""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import secrets
+from base64 import b64encode
+from collections.abc import Mapping
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+# The page's own files only: no inline script or style, no third party, no framing, no plugins.
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "font-src 'self'; manifest-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+HARDENING = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+}
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Open to anyone who can reach the server: they hold no run data (the page asks the first for its settings).
+PUBLIC_API = frozenset({"/api/info"})
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address or name only this machine can reach."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def script_hash(script: str) -> str:
+    """A CSP source allowing exactly this inline script (for the third-party API docs page only)."""
+    return "'sha256-" + b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+
+
+def protected(path: str) -> bool:
+    """Paths that reach run data or start work: the API (but its public info) and MCP."""
+    if path == "/mcp" or path.startswith("/mcp/"):
+        return True
+    return path.startswith("/api/") and path not in PUBLIC_API
+
+
+async def _json_error(send: Send, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+    body = json.dumps({"error": message, "field": None}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class ApiGuard:
+    """For the API and ``/mcp``: the bearer token when one is configured, and same-origin requests only.
+
+    A browser sends ``Origin`` with cross-site requests; one that names another site than the request's
+    own host is refused, so a page elsewhere cannot start runs or call tools with the user's browser.
+    (Loopback servers also check the Host header, see ``create_app``, which defeats DNS rebinding.)"""
+
+    def __init__(self, app: ASGIApp, *, token: str | None) -> None:
+        self.app = app
+        self._token = token.encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not protected(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        checks_origin = scope["path"].startswith("/mcp") or scope["method"] not in SAFE_METHODS
+        if checks_origin and origin is not None and origin != f"{scope['scheme']}://{headers.get('host', '')}":
+            await _json_error(send, 403, f"cross-origin request refused (Origin {origin[:100]!r})")
+            return
+        if self._token is not None:
+            scheme, _, credentials = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(credentials.strip().encode(), self._token):
+                await _json_error(
+                    send,
+                    401,
+                    "this server needs its API token: send the header Authorization: Bearer <DEEPCRITICAL_API_TOKEN>",
+                    {"WWW-Authenticate": "Bearer"},
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+class SecurityHeaders:
+    """Adds the CSP and hardening headers to every HTTP response that does not set its own CSP."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if "content-security-policy" not in headers:
+                    headers["Content-Security-Policy"] = PAGE_CSP
+                for name, value in HARDENING.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

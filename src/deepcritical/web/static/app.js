@@ -1,0 +1,409 @@
+// DeepCritical's page. Everything from a run (questions, queries, errors, gaps) is set as text, never as
+// HTML; the one HTML inserted is the report, which the server renders with every outside string escaped.
+"use strict";
+
+(function () {
+  const TOKEN_KEY = "deepcritical-api-token";
+  const RETRY_MS = 1000;
+  const state = { info: null, runId: null, follow: null };
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  }
+
+  // --- API -----------------------------------------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  function authHeaders(extra) {
+    const headers = Object.assign({}, extra || {});
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = "Bearer " + token;
+    return headers;
+  }
+
+  async function api(path, options) {
+    const opts = Object.assign({}, options || {});
+    opts.headers = authHeaders(opts.headers);
+    const response = await fetch(path, opts);
+    if (response.status === 401) {
+      askForToken();
+      throw new ApiError(401, "This server needs its API token.");
+    }
+    const type = response.headers.get("content-type") || "";
+    const body = type.includes("application/json") ? await response.json() : await response.text();
+    if (!response.ok) {
+      const message = body && body.error ? body.error : "The server answered " + response.status + ".";
+      throw new ApiError(response.status, message);
+    }
+    return body;
+  }
+
+  function askForToken() {
+    $("token-panel").hidden = false;
+    $("token").focus();
+  }
+
+  // --- Server-Sent Events over fetch (so the bearer token can be sent; EventSource cannot) ----------
+
+  function parseEvent(block) {
+    const event = { id: "", event: "message", data: [] };
+    for (const line of block.split(/\r\n|\r|\n/)) {
+      if (!line || line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "data") event.data.push(value);
+      else if (field === "id") event.id = value;
+      else if (field === "event") event.event = value;
+    }
+    return event.data.length ? event : null;
+  }
+
+  // Calls onEvent for each event of the run, reconnecting with Last-Event-ID until run_ended arrives.
+  async function followRun(runId, onEvent, signal) {
+    let lastId = 0;
+    for (;;) {
+      let ended = false;
+      try {
+        const headers = authHeaders({ Accept: "text/event-stream" });
+        if (lastId) headers["Last-Event-ID"] = String(lastId);
+        const response = await fetch("/api/runs/" + encodeURIComponent(runId) + "/events", { headers, signal });
+        if (response.status === 401) return askForToken();
+        if (!response.ok) throw new ApiError(response.status, "events unavailable");
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = "";
+        for (;;) {
+          const chunk = await reader.read();
+          if (chunk.done) break;
+          buffer += chunk.value;
+          let match;
+          while ((match = /\r\n\r\n|\n\n|\r\r/.exec(buffer))) {
+            const event = parseEvent(buffer.slice(0, match.index));
+            buffer = buffer.slice(match.index + match[0].length);
+            if (!event) continue;
+            lastId = Number(event.id) || lastId;
+            const data = JSON.parse(event.data.join("\n"));
+            onEvent(data);
+            if (data.kind === "run_ended") ended = true;
+          }
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof ApiError && error.status === 404) return;
+      }
+      if (ended || signal.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+
+  // --- Progress lines ------------------------------------------------------------------------------
+
+  function join(items) {
+    return items && items.length ? items.join(", ") : "none";
+  }
+
+  function describe(event) {
+    switch (event.kind) {
+      case "queued":
+        return ["Waiting in the queue: position " + event.position + ".", ""];
+      case "run_started": {
+        const lines = ["Started: model " + event.model + "; sources " + join(event.sources) + "."];
+        for (const [name, reason] of Object.entries(event.sources_disabled || {})) {
+          lines.push("Source off, " + name + ": " + reason);
+        }
+        return [lines.join("\n"), "start"];
+      }
+      case "iteration_started":
+        return ["Iteration " + event.iteration + " of " + event.max_iterations, "iteration"];
+      case "queries_planned":
+        return [
+          (event.by === "code" ? "Queries (built in code): " : "Queries planned: ") + event.queries.join("; "),
+          "",
+        ];
+      case "search_finished": {
+        const lines = [
+          "Searched " + join(event.sources_answered) + ": " + event.found + " found, " + event.kept + " kept, " +
+            event.deduplicated + " duplicates dropped, " + event.related + " recalled from earlier runs; " +
+            event.total_evidence + " in the run" + (event.capped ? " (evidence cap reached)" : "") + ".",
+        ];
+        for (const [name, error] of Object.entries(event.sources_failed || {})) {
+          lines.push("Source failed, " + name + ": " + error);
+        }
+        return [lines.join("\n"), Object.keys(event.sources_failed || {}).length ? "warn" : ""];
+      }
+      case "judge_finished": {
+        const scores = Object.entries(event.scores).map(([name, score]) => name + " " + score + "/10");
+        const verdict = event.sufficient ? "sufficient" : "not yet sufficient";
+        let text = (event.by === "code" ? "Judge (computed in code), " : "Judge, ") + event.items_judged +
+          " items: " + scores.join(", ") + "; " + verdict + ", confidence " + Number(event.confidence).toFixed(2) + ".";
+        if (event.gaps && event.gaps.length) text += "\nGaps: " + event.gaps.join("; ");
+        return [text, "judge"];
+      }
+      case "report_written":
+        return [
+          "Report " + (event.fallback ? "built in code" : "written") + ": " + event.findings + " findings, " +
+            event.contrary + " contrary, " + event.references + " references.",
+          "",
+        ];
+      case "warning":
+        return ["Warning: " + event.message, "warn"];
+      case "run_ended":
+        return ["Run " + event.status + (event.error ? ": " + event.error : "."), event.status === "finished" ? "done" : "warn"];
+      default:
+        return [event.kind, ""];
+    }
+  }
+
+  function statusText(view) {
+    if (view.status === "queued") {
+      return view.position ? "Waiting in the queue (position " + view.position + ")." : "Waiting in the queue.";
+    }
+    if (view.status === "running") return "Running…";
+    if (view.status === "finished") return "Finished.";
+    return "Run " + view.status + (view.error ? ": " + view.error : ".");
+  }
+
+  // --- The run view --------------------------------------------------------------------------------
+
+  function onRunEvent(event) {
+    const [text, kind] = describe(event);
+    const item = el("li", text, kind ? "event-" + kind : "");
+    $("progress").appendChild(item);
+    if (event.kind === "queued") {
+      $("run-status").textContent = "Waiting in the queue (position " + event.position + ").";
+    } else if (event.kind === "run_ended") {
+      $("run-status").textContent = "Run " + event.status + (event.error ? ": " + event.error : ".");
+      $("cancel").hidden = true;
+      showResults(state.runId);
+      loadRuns();
+    } else {
+      $("run-status").textContent = "Running…";
+      $("cancel").hidden = false;
+    }
+  }
+
+  async function openRun(runId, push) {
+    if (state.follow) state.follow.abort();
+    state.runId = runId;
+    if (push) history.pushState({ run: runId }, "", "/?run=" + encodeURIComponent(runId));
+    $("run").hidden = false;
+    $("progress").replaceChildren();
+    $("files").replaceChildren();
+    $("downloads").hidden = true;
+    $("report").hidden = true;
+    $("report").replaceChildren();
+    $("run-question").textContent = "";
+    $("run-status").textContent = "Loading…";
+    try {
+      const view = await api("/api/runs/" + encodeURIComponent(runId));
+      $("run-title").textContent = "Run " + view.run_id;
+      $("run-question").textContent = view.question;
+      $("run-status").textContent = statusText(view);
+      $("cancel").hidden = !(view.status === "queued" || view.status === "running");
+    } catch (error) {
+      $("run-status").textContent = error.message;
+      return;
+    }
+    $("run-title").focus();
+    const controller = new AbortController();
+    state.follow = controller;
+    followRun(runId, (event) => {
+      if (state.runId === runId) onRunEvent(event);
+    }, controller.signal);
+  }
+
+  async function showResults(runId) {
+    let view;
+    try {
+      view = await api("/api/runs/" + encodeURIComponent(runId));
+    } catch (error) {
+      return;
+    }
+    if (state.runId !== runId) return;
+    const list = $("files");
+    list.replaceChildren();
+    for (const name of view.files) {
+      const item = el("li");
+      const link = el("a", name);
+      link.href = view.links[name];
+      link.setAttribute("download", name);
+      link.addEventListener("click", (event) => download(event, link.href, name));
+      item.appendChild(link);
+      list.appendChild(item);
+    }
+    $("downloads").hidden = view.files.length === 0;
+    if (view.links["report.html"]) {
+      try {
+        const html = await api(view.links["report.html"]);
+        if (state.runId !== runId) return;
+        // Rendered by the server with raw HTML disabled, every outside string escaped, links http(s) only.
+        $("report").innerHTML = html;
+        $("report").hidden = false;
+      } catch (error) {
+        $("run-status").textContent = error.message;
+      }
+    }
+  }
+
+  // With a token, a plain link cannot authenticate: fetch the file and hand it over as a download.
+  async function download(event, href, name) {
+    if (!sessionStorage.getItem(TOKEN_KEY)) return;
+    event.preventDefault();
+    const response = await fetch(href, { headers: authHeaders() });
+    if (!response.ok) return;
+    const url = URL.createObjectURL(await response.blob());
+    const link = el("a");
+    link.href = url;
+    link.download = name;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+
+  // --- Past runs -----------------------------------------------------------------------------------
+
+  async function loadRuns() {
+    let runs;
+    try {
+      runs = await api("/api/runs");
+    } catch (error) {
+      return;
+    }
+    const list = $("run-list");
+    list.replaceChildren();
+    for (const run of runs) {
+      const item = el("li");
+      const link = el("a", run.question);
+      link.href = "/?run=" + encodeURIComponent(run.run_id);
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        openRun(run.run_id, true);
+      });
+      item.appendChild(link);
+      const meta = el("span", " " + run.status + " · " + run.created_at.replace("T", " ").replace("+00:00", " UTC"), "meta status-" + run.status);
+      item.appendChild(meta);
+      list.appendChild(item);
+    }
+    $("no-runs").hidden = runs.length > 0;
+  }
+
+  // --- The form ------------------------------------------------------------------------------------
+
+  function fillForm(info) {
+    $("demo-banner").hidden = !info.demo;
+    $("question").maxLength = info.max_question_chars;
+    const examples = $("examples");
+    examples.replaceChildren();
+    for (const question of info.examples) {
+      const button = el("button", question, "example");
+      button.type = "button";
+      button.addEventListener("click", () => {
+        $("question").value = question;
+        $("question").focus();
+      });
+      examples.appendChild(button);
+    }
+    const sources = $("sources");
+    sources.replaceChildren();
+    for (const name of info.sources) {
+      const label = el("label", null, "check");
+      const box = el("input");
+      box.type = "checkbox";
+      box.name = "sources";
+      box.value = name;
+      box.checked = true;
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(" " + name));
+      sources.appendChild(label);
+    }
+    $("iterations").max = String(info.max_iterations);
+    $("iterations").value = String(info.max_iterations);
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    const error = $("form-error");
+    error.textContent = "";
+    const question = $("question").value.trim();
+    if (!question) {
+      error.textContent = "Write a question first.";
+      $("question").focus();
+      return;
+    }
+    const sources = Array.from(document.querySelectorAll("input[name=sources]:checked"), (box) => box.value);
+    const body = { question, sources, max_iterations: Number($("iterations").value) || undefined };
+    $("submit").disabled = true;
+    try {
+      const view = await api("/api/runs", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      await openRun(view.run_id, true);
+      loadRuns();
+    } catch (failure) {
+      error.textContent = failure.message;
+    } finally {
+      $("submit").disabled = false;
+    }
+  }
+
+  async function cancel() {
+    if (!state.runId) return;
+    try {
+      await api("/api/runs/" + encodeURIComponent(state.runId), { method: "DELETE" });
+    } catch (error) {
+      $("run-status").textContent = error.message;
+    }
+  }
+
+  async function start() {
+    try {
+      state.info = await api("/api/info");
+    } catch (error) {
+      $("form-error").textContent = error.message;
+      return;
+    }
+    fillForm(state.info);
+    if (state.info.token_required && !sessionStorage.getItem(TOKEN_KEY)) askForToken();
+    loadRuns();
+    const runId = new URLSearchParams(location.search).get("run");
+    if (runId) openRun(runId, false);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("ask-form").addEventListener("submit", submit);
+    $("cancel").addEventListener("click", cancel);
+    $("refresh").addEventListener("click", loadRuns);
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $("token").value.trim());
+      $("token").value = "";
+      $("token-panel").hidden = true;
+      start();
+    });
+    window.addEventListener("popstate", () => {
+      const runId = new URLSearchParams(location.search).get("run");
+      if (runId) openRun(runId, false);
+      else {
+        if (state.follow) state.follow.abort();
+        state.runId = null;
+        $("run").hidden = true;
+      }
+    });
+    start();
+  });
+})();
