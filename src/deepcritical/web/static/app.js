@@ -71,11 +71,13 @@
     return event.data.length ? event : null;
   }
 
-  // Calls onEvent for each event of the run, reconnecting with Last-Event-ID until run_ended arrives.
-  async function followRun(runId, onEvent, signal) {
+  // Calls onEvent for each event of the run, reconnecting with Last-Event-ID until run_ended arrives
+  // (or, for a run recorded without events, until the server says the run has ended).
+  async function followRun(runId, onEvent, onEnded, signal) {
     let lastId = 0;
     for (;;) {
       let ended = false;
+      let closed = false;
       try {
         const headers = authHeaders({ Accept: "text/event-stream" });
         if (lastId) headers["Last-Event-ID"] = String(lastId);
@@ -86,7 +88,10 @@
         let buffer = "";
         for (;;) {
           const chunk = await reader.read();
-          if (chunk.done) break;
+          if (chunk.done) {
+            closed = true;
+            break;
+          }
           buffer += chunk.value;
           let match;
           while ((match = /\r\n\r\n|\n\n|\r\r/.exec(buffer))) {
@@ -104,6 +109,10 @@
         if (error instanceof ApiError && error.status === 404) return;
       }
       if (ended || signal.aborted) return;
+      if (closed) {
+        const view = await api("/api/runs/" + encodeURIComponent(runId)).catch(() => null);
+        if (view && view.status !== "queued" && view.status !== "running") return onEnded(view);
+      }
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }
@@ -166,6 +175,10 @@
     }
   }
 
+  function formatTime(iso) {
+    return iso.replace("T", " ").replace("+00:00", " UTC");
+  }
+
   function statusText(view) {
     if (view.status === "queued") {
       return view.position ? "Waiting in the queue (position " + view.position + ")." : "Waiting in the queue.";
@@ -205,10 +218,11 @@
     $("report").hidden = true;
     $("report").replaceChildren();
     $("run-question").textContent = "";
+    $("run-id").textContent = "";
     $("run-status").textContent = "Loading…";
     try {
       const view = await api("/api/runs/" + encodeURIComponent(runId));
-      $("run-title").textContent = "Run " + view.run_id;
+      $("run-id").textContent = "Run " + view.run_id + " · started " + formatTime(view.created_at);
       $("run-question").textContent = view.question;
       $("run-status").textContent = statusText(view);
       $("cancel").hidden = !(view.status === "queued" || view.status === "running");
@@ -219,9 +233,19 @@
     $("run-title").focus();
     const controller = new AbortController();
     state.follow = controller;
-    followRun(runId, (event) => {
-      if (state.runId === runId) onRunEvent(event);
-    }, controller.signal);
+    followRun(
+      runId,
+      (event) => {
+        if (state.runId === runId) onRunEvent(event);
+      },
+      (view) => {
+        if (state.runId !== runId) return;
+        $("run-status").textContent = statusText(view);
+        $("cancel").hidden = true;
+        showResults(runId);
+      },
+      controller.signal,
+    );
   }
 
   async function showResults(runId) {
@@ -293,7 +317,7 @@
         openRun(run.run_id, true);
       });
       item.appendChild(link);
-      const meta = el("span", " " + run.status + " · " + run.created_at.replace("T", " ").replace("+00:00", " UTC"), "meta status-" + run.status);
+      const meta = el("span", " " + run.status + " · " + formatTime(run.created_at), "meta status-" + run.status);
       item.appendChild(meta);
       list.appendChild(item);
     }
@@ -397,6 +421,7 @@
     });
     window.addEventListener("popstate", () => {
       const runId = new URLSearchParams(location.search).get("run");
+      if (runId === state.runId) return; // only the fragment changed: a citation followed to its reference
       if (runId) openRun(runId, false);
       else {
         if (state.follow) state.follow.abort();

@@ -1,0 +1,275 @@
+"""End to end, in demo mode, over real sockets and processes: the MCP SDK's own client over stdio and over
+streamable HTTP, and a real headless Chromium driving the page. The HTTP server is the real app under
+uvicorn on a free loopback port, with one hostile search result mixed into the demo data."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import TextContent
+
+from deepcritical.web.runs import RunInfo
+from web.hostile_app import PWNED
+
+pytestmark = pytest.mark.model
+
+ROOT = Path(__file__).resolve().parents[2]
+QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+STARTUP_SECONDS = 120
+RUN_MS = 240_000  # a demo run takes seconds, but CI machines are shared
+PLANTED_RUN = "research-20240101-000000-0bad00"
+# A report as a tampered (or buggy) writer could leave it: raw HTML and script links in the Markdown itself.
+PLANTED_REPORT = f"""# Planted <script>{PWNED}='heading'</script>
+
+<img src=x onerror="{PWNED}='block'">
+
+Inline <b onmouseover="{PWNED}='bold'">bold</b> and [a link](javascript:{PWNED}='link') and \\[1\\].
+
+## References
+
+1. <svg onload="{PWNED}='svg'"></svg> [Link](javascript:{PWNED}='reference')
+"""
+
+
+def environment(home: Path) -> dict[str, str]:
+    paths = [str(ROOT / "src"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "DEEPCRITICAL_HOME": str(home), "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
+def plant_hostile_run(home: Path) -> None:
+    folder = home / "runs" / PLANTED_RUN
+    folder.mkdir(parents=True)
+    info = RunInfo(
+        run_id=PLANTED_RUN,
+        question=f"<img src=x onerror=\"{PWNED}='question'\">",
+        status="finished",
+        demo=True,
+        max_iterations=1,
+        sources=["web"],
+        created_at="2024-01-01T00:00:00+00:00",
+    )
+    (folder / "status.json").write_text(info.model_dump_json())
+    (folder / "report.md").write_text(PLANTED_REPORT)
+
+
+@dataclass
+class Server:
+    url: str
+    home: Path
+    log: list[str]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``uvicorn --factory web.hostile_app:create`` on a socket bound here (port 0: a free one, no race),
+    stopped by its pid."""
+    home = tmp_path_factory.mktemp("serve-home")
+    plant_hostile_run(home)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    command = [sys.executable, "-m", "uvicorn", "--factory", "web.hostile_app:create", "--fd", str(listener.fileno())]
+    process = subprocess.Popen(
+        command, env=environment(home), pass_fds=[listener.fileno()], stderr=subprocess.PIPE, text=True
+    )
+    listener.close()
+    log: list[str] = []
+    started = threading.Event()
+
+    def drain() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if "Application startup complete" in line:
+                started.set()
+        started.set()  # the process ended: let the fixture see it
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        if not started.wait(STARTUP_SECONDS) or process.poll() is not None:
+            pytest.fail("the server did not start:\n" + "".join(log[-30:]))
+        yield Server(url=f"http://127.0.0.1:{port}", home=home, log=log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def text_of(result: object) -> str:
+    return "".join(block.text for block in getattr(result, "content", []) if isinstance(block, TextContent))
+
+
+async def research_through(client: Client) -> tuple[dict[str, object], list[str]]:
+    messages: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    result = await client.call_tool(
+        "research", {"question": QUESTION, "max_iterations": 1}, progress_callback=on_progress
+    )
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content, messages
+
+
+async def test_mcp_over_stdio_lists_tools_searches_and_researches(tmp_path: Path) -> None:
+    command = StdioServerParameters(
+        command=sys.executable, args=["-m", "deepcritical", "mcp", "--demo"], env=environment(tmp_path)
+    )
+    async with Client(command, read_timeout_seconds=RUN_MS / 1000) as client:
+        assert {tool.name for tool in (await client.list_tools()).tools} == {"search_literature", "research", "get_run"}
+        found = await client.call_tool("search_literature", {"query": "metformin alzheimer", "max_results": 3})
+        assert not found.is_error, text_of(found)
+        assert found.structured_content is not None
+        evidence = found.structured_content["evidence"]
+        assert found.structured_content["synthetic_demo_data"] is True
+        assert evidence
+        assert all(item["id"] and item["title"].startswith("[DEMO]") for item in evidence)
+
+        run, progress = await research_through(client)
+        assert run["status"] == "finished"
+        report = str(run["report_markdown"])
+        assert report.startswith(f"# {QUESTION}")
+        assert "DEMO MODE" in report
+        assert "## References" in report
+        assert progress[0].startswith("run research-")
+        assert "iteration 1/1" in progress
+        assert progress[-1] == "run ended: finished"
+
+        again = await client.call_tool("get_run", {"run_id": run["run_id"]})
+        assert again.structured_content is not None
+        assert again.structured_content["report_markdown"] == report
+    assert (tmp_path / "runs" / str(run["run_id"]) / "report.md").is_file()
+
+
+async def test_mcp_over_http_researches_and_the_run_is_the_pages_run_too(server: Server) -> None:
+    async with Client(f"{server.url}/mcp", read_timeout_seconds=RUN_MS / 1000) as client:
+        assert "research" in {tool.name for tool in (await client.list_tools()).tools}
+        run, progress = await research_through(client)
+    assert run["status"] == "finished"
+    assert "## References" in str(run["report_markdown"])
+    assert any(line.startswith("searched ") for line in progress)
+    async with httpx2.AsyncClient(base_url=server.url) as http:
+        listed = (await http.get("/api/runs")).json()
+        assert run["run_id"] in [item["run_id"] for item in listed]
+        report = await http.get(f"/api/runs/{run['run_id']}/report.md")
+        assert report.text == run["report_markdown"]
+
+
+@pytest.fixture
+def browser_page(server: Server) -> Iterator[object]:
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": 1100, "height": 900})
+        finally:
+            browser.close()
+
+
+def assert_nothing_ran(page: object, console: list[str], dialogs: list[str]) -> None:
+    from playwright.sync_api import Page
+
+    assert isinstance(page, Page)
+    assert page.evaluate(f"typeof {PWNED}") == "undefined"
+    assert dialogs == []
+    # Had markup reached the DOM as HTML, the CSP would have blocked it and said so: it never had to.
+    assert [line for line in console if "Content Security Policy" in line] == []
+    assert page.locator("#report script, #report img, #report svg, #report [onerror], #report [onload]").count() == 0
+    for href in page.locator("#report a").evaluate_all("links => links.map(link => link.getAttribute('href'))"):
+        assert re.match(r"^(https?://|#ref-\d+$)", href), href
+
+
+def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_text(
+    server: Server, browser_page: object, tmp_path: Path
+) -> None:
+    from playwright.sync_api import Page, expect
+
+    page = browser_page
+    assert isinstance(page, Page)
+    console: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    page.goto(server.url)
+    expect(page.locator("#demo-banner")).to_be_visible()
+    # Note whether the report is still hidden when the first progress line appears.
+    page.evaluate(
+        """() => new MutationObserver((changes, observer) => {
+             window.reportHiddenAtFirstProgress = document.getElementById('report').hidden;
+             observer.disconnect();
+           }).observe(document.getElementById('progress'), {childList: true})"""
+    )
+    # By keyboard: the example question, then the submit button.
+    page.get_by_role("button", name=QUESTION).focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#question")).to_have_value(QUESTION)
+    page.locator("#submit").focus()
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#progress li").first).to_be_visible(timeout=RUN_MS)
+    expect(page.locator("#report h2", has_text="References")).to_be_visible(timeout=RUN_MS)
+    assert page.evaluate("window.reportHiddenAtFirstProgress") is True
+    progress = page.locator("#progress").inner_text()
+    assert "Iteration 1 of" in progress
+    assert "Searched " in progress
+    assert "Run finished." in progress
+    assert page.locator("#report li[id^='ref-']").count() >= 3
+    expect(page.locator("#files")).to_contain_text("report.md")
+    expect(page.locator("#files")).to_contain_text("run.json")
+
+    citation = page.locator("#report a.cite").first
+    target = citation.get_attribute("href")
+    assert target is not None
+    citation.click()
+    expect(page).to_have_url(re.compile(re.escape(target) + "$"))
+    expect(page.locator(target)).to_be_in_viewport()
+    assert page.evaluate("document.querySelector(':target').id") == target[1:]
+
+    # The hostile search result was collected and cited: its markup shows as text and does nothing.
+    expect(page.locator("#report")).to_contain_text(f"<script>{PWNED}='title'</script>")
+    assert_nothing_ran(page, console, dialogs)
+    shot = tmp_path / "finished-demo-run.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+
+    # At phone width the page fits: no sideways scrolling.
+    page.set_viewport_size({"width": 360, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+    # A past run whose report.md holds raw HTML and script links: reopened, it renders inert too.
+    page.goto(f"{server.url}/?run={PLANTED_RUN}")
+    expect(page.locator("#report")).to_contain_text(f"<script>{PWNED}='heading'</script>")
+    expect(page.locator("#run-question")).to_contain_text("onerror")
+    expect(page.locator("#run-list")).to_contain_text("onerror")
+    assert_nothing_ran(page, console, dialogs)

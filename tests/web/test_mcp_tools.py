@@ -1,0 +1,90 @@
+"""The MCP tools through the SDK's own client, in process, over the real run manager and scripted runs."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp_types import TextContent
+
+from deepcritical.config import load_settings
+from deepcritical.mcp.server import build_mcp_server
+from deepcritical.web.runs import RunManager
+from web.fakes import ScriptedRuns, offline_client
+
+QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
+
+
+@asynccontextmanager
+async def connected(tmp_path: Path) -> AsyncIterator[Client]:
+    """The SDK's client on the server (a context manager, not a fixture: the SDK's task groups must be
+    entered and left in the same task)."""
+    settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2)
+    async with RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns()) as manager:
+        async with Client(build_mcp_server(manager, settings)) as client:
+            yield client
+
+
+def text_of(result: object) -> str:
+    content = getattr(result, "content", [])
+    return "".join(block.text for block in content if isinstance(block, TextContent))
+
+
+async def test_the_tools_are_listed_with_descriptions_for_the_calling_model(tmp_path: Path) -> None:
+    async with connected(tmp_path) as client:
+        listed = await client.list_tools()
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(tools) == {"search_literature", "research", "get_run"}
+    assert all(tool.description and len(tool.description) > 60 for tool in tools.values())
+    research = tools["research"].input_schema
+    assert research["required"] == ["question"]
+    assert research["properties"]["max_iterations"]["anyOf"][0]["maximum"] == 20
+    assert tools["research"].output_schema is not None
+
+
+async def test_research_reports_progress_and_returns_the_report_and_run_id(tmp_path: Path) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async with connected(tmp_path) as client:
+        result = await client.call_tool("research", {"question": QUESTION}, progress_callback=on_progress)
+        assert result.structured_content is not None
+        fetched = await client.call_tool("get_run", {"run_id": result.structured_content["run_id"]})
+    assert not result.is_error
+    structured = result.structured_content
+    assert structured is not None
+    assert structured["status"] == "finished"
+    assert structured["report_markdown"].startswith(f"# {QUESTION}")
+    assert text_of(result).startswith(f"Run {structured['run_id']} finished.")
+    assert [value for value, _ in progress] == list(range(1, len(progress) + 1))
+    messages = [message or "" for _, message in progress]
+    assert messages[1].startswith("iteration 1/2")
+    assert messages[-1] == "run ended: finished"
+    assert fetched.structured_content is not None
+    assert fetched.structured_content["report_markdown"] == structured["report_markdown"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("research", {"question": "  "}, "question: the question is empty"),
+        ("research", {"question": QUESTION, "max_iterations": 3}, "max_iterations: must be between 1 and 2"),
+        ("get_run", {"run_id": "research-20240101-000000-abcdef"}, "no run has the id"),
+        ("search_literature", {"query": ""}, "query: give between 1 and"),
+        ("search_literature", {"query": "metformin", "sources": ["scholar"]}, "sources: unknown source 'scholar'"),
+    ],
+)
+async def test_failures_are_tool_errors_in_one_line(
+    tmp_path: Path, tool: str, arguments: dict[str, object], message: str
+) -> None:
+    async with connected(tmp_path) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    text = text_of(result)
+    assert message in text
+    assert "\n" not in text

@@ -1,0 +1,86 @@
+"""The report's HTML: outside text stays text, links go to http(s) or to a reference, citations link."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from deepcritical.models import Citation, Evidence
+from deepcritical.outputs import Finding, ResearchReport
+from deepcritical.stages.render import RenderContext, render_markdown
+from deepcritical.web.report_html import report_html
+
+HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3))"
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def hostile_report() -> str:
+    """A report rendered by the real renderer from evidence whose every field is hostile."""
+    items = [
+        Evidence(
+            content=HOSTILE,
+            citation=Citation(
+                source="web", title=f"Study {HOSTILE}", url="javascript:alert(4)", authors=("<b onmouseover=x>",)
+            ),
+        ),
+        Evidence(
+            content="Metformin users had less dementia.",
+            citation=Citation(source="web", title="Cohort", url='https://example.org/a"onmouseover="alert(5)'),
+        ),
+    ]
+    ids = [item.id for item in items]
+    report = ResearchReport(
+        question=f"Does metformin help? {HOSTILE}",
+        answer_brief=f"Perhaps {HOSTILE} https://evil.example/x",
+        key_findings=[Finding(statement=f"Finding {HOSTILE}", evidence_ids=ids)],
+        references=ids,
+    )
+    context = RenderContext(demo=True, stop_reason="sufficient", run_id="research-x")
+    return render_markdown(report, {item.id: item for item in items}, context)
+
+
+def test_hostile_evidence_renders_as_text_with_no_active_markup() -> None:
+    html = report_html(hostile_report())
+    tags = Elements(html).tags
+    assert {tag for tag, _ in tags} <= {"h1", "h2", "p", "ul", "ol", "li", "a", "code", "em", "strong", "blockquote"}
+    assert not [attrs for _, attrs in tags if any(name.startswith("on") for name in attrs)]
+    hrefs = [attrs["href"] or "" for tag, attrs in tags if tag == "a"]
+    assert hrefs
+    assert all(href.startswith(("#ref-", "https://", "http://")) for href in hrefs)
+    assert '"' not in "".join(hrefs)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, as text
+
+
+def test_raw_html_and_bad_links_in_the_markdown_itself_stay_inert() -> None:
+    markdown = (
+        "# Title <script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n"
+        "[a](javascript:alert(3)) [b](data:text/html,<script>alert(4)</script>) [c](vbscript:x) "
+        "![d](https://example.org/pixel.png) [e](//evil.example/) [f](https://example.org/ok)\n"
+    )
+    tags = Elements(report_html(markdown)).tags
+    assert [tag for tag, _ in tags] == ["h1", "p", "p", "a", "a"]  # no img: an image is only a link
+    assert [attrs["href"] for _, attrs in tags[-2:]] == ["https://example.org/pixel.png", "https://example.org/ok"]
+    assert tags[-1][1]["rel"] == "noopener noreferrer nofollow"
+
+
+def test_citations_link_to_their_reference_and_references_carry_anchors() -> None:
+    markdown = (
+        "# Q\n\n## Key findings\n\n- One \\[1\\] and both \\[1, 2\\]; not a reference \\[7\\].\n\n"
+        "## References\n\n1. First. [Link](https://example.org/1)\n2. Second \\[1\\]. (no web link)\n"
+    )
+    tags = Elements(report_html(markdown)).tags
+    cites = [attrs["href"] for tag, attrs in tags if tag == "a" and attrs.get("class") == "cite"]
+    assert cites == ["#ref-1", "#ref-1", "#ref-2"]  # [7] is no reference of this report: left as text
+    anchors = [attrs["id"] for tag, attrs in tags if tag == "li" and "id" in attrs]
+    assert anchors == ["ref-1", "ref-2"]
+    assert ("a", {"href": "https://example.org/1", "rel": "noopener noreferrer nofollow", "target": "_blank"}) in tags
