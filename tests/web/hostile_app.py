@@ -15,7 +15,9 @@ from deepcritical.sources.factory import make_http_client
 from deepcritical.web.app import create_app
 
 PWNED = "window.__pwned"
-HOSTILE_TITLE = f"[DEMO] Metformin and Alzheimer's disease <script>{PWNED}='title'</script><img src=x onerror=\"{PWNED}='img'\">"
+HOSTILE_TITLE = (
+    f"[DEMO] Metformin and Alzheimer's disease <script>{PWNED}='title'</script><img src=x onerror=\"{PWNED}='img'\">"
+)
 HOSTILE_CONTENT = (
     "Metformin use was associated with a lower risk of Alzheimer's disease in older adults with diabetes. "
     f"<script>{PWNED}='snippet'</script> <a href=\"javascript:{PWNED}='link'\">javascript:{PWNED}='bare'</a> "

@@ -23,9 +23,9 @@ async def connected(tmp_path: Path) -> AsyncIterator[Client]:
     """The SDK's client on the server (a context manager, not a fixture: the SDK's task groups must be
     entered and left in the same task)."""
     settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2)
-    async with RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns()) as manager:
-        async with Client(build_mcp_server(manager, settings)) as client:
-            yield client
+    manager = RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns())
+    async with manager, Client(build_mcp_server(manager, settings)) as client:
+        yield client
 
 
 def text_of(result: object) -> str:

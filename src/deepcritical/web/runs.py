@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
+from deepcritical.evidence import chroma
 from deepcritical.models import ALL_SOURCES, SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
@@ -209,13 +210,25 @@ class RunManager:
         self._runs: dict[str, _Run] = {}  # oldest first
         self._queue: deque[str] = deque()
         self._running: set[str] = set()
+        self._store_anchor: chroma.Connection | None = None
 
     async def __aenter__(self) -> RunManager:
         self.open()
+        if self.settings.chroma_host is None:
+            # Chroma's embedded clients share one System per directory, created on the first client and
+            # stopped when the last one closes, with no lock around either: runs opening and closing their
+            # stores at the same moment can break each other. A client held for the server's whole life
+            # creates the System once, before any run, and keeps it from ever being stopped under a run.
+            self._store_anchor = await asyncio.to_thread(chroma.connect, self.settings)
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        await self.close()
+        try:
+            await self.close()
+        finally:
+            if self._store_anchor is not None:
+                await asyncio.to_thread(self._store_anchor.client.close)
+                self._store_anchor = None
 
     # Starting and stopping
 
