@@ -27,6 +27,7 @@ pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 CHROMIUM = Path("/usr/bin/chromium")
+PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "HF_HOME", "HF_HUB_OFFLINE"}
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -53,8 +54,10 @@ Inline <b onmouseover="{PWNED}='bold'">bold</b> and [a link](javascript:{PWNED}=
 
 
 def environment(home: Path) -> dict[str, str]:
-    paths = [str(ROOT / "src"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]
-    return {**os.environ, "DEEPCRITICAL_HOME": str(home), "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    """The machine's basics only (no developer keys, SearXNG or Chroma server), this checkout's code first."""
+    basics = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
+    paths = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
+    return basics | {"DEEPCRITICAL_HOME": str(home), "PYTHONPATH": paths, "NO_COLOR": "1"}
 
 
 def plant_hostile_run(home: Path) -> None:
