@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from fastapi import FastAPI
 
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
@@ -26,7 +27,7 @@ def settings_in(home: Path, **overrides: Any) -> Settings:
     return load_settings(demo_mode=True, home=home, **overrides)
 
 
-def app_for(home: Path, script: ScriptedRuns, *, bind_host: str = "127.0.0.1", **overrides: Any):  # type: ignore[no-untyped-def]
+def app_for(home: Path, script: ScriptedRuns, *, bind_host: str = "127.0.0.1", **overrides: Any) -> FastAPI:
     return create_app(
         settings_in(home, **overrides), bind_host=bind_host, client_factory=offline_client, run_source=script
     )

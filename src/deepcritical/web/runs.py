@@ -241,7 +241,7 @@ class RunManager:
             except (OSError, ValidationError) as error:
                 logger.warning("run_folder_unreadable", folder=str(status_path.parent), error=one_line(str(error)))
                 continue
-            if info.run_id != status_path.parent.name:
+            if info.run_id != status_path.parent.name or not RUN_ID.match(info.run_id):
                 continue
             found.append(_Run(info=info, folder=status_path.parent))
         for run in sorted(found, key=lambda run: (run.info.created_at, run.info.run_id)):
@@ -399,7 +399,12 @@ class RunManager:
         if run.events is None:
             path = run.folder / EVENTS_FILE
             lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-            run.events = [StoredEvent.model_validate_json(line) for line in lines if line.strip()]
+            run.events = []
+            for line in filter(str.strip, lines):
+                try:
+                    run.events.append(StoredEvent.model_validate_json(line))
+                except ValidationError:  # a line cut short by a crash: the events before it still count
+                    logger.warning("run_event_unreadable", run_id=run.info.run_id)
         return run.events
 
     def _dispatch(self) -> None:
