@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 from deepcritical.config import load_settings
-from deepcritical.events import ResearchOutcome
 from deepcritical.logs import configure_logging
 from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.sources.factory import make_http_client
+from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.setup import http_client
 
 DEFAULT_QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 STAGES = (
@@ -45,7 +45,7 @@ STAGES = (
 async def one_run(question: str, home: Path) -> tuple[ResearchOutcome, float]:
     settings = load_settings(demo_mode=True, home=home)
     started = time.perf_counter()
-    async with make_http_client(settings) as client:
+    async with http_client(settings) as client:
         outcome = await Orchestrator(settings, client=client).research(question)
     return outcome, time.perf_counter() - started
 

@@ -9,9 +9,22 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def shared_folder(name: str) -> Path:
+    """``../shared/data/<name>``, or a skip naming exactly what is missing: a user's clone has no
+    ``../shared``, and a partial copy may lack one folder while holding the others."""
+    folder = SHARED_DATA / name
+    if not folder.is_dir():
+        pytest.skip(f"real reference data not found at {folder} (it sits beside the clone when CI runs .ci/run)")
+    return folder
+
+
 @pytest.fixture
-def shared_data() -> Path:
-    """The ../shared/data folder; tests that need it skip with a reason on a user's clone."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real reference data not found at {SHARED_DATA} (it sits beside the clone when CI runs .ci/run)")
-    return SHARED_DATA
+def ncbi_data() -> Path:
+    """Real NCBI E-utilities responses (../shared/data/ncbi)."""
+    return shared_folder("ncbi")
+
+
+@pytest.fixture
+def ddg_data() -> Path:
+    """Real DuckDuckGo text-search results (../shared/data/ddg)."""
+    return shared_folder("ddg")

@@ -26,15 +26,17 @@ from agents.research_fakes import (
     evidence,
     plain_logs,
 )
-from deepcritical.demo.models import demo_models
-from deepcritical.stages.framing import parse_evidence
 from deepcritical.agents.models import AgentModels
-from deepcritical.outputs import FALLBACK_EXPLANATIONS, FallbackReason
 from deepcritical.config import Settings
+from deepcritical.demo.models import demo_models
 from deepcritical.errors import ResearchError, StoreError
-from deepcritical.events import ProgressEvent, ReportWritten, ResearchOutcome, RunFinished, RunStarted, RunWarning
+from deepcritical.events import JudgeFinished, QueriesPlanned, ReportWritten, RunStarted, RunWarning
+from deepcritical.outputs import FALLBACK_EXPLANATIONS, FallbackReason
+from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
+from deepcritical.stages.framing import parse_evidence
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
 _ = plain_logs  # imported for its fixture
@@ -226,16 +228,68 @@ async def test_a_transient_llm_error_is_retried() -> None:
     assert outcome.errors == []
 
 
-async def test_a_failing_llm_is_reported_and_the_report_is_built_in_code() -> None:
+async def test_a_failing_judge_and_report_are_stood_in_for_by_code_and_the_run_says_so() -> None:
     harness = Harness(models=models(judge=failing(401), report=failing(500)))
     outcome = await harness.run()
-    assert outcome.stop_reason == "llm_failed"
+    judged = [event for event in harness.events if isinstance(event, JudgeFinished)]
+    assert [event.by for event in judged] == ["code"]
+    assert outcome.stop_reason == "sufficient"  # the assessment computed in code found the evidence sufficient
+    assert outcome.error is None
+    assert outcome.degraded
+    assert any("Judge's model failed" in reason for reason in outcome.degraded_reasons)
+    assert any("report was built in code" in reason for reason in outcome.degraded_reasons)
     assert outcome.report_fallback
     assert_cited(outcome)
     assert any(error.startswith("judge: ModelHTTPError") for error in outcome.errors)
     assert any(error.startswith("report:") for error in outcome.errors)
     assert len(harness.waits) == 2  # the 500 was retried twice; the 401 was not retried
-    assert "language model failed" in outcome.markdown
+    assert "done in code because the language model failed" in outcome.markdown
+
+
+async def test_a_model_that_keeps_failing_ends_the_loop_after_consecutive_failures() -> None:
+    # A confidence the code-built assessment does not reach, so only the failures can end the loop.
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=5, DEEPCRITICAL_CONFIDENCE=0.99)
+    harness = Harness(settings, models=models(brain=failing(401), judge=failing(401), report=failing(401)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "llm_failed"
+    # iteration 1: the Brain fails (1), the Judge fails (2); iteration 2: the Brain fails (3) and the loop ends
+    assert outcome.iterations == 2
+    assert len([error for error in outcome.errors if not error.startswith("report")]) == 3
+    assert outcome.evidence  # each failed Brain turn still searched, with queries built in code
+    assert outcome.error is None
+    assert outcome.degraded
+    assert outcome.report_fallback_reason == "report_failed"
+
+
+async def test_a_model_failure_between_successes_does_not_end_the_loop() -> None:
+    judge_calls: list[int] = []
+
+    def judge_fails_once(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        judge_calls.append(1)
+        if len(judge_calls) == 1:
+            raise ModelHTTPError(401, "fake-model", "flaky")
+        return insufficient(messages, info)
+
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=3, DEEPCRITICAL_CONFIDENCE=0.99)
+    harness = Harness(settings, models=models(judge=FunctionModel(judge_fails_once)))
+    outcome = await harness.run()
+    assert outcome.stop_reason == "max_iterations"
+    assert outcome.iterations == 3
+    assert len(judge_calls) == 3
+    assert [event.by for event in harness.events if isinstance(event, JudgeFinished)] == ["code", "model", "model"]
+
+
+async def test_a_crash_in_the_report_stage_fails_the_run_but_keeps_an_extractive_report() -> None:
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise TypeError("a bug, not a model failure")
+
+    harness = Harness(models=models(report=FunctionModel(broken)))
+    outcome = await harness.run()
+    assert outcome.error is not None
+    assert outcome.error.startswith("the report stage crashed: report: TypeError")
+    assert outcome.report_fallback_reason == "report_crashed"
+    assert_cited(outcome)
+    assert "The report stage crashed" in outcome.markdown
 
 
 async def test_a_crash_keeps_the_evidence_and_still_finishes_with_a_record(tmp_path: Path) -> None:
@@ -290,14 +344,33 @@ async def test_the_run_id_is_bound_to_every_log_line() -> None:
 
 
 async def test_stopping_the_consumer_early_cancels_the_run() -> None:
+    searching, cancelled = asyncio.Event(), asyncio.Event()
+
+    class HangingHandler(FakeHandler):
+        async def execute(self, query: str, max_results_per_tool: int = 10) -> Any:
+            searching.set()
+            try:
+                await asyncio.Event().wait()  # a source that never answers
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+    store = FakeStore()
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            demo_settings(), client=client, store=FakeStore(), handler=FakeHandler(), research_engine=FakeEngine()
+            demo_settings(), client=client, store=store, handler=HangingHandler(), research_engine=FakeEngine()
         )
         stream = orchestrator.run(QUESTION)
-        first = await anext(stream)
+        kinds = []
+        async for event in stream:
+            kinds.append(event.kind)
+            if event.kind == "queries_planned":
+                await searching.wait()
+                break
         await stream.aclose()  # type: ignore[attr-defined]
-    assert first.kind == "run_started"
+    assert kinds[-1] == "queries_planned"
+    assert cancelled.is_set()  # the search in flight was cancelled, not left running
+    assert store.items == {}
 
 
 async def test_no_secret_reaches_the_run_record_or_the_report(tmp_path: Path) -> None:
@@ -322,7 +395,7 @@ async def test_no_secret_reaches_the_run_record_or_the_report(tmp_path: Path) ->
         assert value not in events
     record = json.loads(run_path.read_text())
     assert record["settings"]["google_api_key"] == "set"
-    assert record["stop_reason"] == "llm_failed"
+    assert record["degraded"] is True
     assert {item["id"] for item in record["evidence"]} >= set(record["report"]["references"])
 
 
@@ -340,12 +413,13 @@ async def test_an_empty_question_is_refused(question: str) -> None:
 
 
 async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> None:
-    class NoStore(Orchestrator):
-        async def _open_store(self, run_id: str) -> Any:
-            raise StoreError("cannot open the evidence store")
+    async def no_store(settings: Settings, run_id: str) -> Any:
+        raise StoreError("cannot open the evidence store")
 
     async with httpx2.AsyncClient() as client:
-        orchestrator = NoStore(demo_settings(), client=client, handler=FakeHandler(), research_engine=FakeEngine())
+        orchestrator = Orchestrator(
+            demo_settings(), client=client, open_store=no_store, handler=FakeHandler(), research_engine=FakeEngine()
+        )
         events: list[ProgressEvent] = []
 
         async def consume() -> None:
@@ -364,10 +438,12 @@ def warnings_of(harness: Harness) -> list[str]:
 async def test_a_brain_that_fails_before_searching_still_gets_evidence_from_queries_built_in_code() -> None:
     harness = Harness(models=models(brain=failing(401)))
     outcome = await harness.run()
-    assert outcome.stop_reason == "llm_failed"
+    assert outcome.stop_reason == "sufficient"  # the Judge went on to assess what the code-built search found
     assert QUESTION in harness.handler.queries  # the code-built queries start from the question itself
     assert outcome.evidence
     assert outcome.error is None
+    assert outcome.degraded
+    assert [event.by for event in harness.events if isinstance(event, QueriesPlanned)] == ["code"]
     assert_cited(outcome)
     assert any("queries built in code" in message for message in warnings_of(harness))
 
@@ -494,6 +570,34 @@ async def test_no_evidence_because_no_source_answered_is_a_failed_run() -> None:
     finished = harness.events[-1]
     assert isinstance(finished, RunFinished)
     assert finished.error == outcome.error
+
+
+async def test_evidence_recalled_from_earlier_runs_alone_never_makes_a_run_succeed() -> None:
+    down = ["pubmed: cannot connect to eutils.ncbi.nlm.nih.gov", "web: cannot connect to duckduckgo.com"]
+    store = FakeStore(library=CORPUS)  # an earlier run found all of these
+    handler = FakeHandler(answer=lambda _query: [], errors=down, sources=("pubmed", "web"))
+    harness = Harness(store=store, handler=handler)
+    outcome = await harness.run()
+    assert outcome.evidence
+    assert set(outcome.recalled_ids) == {item.id for item in outcome.evidence}
+    assert outcome.error is not None
+    assert outcome.error.startswith("no source answered any search: ")
+    assert "recalled from an earlier run" in outcome.markdown
+    finished = [event for event in harness.events if event.kind == "search_finished"]
+    assert finished
+    assert all(event.kept == 0 for event in finished)  # type: ignore[union-attr]
+
+
+async def test_when_both_the_model_and_every_source_fail_both_are_named() -> None:
+    down = ["pubmed: cannot connect to eutils.ncbi.nlm.nih.gov"]
+    handler = FakeHandler(answer=lambda _query: [], errors=down, sources=("pubmed",))
+    broken = models(brain=failing(401), judge=failing(401), report=failing(401))
+    harness = Harness(demo_settings(DEEPCRITICAL_MAX_ITERATIONS=5), handler=handler, models=broken)
+    outcome = await harness.run()
+    assert outcome.stop_reason == "llm_failed"
+    assert outcome.error is not None
+    assert "the language model failed" in outcome.error
+    assert "no source answered any search: pubmed: cannot connect" in outcome.error
 
 
 async def test_sources_that_answered_with_nothing_relevant_are_not_a_failed_run() -> None:

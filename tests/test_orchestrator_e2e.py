@@ -11,10 +11,12 @@ import pytest
 
 from agents.research_fakes import QUESTION, plain_logs
 from deepcritical.config import load_settings
-from deepcritical.events import JudgeFinished, ProgressEvent, ResearchOutcome, RunFinished
+from deepcritical.events import JudgeFinished
+from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
-from deepcritical.sources.factory import make_http_client
+from deepcritical.run.setup import http_client
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture
@@ -25,7 +27,7 @@ STOP_REASONS = {"sufficient", "max_iterations", "max_evidence", "time_budget", "
 async def research(home: Path) -> tuple[ResearchOutcome, list[ProgressEvent]]:
     settings = load_settings(demo_mode=True, home=home)
     events: list[ProgressEvent] = []
-    async with make_http_client(settings) as client:
+    async with http_client(settings) as client:
         async for event in Orchestrator(settings, client=client).run(QUESTION):
             events.append(event)
     finished = events[-1]

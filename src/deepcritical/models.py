@@ -181,6 +181,15 @@ def merge_evidence(items: Sequence[Evidence]) -> list[Evidence]:
     return [merged[group] for group in sorted(merged)]
 
 
+def count_by_source(items: Iterable[Evidence]) -> dict[str, int]:
+    """How many items each source returned (an item found by two sources counts for both), by name."""
+    counts: dict[str, int] = {}
+    for item in items:
+        for name in item.found_by:
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def first_errors(failures: Iterable[Mapping[str, str]]) -> dict[str, str]:
     """Each failed source with the first error it gave, across several searches, in first-seen order."""
     first: dict[str, str] = {}

@@ -11,11 +11,11 @@ import pytest
 import structlog
 
 from deepcritical.agents.deps import ResearchDeps
+from deepcritical.config import Settings
+from deepcritical.models import Citation, Evidence, SearchResult, SourceName
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
-from deepcritical.config import Settings
-from deepcritical.models import Citation, Evidence, SearchResult, SourceName
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 
@@ -273,3 +273,17 @@ def plain_logs() -> Iterator[None]:
     )
     yield
     structlog.reset_defaults()
+
+
+def search_stage(
+    handler: FakeHandler,
+    store: FakeStore,
+    *,
+    max_evidence: int = 150,
+    max_results_per_source: int = 10,
+    question: str = QUESTION,
+) -> SearchStage:
+    """A search stage with a fresh run state, for testing the stage on its own."""
+    state, budget = RunState(question=question, iteration=1), Budget.from_settings(demo_settings(), FakeClock())
+    evidence = RunEvidence(store, max_evidence=max_evidence)
+    return SearchStage(handler, store, evidence, state, budget, max_results_per_source=max_results_per_source)

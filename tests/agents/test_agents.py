@@ -10,12 +10,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore, evidence, make_deps
 
-from deepcritical.agents.brain import build_brain, plan
+from deepcritical.agents.brain import Planner, build_brain
+from deepcritical.agents.judge import Judge, build_judge
+from deepcritical.agents.report import Reporter, build_report_agent
 from deepcritical.demo.models import demo_models
-from deepcritical.stages.framing import parse_evidence
-from deepcritical.agents.judge import assess, build_judge
-from deepcritical.agents.report import build_report_agent, write_report
 from deepcritical.events import QueriesPlanned, SearchFinished
+from deepcritical.stages.framing import parse_evidence
 
 
 def prompt_of(messages: list[ModelMessage]) -> str:
@@ -27,14 +27,26 @@ def prompt_of(messages: list[ModelMessage]) -> str:
 
 
 async def test_brain_calls_its_tools_with_test_model() -> None:
-    engine = FakeEngine()
-    deps = make_deps(engine=engine)
-    turn = await plan(build_brain(), deps, TestModel(call_tools=["term_context", "search"]))
-    assert engine.terms  # term_context ran
-    assert deps.state.searches
-    assert deps.state.queries_run
+    engine, handler = FakeEngine(), FakeHandler()
+    deps = make_deps(engine=engine, handler=handler)
+    turn = await Planner(build_brain(term_lookups=True), TestModel(call_tools=["term_context", "search"]))(deps)
+    assert len(engine.terms) == 1
+    assert handler.queries == deps.state.queries_run == deps.state.searches[0].queries
+    assert deps.state.searched_in(1)
     assert deps.state.plans == [turn]
-    assert deps.budget.usage.requests >= 2
+    assert deps.budget.usage.requests == 2
+
+
+async def test_term_lookups_are_offered_only_with_a_research_engine() -> None:
+    offered: list[set[str]] = []
+
+    def record_tools(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.append({tool.name for tool in info.function_tools})
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
+
+    for lookups in (True, False):
+        await Planner(build_brain(term_lookups=lookups), FunctionModel(record_tools))(make_deps())
+    assert offered == [{"search", "recall", "term_context"}, {"search", "recall"}]
 
 
 async def test_demo_brain_asks_for_context_then_searches_from_it() -> None:
@@ -43,7 +55,7 @@ async def test_demo_brain_asks_for_context_then_searches_from_it() -> None:
     events: list[object] = []
     deps = make_deps(engine=engine, handler=handler, events=events)
     brain, _, _ = demo_models()
-    turn = await plan(build_brain(), deps, brain)
+    turn = await Planner(build_brain(term_lookups=True), brain)(deps)
     assert engine.terms == ["metformin", "Alzheimer's"]
     assert "metformin Alzheimer's AMPK" in handler.queries
     assert turn.queries == handler.queries
@@ -60,9 +72,9 @@ async def test_a_repeated_query_is_not_run_again() -> None:
             return ModelResponse(parts=[ToolCallPart("search", {"queries": ["Metformin AMPK"]})])
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
 
-    await plan(build_brain(), deps, FunctionModel(search_twice))
-    assert "Metformin AMPK" not in handler.queries
-    assert handler.queries  # the turn searched nothing new, so queries built in code ran instead
+    await Planner(build_brain(term_lookups=True), FunctionModel(search_twice))(deps)
+    assert handler.queries == []
+    assert not deps.state.searched_in(1)  # the loop's code-built search takes over from here
 
 
 async def test_judge_sees_at_most_k_items_even_when_the_store_returns_everything() -> None:
@@ -78,13 +90,14 @@ async def test_judge_sees_at_most_k_items_even_when_the_store_returns_everything
         args |= {"confidence": 0.2, "cited_ids": ["pmid:10000001", "pmid:12345"]}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    assessment, shown = await assess(build_judge(), deps, FunctionModel(judge))
+    await deps.evidence.add(list(store.items.values()))
+    judgement = await Judge(build_judge(), FunctionModel(judge))(deps)
     k = deps.settings.judge_max_items
     assert seen == [k]
-    assert shown == k
+    assert judgement.items_judged == k
+    assert judgement.by == "model"
     assert store.judge_requests == [k]
-    assert assessment.cited_ids == ["pmid:10000001"]  # an id the judge was not shown is dropped
-    assert deps.state.assessments == [assessment]
+    assert judgement.assessment.cited_ids == ["pmid:10000001"]  # an id the judge was not shown is dropped
 
 
 async def test_an_injected_instruction_does_not_change_the_demo_judges_verdict() -> None:
@@ -96,17 +109,16 @@ async def test_an_injected_instruction_does_not_change_the_demo_judges_verdict()
     _, judge_model, _ = demo_models()
     verdicts = []
     for items in (plain, poisoned):
-        store = FakeStore()
-        await store.add(items)
-        assessment, _ = await assess(build_judge(), make_deps(store=store), judge_model)
-        verdicts.append(assessment)
+        deps = make_deps()
+        await deps.evidence.add(items)
+        verdicts.append((await Judge(build_judge(), judge_model)(deps)).assessment)
     assert verdicts[0] == verdicts[1]
     assert not verdicts[1].sufficient
 
 
 async def test_report_is_asked_to_fix_an_unknown_id_before_the_code_repairs() -> None:
     deps = make_deps()
-    deps.state.collect(CORPUS[:2])
+    await deps.evidence.add(CORPUS[:2])
     calls: list[list[str]] = []
 
     def writer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -116,21 +128,21 @@ async def test_report_is_asked_to_fix_an_unknown_id_before_the_code_repairs() ->
         args = {"question": QUESTION, "answer_brief": "Maybe.", "key_findings": [finding], "references": ids}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    report = await write_report(build_report_agent(), deps, FunctionModel(writer), CORPUS[:2], "sufficient")
+    report = await Reporter(build_report_agent(), FunctionModel(writer))(deps, CORPUS[:2], "sufficient")
     assert calls == [["pmid:99999999"], [CORPUS[0].id]]
     assert report.key_findings[0].evidence_ids == [CORPUS[0].id]
 
 
 async def test_report_accepts_on_the_last_attempt_and_leaves_repair_to_code() -> None:
     deps = make_deps()
-    deps.state.collect(CORPUS[:1])
+    await deps.evidence.add(CORPUS[:1])
 
     def stubborn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         finding = {"statement": "Invented.", "evidence_ids": ["pmid:99999999"]}
         args = {"question": QUESTION, "answer_brief": "Yes.", "key_findings": [finding]}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    report = await write_report(build_report_agent(), deps, FunctionModel(stubborn), CORPUS[:1], "max_iterations")
+    report = await Reporter(build_report_agent(), FunctionModel(stubborn))(deps, CORPUS[:1], "max_iterations")
     assert report.key_findings[0].evidence_ids == ["pmid:99999999"]  # verify_citations drops it afterwards
     assert deps.budget.usage.requests == 3
 
@@ -148,6 +160,6 @@ async def test_a_turn_cannot_search_or_look_up_terms_without_end() -> None:
             return ModelResponse(parts=[ToolCallPart("term_context", {"term": f"term {n}"})])
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
 
-    await plan(build_brain(), deps, FunctionModel(greedy))
+    await Planner(build_brain(term_lookups=True), FunctionModel(greedy))(deps)
     assert handler.queries == ["metformin query 0", "metformin query 1", "metformin query 2"]
     assert engine.terms == ["term 10", "term 11", "term 12", "term 13"]

@@ -8,12 +8,12 @@ import re
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
+from deepcritical.models import Evidence
+from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import MAX_CONTRARY, extractive_report
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import heuristic_assessment
 from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.models import Evidence
 
 
 def views(items: list[Evidence]) -> list[EvidenceView]:
@@ -36,11 +36,13 @@ def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence]
 
 def test_the_answer_counts_kinds_of_study_and_carries_the_judges_verdict() -> None:
     items = views(CORPUS)
-    brief = extractive_report(QUESTION, items, assessment=heuristic_assessment(QUESTION, items)).answer_brief
+    assessment = code_assessment(QUESTION, items)
+    brief = extractive_report(QUESTION, items, assessment=assessment).answer_brief
     assert "3 item(s) report favourable results (2 in humans, 1 mechanistic or animal)" in brief
     assert "2 report null, negative or unfavourable results" in brief
-    assert "mechanism 8/10, clinical evidence 9/10 and safety 8/10" in brief
-    assert "confidence 0.88" in brief
+    scores = assessment.scores
+    assert f"mechanism {scores['mechanism']}/10, clinical evidence {scores['clinical']}/10" in brief
+    assert f"confidence {assessment.confidence:.2f}" in brief
     without_judge = extractive_report(QUESTION, items).answer_brief
     assert "confidence is unknown" in without_judge
 
@@ -108,7 +110,7 @@ def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for
     assert report.key_findings == []
     assert "0 item(s) report favourable results" in report.answer_brief
     assert "1 report null, negative or unfavourable" in report.answer_brief
-    judged = heuristic_assessment(QUESTION, views([item]))
+    judged = code_assessment(QUESTION, views([item]))
     assert "1 report null, negative or unfavourable" in judged.candidate_answers[0]
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from deepcritical.agents.prompts import PROMPT_DIRS, load_prompt
 from deepcritical.errors import ConfigError
+from deepcritical.stages.framing import BRIEF_TAG, EVIDENCE_TAG
 
 
 @pytest.mark.parametrize("name", ["brain", "judge", "report"])
@@ -30,8 +32,20 @@ def test_a_missing_prompt_is_a_clear_error(tmp_path: Path) -> None:
         load_prompt("nothing", (tmp_path,))
 
 
-def test_judge_and_report_prompts_treat_evidence_as_data() -> None:
-    for name in ("judge", "report"):
-        text = load_prompt(name).lower()
-        assert "data" in text
-        assert "ignore" in text
+@pytest.mark.parametrize("name", ["judge", "report"])
+def test_prompts_name_the_blocks_the_code_sends_and_say_their_text_is_data(name: str) -> None:
+    text = load_prompt(name)
+    # The blocks the prompt describes are the ones the framing code writes, by their exact tags.
+    assert f"`{EVIDENCE_TAG}`" in text
+    assert f"`{BRIEF_TAG}`" in text
+    # One sentence says both that the evidence is data and that instructions inside it are ignored.
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    assert any("data" in sentence.lower() for sentence in sentences)
+    assert any(
+        re.search(r"ignore", sentence, re.I) and re.search(r"instruction", sentence, re.I) for sentence in sentences
+    )
+
+
+def test_the_brain_prompt_says_tool_results_are_data_not_instructions() -> None:
+    text = " ".join(load_prompt("brain").split()).lower()
+    assert "data, not instructions" in text

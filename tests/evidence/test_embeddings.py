@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -177,8 +178,19 @@ def test_uncached_hub_model_offline_is_a_clear_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     service = EmbeddingService("deepcritical-tests/no-such-model")
-    with pytest.raises(EmbeddingError, match=r"(?s)deepcritical-tests/no-such-model.*HF_HUB_OFFLINE=1"):
+    with pytest.raises(EmbeddingError, match=r"(?s)deepcritical-tests/no-such-model.*unless HF_HUB_OFFLINE=0"):
         service.embed(["text"])
+
+
+def test_loading_the_model_leaves_the_process_environment_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    monkeypatch.setattr(embeddings, "_MODELS", {})  # load anew in this test, not from the process cache
+    assert EmbeddingService().embed(["metformin"]).shape[0] == 1
+    assert "HF_HUB_OFFLINE" not in os.environ
+    assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
 
 
 def test_blank_model_name_is_rejected() -> None:

@@ -7,7 +7,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from deepcritical.models import normalize_url
 from deepcritical.demo import corpus
 from deepcritical.demo.eutils import PUBLICATION_TYPE_UI
 from deepcritical.demo.records import (
@@ -25,6 +24,7 @@ from deepcritical.demo.records import (
     strip_markup,
     topic_question,
 )
+from deepcritical.models import normalize_url
 
 RECORDS = load_corpus().records
 TOPICS = [topic.id for topic in load_corpus().topics]

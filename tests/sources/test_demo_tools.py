@@ -9,11 +9,11 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from deepcritical.models import Evidence
+from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo.ddgs import DemoDDGS
 from deepcritical.demo.records import DEMO_HOST, DEMO_PMID_RANGE, PubmedRecord, load_corpus
-from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo.transport import demo_transport
+from deepcritical.models import Evidence
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.searxng import SearxngTool

@@ -66,9 +66,11 @@ async def test_a_crashing_source_is_reported_with_its_exception() -> None:
     assert result.errors == ["web: unexpected KeyError: 'title'"]
 
 
-async def test_disabled_sources_are_listed_as_errors() -> None:
+async def test_disabled_sources_are_named_apart_from_failures() -> None:
     result = await SearchHandler([], unavailable={"searxng": "SEARXNG_BASE_URL is not set"}).execute("q")
-    assert result.errors == ["searxng: disabled: SEARXNG_BASE_URL is not set"]
+    assert result.errors == []
+    assert result.failed_sources == {}
+    assert result.disabled == {"searxng": "SEARXNG_BASE_URL is not set"}
 
 
 async def test_same_paper_from_pubmed_and_web_is_one_item_listing_both() -> None:

@@ -26,7 +26,7 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_abbr
 
 def files(pattern: str) -> list[str]:
     """Paths under ncbi/ for parametrisation at collection time; one placeholder when the data is
-    absent (the shared_data fixture then skips the test with a reason)."""
+    absent (the ncbi_data fixture then skips the test with a reason)."""
     names = sorted(str(path.relative_to(NCBI)) for path in NCBI.glob(pattern))
     return names or ["<shared data absent>"]
 
@@ -132,19 +132,19 @@ def check_efetch_file(path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", files("efetch_single/*.xml"))
-def test_every_single_record_file(shared_data: Path, name: str) -> None:
-    check_efetch_file(shared_data / "ncbi" / name)
+def test_every_single_record_file(ncbi_data: Path, name: str) -> None:
+    check_efetch_file(ncbi_data / name)
 
 
 @pytest.mark.parametrize("name", files("efetch_multi/*.xml"))
-def test_every_multi_record_file(shared_data: Path, name: str) -> None:
-    check_efetch_file(shared_data / "ncbi" / name)
+def test_every_multi_record_file(ncbi_data: Path, name: str) -> None:
+    check_efetch_file(ncbi_data / name)
 
 
 @pytest.mark.parametrize("name", files("efetch_*/*.xml"))
-def test_every_file_cut_short_is_a_search_error(shared_data: Path, name: str) -> None:
+def test_every_file_cut_short_is_a_search_error(ncbi_data: Path, name: str) -> None:
     """A body cut short (a dropped connection) at many points is a SearchError, never another exception."""
-    text = (shared_data / "ncbi" / name).read_text(encoding="utf-8")
+    text = (ncbi_data / name).read_text(encoding="utf-8")
     end = text.index("</PubmedArticleSet>")
     for cut in range(1, end, max(1, end // 25)):
         with pytest.raises(SearchError, match=r"^pubmed: efetch returned malformed or truncated XML"):
@@ -164,8 +164,8 @@ def expected_esearch(path: Path) -> tuple[list[str], bool]:
 
 
 @pytest.mark.parametrize("name", files("esearch/*"))
-def test_every_esearch_file(shared_data: Path, name: str) -> None:
-    path = shared_data / "ncbi" / name
+def test_every_esearch_file(ncbi_data: Path, name: str) -> None:
+    path = ncbi_data / name
     ids, unusable = expected_esearch(path)
     if unusable:
         with pytest.raises(SearchError, match=r"^pubmed: esearch "):
@@ -176,8 +176,8 @@ def test_every_esearch_file(shared_data: Path, name: str) -> None:
     assert result.count >= len(ids)
 
 
-def test_the_named_esearch_cases(shared_data: Path) -> None:
-    folder = shared_data / "ncbi" / "esearch"
+def test_the_named_esearch_cases(ncbi_data: Path) -> None:
+    folder = ncbi_data / "esearch"
     assert parse_esearch((folder / "esearch_json_unique_term.json").read_text()).ids == ["29440426"]
     with pytest.raises(SearchError, match="Empty term and query_key"):
         parse_esearch((folder / "esearch_json_undefined_term.json").read_text())

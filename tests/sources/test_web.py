@@ -44,8 +44,8 @@ def tool_for(fake: FakeDdgs, timeout: float = 20.0) -> WebTool:
     return WebTool(ddgs_factory=lambda: fake, timeout=timeout)
 
 
-async def test_recorded_ddg_results_become_evidence(shared_data: Path) -> None:
-    recorded = json.loads((shared_data / "ddg" / "ddg_text_results_flat.json").read_text(encoding="utf-8"))
+async def test_recorded_ddg_results_become_evidence(ddg_data: Path) -> None:
+    recorded = json.loads((ddg_data / "ddg_text_results_flat.json").read_text(encoding="utf-8"))
     tool = tool_for(FakeDdgs(recorded))
 
     evidence = await tool.search("google", max_results=len(recorded))
@@ -187,10 +187,6 @@ async def test_default_factory_builds_ddgs_with_the_timeout(monkeypatch: pytest.
 
     assert built == [13]
     assert len(evidence) == 1
-
-
-def test_name_is_web() -> None:
-    assert WebTool.name == "web"
 
 
 @pytest.mark.parametrize(

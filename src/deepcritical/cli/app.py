@@ -123,8 +123,12 @@ def search(
         sys.stdout.write(json.dumps(render_search_json(outcome), indent=2, ensure_ascii=False) + "\n")
     else:
         render_search_table(outcome, out, err)
-    if not outcome.result.answered_sources:
-        fail("no source answered: " + "; ".join(outcome.result.errors), EXIT_FAILED)
+    result = outcome.result
+    if not result.sources_searched:
+        disabled = "; ".join(f"{name}: {reason}" for name, reason in result.disabled.items())
+        fail(f"no source could be searched ({disabled or 'none is enabled'})", EXIT_FAILED)
+    if not result.answered_sources:
+        fail("no source answered: " + "; ".join(result.errors), EXIT_FAILED)
 
 
 @app.command()

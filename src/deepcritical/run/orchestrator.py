@@ -36,7 +36,7 @@ from deepcritical.agents.models import AgentModels
 from deepcritical.agents.report import Reporter, build_report_agent
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError
-from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, RunWarning, StageEvent
+from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import BrainTurn, Judgement, StopReason
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
@@ -181,6 +181,18 @@ class Orchestrator:
                     )
                     stop, error = await self._research(deps)
                     checked = await write_report(deps, self.stages.report, stop)
+                    report, audit = checked.report, checked.audit
+                    deps.emit(
+                        ReportWritten(
+                            findings=len(report.key_findings),
+                            contrary=len(report.contrary_evidence),
+                            references=len(report.references),
+                            fallback=checked.fallback is not None,
+                            fallback_reason=checked.fallback,
+                            dropped_citations=len(audit.dropped_ids),
+                            repaired_citations=len(audit.repaired),
+                        )
+                    )
                     outcome = assemble_outcome(
                         deps,
                         run_id=run_id,
@@ -238,12 +250,15 @@ class Orchestrator:
             return stop, None
         # Evidence recalled from earlier runs never makes a run succeed on its own.
         sources_down = not any(step.sources_answered for step in state.searches)
-        reasons = []
-        if stop in LLM_STOPS:
-            reasons.append(LLM_STOPS[stop] + (f" ({state.errors[-1]})" if state.errors else ""))
-        if sources_down:
-            reasons.append(no_source_answered(state))
-        return stop, ("no evidence was collected: " + "; and ".join(reasons)) if reasons else None
+        model_down = stop in LLM_STOPS
+        if model_down and sources_down:  # both are named: fixing one alone would not make the run work
+            model = LLM_STOPS[stop] + (f" ({state.errors[-1]})" if state.errors else "")
+            return stop, f"no evidence was collected: {model}; and {no_source_answered(state)}"
+        if model_down:
+            return stop, "no evidence was collected: " + LLM_STOPS[stop] + (
+                f" ({state.errors[-1]})" if state.errors else ""
+            )
+        return stop, no_source_answered(state) if sources_down else None
 
     async def _loop(self, deps: ResearchDeps) -> StopReason:
         state, budget, evidence = deps.state, deps.budget, deps.evidence

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from deepcritical.agents.deps import ResearchDeps
-from deepcritical.models import Evidence
+from deepcritical.models import Evidence, count_by_source
 from deepcritical.outputs import (
     Assessment,
     BrainTurn,
@@ -81,11 +81,7 @@ class ResearchOutcome(BaseModel):
     @property
     def sources(self) -> dict[str, int]:
         """How many collected items each source returned (an item found by two sources counts for both)."""
-        counts: dict[str, int] = {}
-        for item in self.evidence:
-            for name in item.found_by:
-                counts[name] = counts.get(name, 0) + 1
-        return dict(sorted(counts.items()))
+        return count_by_source(self.evidence)
 
 
 def assemble_outcome(

@@ -92,7 +92,7 @@ async def get_with_retry(
     before_request: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> httpx2.Response:
-    """GET with retries on 429 and 5xx; other 4xx raise SearchError at once.
+    """GET with retries on 429 and 5xx; any other answer but a success raises SearchError at once.
 
     ``before_request`` runs before every attempt (the NCBI rate limiter hooks in here), so
     retries count against the limit too.
@@ -115,7 +115,7 @@ async def get_with_retry(
     assert response is not None
     if response.status_code == 429:
         raise RateLimitError(f"{source}: rate limited (HTTP 429) after {attempt} attempt(s)")
-    if response.status_code >= 400:
+    if not response.is_success:  # an error, or a redirect the client was not allowed to follow
         snippet = " ".join(response.text.split())[:200]
         raise SearchError(f"{source}: HTTP {response.status_code} after {attempt} attempt(s): {snippet}")
     return response

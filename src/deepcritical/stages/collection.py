@@ -5,11 +5,10 @@ outcome) reads it."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
-from deepcritical.models import Evidence, SourceName
+from deepcritical.models import Evidence, SourceName, count_by_source
 from deepcritical.stages.ports import EvidenceStoreLike
 
 
@@ -61,8 +60,10 @@ class RunEvidence:
         return next((self._identities[key] for key in item.identity_keys if key in self._identities), None)
 
     def credit(self, item_id: str, sources: Sequence[SourceName]) -> None:
-        """A collected item returned again, by ``sources``: remember every source that found it."""
+        """A collected item returned again by this run's ``sources``: remember every source that found it;
+        an item first recalled from an earlier run now counts as found by this run."""
         self._items[item_id] = self._items[item_id].with_sources(sources)
+        self._recalled.discard(item_id)
 
     async def add(self, items: Sequence[Evidence], *, recalled: bool = False) -> list[Evidence]:
         """Store and collect ``items`` up to the cap; returns those taken. Stored first: if the store
@@ -79,7 +80,7 @@ class RunEvidence:
 
     def count_by_source(self) -> dict[str, int]:
         """How many collected items each source returned (an item found by two sources counts for both)."""
-        return dict(sorted(Counter(name for item in self._items.values() for name in item.found_by).items()))
+        return count_by_source(self._items.values())
 
     async def select(self, question: str, k: int) -> list[Evidence]:
         """At most ``k`` collected items for a model to read: relevant to ``question`` and diverse (the
