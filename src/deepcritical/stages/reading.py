@@ -4,10 +4,12 @@ clinical, safety) a text covers. The code-built assessment and the extractive re
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from deepcritical.stages.framing import EvidenceView
 
@@ -55,6 +57,11 @@ CONTRARY = re.compile(
     r"|higher risk|worse\w*|no difference|no improvement|insufficient evidence|inconsistent|unchanged" + _HARM + r")\b",
     re.IGNORECASE,
 )
+# Of the contrary wording, what says harm (rather than no effect): an unfavourable result, not a null one.
+UNFAVOURABLE = re.compile(
+    r"\b(?:increased risk|higher risk|worse\w*|adverse" + _HARM + r")\b",
+    re.IGNORECASE,
+)
 # Wording of a favourable result. When a sentence has both kinds, what it says first is its main
 # claim: "linked to a 16% lower risk ..., with no association in people with kidney disease" supports.
 SUPPORTIVE = re.compile(
@@ -64,8 +71,19 @@ SUPPORTIVE = re.compile(
 )
 
 
+# A favourable-sounding association that vanishes ("the apparent protective association largely
+# disappears when ...") is a null result, wherever the favourable word stands.
+VANISHING = re.compile(
+    r"\b(?:(?:largely|completely|entirely) )?(?:disappear\w*|vanish\w*|(?:was|were) (?:fully )?explained by"
+    r"|attenuated to (?:the )?null)\b",
+    re.IGNORECASE,
+)
+
+
 def reads_contrary(sentence: str) -> bool:
     """Whether a sentence's main claim is a null, negative or unfavourable result."""
+    if VANISHING.search(sentence):
+        return True
     against = CONTRARY.search(sentence)
     if against is None:
         return False
@@ -192,6 +210,34 @@ def aspects_of(text: str) -> set[str]:
     if CONTRARY.search(text):
         found.add("safety")
     return found
+
+
+Direction = Literal["favourable", "null", "unfavourable"]
+
+
+def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:
+    """Which way an item's result points, read from the sentence that states it: favourable, null (no
+    effect, no difference) or unfavourable (harm, higher risk); None when no sentence states a clear result.
+    A registry entry states plans, not results, so it has none."""
+    if item.design == "registered_trial":
+        return None
+    found = quote(item, stems)
+    if found is None:
+        return None
+    if found.contrary:
+        return "unfavourable" if UNFAVOURABLE.search(found.sentence) else "null"
+    return "favourable" if SUPPORTIVE.search(found.sentence) else None
+
+
+def on_topic(item: EvidenceView, stems: Sequence[str]) -> bool:
+    """The item names the question's key entities: every key term of a short question, else at least two
+    thirds of them (and never fewer than two). Only such items may point the answer one way or the other:
+    a snippet about metformin alone says nothing about metformin for Alzheimer's disease."""
+    if not stems:
+        return True
+    haystack = f"{item.title} {item.text}".lower()
+    hits = sum(term in haystack for term in stems)
+    return hits >= max(min(2, len(stems)), math.ceil(2 * len(stems) / 3))
 
 
 def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
