@@ -81,6 +81,11 @@ class RunEvidence:
         """How many collected items each source returned (an item found by two sources counts for both)."""
         return dict(sorted(Counter(name for item in self._items.values() for name in item.found_by).items()))
 
+    def count_by_design(self) -> dict[str, int]:
+        """How many collected items each study design has (retracted items apart, under "retracted")."""
+        counts = Counter("retracted" if item.retracted else item.grade.design for item in self._items.values())
+        return dict(counts.most_common())
+
     async def select(self, question: str, k: int) -> list[Evidence]:
         """At most ``k`` collected items for a model to read: relevant to ``question`` and diverse (the
         store's hybrid retrieval, then MMR), whatever the store returns."""
