@@ -171,13 +171,17 @@ _SYSTEMATIC_METHOD = re.compile(
 _REVIEW_TITLE = re.compile(
     r"\b(?:a |an )?(?:narrative |literature |critical |brief |mini-?|comprehensive |scoping |state-of-the-art )?"
     r"review\b"
-    r"|\boverview\b|\bstate of the art\b|\bcurrent (?:perspectives|concepts|evidence|understanding)\b",
+    r"|\boverview\b|\bstate of the art\b|\bcurrent (?:perspectives|concepts|evidence|understanding|status|trends)\b"
+    r"|\brecent (?:advances|developments|progress)\b|\bfuture directions\b|\bnew insights\b|\bupdate on\b"
+    r"|\ban update\b|\bchallenges and opportunities\b",
     _I,
 )
 _REVIEW_METHOD = re.compile(
     r"\b(?:this|the present|in this|our) (?:narrative |literature |brief |mini-?|critical )?review\b"
     r"|\bwe (?:review|summari[sz]e|discuss|highlight)\b|\b(?:is|are) (?:reviewed|summari[sz]ed|discussed)\b"
-    r"|\bthis (?:article|paper|chapter) (?:reviews|summari[sz]es|discusses)\b",
+    r"|\bthis (?:article|paper|chapter) (?:reviews|summari[sz]es|discusses)\b|\bpurpose of review\b"
+    r"|\bwe (?:provide|present|give) an? (?:\w+ ){0,2}(?:overview|update|summary)\b"
+    r"|\bhere,? we (?:summari[sz]e|discuss|review|highlight|outline)\b",
     _I,
 )
 _RANDOMISED_TITLE = re.compile(r"\brandomi[sz]ed\b|\brandomly\b|\bplacebo-controlled\b|\bdouble-blind", _I)
@@ -203,7 +207,12 @@ _COHORT = re.compile(
 _CROSS_SECTIONAL = re.compile(r"\bcross-?sectional\b|\bprevalence (?:study|survey)\b|\bsurvey\b", _I)
 _CASE_REPORT = re.compile(
     r"\bcase report\b|\bcase series\b|\bwe (?:report|describe|present) (?:a|an|the|two|three|four|five) "
-    r"(?:\w+[- ]){0,4}(?:case|cases|patient|patients)\b|\ba \d{1,3}-year-old\b",
+    r"(?:\w+[- ]){0,4}(?:case|cases|patient|patients)\b|\ba \d{1,3}-year-old\b|\bin a case of\b",
+    _I,
+)
+# A title that names one person: "... in a kidney transplant recipient."
+_CASE_TITLE = re.compile(
+    r"\bin an? (?:[\w'-]+ ){0,4}(?:patient|recipient|man|woman|boy|girl|child|infant|neonate|adolescent)\s*[.:]?\s*$",
     _I,
 )
 _OBSERVATIONAL = re.compile(
@@ -235,7 +244,8 @@ CELL_TEXT = re.compile(
 )
 HUMAN_TEXT = re.compile(
     r"\b(?:patients?|participants?|adults?|children|women|men|volunteers|subjects|individuals|people|persons"
-    r"|infants|adolescents|veterans|residents|outpatients|inpatients|users|older adults|pregnan\w+)\b",
+    r"|infants|adolescents|veterans|residents|outpatients|inpatients|users|older adults|pregnan\w+|humans"
+    r"|healthy controls|clinical (?:practice|trials?|studies|management))\b",
     _I,
 )
 _UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -359,6 +369,8 @@ def design_from_text(title: str, text: str) -> StudyDesign | None:
         (_MENDELIAN, "observational"),
         (_META, "meta_analysis"),
         (_SYSTEMATIC, "systematic_review"),
+        (_CASE_REPORT, "case_report"),  # "A case report and review of the literature" reports a case
+        (_CASE_TITLE, "case_report"),
         (_EDITORIAL, "editorial_or_letter"),
         (_GUIDELINE, "guideline"),
         (_REVIEW_TITLE, "narrative_review"),
@@ -367,7 +379,6 @@ def design_from_text(title: str, text: str) -> StudyDesign | None:
         (_CASE_CONTROL, "case_control"),
         (_CROSS_SECTIONAL, "cross_sectional"),
         (_COHORT, "cohort"),
-        (_CASE_REPORT, "case_report"),
         (_OBSERVATIONAL, "observational"),
     ):
         if pattern.search(title):
