@@ -15,7 +15,9 @@ from deepcritical.demo.records import (
     DEMO_HOST,
     DEMO_PMID_RANGE,
     RECORD_KINDS,
+    ClinicalTrialsRecord,
     CollectiveAuthor,
+    EuropePmcRecord,
     PubmedRecord,
     Record,
     SearxngRecord,
@@ -32,7 +34,8 @@ MAIN_TOPIC = "metformin-alzheimers"
 
 
 def _url(record: Record) -> str | None:
-    return None if isinstance(record, PubmedRecord) else record.url
+    """A web record's URL; database records (PubMed, the registry, Europe PMC) are known by their ids."""
+    return record.url if isinstance(record, WebRecord | SearxngRecord | YouRecord) else None
 
 
 def test_corpus_size_and_topics() -> None:
@@ -155,6 +158,8 @@ def test_web_snippets_are_short_and_pubmed_abstracts_are_substantial() -> None:
             assert 150 <= len(record.text) <= 800, record.id
         elif isinstance(record, YouRecord):
             assert 2 <= len(record.snippets) <= 4, record.id
+        elif isinstance(record, ClinicalTrialsRecord):
+            assert 100 <= len(record.brief_summary) <= 800, record.id
         elif record.abstract:
             assert len(record.text) >= 600, record.id
 

@@ -191,7 +191,7 @@ _RANDOMISED_METHOD = re.compile(
     r"|\bplacebo-controlled\b",
     _I,
 )
-_PHASE = re.compile(r"\bphase[- ](I{1,3}V?|IV|[1-4])(?:[ab])?(?:\s*/\s*(I{1,3}|[1-4])[ab]?)?\b", _I)
+_PHASE = re.compile(r"\bphase[- ](IV|I{1,3}|[1-4])(?:[ab])?(?:\s*/\s*(IV|I{1,3}|[1-4])[ab]?)?\b", _I)
 _TRIAL = re.compile(
     r"\bphase[- ](?:I{1,3}V?|IV|[1-4])[ab]?\b(?:\s*/\s*\w+)?(?: \w+){0,3} (?:trial|study)\b|\bopen-label\b"
     r"|\bsingle-arm\b|\bnon-?randomi[sz]ed\b(?: \w+){0,2} (?:trial|study)\b|\bpilot (?:\w+ )?trial\b"

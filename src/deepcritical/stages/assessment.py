@@ -82,6 +82,10 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
     }
     # Animal and cell studies are mechanism evidence whatever words they use; never clinical evidence.
     covering["mechanism"] += [i.id for i in relevant if _non_human(i) and i.id not in covering["mechanism"]]
+    # A graded study in people is clinical evidence whatever words its slice of text uses.
+    covering["clinical"] += [
+        i.id for i in relevant if i.level is not None and not _non_human(i) and i.id not in covering["clinical"]
+    ]
     by_id = {item.id: item for item in relevant}
     covering["clinical"] = [i for i in covering["clinical"] if _clinical_weight(by_id[i]) > 0]
     clinical_weight = sum(_clinical_weight(by_id[i]) for i in covering["clinical"])

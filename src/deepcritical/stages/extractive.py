@@ -126,6 +126,10 @@ def answer_brief(
     return " ".join(parts)
 
 
+def _is_lab(item: EvidenceView) -> bool:
+    return item.population in ("animals", "in_vitro")
+
+
 def _rank(item: EvidenceView) -> tuple[int, int]:
     """Stronger designs first: human studies by level, then items outside the scale, animal and cell
     studies last among those."""
@@ -149,6 +153,8 @@ def extractive_report(
     relevant = sorted([item for item in usable if is_relevant(item, stems)] or usable, key=_rank)
     findings: list[Finding] = []
     contrary: list[Finding] = []
+    # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
+    lab_studies = any(_is_lab(item) for item in relevant)
     for item in relevant:
         found = quote(item, stems)
         if found is None:
@@ -156,7 +162,7 @@ def extractive_report(
         if found.contrary:
             if len(contrary) < MAX_CONTRARY:
                 _add(contrary, found.sentence, item.id)
-        elif len(findings) < MAX_FINDINGS:
+        elif len(findings) < (MAX_FINDINGS if _is_lab(item) or not lab_studies else MAX_FINDINGS - 1):
             _add(findings, found.sentence, item.id)
     if not findings and not contrary:  # nothing reads as a result: quote each item's opening instead
         for item in relevant[:3]:
