@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
+from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report, sentences
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import aspects_of, context_terms, heuristic_assessment, key_terms, reads_contrary
+from deepcritical.stages.reading import aspects_of, context_terms, key_terms, reads_contrary
 
 
 def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]
@@ -37,11 +38,11 @@ def test_aspects_of_text() -> None:
 
 
 def test_assessment_is_sufficient_only_when_every_aspect_is_covered() -> None:
-    full = heuristic_assessment(QUESTION, views(CORPUS))
+    full = code_assessment(QUESTION, views(CORPUS))
     assert full.sufficient
     assert min(full.scores.values()) >= 7
     assert full.gaps == []
-    mechanism_only = heuristic_assessment(QUESTION, views(CORPUS[:1]))
+    mechanism_only = code_assessment(QUESTION, views(CORPUS[:1]))
     assert not mechanism_only.sufficient
     assert mechanism_only.scores["clinical"] == 0
     assert any("clinical" in query for query in mechanism_only.next_queries)
@@ -51,7 +52,7 @@ def test_assessment_is_sufficient_only_when_every_aspect_is_covered() -> None:
 def test_items_off_the_question_do_not_count() -> None:
     text = "A randomized trial of aspirin in patients with safety outcomes."
     off_topic = [evidence(i, text, title=f"Aspirin trial {i}") for i in range(5)]
-    verdict = heuristic_assessment(QUESTION, views(off_topic))
+    verdict = code_assessment(QUESTION, views(off_topic))
     assert verdict.scores == {"mechanism": 0, "clinical": 0, "safety": 0}
     assert not verdict.sufficient
 

@@ -25,9 +25,11 @@ from deepcritical.stages.reading import (
     stem,
 )
 
-# What one item in humans adds to the clinical score, by OCEBM level; a human item outside the scale (a web
-# page, a preprint) adds as little as a level 5 one.
+# What one item in humans adds to the clinical score, by OCEBM level; an item outside the scale adds less
+# (a preprint reports a study of its own, a web page only reports one); an item of unknown design counts
+# as one, as every item did before items were graded.
 CLINICAL_WEIGHTS: dict[int, float] = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.6, 5: 0.3}
+OUTSIDE_SCALE_CLINICAL_WEIGHTS: dict[str, float] = {"preprint": 0.5, "guideline": 0.5, "unknown": 1.0}
 UNGRADED_CLINICAL_WEIGHT = 0.3
 TRIAL_DESIGNS = frozenset({"randomized_controlled_trial"})
 REVIEW_DESIGNS = frozenset({"meta_analysis", "systematic_review"})
@@ -51,12 +53,14 @@ def _clinical_weight(item: EvidenceView) -> float:
         return 0.0
     if item.level is not None:
         return CLINICAL_WEIGHTS.get(item.level, UNGRADED_CLINICAL_WEIGHT)
-    return UNGRADED_CLINICAL_WEIGHT
+    return OUTSIDE_SCALE_CLINICAL_WEIGHTS.get(item.design, UNGRADED_CLINICAL_WEIGHT)
 
 
 def design_gaps(relevant: Sequence[EvidenceView]) -> tuple[list[str], list[str]]:
     """Gaps that name the designs missing among the relevant items, and the query words that would look
-    for them."""
+    for them. Nothing is said when no item is graded: what is missing cannot be told then."""
+    if all(item.design == "unknown" for item in relevant):
+        return [], []
     designs = {item.design for item in relevant if not _non_human(item)}
     gaps: list[str] = []
     words: list[str] = []

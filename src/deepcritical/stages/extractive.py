@@ -6,7 +6,7 @@ always ends in a readable, cited report built only from what was collected."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from deepcritical.outputs import Assessment, Finding, ResearchReport
 from deepcritical.stages.framing import EvidenceView
@@ -75,10 +75,12 @@ def answer_brief(
     n_items: int,
     sources: Sequence[str],
     terms: Sequence[str],
+    populations: Mapping[str, str] | None = None,
 ) -> str:
     """A hedged answer computed from how the quoted sentences read, weighed by study design and level, and
     from the judge's scores. Items that do not name the question's key terms never set its direction."""
     about = " and ".join(terms) if terms else "the question's terms"
+    populations = populations or {}
     parts: list[str] = []
     if not strength.on_topic:
         parts.append(
@@ -92,11 +94,8 @@ def answer_brief(
             parts.append(strongest)
         if unclear := strength.on_topic - stated:
             parts.append(f"{unclear} item(s) state no clear favourable, null or unfavourable result.")
-        favourable_groups = {label for label, cells in strength.rows if cells.get("favourable")}
-        if favourable_groups and favourable_groups <= {
-            "animal and cell studies",
-            "web pages and items of unknown design",
-        }:
+        favourable = strength.ids("favourable")
+        if favourable and all(populations.get(i) in ("animals", "in_vitro") for i in favourable):
             parts.append("None of the favourable results comes from a study in humans.")
         if 0 < stated < 3:
             parts.append("So few items state a result that this is a weak indication at best.")
@@ -179,7 +178,9 @@ def extractive_report(
     strength = strength_of(question, items)
     return ResearchReport(
         question=question,
-        answer_brief=answer_brief(strength, set(cited), assessment, len(items), sources, terms[:3]),
+        answer_brief=answer_brief(
+            strength, set(cited), assessment, len(items), sources, terms[:3], {i.id: i.population for i in items}
+        ),
         key_findings=findings,
         contrary_evidence=contrary,
         limitations=limitations,

@@ -225,7 +225,12 @@ def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:
     if found is None:
         return None
     if found.contrary:
-        return "unfavourable" if UNFAVOURABLE.search(found.sentence) else "null"
+        # The first contrary claim decides: "did not change cognition; adverse events were common" is null.
+        first = CONTRARY.search(found.sentence)
+        harm = UNFAVOURABLE.search(found.sentence)
+        if harm is not None and (first is None or harm.start() <= first.start()):
+            return "unfavourable"
+        return "null"
     return "favourable" if SUPPORTIVE.search(found.sentence) else None
 
 
