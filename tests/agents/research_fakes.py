@@ -11,11 +11,11 @@ import pytest
 import structlog
 
 from deepcritical.agents.deps import ResearchDeps
-from deepcritical.config import Settings
-from deepcritical.models import Citation, Evidence, SearchResult, SourceName
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
+from deepcritical.config import Settings
+from deepcritical.models import Citation, Evidence, SearchResult, SourceName
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 

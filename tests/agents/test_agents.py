@@ -11,11 +11,11 @@ from pydantic_ai.models.test import TestModel
 from research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore, evidence, make_deps
 
 from deepcritical.agents.brain import build_brain, plan
+from deepcritical.demo.models import demo_models
+from deepcritical.stages.framing import parse_evidence
 from deepcritical.agents.judge import assess, build_judge
 from deepcritical.agents.report import build_report_agent, write_report
-from deepcritical.demo.models import demo_models
 from deepcritical.events import QueriesPlanned, SearchFinished
-from deepcritical.stages.framing import parse_evidence
 
 
 def prompt_of(messages: list[ModelMessage]) -> str:

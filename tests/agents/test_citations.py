@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from research_fakes import evidence
 
-from deepcritical.models import Citation, Evidence
-from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.stages.citations import CitationIndex, verify_citations
+from deepcritical.outputs import Finding, ResearchReport
+from deepcritical.models import Citation, Evidence
 
 PUBMED = evidence(1, "Metformin reduced amyloid in mice.")  # pmid:10000001
 WEB = evidence(2, "A cohort study of patients.", source="web", url="https://News.example.org/story/?utm_source=x")

@@ -126,7 +126,7 @@ def test_the_code_report_weighs_by_design_and_never_quotes_retracted_items_or_pl
     )
     assert "1 retracted publication(s) were set aside" in brief
     assert "1 trial registration(s) were found" in brief
-    assert "1 item(s) that do not mention drug and Alzheimer's together were not counted" in brief
+    assert "1 item(s) that do not name enough of drug and Alzheimer's were not counted" in brief
     assert "not weighed for study quality" not in brief
 
 

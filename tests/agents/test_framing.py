@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from research_fakes import evidence
 
-from deepcritical.outputs import AspectScore, Assessment, BrainTurn
 from deepcritical.stages.framing import (
     BRIEF_TAG,
     EVIDENCE_TAG,
@@ -15,6 +14,7 @@ from deepcritical.stages.framing import (
     parse_evidence,
     shorten,
 )
+from deepcritical.outputs import AspectScore, Assessment, BrainTurn
 
 
 def test_evidence_round_trips_through_the_block() -> None:

@@ -14,17 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import httpx2
 import pytest
 
 from agents.llm_wires import ANTHROPIC, WIRES, Wire, anthropic_events
 from agents.research_fakes import QUESTION, plain_logs
+from deepcritical.stages.framing import parse_evidence
 from deepcritical.agents.models import LLM_TIMEOUT, llm_http_client
-from deepcritical.config import DEMO_SEARXNG_URL, Settings
-from deepcritical.demo.transport import demo_transport
+from deepcritical.config import Settings
 from deepcritical.events import ResearchOutcome
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.record import write_outputs
-from deepcritical.stages.framing import parse_evidence
+from deepcritical.config import DEMO_SEARXNG_URL
+from deepcritical.demo.transport import demo_transport
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture

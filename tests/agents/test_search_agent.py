@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence
 
-from deepcritical.models import SearchResult
 from deepcritical.stages.search import SearchAgent, source_status
+from deepcritical.models import SearchResult
 
 
 async def test_a_step_stores_new_items_and_reports_sources() -> None:

@@ -7,13 +7,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from deepcritical.models import normalize_url
 from deepcritical.demo import corpus
 from deepcritical.demo.eutils import PUBLICATION_TYPE_UI
 from deepcritical.demo.records import (
     DEMO_DOI_PREFIX,
     DEMO_HOST,
+    DEMO_NCT_RANGE,
     DEMO_PMID_RANGE,
+    DEMO_PREPRINT_PREFIX,
     RECORD_KINDS,
     ClinicalTrialsRecord,
     CollectiveAuthor,
@@ -27,6 +28,7 @@ from deepcritical.demo.records import (
     strip_markup,
     topic_question,
 )
+from deepcritical.models import normalize_url
 
 RECORDS = load_corpus().records
 TOPICS = [topic.id for topic in load_corpus().topics]
@@ -263,3 +265,27 @@ def test_american_spellings_find_british_text() -> None:
         "pubmed", "paediatric haemoglobin oedema tumour"
     )
     assert corpus.fold_spelling("hypoglycaemia") == corpus.fold_spelling("hypoglycemia")
+
+
+def test_registry_entries_and_preprints_use_synthetic_identifiers() -> None:
+    trials = [record for record in RECORDS if isinstance(record, ClinicalTrialsRecord)]
+    preprints = [record for record in RECORDS if isinstance(record, EuropePmcRecord)]
+    assert trials
+    assert preprints
+    assert all(record.nct_id.startswith("NCT") and int(record.nct_id[3:]) in DEMO_NCT_RANGE for record in trials)
+    assert all(record.ppr_id.startswith(DEMO_PREPRINT_PREFIX) for record in preprints)
+    assert all(record.doi and record.doi.startswith(DEMO_DOI_PREFIX) for record in preprints)
+    pmids = {record.pmid for record in RECORDS if isinstance(record, PubmedRecord)}
+    for trial in trials:
+        assert {reference.pmid for reference in trial.references} <= pmids, trial.id
+
+
+def test_the_main_topic_has_a_retracted_record_and_one_under_an_expression_of_concern() -> None:
+    pubmed = [record for record in RECORDS if isinstance(record, PubmedRecord) and record.topic == MAIN_TOPIC]
+    retracted = [record for record in pubmed if record.retraction_in]
+    concerned = [record for record in pubmed if record.expression_of_concern_in]
+    assert len(retracted) == 1
+    assert "Retracted Publication" in retracted[0].publication_types
+    assert retracted[0].stance == "supports"  # it would read as support if it were not set aside
+    assert len(concerned) == 1
+    assert all(record.note for record in (*retracted, *concerned))

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from deepcritical.models import Evidence
+from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo.ddgs import DemoDDGS
 from deepcritical.demo.records import (
     DEMO_HOST,
@@ -20,8 +20,8 @@ from deepcritical.demo.records import (
     YouRecord,
     load_corpus,
 )
-from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo.transport import demo_transport
+from deepcritical.models import Evidence
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.searxng import SearxngTool

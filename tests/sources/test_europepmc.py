@@ -61,7 +61,8 @@ def test_a_core_result_becomes_graded_evidence() -> None:
     )
     assert article.grade.label == "randomised controlled trial, humans, n = 80"
     assert (article.grade.level, article.grade.basis) == (2, "publication_type")
-    assert not article.retracted and not article.expression_of_concern
+    assert not article.retracted
+    assert not article.expression_of_concern
 
 
 def test_retraction_and_concern_are_flagged() -> None:

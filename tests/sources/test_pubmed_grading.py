@@ -62,7 +62,8 @@ def test_mesh_databank_and_grade_are_read() -> None:
         "humans",
         200,
     )
-    assert not item.retracted and not item.expression_of_concern
+    assert not item.retracted
+    assert not item.expression_of_concern
 
 
 def test_publication_types_set_the_design_first() -> None:
@@ -77,10 +78,12 @@ def test_retraction_from_the_type_or_from_comments_and_corrections() -> None:
         '<CommentsCorrections RefType="RetractionIn"><RefSource>J Ex. 2021</RefSource></CommentsCorrections>'
     )
     (by_link,) = parse(corrections=retraction_in)
-    assert by_link.retracted and not by_link.expression_of_concern
+    assert by_link.retracted
+    assert not by_link.expression_of_concern
     concern = '<CommentsCorrections RefType="ExpressionOfConcernIn"><RefSource>J Ex</RefSource></CommentsCorrections>'
     (concerned,) = parse(corrections=concern)
-    assert concerned.expression_of_concern and not concerned.retracted
+    assert concerned.expression_of_concern
+    assert not concerned.retracted
     notice = '<CommentsCorrections RefType="RetractionOf"><RefSource>J Ex</RefSource></CommentsCorrections>'
     (the_notice,) = parse(corrections=notice)
     assert not the_notice.retracted

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from deepcritical.outputs import Assessment, Finding, ResearchReport
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import is_relevant, key_terms, quote, sentences, stem
+from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, sentences, stem
 from deepcritical.stages.render import CITED_ID
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
 
@@ -79,12 +79,12 @@ def answer_brief(
 ) -> str:
     """A hedged answer computed from how the quoted sentences read, weighed by study design and level, and
     from the judge's scores. Items that do not name the question's key terms never set its direction."""
-    about = " and ".join(terms) if terms else "the question's terms"
+    about = _and(list(terms)) if terms else "the question's terms"
     populations = populations or {}
     parts: list[str] = []
     if not strength.on_topic:
         parts.append(
-            f"None of the {n_items} item(s) reviewed mentions {about} together, so this review gives no direction."
+            f"None of the {n_items} item(s) reviewed names enough of {about}, so this review gives no direction."
         )
     else:
         stated = sum(len(strength.ids(way)) for way in DIRECTIONS)
@@ -100,7 +100,7 @@ def answer_brief(
         if 0 < stated < 3:
             parts.append("So few items state a result that this is a weak indication at best.")
     if strength.off_topic and strength.on_topic:
-        parts.append(f"{len(strength.off_topic)} item(s) that do not mention {about} together were not counted.")
+        parts.append(f"{len(strength.off_topic)} item(s) that do not name enough of {about} were not counted.")
     if strength.registrations:
         parts.append(
             f"{len(strength.registrations)} trial registration(s) were found; a registration states plans, not "
@@ -179,7 +179,13 @@ def extractive_report(
     return ResearchReport(
         question=question,
         answer_brief=answer_brief(
-            strength, set(cited), assessment, len(items), sources, terms[:3], {i.id: i.population for i in items}
+            strength,
+            set(cited),
+            assessment,
+            len(items),
+            sources,
+            [terms[stems.index(entity)] for entity in entity_terms(stems)],
+            {i.id: i.population for i in items},
         ),
         key_findings=findings,
         contrary_evidence=contrary,

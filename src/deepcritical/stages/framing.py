@@ -18,6 +18,8 @@ from deepcritical.models import Evidence
 EVIDENCE_TAG = "evidence_items"
 BRIEF_TAG = "run_brief"
 DEFAULT_TEXT_CHARS = 1200
+# The slice of text the Report agent and the code-built report read; the strength table reads the same.
+REPORT_TEXT_CHARS = 1000
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
-from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.strength import DIRECTIONS, strength_of
 
 DEMO_BANNER = (
@@ -214,7 +214,7 @@ def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> str:
 def strength_table(question: str, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> list[str]:
     """Collected items by design (strongest first) and by the direction of their result. Cells give the
     count and the reference numbers of those the report cites."""
-    strength = strength_of(question, [EvidenceView.of(item) for item in evidence.values()])
+    strength = strength_of(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in evidence.values()])
     lines = [
         "| Design | OCEBM 2011 level | Favourable | Null | Unfavourable | No clear result |",
         "|---|---|---|---|---|---|",
