@@ -6,7 +6,8 @@
 Every efetch record the PubMed parser turns into evidence (it has a title and an abstract) is graded
 twice: the label is the design its ``PublicationType`` list names (``unknown`` when the list names none,
 e.g. only "Journal Article"); the prediction is the grader with publication types and MeSH hidden, from
-the title and abstract alone (what a record not yet indexed gets). Prints the confusion matrix (rows:
+the title and abstract alone (what a record not yet indexed gets). Prints what set each design in the full
+grader (publication types, MeSH, text, or nothing), the confusion matrix (rows:
 label, columns: prediction), recall and precision per design, agreement over the labelled records, and,
 in the same way, the population read from the text against the one MeSH check tags give.
 """
@@ -90,6 +91,12 @@ def main(data: Path) -> int:
         if citation.mesh_headings:
             populations.append((population_from_mesh(citation.mesh_headings), text_only.population))
     print(f"records graded: {len(items)} (with MeSH headings: {len(populations)})")
+    bases = Counter(item.grade.basis or "ungraded" for item in items)
+    print("full grader, what set the design: " + ", ".join(f"{basis} {n}" for basis, n in bases.most_common()))
+    print(
+        f"retracted: {sum(item.retracted for item in items)}, expression of concern: "
+        f"{sum(item.expression_of_concern for item in items)}"
+    )
     matrix(designs, "Design: PublicationType label vs title and abstract only", "design")
     matrix(populations, "Population: MeSH check tags vs title and abstract only", "population")
     return 0
