@@ -31,7 +31,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None
 
 def test_defaults_follow_the_searxng_spec() -> None:
     settings = load_settings()
-    assert settings.sources == ["pubmed", "web", "searxng", "you"]
+    assert settings.sources == ["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc"]
     assert settings.searxng_base_url is None
     assert settings.searxng_timeout == 10.0
     assert settings.searxng_default_categories == ["general"]

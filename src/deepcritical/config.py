@@ -19,6 +19,7 @@ from pydantic import (
     PositiveInt,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -30,6 +31,8 @@ TimeRange = Literal["day", "week", "month", "year"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
+CLINICALTRIALS_BASE_URL = "https://clinicaltrials.gov/api/v2"
+EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 
 
 def _split_csv(value: Any) -> Any:
@@ -63,6 +66,14 @@ class Settings(BaseSettings):
     pubmed_timeout: PositiveFloat = Field(default=30.0, validation_alias="PUBMED_TIMEOUT")
     web_timeout: PositiveFloat = Field(default=20.0, validation_alias="WEB_TIMEOUT")
     you_timeout: PositiveFloat = Field(default=10.0, validation_alias="YOU_TIMEOUT")
+    clinicaltrials_base_url: AnyHttpUrl = Field(
+        default=AnyHttpUrl(CLINICALTRIALS_BASE_URL), validation_alias="CLINICALTRIALS_BASE_URL"
+    )
+    clinicaltrials_timeout: PositiveFloat = Field(default=20.0, validation_alias="CLINICALTRIALS_TIMEOUT")
+    europepmc_base_url: AnyHttpUrl = Field(
+        default=AnyHttpUrl(EUROPEPMC_BASE_URL), validation_alias="EUROPEPMC_BASE_URL"
+    )
+    europepmc_timeout: PositiveFloat = Field(default=20.0, validation_alias="EUROPEPMC_TIMEOUT")
     max_results_per_source: PositiveInt = Field(default=10, le=100, validation_alias="DEEPCRITICAL_MAX_RESULTS")
 
     # Evidence store
@@ -137,14 +148,25 @@ class Settings(BaseSettings):
         """``VAR=`` (as a .env template leaves it) means unset, not an empty URL or an empty key."""
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("clinicaltrials_base_url", "europepmc_base_url", mode="before")
+    @classmethod
+    def _blank_is_public_service(cls, value: Any, info: ValidationInfo) -> Any:
+        """``VAR=`` means the public service, the default."""
+        if isinstance(value, str) and not value.strip():
+            return cls.model_fields[str(info.field_name)].default
+        return value
+
     def demo_preset(self) -> Settings:
-        """The same settings with demo mode on. Local stand-ins answer for every API, so the
-        SearXNG URL and the You.com key point at the stand-ins; real keys are dropped so that
-        nothing real is ever sent to a stand-in."""
+        """The same settings with demo mode on. Local stand-ins answer for every API, so the SearXNG URL,
+        the registry and Europe PMC URLs and the You.com key point at the stand-ins; real keys are dropped
+        so that nothing real is ever sent to a stand-in."""
         return self.model_copy(
             update={
                 "demo_mode": True,
                 "searxng_base_url": AnyHttpUrl(DEMO_SEARXNG_URL),
+                # The stand-ins answer at the public services' addresses, not at a mirror's.
+                "clinicaltrials_base_url": AnyHttpUrl(CLINICALTRIALS_BASE_URL),
+                "europepmc_base_url": AnyHttpUrl(EUROPEPMC_BASE_URL),
                 "you_api_key": SecretStr("demo-key"),
                 "ncbi_api_key": None,
             }

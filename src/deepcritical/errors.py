@@ -15,6 +15,15 @@ class SearchError(DeepCriticalError):
     """A search source failed: unreachable, timed out, or answered something unusable."""
 
 
+class SourceHTTPError(SearchError):
+    """A source answered with an HTTP error status that retrying did not cure; ``status`` says which, so a
+    source can explain what that status means for it (ClinicalTrials.gov's 403, for example)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class RateLimitError(SearchError):
     """A search source kept refusing with HTTP 429 after the retries ran out."""
 

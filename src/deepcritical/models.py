@@ -9,8 +9,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
-SourceName = Literal["pubmed", "web", "searxng", "you"]
-ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you")
+SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc"]
+ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
 
 DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)
@@ -43,6 +43,119 @@ def normalize_doi(doi: str) -> str:
     return doi.lower()
 
 
+# --- Study design and level of evidence (the classifier is sources/grading.py; the scale is in phases/) ---
+
+StudyDesign = Literal[
+    "meta_analysis",
+    "systematic_review",
+    "randomized_controlled_trial",
+    "clinical_trial",
+    "cohort",
+    "case_control",
+    "cross_sectional",
+    "observational",
+    "case_report",
+    "guideline",
+    "narrative_review",
+    "preclinical",
+    "editorial_or_letter",
+    "registered_trial",
+    "preprint",
+    "web",
+    "unknown",
+]
+Population = Literal["humans", "animals", "in_vitro", "unknown"]
+GradeBasis = Literal["publication_type", "mesh", "text", "source"]
+
+DESIGN_LABELS: dict[StudyDesign, str] = {
+    "meta_analysis": "meta-analysis",
+    "systematic_review": "systematic review",
+    "randomized_controlled_trial": "randomised controlled trial",
+    "clinical_trial": "non-randomised clinical trial",
+    "cohort": "cohort study",
+    "case_control": "case-control study",
+    "cross_sectional": "cross-sectional study",
+    "observational": "observational study",
+    "case_report": "case report or series",
+    "guideline": "guideline",
+    "narrative_review": "narrative review",
+    "preclinical": "preclinical study",
+    "editorial_or_letter": "editorial, comment or letter",
+    "registered_trial": "trial registration",
+    "preprint": "preprint",
+    "web": "web page",
+    "unknown": "design unknown",
+}
+POPULATION_LABELS: dict[Population, str] = {
+    "humans": "humans",
+    "animals": "animals",
+    "in_vitro": "cells or tissue in vitro",
+    "unknown": "population unknown",
+}
+# How much each basis can be trusted, for choosing between two grades of one merged item.
+_BASIS_RANK: dict[GradeBasis | None, int] = {"publication_type": 4, "mesh": 3, "text": 2, "source": 1, None: 0}
+
+
+class Grade(BaseModel):
+    """What kind of study an item is, its level on the OCEBM 2011 scale, in whom, and what said so."""
+
+    model_config = ConfigDict(frozen=True)
+
+    design: StudyDesign = "unknown"
+    level: int | None = Field(
+        default=None, ge=1, le=5, description="OCEBM 2011 level (1 best, 5 weakest); None: outside the scale"
+    )
+    population: Population = "unknown"
+    basis: GradeBasis | None = Field(
+        default=None, description="What set the design: publication types, MeSH, the text or the source; None: ungraded"
+    )
+    phase: str | None = Field(default=None, description="Trial phase when known: '1', '2', '2/3', '3', '4', 'early 1'")
+    sample_size: int | None = Field(
+        default=None, ge=1, description="Participants (n), when the text or registry states it"
+    )
+
+    @property
+    def label(self) -> str:
+        """'randomised controlled trial, humans, n = 80': design (and phase), population, size."""
+        design = DESIGN_LABELS[self.design]
+        if self.phase and self.design in ("randomized_controlled_trial", "clinical_trial", "registered_trial"):
+            design += f" (phase {self.phase})"
+        parts = [design]
+        if self.population != "unknown":
+            parts.append(POPULATION_LABELS[self.population])
+        if self.sample_size is not None:
+            parts.append(f"n = {self.sample_size:,}")
+        return ", ".join(parts)
+
+    def better_of(self, other: Grade) -> Grade:
+        """The grade set by the more trustworthy basis (this one on a tie), with a phase or sample size it
+        lacks taken from the other."""
+        kept, spare = (other, self) if _BASIS_RANK[other.basis] > _BASIS_RANK[self.basis] else (self, other)
+        filled = {name: getattr(spare, name) for name in ("phase", "sample_size") if getattr(kept, name) is None}
+        return kept.model_copy(update={k: v for k, v in filled.items() if v is not None})
+
+
+class Registration(BaseModel):
+    """A trial registry entry's facts (ClinicalTrials.gov), as the registry states them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: str | None = None
+    study_type: str | None = None
+    phases: tuple[str, ...] = ()
+    allocation: str | None = None
+    enrollment: int | None = None
+    enrollment_type: str | None = None
+    conditions: tuple[str, ...] = ()
+    interventions: tuple[str, ...] = ()
+    start_date: str | None = None
+    completion_date: str | None = None
+    has_results: bool = False
+    sponsor: str | None = None
+    result_pmids: tuple[str, ...] = Field(default=(), description="PMIDs the registry lists as results publications")
+    other_pmids: tuple[str, ...] = Field(default=(), description="Background and derived publications")
+
+
 class Citation(BaseModel):
     """Where a piece of evidence came from, with enough metadata to cite it."""
 
@@ -58,6 +171,11 @@ class Citation(BaseModel):
     pmid: str | None = None
     pmcid: str | None = None
     publication_types: tuple[str, ...] = ()
+    mesh_headings: tuple[str, ...] = Field(default=(), description="MeSH descriptor names, as indexed")
+    nct_id: str | None = Field(default=None, description="ClinicalTrials.gov identifier of the trial this reports")
+    cited_by_count: int | None = Field(default=None, ge=0, description="Citations counted by Europe PMC")
+    open_access: bool | None = None
+    registration: Registration | None = Field(default=None, description="Set for a trial registry entry")
 
     @field_validator("doi")
     @classmethod
@@ -94,16 +212,21 @@ def evidence_id(citation: Citation) -> str:
 
 def identity_keys(citation: Citation) -> frozenset[str]:
     """Every identity an item has (its PMID, its DOI, its normalised URL): two items that share any
-    one are the same item, e.g. a PubMed record with a DOI and a web page at that DOI's link."""
+    one are the same item, e.g. a PubMed record with a DOI and a web page at that DOI's link.
+
+    A registry entry also has the PMID of its first results publication: the trial and the paper that
+    reports it are one item. Only the first, so that two papers of one trial are never merged into one."""
     keys = {f"url:{normalize_url(citation.url)}"}
     if pmid := _pmid_of(citation):
         keys.add(f"pmid:{pmid}")
     if doi := _doi_of(citation):
         keys.add(f"doi:{doi}")
+    if citation.registration is not None and citation.registration.result_pmids:
+        keys.add(f"pmid:{citation.registration.result_pmids[0]}")
     return frozenset(keys)
 
 
-_FILLABLE = ("doi", "pmid", "pmcid", "journal")
+_FILLABLE = ("doi", "pmid", "pmcid", "journal", "nct_id", "cited_by_count", "open_access", "registration")
 
 
 def unite_sources(first: Sequence[SourceName], second: Sequence[SourceName]) -> tuple[SourceName, ...]:
@@ -120,6 +243,9 @@ class Evidence(BaseModel):
     citation: Citation
     relevance: float = Field(default=0.0, ge=0.0, le=1.0, description="Source-side relevance, 0 to 1")
     found_by: tuple[SourceName, ...] = Field(default=(), description="Every source that returned this item")
+    grade: Grade = Field(default_factory=Grade, description="Study design, level of evidence and population")
+    retracted: bool = Field(default=False, description="The publication has been retracted: it supports nothing")
+    expression_of_concern: bool = Field(default=False, description="The journal has published an expression of concern")
 
     @model_validator(mode="after")
     def _found_by_includes_origin(self) -> Evidence:
@@ -142,7 +268,8 @@ class Evidence(BaseModel):
 
     def merged_with(self, other: Evidence) -> Evidence:
         """The same item seen again. The record with scholarly identifiers (PMID, then DOI), else the
-        longer text, is kept; identifiers it lacks are taken from the other; sources are united."""
+        longer text, is kept; identifiers it lacks are taken from the other; sources are united; the grade
+        set on the firmer basis wins; a retraction or an expression of concern from either is kept."""
 
         def standing(item: Evidence) -> tuple[bool, bool, int]:
             return _pmid_of(item.citation) is not None, _doi_of(item.citation) is not None, len(item.content)
@@ -158,6 +285,10 @@ class Evidence(BaseModel):
                 "citation": kept.citation.model_copy(update=filled) if filled else kept.citation,
                 "found_by": unite_sources(self.found_by, other.found_by),
                 "relevance": max(self.relevance, other.relevance),
+                "grade": kept.grade.better_of(spare.grade),
+                # A retraction or a concern noticed by either source holds for the one item.
+                "retracted": self.retracted or other.retracted,
+                "expression_of_concern": self.expression_of_concern or other.expression_of_concern,
             }
         )
 

@@ -147,6 +147,9 @@ class CitationAudit(BaseModel):
     dropped_findings: list[str] = Field(default_factory=list, description="Findings left with no valid citation")
     stripped_urls: list[str] = Field(default_factory=list, description="URLs removed from model-written text")
     unlisted_references: list[str] = Field(default_factory=list, description="References dropped from the list")
+    retracted_ids: list[str] = Field(
+        default_factory=list, description="Cited items that have been retracted: removed, as they support nothing"
+    )
 
     @property
     def clean(self) -> bool:

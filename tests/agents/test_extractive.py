@@ -8,7 +8,7 @@ import re
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
-from deepcritical.models import Evidence
+from deepcritical.models import Evidence, Grade
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import MAX_CONTRARY, extractive_report
@@ -20,26 +20,49 @@ def views(items: list[Evidence]) -> list[EvidenceView]:
     return [EvidenceView.of(item) for item in items]
 
 
+def graded(item: Evidence, grade: Grade) -> Evidence:
+    return item.model_copy(update={"grade": grade})
+
+
+TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type")
+COHORT = Grade(design="cohort", level=3, population="humans", basis="mesh")
+MICE = Grade(design="preclinical", population="animals", basis="mesh")
+WEB = Grade(design="web", population="humans", basis="source")
+GRADED = [
+    graded(CORPUS[0], MICE),
+    graded(CORPUS[1], TRIAL),
+    graded(CORPUS[2], WEB),
+    graded(CORPUS[3], TRIAL),
+    graded(CORPUS[4], WEB),
+    graded(CORPUS[5], MICE),
+]
+
+
 @pytest.mark.parametrize(
-    ("items", "opening"),
+    ("items", "lean", "counts"),
     [
-        (CORPUS[:3], "The collected evidence leans favourable: 2 item(s) report favourable results"),
-        (CORPUS[3:5], "The collected evidence leans against: 0 item(s) report favourable results"),
-        (CORPUS, "The collected evidence is mixed: 3 item(s) report favourable results"),
+        (CORPUS[:3], "leans favourable", "(2): 2 favourable"),
+        (CORPUS[3:5], "leans against", "(2): 1 null (no effect) and 1 unfavourable"),
+        (CORPUS, "is mixed", "(5): 3 favourable, 1 null (no effect) and 1 unfavourable"),
     ],
 )
-def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], opening: str) -> None:
+def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], lean: str, counts: str) -> None:
     brief = extractive_report(QUESTION, views(items)).answer_brief
-    assert brief.startswith(opening)
+    assert brief.startswith(f"Weighing each item by its study design, the evidence reviewed {lean}.")
+    assert f"Web pages and items of unknown design {counts}" in brief  # these test items carry no grade
     assert "extractive summary" in brief
 
 
-def test_the_answer_counts_kinds_of_study_and_carries_the_judges_verdict() -> None:
-    items = views(CORPUS)
+def test_the_answer_counts_by_design_and_carries_the_judges_verdict() -> None:
+    items = views(GRADED)
     assessment = code_assessment(QUESTION, items)
     brief = extractive_report(QUESTION, items, assessment=assessment).answer_brief
-    assert "3 item(s) report favourable results (2 in humans, 1 mechanistic or animal)" in brief
-    assert "2 report null, negative or unfavourable results" in brief
+    assert "Randomised controlled trials (2): 1 favourable and 1 null (no effect)" in brief
+    assert "Animal and cell studies (1): 1 favourable" in brief  # the other states no clear result
+    assert "Web pages and items of unknown design (2): 1 favourable and 1 unfavourable" in brief
+    assert (
+        "The strongest evidence found is at OCEBM level 2 (randomised trials), and it is favourable and null" in brief
+    )
     scores = assessment.scores
     assert f"mechanism {scores['mechanism']}/10, clinical evidence {scores['clinical']}/10" in brief
     assert f"confidence {assessment.confidence:.2f}" in brief
@@ -49,16 +72,21 @@ def test_the_answer_counts_kinds_of_study_and_carries_the_judges_verdict() -> No
 
 def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_hedged() -> None:
     mice = evidence(60, "Metformin improved spatial memory in transgenic mice with Alzheimer's disease pathology.")
-    brief = extractive_report(QUESTION, views([mice, CORPUS[5]])).answer_brief
-    assert "2 item(s) report favourable results (2 mechanistic or animal)" in brief
+    brief = extractive_report(QUESTION, views([graded(mice, MICE), GRADED[5]])).answer_brief
+    assert "Animal and cell studies (2): 2 favourable" in brief
     assert "None of the favourable results comes from a study in humans." in brief
     assert "weak indication" in brief
+    ungraded = extractive_report(QUESTION, views([mice, CORPUS[5]])).answer_brief
+    assert "None of the favourable results" not in ungraded  # who was studied is unknown: no claim either way
 
 
 def test_evidence_without_a_clear_result_does_not_settle_the_question() -> None:
     plain = evidence(61, "Metformin is a biguanide drug and Alzheimer's disease is a dementia of older age.")
     brief = extractive_report(QUESTION, views([plain])).answer_brief
-    assert brief.startswith("The collected evidence does not settle the question: none of the 1 relevant item(s)")
+    assert brief.startswith(
+        "Weighing each item by its study design, the evidence reviewed does not settle the question."
+    )
+    assert "1 item(s) state no clear favourable, null or unfavourable result" in brief
 
 
 def test_every_item_is_counted_though_only_some_are_quoted() -> None:
@@ -68,7 +96,7 @@ def test_every_item_is_counted_though_only_some_are_quoted() -> None:
     ]
     report = extractive_report(QUESTION, views(nulls))
     quoted = {i for finding in report.contrary_evidence for i in finding.evidence_ids}
-    assert f"{len(nulls)} report null, negative or unfavourable results" in report.answer_brief
+    assert f"({len(nulls)}): {len(nulls)} null (no effect)" in report.answer_brief
     named = set(re.findall(r"pmid:\d+", report.answer_brief))
     assert named
     assert len(named) <= 3
@@ -79,12 +107,13 @@ def test_the_answer_cites_no_url_and_renders_ids_as_reference_numbers() -> None:
     collected = {item.id: item for item in CORPUS}
     report, audit = verify_citations(extractive_report(QUESTION, views(CORPUS)), collected, question=QUESTION)
     assert audit.clean
-    assert "pmid:10000004" in report.answer_brief
+    named = re.findall(r"pmid:\d+", report.answer_brief)
+    assert named
     assert "url:" not in report.answer_brief
     assert "http" not in report.answer_brief
     markdown = render_markdown(report, collected, RenderContext(demo=False, stop_reason="sufficient"))
     answer = markdown.split("## Answer in brief", 1)[1].split("##", 1)[0]
-    number = report.references.index("pmid:10000004") + 1
+    number = report.references.index(named[0]) + 1
     assert f"see \\[{number}\\]" in answer
     assert "pmid:" not in answer
     assert "example.org" not in answer
@@ -108,8 +137,8 @@ def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for
     report = extractive_report(QUESTION, views([item]))
     assert [i for f in report.contrary_evidence for i in f.evidence_ids] == [item.id]
     assert report.key_findings == []
-    assert "0 item(s) report favourable results" in report.answer_brief
-    assert "1 report null, negative or unfavourable" in report.answer_brief
+    assert "the evidence reviewed leans against" in report.answer_brief
+    assert ("(1): 1 null (no effect)" if text == NULL_TRIAL else "(1): 1 unfavourable") in report.answer_brief
     judged = code_assessment(QUESTION, views([item]))
     assert "1 report null, negative or unfavourable" in judged.candidate_answers[0]
 

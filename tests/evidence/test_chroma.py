@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from evidence_factory import make_evidence, settings_for
 
 from deepcritical.evidence import chroma
+from deepcritical.models import Grade
 
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,61}[a-zA-Z0-9]$")
 RUN_IDS = [
@@ -67,4 +69,42 @@ def test_records_round_trip_through_their_document() -> None:
     item = make_evidence("7", "Résumé: ¬ ASCII — ✓", title="Ein Titel")
     document, metadata = chroma.encode(item)
     assert chroma.decode(document) == item
-    assert metadata == {"source": "pubmed", "title": "Ein Titel"}
+    assert metadata == {
+        "source": "pubmed",
+        "title": "Ein Titel",
+        "design": "unknown",
+        "population": "unknown",
+        "grade_basis": "none",
+        "retracted": False,
+        "expression_of_concern": False,
+    }
+
+
+def test_grade_and_retraction_round_trip_and_are_filterable_metadata(tmp_path: Path) -> None:
+    grade = Grade(
+        design="randomized_controlled_trial",
+        level=2,
+        population="humans",
+        basis="publication_type",
+        phase="2/3",
+        sample_size=80,
+    )
+    trial = make_evidence("8", "A trial.").model_copy(update={"grade": grade, "retracted": True})
+    web = make_evidence("9", "A page.", pmid=False).model_copy(update={"grade": Grade(design="web", basis="source")})
+    document, metadata = chroma.encode(trial)
+    assert chroma.decode(document) == trial
+    assert chroma.decode(document).grade.label == "randomised controlled trial (phase 2/3), humans, n = 80"
+    assert metadata["design"] == "randomized_controlled_trial"
+    assert metadata["level"] == 2
+    assert metadata["retracted"] is True
+    assert "level" not in chroma.encode(web)[1]  # outside the scale: Chroma takes no None
+    connection = chroma.connect(settings_for(tmp_path))
+    try:
+        collection = chroma.open_collection(connection, "run-grades", "some-model")
+        chroma.upsert(collection, 10, [trial, web], np.ones((2, 4), dtype=np.float32))
+        found = collection.get(where={"level": {"$lte": 2}}, include=["documents"])
+        assert found["ids"] == [trial.id]
+        assert collection.get(where={"retracted": True})["ids"] == [trial.id]
+        assert collection.get(where={"design": "web"})["ids"] == [web.id]
+    finally:
+        connection.client.close()

@@ -12,9 +12,13 @@ from deepcritical.demo.eutils import PUBLICATION_TYPE_UI
 from deepcritical.demo.records import (
     DEMO_DOI_PREFIX,
     DEMO_HOST,
+    DEMO_NCT_RANGE,
     DEMO_PMID_RANGE,
+    DEMO_PREPRINT_PREFIX,
     RECORD_KINDS,
+    ClinicalTrialsRecord,
     CollectiveAuthor,
+    EuropePmcRecord,
     PubmedRecord,
     Record,
     SearxngRecord,
@@ -32,7 +36,8 @@ MAIN_TOPIC = "metformin-alzheimers"
 
 
 def _url(record: Record) -> str | None:
-    return None if isinstance(record, PubmedRecord) else record.url
+    """A web record's URL; database records (PubMed, the registry, Europe PMC) are known by their ids."""
+    return record.url if isinstance(record, WebRecord | SearxngRecord | YouRecord) else None
 
 
 def test_corpus_size_and_topics() -> None:
@@ -155,6 +160,8 @@ def test_web_snippets_are_short_and_pubmed_abstracts_are_substantial() -> None:
             assert 150 <= len(record.text) <= 800, record.id
         elif isinstance(record, YouRecord):
             assert 2 <= len(record.snippets) <= 4, record.id
+        elif isinstance(record, ClinicalTrialsRecord):
+            assert 100 <= len(record.brief_summary) <= 800, record.id
         elif record.abstract:
             assert len(record.text) >= 600, record.id
 
@@ -258,3 +265,27 @@ def test_american_spellings_find_british_text() -> None:
         "pubmed", "paediatric haemoglobin oedema tumour"
     )
     assert corpus.fold_spelling("hypoglycaemia") == corpus.fold_spelling("hypoglycemia")
+
+
+def test_registry_entries_and_preprints_use_synthetic_identifiers() -> None:
+    trials = [record for record in RECORDS if isinstance(record, ClinicalTrialsRecord)]
+    preprints = [record for record in RECORDS if isinstance(record, EuropePmcRecord)]
+    assert trials
+    assert preprints
+    assert all(record.nct_id.startswith("NCT") and int(record.nct_id[3:]) in DEMO_NCT_RANGE for record in trials)
+    assert all(record.ppr_id.startswith(DEMO_PREPRINT_PREFIX) for record in preprints)
+    assert all(record.doi and record.doi.startswith(DEMO_DOI_PREFIX) for record in preprints)
+    pmids = {record.pmid for record in RECORDS if isinstance(record, PubmedRecord)}
+    for trial in trials:
+        assert {reference.pmid for reference in trial.references} <= pmids, trial.id
+
+
+def test_the_main_topic_has_a_retracted_record_and_one_under_an_expression_of_concern() -> None:
+    pubmed = [record for record in RECORDS if isinstance(record, PubmedRecord) and record.topic == MAIN_TOPIC]
+    retracted = [record for record in pubmed if record.retraction_in]
+    concerned = [record for record in pubmed if record.expression_of_concern_in]
+    assert len(retracted) == 1
+    assert "Retracted Publication" in retracted[0].publication_types
+    assert retracted[0].stance == "supports"  # it would read as support if it were not set aside
+    assert len(concerned) == 1
+    assert all(record.note for record in (*retracted, *concerned))

@@ -11,7 +11,15 @@ from pydantic import SecretStr
 
 from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo.ddgs import DemoDDGS
-from deepcritical.demo.records import DEMO_HOST, DEMO_PMID_RANGE, PubmedRecord, load_corpus
+from deepcritical.demo.records import (
+    DEMO_HOST,
+    DEMO_PMID_RANGE,
+    PubmedRecord,
+    SearxngRecord,
+    WebRecord,
+    YouRecord,
+    load_corpus,
+)
 from deepcritical.demo.transport import demo_transport
 from deepcritical.models import Evidence
 from deepcritical.sources.handler import SearchHandler
@@ -21,7 +29,7 @@ from deepcritical.sources.web import WebTool
 from deepcritical.sources.you import ResearchEngine
 
 TOPIC_OF_PMID = {r.pmid: r.topic for r in load_corpus().records if isinstance(r, PubmedRecord)}
-TOPIC_OF_URL = {r.url: r.topic for r in load_corpus().records if not isinstance(r, PubmedRecord)}
+TOPIC_OF_URL = {r.url: r.topic for r in load_corpus().records if isinstance(r, WebRecord | SearxngRecord | YouRecord)}
 
 
 async def _no_wait() -> None:

@@ -28,13 +28,20 @@ def build_judge() -> Agent[ResearchDeps, Assessment]:
     )
 
 
-def judge_prompt(state: RunState, items: list[Evidence], collected: int, by_source: dict[str, int]) -> str:
+def judge_prompt(
+    state: RunState,
+    items: list[Evidence],
+    collected: int,
+    by_source: dict[str, int],
+    by_design: dict[str, int] | None = None,
+) -> str:
     brief = {
         "question": state.question,
         "iteration": state.iteration,
         "evidence_collected": collected,
         "items_shown": len(items),
         "collected_by_source": by_source,
+        "collected_by_design": by_design or {},
         "queries_run": state.queries_run[-20:],
     }
     return (
@@ -54,7 +61,7 @@ class Judge:
     async def __call__(self, deps: ResearchDeps) -> Judgement:
         evidence = deps.evidence
         items = await evidence.select(deps.state.question, deps.settings.judge_max_items)
-        prompt = judge_prompt(deps.state, items, len(evidence), evidence.count_by_source())
+        prompt = judge_prompt(deps.state, items, len(evidence), evidence.count_by_source(), evidence.count_by_design())
         assessment = await run_agent(self.agent, prompt, deps=deps, model=self.model)
         shown = {item.id for item in items}
         assessment = assessment.model_copy(update={"cited_ids": [i for i in assessment.cited_ids if i in shown]})

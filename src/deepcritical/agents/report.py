@@ -13,10 +13,9 @@ from deepcritical.agents.prompts import load_prompt
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, ResearchReport, StopReason
 from deepcritical.stages.citations import CitationIndex
-from deepcritical.stages.framing import BRIEF_TAG, block, evidence_block
+from deepcritical.stages.framing import BRIEF_TAG, REPORT_TEXT_CHARS, block, evidence_block
 from deepcritical.stages.state import RunState
 
-REPORT_TEXT_CHARS = 1000
 MAX_REPORT_ITEMS = 30
 
 

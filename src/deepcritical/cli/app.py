@@ -1,4 +1,5 @@
-"""The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question.
+"""The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question,
+``export`` a run's references.
 
 Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
 3 a report was written but part of the model's work was done in code because the model failed;
@@ -99,7 +100,11 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress det
 def search(
     query: Annotated[str, typer.Argument(help="What to search for.")],
     sources: Annotated[
-        str | None, typer.Option("--sources", help="Comma-separated: pubmed,web,searxng,you (default: all enabled).")
+        str | None,
+        typer.Option(
+            "--sources",
+            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
+        ),
     ] = None,
     max_results: Annotated[
         int | None, typer.Option("--max", min=1, max=100, help="Results per source (default DEEPCRITICAL_MAX_RESULTS).")
@@ -213,6 +218,40 @@ def mcp_stdio(demo: Demo = False, verbose: Verbose = False) -> None:
         serve_mcp(settings)
     except KeyboardInterrupt:
         fail("interrupted", EXIT_INTERRUPTED)
+
+
+@app.command("export")
+def export_command(
+    run_dir: Annotated[Path, typer.Argument(help="A research run's output directory (or its run.json).")],
+    export_format: Annotated[
+        str, typer.Option("--format", "-f", help="ris, bibtex or csljson.", case_sensitive=False)
+    ] = "ris",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of standard output.")
+    ] = None,
+    every_item: Annotated[
+        bool, typer.Option("--all", help="Every collected item, not only the report's references.")
+    ] = False,
+) -> None:
+    """Export a run's references for a reference manager (RIS, BibTeX or CSL-JSON)."""
+    from deepcritical.cli.export import export_run
+    from deepcritical.run.exports import EXPORT_FORMATS
+
+    form = next((name for name in EXPORT_FORMATS if name == export_format.strip().lower()), None)
+    if form is None:
+        fail(f"unknown export format {export_format!r}: use one of {', '.join(EXPORT_FORMATS)}")
+    try:
+        text, count = export_run(run_dir, form, every_item=every_item)
+    except ConfigError as error:
+        fail(str(error))
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot write {output}: {error.strerror or error}")
+    err.print(f"{count} reference(s) written to {output}", markup=False, highlight=False)
 
 
 def main() -> None:

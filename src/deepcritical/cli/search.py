@@ -34,13 +34,19 @@ def render_search_table(outcome: SearchOutcome, out: Console, err: Console) -> N
     if outcome.demo:
         out.print(f"[bold yellow]{DEMO_NOTICE}[/]")
     table = Table(title=escape(f"{outcome.result.query}"), show_lines=False)
-    for column in ("#", "source", "title", "date", "URL"):
+    for column in ("#", "source", "title", "design", "date", "URL"):
         table.add_column(column, overflow="fold")
     for number, item in enumerate(outcome.evidence, start=1):
+        design = item.grade.label
+        if item.grade.level is not None:
+            design += f" (level {item.grade.level})"
+        if item.retracted:
+            design = f"RETRACTED: {design}"
         table.add_row(
             str(number),
             escape(",".join(item.found_by)),
             escape(item.citation.title),
+            escape(design),
             escape(item.citation.date),
             escape(item.citation.url),
         )

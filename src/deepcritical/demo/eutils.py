@@ -42,6 +42,8 @@ PUBLICATION_TYPE_UI = {
     "Review": "D016454",
     "Comment": "D016420",
     "Letter": "D016422",
+    "Retracted Publication": "D016441",
+    "Clinical Trial, Phase I": "D017426",
 }
 _FIELD_TAG = re.compile(r"\[[^\]]*\]")
 _NOT_CLAUSE = re.compile(r'\bNOT\s+(?:\([^)]*\)|"[^"]*"|\S+)')
@@ -174,6 +176,12 @@ def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -
     return element
 
 
+def _element(tag: str, text: str) -> ET.Element:
+    element = ET.Element(tag)
+    element.text = text
+    return element
+
+
 def article_element(record: PubmedRecord) -> ET.Element:
     """One <PubmedArticle> in NLM's PubMed DTD layout."""
     article_root = ET.Element("PubmedArticle")
@@ -214,9 +222,27 @@ def article_element(record: PubmedRecord) -> ET.Element:
             _sub(author, "ForeName", person.fore_name)
             _sub(author, "Initials", person.initials)
     _sub(article, "Language", record.language)
+    if record.nct_id:
+        bank = _sub(_sub(article, "DataBankList", CompleteYN="Y"), "DataBank")
+        _sub(bank, "DataBankName", "ClinicalTrials.gov")
+        _sub(_sub(bank, "AccessionNumberList"), "AccessionNumber", record.nct_id)
     types = _sub(article, "PublicationTypeList")
     for name in record.publication_types:
         _sub(types, "PublicationType", name, UI=PUBLICATION_TYPE_UI[name])
+    _sub(citation, "MedlineJournalInfo").append(_element("MedlineTA", record.journal.iso_abbreviation))
+    notices = (("RetractionIn", record.retraction_in), ("ExpressionOfConcernIn", record.expression_of_concern_in))
+    if any(pmid for _, pmid in notices):
+        corrections = _sub(citation, "CommentsCorrectionsList")
+        for ref_type, pmid in notices:
+            if pmid:
+                entry = _sub(corrections, "CommentsCorrections", RefType=ref_type)
+                _sub(entry, "RefSource", f"{record.journal.iso_abbreviation}. {record.pub_date.year or ''}")
+                _sub(entry, "PMID", pmid, Version="1")
+    if record.mesh_headings:
+        mesh = _sub(citation, "MeshHeadingList")
+        for name in record.mesh_headings:
+            # Synthetic descriptor UIs: the parser reads names only, and no real UI should be implied.
+            _sub(_sub(mesh, "MeshHeading"), "DescriptorName", name, UI="D999999", MajorTopicYN="N")
     pubmed_data = _sub(article_root, "PubmedData")
     _sub(pubmed_data, "PublicationStatus", "ppublish")
     id_list = _sub(pubmed_data, "ArticleIdList")

@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RecordKind = Literal["pubmed", "web", "searxng", "you"]
-RECORD_KINDS: tuple[RecordKind, ...] = ("pubmed", "web", "searxng", "you")
+RecordKind = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc"]
+RECORD_KINDS: tuple[RecordKind, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
 Aspect = Literal["mechanism", "clinical", "safety"]
 Stance = Literal["supports", "contradicts", "mixed", "neutral"]
 
@@ -22,6 +22,8 @@ DEMO_TITLE_PREFIX = "[DEMO] "
 DEMO_PMID_RANGE = range(99000001, 99001000)
 DEMO_DOI_PREFIX = "10.99999/demo."
 DEMO_HOST = "demo.deepcritical.invalid"
+DEMO_NCT_RANGE = range(99000001, 99001000)  # NCT99000001 ... NCT99000999
+DEMO_PREPRINT_PREFIX = "PPR99"
 
 # PubMed abstracts and titles carry the inline markup real records use (<i>, <sup>, <sub>, <b>, <u>).
 INLINE_TAGS = ("i", "b", "u", "sup", "sub")
@@ -90,6 +92,10 @@ class PubmedRecord(_Record):
     publication_types: tuple[str, ...]
     pmcid: str | None = None
     language: str = "eng"
+    mesh_headings: tuple[str, ...] = Field(default=(), description="MeSH descriptors; none for an in-process record")
+    nct_id: str | None = Field(default=None, description="A ClinicalTrials.gov number in the record's DataBankList")
+    retraction_in: str | None = Field(default=None, description="PMID of the retraction notice")
+    expression_of_concern_in: str | None = Field(default=None, description="PMID of the expression of concern")
 
     @property
     def text(self) -> str:
@@ -136,7 +142,62 @@ class YouRecord(_Record):
         return " ".join((self.description, *self.snippets))
 
 
-Record = PubmedRecord | WebRecord | SearxngRecord | YouRecord
+class TrialIntervention(_Model):
+    type: str
+    name: str
+
+
+class TrialReference(_Model):
+    pmid: str
+    type: Literal["RESULT", "BACKGROUND", "DERIVED"]
+    citation: str
+
+
+class ClinicalTrialsRecord(_Record):
+    """A ClinicalTrials.gov registry entry (API v2 study), with the registry's enumerated values."""
+
+    kind: Literal["clinicaltrials"]
+    nct_id: str
+    official_title: str
+    brief_summary: str
+    overall_status: str
+    study_type: Literal["INTERVENTIONAL", "OBSERVATIONAL"]
+    phases: tuple[str, ...] = ()
+    allocation: str | None = None
+    enrollment: int
+    enrollment_type: Literal["ACTUAL", "ESTIMATED"]
+    conditions: tuple[str, ...]
+    interventions: tuple[TrialIntervention, ...]
+    start_date: str
+    completion_date: str | None = None
+    first_posted: str
+    has_results: bool = False
+    sponsor: str
+    references: tuple[TrialReference, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.brief_summary
+
+
+class EuropePmcRecord(_Record):
+    """A record only Europe PMC holds here: a preprint (source ``PPR``). PubMed records are served by the
+    Europe PMC stand-in too, from their PubMed form."""
+
+    kind: Literal["europepmc"]
+    ppr_id: str
+    abstract: tuple[AbstractSection, ...]
+    authors: tuple[str, ...] = Field(description="Europe PMC's 'fullName' form: 'Lastname AB'")
+    publisher: str
+    first_publication_date: str
+    publication_types: tuple[str, ...] = ("Preprint",)
+
+    @property
+    def text(self) -> str:
+        return strip_markup(" ".join(f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract))
+
+
+Record = PubmedRecord | WebRecord | SearxngRecord | YouRecord | ClinicalTrialsRecord | EuropePmcRecord
 
 
 class Topic(_Model):

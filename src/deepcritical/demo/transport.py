@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx2
 import structlog
 
-from deepcritical.demo import eutils, searxng, you
+from deepcritical.demo import clinicaltrials, europepmc, eutils, searxng, you
 
 logger = structlog.get_logger(__name__)
 
@@ -43,6 +43,18 @@ def _you(request: httpx2.Request) -> httpx2.Response:
     return _not_found(request, "You.com path")
 
 
+def _clinicaltrials(request: httpx2.Request) -> httpx2.Response:
+    if request.method == "GET" and request.url.path.rstrip("/") == clinicaltrials.STUDIES_PATH:
+        return clinicaltrials.studies(request)
+    return _not_found(request, "ClinicalTrials.gov path")
+
+
+def _europepmc(request: httpx2.Request) -> httpx2.Response:
+    if request.method == "GET" and request.url.path.rstrip("/") == europepmc.SEARCH_PATH:
+        return europepmc.search(request)
+    return _not_found(request, "Europe PMC path")
+
+
 def route(request: httpx2.Request) -> httpx2.Response:
     """Dispatch a request to the stand-in for its host."""
     host = request.url.host.lower()
@@ -53,9 +65,14 @@ def route(request: httpx2.Request) -> httpx2.Response:
         return _searxng(request)
     if host == you.YOU_HOST:
         return _you(request)
+    if host == clinicaltrials.CLINICALTRIALS_HOST:
+        return _clinicaltrials(request)
+    if host == europepmc.EUROPEPMC_HOST:
+        return _europepmc(request)
     return _not_found(request, "host")
 
 
 def demo_transport() -> httpx2.MockTransport:
-    """A transport answering E-utilities, SearXNG (any host containing "searxng") and You.com from the demo corpus."""
+    """A transport answering E-utilities, SearXNG (any host containing "searxng"), You.com, ClinicalTrials.gov and
+    Europe PMC from the demo corpus."""
     return httpx2.MockTransport(route)

@@ -111,9 +111,24 @@ def open_collection(connection: Connection, name: str, model_name: str) -> Any:
     return collection
 
 
-def encode(evidence: Evidence) -> tuple[str, dict[str, str]]:
-    """The document (the full Evidence as JSON, so it round-trips exactly) and a small metadata dict."""
-    return evidence.model_dump_json(), {"source": evidence.citation.source, "title": evidence.citation.title}
+def encode(evidence: Evidence) -> tuple[str, dict[str, str | int | bool]]:
+    """The document (the full Evidence as JSON, so it round-trips exactly) and a small metadata dict that
+    a ``where`` filter can use: source, title, grade (design, population, level when on the scale) and
+    whether the item is retracted or under an expression of concern. Chroma takes no None values, so an
+    item outside the OCEBM scale has no ``level`` key."""
+    grade = evidence.grade
+    metadata: dict[str, str | int | bool] = {
+        "source": evidence.citation.source,
+        "title": evidence.citation.title,
+        "design": grade.design,
+        "population": grade.population,
+        "grade_basis": grade.basis or "none",
+        "retracted": evidence.retracted,
+        "expression_of_concern": evidence.expression_of_concern,
+    }
+    if grade.level is not None:
+        metadata["level"] = grade.level
+    return evidence.model_dump_json(), metadata
 
 
 def decode(document: str) -> Evidence:

@@ -1,4 +1,5 @@
-"""A run's files: ``report.md`` (the rendered report) and ``run.json`` (everything else, no secrets)."""
+"""A run's files: ``report.md`` (the rendered report), ``run.json`` (everything else, no secrets) and the
+report's references for reference managers (RIS, BibTeX, CSL-JSON)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from deepcritical.run.exports import EXPORT_FORMATS, FILE_NAMES, ExportFormat, export, referenced
 from deepcritical.run.outcome import ResearchOutcome
 
 RUN_RECORD_VERSION = 1
@@ -19,10 +21,23 @@ def run_record(outcome: ResearchOutcome) -> dict[str, Any]:
 
 
 def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``run.json`` into ``out_dir`` (created if needed); return their paths."""
+    """Write ``report.md`` and ``run.json`` into ``out_dir`` (created if needed), and beside them the
+    report's references for reference managers (``references.ris``, ``references.bib``,
+    ``references.json`` in CSL-JSON); return the paths of the report and the run record."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report_path = out_dir / "report.md"
     run_path = out_dir / "run.json"
     report_path.write_text(outcome.markdown, encoding="utf-8")
     run_path.write_text(json.dumps(run_record(outcome), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_references(outcome, out_dir)
     return report_path, run_path
+
+
+def write_references(outcome: ResearchOutcome, out_dir: Path) -> dict[ExportFormat, Path]:
+    """The report's references in every export format, beside the report."""
+    items = referenced(outcome.report.references, {item.id: item for item in outcome.evidence})
+    paths: dict[ExportFormat, Path] = {}
+    for form in EXPORT_FORMATS:
+        paths[form] = out_dir / FILE_NAMES[form]
+        paths[form].write_text(export(items, form), encoding="utf-8")
+    return paths

@@ -12,13 +12,13 @@ import structlog
 from pydantic_ai.exceptions import AgentRunError
 
 from deepcritical.agents.deps import ResearchDeps
-from deepcritical.agents.report import MAX_REPORT_ITEMS, REPORT_TEXT_CHARS
+from deepcritical.agents.report import MAX_REPORT_ITEMS
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import Evidence
 from deepcritical.outputs import CitationAudit, FallbackReason, ResearchReport, StopReason
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 
 logger = structlog.get_logger(__name__)
 

@@ -18,7 +18,7 @@ import httpx2
 import structlog
 
 from deepcritical import __version__
-from deepcritical.errors import RateLimitError, SearchError
+from deepcritical.errors import RateLimitError, SearchError, SourceHTTPError
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
 
@@ -117,5 +117,7 @@ async def get_with_retry(
         raise RateLimitError(f"{source}: rate limited (HTTP 429) after {attempt} attempt(s)")
     if not response.is_success:  # an error, or a redirect the client was not allowed to follow
         snippet = " ".join(response.text.split())[:200]
-        raise SearchError(f"{source}: HTTP {response.status_code} after {attempt} attempt(s): {snippet}")
+        raise SourceHTTPError(
+            f"{source}: HTTP {response.status_code} after {attempt} attempt(s): {snippet}", status=response.status_code
+        )
     return response

@@ -11,6 +11,8 @@ import httpx2
 from deepcritical.config import Settings
 from deepcritical.models import SourceName
 from deepcritical.sources.base import USER_AGENT, SearchTool
+from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
+from deepcritical.sources.europepmc import EuropePmcTool
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.searxng import SearxngTool
@@ -86,11 +88,23 @@ def build_sources(
                 unavailable["you"] = "YOU_API_KEY is not set"
                 continue
             tools.append(research_engine)
+        elif name == "clinicaltrials":
+            tools.append(
+                ClinicalTrialsTool(
+                    client, base_url=str(settings.clinicaltrials_base_url), timeout=settings.clinicaltrials_timeout
+                )
+            )
+        elif name == "europepmc":
+            tools.append(
+                EuropePmcTool(client, base_url=str(settings.europepmc_base_url), timeout=settings.europepmc_timeout)
+            )
     timeouts = {
         "pubmed": settings.pubmed_timeout,
         "web": settings.web_timeout,
         "searxng": settings.searxng_timeout,
         "you": settings.you_timeout,
+        "clinicaltrials": settings.clinicaltrials_timeout,
+        "europepmc": settings.europepmc_timeout,
     }
     # The handler's deadline sits a little above each source's own HTTP timeout, so a source that
     # times out reports its own error rather than being cut off mid-retry.

@@ -10,6 +10,7 @@ import pydantic
 import structlog
 
 from deepcritical.models import Citation, Evidence
+from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.ncbi_body import (
     as_list,
     attr,
@@ -29,6 +30,7 @@ _MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "
 _MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
 _PMID = re.compile(r"[0-9]{1,10}")
 _DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
+_NCT = re.compile(r"NCT[0-9]{8}")
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,36 @@ def _texts(node: object) -> tuple[str, ...]:
     return tuple(text for text in (flatten_text(item) for item in as_list(node)) if text)
 
 
+def _mesh(citation: object) -> tuple[str, ...]:
+    """MeSH descriptor names, in the record's order (qualifiers left out)."""
+    return tuple(
+        name
+        for heading in as_list(get(citation, "MeshHeadingList", "MeshHeading"))
+        if (name := flatten_text(get(heading, "DescriptorName")))
+    )
+
+
+def _corrections(citation: object) -> set[str]:
+    """The ``RefType`` of every CommentsCorrections entry: ``RetractionIn`` says this record was retracted
+    (``RetractionOf`` is the notice itself), ``ExpressionOfConcernIn`` that the journal raised a concern."""
+    return {
+        kind
+        for entry in as_list(get(citation, "CommentsCorrectionsList", "CommentsCorrections"))
+        if (kind := attr(entry, "RefType"))
+    }
+
+
+def _nct_id(article: object) -> str | None:
+    """The ClinicalTrials.gov number a record declares in its DataBankList, if any."""
+    for bank in as_list(get(article, "DataBankList", "DataBank")):
+        if flatten_text(get(bank, "DataBankName")).lower().replace(".", "") != "clinicaltrialsgov":
+            continue
+        for number in as_list(get(bank, "AccessionNumberList", "AccessionNumber")):
+            if _NCT.fullmatch(text := flatten_text(number).upper()):
+                return text
+    return None
+
+
 @dataclass(frozen=True)
 class _Record:
     pmid: str
@@ -137,6 +169,9 @@ class _Record:
     doi: str | None
     pmcid: str | None
     publication_types: tuple[str, ...]
+    mesh_headings: tuple[str, ...] = ()
+    corrections: frozenset[str] = frozenset()
+    nct_id: str | None = None
 
 
 def _journal_record(record: object) -> _Record:
@@ -157,6 +192,9 @@ def _journal_record(record: object) -> _Record:
         doi=_doi(ids, get(article, "ELocationID")),
         pmcid=_pmcid(ids),
         publication_types=_texts(get(article, "PublicationTypeList", "PublicationType")),
+        mesh_headings=_mesh(citation),
+        corrections=frozenset(_corrections(citation)),
+        nct_id=_nct_id(article),
     )
 
 
@@ -193,8 +231,23 @@ def _evidence(record: _Record, rank: int) -> Evidence:
         pmid=record.pmid,
         pmcid=record.pmcid,
         publication_types=record.publication_types,
+        mesh_headings=record.mesh_headings,
+        nct_id=record.nct_id,
     )
-    return Evidence(content=record.abstract, citation=citation, relevance=relevance_for_rank(rank))
+    grade = grade_record(
+        title=title,
+        text=record.abstract,
+        publication_types=record.publication_types,
+        mesh_headings=record.mesh_headings,
+    )
+    return Evidence(
+        content=record.abstract,
+        citation=citation,
+        relevance=relevance_for_rank(rank),
+        grade=grade,
+        retracted=is_retracted(record.publication_types) or "RetractionIn" in record.corrections,
+        expression_of_concern="ExpressionOfConcernIn" in record.corrections,
+    )
 
 
 def parse_efetch_data(data: object, order: Sequence[str] = ()) -> ParsedBatch:

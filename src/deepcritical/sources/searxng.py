@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from deepcritical.errors import RateLimitError, SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
 from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import (
     MAX_CONTENT_CHARS,
     MAX_TITLE_CHARS,
@@ -133,7 +134,10 @@ def results_to_evidence(results: SearxngResults) -> list[Evidence]:
         raw_doi = result.raw.get("doi")
         doi = raw_doi if isinstance(raw_doi, str) and DOI_PATTERN.fullmatch(normalize_doi(raw_doi)) else None
         citation = Citation(source="searxng", title=result.title[:MAX_TITLE_CHARS], url=result.url, date=date, doi=doi)
-        evidence.append(Evidence(content=result.snippet[:MAX_CONTENT_CHARS], citation=citation, relevance=relevance))
+        content = result.snippet[:MAX_CONTENT_CHARS]
+        evidence.append(
+            Evidence(content=content, citation=citation, relevance=relevance, grade=grade_web(citation.title, content))
+        )
     return evidence
 
 

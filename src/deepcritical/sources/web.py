@@ -24,6 +24,7 @@ from ddgs.exceptions import TimeoutException as DdgsTimeoutException
 from deepcritical.errors import RateLimitError, SearchError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.sources.base import SearchTool
+from deepcritical.sources.grading import grade_web
 
 logger = structlog.get_logger(__name__)
 
@@ -83,8 +84,14 @@ def results_to_evidence(results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
         if not (title and url and body):
             continue
         citation = Citation(source="web", title=title[:MAX_TITLE_CHARS], url=url, date="Unknown")
+        content = body[:MAX_CONTENT_CHARS]
         evidence.append(
-            Evidence(content=body[:MAX_CONTENT_CHARS], citation=citation, relevance=rank_relevance(position))
+            Evidence(
+                content=content,
+                citation=citation,
+                relevance=rank_relevance(position),
+                grade=grade_web(citation.title, content),
+            )
         )
     return evidence
 

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from deepcritical.errors import SearchError, SourceDisabledError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import MAX_TITLE_CHARS, published_date, rank_relevance, text_of, web_url
 
 logger = structlog.get_logger(__name__)
@@ -158,7 +159,13 @@ class ResearchEngine(SearchTool):
             citation = Citation(
                 source="you", title=hit.title[:MAX_TITLE_CHARS], url=hit.url, date=hit.date, authors=hit.authors
             )
+            content = content[:MAX_CONTENT_CHARS]
             evidence.append(
-                Evidence(content=content[:MAX_CONTENT_CHARS], citation=citation, relevance=rank_relevance(position))
+                Evidence(
+                    content=content,
+                    citation=citation,
+                    relevance=rank_relevance(position),
+                    grade=grade_web(citation.title, content),
+                )
             )
         return evidence

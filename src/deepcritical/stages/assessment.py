@@ -1,12 +1,15 @@
-"""An assessment computed in code: aspect scores from how many relevant items cover each aspect,
-sufficiency when every aspect is well covered, confidence from coverage and the number of sources.
-It stands in for the Judge when its model fails (labelled as built in code), and the demo Judge is
-exactly this algorithm."""
+"""An assessment computed in code: aspect scores from how many relevant items cover each aspect (clinical
+evidence weighed by its level: a meta-analysis or a randomised trial in humans counts for more than a
+cohort, and animal or cell studies count for mechanism, not for clinical evidence), sufficiency when every
+aspect is well covered, confidence from coverage and the number of sources, and gaps that name the study
+designs missing. It stands in for the Judge when its model fails (labelled as built in code), and the demo
+Judge is exactly this algorithm. Retracted items count for nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import (
@@ -22,21 +25,76 @@ from deepcritical.stages.reading import (
     stem,
 )
 
+# What one item in humans adds to the clinical score, by OCEBM level; an item outside the scale adds less
+# (a preprint reports a study of its own, a web page only reports one); an item of unknown design counts
+# as one, as every item did before items were graded.
+CLINICAL_WEIGHTS: dict[int, float] = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.6, 5: 0.3}
+OUTSIDE_SCALE_CLINICAL_WEIGHTS: dict[str, float] = {"preprint": 0.5, "guideline": 0.5, "unknown": 1.0}
+UNGRADED_CLINICAL_WEIGHT = 0.3
+TRIAL_DESIGNS = frozenset({"randomized_controlled_trial"})
+REVIEW_DESIGNS = frozenset({"meta_analysis", "systematic_review"})
 
-def _score(covering: int) -> int:
-    return min(10, round(10 * (1 - 0.5**covering)))
+
+def _score(covering: float) -> int:
+    score: float = 10 * (1 - 0.5**covering)
+    return min(10, round(score))
+
+
+def _level_rank(item: EvidenceView) -> int:
+    return item.level if item.level is not None else 6
+
+
+def _non_human(item: EvidenceView) -> bool:
+    return item.population in ("animals", "in_vitro") or item.design == "preclinical"
+
+
+def _clinical_weight(item: EvidenceView) -> float:
+    if _non_human(item) or item.design == "registered_trial":
+        return 0.0
+    if item.level is not None:
+        return CLINICAL_WEIGHTS.get(item.level, UNGRADED_CLINICAL_WEIGHT)
+    return OUTSIDE_SCALE_CLINICAL_WEIGHTS.get(item.design, UNGRADED_CLINICAL_WEIGHT)
+
+
+def design_gaps(relevant: Sequence[EvidenceView]) -> tuple[list[str], list[str]]:
+    """Gaps that name the designs missing among the relevant items, and the query words that would look
+    for them. Nothing is said when no item is graded: what is missing cannot be told then."""
+    if all(item.design == "unknown" for item in relevant):
+        return [], []
+    designs = {item.design for item in relevant if not _non_human(item)}
+    gaps: list[str] = []
+    words: list[str] = []
+    if not designs & REVIEW_DESIGNS:
+        gaps.append("No systematic review or meta-analysis among the evidence judged")
+        words.append("systematic review meta-analysis")
+    if not designs & TRIAL_DESIGNS:
+        gaps.append("No randomised controlled trial among the evidence judged")
+        words.append("randomized controlled trial")
+    if not any(not _non_human(item) and item.design not in ("web", "unknown", "registered_trial") for item in relevant):
+        gaps.append("No published study in humans among the evidence judged")
+    return gaps, words
 
 
 def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
     """Scores from how many relevant items cover each aspect; sufficient when every aspect reaches
     ``SUFFICIENT_SCORE``; confidence from coverage and the number of independent sources."""
     stems = [stem(term) for term in key_terms(question)]
-    relevant = [item for item in items if is_relevant(item, stems)]
+    relevant = [item for item in items if not item.retracted and is_relevant(item, stems)]
     covering = {
         name: [item.id for item in relevant if name in aspects_of(informative(f"{item.title}. {item.text}"))]
         for name in ASPECTS
     }
+    # Animal and cell studies are mechanism evidence whatever words they use; never clinical evidence.
+    covering["mechanism"] += [i.id for i in relevant if _non_human(i) and i.id not in covering["mechanism"]]
+    # A graded study in people is clinical evidence whatever words its slice of text uses.
+    covering["clinical"] += [
+        i.id for i in relevant if i.level is not None and not _non_human(i) and i.id not in covering["clinical"]
+    ]
+    by_id = {item.id: item for item in relevant}
+    covering["clinical"] = [i for i in covering["clinical"] if _clinical_weight(by_id[i]) > 0]
+    clinical_weight = sum(_clinical_weight(by_id[i]) for i in covering["clinical"])
     scores = {name: _score(len(ids)) for name, ids in covering.items()}
+    scores["clinical"] = _score(clinical_weight)
     sources = {source for item in relevant for source in (item.found_by or [item.source])}
     coverage = sum(scores.values()) / (10 * len(ASPECTS))
     confidence = round(0.75 * coverage + 0.25 * min(1.0, len(sources) / 3), 2)
@@ -46,10 +104,21 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
         ids = covering[name]
         if not ids:
             return f"None of the {len(relevant)} relevant items reviewed addresses {ASPECT_LABELS[name]}."
+        if name == "clinical":
+            # Strongest first, so the reason names the best evidence.
+            ids = sorted(ids, key=lambda i: _level_rank(by_id[i]))
+            best = by_id[ids[0]]
+            design = DESIGN_LABELS.get(best.design, best.design)  # type: ignore[call-overload]
+            level = f", the strongest at OCEBM level {best.level} ({design})" if best.level else ""
+            return (
+                f"{len(ids)} of {len(relevant)} relevant items are clinical evidence in humans{level} "
+                f"({', '.join(ids[:3])})."
+            )
         return f"{len(ids)} of {len(relevant)} relevant items address {ASPECT_LABELS[name]} ({', '.join(ids[:3])})."
 
     weak = [name for name in ASPECTS if scores[name] < SUFFICIENT_SCORE]
-    gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak]
+    missing, design_words = design_gaps(relevant)
+    gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak] + missing
     if len(sources) < 2:
         gaps.append(f"Evidence comes from {len(sources)} source(s) only")
     # The same classifier as the extractive report's: an item is contrary when its quoted result reads contrary.
@@ -66,7 +135,7 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
         sufficient=not weak and bool(relevant),
         confidence=confidence,
         gaps=gaps,
-        next_queries=[f"{base} {ASPECT_QUERY_WORDS[name]}" for name in weak],
+        next_queries=[f"{base} {ASPECT_QUERY_WORDS[name]}" for name in weak] + [f"{base} {w}" for w in design_words],
         candidate_answers=answers if relevant else [],
         cited_ids=[item.id for item in relevant],
     )

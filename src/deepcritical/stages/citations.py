@@ -3,7 +3,8 @@
 An id in a trivially different form of a collected one (a bare PMID, "PMID: 123", a doi.org link, a
 URL that normalises to a collected URL) is repaired; any other unknown id is dropped, and a finding
 left without a valid citation is dropped. URLs in model-written text are removed: the only links in
-a rendered report are those of the collected sources, in the reference list.
+a rendered report are those of the collected sources, in the reference list. A retracted item supports
+nothing: it is removed from every finding (the audit lists it), and a finding left without support goes.
 """
 
 from __future__ import annotations
@@ -82,13 +83,19 @@ class _Checker:
     def __init__(self, collected: Mapping[str, Evidence]) -> None:
         self.index = CitationIndex(collected)
         self.audit = CitationAudit()
+        self.retracted = {evidence_id for evidence_id, item in collected.items() if item.retracted}
 
     def _resolve(self, raw: str) -> str | None:
         resolved = self.index.resolve(raw)
         if resolved is None:
             self.audit.dropped_ids.append(raw)
-        elif resolved != raw:
+            return None
+        if resolved != raw:
             self.audit.repaired[raw] = resolved
+        if resolved in self.retracted:  # a retracted publication supports no finding
+            if resolved not in self.audit.retracted_ids:
+                self.audit.retracted_ids.append(resolved)
+            return None
         return resolved
 
     def clean_text(self, text: str) -> tuple[str, list[str]]:
@@ -97,7 +104,8 @@ class _Checker:
 
         def on_url(url: str) -> str:
             if (resolved := self.index.resolve(url)) is not None:
-                named.append(resolved)
+                if resolved not in self.retracted:
+                    named.append(resolved)
                 return ""
             self.audit.stripped_urls.append(url)
             return LINK_REMOVED

@@ -5,6 +5,7 @@ outcome) reads it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
@@ -81,6 +82,11 @@ class RunEvidence:
     def count_by_source(self) -> dict[str, int]:
         """How many collected items each source returned (an item found by two sources counts for both)."""
         return count_by_source(self._items.values())
+
+    def count_by_design(self) -> dict[str, int]:
+        """How many collected items each study design has (retracted items apart, under "retracted")."""
+        counts = Counter("retracted" if item.retracted else item.grade.design for item in self._items.values())
+        return dict(counts.most_common())
 
     async def select(self, question: str, k: int) -> list[Evidence]:
         """At most ``k`` collected items for a model to read: relevant to ``question`` and diverse (the

@@ -18,11 +18,14 @@ from deepcritical.models import Evidence
 EVIDENCE_TAG = "evidence_items"
 BRIEF_TAG = "run_brief"
 DEFAULT_TEXT_CHARS = 1200
+# The slice of text the Report agent and the code-built report read; the strength table reads the same.
+REPORT_TEXT_CHARS = 1000
 
 
 @dataclass(frozen=True)
 class EvidenceView:
-    """One evidence item as a model sees it: identity, provenance and a bounded slice of text."""
+    """One evidence item as a model sees it: identity, provenance, its grade (study design, OCEBM 2011 level,
+    population, participants) and whether it was retracted, and a bounded slice of text."""
 
     id: str
     title: str
@@ -31,6 +34,12 @@ class EvidenceView:
     text: str
     found_by: list[str] = field(default_factory=list)
     publication_types: list[str] = field(default_factory=list)
+    design: str = "unknown"
+    level: int | None = None
+    population: str = "unknown"
+    n: int | None = None
+    retracted: bool = False
+    expression_of_concern: bool = False
 
     @classmethod
     def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
@@ -43,6 +52,12 @@ class EvidenceView:
             text=text,
             found_by=list(item.found_by),
             publication_types=list(item.citation.publication_types),
+            design=item.grade.design,
+            level=item.grade.level,
+            population=item.grade.population,
+            n=item.grade.sample_size,
+            retracted=item.retracted,
+            expression_of_concern=item.expression_of_concern,
         )
 
 
@@ -89,6 +104,10 @@ def parse_block(text: str, tag: str) -> list[dict[str, Any]]:
     return [record for record in records if isinstance(record, dict)]
 
 
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def parse_evidence(text: str) -> list[EvidenceView]:
     views = []
     for record in parse_block(text, EVIDENCE_TAG):
@@ -101,6 +120,12 @@ def parse_evidence(text: str) -> list[EvidenceView]:
                 text=str(record.get("text", "")),
                 found_by=[str(name) for name in record.get("found_by", [])],
                 publication_types=[str(kind) for kind in record.get("publication_types", [])],
+                design=str(record.get("design", "unknown")),
+                level=_int_or_none(record.get("level")),
+                population=str(record.get("population", "unknown")),
+                n=_int_or_none(record.get("n")),
+                retracted=record.get("retracted") is True,
+                expression_of_concern=record.get("expression_of_concern") is True,
             )
         )
     return views

@@ -4,10 +4,12 @@ clinical, safety) a text covers. The code-built assessment and the extractive re
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from deepcritical.stages.framing import EvidenceView
 
@@ -50,22 +52,40 @@ _HARM = (
 )
 CONTRARY = re.compile(
     r"\b(?:no (?:statistically )?significant|not (?:statistically )?significant\w*|no longer significant"
-    r"|non-?significant|did not (?:significantly )?(?:improve|reduce|change|differ|affect|alter|slow|lower|show|"
-    r"prevent|benefit)|(?:was|were) not associated|no association|no effect|no benefit|failed to|increased risk"
+    r"|non-?significant|(?:did|does|do) not (?:significantly )?"
+    r"(?:improve|reduce|change|differ|affect|alter|slow|lower|show|prevent|benefit)"
+    r"|(?:was|were) not associated|no association|no effect|no (?:[\w-]+ )?benefit|failed to|increased risk"
+    r"|recommends? against"
     r"|higher risk|worse\w*|no difference|no improvement|insufficient evidence|inconsistent|unchanged" + _HARM + r")\b",
+    re.IGNORECASE,
+)
+# Of the contrary wording, what says harm (rather than no effect): an unfavourable result, not a null one.
+UNFAVOURABLE = re.compile(
+    r"\b(?:increased risk|higher risk|worse\w*|adverse" + _HARM + r")\b",
     re.IGNORECASE,
 )
 # Wording of a favourable result. When a sentence has both kinds, what it says first is its main
 # claim: "linked to a 16% lower risk ..., with no association in people with kidney disease" supports.
 SUPPORTIVE = re.compile(
-    r"\b(?:lower(?:ed)? (?:risk|rates?|incidence|odds)|reduc\w*|decreas\w*|improv\w*|slow\w*|protect\w*"
-    r"|benefi\w*|attenuat\w*|prevent\w*)",
+    r"\b(?:lower(?:ed)? (?:[\w-]+ ){0,2}?(?:risk|rates?|incidence|odds|mortality|deaths?)|reduc\w*|decreas\w*"
+    r"|improv\w*|slow\w*|protect\w*|benefi\w*|attenuat\w*|prevent\w*|fewer (?:[\w-]+ ){0,2}?(?:events|deaths))",
+    re.IGNORECASE,
+)
+
+
+# A favourable-sounding association that vanishes ("the apparent protective association largely
+# disappears when ...") is a null result, wherever the favourable word stands.
+VANISHING = re.compile(
+    r"\b(?:(?:largely|completely|entirely) )?(?:disappear\w*|vanish\w*|(?:was|were) (?:fully )?explained by"
+    r"|attenuated to (?:the )?null)\b",
     re.IGNORECASE,
 )
 
 
 def reads_contrary(sentence: str) -> bool:
     """Whether a sentence's main claim is a null, negative or unfavourable result."""
+    if VANISHING.search(sentence):
+        return True
     against = CONTRARY.search(sentence)
     if against is None:
         return False
@@ -192,6 +212,56 @@ def aspects_of(text: str) -> set[str]:
     if CONTRARY.search(text):
         found.add("safety")
     return found
+
+
+Direction = Literal["favourable", "null", "unfavourable"]
+
+
+def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:
+    """Which way an item's result points, read from the sentence that states it: favourable, null (no
+    effect, no difference) or unfavourable (harm, higher risk); None when no sentence states a clear result.
+    A registry entry states plans, not results, so it has none."""
+    if item.design == "registered_trial":
+        return None
+    found = quote(item, stems)
+    if found is None:
+        return None
+    if found.contrary:
+        # The first contrary claim decides: "did not change cognition; adverse events were common" is null.
+        first = CONTRARY.search(found.sentence)
+        harm = UNFAVOURABLE.search(found.sentence)
+        if harm is not None and (first is None or harm.start() <= first.start()):
+            return "unfavourable"
+        return "null"
+    return "favourable" if SUPPORTIVE.search(found.sentence) else None
+
+
+# Words of a question that say what the answer is about (an effect), not what it concerns: "Do statins
+# reduce mortality in sepsis?" concerns statins, mortality and sepsis.
+_EFFECT_VERBS = ("reduce", "lower", "improve", "prevent", "increase", "slow", "cause", "affect", "benefit", "protect")
+EFFECT_WORDS = frozenset(word + suffix for word in (*_EFFECT_VERBS, "work", "change", "delay") for suffix in ("", "s"))
+
+
+def entity_terms(stems: Sequence[str]) -> list[str]:
+    """The key terms that name things (drugs, diseases, outcomes), without the effect verbs."""
+    return [term for term in stems if term not in EFFECT_WORDS] or list(stems)
+
+
+def _mentions(term: str, haystack: str) -> bool:
+    # "statins" in the question, "statin" in the text: fold a plural s.
+    return term in haystack or (len(term) > 4 and term.endswith("s") and term[:-1] in haystack)
+
+
+def on_topic(item: EvidenceView, stems: Sequence[str]) -> bool:
+    """The item names the question's key entities: every one of a short question, else at least two thirds
+    of them (and never fewer than two). Only such items may point the answer one way or the other: a
+    snippet about metformin alone says nothing about metformin for Alzheimer's disease."""
+    entities = entity_terms(stems)
+    if not entities:
+        return True
+    haystack = f"{item.title} {item.text}".lower()
+    hits = sum(_mentions(term, haystack) for term in entities)
+    return hits >= max(min(2, len(entities)), math.ceil(2 * len(entities) / 3))
 
 
 def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:

@@ -10,9 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from deepcritical.models import Evidence
+from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
+from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
+from deepcritical.stages.strength import DIRECTIONS, strength_of
 
 DEMO_BANNER = (
     "> **DEMO MODE: SYNTHETIC SOURCES.** Every source cited in this report is synthetic demo data served "
@@ -108,6 +110,21 @@ class RenderContext:
     recalled: Sequence[str] = ()
 
 
+BASIS_WORDS = {
+    "publication_type": "from its publication types",
+    "mesh": "from its MeSH headings",
+    "text": "from its title and abstract",
+    "source": "from its source",
+}
+
+
+def grade_text(grade: Grade) -> str:
+    """'randomised controlled trial, humans, n = 80; OCEBM level 2 (from its publication types)'."""
+    level = f"OCEBM level {grade.level}" if grade.level is not None else "outside the OCEBM scale"
+    basis = f" ({BASIS_WORDS[grade.basis]})" if grade.basis else " (not graded)"
+    return f"{grade.label}; {level}{basis}"
+
+
 def _reference(number: int, item: Evidence, recalled: bool) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
@@ -116,6 +133,9 @@ def _reference(number: int, item: Evidence, recalled: bool) -> str:
     if authors:
         parts.append(f"{escape(authors)} ")
     parts.append(f"({escape(citation.date)}). {escape(citation.title.rstrip('. '))}. *{escape(venue)}*.")
+    parts.append(f" Design: {escape(grade_text(item.grade))}.")
+    if item.expression_of_concern:
+        parts.append(" **The journal has published an expression of concern about this article.**")
     origin = "recalled from an earlier run, " if recalled else ""
     parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
     link = safe_link(citation.url)
@@ -123,14 +143,103 @@ def _reference(number: int, item: Evidence, recalled: bool) -> str:
     return "".join(parts)
 
 
-def _findings(findings: Sequence[Finding], numbers: Mapping[str, int], text: ModelText, empty: str) -> list[str]:
+def best_grade(ids: Sequence[str], evidence: Mapping[str, Evidence]) -> Grade | None:
+    """The strongest grade among the items behind a finding: the lowest OCEBM level in humans, then items
+    outside the scale, animal and cell studies last."""
+    grades = [evidence[i].grade for i in ids if i in evidence]
+
+    def rank(grade: Grade) -> tuple[int, int]:
+        preclinical = grade.population in ("animals", "in_vitro")
+        return (grade.level if grade.level is not None and not preclinical else 6, 1 if preclinical else 0)
+
+    return min(grades, key=rank) if grades else None
+
+
+def _findings(
+    findings: Sequence[Finding],
+    numbers: Mapping[str, int],
+    text: ModelText,
+    empty: str,
+    evidence: Mapping[str, Evidence],
+) -> list[str]:
     if not findings:
         return [empty]
     lines = []
     for finding in findings:
         marks = ", ".join(str(numbers[i]) for i in finding.evidence_ids if i in numbers)
-        lines.append(f"- {text(finding.statement)} \\[{marks}\\]")
+        grade = best_grade(finding.evidence_ids, evidence)
+        shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
+        lines.append(f"- {text(finding.statement)} \\[{marks}\\]{shown}")
     return lines
+
+
+def _flagged_item(item: Evidence) -> str:
+    link = safe_link(item.citation.url)
+    where = f" [Link]({link})" if link else ""
+    return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}), {code_span(item.id)}.{where}"
+
+
+def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
+    """A visible warning listing every retracted item collected (they support no finding), and the items
+    under an expression of concern."""
+    retracted = [item for item in evidence.values() if item.retracted]
+    concerned = [item for item in evidence.values() if item.expression_of_concern and not item.retracted]
+    lines: list[str] = []
+    if retracted:
+        lines += [
+            f"> **Warning: {len(retracted)} retracted publication(s) found.** A retracted publication supports no "
+            "finding in this report; it is listed here so that it is not mistaken for evidence:",
+            ">",
+            *(f"> - **Retracted:** {_flagged_item(item)}" for item in retracted),
+            "",
+        ]
+    if concerned:
+        lines += [
+            f"> **Caution: {len(concerned)} publication(s) under an expression of concern.** The journal has "
+            "questioned their reliability; read any finding they support with care:",
+            ">",
+            *(f"> - **Expression of concern:** {_flagged_item(item)}" for item in concerned),
+            "",
+        ]
+    return lines
+
+
+def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> str:
+    if not ids:
+        return "0"
+    cited = [str(numbers[i]) for i in ids if i in numbers]
+    return f"{len(ids)} \\[{', '.join(cited)}\\]" if cited else str(len(ids))
+
+
+def strength_table(question: str, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> list[str]:
+    """Collected items by design (strongest first) and by the direction of their result. Cells give the
+    count and the reference numbers of those the report cites."""
+    strength = strength_of(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in evidence.values()])
+    lines = [
+        "| Design | OCEBM 2011 level | Favourable | Null | Unfavourable | No clear result |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, cells in strength.rows:
+        counts = " | ".join(_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None))
+        lines.append(f"| {escape(label[0].upper() + label[1:])} | {escape(strength.level_text(label))} | {counts} |")
+    if not strength.rows:
+        lines = ["No collected item mentions the question's key terms, so none is placed in the table."]
+    notes = [
+        "Each item's design comes from its publication types, MeSH headings or text, and the direction of its "
+        "result from the wording of the sentence that states it (read in code, not appraised); numbers in "
+        "brackets are references cited above."
+    ]
+    if strength.off_topic:
+        notes.append(
+            f"{len(strength.off_topic)} collected item(s) that do not mention the question's key terms are left out."
+        )
+    if strength.registrations:
+        notes.append(
+            f"{len(strength.registrations)} trial registration(s) are left out: they state plans, not results."
+        )
+    if strength.retracted:
+        notes.append(f"{len(strength.retracted)} retracted publication(s) are left out.")
+    return [*lines, "", " ".join(notes)]
 
 
 def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
@@ -166,14 +275,18 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
             "",
         ]
     lines += ["## Answer in brief", "", text(report.answer_brief) or "No answer could be given.", ""]
+    lines += _flags(evidence)
     lines += [
         "## Key findings",
         "",
-        *_findings(report.key_findings, numbers, text, "No finding could be supported."),
+        *_findings(report.key_findings, numbers, text, "No finding could be supported.", evidence),
         "",
     ]
     none_found = "None among the evidence reviewed."
-    lines += ["## Contrary evidence", "", *_findings(report.contrary_evidence, numbers, text, none_found), ""]
+    contrary = _findings(report.contrary_evidence, numbers, text, none_found, evidence)
+    lines += ["## Contrary evidence", "", *contrary, ""]
+    if evidence:
+        lines += ["## Strength of evidence", "", *strength_table(report.question, evidence, numbers), ""]
     if context.assessment is not None:
         lines += ["## How the judge rated the evidence", "", *_assessment(context.assessment, text), ""]
     # Errors are code-written and shown escaped (URLs defanged) under "Why the run stopped", never here.

@@ -148,10 +148,11 @@ class SearchStage:
         results = await asyncio.gather(*(self._handler.execute(query, self._max_results) for query in queries))
         searched = time.perf_counter()
         answered, failed, errors = source_status(results)
+        # Studies before web pages, then by relevance: when a news page and the paper it reports are
+        # duplicates in meaning, the earlier one is kept, and it should be the graded paper.
         merged = sorted(
             merge_evidence([item for result in results for item in result.evidence]),
-            key=lambda item: item.relevance,
-            reverse=True,
+            key=lambda item: (item.grade.design == "web", -item.relevance),
         )
         fresh: list[Evidence] = []
         for item in merged:

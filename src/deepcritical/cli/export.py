@@ -1,0 +1,47 @@
+"""``deepcritical export RUN_DIR``: a finished run's references as RIS, BibTeX or CSL-JSON, read from its
+``run.json`` (no network, no store)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from deepcritical.errors import ConfigError
+from deepcritical.models import Evidence
+from deepcritical.run.exports import ExportFormat, export, referenced
+
+
+def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence]]:
+    """The report's reference ids and every collected item of the run recorded in ``run_dir``. Anything
+    that is not a readable run record is a ConfigError naming the file and the problem."""
+    path = run_dir / "run.json" if run_dir.is_dir() else run_dir
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no run record at {path}: give the --out directory of a research run") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path} is not JSON: {error.msg} at line {error.lineno}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("evidence"), list):
+        raise ConfigError(f"{path} is not a DeepCritical run record: it has no 'evidence' list")
+    try:
+        items = [Evidence.model_validate(record) for record in data["evidence"]]
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{path} holds an evidence item that does not validate: {where}: {first['msg']}") from None
+    report = data.get("report")
+    listed = report.get("references", []) if isinstance(report, dict) else []
+    references = [ref for ref in listed if isinstance(ref, str)] if isinstance(listed, list) else []
+    return references, {item.id: item for item in items}
+
+
+def export_run(run_dir: Path, form: ExportFormat, *, every_item: bool = False) -> tuple[str, int]:
+    """The run's references (or, with ``every_item``, every collected item) in ``form``, and how many."""
+    references, evidence = load_run(run_dir)
+    items = list(evidence.values()) if every_item else referenced(references, evidence)
+    return export(items, form), len(items)

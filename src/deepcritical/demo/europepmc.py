@@ -1,0 +1,167 @@
+"""Stand-in for Europe PMC's REST search (``GET https://www.ebi.ac.uk/europepmc/webservices/rest/search``) over
+the demo corpus: ``format=json``, ``resultType=core``, ``pageSize`` and ``cursorMark`` as the real service takes
+them. Europe PMC holds PubMed's records, so the demo PubMed records are served too (source ``MED``), beside
+the preprints only Europe PMC has (source ``PPR``)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+import httpx2
+
+from deepcritical.demo.corpus import hits
+from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord
+
+EUROPEPMC_HOST = "www.ebi.ac.uk"
+SEARCH_PATH = "/europepmc/webservices/rest/search"
+DEFAULT_PAGE_SIZE = 25  # the service's default
+MAX_PAGE_SIZE = 1000
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _json(status: int, body: object) -> httpx2.Response:
+    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"demo:{offset}".encode()).decode()
+
+
+def _offset(cursor: str) -> int | None:
+    if cursor == "*":
+        return 0
+    try:
+        prefix, _, number = base64.urlsafe_b64decode(cursor).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return int(number) if prefix == "demo" and number.isdigit() else None
+
+
+def _abstract_html(sections: tuple[tuple[str | None, str], ...]) -> str:
+    """Europe PMC writes a structured abstract's labels as HTML headings."""
+    return "".join(f"<h4>{label.capitalize()}</h4>{text}" if label else text for label, text in sections)
+
+
+def _cited_by(identifier: str) -> int:
+    return zlib.crc32(identifier.encode()) % 120  # deterministic, synthetic
+
+
+def _date(record: PubmedRecord) -> str:
+    date = record.pub_date
+    if not date.year:
+        return (date.medline_date or "")[:4]
+    month = date.month or ""
+    number = f"{_MONTHS.index(month[:3].lower()) + 1:02d}" if month[:3].lower() in _MONTHS else month
+    return "-".join(part for part in (date.year, number, (date.day or "").zfill(2) if date.day else "") if part)
+
+
+def pubmed_result(record: PubmedRecord) -> dict[str, object]:
+    """A PubMed record as Europe PMC's ``core`` result for source MED."""
+    authors: list[dict[str, str]] = []
+    for person in record.authors:
+        if isinstance(person, CollectiveAuthor):
+            authors.append({"collectiveName": person.collective_name})
+        else:
+            authors.append(
+                {
+                    "fullName": f"{person.last_name} {person.initials}",
+                    "firstName": person.fore_name,
+                    "lastName": person.last_name,
+                    "initials": person.initials,
+                }
+            )
+    result: dict[str, object] = {
+        "id": record.pmid,
+        "source": "MED",
+        "pmid": record.pmid,
+        "title": record.title,
+        "authorString": ", ".join(a.get("fullName") or a.get("collectiveName", "") for a in authors) + ".",
+        "authorList": {"author": authors},
+        "journalInfo": {
+            "volume": record.journal.volume,
+            "issue": record.journal.issue,
+            "journal": {"title": record.journal.title, "isoabbreviation": record.journal.iso_abbreviation},
+            "printPublicationDate": _date(record),
+        },
+        "pubYear": (record.pub_date.year or record.pub_date.medline_date or "")[:4],
+        "pubTypeList": {"pubType": list(record.publication_types)},
+        "isOpenAccess": "Y" if record.pmcid else "N",
+        "citedByCount": _cited_by(record.pmid),
+        "firstPublicationDate": _date(record),
+    }
+    if record.abstract:
+        result["abstractText"] = _abstract_html(tuple((s.label, s.text) for s in record.abstract))
+    if record.doi:
+        result["doi"] = record.doi
+    if record.pmcid:
+        result["pmcid"] = record.pmcid
+    if record.mesh_headings:
+        result["meshHeadingList"] = {
+            "meshHeading": [{"majorTopic_YN": "N", "descriptorName": name} for name in record.mesh_headings]
+        }
+    corrections = [
+        {"id": pmid, "source": "MED", "type": kind, "note": "", "orderIn": 0}
+        for kind, pmid in (
+            ("Retraction in", record.retraction_in),
+            ("Expression of concern in", record.expression_of_concern_in),
+        )
+        if pmid
+    ]
+    if corrections:
+        result["commentCorrectionList"] = {"commentCorrection": corrections}
+    return result
+
+
+def preprint_result(record: EuropePmcRecord) -> dict[str, object]:
+    """A preprint as Europe PMC's ``core`` result for source PPR."""
+    return {
+        "id": record.ppr_id,
+        "source": "PPR",
+        "doi": record.doi,
+        "title": record.title,
+        "authorString": ", ".join(record.authors) + ".",
+        "authorList": {"author": [{"fullName": name} for name in record.authors]},
+        "pubYear": record.first_publication_date[:4],
+        "abstractText": _abstract_html(tuple((s.label, s.text) for s in record.abstract)),
+        "pubTypeList": {"pubType": list(record.publication_types)},
+        "bookOrReportDetails": {
+            "publisher": record.publisher,
+            "yearOfPublication": int(record.first_publication_date[:4]),
+        },
+        "isOpenAccess": "Y",
+        "citedByCount": _cited_by(record.ppr_id),
+        "firstPublicationDate": record.first_publication_date,
+    }
+
+
+def search(request: httpx2.Request) -> httpx2.Response:
+    params = request.url.params
+    query = params.get("query", "").strip()
+    if not query:
+        return _json(400, {"errCode": 400, "errMsg": "demo Europe PMC stand-in: query is required"})
+    try:
+        size = int(params.get("pageSize", DEFAULT_PAGE_SIZE))
+    except ValueError:
+        size = -1
+    offset = _offset(params.get("cursorMark", "*"))
+    if not 0 < size <= MAX_PAGE_SIZE or offset is None:
+        return _json(400, {"errCode": 400, "errMsg": "demo Europe PMC stand-in: bad pageSize or cursorMark"})
+    found = sorted([*hits("pubmed", query), *hits("europepmc", query)], key=lambda hit: -hit.score)
+    results: list[dict[str, object]] = []
+    for hit in found:
+        if isinstance(hit.record, PubmedRecord):
+            results.append(pubmed_result(hit.record))
+        elif isinstance(hit.record, EuropePmcRecord):
+            results.append(preprint_result(hit.record))
+    page = results[offset : offset + size]
+    body: dict[str, object] = {
+        "version": "6.9",
+        "hitCount": len(results),
+        "request": {"queryString": query, "resultType": params.get("resultType", "lite"), "pageSize": size},
+        "resultList": {"result": page},
+    }
+    if offset + size < len(results):
+        body["nextCursorMark"] = _cursor(offset + size)
+    return _json(200, body)

@@ -1,0 +1,241 @@
+"""A run's references in the formats reference managers read: RIS (built with ``rispy``), BibTeX (built
+with ``bibtexparser``; LaTeX escaping by ``pylatexenc``, its own dependency) and CSL-JSON (the JSON that
+Zotero, Pandoc and citeproc read). Each entry carries authors, year, title, journal, DOI, PMID, URL and
+the item's grade (design, level, population) as keywords and a note."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import rispy
+from bibtexparser.entrypoint import write_string
+from bibtexparser.library import Library
+from bibtexparser.model import Entry, Field
+from pylatexenc.latexencode import UnicodeToLatexEncoder
+
+from deepcritical.models import Evidence
+
+ExportFormat = Literal["ris", "bibtex", "csljson"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("ris", "bibtex", "csljson")
+FILE_NAMES: dict[ExportFormat, str] = {
+    "ris": "references.ris",
+    "bibtex": "references.bib",
+    "csljson": "references.json",
+}
+# "Mockovic MJ": PubMed's (and Europe PMC's) "Last Initials" form; anything else is a name as written.
+_PUBMED_NAME = re.compile(r"^(?P<family>\S(?:.*\S)?) (?P<initials>[A-Z]{1,4})$")
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?$")
+_LATEX = UnicodeToLatexEncoder(conversion_rules=["defaults"], unknown_char_policy="keep")
+
+
+def _person(name: str) -> tuple[str, str] | None:
+    """(family, given initials as "M. J.") for a PubMed-style name, else None (a group or a free-form name)."""
+    match = _PUBMED_NAME.match(name.strip())
+    if match is None:
+        return None
+    return match.group("family"), " ".join(f"{letter}." for letter in match.group("initials"))
+
+
+def _date_parts(date: str) -> list[int]:
+    match = _DATE.match(date.strip())
+    return [int(part) for part in match.groups() if part] if match else []
+
+
+def _kind(item: Evidence) -> Literal["article", "preprint", "registration", "web"]:
+    design = item.grade.design
+    if design == "registered_trial" or (item.citation.registration is not None and item.citation.pmid is None):
+        return "registration"
+    if design == "preprint":
+        return "preprint"
+    if item.citation.pmid or item.citation.doi or item.citation.source in ("pubmed", "europepmc"):
+        return "article"
+    return "web"
+
+
+def keywords(item: Evidence) -> list[str]:
+    """The grade as keywords a reference manager can filter on."""
+    grade = item.grade
+    words = [grade.label.split(", ")[0]]
+    words.append(f"OCEBM level {grade.level}" if grade.level is not None else "outside the OCEBM scale")
+    if grade.population != "unknown":
+        words.append(grade.population.replace("_", " "))
+    if item.expression_of_concern:
+        words.append("expression of concern")
+    if item.retracted:
+        words.append("retracted")
+    return words
+
+
+def note(item: Evidence) -> str:
+    parts = [f"DeepCritical evidence id {item.id}", f"design: {item.grade.label}"]
+    if item.citation.nct_id:
+        parts.append(f"ClinicalTrials.gov {item.citation.nct_id}")
+    if item.expression_of_concern:
+        parts.append("the journal has published an expression of concern")
+    if item.retracted:
+        parts.append("RETRACTED")
+    return "; ".join(parts)
+
+
+# --- RIS ---
+
+_RIS_TYPES = {"article": "JOUR", "preprint": "UNPB", "registration": "DBASE", "web": "ELEC"}
+
+
+def ris_entry(item: Evidence) -> dict[str, Any]:
+    citation = item.citation
+    authors = []
+    for name in citation.authors:
+        person = _person(name)
+        authors.append(f"{person[0]}, {person[1]}" if person else name)
+    entry: dict[str, Any] = {
+        "type_of_reference": _RIS_TYPES[_kind(item)],
+        "title": citation.title,
+        "urls": [citation.url],
+        "keywords": keywords(item),
+        "notes": [note(item)],
+        "id": item.id,
+    }
+    if authors:
+        entry["authors"] = authors
+    if parts := _date_parts(citation.date):
+        entry["year"] = str(parts[0])
+        entry["date"] = "/".join(f"{part:02d}" if i else str(part) for i, part in enumerate(parts))
+    if citation.journal:
+        entry["secondary_title"] = citation.journal
+    if citation.doi:
+        entry["doi"] = citation.doi
+    if citation.pmid:
+        entry["accession_number"] = citation.pmid
+        entry["name_of_database"] = "PubMed"
+    if citation.pmcid:
+        entry["custom2"] = citation.pmcid
+    return entry
+
+
+class _RisWriter(rispy.RisWriter):  # type: ignore[misc]
+    """rispy's writer without its "1." line before each record, which is not RIS."""
+
+    def set_header(self, count: int) -> str:
+        return ""
+
+
+def to_ris(items: Sequence[Evidence]) -> str:
+    return str(rispy.dumps([ris_entry(item) for item in items], implementation=_RisWriter))
+
+
+# --- BibTeX ---
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def citation_key(item: Evidence, taken: set[str]) -> str:
+    """ "mockovic2021metformin": first author's family name, year, first title word (ASCII), unique."""
+    citation = item.citation
+    first = citation.authors[0] if citation.authors else citation.source
+    person = _person(first)
+    family = re.sub(r"[^a-z]", "", _ascii(person[0] if person else first.split()[0]).lower()) or "anon"
+    year = str(parts[0]) if (parts := _date_parts(citation.date)) else "nd"
+    words = [w for w in re.findall(r"[a-z]+", _ascii(citation.title).lower()) if w not in ("demo", "a", "an", "the")]
+    base = f"{family}{year}{words[0] if words else ''}"
+    key, suffix = base, 0
+    while key in taken:
+        suffix += 1
+        key = f"{base}{chr(ord('a') + suffix - 1)}" if suffix <= 26 else f"{base}{suffix}"
+    taken.add(key)
+    return key
+
+
+def _tex(text: str) -> str:
+    return str(_LATEX.unicode_to_latex(text))
+
+
+def _bibtex_author(name: str) -> str:
+    person = _person(name)
+    if person is None:  # a group or a free-form name: braces keep BibTeX from splitting it
+        return "{" + _tex(name) + "}"
+    return f"{_tex(person[0])}, {person[1]}"
+
+
+def bibtex_entry(item: Evidence, key: str) -> Entry:
+    citation = item.citation
+    kind = _kind(item)
+    fields = [Field("title", _tex(citation.title))]
+    if citation.authors:
+        fields.append(Field("author", " and ".join(_bibtex_author(name) for name in citation.authors)))
+    if parts := _date_parts(citation.date):
+        fields.append(Field("year", str(parts[0])))
+    if citation.journal:
+        fields.append(Field("journal" if kind == "article" else "howpublished", _tex(citation.journal)))
+    if citation.doi:
+        fields.append(Field("doi", citation.doi))
+    if citation.pmid:
+        fields.append(Field("pmid", citation.pmid))
+    if citation.pmcid:
+        fields.append(Field("pmcid", citation.pmcid))
+    fields.append(Field("url", citation.url))
+    fields.append(Field("keywords", _tex(", ".join(keywords(item)))))
+    fields.append(Field("note", _tex(note(item))))
+    return Entry("article" if kind == "article" else "misc", key, fields)
+
+
+def to_bibtex(items: Sequence[Evidence]) -> str:
+    taken: set[str] = set()
+    library = Library([bibtex_entry(item, citation_key(item, taken)) for item in items])
+    return str(write_string(library))
+
+
+# --- CSL-JSON ---
+
+_CSL_TYPES = {"article": "article-journal", "preprint": "article", "registration": "report", "web": "webpage"}
+
+
+def csl_item(item: Evidence) -> dict[str, Any]:
+    citation = item.citation
+    kind = _kind(item)
+    entry: dict[str, Any] = {"id": item.id, "type": _CSL_TYPES[kind], "title": citation.title, "URL": citation.url}
+    authors: list[dict[str, str]] = []
+    for name in citation.authors:
+        person = _person(name)
+        authors.append({"family": person[0], "given": person[1]} if person else {"literal": name})
+    if authors:
+        entry["author"] = authors
+    if parts := _date_parts(citation.date):
+        entry["issued"] = {"date-parts": [parts]}
+    if citation.journal:
+        entry["container-title" if kind == "article" else "publisher"] = citation.journal
+    if kind == "registration":
+        entry["genre"] = "Clinical trial registration"
+        if citation.nct_id:
+            entry["number"] = citation.nct_id
+    if citation.doi:
+        entry["DOI"] = citation.doi
+    if citation.pmid:
+        entry["PMID"] = citation.pmid
+    if citation.pmcid:
+        entry["PMCID"] = citation.pmcid
+    entry["keyword"] = ", ".join(keywords(item))
+    entry["note"] = note(item)
+    return entry
+
+
+def to_csl_json(items: Sequence[Evidence]) -> str:
+    return json.dumps([csl_item(item) for item in items], indent=2, ensure_ascii=False) + "\n"
+
+
+EXPORTERS = {"ris": to_ris, "bibtex": to_bibtex, "csljson": to_csl_json}
+
+
+def export(items: Sequence[Evidence], form: ExportFormat) -> str:
+    return EXPORTERS[form](items)
+
+
+def referenced(references: Iterable[str], evidence: Mapping[str, Evidence]) -> list[Evidence]:
+    """The report's references, in the report's order (ids not collected are skipped)."""
+    return [evidence[ref] for ref in references if ref in evidence]

@@ -1,0 +1,208 @@
+"""Europe PMC (REST ``GET /search?format=json&resultType=core``): journal articles, full-text records and
+preprints as Evidence.
+
+Request building and parsing only; the error policy is ``SearchTool.search``'s. A record with a PMID or a
+DOI merges with the PubMed record of the same article (identity keys in ``models``). Europe PMC marks
+retractions as PubMed does: the ``Retracted Publication`` type and a ``Retraction in`` entry among the
+record's comments and corrections; an ``Expression of concern in`` entry is kept too. Preprints (source
+``PPR``) are graded ``preprint``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar
+
+import httpx2
+import structlog
+
+from deepcritical.errors import SearchError
+from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
+from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.grading import grade_record, is_retracted
+from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
+
+logger = structlog.get_logger(__name__)
+
+EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
+MAX_PAGE_SIZE = 1000  # the API's limit
+_PMID = re.compile(r"\d{1,9}")
+_PMCID = re.compile(r"PMC\d+", re.IGNORECASE)
+_DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
+_HEADING = re.compile(r"<h[1-6][^>]*>(.*?)</h[1-6]>", re.IGNORECASE | re.DOTALL)
+_BREAK = re.compile(r"<(?:br|/p|p)\b[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
+_FIELD_TAG = re.compile(r"\[[^\]]*\]")
+
+
+def _dict(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    """Europe PMC gives a one-element list as a list, but be lenient with a bare value."""
+    if isinstance(value, list):
+        return value
+    return [] if value is None else [value]
+
+
+def plain_text(markup: object) -> str:
+    """Europe PMC's abstract and title HTML as text: a section heading becomes "Heading: ", other tags
+    go, entities are decoded."""
+    if not isinstance(markup, str):
+        return ""
+    text = _HEADING.sub(lambda m: f" {_TAG.sub('', m.group(1)).strip().rstrip(':')}: ", markup)
+    text = _TAG.sub("", _BREAK.sub(" ", text))
+    return " ".join(html.unescape(text).split())
+
+
+def _authors(record: Mapping[str, Any]) -> tuple[str, ...]:
+    names = []
+    for author in _list(_dict(record.get("authorList")).get("author")):
+        author = _dict(author)
+        if name := text_of(author.get("fullName")) or text_of(author.get("collectiveName")):
+            names.append(name)
+    if names:
+        return tuple(names)
+    return tuple(part.strip(" .") for part in text_of(record.get("authorString")).split(",") if part.strip(" ."))
+
+
+def _date(record: Mapping[str, Any]) -> str:
+    journal = _dict(record.get("journalInfo"))
+    for candidate in (record.get("firstPublicationDate"), journal.get("printPublicationDate"), record.get("pubYear")):
+        if (value := text_of(candidate)) and _DATE.fullmatch(value):
+            return value
+    return "Unknown"
+
+
+def _journal(record: Mapping[str, Any]) -> str | None:
+    journal = _dict(_dict(record.get("journalInfo")).get("journal"))
+    return (
+        text_of(journal.get("title"))
+        or text_of(journal.get("isoabbreviation"))
+        or text_of(_dict(record.get("bookOrReportDetails")).get("publisher"))
+        or text_of(record.get("journalTitle"))
+        or None
+    )
+
+
+def _corrections(record: Mapping[str, Any]) -> set[str]:
+    """The lower-cased ``type`` of each comment or correction ("retraction in", "expression of concern in")."""
+    entries = _list(_dict(record.get("commentCorrectionList")).get("commentCorrection"))
+    return {text_of(_dict(entry).get("type")).lower() for entry in entries} - {""}
+
+
+def parse_result(record: object, position: int) -> Evidence | None:
+    """One element of ``resultList.result``; None without an id, a title or an abstract (a bare title is
+    too weak to judge, as with PubMed)."""
+    record = _dict(record)
+    source, record_id = text_of(record.get("source")).upper(), text_of(record.get("id"))
+    title, abstract = plain_text(record.get("title")), plain_text(record.get("abstractText"))
+    if not source or not record_id or not title or not abstract:
+        return None
+    pmid = text_of(record.get("pmid"))
+    pmcid = text_of(record.get("pmcid")).upper()
+    doi = text_of(record.get("doi"))
+    types = tuple(text for value in _list(_dict(record.get("pubTypeList")).get("pubType")) if (text := text_of(value)))
+    mesh = tuple(
+        name
+        for heading in _list(_dict(record.get("meshHeadingList")).get("meshHeading"))
+        if (name := text_of(_dict(heading).get("descriptorName")))
+    )
+    cited_by = record.get("citedByCount")
+    open_access = text_of(record.get("isOpenAccess")).upper()
+    title = title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 3] + "..."
+    citation = Citation(
+        source="europepmc",
+        title=title,
+        url=ARTICLE_URL.format(source=source, id=record_id),
+        date=_date(record),
+        authors=_authors(record),
+        journal=_journal(record),
+        doi=doi if DOI_PATTERN.fullmatch(doi) else None,
+        pmid=pmid if _PMID.fullmatch(pmid) else None,
+        pmcid=pmcid if _PMCID.fullmatch(pmcid) else None,
+        publication_types=types,
+        mesh_headings=mesh,
+        cited_by_count=cited_by
+        if isinstance(cited_by, int) and not isinstance(cited_by, bool) and cited_by >= 0
+        else None,
+        open_access={"Y": True, "N": False}.get(open_access),
+    )
+    grade = grade_record(title=title, text=abstract, publication_types=types, mesh_headings=mesh)
+    if source == "PPR" and grade.design != "preprint":  # the source says so when the types do not
+        grade = grade.model_copy(update={"design": "preprint", "level": None, "basis": "source"})
+    corrections = _corrections(record)
+    return Evidence(
+        content=abstract,
+        citation=citation,
+        relevance=rank_relevance(position),
+        grade=grade,
+        retracted=is_retracted(types) or any(kind.startswith("retraction in") for kind in corrections),
+        expression_of_concern=any(kind.startswith("expression of concern in") for kind in corrections),
+    )
+
+
+def parse_search(data: object) -> list[Evidence]:
+    """Evidence from a ``/search`` body in Europe PMC's relevance order. A body that is not a search
+    response raises SearchError; Europe PMC reports a bad query inside the body."""
+    if not isinstance(data, dict):
+        raise SearchError("europepmc: unexpected response: not a JSON object")
+    if "resultList" not in data:
+        raise SearchError("europepmc: unexpected response: no 'resultList'")
+    results = _list(_dict(data.get("resultList")).get("result"))
+    return [item for position, record in enumerate(results) if (item := parse_result(record, position))]
+
+
+def to_europepmc_query(query: str) -> str:
+    """The search words without PubMed field tags (Europe PMC has its own field syntax)."""
+    return " ".join(_FIELD_TAG.sub(" ", to_pubmed_query(query)).split())
+
+
+class EuropePmcTool(SearchTool):
+    """Searches Europe PMC (PubMed, PMC full text, preprints, and more) with full records (``core``)."""
+
+    name: ClassVar[SourceName] = "europepmc"
+
+    def __init__(
+        self,
+        client: httpx2.AsyncClient,
+        *,
+        base_url: str = EUROPEPMC_BASE_URL,
+        timeout: float = 20.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self._base_url = base_url.rstrip("/")
+        self._timeout = timeout
+        self._sleep = sleep
+
+    async def _search(self, query: str, max_results: int) -> list[Evidence]:
+        term = to_europepmc_query(query)
+        params: dict[str, str | int] = {
+            "query": term,
+            "format": "json",
+            "resultType": "core",
+            "pageSize": max(1, min(max_results, MAX_PAGE_SIZE)),
+            "cursorMark": "*",
+        }
+        response = await get_with_retry(
+            self._client,
+            f"{self._base_url}/search",
+            source=self.name,
+            params=params,
+            timeout=self._timeout,
+            sleep=self._sleep,
+        )
+        try:
+            data: Any = response.json()
+        except ValueError as error:
+            raise SearchError(f"europepmc: the response is not JSON: {response.text[:120]!r}") from error
+        evidence = parse_search(data)
+        logger.info("europepmc_parsed", term=term, results=len(evidence))
+        return evidence
