@@ -1,5 +1,6 @@
-"""The real web app in demo mode, except that the SearXNG stand-in also returns one hostile result: markup,
-an ``onerror`` attribute, a ``javascript:`` link and script tags in its title and snippet. Tests serve it
+"""The real web app in demo mode, except that hostile text comes back from the stand-ins: every PubMed title
+starts with (escaped) markup, and SearXNG also returns one hostile result with markup, an ``onerror``
+attribute, a ``javascript:`` link and script tags in its title and snippet. Tests serve it
 with ``uvicorn --factory web.hostile_app:create`` (settings from the environment, as ``serve`` reads them)."""
 
 from __future__ import annotations
@@ -37,8 +38,16 @@ HOSTILE_RESULT = {
 }
 
 
+# A paper's title is text from outside too: written escaped in PubMed's XML, it reaches the evidence as
+# literal markup. Every PubMed title carries it, so whichever records the report cites show it.
+ESCAPED_TITLE_MARKUP = f"&lt;script&gt;{PWNED}='title'&lt;/script&gt;&lt;img src=x onerror=\"{PWNED}='img'\"&gt; "
+
+
 def hostile_route(request: httpx2.Request) -> httpx2.Response:
     response = route(request)
+    if response.status_code == 200 and request.url.path.endswith("/efetch.fcgi"):
+        xml = response.text.replace("<ArticleTitle>", f"<ArticleTitle>{ESCAPED_TITLE_MARKUP}")
+        return httpx2.Response(200, text=xml, headers={"Content-Type": response.headers["Content-Type"]})
     if "searxng" not in request.url.host or response.status_code != 200:
         return response
     body = json.loads(response.content)

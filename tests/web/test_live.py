@@ -259,7 +259,7 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     expect(page.locator(target)).to_be_in_viewport()
     assert page.evaluate("document.querySelector(':target').id") == target[1:]
 
-    # The hostile search result was collected and cited: its markup shows as text and does nothing.
+    # The hostile titles of the cited papers show their markup as text, and it does nothing.
     expect(page.locator("#report")).to_contain_text(f"<script>{PWNED}='title'</script>")
     assert_nothing_ran(page, console, dialogs)
     shot = tmp_path / "finished-demo-run.png"
