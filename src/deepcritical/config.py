@@ -27,6 +27,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.models import ALL_SOURCES, SourceName
 
 TimeRange = Literal["day", "week", "month", "year"]
+OutputMode = Literal["auto", "tool", "native", "prompted"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 
@@ -75,7 +76,10 @@ class Settings(BaseSettings):
 
     # Research loop
     model: str = Field(default=DEFAULT_MODEL, min_length=1, validation_alias="DEEPCRITICAL_MODEL")
-    openai_base_url: AnyHttpUrl | None = Field(default=None, validation_alias="DEEPCRITICAL_OPENAI_BASE_URL")
+    # OPENAI_BASE_URL is what every OpenAI tool reads; it is honoured too (for Chat Completions), never left to the SDK.
+    openai_base_url: AnyHttpUrl | None = Field(
+        default=None, validation_alias=AliasChoices("DEEPCRITICAL_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
     google_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GEMINI_API_KEY")
     )
@@ -87,6 +91,15 @@ class Settings(BaseSettings):
     max_llm_requests: PositiveInt = Field(default=60, validation_alias="DEEPCRITICAL_MAX_LLM_REQUESTS")
     judge_max_items: PositiveInt = Field(default=12, le=50, validation_alias="DEEPCRITICAL_JUDGE_MAX_ITEMS")
     confidence_threshold: float = Field(default=0.7, ge=0.0, le=1.0, validation_alias="DEEPCRITICAL_CONFIDENCE")
+
+    # Live models: how structured answers are asked for, and how long a model may generate
+    output_mode: OutputMode = Field(default="auto", validation_alias="DEEPCRITICAL_OUTPUT_MODE")
+    llm_timeout: PositiveFloat = Field(default=120.0, validation_alias="DEEPCRITICAL_LLM_TIMEOUT")
+    brain_max_tokens: PositiveInt = Field(default=4096, validation_alias="DEEPCRITICAL_BRAIN_MAX_TOKENS")
+    judge_max_tokens: PositiveInt = Field(default=4096, validation_alias="DEEPCRITICAL_JUDGE_MAX_TOKENS")
+    report_max_tokens: PositiveInt = Field(default=8192, validation_alias="DEEPCRITICAL_REPORT_MAX_TOKENS")
+    # The stand-in sources with the configured live model: for trying a local model offline
+    demo_sources: bool = Field(default=False, validation_alias="DEEPCRITICAL_DEMO_SOURCES")
 
     @field_validator("sources", "searxng_default_categories", mode="before")
     @classmethod
@@ -120,18 +133,27 @@ class Settings(BaseSettings):
         """``VAR=`` (as a .env template leaves it) means unset, not an empty URL or an empty key."""
         return None if isinstance(value, str) and not value.strip() else value
 
-    def demo_preset(self) -> Settings:
-        """The same settings with demo mode on. Local stand-ins answer for every API, so the
-        SearXNG URL and the You.com key point at the stand-ins; real keys are dropped so that
+    @property
+    def stand_in_sources(self) -> bool:
+        """True when the sources are the local stand-ins (demo mode, or demo sources with a live model)."""
+        return self.demo_mode or self.demo_sources
+
+    def demo_sources_preset(self) -> Settings:
+        """The same settings with the sources answered by the local stand-ins; the model is left as configured.
+        The SearXNG URL and the You.com key point at the stand-ins; real source keys are dropped so that
         nothing real is ever sent to a stand-in."""
         return self.model_copy(
             update={
-                "demo_mode": True,
+                "demo_sources": True,
                 "searxng_base_url": AnyHttpUrl(DEMO_SEARXNG_URL),
                 "you_api_key": SecretStr("demo-key"),
                 "ncbi_api_key": None,
             }
         )
+
+    def demo_preset(self) -> Settings:
+        """The same settings with demo mode on: the stand-in sources and the deterministic stand-in models."""
+        return self.demo_sources_preset().model_copy(update={"demo_mode": True})
 
     def public_dict(self) -> dict[str, Any]:
         """The settings as recorded in a run record: secrets and the contact e-mail reduced to whether
@@ -176,4 +198,6 @@ def load_settings(**overrides: Any) -> Settings:
         settings = Settings(**by_env_name)
     except ValidationError as error:
         raise ConfigError(f"invalid configuration: {_describe(error)}") from error
-    return settings.demo_preset() if settings.demo_mode else settings
+    if settings.demo_mode:
+        return settings.demo_preset()
+    return settings.demo_sources_preset() if settings.demo_sources else settings
