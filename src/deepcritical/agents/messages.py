@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from pydantic_ai.exceptions import (
+    ModelAPIError,
     ModelConnectionError,
     ModelHTTPError,
     ModelRequestTimeout,
@@ -128,8 +129,17 @@ def describe_model_error(error: BaseException) -> str:
         detail = f" ({_shorten(str(cause), 120)})" if cause is not None and str(cause) else ""
         return f"cannot reach the model server{detail}"
     if isinstance(error, UnexpectedModelBehavior):
-        return _shorten(error.message.splitlines()[0] if error.message else type(error).__name__, MAX_MESSAGE_CHARS)
+        first_line = error.message.splitlines()[0] if error.message else type(error).__name__
+        if first_line.startswith("Invalid response from"):  # e.g. an HTML page, or JSON of another shape
+            what = "was not JSON" if "expected JSON" in first_line else "was JSON of the wrong shape"
+            return f"the model server's answer is not the API's format: it {what}"
+        return _shorten(first_line, MAX_MESSAGE_CHARS)
+    if isinstance(error, ModelAPIError) and str(error).startswith("Failed to decode response as JSON"):
+        detail = str(error).removeprefix("Failed to decode response as JSON:").strip()
+        return f"the model server's answer is not the API's format: it was broken JSON ({_shorten(detail, 80)})"
     if isinstance(error, UsageLimitExceeded):
         return "the LLM request budget is spent"
+    if isinstance(error, TimeoutError):
+        return "the run's time budget ran out (DEEPCRITICAL_MAX_SECONDS)"
     first_line = next(iter(str(error).splitlines()), "")
     return _shorten(f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__, MAX_MESSAGE_CHARS)

@@ -244,8 +244,11 @@ class Orchestrator:
         # Evidence recalled from earlier runs never makes a run succeed on its own.
         sources_down = not any(step.sources_answered for step in state.searches)
         reasons = []
-        if stop in LLM_STOPS:
-            reasons.append(LLM_STOPS[stop] + (f" ({state.errors[-1]})" if state.errors else ""))
+        # The model is named when it stopped the loop, or when its last call failed (it failed on every call
+        # while the loop ran out of iterations with nothing found).
+        if stop in LLM_STOPS or state.model_failures:
+            failure = LLM_STOPS.get(stop, "the language model failed")
+            reasons.append(failure + (f" ({state.errors[-1]})" if state.errors else ""))
         if sources_down:
             reasons.append(no_source_answered(state))
         return stop, ("no evidence was collected: " + "; and ".join(reasons)) if reasons else None
