@@ -15,12 +15,14 @@ import httpx2
 from agents.llm_wires import Ask, Reply, Wire, anthropic_events
 from agents.research_fakes import QUESTION
 from deepcritical.config import Settings
+from deepcritical.demo.transport import StandInRouter
 from deepcritical.events import RunWarning, StageEvent
 from deepcritical.run.events import RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import http_client
+from deepcritical.sources.factory import make_http_client
 from deepcritical.stages.framing import parse_evidence
 
 BRAIN_QUERIES = ["metformin Alzheimer disease", "metformin tau amyloid mouse"]
@@ -180,8 +182,17 @@ class Run:
         return [event.message for event in self.events if isinstance(event, RunWarning)]
 
 
-async def research(server: LlmServer, tmp_path: Path, **overrides: object) -> Run:
-    settings = live_settings(server.wire, tmp_path / "home", **overrides)
+async def research(
+    server: LlmServer,
+    tmp_path: Path,
+    *,
+    stand_ins: Callable[[httpx2.Request], httpx2.Response] | None = None,
+    out: str = "out",
+    settings: Settings | None = None,
+    **overrides: object,
+) -> Run:
+    """One run; ``stand_ins`` answers the sources instead of the demo stand-ins (e.g. all of them down)."""
+    settings = settings or live_settings(server.wire, tmp_path / "home", **overrides)
     sleeps: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -189,11 +200,17 @@ async def research(server: LlmServer, tmp_path: Path, **overrides: object) -> Ru
 
     # The run's client as ``--demo-sources`` builds it, with the scripted model in place of the network.
     events: list[StageEvent | RunFinished] = []
-    async with http_client(settings, network=httpx2.MockTransport(server)) as client:
+    network = httpx2.MockTransport(server)
+    client = (
+        http_client(settings, network=network)
+        if stand_ins is None
+        else make_http_client(StandInRouter(network, httpx2.MockTransport(stand_ins)))
+    )
+    async with client:
         async for event in Orchestrator(settings, client=client, sleep=sleep).run(QUESTION):
             events.append(event)
     finished = events[-1]
     assert isinstance(finished, RunFinished)
-    report_path, run_path = write_outputs(finished.outcome, tmp_path / "out")
+    report_path, run_path = write_outputs(finished.outcome, tmp_path / out)
     raw = run_path.read_text(encoding="utf-8")
     return Run(finished.outcome, report_path.read_text(encoding="utf-8"), json.loads(raw), raw, sleeps, events)

@@ -327,3 +327,36 @@ async def test_an_unknown_gemini_model_is_named_at_start(tmp_path: Path) -> None
     async with httpx2.AsyncClient(transport=not_found) as client:
         with pytest.raises(ConfigError, match=r"does not know the model 'gemini-9' .*DEEPCRITICAL_MODEL"):
             await check_endpoint(models.endpoint, client)
+
+
+async def test_a_disabled_source_is_named_once_at_start_and_never_as_a_failure(tmp_path: Path) -> None:
+    from deepcritical.cli.research import describe
+
+    settings = live_settings(OPENAI, tmp_path / "home").model_copy(update={"you_api_key": None})
+    run = await research(LlmServer(OPENAI), tmp_path, settings=settings)
+    lines = [line for event in run.events if (line := describe(event)) is not None]
+    mentions = [line for line in lines if "YOU_API_KEY" in line or "source failed[/] you" in line]
+    assert len(mentions) == 1
+    assert "[yellow]disabled[/] you: YOU_API_KEY is not set" in mentions[0]
+    assert mentions[0] == lines[0]  # in the run's first line
+    assert not any("you" in step.sources_failed for step in run.outcome.searches)
+    assert run.outcome.errors == []
+
+
+async def test_evidence_recalled_from_an_earlier_run_is_labelled_and_never_makes_a_run_succeed(
+    tmp_path: Path,
+) -> None:
+    first = await research(LlmServer(OPENAI), tmp_path, out="first")
+    assert first.outcome.error is None
+
+    def down(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(503, text="Service Unavailable")
+
+    second = await research(LlmServer(OPENAI), tmp_path, stand_ins=down, out="second")
+    outcome = second.outcome
+    assert outcome.recalled_ids  # the library of the first run answered
+    assert set(outcome.recalled_ids) == {item.id for item in outcome.evidence}
+    assert outcome.error is not None
+    assert outcome.error.startswith("no evidence was collected: no source answered any search")
+    assert second.record["recalled_ids"] == outcome.recalled_ids
+    assert "recalled from an earlier run" in second.markdown
