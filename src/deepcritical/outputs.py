@@ -56,8 +56,12 @@ MAX_REFERENCES = 60
 class BrainTurn(BaseModel):
     """The Brain's account of one planning turn."""
 
+    # At least one query is asked of the model (a grammar enforces it), yet an empty list validates: the Brain
+    # may have searched through its tool already, and the demo Brain reports only what ran.
     queries: list[Query] = Field(
-        max_length=MAX_QUERIES_PER_TURN, description="The search queries run (or to run) this turn"
+        max_length=MAX_QUERIES_PER_TURN,
+        description="The search queries run (or to run) this turn",
+        json_schema_extra={"minItems": 1},
     )
     rationale: Sentence = Field(default="", description="One or two sentences: why these queries")
 
@@ -120,8 +124,11 @@ class ResearchReport(BaseModel):
 
     question: Paragraph
     answer_brief: Paragraph = Field(description="The answer in two to four sentences, hedged as the evidence requires")
+    # At least one finding is asked of the model; a report checked in code may end with none.
     key_findings: Annotated[list[Finding], _first(MAX_FINDINGS)] = Field(
-        max_length=MAX_FINDINGS, description="The main findings, each citing evidence ids"
+        max_length=MAX_FINDINGS,
+        description="The main findings, each citing evidence ids",
+        json_schema_extra={"minItems": 1},
     )
     contrary_evidence: Annotated[list[Finding], _first(MAX_CONTRARY)] = Field(
         default_factory=list, max_length=MAX_CONTRARY, description="Null, negative or harmful findings"

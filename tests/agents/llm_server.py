@@ -29,18 +29,19 @@ BRAIN_QUERIES = ["metformin Alzheimer disease", "metformin tau amyloid mouse"]
 FABRICATED_ID = "pmid:1"
 FABRICATED_URL = "https://fabricated.example.org/metformin-cures-alzheimers"
 INVENTED_CLAIM = "An unpublished trial proved that metformin cures Alzheimer's disease."
-# What llama.cpp's Python server (llama-cpp-python) answers to ``response_format: json_schema``.
+# What llama.cpp's Python server (llama-cpp-python 0.3) answers to ``response_format: json_schema``: a 500.
 LLAMA_CPP_REFUSAL = {
-    "detail": [
-        {
-            "type": "literal_error",
-            "loc": ["body", "response_format", "type"],
-            "msg": "Input should be 'text' or 'json_object'",
-            "input": "json_schema",
-            "ctx": {"expected": "'text' or 'json_object'"},
-        }
-    ]
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+        "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': "
+        "\"'text' or 'json_object'\"}}\n\n  File \"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py\", "
+        "line 376, in create_chat_completion\n    POST /v1/chat/completions",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
 }
+LLAMA_CPP_REFUSAL_STATUS = 500
 
 
 def assessment(ids: list[str]) -> dict[str, Any]:
@@ -128,8 +129,8 @@ class LlmServer:
         self.asks.append(ask)
         status = self.statuses.pop(0) if self.statuses else self.permanent
         if self.refuse_json_schema and ask.mode == "native":
-            self.replies.append((ask.agent, 422))
-            return httpx2.Response(422, json=LLAMA_CPP_REFUSAL)
+            self.replies.append((ask.agent, LLAMA_CPP_REFUSAL_STATUS))
+            return httpx2.Response(LLAMA_CPP_REFUSAL_STATUS, json=LLAMA_CPP_REFUSAL)
         if status is not None:
             self.replies.append((ask.agent, status))
             return httpx2.Response(status, json=self.wire.error(status))

@@ -2,7 +2,8 @@
 user does: ``python openai_server.py --port N --log FILE`` prints ``ready`` once it listens on 127.0.0.1.
 
 It behaves like llama.cpp's Python server: it lists one model, refuses ``response_format: json_schema``
-(HTTP 422) and answers JSON mode (``json_object``) with the scripted model's answer (agents/llm_server.py).
+(with HTTP 500, as it does) and answers JSON mode (``json_object``) with the scripted model's answer
+(agents/llm_server.py).
 Each request is logged as one JSON line: path, response_format, max_tokens."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests folder, for the shared wire code
 
-from agents.llm_server import LLAMA_CPP_REFUSAL, scripted
+from agents.llm_server import LLAMA_CPP_REFUSAL, LLAMA_CPP_REFUSAL_STATUS, scripted
 from agents.llm_wires import OPENAI, Reply
 from deepcritical.stages.framing import parse_evidence
 
@@ -53,7 +54,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         ask = OPENAI.read(body)
         if ask.mode == "native":
-            self._send(422, LLAMA_CPP_REFUSAL)
+            self._send(LLAMA_CPP_REFUSAL_STATUS, LLAMA_CPP_REFUSAL)
             return
         reply = scripted(ask, [view.id for view in parse_evidence(ask.user_text)])
         if reply.text is None:  # tool calls are not this server's business: answer with the output instead

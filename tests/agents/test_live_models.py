@@ -87,13 +87,16 @@ async def test_a_live_model_runs_the_research_through_the_runs_client(wire: Wire
         assert all("max_completion_tokens" not in json.loads(request.content) for request in server.llm_requests)
     if mode in ("native", "prompted"):
         judge = next(ask for ask in server.asks if ask.agent == "judge")
-        # The schema a grammar is built from carries the bounds, bounded numbers as lists of values (which
-        # every grammar engine enforces), and lengths for lists and strings.
+        # The schema a grammar is built from carries the bounds: bounded numbers as lists of values (which
+        # every grammar engine enforces) and list lengths; no string lengths, which break llama.cpp's grammars.
         properties = judge.output_schema["properties"]
         score = properties["mechanism"]["properties"]["score"]
         assert (score["minimum"], score["maximum"], score["enum"]) == (0, 10, list(range(11)))
         assert properties["confidence"]["enum"] == [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]
-        assert (properties["gaps"]["maxItems"], properties["gaps"]["items"]["maxLength"]) == (6, 600)
+        assert properties["gaps"]["maxItems"] == 6
+        assert "maxLength" not in json.dumps(judge.output_schema)
+        brain = next(ask for ask in server.asks if ask.agent == "brain" and ask.output_schema)
+        assert brain.output_schema["properties"]["queries"]["minItems"] == 1
         assert all(ask.json_mode == (mode == "prompted") for ask in server.asks)
 
     # The Judge cited ids it read from its evidence block; they are kept.
@@ -164,14 +167,15 @@ async def test_a_server_that_refuses_json_schema_is_asked_in_json_mode_for_the_r
     run = await research(server, tmp_path)
 
     # One refusal, then every request of every agent in prompted JSON mode, with the schema beside it.
-    assert server.replies[0] == ("brain", 422)
+    assert server.replies[0] == ("brain", 500)  # refused, and not retried
     assert [ask.mode for ask in server.asks] == ["native", *["prompted"] * (len(server.asks) - 1)]
     assert all(ask.json_mode and ask.output_schema["properties"] for ask in server.asks[1:])
     assert run.outcome.output_mode == "prompted (JSON mode)"
     (refusal,) = run.outcome.output_mode_refusals
     assert refusal == (
-        "the model server refused native output (HTTP 422: response_format.type: Input should be 'text' or "
-        "'json_object'); using prompted (JSON mode) output for the rest of the run"
+        "the model server refused native output (HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': "
+        "('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': "
+        "'json_sche…); using prompted (JSON mode) output for the rest of the run"
     )
     assert refusal in run.warnings
     # A refused mode is not a model failure: the model did the work.

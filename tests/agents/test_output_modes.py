@@ -20,6 +20,7 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from agents.llm_server import LLAMA_CPP_REFUSAL
 from agents.research_fakes import make_deps
 from deepcritical.agents.calls import run_agent
 from deepcritical.agents.judge import build_judge
@@ -100,7 +101,8 @@ LLAMA_CPP_422 = {
         (ModelHTTPError(400, "m", {"error": {"message": "'tool_choice' required is not supported"}}), True),
         (ModelHTTPError(400, "m", {"error": {"message": "messages must alternate user and assistant"}}), False),
         (ModelContextWindowExceededError("m", "the prompt and the function schema are too long"), False),
-        (ModelHTTPError(500, "m", {"error": {"message": "json_schema crashed the server"}}), False),
+        (ModelHTTPError(500, "m", LLAMA_CPP_REFUSAL), True),  # what llama-cpp-python really answers
+        (ModelHTTPError(500, "m", {"error": {"message": "the grammar cache crashed the server"}}), False),
         (ModelServerError("m", "schema"), False),
     ],
 )
@@ -217,3 +219,20 @@ async def test_a_timed_out_request_hangs_up_so_the_server_can_stop_generating(
         hung_up = {await asyncio.wait_for(server.closed.get(), 10) for _ in range(2)}
     assert server.accepted == 2
     assert hung_up == {1, 2}
+
+
+def test_a_compatible_servers_schemas_keep_bounds_a_grammar_can_enforce() -> None:
+    from deepcritical.agents.models import GrammarSchemaTransformer
+    from deepcritical.outputs import ResearchReport
+
+    report = GrammarSchemaTransformer(ResearchReport.model_json_schema()).walk()
+    text = json.dumps(report)
+    # No string lengths (llama.cpp's Python server expands each into one nested rule per character, and a
+    # report's grammar then aborts the server) and no references left to resolve.
+    assert "maxLength" not in text
+    assert "$ref" not in text
+    findings = report["properties"]["key_findings"]
+    assert (findings["minItems"], findings["maxItems"]) == (1, 10)
+    assert findings["items"]["properties"]["evidence_ids"]["maxItems"] == 10
+    brain = GrammarSchemaTransformer(BrainTurn.model_json_schema()).walk()
+    assert (brain["properties"]["queries"]["minItems"], brain["properties"]["queries"]["maxItems"]) == (1, 5)

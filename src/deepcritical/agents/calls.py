@@ -31,7 +31,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.messages import OutputMismatchError, mismatch_message
 from deepcritical.agents.observer import CallObserver
-from deepcritical.agents.output import OutputAgents
+from deepcritical.agents.output import OutputAgents, refused
 from deepcritical.events import RunWarning
 from deepcritical.stages.state import AgentStats
 
@@ -44,7 +44,10 @@ MAX_RETRY_WAIT = 30.0
 
 
 def is_transient(error: BaseException) -> bool:
-    """A model failure worth retrying: the same request may well succeed a moment later."""
+    """A model failure worth retrying: the same request may well succeed a moment later. A server that
+    refused the output mode (even with a 500) will refuse it again: the next mode is tried instead."""
+    if refused(error):
+        return False
     if isinstance(error, ModelRateLimitError | ModelUnavailableError | ModelServerError | ModelConnectionError):
         return True
     return isinstance(error, ModelHTTPError) and (error.status_code == 429 or error.status_code >= 500)

@@ -71,9 +71,12 @@ class AgentModels:
 
 
 class GrammarSchemaTransformer(OpenAIJsonSchemaTransformer):
-    """Output schemas for an OpenAI-compatible server. Grammar engines enforce ``enum`` but not always
-    ``minimum``/``maximum`` (llama.cpp's converter ignores them), so a bounded integer becomes its list of
-    values and a number between 0 and 1 one of 0, 0.1, ..., 1; definitions are inlined."""
+    """Output schemas for an OpenAI-compatible server, shaped for the grammar engines behind them. They
+    enforce ``enum`` but not always ``minimum``/``maximum`` (llama.cpp's converter ignores them), so a bounded
+    integer becomes its list of values and a number between 0 and 1 one of 0, 0.1, ..., 1. A string's
+    ``maxLength`` is left out: llama.cpp's Python server expands it into one nested rule per character, and a
+    report's schema then makes its grammar parser abort (the server dies); ``max_tokens`` bounds the answer
+    instead, and a longer string is trimmed on validation. Definitions are inlined."""
 
     def __init__(self, schema: dict[str, Any], *, strict: bool | None = None) -> None:
         super().__init__(schema, strict=strict)
@@ -81,6 +84,8 @@ class GrammarSchemaTransformer(OpenAIJsonSchemaTransformer):
 
     def transform(self, schema: dict[str, Any]) -> dict[str, Any]:
         schema = super().transform(schema)
+        if schema.get("type") == "string":
+            schema.pop("maxLength", None)
         low, high = schema.get("minimum"), schema.get("maximum")
         if "enum" in schema or not isinstance(low, int | float) or not isinstance(high, int | float):
             return schema

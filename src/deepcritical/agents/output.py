@@ -109,8 +109,10 @@ class OutputChoice:
 
 
 # A refusal of an output mode names what it refuses; a 400 for anything else (a too-long prompt) is not one.
-REFUSAL_STATUSES = frozenset({400, 422, 501})
+# llama.cpp's Python server answers an unsupported ``response_format`` with a 500 naming it.
+REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
 FEATURE_WORDS = ("response_format", "json_schema", "json schema", "schema", "grammar", "structured", "tool", "function")
+SERVER_ERROR_WORDS = ("response_format", "json_schema")
 
 
 def refused(error: BaseException) -> bool:
@@ -120,7 +122,8 @@ def refused(error: BaseException) -> bool:
     if error.status_code not in REFUSAL_STATUSES:
         return False
     text = f"{error.message} {_body_text(error.body)}".lower()
-    return any(word in text for word in FEATURE_WORDS)
+    words = SERVER_ERROR_WORDS if error.status_code >= 500 else FEATURE_WORDS
+    return any(word in text for word in words)
 
 
 def _body_text(body: object) -> str:
@@ -137,7 +140,7 @@ def short_http_error(error: BaseException, limit: int = 160) -> str:
     if not isinstance(error, ModelHTTPError):
         return " ".join(str(error).split())[:limit]
     detail = _server_message(error.body) or _body_text(error.body)
-    detail = " ".join(detail.split())
+    detail = " ".join(detail.split("\n\n")[0].split())  # a server's traceback follows its message
     if len(detail) > limit:
         detail = detail[: limit - 1].rstrip() + "…"
     return f"HTTP {error.status_code}: {detail}" if detail else f"HTTP {error.status_code}"
