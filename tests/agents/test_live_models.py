@@ -364,3 +364,17 @@ async def test_evidence_recalled_from_an_earlier_run_is_labelled_and_never_makes
     assert outcome.error.startswith("no evidence was collected: no source answered any search")
     assert second.record["recalled_ids"] == outcome.recalled_ids
     assert "recalled from an earlier run" in second.markdown
+
+
+async def test_three_model_failures_in_a_row_end_the_loop_and_nothing_claims_a_retry(tmp_path: Path) -> None:
+    # One source, so the code-built assessment cannot reach the confidence threshold and the loop goes on.
+    server = LlmServer(OPENAI, permanent=401)
+    run = await research(server, tmp_path, DEEPCRITICAL_SOURCES="pubmed", DEEPCRITICAL_CONFIDENCE=0.95)
+    assert server.replies == [("brain", 401), ("judge", 401), ("brain", 401), ("report", 401)]
+    assert run.outcome.stop_reason == "llm_failed"
+    assert run.outcome.iterations == 2
+    assert "The language model failed on several calls in a row" in run.markdown
+    # A 401 is not retried, and nothing says it was.
+    assert run.sleeps == []
+    assert "retr" not in run.markdown.lower()
+    assert "retr" not in json.dumps(run.record["errors"] + run.record["degraded_reasons"]).lower()
