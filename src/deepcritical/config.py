@@ -28,6 +28,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.models import ALL_SOURCES, SourceName
 
 TimeRange = Literal["day", "week", "month", "year"]
+OutputMode = Literal["auto", "tool", "native", "prompted"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
@@ -87,7 +88,10 @@ class Settings(BaseSettings):
 
     # Research loop
     model: str = Field(default=DEFAULT_MODEL, min_length=1, validation_alias="DEEPCRITICAL_MODEL")
-    openai_base_url: AnyHttpUrl | None = Field(default=None, validation_alias="DEEPCRITICAL_OPENAI_BASE_URL")
+    # OPENAI_BASE_URL is what every OpenAI tool reads; it is honoured too (for Chat Completions), never left to the SDK.
+    openai_base_url: AnyHttpUrl | None = Field(
+        default=None, validation_alias=AliasChoices("DEEPCRITICAL_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+    )
     google_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GEMINI_API_KEY")
     )
@@ -114,6 +118,15 @@ class Settings(BaseSettings):
                 f"use at least {MIN_API_TOKEN_CHARS} characters (e.g. the output of `openssl rand -hex 16`)"
             )
         return value
+
+    # Live models: how structured answers are asked for, and how long a model may generate
+    output_mode: OutputMode = Field(default="auto", validation_alias="DEEPCRITICAL_OUTPUT_MODE")
+    llm_timeout: PositiveFloat = Field(default=120.0, validation_alias="DEEPCRITICAL_LLM_TIMEOUT")
+    brain_max_tokens: PositiveInt = Field(default=4096, validation_alias="DEEPCRITICAL_BRAIN_MAX_TOKENS")
+    judge_max_tokens: PositiveInt = Field(default=4096, validation_alias="DEEPCRITICAL_JUDGE_MAX_TOKENS")
+    report_max_tokens: PositiveInt = Field(default=8192, validation_alias="DEEPCRITICAL_REPORT_MAX_TOKENS")
+    # The stand-in sources with the configured live model: for trying a local model offline
+    demo_sources: bool = Field(default=False, validation_alias="DEEPCRITICAL_DEMO_SOURCES")
 
     @field_validator("sources", "searxng_default_categories", mode="before")
     @classmethod
@@ -156,13 +169,18 @@ class Settings(BaseSettings):
             return cls.model_fields[str(info.field_name)].default
         return value
 
-    def demo_preset(self) -> Settings:
-        """The same settings with demo mode on. Local stand-ins answer for every API, so the SearXNG URL,
-        the registry and Europe PMC URLs and the You.com key point at the stand-ins; real keys are dropped
-        so that nothing real is ever sent to a stand-in."""
+    @property
+    def stand_in_sources(self) -> bool:
+        """True when the sources are the local stand-ins (demo mode, or demo sources with a live model)."""
+        return self.demo_mode or self.demo_sources
+
+    def demo_sources_preset(self) -> Settings:
+        """The same settings with the sources answered by the local stand-ins; the model is left as configured.
+        The SearXNG URL and the You.com key point at the stand-ins; real source keys are dropped so that
+        nothing real is ever sent to a stand-in."""
         return self.model_copy(
             update={
-                "demo_mode": True,
+                "demo_sources": True,
                 "searxng_base_url": AnyHttpUrl(DEMO_SEARXNG_URL),
                 # The stand-ins answer at the public services' addresses, not at a mirror's.
                 "clinicaltrials_base_url": AnyHttpUrl(CLINICALTRIALS_BASE_URL),
@@ -171,6 +189,10 @@ class Settings(BaseSettings):
                 "ncbi_api_key": None,
             }
         )
+
+    def demo_preset(self) -> Settings:
+        """The same settings with demo mode on: the stand-in sources and the deterministic stand-in models."""
+        return self.demo_sources_preset().model_copy(update={"demo_mode": True})
 
     def public_dict(self) -> dict[str, Any]:
         """The settings as recorded in a run record: secrets and the contact e-mail reduced to whether
@@ -216,4 +238,6 @@ def load_settings(**overrides: Any) -> Settings:
         settings = Settings(**by_env_name)
     except ValidationError as error:
         raise ConfigError(f"invalid configuration: {_describe(error)}") from error
-    return settings.demo_preset() if settings.demo_mode else settings
+    if settings.demo_mode:
+        return settings.demo_preset()
+    return settings.demo_sources_preset() if settings.demo_sources else settings

@@ -12,7 +12,9 @@ from deepcritical.outputs import FallbackReason
 
 
 class RunStarted(BaseModel):
-    """``sources``: the sources the run searches; ``sources_disabled``: the ones it does not, and why."""
+    """``sources``: the sources the run searches; ``sources_disabled``: the ones it does not, and why.
+    ``demo``: the sources are the synthetic stand-ins; ``output_mode``: how a live model is asked for its
+    structured answers (None for the demo's stand-in models)."""
 
     kind: Literal["run_started"] = "run_started"
     run_id: str
@@ -22,6 +24,7 @@ class RunStarted(BaseModel):
     sources: list[str]
     sources_disabled: dict[str, str] = Field(default_factory=dict)
     max_iterations: int
+    output_mode: str | None = None
 
 
 class IterationStarted(BaseModel):

@@ -1,47 +1,79 @@
 """The value types every stage passes on: what the agents return, what a search step did, what the
 citation check changed, and why a run stopped. A leaf module: it imports nothing of the project.
 
-Pydantic validates every model answer against these types; the limits on list lengths are applied by
-trimming, so a verbose model is shortened rather than sent back to retry."""
+Pydantic validates every model answer against these types. Their JSON schemas carry every bound (score and
+confidence ranges, list lengths, string lengths), so a server that decodes under a grammar built from the schema
+(llama.cpp, vLLM, Ollama) cannot produce an answer that breaks them, and a degenerate model cannot write forever
+inside one string. An answer from a model that ignores the bounds on lengths is shortened rather than sent back:
+the length limits are applied by trimming before validation."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator
 
 MAX_QUERIES_PER_TURN = 5
+QUERY_CHARS = 200
+SENTENCE_CHARS = 600
 
 
-def _clean(items: Any, limit: int) -> Any:
-    """Strip blanks and repeats, keep order, cap the length."""
+def _clean(items: Any, limit: int, chars: int = SENTENCE_CHARS) -> Any:
+    """Strip blanks and repeats, keep order, cap the length of the list and of each item."""
     if not isinstance(items, list):
         return items
     kept: list[str] = []
     seen: set[str] = set()
     for item in items:
-        text = " ".join(str(item).split())
+        text = " ".join(str(item).split())[:chars]
         if text and text.lower() not in seen:
             seen.add(text.lower())
             kept.append(text)
     return kept[:limit]
 
 
+def _first(limit: int) -> BeforeValidator:
+    """Keep the first ``limit`` items of a list (or characters of a string); anything else is left to validation."""
+    return BeforeValidator(lambda value: value[:limit] if isinstance(value, list | str) else value)
+
+
+ID_CHARS = 120
+PARAGRAPH_CHARS = 2000
+Query = Annotated[str, _first(QUERY_CHARS), Field(max_length=QUERY_CHARS)]
+Sentence = Annotated[str, _first(SENTENCE_CHARS), Field(max_length=SENTENCE_CHARS)]
+Paragraph = Annotated[str, _first(PARAGRAPH_CHARS), Field(max_length=PARAGRAPH_CHARS)]
+EvidenceId = Annotated[str, _first(ID_CHARS), Field(max_length=ID_CHARS)]
+# Lists a model writes, each capped (by trimming) at a length no honest answer needs to exceed.
+MAX_TEXT_ITEMS = 6
+MAX_CITED_IDS = 50
+MAX_FINDING_IDS = 10
+MAX_FINDINGS = 10
+MAX_CONTRARY = 8
+MAX_LIMITATIONS = 12
+MAX_REFERENCES = 60
+
+
 class BrainTurn(BaseModel):
     """The Brain's account of one planning turn."""
 
-    queries: list[str] = Field(description="The search queries run (or to run) this turn")
-    rationale: str = Field(default="", description="One or two sentences: why these queries")
+    # At least one query is asked of the model (a grammar enforces it), yet an empty list validates: the Brain
+    # may have searched through its tool already, and the demo Brain reports only what ran.
+    queries: list[Query] = Field(
+        max_length=MAX_QUERIES_PER_TURN,
+        description="The search queries run (or to run) this turn",
+        json_schema_extra={"minItems": 1},
+    )
+    rationale: Sentence = Field(default="", description="One or two sentences: why these queries")
 
     @field_validator("queries", mode="before")
     @classmethod
     def _tidy(cls, value: Any) -> Any:
-        return _clean(value, MAX_QUERIES_PER_TURN)
+        return _clean(value, MAX_QUERIES_PER_TURN, QUERY_CHARS)
 
 
 class AspectScore(BaseModel):
     score: int = Field(ge=0, le=10, description="0 = nothing on this aspect, 10 = strong, consistent evidence")
-    reason: str = Field(description="One sentence: what the evidence shows on this aspect, citing ids")
+    reason: Sentence = Field(description="One sentence: what the evidence shows on this aspect, citing ids")
 
 
 class Assessment(BaseModel):
@@ -52,20 +84,26 @@ class Assessment(BaseModel):
     safety: AspectScore = Field(description="Safety and contrary evidence: harms, null or negative results")
     sufficient: bool = Field(description="True when the evidence is enough to answer the question")
     confidence: float = Field(ge=0.0, le=1.0, description="Confidence in the verdict, 0 to 1")
-    gaps: list[str] = Field(default_factory=list, description="What is still missing")
-    next_queries: list[str] = Field(default_factory=list, description="Search queries that would fill the gaps")
-    candidate_answers: list[str] = Field(default_factory=list, description="Short candidate answers to the question")
-    cited_ids: list[str] = Field(default_factory=list, description="Ids of the evidence items the verdict rests on")
+    gaps: list[Sentence] = Field(default_factory=list, max_length=MAX_TEXT_ITEMS, description="What is still missing")
+    next_queries: list[Query] = Field(
+        default_factory=list, max_length=MAX_QUERIES_PER_TURN, description="Search queries that would fill the gaps"
+    )
+    candidate_answers: list[Sentence] = Field(
+        default_factory=list, max_length=MAX_TEXT_ITEMS, description="Short candidate answers to the question"
+    )
+    cited_ids: Annotated[list[EvidenceId], _first(MAX_CITED_IDS)] = Field(
+        default_factory=list, max_length=MAX_CITED_IDS, description="Ids of the evidence items the verdict rests on"
+    )
 
     @field_validator("gaps", "candidate_answers", mode="before")
     @classmethod
     def _tidy_text(cls, value: Any) -> Any:
-        return _clean(value, 6)
+        return _clean(value, MAX_TEXT_ITEMS)
 
     @field_validator("next_queries", mode="before")
     @classmethod
     def _tidy_queries(cls, value: Any) -> Any:
-        return _clean(value, MAX_QUERIES_PER_TURN)
+        return _clean(value, MAX_QUERIES_PER_TURN, QUERY_CHARS)
 
     @property
     def scores(self) -> dict[str, int]:
@@ -73,19 +111,34 @@ class Assessment(BaseModel):
 
 
 class Finding(BaseModel):
-    statement: str = Field(min_length=1, description="One claim, in one or two sentences")
-    evidence_ids: list[str] = Field(description="Ids of the collected evidence items that support the claim")
+    statement: Annotated[str, _first(PARAGRAPH_CHARS)] = Field(
+        min_length=1, max_length=PARAGRAPH_CHARS, description="One claim, in one or two sentences"
+    )
+    evidence_ids: Annotated[list[EvidenceId], _first(MAX_FINDING_IDS)] = Field(
+        max_length=MAX_FINDING_IDS, description="Ids of the collected evidence items that support the claim"
+    )
 
 
 class ResearchReport(BaseModel):
     """The final report, before citation checking and rendering (both done in code)."""
 
-    question: str
-    answer_brief: str = Field(description="The answer in two to four sentences, hedged as the evidence requires")
-    key_findings: list[Finding] = Field(description="The main findings, each citing evidence ids")
-    contrary_evidence: list[Finding] = Field(default_factory=list, description="Null, negative or harmful findings")
-    limitations: list[str] = Field(default_factory=list, description="Limits of the evidence and of this review")
-    references: list[str] = Field(default_factory=list, description="Ids of every evidence item cited")
+    question: Paragraph
+    answer_brief: Paragraph = Field(description="The answer in two to four sentences, hedged as the evidence requires")
+    # At least one finding is asked of the model; a report checked in code may end with none.
+    key_findings: Annotated[list[Finding], _first(MAX_FINDINGS)] = Field(
+        max_length=MAX_FINDINGS,
+        description="The main findings, each citing evidence ids",
+        json_schema_extra={"minItems": 1},
+    )
+    contrary_evidence: Annotated[list[Finding], _first(MAX_CONTRARY)] = Field(
+        default_factory=list, max_length=MAX_CONTRARY, description="Null, negative or harmful findings"
+    )
+    limitations: Annotated[list[Sentence], _first(MAX_LIMITATIONS)] = Field(
+        default_factory=list, max_length=MAX_LIMITATIONS, description="Limits of the evidence and of this review"
+    )
+    references: Annotated[list[EvidenceId], _first(MAX_REFERENCES)] = Field(
+        default_factory=list, max_length=MAX_REFERENCES, description="Ids of every evidence item cited"
+    )
 
 
 StopReason = Literal[
@@ -97,7 +150,8 @@ STOP_EXPLANATIONS: dict[str, str] = {
     "max_evidence": "The run reached its cap on collected evidence.",
     "time_budget": "The wall-clock budget ran out.",
     "llm_budget": "The budget of language-model requests ran out.",
-    "llm_failed": "The language model failed after retries; the report uses the evidence collected until then.",
+    "llm_failed": "The language model failed on several calls in a row; the report uses the evidence collected "
+    "until then.",
     "no_evidence": "The searches found no evidence for this question.",
     "error": "The run failed unexpectedly; the report uses the evidence collected until then.",
 }

@@ -1,128 +1,37 @@
-"""The live (non-demo) LLM path end to end, without the network: the real Orchestrator, the real sources,
-store and agents, and real pydantic-ai models whose SDKs send their requests through the run's one
-``httpx2.AsyncClient``. Its ``MockTransport`` answers the search APIs with the demo stand-ins and the LLM
-endpoint with a small scripted model speaking the real wire format of OpenAI Chat Completions, Gemini
-``generateContent`` or Anthropic Messages (agents/llm_wires.py)."""
+"""The live (non-demo) LLM path end to end, without the network: the real Orchestrator, the stand-in sources
+(``--demo-sources``), the real store and agents, and real pydantic-ai models whose SDKs send their requests
+through the run's one ``httpx2.AsyncClient``, to a scripted model speaking the real wire format of an
+OpenAI-compatible server (in each output mode), Gemini ``generateContent`` or Anthropic Messages."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 
-from agents.llm_wires import ANTHROPIC, WIRES, Wire, anthropic_events
-from agents.research_fakes import QUESTION, plain_logs
-from deepcritical.agents.models import LLM_TIMEOUT, llm_http_client
-from deepcritical.config import DEMO_SEARXNG_URL, Settings
-from deepcritical.demo.transport import demo_transport
-from deepcritical.events import ResearchOutcome
-from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.record import write_outputs
-from deepcritical.stages.framing import parse_evidence
+from agents.llm_server import (
+    BRAIN_QUERIES,
+    FABRICATED_ID,
+    FABRICATED_URL,
+    INVENTED_CLAIM,
+    LlmServer,
+    answer_for,
+    live_settings,
+    research,
+    scripted,
+)
+from agents.llm_wires import OPENAI, OPENAI_PROMPTED, WIRES, Ask, Reply, Wire
+from agents.research_fakes import plain_logs
+from deepcritical.errors import ConfigError
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture
 
-BRAIN_QUERIES = ["metformin Alzheimer disease", "metformin tau amyloid mouse"]
-FABRICATED_ID = "pmid:1"
-FABRICATED_URL = "https://fabricated.example.org/metformin-cures-alzheimers"
-INVENTED_CLAIM = "An unpublished trial proved that metformin cures Alzheimer's disease."
-BRAIN_TOOLS = {"search", "term_context", "recall"}
-
-
-def assessment(ids: list[str]) -> dict[str, Any]:
-    score = {"score": 8, "reason": f"Consistent evidence ({', '.join(ids[:2])})."}
-    return {
-        "mechanism": score,
-        "clinical": score,
-        "safety": {"score": 7, "reason": "Gastrointestinal effects and B12 deficiency are reported."},
-        "sufficient": True,
-        "confidence": 0.9,
-        "gaps": [],
-        "next_queries": [],
-        "candidate_answers": ["Possibly, pending larger trials."],
-        "cited_ids": ids[:3],
-    }
-
-
-def report(question: str, ids: list[str]) -> dict[str, Any]:
-    first, second = ids[:2]
-    return {
-        "question": question,
-        "answer_brief": "Metformin shows mechanistic promise for Alzheimer's disease; clinical evidence is limited.",
-        "key_findings": [
-            {"statement": "Metformin acted on AMPK and tau pathology in preclinical models.", "evidence_ids": [first]},
-            {
-                "statement": f"Clinical signals are mixed; details at {FABRICATED_URL} .",
-                "evidence_ids": [second, FABRICATED_ID],
-            },
-            {"statement": INVENTED_CLAIM, "evidence_ids": [FABRICATED_ID]},
-        ],
-        "contrary_evidence": [],
-        "limitations": ["Few randomised trials."],
-        "references": [first, second, FABRICATED_ID],
-    }
-
-
-@dataclass
-class LlmServer:
-    """The run's transport: the LLM endpoint is a scripted model; every other host is the demo stand-in.
-    The LLM endpoint first answers ``statuses`` in order (a 500 to retry), then ``permanent`` if set (a
-    401 for every request), else the script."""
-
-    wire: Wire
-    statuses: list[int] = field(default_factory=list)
-    permanent: int | None = None
-    demo: httpx2.MockTransport = field(default_factory=demo_transport)
-    llm_requests: list[httpx2.Request] = field(default_factory=list)
-    replies: list[tuple[str, int]] = field(default_factory=list)  # (agent, status) per LLM request
-    prompt_ids: dict[str, list[str]] = field(default_factory=dict)  # agent -> evidence ids it was shown
-    usage: list[tuple[int, int]] = field(default_factory=list)
-    search_hosts: set[str] = field(default_factory=set)
-    streamed: int = 0
-
-    def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        if request.url.host != self.wire.llm_host:
-            self.search_hosts.add(request.url.host)
-            return self.demo.handle_request(request)
-        assert self.wire.is_llm(request), f"unexpected LLM call {request.method} {request.url}"
-        self.llm_requests.append(request)
-        body = json.loads(request.content)
-        tools, user_text, called = self.wire.read(body)
-        agent = "brain" if "search" in tools else "judge" if self._has(tools, "mechanism") else "report"
-        status = self.statuses.pop(0) if self.statuses else self.permanent
-        if status is not None:
-            self.replies.append((agent, status))
-            return httpx2.Response(status, json=self.wire.error(status))
-        output = next(name for name in tools if name not in BRAIN_TOOLS)
-        ids = [view.id for view in parse_evidence(user_text)]
-        self.prompt_ids.setdefault(agent, ids)
-        if agent == "brain":
-            searched = "search" in called
-            tool, args = (output, {"queries": BRAIN_QUERIES}) if searched else ("search", {"queries": BRAIN_QUERIES})
-        elif agent == "judge":
-            tool, args = output, assessment(ids)
-        else:
-            tool, args = output, report(QUESTION, ids)
-        # Token counts as a server reports them: about four characters a token.
-        usage = (len(request.content) // 4, len(json.dumps(args)) // 4)
-        self.usage.append(usage)
-        self.replies.append((agent, 200))
-        answer = self.wire.answer(len(self.llm_requests), tool, args, usage)
-        if body.get("stream"):
-            self.streamed += 1
-            return httpx2.Response(200, content=anthropic_events(answer), headers={"Content-Type": "text/event-stream"})
-        return httpx2.Response(200, json=answer)
-
-    @staticmethod
-    def _has(tools: dict[str, dict[str, Any]], name: str) -> bool:
-        return any(name in schema.get("properties", {}) for schema in tools.values())
+CITED = re.compile(r"Evidence id: `([^`]+)`")
 
 
 @pytest.fixture(autouse=True)
@@ -142,53 +51,6 @@ def no_request_leaves_by_another_stack(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(httpx2.AsyncHTTPTransport, "handle_async_request", refuse)
 
 
-def live_settings(wire: Wire, home: Path) -> Settings:
-    values: dict[str, object] = {
-        "DEMO_MODE": False,
-        "GOOGLE_API_KEY": None,
-        "OPENAI_API_KEY": None,
-        "ANTHROPIC_API_KEY": None,
-        "DEEPCRITICAL_HOME": str(home),
-        # The web source is ddgs, which has its own HTTP stack; these three go through the run's client.
-        "DEEPCRITICAL_SOURCES": "pubmed,searxng,you",
-        "SEARXNG_BASE_URL": DEMO_SEARXNG_URL,
-        "YOU_API_KEY": "you-live-test-key",
-        # With a key the process-wide NCBI limiter allows 10 requests a second, so the test waits for nothing.
-        "NCBI_API_KEY": "ncbi-live-test-key",
-        "DEEPCRITICAL_MAX_RESULTS": 5,
-        **wire.settings(),
-    }
-    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
-
-
-@dataclass
-class Run:
-    outcome: ResearchOutcome
-    markdown: str
-    record: dict[str, Any]
-    raw: str
-    sleeps: list[float]
-
-
-async def research(server: LlmServer, tmp_path: Path) -> Run:
-    settings = live_settings(server.wire, tmp_path / "home")
-    sleeps: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-
-    # The run's client as make_http_client builds it (30 s timeout), with the scripted transport for the network.
-    client = httpx2.AsyncClient(transport=httpx2.MockTransport(server), timeout=httpx2.Timeout(30.0, connect=10.0))
-    async with client:
-        outcome = await Orchestrator(settings, client=client, sleep=sleep).research(QUESTION)
-    report_path, run_path = write_outputs(outcome, tmp_path / "out")
-    raw = run_path.read_text(encoding="utf-8")
-    return Run(outcome, report_path.read_text(encoding="utf-8"), json.loads(raw), raw, sleeps)
-
-
-CITED = re.compile(r"Evidence id: `([^`]+)`")
-
-
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_live_model_runs_the_research_through_the_runs_client(wire: Wire, tmp_path: Path) -> None:
     server = LlmServer(wire)
@@ -197,9 +59,14 @@ async def test_a_live_model_runs_the_research_through_the_runs_client(wire: Wire
 
     assert outcome.error is None
     assert outcome.errors == []
+    assert not outcome.degraded
     assert outcome.stop_reason == "sufficient"
-    assert not outcome.demo
+    assert outcome.demo  # the sources were the stand-ins
     assert not outcome.report_fallback
+
+    # The start-up check asked the model server first, before any search.
+    assert wire.is_models(server.requests[0])
+    assert sum(wire.is_models(request) for request in server.requests) == 1
 
     # The Brain searched, then finished; the Judge judged once; the Report was sent back twice for its
     # fabricated id (the output validator) and accepted on its last attempt.
@@ -207,8 +74,30 @@ async def test_a_live_model_runs_the_research_through_the_runs_client(wire: Wire
     assert outcome.searches[0].queries == BRAIN_QUERIES
     assert outcome.plans[0].queries == BRAIN_QUERIES
     assert {"pubmed", "searxng"} <= set(outcome.searches[0].sources_answered)
-    assert len({item.citation.source for item in outcome.evidence}) >= 2
-    assert {"eutils.ncbi.nlm.nih.gov", "searxng.demo.invalid"} <= server.search_hosts
+
+    # Each agent was asked in the run's output mode, with its own max_tokens.
+    expected_mode = {"openai": {"auto": "native", "tool": "tool", "prompted": "prompted"}}.get(wire.name, {})
+    mode = expected_mode.get(wire.output_mode, "tool")
+    assert {ask.mode for ask in server.asks} == {mode}
+    assert outcome.output_mode == ("prompted (JSON mode)" if mode == "prompted" else mode)
+    limits = {"brain": 4096, "judge": 4096, "report": 8192}
+    assert all(ask.max_tokens == limits[ask.agent] for ask in server.asks)
+    if wire.name == "openai":
+        # What llama.cpp reads: max_tokens, never max_completion_tokens.
+        assert all("max_completion_tokens" not in json.loads(request.content) for request in server.llm_requests)
+    if mode in ("native", "prompted"):
+        judge = next(ask for ask in server.asks if ask.agent == "judge")
+        # The schema a grammar is built from carries the bounds: bounded numbers as lists of values (which
+        # every grammar engine enforces) and list lengths; no string lengths, which break llama.cpp's grammars.
+        properties = judge.output_schema["properties"]
+        score = properties["mechanism"]["properties"]["score"]
+        assert (score["minimum"], score["maximum"], score["enum"]) == (0, 10, list(range(11)))
+        assert properties["confidence"]["enum"] == [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]
+        assert properties["gaps"]["maxItems"] == 6
+        assert "maxLength" not in json.dumps(judge.output_schema)
+        brain = next(ask for ask in server.asks if ask.agent == "brain" and ask.output_schema)
+        assert brain.output_schema["properties"]["queries"]["minItems"] == 1
+        assert all(ask.json_mode == (mode == "prompted") for ask in server.asks)
 
     # The Judge cited ids it read from its evidence block; they are kept.
     judged = server.prompt_ids["judge"]
@@ -218,36 +107,117 @@ async def test_a_live_model_runs_the_research_through_the_runs_client(wire: Wire
     # The report: the real ids stay, the fabricated id, the invented claim and the URL are gone.
     collected = {item["id"] for item in run.record["evidence"]}
     cited = set(CITED.findall(run.markdown))
-    real = server.prompt_ids["report"][:2]
-    assert set(real) <= cited <= collected
+    assert set(server.prompt_ids["report"][:2]) <= cited <= collected
     assert not re.search(rf"{FABRICATED_ID}\b", run.markdown)
     assert FABRICATED_URL not in run.markdown
     assert INVENTED_CLAIM not in run.markdown
-    # run.json keeps the audit of what the code removed.
     assert FABRICATED_ID in outcome.citation_audit.dropped_ids
-    assert any(FABRICATED_URL in url for url in outcome.citation_audit.stripped_urls)
-    assert all(set(finding.evidence_ids) <= collected for finding in outcome.report.key_findings)
 
-    # Usage is what the server reported, request by request.
+    # Usage is what the server reported, request by request, and per agent.
     assert run.record["llm_usage"] == {
-        "requests": len(server.llm_requests),
+        "requests": 6,
+        "failed_requests": 0,
         "input_tokens": sum(prompt for prompt, _ in server.usage),
         "output_tokens": sum(completion for _, completion in server.usage),
     }
-    assert run.record["llm_usage"]["requests"] == 6
+    agents = run.record["llm_agents"]
+    assert {name: (row["requests"], row["outputs_validated"], row["fallbacks"]) for name, row in agents.items()} == {
+        "brain": (2, 1, 0),
+        "judge": (1, 1, 0),
+        "report": (3, 3, 0),  # three answers fit the schema; the citation check sent two back
+    }
 
     # Every LLM request went through the run's client, carried the key, and had the LLM timeout rather
     # than the run client's 30 s; the key is in no output.
-    assert len(server.llm_requests) == 6
     for request in server.llm_requests:
         assert wire.sent_key(request) == wire.key
-        assert request.extensions["timeout"]["read"] == LLM_TIMEOUT.read
-        assert request.extensions["timeout"]["connect"] <= LLM_TIMEOUT.connect
+        assert request.extensions["timeout"]["read"] == 120.0
     assert wire.key not in run.raw
     assert wire.key not in run.markdown
     assert run.sleeps == []
-    # Anthropic's answers came as server-sent events, read through the bridge as they streamed.
-    assert server.streamed == (6 if wire is ANTHROPIC else 0)
+
+
+async def test_the_timeout_and_max_tokens_come_from_the_settings(tmp_path: Path) -> None:
+    server = LlmServer(OPENAI)
+    await research(
+        server,
+        tmp_path,
+        DEEPCRITICAL_LLM_TIMEOUT=7.5,
+        DEEPCRITICAL_BRAIN_MAX_TOKENS=300,
+        DEEPCRITICAL_JUDGE_MAX_TOKENS=400,
+        DEEPCRITICAL_REPORT_MAX_TOKENS=500,
+    )
+    assert {(ask.agent, ask.max_tokens) for ask in server.asks} == {("brain", 300), ("judge", 400), ("report", 500)}
+    assert {request.extensions["timeout"]["read"] for request in server.llm_requests} == {7.5}
+
+
+async def test_a_native_brain_that_only_answers_still_searches_its_queries(tmp_path: Path) -> None:
+    # Under a grammar a model cannot call tools: the queries in its answer are searched.
+    def no_tools(ask: Ask, ids: list[str]) -> Reply:
+        return Reply(text=json.dumps(answer_for(ask, ids)))
+
+    run = await research(LlmServer(OPENAI, script=no_tools), tmp_path)
+    assert run.outcome.searches[0].queries == BRAIN_QUERIES
+    assert not run.outcome.degraded
+    assert run.outcome.error is None
+
+
+async def test_a_server_that_refuses_json_schema_is_asked_in_json_mode_for_the_rest_of_the_run(tmp_path: Path) -> None:
+    server = LlmServer(OPENAI, refuse_json_schema=True)
+    run = await research(server, tmp_path)
+
+    # One refusal, then every request of every agent in prompted JSON mode, with the schema beside it.
+    assert server.replies[0] == ("brain", 500)  # refused, and not retried
+    assert [ask.mode for ask in server.asks] == ["native", *["prompted"] * (len(server.asks) - 1)]
+    assert all(ask.json_mode and ask.output_schema["properties"] for ask in server.asks[1:])
+    assert run.outcome.output_mode == "prompted (JSON mode)"
+    (refusal,) = run.outcome.output_mode_refusals
+    assert refusal == (
+        "the model server refused native output (HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': "
+        "('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': "
+        "'json_sche…); using prompted (JSON mode) output for the rest of the run"
+    )
+    assert refusal in run.warnings
+    # A refused mode is not a model failure: the model did the work.
+    assert run.outcome.errors == []
+    assert not run.outcome.degraded
+    assert run.outcome.stop_reason == "sufficient"
+
+
+async def test_reasoning_blocks_and_prose_around_the_json_are_removed_before_parsing(tmp_path: Path) -> None:
+    def thinking(ask: Ask, ids: list[str]) -> Reply:
+        reply = scripted(ask, ids)
+        if reply.text is None:
+            return reply
+        # A reasoning model's habits: thinking first, prose around the object, a trailing comma.
+        body = reply.text[:-1] + ",}"
+        return Reply(text=f"<think>The user wants JSON. {{not: json}}</think>\nSure! Here it is:\n{body}\nDone.")
+
+    run = await research(LlmServer(OPENAI_PROMPTED, script=thinking), tmp_path)
+    assert run.outcome.errors == []
+    assert not run.outcome.degraded
+    assert run.outcome.assessments[0].confidence == 0.9
+    assert all(row["outputs_refused"] == 0 for row in run.record["llm_agents"].values())
+
+
+async def test_an_answer_that_breaks_the_schema_is_one_line_in_the_progress_and_the_record(tmp_path: Path) -> None:
+    def overconfident(ask: Ask, ids: list[str]) -> Reply:
+        reply = scripted(ask, ids)
+        if ask.agent == "judge" and reply.text is not None:
+            return Reply(text=reply.text.replace('"confidence": 0.9', '"confidence": 5'))
+        return reply
+
+    run = await research(LlmServer(OPENAI, script=overconfident), tmp_path, DEEPCRITICAL_MAX_ITERATIONS=1)
+    message = "judge: the Judge's answer did not fit its schema: confidence must be at most 1, got 5"
+    assert run.outcome.errors == [message]
+    assert message in run.warnings
+    assert run.record["errors"] == [message]
+    assert "validation error" not in run.raw
+    # The Judge was asked three times (the agent's own retries), then the code assessed the evidence.
+    judge = run.record["llm_agents"]["judge"]
+    assert (judge["requests"], judge["outputs_refused"], judge["outputs_validated"], judge["fallbacks"]) == (3, 3, 0, 1)
+    assert run.outcome.degraded
+    assert any("the assessment was computed in code" in reason for reason in run.outcome.degraded_reasons)
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -258,10 +228,12 @@ async def test_a_server_error_from_the_model_is_retried(wire: Wire, tmp_path: Pa
     # The SDKs do not retry on their own (``max_retries=0``): the run retries, once, with its own sleep.
     assert server.replies[:2] == [("brain", 500), ("brain", 200)]
     assert run.sleeps == [1.0]
-    assert run.outcome.error is None
     assert run.outcome.errors == []
     assert run.outcome.stop_reason == "sufficient"
-    assert not run.outcome.report_fallback
+    # The failed request was sent, so it is counted.
+    assert run.record["llm_usage"]["requests"] == 7
+    assert run.record["llm_usage"]["failed_requests"] == 1
+    assert run.record["llm_agents"]["brain"]["requests"] == 3
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -270,16 +242,25 @@ async def test_a_rejected_key_ends_the_run_with_a_report_not_a_traceback(wire: W
     run = await research(server, tmp_path)
     outcome = run.outcome
 
-    # A 401 is not retried: one request from the Brain, one from the Report, and no waiting.
-    assert server.replies == [("brain", 401), ("report", 401)]
+    # A 401 is not retried: one request per agent call, and no waiting. The loop goes on with code standing
+    # in for the model (a code-built search, a code-built assessment), and the report is built in code.
+    assert server.replies == [("brain", 401), ("judge", 401), ("report", 401)]
     assert run.sleeps == []
-    assert outcome.stop_reason == "llm_failed"
-    assert any("401" in message for message in outcome.errors)
-    # Queries built in code still searched, so the run has evidence and an extractive, cited report;
-    # ``outcome.error`` is documented for a run that ends with no evidence, which this one did not.
+    # One line each, the provider's own message, the echoed key redacted.
+    assert outcome.errors == [
+        f"{stage}: the model server answered HTTP 401: Incorrect API key provided: ***"
+        for stage in ("planning", "judge", "report")
+    ]
+    assert run.record["llm_usage"]["requests"] == 3
+    assert run.record["llm_usage"]["failed_requests"] == 3
+    assert {name: row["fallbacks"] for name, row in run.record["llm_agents"].items()} == {
+        "brain": 1,
+        "judge": 1,
+        "report": 1,
+    }
     assert outcome.evidence
     assert outcome.error is None
-    assert outcome.report_fallback
+    assert outcome.degraded
     assert outcome.report_fallback_reason == "report_failed"
     cited = set(CITED.findall(run.markdown))
     assert cited
@@ -289,28 +270,111 @@ async def test_a_rejected_key_ends_the_run_with_a_report_not_a_traceback(wire: W
     assert wire.key not in run.markdown
 
 
-async def test_the_bridge_reports_transport_failures_as_httpx2_errors_and_leaves_the_run_client_open() -> None:
+async def test_nothing_listening_at_the_base_url_fails_before_any_search(tmp_path: Path) -> None:
     def refuse(request: httpx2.Request) -> httpx2.Response:
         raise httpx2.ConnectError("connection refused", request=request)
 
-    async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
-        bridge = llm_http_client(client)
-        # The Anthropic SDK and pydantic-ai's Google model catch httpx2 errors only: an httpx one would escape
-        # their mapping to a connection error, which the run retries.
-        with pytest.raises(httpx2.ConnectError, match="connection refused"):
-            await bridge.post("http://llm.local/v1/chat/completions", json={})
-        await bridge.aclose()
-        assert not client.is_closed
+    settings = live_settings(OPENAI, tmp_path / "home")
+    searched: list[str] = []
+
+    def stand_ins(request: httpx2.Request) -> httpx2.Response:
+        searched.append(str(request.url))
+        return httpx2.Response(500)
+
+    from deepcritical.demo.transport import StandInRouter
+    from deepcritical.run.orchestrator import Orchestrator
+    from deepcritical.sources.factory import make_http_client
+
+    router = StandInRouter(httpx2.MockTransport(refuse), stand_ins=httpx2.MockTransport(stand_ins))
+    async with make_http_client(router) as client:
+        with pytest.raises(ConfigError) as raised:
+            await Orchestrator(settings, client=client).research("Does metformin help?")
+    assert str(raised.value) == (
+        "the model server at http://llm.local/v1/models does not answer (connection refused): start it, "
+        "or set DEEPCRITICAL_OPENAI_BASE_URL (or OPENAI_BASE_URL)"
+    )
+    assert searched == []
 
 
-async def test_the_bridge_hands_on_a_compressed_body_decoded() -> None:
-    payload = {"choices": [], "note": "x" * 200}
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (401, {"error": {"message": "bad key"}}, "refused the API key (HTTP 401): check OPENAI_API_KEY"),
+        (404, {"error": {"message": "no such model"}}, None),  # a compatible server need not list models
+    ],
+)
+async def test_the_start_up_check_names_what_to_fix(
+    status: int, body: dict[str, Any], expected: str | None, tmp_path: Path
+) -> None:
+    from deepcritical.agents.models import check_endpoint, live_models
 
-    def gzipped(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(
-            200, content=gzip.compress(json.dumps(payload).encode()), headers={"Content-Encoding": "gzip"}
-        )
+    settings = live_settings(OPENAI, tmp_path / "home")
+    models = live_models(settings)
+    assert models.endpoint is not None
+    async with httpx2.AsyncClient(
+        transport=httpx2.MockTransport(lambda _: httpx2.Response(status, json=body))
+    ) as client:
+        if expected is None:
+            await check_endpoint(models.endpoint, client)
+        else:
+            with pytest.raises(ConfigError, match=re.escape(expected)):
+                await check_endpoint(models.endpoint, client)
 
-    async with httpx2.AsyncClient(transport=httpx2.MockTransport(gzipped)) as client:
-        response = await llm_http_client(client).post("http://llm.local/v1/chat/completions", json={"a": 1})
-        assert response.json() == payload
+
+async def test_an_unknown_gemini_model_is_named_at_start(tmp_path: Path) -> None:
+    from agents.llm_wires import GEMINI
+    from deepcritical.agents.models import check_endpoint, live_models
+
+    models = live_models(live_settings(GEMINI, tmp_path / "home", DEEPCRITICAL_MODEL="google:gemini-9"))
+    assert models.endpoint is not None
+    not_found = httpx2.MockTransport(lambda _: httpx2.Response(404, json={"error": {"message": "not found"}}))
+    async with httpx2.AsyncClient(transport=not_found) as client:
+        with pytest.raises(ConfigError, match=r"does not know the model 'gemini-9' .*DEEPCRITICAL_MODEL"):
+            await check_endpoint(models.endpoint, client)
+
+
+async def test_a_disabled_source_is_named_once_at_start_and_never_as_a_failure(tmp_path: Path) -> None:
+    from deepcritical.cli.research import describe
+
+    settings = live_settings(OPENAI, tmp_path / "home").model_copy(update={"you_api_key": None})
+    run = await research(LlmServer(OPENAI), tmp_path, settings=settings)
+    lines = [line for event in run.events if (line := describe(event)) is not None]
+    mentions = [line for line in lines if "YOU_API_KEY" in line or "source failed[/] you" in line]
+    assert len(mentions) == 1
+    assert "[yellow]disabled[/] you: YOU_API_KEY is not set" in mentions[0]
+    assert mentions[0] == lines[0]  # in the run's first line
+    assert not any("you" in step.sources_failed for step in run.outcome.searches)
+    assert run.outcome.errors == []
+
+
+async def test_evidence_recalled_from_an_earlier_run_is_labelled_and_never_makes_a_run_succeed(
+    tmp_path: Path,
+) -> None:
+    first = await research(LlmServer(OPENAI), tmp_path, out="first")
+    assert first.outcome.error is None
+
+    def down(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(503, text="Service Unavailable")
+
+    second = await research(LlmServer(OPENAI), tmp_path, stand_ins=down, out="second")
+    outcome = second.outcome
+    assert outcome.recalled_ids  # the library of the first run answered
+    assert set(outcome.recalled_ids) == {item.id for item in outcome.evidence}
+    assert outcome.error is not None
+    assert outcome.error.startswith("no evidence was collected: no source answered any search")
+    assert second.record["recalled_ids"] == outcome.recalled_ids
+    assert "recalled from an earlier run" in second.markdown
+
+
+async def test_three_model_failures_in_a_row_end_the_loop_and_nothing_claims_a_retry(tmp_path: Path) -> None:
+    # One source, so the code-built assessment cannot reach the confidence threshold and the loop goes on.
+    server = LlmServer(OPENAI, permanent=401)
+    run = await research(server, tmp_path, DEEPCRITICAL_SOURCES="pubmed", DEEPCRITICAL_CONFIDENCE=0.95)
+    assert server.replies == [("brain", 401), ("judge", 401), ("brain", 401), ("report", 401)]
+    assert run.outcome.stop_reason == "llm_failed"
+    assert run.outcome.iterations == 2
+    assert "The language model failed on several calls in a row" in run.markdown
+    # A 401 is not retried, and nothing says it was.
+    assert run.sleeps == []
+    assert "retr" not in run.markdown.lower()
+    assert "retr" not in json.dumps(run.record["errors"] + run.record["degraded_reasons"]).lower()

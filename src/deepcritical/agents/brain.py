@@ -10,6 +10,7 @@ from pydantic_ai.models import Model
 
 from deepcritical.agents.calls import run_agent
 from deepcritical.agents.deps import ResearchDeps
+from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.outputs import BrainTurn
 from deepcritical.stages.framing import BRIEF_TAG, block
@@ -63,12 +64,12 @@ async def recall(ctx: RunContext[ResearchDeps], query: str) -> list[dict[str, st
     ]
 
 
-def build_brain(*, term_lookups: bool) -> Agent[ResearchDeps, BrainTurn]:
+def build_brain(*, term_lookups: bool, output: Mode = "tool") -> Agent[ResearchDeps, BrainTurn]:
     """The Brain agent; ``term_context`` is among its tools only when a ResearchEngine can answer it."""
     tools = [Tool(search), Tool(recall)] + ([Tool(term_context)] if term_lookups else [])
     return Agent(
         name="brain",
-        output_type=BrainTurn,
+        output_type=output_spec(BrainTurn, output),
         deps_type=ResearchDeps,
         instructions=load_prompt("brain"),
         tools=tools,
@@ -94,15 +95,18 @@ def brain_prompt(state: RunState, max_iterations: int, evidence_collected: int) 
 
 class Planner:
     """The plan stage: one Brain turn, in which the Brain searches through its tool. If the model ends its
-    turn without searching, the queries it proposed run; the loop runs a code-built search if none did."""
+    turn without searching (a model answering under a schema cannot call tools), the queries it proposed run;
+    the loop runs a code-built search if none did."""
 
-    def __init__(self, agent: Agent[ResearchDeps, BrainTurn], model: Model) -> None:
-        self.agent = agent
+    def __init__(self, model: Model, *, term_lookups: bool) -> None:
+        self.agents = OutputAgents(lambda mode: build_brain(term_lookups=term_lookups, output=mode))
         self.model = model
 
     async def __call__(self, deps: ResearchDeps) -> BrainTurn:
         prompt = brain_prompt(deps.state, deps.budget.max_iterations, len(deps.evidence))
-        turn = await run_agent(self.agent, prompt, deps=deps, model=self.model)
+        turn = await run_agent(
+            self.agents, prompt, deps=deps, model=self.model, name="brain", max_tokens=deps.settings.brain_max_tokens
+        )
         deps.state.plans.append(turn)
         if not deps.state.searched_in(deps.state.iteration) and turn.queries:
             await deps.search.search(turn.queries)

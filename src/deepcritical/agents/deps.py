@@ -1,6 +1,6 @@
 """The per-run context every agent and tool reads: settings, the search stage, the run's evidence, the
-store, the ResearchEngine (None when it is off), the budget and the run's state. One instance per run;
-nothing lives at module level."""
+store, the ResearchEngine (None when it is off), the budget, the run's state and its output mode. One
+instance per run; nothing lives at module level."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from deepcritical.agents.messages import describe_model_error
+from deepcritical.agents.output import OutputChoice
 from deepcritical.config import Settings
 from deepcritical.events import StageEvent
 from deepcritical.redaction import Redactor
@@ -34,6 +36,7 @@ class ResearchDeps:
     emit: Callable[[StageEvent], None] = lambda _event: None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # waits between LLM retries; tests inject
     redact: Redactor = field(default_factory=lambda: Redactor(()))
+    output: OutputChoice = field(default_factory=OutputChoice)  # how agents ask for structured answers
 
     @property
     def evidence(self) -> RunEvidence:
@@ -41,7 +44,7 @@ class ResearchDeps:
 
     def record_error(self, stage: str, error: BaseException) -> str:
         """Log and keep a one-line, secret-free account of a failure the run survives."""
-        message = self.redact(" ".join(f"{stage}: {type(error).__name__}: {error}".split()))
+        message = self.redact(" ".join(f"{stage}: {describe_model_error(error)}".split()))
         self.state.errors.append(message)
         logger.warning("stage_failed", stage=stage, error=message)
         return message

@@ -9,6 +9,7 @@ from pydantic_ai.models import Model
 
 from deepcritical.agents.calls import run_agent
 from deepcritical.agents.deps import ResearchDeps
+from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Judgement
@@ -18,10 +19,10 @@ from deepcritical.stages.state import RunState
 JUDGE_TEXT_CHARS = 1200
 
 
-def build_judge() -> Agent[ResearchDeps, Assessment]:
+def build_judge(output: Mode = "tool") -> Agent[ResearchDeps, Assessment]:
     return Agent(
         name="judge",
-        output_type=Assessment,
+        output_type=output_spec(Assessment, output),
         deps_type=ResearchDeps,
         instructions=load_prompt("judge"),
         retries=2,
@@ -54,15 +55,17 @@ def judge_prompt(
 class Judge:
     """The judge stage: the Judge agent's assessment of at most ``judge_max_items`` selected items."""
 
-    def __init__(self, agent: Agent[ResearchDeps, Assessment], model: Model) -> None:
-        self.agent = agent
+    def __init__(self, model: Model) -> None:
+        self.agents = OutputAgents(build_judge)
         self.model = model
 
     async def __call__(self, deps: ResearchDeps) -> Judgement:
         evidence = deps.evidence
         items = await evidence.select(deps.state.question, deps.settings.judge_max_items)
         prompt = judge_prompt(deps.state, items, len(evidence), evidence.count_by_source(), evidence.count_by_design())
-        assessment = await run_agent(self.agent, prompt, deps=deps, model=self.model)
+        assessment = await run_agent(
+            self.agents, prompt, deps=deps, model=self.model, name="judge", max_tokens=deps.settings.judge_max_tokens
+        )
         shown = {item.id for item in items}
         assessment = assessment.model_copy(update={"cited_ids": [i for i in assessment.cited_ids if i in shown]})
         return Judgement(assessment=assessment, items_judged=len(items))

@@ -1,44 +1,107 @@
 """The live language model: one pydantic-ai model built from ``DEEPCRITICAL_MODEL`` (``provider:name``),
 its key passed explicitly from the settings. A live model without its key fails here, at start, naming
-the variable to set; there is no silent fallback to another provider.
+the variable to set; there is no silent fallback to another provider or another API.
 
 The OpenAI, Google and Anthropic models are handed the run's own ``httpx2.AsyncClient``: one connection
-pool, one transport, and tests that see the LLM traffic in the same ``MockTransport`` as the searches."""
+pool, one transport, and tests that see the LLM traffic in the same ``MockTransport`` as the searches.
+
+An OpenAI-compatible server (``DEEPCRITICAL_OPENAI_BASE_URL`` or ``OPENAI_BASE_URL``: Ollama, llama.cpp,
+vLLM) is spoken to over Chat Completions, with ``max_tokens`` (what these servers read), and with bounded
+numbers in the output schemas spelled as the list of allowed values, which every grammar engine enforces.
+
+``check_endpoint`` is the start-up check that the model server answers, before any search."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 from pydantic import SecretStr
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
+from pydantic_ai.profiles import merge_profile
+from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer, OpenAIModelProfile
 from pydantic_ai.settings import ModelSettings
 
+from deepcritical.agents.output import TOOL, OutputStrategy, strategies
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 
 # pydantic-ai 2 renamed these providers; older names keep working here.
 LEGACY_PROVIDERS = {"google-gla": "google", "gemini": "google", "google-vertex": "google-cloud"}
+OPENAI_URL = "https://api.openai.com/v1"
+GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta"
+ANTHROPIC_URL = "https://api.anthropic.com/v1"
+BASE_URL_VARIABLE = "DEEPCRITICAL_OPENAI_BASE_URL"
+# The start-up check is one small GET; a server that takes longer to list its models is not answering.
+PREFLIGHT_TIMEOUT_SECONDS = 10.0
+# Bounded numbers with at most this many allowed values are sent as the list of values.
+MAX_ENUM_VALUES = 21
 
-# A model may think for minutes before its first byte, while the run's client times out after 30 s (right
-# for a search API); each model request carries its own, longer timeout. The run's time budget still bounds
-# every stage.
-LLM_TIMEOUT_SECONDS = 120.0
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """Where the start-up check asks whether the model server answers. ``headers`` carry the key."""
+
+    url: str
+    variable: str  # what to set when nothing answers there
+    key_variable: str | None = None  # what to check when the key is refused
+    model: str | None = None  # set when ``url`` names the model, so a 404 means the model is unknown
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def shown_url(self) -> str:
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
 @dataclass(frozen=True)
 class AgentModels:
+    """The Brain's, the Judge's and the Report's models; ``output_modes`` are the output modes the run tries
+    in order (agents/output.py); ``endpoint`` is checked at start (None: nothing to check)."""
+
     brain: Model
     judge: Model
     report: Model
     name: str
+    output_modes: tuple[OutputStrategy, ...] = (TOOL,)
+    endpoint: ModelEndpoint | None = None
 
 
-def live_model_settings() -> ModelSettings:
+class GrammarSchemaTransformer(OpenAIJsonSchemaTransformer):
+    """Output schemas for an OpenAI-compatible server, shaped for the grammar engines behind them. They
+    enforce ``enum`` but not always ``minimum``/``maximum`` (llama.cpp's converter ignores them), so a bounded
+    integer becomes its list of values and a number between 0 and 1 one of 0, 0.1, ..., 1. A string's
+    ``maxLength`` is left out: llama.cpp's Python server expands it into one nested rule per character, and a
+    report's schema then makes its grammar parser abort (the server dies); ``max_tokens`` bounds the answer
+    instead, and a longer string is trimmed on validation. Definitions are inlined."""
+
+    def __init__(self, schema: dict[str, Any], *, strict: bool | None = None) -> None:
+        super().__init__(schema, strict=strict)
+        self.prefer_inlined_defs = True
+
+    def transform(self, schema: dict[str, Any]) -> dict[str, Any]:
+        schema = super().transform(schema)
+        if schema.get("type") == "string":
+            schema.pop("maxLength", None)
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if "enum" in schema or not isinstance(low, int | float) or not isinstance(high, int | float):
+            return schema
+        if schema.get("type") == "integer" and 0 <= high - low < MAX_ENUM_VALUES:
+            schema["enum"] = list(range(int(low), int(high) + 1))
+        elif schema.get("type") == "number" and (low, high) == (0, 1):
+            schema["enum"] = [0, *(round(tenth / 10, 1) for tenth in range(1, 10)), 1]
+        return schema
+
+
+def live_model_settings(settings: Settings) -> ModelSettings:
     # The SDKs retry on their own (OpenAI and Anthropic twice) with sleeps nobody can see or inject;
     # ``agents.calls.run_agent`` owns retrying instead, honouring Retry-After, logging, and using the run's sleep.
-    return ModelSettings(max_retries=0, timeout=LLM_TIMEOUT_SECONDS)
+    # A model may think for minutes before its first byte, while the run's client times out after 30 s (right
+    # for a search API); each model request carries its own timeout, DEEPCRITICAL_LLM_TIMEOUT.
+    return ModelSettings(max_retries=0, timeout=settings.llm_timeout)
 
 
 def normalize_model_name(name: str) -> tuple[str, str]:
@@ -58,47 +121,118 @@ def _key(value: SecretStr | None, variable: str, model: str) -> str:
     return value.get_secret_value()
 
 
-def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) -> Model:
-    """One live model from ``settings.model``; with ``client``, its requests go through that client."""
+def _compatible_server(settings: Settings, name: str, client: httpx2.AsyncClient | None) -> tuple[Model, ModelEndpoint]:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    base_url = str(settings.openai_base_url).rstrip("/")
+    # A local server (Ollama, llama.cpp, vLLM) may need no key; the SDK insists on one.
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "not-needed"
+    provider = OpenAIProvider(base_url=base_url, api_key=key, http_client=client)
+    profile = merge_profile(
+        provider.model_profile(name),
+        OpenAIModelProfile(
+            openai_chat_supports_max_completion_tokens=False,  # llama.cpp reads max_tokens only
+            supports_json_object_output=False,  # JSON mode is asked for with its schema (agents/observer.py)
+            json_schema_transformer=GrammarSchemaTransformer,
+        ),
+    )
+    model = OpenAIChatModel(name, provider=provider, profile=profile, settings=live_model_settings(settings))
+    headers = {"Authorization": f"Bearer {key}"} if settings.openai_api_key else {}
+    endpoint = ModelEndpoint(
+        f"{base_url}/models", f"{BASE_URL_VARIABLE} (or OPENAI_BASE_URL)", "OPENAI_API_KEY", headers=headers
+    )
+    return model, endpoint
+
+
+def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) -> tuple[Model, ModelEndpoint | None]:
+    """One live model from ``settings.model``, and where to check that it answers; with ``client``, its
+    requests go through that client."""
     provider, name = normalize_model_name(settings.model)
     label = f"{provider}:{name}"
-    model_settings = live_model_settings()
+    model_settings = live_model_settings(settings)
     if provider == "google":
         from pydantic_ai.models.google import GoogleModel
         from pydantic_ai.providers.google import GoogleProvider
 
         key = _key(settings.google_api_key, "GOOGLE_API_KEY", label)
         google = GoogleProvider(api_key=key, http_client=client)
-        return GoogleModel(name, provider=google, settings=model_settings)
+        endpoint = ModelEndpoint(
+            f"{GEMINI_URL}/models/{name}", "GOOGLE_API_KEY", "GOOGLE_API_KEY", name, {"x-goog-api-key": key}
+        )
+        return GoogleModel(name, provider=google, settings=model_settings), endpoint
     if provider in ("openai", "openai-chat", "openai-responses"):
         from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
         if settings.openai_base_url is not None:
-            # A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) speaks Chat Completions and may need no key.
-            key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "not-needed"
-            local = OpenAIProvider(base_url=str(settings.openai_base_url), api_key=key, http_client=client)
-            return OpenAIChatModel(name, provider=local, settings=model_settings)
-        openai = OpenAIProvider(api_key=_key(settings.openai_api_key, "OPENAI_API_KEY", label), http_client=client)
+            if provider == "openai-responses":
+                raise ConfigError(
+                    f"{label}: an OpenAI-compatible server ({BASE_URL_VARIABLE} or OPENAI_BASE_URL) is spoken to "
+                    "over Chat Completions; use 'openai:' or 'openai-chat:', or unset the base URL"
+                )
+            return _compatible_server(settings, name, client)
+        key = _key(settings.openai_api_key, "OPENAI_API_KEY", label)
+        # The base URL is explicit so that the SDK never picks one up from the environment on its own.
+        openai = OpenAIProvider(base_url=OPENAI_URL, api_key=key, http_client=client)
+        endpoint = ModelEndpoint(
+            f"{OPENAI_URL}/models/{name}", "OPENAI_API_KEY", "OPENAI_API_KEY", name, {"Authorization": f"Bearer {key}"}
+        )
         if provider == "openai-chat":
-            return OpenAIChatModel(name, provider=openai, settings=model_settings)
-        return OpenAIResponsesModel(name, provider=openai, settings=model_settings)
+            return OpenAIChatModel(name, provider=openai, settings=model_settings), endpoint
+        return OpenAIResponsesModel(name, provider=openai, settings=model_settings), endpoint
     if provider == "anthropic":
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
         key = _key(settings.anthropic_api_key, "ANTHROPIC_API_KEY", label)
         anthropic = AnthropicProvider(api_key=key, http_client=client)
-        return AnthropicModel(name, provider=anthropic, settings=model_settings)
+        headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+        endpoint = ModelEndpoint(
+            f"{ANTHROPIC_URL}/models/{name}", "ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", name, headers
+        )
+        return AnthropicModel(name, provider=anthropic, settings=model_settings), endpoint
     # Any other pydantic-ai provider reads its own environment variables and uses its own HTTP client.
     try:
-        return infer_model(label)
+        return infer_model(label), None
     except (UserError, ImportError, ValueError) as error:
         raise ConfigError(f"cannot use DEEPCRITICAL_MODEL={settings.model!r}: {error}") from error
 
 
 def live_models(settings: Settings, client: httpx2.AsyncClient | None = None) -> AgentModels:
     """The one live model for the Brain, the Judge and the Report; its requests go through ``client``."""
-    model = build_model(settings, client)
+    model, endpoint = build_model(settings, client)
     provider, name = normalize_model_name(settings.model)
-    return AgentModels(brain=model, judge=model, report=model, name=f"{provider}:{name}")
+    compatible = settings.openai_base_url is not None and provider.startswith("openai")
+    return AgentModels(
+        brain=model,
+        judge=model,
+        report=model,
+        name=f"{provider}:{name}",
+        output_modes=strategies(settings.output_mode, openai_compatible=compatible),
+        endpoint=endpoint,
+    )
+
+
+async def check_endpoint(endpoint: ModelEndpoint, client: httpx2.AsyncClient) -> None:
+    """Fail at start, naming the URL and the variable, when the model server does not answer or refuses the
+    key or the model. Any other answer means a server is there; the run's own requests tell the rest."""
+    where = endpoint.shown_url
+    try:
+        response = await client.get(endpoint.url, headers=endpoint.headers, timeout=PREFLIGHT_TIMEOUT_SECONDS)
+    except httpx2.HTTPError as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise ConfigError(
+            f"the model server at {where} does not answer ({reason}): start it, or set {endpoint.variable}"
+        ) from error
+    text = response.text.lower()
+    if response.status_code in (401, 403) or (response.status_code == 400 and "api key" in text):
+        raise ConfigError(
+            f"the model server at {where} refused the API key (HTTP {response.status_code}): "
+            f"check {endpoint.key_variable or endpoint.variable}"
+        )
+    if response.status_code == 404 and endpoint.model is not None:
+        raise ConfigError(
+            f"the model server at {where} does not know the model {endpoint.model!r} (HTTP 404): "
+            "check DEEPCRITICAL_MODEL"
+        )

@@ -9,6 +9,7 @@ from pydantic_ai.models import Model
 
 from deepcritical.agents.calls import run_agent
 from deepcritical.agents.deps import ResearchDeps
+from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, ResearchReport, StopReason
@@ -38,10 +39,10 @@ async def _known_citations(ctx: RunContext[ResearchDeps], report: ResearchReport
     return report
 
 
-def build_report_agent() -> Agent[ResearchDeps, ResearchReport]:
+def build_report_agent(output: Mode = "tool") -> Agent[ResearchDeps, ResearchReport]:
     agent = Agent(
         name="report",
-        output_type=ResearchReport,
+        output_type=output_spec(ResearchReport, output),
         deps_type=ResearchDeps,
         instructions=load_prompt("report"),
         retries=2,
@@ -70,10 +71,18 @@ def report_prompt(state: RunState, items: list[Evidence], stop_reason: StopReaso
 class Reporter:
     """The report stage's model half: the Report agent's draft from ``items``, not yet citation-checked."""
 
-    def __init__(self, agent: Agent[ResearchDeps, ResearchReport], model: Model) -> None:
-        self.agent = agent
+    def __init__(self, model: Model) -> None:
+        self.agents = OutputAgents(build_report_agent)
         self.model = model
 
     async def __call__(self, deps: ResearchDeps, items: list[Evidence], stop_reason: StopReason) -> ResearchReport:
         prompt = report_prompt(deps.state, items, stop_reason, len(deps.evidence))
-        return await run_agent(self.agent, prompt, deps=deps, model=self.model, report=True)
+        return await run_agent(
+            self.agents,
+            prompt,
+            deps=deps,
+            model=self.model,
+            name="report",
+            max_tokens=deps.settings.report_max_tokens,
+            report=True,
+        )

@@ -20,7 +20,7 @@ from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
-from deepcritical.config import Settings, load_settings
+from deepcritical.config import OutputMode, Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import configure_logging
 
@@ -148,7 +148,17 @@ def research(
     model: Annotated[
         str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
     ] = None,
+    output_mode: Annotated[
+        OutputMode | None,
+        typer.Option(
+            "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
+        ),
+    ] = None,
     demo: Demo = False,
+    demo_sources: Annotated[
+        bool,
+        typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline)."),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -157,7 +167,13 @@ def research(
 
     configure_logging(verbose=verbose)
     question = require_text(question, "question")
-    settings = settings_from(demo_mode=demo or None, max_iterations=max_iterations, model=model)
+    settings = settings_from(
+        demo_mode=demo or None,
+        demo_sources=demo_sources or None,
+        max_iterations=max_iterations,
+        model=model,
+        output_mode=output_mode,
+    )
     if settings.demo_mode and model is not None:
         err.print(f"note: demo mode uses its deterministic stand-in models; --model {model} is not used", markup=False)
     checked_preflight(settings)

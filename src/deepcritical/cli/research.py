@@ -29,6 +29,9 @@ from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
+DEMO_SOURCES_BANNER = (
+    "DEMO SOURCES: the sources are local stand-ins and every piece of evidence is synthetic; the model is live: {model}"
+)
 
 
 def describe(event: ProgressEvent) -> str | None:
@@ -39,8 +42,10 @@ def describe(event: ProgressEvent) -> str | None:
             f"\n  [yellow]disabled[/] {escape(name)}: {escape(reason)}"
             for name, reason in event.sources_disabled.items()
         )
+        output = f" · output {escape(event.output_mode)}" if event.output_mode else ""
         return (
-            f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)} · sources {escape(sources)}{disabled}"
+            f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)}{output} · sources {escape(sources)}"
+            f"{disabled}"
         )
     if isinstance(event, IterationStarted):
         return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
@@ -76,9 +81,11 @@ def describe(event: ProgressEvent) -> str | None:
     if isinstance(event, RunFinished):
         outcome = event.outcome
         seconds = outcome.timings.get("total", 0.0)
+        usage = outcome.llm_usage
+        failed = f" ({usage.failed_requests} failed)" if usage.failed_requests else ""
         return (
             f"stopped: {escape(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
-            f"{len(outcome.evidence)} evidence items, {outcome.llm_usage.requests} LLM requests, {seconds:.1f} s"
+            f"{len(outcome.evidence)} evidence items, {usage.requests} LLM requests{failed}, {seconds:.1f} s"
         )
     return None
 
@@ -112,6 +119,8 @@ async def run_research(
         ensure_writable(out_dir)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
+    elif console is not None and settings.demo_sources:
+        console.print(f"[bold yellow]{escape(DEMO_SOURCES_BANNER.format(model=settings.model))}[/]")
     async with setup.http_client(settings) as client:
         orchestrator = Orchestrator(settings, client=client)
         outcome: ResearchOutcome | None = None

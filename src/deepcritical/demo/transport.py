@@ -6,9 +6,12 @@ and parses the answers exactly as in live mode; only where the bytes come from d
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import httpx2
 import structlog
 
+from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo import clinicaltrials, europepmc, eutils, searxng, you
 
 logger = structlog.get_logger(__name__)
@@ -76,3 +79,24 @@ def demo_transport() -> httpx2.MockTransport:
     """A transport answering E-utilities, SearXNG (any host containing "searxng"), You.com, ClinicalTrials.gov and
     Europe PMC from the demo corpus."""
     return httpx2.MockTransport(route)
+
+
+# The hosts the stand-ins answer when a live model shares the run's client with them (demo sources).
+STAND_IN_HOSTS = frozenset({eutils.EUTILS_HOST, you.YOU_HOST, urlsplit(DEMO_SEARXNG_URL).hostname or ""})
+
+
+class StandInRouter(httpx2.AsyncBaseTransport):
+    """The transport of a run with stand-in sources and a live model: requests to a source's host are
+    answered by the stand-ins, every other request (the model server) goes to ``network``."""
+
+    def __init__(self, network: httpx2.AsyncBaseTransport, stand_ins: httpx2.MockTransport | None = None) -> None:
+        self.network = network
+        self.stand_ins = stand_ins or demo_transport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.host.lower() in STAND_IN_HOSTS:
+            return await self.stand_ins.handle_async_request(request)
+        return await self.network.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.network.aclose()

@@ -29,11 +29,12 @@ import httpx2
 import structlog
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 
-from deepcritical.agents.brain import Planner, build_brain
+from deepcritical.agents.brain import Planner
 from deepcritical.agents.deps import ResearchDeps
-from deepcritical.agents.judge import Judge, build_judge
-from deepcritical.agents.models import AgentModels
-from deepcritical.agents.report import Reporter, build_report_agent
+from deepcritical.agents.judge import Judge
+from deepcritical.agents.models import AgentModels, check_endpoint
+from deepcritical.agents.output import OutputChoice
+from deepcritical.agents.report import Reporter
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
@@ -78,9 +79,9 @@ class Stages:
     @classmethod
     def with_agents(cls, models: AgentModels, *, term_lookups: bool) -> Stages:
         return cls(
-            plan=Planner(build_brain(term_lookups=term_lookups), models.brain),
-            judge=Judge(build_judge(), models.judge),
-            report=Reporter(build_report_agent(), models.report),
+            plan=Planner(models.brain, term_lookups=term_lookups),
+            judge=Judge(models.judge),
+            report=Reporter(models.report),
         )
 
 
@@ -163,6 +164,8 @@ class Orchestrator:
             with structlog.contextvars.bound_contextvars(run_id=run_id):
                 if not question:
                     raise ResearchError("the question is empty")
+                if self.models.endpoint is not None:  # before any search: is the model server there at all?
+                    await check_endpoint(self.models.endpoint, self._client)
                 started, started_at = time.perf_counter(), datetime.now(UTC)
                 store = self._store or await self._open_store(self.settings, run_id)
                 try:
@@ -172,8 +175,9 @@ class Orchestrator:
                         RunStarted(
                             run_id=run_id,
                             question=question,
-                            demo=self.settings.demo_mode,
+                            demo=self.settings.stand_in_sources,
                             model=self.models.name,
+                            output_mode=None if self.settings.demo_mode else deps.output.current.label,
                             sources=list(self._handler.source_names),
                             sources_disabled=dict(self._handler.unavailable),
                             max_iterations=self.settings.max_iterations,
@@ -235,6 +239,7 @@ class Orchestrator:
             emit=emit,
             sleep=self._sleep,
             redact=Redactor.for_settings(settings),
+            output=OutputChoice(self.models.output_modes),
         )
 
     async def _research(self, deps: ResearchDeps) -> tuple[StopReason, str | None]:
@@ -250,14 +255,14 @@ class Orchestrator:
             return stop, None
         # Evidence recalled from earlier runs never makes a run succeed on its own.
         sources_down = not any(step.sources_answered for step in state.searches)
-        model_down = stop in LLM_STOPS
+        # The model is named when it stopped the loop, or when its last call failed (it failed on every call
+        # while the loop ran out of iterations with nothing found).
+        model_down = stop in LLM_STOPS or state.model_failures > 0
+        model = LLM_STOPS.get(stop, "the language model failed") + (f" ({state.errors[-1]})" if state.errors else "")
         if model_down and sources_down:  # both are named: fixing one alone would not make the run work
-            model = LLM_STOPS[stop] + (f" ({state.errors[-1]})" if state.errors else "")
             return stop, f"no evidence was collected: {model}; and {no_source_answered(state)}"
         if model_down:
-            return stop, "no evidence was collected: " + LLM_STOPS[stop] + (
-                f" ({state.errors[-1]})" if state.errors else ""
-            )
+            return stop, f"no evidence was collected: {model}"
         return stop, no_source_answered(state) if sources_down else None
 
     async def _loop(self, deps: ResearchDeps) -> StopReason:
@@ -314,6 +319,7 @@ class Orchestrator:
         reason = f"iteration {iteration}: the Brain ran no search; searching with queries built in code"
         deps.emit(RunWarning(message=reason))
         deps.state.degraded.append(reason)
+        deps.state.agent("brain").fallbacks += 1
         with contextlib.suppress(LoopStopError):  # out of time: the run keeps the stop reason it has
             await self._stage(deps, "planning", deps.search.fallback(), model=False)
 
@@ -322,6 +328,7 @@ class Orchestrator:
         assessment = code_assessment(deps.state.question, [EvidenceView.of(item) for item in items])
         reason = f"iteration {deps.state.iteration}: the Judge's model failed; the assessment was computed in code"
         deps.state.degraded.append(reason)
+        deps.state.agent("judge").fallbacks += 1
         deps.emit(RunWarning(message=reason))
         return Judgement(assessment=assessment, items_judged=len(items), by="code")
 

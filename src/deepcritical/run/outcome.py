@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from datetime import UTC, datetime
@@ -32,8 +33,23 @@ class LlmUsage(BaseModel):
     """Requests sent to the language model, failed attempts included, and the tokens they used."""
 
     requests: int = 0
+    failed_requests: int = Field(default=0, description="Requests that failed (an HTTP error, a timeout, no answer)")
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class AgentUsage(BaseModel):
+    """What one agent's model calls came to (``deepcritical.stages.state.AgentStats``)."""
+
+    calls: int = Field(description="Times the agent was asked (one Brain turn, one judgement, one report)")
+    requests: int = Field(description="Requests sent to the model, failed ones included")
+    failed_requests: int
+    outputs_validated: int = Field(description="Structured answers that fit the output schema")
+    outputs_refused: int = Field(description="Answers that did not fit the output schema (prose, wrong JSON)")
+    fallbacks: int = Field(description="Times code did the agent's work because its model failed")
+    input_tokens: int
+    output_tokens: int
+    seconds: float
 
 
 class ResearchOutcome(BaseModel):
@@ -63,6 +79,13 @@ class ResearchOutcome(BaseModel):
     searches: list[SearchStep]
     timings: dict[str, float] = Field(description="Wall-clock seconds per stage, and in total")
     llm_usage: LlmUsage
+    llm_agents: dict[str, AgentUsage] = Field(default_factory=dict, description="Model calls per agent")
+    output_mode: str | None = Field(
+        default=None, description="How the live model was asked for structured answers at the end of the run"
+    )
+    output_mode_refusals: list[str] = Field(
+        default_factory=list, description="Output modes the model server refused, and what the run used instead"
+    )
     errors: list[str]
     degraded: bool = Field(
         default=False,
@@ -99,7 +122,7 @@ def assemble_outcome(
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
     context = RenderContext(
-        demo=deps.settings.demo_mode,
+        demo=deps.settings.stand_in_sources,
         stop_reason=stop,
         run_id=run_id,
         model=model,
@@ -112,11 +135,12 @@ def assemble_outcome(
         recalled=evidence.recalled_ids,
     )
     usage = deps.budget.usage
+    failed = sum(stats.failed_requests for stats in state.agents.values())
     return ResearchOutcome(
         question=state.question,
         run_id=run_id,
         started_at=started_at.isoformat(),
-        demo=deps.settings.demo_mode,
+        demo=deps.settings.stand_in_sources,
         model=model,
         stop_reason=stop,
         iterations=state.iteration,
@@ -131,7 +155,18 @@ def assemble_outcome(
         plans=state.plans,
         searches=state.searches,
         timings=_timings(state.timings, started),
-        llm_usage=LlmUsage(requests=usage.requests, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens),
+        llm_usage=LlmUsage(
+            requests=usage.requests + failed,
+            failed_requests=failed,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        ),
+        llm_agents={
+            name: AgentUsage.model_validate({**dataclasses.asdict(stats), "seconds": round(stats.seconds, 4)})
+            for name, stats in sorted(state.agents.items())
+        },
+        output_mode=None if deps.settings.demo_mode else deps.output.current.label,
+        output_mode_refusals=[deps.redact(line) for line in deps.output.refusals],
         errors=[deps.redact(message) for message in state.errors],
         degraded=bool(state.degraded),
         degraded_reasons=[deps.redact(reason) for reason in state.degraded],

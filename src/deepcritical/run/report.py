@@ -14,6 +14,7 @@ from pydantic_ai.exceptions import AgentRunError
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.report import MAX_REPORT_ITEMS
 from deepcritical.errors import DeepCriticalError
+from deepcritical.events import RunWarning
 from deepcritical.models import Evidence
 from deepcritical.outputs import CitationAudit, FallbackReason, ResearchReport, StopReason
 from deepcritical.stages.citations import verify_citations
@@ -76,7 +77,9 @@ async def write_report(deps: ResearchDeps, writer: ReportWriter, stop: StopReaso
                 draft = await writer(deps, items, stop)
         except (TimeoutError, AgentRunError, DeepCriticalError) as error:  # out of time or budget, model failed
             note = deps.record_error("report", error)
+            deps.emit(RunWarning(message=note))
             deps.state.degraded.append(f"the report was built in code: the Report agent failed ({note})")
+            deps.state.agent("report").fallbacks += 1
             return _extractive(
                 deps, items, f"The Report agent failed ({note}); this report is extractive.", "report_failed"
             )
@@ -96,4 +99,5 @@ async def write_report(deps: ResearchDeps, writer: ReportWriter, stop: StopReaso
         else:
             note = "The Report agent gave no findings; this report is extractive."
         deps.state.degraded.append("the report was built in code: " + note[0].lower() + note[1:].split(";")[0])
+        deps.state.agent("report").fallbacks += 1
         return _extractive(deps, items, note, "no_cited_findings")

@@ -1,6 +1,7 @@
-"""What a run is built from, decided once from the settings: the HTTP client (the network, or the demo
-stand-ins' transport), the sources, the models (the live one, or the demo FunctionModels) and the store.
-The only place that knows demo mode exists; everything it builds is the same code in both modes."""
+"""What a run is built from, decided once from the settings: the HTTP client (the network, the demo
+stand-ins' transport, or both: stand-in sources with a live model), the sources, the models (the live one,
+or the demo FunctionModels) and the store. The only place that knows demo mode and demo sources exist;
+everything it builds is the same code in every mode."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ from deepcritical.sources.factory import Sources, build_sources, make_http_clien
 from deepcritical.sources.ratelimit import ncbi_limiter
 
 
-def http_client(settings: Settings) -> httpx2.AsyncClient:
-    """The run's one HTTP client; in demo mode its transport is the local stand-in for every API."""
+def http_client(settings: Settings, network: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
+    """The run's one HTTP client. In demo mode its transport is the local stand-in for every API; with demo
+    sources the stand-ins answer the sources' hosts and ``network`` (by default the real one) the rest."""
     if settings.demo_mode:
         from deepcritical.demo.transport import demo_transport
 
         return make_http_client(demo_transport())
-    return make_http_client()
+    if settings.demo_sources:
+        from deepcritical.demo.transport import StandInRouter
+
+        return make_http_client(StandInRouter(network or httpx2.AsyncHTTPTransport()))
+    return make_http_client(network)
 
 
 async def _no_pacing() -> None:
@@ -27,7 +33,7 @@ async def _no_pacing() -> None:
 
 
 def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
-    if settings.demo_mode:
+    if settings.stand_in_sources:
         from deepcritical.demo.ddgs import DemoDDGS
 
         return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=_no_pacing)

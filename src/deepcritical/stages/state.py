@@ -62,6 +62,24 @@ class Budget:
 
 
 @dataclass
+class AgentStats:
+    """What one agent's model calls came to in a run. ``requests`` counts every request sent, failed ones
+    included (``failed_requests``); ``outputs_refused`` counts answers that did not fit the output schema
+    (each sent back to the model, or the end of the call); ``fallbacks`` counts the times code did the agent's
+    work because its model failed."""
+
+    calls: int = 0
+    requests: int = 0
+    failed_requests: int = 0
+    outputs_validated: int = 0
+    outputs_refused: int = 0
+    fallbacks: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
 class RunState:
     """What the run has done so far (its evidence is owned by ``RunEvidence``, not kept here).
     ``degraded`` lists each piece of the model's work that was done in code instead, and why."""
@@ -78,6 +96,10 @@ class RunState:
     errors: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     model_failures: int = 0  # consecutive failed model calls; a successful one resets it
+    agents: dict[str, AgentStats] = field(default_factory=dict)  # agent name -> what its model calls came to
+
+    def agent(self, name: str) -> AgentStats:
+        return self.agents.setdefault(name, AgentStats())
 
     def add_time(self, stage: str, seconds: float) -> None:
         self.timings[stage] = self.timings.get(stage, 0.0) + seconds
