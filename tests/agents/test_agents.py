@@ -10,9 +10,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore, evidence, make_deps
 
-from deepcritical.agents.brain import Planner, build_brain
-from deepcritical.agents.judge import Judge, build_judge
-from deepcritical.agents.report import Reporter, build_report_agent
+from deepcritical.agents.brain import Planner
+from deepcritical.agents.judge import Judge
+from deepcritical.agents.report import Reporter
 from deepcritical.demo.models import demo_models
 from deepcritical.events import QueriesPlanned, SearchFinished
 from deepcritical.stages.framing import parse_evidence
@@ -29,7 +29,7 @@ def prompt_of(messages: list[ModelMessage]) -> str:
 async def test_brain_calls_its_tools_with_test_model() -> None:
     engine, handler = FakeEngine(), FakeHandler()
     deps = make_deps(engine=engine, handler=handler)
-    turn = await Planner(build_brain(term_lookups=True), TestModel(call_tools=["term_context", "search"]))(deps)
+    turn = await Planner(TestModel(call_tools=["term_context", "search"]), term_lookups=True)(deps)
     assert len(engine.terms) == 1
     assert handler.queries == deps.state.queries_run == deps.state.searches[0].queries
     assert deps.state.searched_in(1)
@@ -45,7 +45,7 @@ async def test_term_lookups_are_offered_only_with_a_research_engine() -> None:
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
 
     for lookups in (True, False):
-        await Planner(build_brain(term_lookups=lookups), FunctionModel(record_tools))(make_deps())
+        await Planner(FunctionModel(record_tools), term_lookups=lookups)(make_deps())
     assert offered == [{"search", "recall", "term_context"}, {"search", "recall"}]
 
 
@@ -55,7 +55,7 @@ async def test_demo_brain_asks_for_context_then_searches_from_it() -> None:
     events: list[object] = []
     deps = make_deps(engine=engine, handler=handler, events=events)
     brain, _, _ = demo_models()
-    turn = await Planner(build_brain(term_lookups=True), brain)(deps)
+    turn = await Planner(brain, term_lookups=True)(deps)
     assert engine.terms == ["metformin", "Alzheimer's"]
     assert "metformin Alzheimer's AMPK" in handler.queries
     assert turn.queries == handler.queries
@@ -72,7 +72,7 @@ async def test_a_repeated_query_is_not_run_again() -> None:
             return ModelResponse(parts=[ToolCallPart("search", {"queries": ["Metformin AMPK"]})])
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
 
-    await Planner(build_brain(term_lookups=True), FunctionModel(search_twice))(deps)
+    await Planner(FunctionModel(search_twice), term_lookups=True)(deps)
     assert handler.queries == []
     assert not deps.state.searched_in(1)  # the loop's code-built search takes over from here
 
@@ -91,7 +91,7 @@ async def test_judge_sees_at_most_k_items_even_when_the_store_returns_everything
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
     await deps.evidence.add(list(store.items.values()))
-    judgement = await Judge(build_judge(), FunctionModel(judge))(deps)
+    judgement = await Judge(FunctionModel(judge))(deps)
     k = deps.settings.judge_max_items
     assert seen == [k]
     assert judgement.items_judged == k
@@ -111,7 +111,7 @@ async def test_an_injected_instruction_does_not_change_the_demo_judges_verdict()
     for items in (plain, poisoned):
         deps = make_deps()
         await deps.evidence.add(items)
-        verdicts.append((await Judge(build_judge(), judge_model)(deps)).assessment)
+        verdicts.append((await Judge(judge_model)(deps)).assessment)
     assert verdicts[0] == verdicts[1]
     assert not verdicts[1].sufficient
 
@@ -128,7 +128,7 @@ async def test_report_is_asked_to_fix_an_unknown_id_before_the_code_repairs() ->
         args = {"question": QUESTION, "answer_brief": "Maybe.", "key_findings": [finding], "references": ids}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    report = await Reporter(build_report_agent(), FunctionModel(writer))(deps, CORPUS[:2], "sufficient")
+    report = await Reporter(FunctionModel(writer))(deps, CORPUS[:2], "sufficient")
     assert calls == [["pmid:99999999"], [CORPUS[0].id]]
     assert report.key_findings[0].evidence_ids == [CORPUS[0].id]
 
@@ -142,7 +142,7 @@ async def test_report_accepts_on_the_last_attempt_and_leaves_repair_to_code() ->
         args = {"question": QUESTION, "answer_brief": "Yes.", "key_findings": [finding]}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    report = await Reporter(build_report_agent(), FunctionModel(stubborn))(deps, CORPUS[:1], "max_iterations")
+    report = await Reporter(FunctionModel(stubborn))(deps, CORPUS[:1], "max_iterations")
     assert report.key_findings[0].evidence_ids == ["pmid:99999999"]  # verify_citations drops it afterwards
     assert deps.budget.usage.requests == 3
 
@@ -160,6 +160,6 @@ async def test_a_turn_cannot_search_or_look_up_terms_without_end() -> None:
             return ModelResponse(parts=[ToolCallPart("term_context", {"term": f"term {n}"})])
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
 
-    await Planner(build_brain(term_lookups=True), FunctionModel(greedy))(deps)
+    await Planner(FunctionModel(greedy), term_lookups=True)(deps)
     assert handler.queries == ["metformin query 0", "metformin query 1", "metformin query 2"]
     assert engine.terms == ["term 10", "term 11", "term 12", "term 13"]

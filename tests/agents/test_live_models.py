@@ -243,18 +243,20 @@ async def test_a_rejected_key_ends_the_run_with_a_report_not_a_traceback(wire: W
     outcome = run.outcome
 
     # A 401 is not retried: one request per agent call, and no waiting. The loop goes on with code standing
-    # in for the model (a code-built search, a code-built assessment), and the report is built in code.
-    assert server.replies == [("brain", 401), ("judge", 401), ("report", 401)]
+    # in for the model (a code-built search, a code-built assessment that never ends the research on its
+    # own) until the third failure in a row ends it, and the report is built in code.
+    assert server.replies == [("brain", 401), ("judge", 401), ("brain", 401), ("report", 401)]
     assert run.sleeps == []
     # One line each, the provider's own message, the echoed key redacted.
     assert outcome.errors == [
         f"{stage}: the model server answered HTTP 401: Incorrect API key provided: ***"
-        for stage in ("planning", "judge", "report")
+        for stage in ("planning", "judge", "planning", "report")
     ]
-    assert run.record["llm_usage"]["requests"] == 3
-    assert run.record["llm_usage"]["failed_requests"] == 3
+    assert outcome.stop_reason == "llm_failed"
+    assert run.record["llm_usage"]["requests"] == 4
+    assert run.record["llm_usage"]["failed_requests"] == 4
     assert {name: row["fallbacks"] for name, row in run.record["llm_agents"].items()} == {
-        "brain": 1,
+        "brain": 2,
         "judge": 1,
         "report": 1,
     }
@@ -361,7 +363,7 @@ async def test_evidence_recalled_from_an_earlier_run_is_labelled_and_never_makes
     assert outcome.recalled_ids  # the library of the first run answered
     assert set(outcome.recalled_ids) == {item.id for item in outcome.evidence}
     assert outcome.error is not None
-    assert outcome.error.startswith("no evidence was collected: no source answered any search")
+    assert outcome.error.startswith("no source answered any search")
     assert second.record["recalled_ids"] == outcome.recalled_ids
     assert "recalled from an earlier run" in second.markdown
 
@@ -376,5 +378,6 @@ async def test_three_model_failures_in_a_row_end_the_loop_and_nothing_claims_a_r
     assert "The language model failed on several calls in a row" in run.markdown
     # A 401 is not retried, and nothing says it was.
     assert run.sleeps == []
-    assert "retr" not in run.markdown.lower()
-    assert "retr" not in json.dumps(run.record["errors"] + run.record["degraded_reasons"]).lower()
+    claims_a_retry = re.compile(r"\bretr(?:y|ies|ied|ying)\b", re.IGNORECASE)
+    assert not claims_a_retry.search(run.markdown)
+    assert not claims_a_retry.search(json.dumps(run.record["errors"] + run.record["degraded_reasons"]))

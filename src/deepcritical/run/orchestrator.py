@@ -293,7 +293,10 @@ class Orchestrator:
                     by=judgement.by,
                 )
             )
-            if assessment.sufficient and assessment.confidence >= self.settings.confidence_threshold:
+            # Only the Judge's own verdict ends the research: keyword coverage computed in code is too weak a
+            # signal to stop on, so a run whose Judge failed goes on searching while its budgets allow.
+            confident = assessment.confidence >= self.settings.confidence_threshold
+            if judgement.by == "model" and assessment.sufficient and confident:
                 return "sufficient"
             if evidence.full:
                 return "max_evidence"

@@ -4,7 +4,7 @@ The design is read, in order, from what is most reliable: the record's publicati
 ``PublicationType``, Europe PMC's ``pubTypeList``), then its MeSH headings, then its title and
 abstract (new records get their types months late), then the source itself (a registry entry, a web
 page). The population comes from MeSH check tags (``Humans``, ``Animals``) first, then the text. The
-scale and its sources are written down in ``phases/04_grading.md``. No I/O here: text in, Grade out.
+scale and its sources are written down in ``phases/07_grading.md``. No I/O here: text in, Grade out.
 """
 
 from __future__ import annotations
