@@ -6,6 +6,8 @@ the transports and the model, nothing else.
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +31,22 @@ from deepcritical.models import ALL_SOURCES, SourceName
 TimeRange = Literal["day", "week", "month", "year"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
+NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+_DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
+_DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_NEVER = frozenset({"never", "off", "none", "0"})
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` as a timedelta; ``never``/``off``/``0`` as None (keep
+    forever). Anything else raises ValueError naming the accepted forms."""
+    value = text.strip().lower()
+    if value in _NEVER:
+        return None
+    match = _DURATION.fullmatch(value)
+    if match is None:
+        raise ValueError("expected a duration such as 30d, 12h, 90m, 2w, or 'never'")
+    return timedelta(**{_DURATION_UNITS[match["unit"]]: float(match["amount"])})
 
 
 def _split_csv(value: Any) -> Any:
@@ -88,6 +106,28 @@ class Settings(BaseSettings):
     judge_max_items: PositiveInt = Field(default=12, le=50, validation_alias="DEEPCRITICAL_JUDGE_MAX_ITEMS")
     confidence_threshold: float = Field(default=0.7, ge=0.0, le=1.0, validation_alias="DEEPCRITICAL_CONFIDENCE")
 
+    # Reliability on a shared machine: NCBI endpoint, shared rate limit, store retention
+    ncbi_eutils_url: AnyHttpUrl = Field(default=AnyHttpUrl(NCBI_EUTILS_URL), validation_alias="NCBI_EUTILS_URL")
+    redis_url: SecretStr | None = Field(default=None, validation_alias="REDIS_URL")
+    retention: timedelta | None = Field(default=timedelta(days=30), validation_alias="DEEPCRITICAL_RETENTION")
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _blank_redis_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("expected a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
+        return value
+
+    @field_validator("retention", mode="before")
+    @classmethod
+    def _retention_duration(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
     @field_validator("sources", "searxng_default_categories", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
@@ -130,6 +170,7 @@ class Settings(BaseSettings):
                 "searxng_base_url": AnyHttpUrl(DEMO_SEARXNG_URL),
                 "you_api_key": SecretStr("demo-key"),
                 "ncbi_api_key": None,
+                "ncbi_eutils_url": AnyHttpUrl(NCBI_EUTILS_URL),
             }
         )
 

@@ -22,6 +22,7 @@ from deepcritical import __version__
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import configure_logging
+from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -37,8 +38,9 @@ T = TypeVar("T")
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """One line on stderr, then exit with ``code``."""
-    err.print(f"error: {' '.join(message.split())}", markup=False, highlight=False, soft_wrap=True)
+    """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
+    so control characters go."""
+    err.print(f"error: {one_line(message)}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -71,9 +73,14 @@ def checked_preflight(settings: Settings) -> None:
 
 
 def require_text(value: str, what: str) -> str:
-    if not value.strip():
+    """The question or query as the run will use it: one line without control characters, not empty
+    and not longer than ``MAX_QUESTION_CHARS``."""
+    text = one_line(value)
+    if not text:
         fail(f"the {what} is empty: give a non-empty {what}")
-    return value.strip()
+    if len(text) > MAX_QUESTION_CHARS:
+        fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
+    return text
 
 
 def _print_version(value: bool) -> None:
@@ -150,7 +157,10 @@ def research(
     question = require_text(question, "question")
     settings = settings_from(demo_mode=demo or None, max_iterations=max_iterations, model=model)
     if settings.demo_mode and model is not None:
-        err.print(f"note: demo mode uses its deterministic stand-in models; --model {model} is not used", markup=False)
+        err.print(
+            f"note: demo mode uses its deterministic stand-in models; --model {one_line(model)} is not used",
+            markup=False,
+        )
     checked_preflight(settings)
     outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
     report_path, run_path = paths

@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
+from deepcritical.cli.terminal import shown
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError, ResearchError
 from deepcritical.events import (
@@ -32,36 +32,33 @@ DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of 
 
 
 def describe(event: ProgressEvent) -> str | None:
-    """One line of Rich markup per event; every value from outside is escaped."""
+    """One line of Rich markup per event; every value from outside goes through ``shown``."""
     if isinstance(event, RunStarted):
         sources = ", ".join(event.sources) or "none"
         disabled = "".join(
-            f"\n  [yellow]disabled[/] {escape(name)}: {escape(reason)}"
-            for name, reason in event.sources_disabled.items()
+            f"\n  [yellow]disabled[/] {shown(name)}: {shown(reason)}" for name, reason in event.sources_disabled.items()
         )
-        return (
-            f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)} · sources {escape(sources)}{disabled}"
-        )
+        return f"[bold]run {shown(event.run_id)}[/] · model {shown(event.model)} · sources {shown(sources)}{disabled}"
     if isinstance(event, IterationStarted):
         return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
     if isinstance(event, QueriesPlanned):
         built = " (built in code)" if event.by == "code" else ""
-        return f"  queries{built}: " + "; ".join(escape(query) for query in event.queries)
+        return f"  queries{built}: " + "; ".join(shown(query) for query in event.queries)
     if isinstance(event, SearchFinished):
         failed = "".join(
-            f"\n  [yellow]source failed[/] {escape(k)}: {escape(v)}" for k, v in event.sources_failed.items()
+            f"\n  [yellow]source failed[/] {shown(k)}: {shown(v)}" for k, v in event.sources_failed.items()
         )
         capped = " [yellow](evidence cap reached)[/]" if event.capped else ""
         return (
-            f"  searched {escape(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
+            f"  searched {shown(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
             f"{event.kept} kept, {event.deduplicated} duplicates dropped, "
             f"{event.related} recalled from earlier runs; "
             f"{event.total_evidence} in the run{capped}{failed}"
         )
     if isinstance(event, JudgeFinished):
-        scores = ", ".join(f"{escape(name)} {score}/10" for name, score in event.scores.items())
+        scores = ", ".join(f"{shown(name)} {score}/10" for name, score in event.scores.items())
         verdict = "[green]sufficient[/]" if event.sufficient else "[yellow]not yet sufficient[/]"
-        gaps = f"\n  gaps: {escape('; '.join(event.gaps))}" if event.gaps else ""
+        gaps = f"\n  gaps: {shown('; '.join(event.gaps))}" if event.gaps else ""
         who = "judge, computed in code" if event.by == "code" else "judge"
         return f"  {who} ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
     if isinstance(event, ReportWritten):
@@ -72,12 +69,12 @@ def describe(event: ProgressEvent) -> str | None:
             f"repaired {event.repaired_citations}"
         )
     if isinstance(event, RunWarning):
-        return f"  [yellow]warning[/] {escape(event.message)}"
+        return f"  [yellow]warning[/] {shown(event.message)}"
     if isinstance(event, RunFinished):
         outcome = event.outcome
         seconds = outcome.timings.get("total", 0.0)
         return (
-            f"stopped: {escape(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
+            f"stopped: {shown(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
             f"{len(outcome.evidence)} evidence items, {outcome.llm_usage.requests} LLM requests, {seconds:.1f} s"
         )
     return None
