@@ -78,8 +78,9 @@ class SearchTool(ABC):
         else:
             logger.info("source_search_complete", source=self.name, query=query, results=len(results))
             return results[:max_results]
+        message = str(failure) if str(failure).startswith(f"{self.name}:") else f"{self.name}: {failure}"
         # Raised outside the handler, and redacted, so no echoed URL or exception text carries a secret onwards.
-        raise type(failure)(self.secrets(str(failure))) from None
+        raise type(failure)(self.secrets(message)) from None
 
     def timeout_message(self, host: str, kind: str, *, asked_again: bool = True) -> str:
         """What a timed-out request says: where, after how long, and which setting gives it longer."""
@@ -138,14 +139,21 @@ async def _receive(
     timeout: float | None,  # noqa: ASYNC109 - httpx's per-request timeout, not a cancel scope
     max_bytes: int,
     redact: Callable[[str], str],
+    before_send: Callable[[], Awaitable[None]] | None,
 ) -> httpx2.Response:
     """One GET, its body read up to ``max_bytes`` and redacted: the response every source reads."""
+
+    async def trace(event: str, info: Mapping[str, Any]) -> None:
+        if before_send is not None and event.endswith("send_request_headers.started"):
+            await before_send()
+
     async with client.stream(
         "GET",
         url,
         params=params,
         headers=headers,
         timeout=timeout if timeout is not None else httpx2.USE_CLIENT_DEFAULT,
+        extensions={"trace": trace} if before_send is not None else None,
     ) as response:
         host = response.request.url.host
         too_large = ResponseTooLargeError(
@@ -192,6 +200,7 @@ async def get_with_retry(
     max_bytes: int = MAX_BODY_BYTES,
     redact: Callable[[str], str] | None = None,
     before_request: Callable[[], Awaitable[None]] | None = None,
+    before_send: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     now: Callable[[], float] = time.time,
 ) -> T:
@@ -205,7 +214,8 @@ async def get_with_retry(
     raises ResponseTooLargeError. ``read`` sees the body with ``redact`` applied.
 
     ``before_request`` runs before every request (the NCBI rate limiter hooks in here), so retries
-    count against the limit too.
+    count against the limit too; ``before_send``, when the transport reports it (httpcore's ``trace``
+    extension), runs once the connection is ready, just before the request is written.
     """
     attempt = 0
     timed_out_once = False
@@ -224,6 +234,7 @@ async def get_with_retry(
                 timeout=timeout,
                 max_bytes=max_bytes,
                 redact=redact or _unchanged,
+                before_send=before_send,
             )
         except httpx2.TimeoutException as error:
             if timed_out_once:

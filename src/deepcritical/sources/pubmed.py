@@ -94,6 +94,7 @@ class PubMedTool(SearchTool):
             timeout=self.timeout,
             redact=self.secrets,
             before_request=self._limiter,
+            before_send=self._limiter.confirm if isinstance(self._limiter, PacedLimiter) else None,
             sleep=self._sleep,
         )
 

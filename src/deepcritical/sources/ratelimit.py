@@ -13,12 +13,14 @@ set-up), so that any ``rate + 1`` requests span more than one second at NCBI's e
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
 import sqlite3
 import threading
 import time
-import weakref
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,8 +41,12 @@ NCBI_RATE_WITH_KEY = 10
 # Added to NCBI's one-second window; measured with bench/ncbi_politeness.py (phases/05_reliability.md).
 NCBI_JITTER_MARGIN_SECONDS = 0.08
 RATE_LIMIT_FILE = "ratelimit.sqlite"
+# A request sent this much after its slot gives the slot up and takes the next free one.
+LATE_TOLERANCE_MS = 25
 # The bucket keeps one row per request; rows older than the spacing are dropped every so many requests.
 _LEAK_EVERY = 100
+# Others may take the slot a reservation aimed at (only without a shared lock: Redis); ask again this often.
+_MAX_RESERVATION_TRIES = 1000
 
 Clock = Callable[[], int]  # milliseconds
 Sleep = Callable[[float], Awaitable[None]]
@@ -65,18 +71,25 @@ def ncbi_bucket_name(api_key: SecretStr | None) -> str:
 
 
 class PacedLimiter:
-    """At most one acquisition every ``spacing`` seconds among everyone sharing the bucket.
+    """Slots ``spacing`` seconds apart, reserved in a bucket everyone sharing the limit writes to.
 
-    The bucket is pyrate-limiter's (a sliding-window log of one request per ``spacing``): in memory it is
-    shared by the threads of one process, in SQLite by every process on the machine, in Redis by every
-    machine. It is opened on first use, so a store that cannot be opened fails the source's search,
-    never the run. Bucket calls run in a worker thread, so the event loop never waits on a file lock or
-    the network; within one event loop the waiting tasks queue in order and only the first one polls.
+    The bucket is pyrate-limiter's sliding-window log of one request per ``spacing``: in memory it is
+    shared by the threads of one process, in SQLite (under its file lock) by every process on the
+    machine, in Redis by every machine. A caller reserves the earliest free slot, which may lie in the
+    future, and sleeps until then: callers are served in the order they asked, and slots stay exactly
+    ``spacing`` apart however long each reservation took, so no time is lost between requests. What
+    NCBI counts is when a request arrives, so the slot is checked again when the request is written
+    (``confirm``): one that could not go at its slot takes the next free one.
+
+    The bucket is opened on first use, so a store that cannot be opened fails the source's search,
+    never the run. Bucket calls run in a thread of the limiter's own: the event loop never waits on a
+    file lock or the network, and neither do the loop's other worker threads. A caller cancelled while
+    it waits forfeits its slot, which only makes the pace slower.
     """
 
     def __init__(
         self,
-        open_bucket: Callable[[float], AbstractBucket],
+        open_bucket: Callable[[int], AbstractBucket],
         spacing: float,
         *,
         name: str,
@@ -95,16 +108,20 @@ class PacedLimiter:
         self._clock = clock
         self._sleep = sleep
         self._bucket: AbstractBucket | None = None
-        self._admitted = 0
-        # A pyrate bucket records its last verdict on itself: one put (and its wait) at a time.
+        self._reserved = 0
+        # A pyrate bucket records its last verdict on itself: one reservation at a time in this process.
         self._lock = threading.Lock()
-        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        # Reservations wait on a file lock or the network: in a thread of their own, so they never hold
+        # up the threads the event loop resolves names and connects with (the default executor).
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncbi-rate-limit")
+        # The slot the current task's request holds, for ``confirm``.
+        self._slot: contextvars.ContextVar[int | None] = contextvars.ContextVar(f"ncbi_slot_{id(self)}", default=None)
 
     @classmethod
     def in_memory(cls, spacing: float, *, clock: Clock = wall_clock_ms, sleep: Sleep = asyncio.sleep) -> PacedLimiter:
         """A limiter shared only by the users of this object (tests, a tool on its own)."""
         return cls(
-            lambda seconds: InMemoryBucket([Rate(1, _ms(seconds))]),
+            lambda interval: InMemoryBucket([Rate(1, interval)]),
             spacing,
             name="local",
             where="this process",
@@ -118,33 +135,58 @@ class PacedLimiter:
         await self.acquire()
 
     async def acquire(self) -> None:
-        """Wait until a request may be sent."""
-        async with self._turn():
-            while (wait := await asyncio.to_thread(self._take)) > 0:
+        """Wait until the slot reserved for this request; ``confirm`` checks it again at sending time."""
+        while True:
+            slot = await asyncio.get_running_loop().run_in_executor(self._executor, self.reserve)
+            wait = (slot - self._clock()) / 1000
+            if wait > 0:
                 logger.debug("rate_limit_wait", seconds=round(wait, 3), where=self.where)
                 await self._sleep(wait)
+            self._slot.set(slot)
+            if not self._missed(slot):
+                return
 
-    def _turn(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            return self._turns.setdefault(loop, asyncio.Lock())
+    async def confirm(self) -> None:
+        """Called the moment the request is written (after any connection set-up). A request that missed
+        its slot (a cold connection, a busy event loop) would land closer to the next slot's request than
+        the spacing allows, so it gives the slot up and waits for the next free one."""
+        slot = self._slot.get()
+        if slot is not None and self._missed(slot):
+            await self.acquire()
 
-    def _take(self) -> float:
-        """Take the slot if it is free (0.0), else the seconds until it frees up."""
+    def _missed(self, slot: int) -> bool:
+        late = self._clock() - slot
+        if late <= LATE_TOLERANCE_MS:
+            return False
+        logger.debug("rate_limit_slot_missed", late_ms=late, where=self.where)
+        return True
+
+    def reserve(self) -> int:
+        """Reserve the earliest free slot and return its time in milliseconds (now, or later)."""
         with self._lock:
             try:
                 if self._bucket is None:
-                    self._bucket = self._open_bucket(self.spacing)
-                item = RateItem(self._name, self._clock())
-                if _settled(self._bucket.put(item)):
-                    self._admitted += 1
-                    if self._admitted % _LEAK_EVERY == 0:
-                        self._bucket.leak(item.timestamp)
-                    return 0.0
-                wait_ms = int(_settled(self._bucket.waiting(item)))
+                    # The log admits one entry per ``spacing - 1`` ms, and its entries are 1 ms past the
+                    # window's bound (pyrate's bound is inclusive): slots come exactly ``spacing`` apart.
+                    self._bucket = self._open_bucket(max(1, _ms(self.spacing) - 1))
+                return self._reserve(self._bucket)
             except (sqlite3.Error, OSError, RedisError) as error:
-                raise SearchError(f"the NCBI rate limit kept in {self.where} failed: {error}.{self._fix}") from error
-        return max(wait_ms, 1) / 1000
+                problem = str(error).rstrip(". ")
+                raise SearchError(f"the NCBI rate limit kept in {self.where} failed: {problem}.{self._fix}") from error
+
+    def _reserve(self, bucket: AbstractBucket) -> int:
+        # In SQLite the file lock makes asking and taking one step for every process; Redis checks and
+        # takes atomically, so there a slot taken in between is simply asked for again.
+        with bucket.limiter_lock() or contextlib.nullcontext():  # type: ignore[attr-defined]
+            item = RateItem(self._name, self._clock())
+            for _ in range(_MAX_RESERVATION_TRIES):
+                if _settled(bucket.put(item)):
+                    self._reserved += 1
+                    if self._reserved % _LEAK_EVERY == 0:
+                        bucket.leak(self._clock())
+                    return item.timestamp
+                item = RateItem(self._name, item.timestamp + max(1, int(_settled(bucket.waiting(item)))))
+        raise SearchError(f"the NCBI rate limit kept in {self.where} stayed busy; try again")
 
 
 def _settled(value: Any) -> Any:
@@ -162,10 +204,10 @@ def _ms(seconds: float) -> int:
 def sqlite_limiter(path: Path, name: str, spacing: float, *, clock: Clock = wall_clock_ms) -> PacedLimiter:
     """Shared by every process on the machine: a SQLite bucket at ``path`` under a file lock beside it."""
 
-    def open_bucket(seconds: float) -> AbstractBucket:
+    def open_bucket(interval: int) -> AbstractBucket:
         path.parent.mkdir(parents=True, exist_ok=True)
         return SQLiteBucket.init_from_file(
-            [Rate(1, _ms(seconds))], table=name, db_path=str(path), create_new_table=True, use_file_lock=True
+            [Rate(1, interval)], table=name, db_path=str(path), create_new_table=True, use_file_lock=True
         )
 
     return PacedLimiter(
@@ -183,9 +225,9 @@ def redis_limiter(url: str, name: str, spacing: float, *, clock: Clock = wall_cl
     parts = urlsplit(url)
     where = f"Redis at {parts.hostname or 'localhost'}:{parts.port or 6379}"  # never the password
 
-    def open_bucket(seconds: float) -> AbstractBucket:
+    def open_bucket(interval: int) -> AbstractBucket:
         client = Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
-        bucket: AbstractBucket = RedisBucket.init([Rate(1, _ms(seconds))], client, f"deepcritical:{name}")
+        bucket: AbstractBucket = RedisBucket.init([Rate(1, interval)], client, f"deepcritical:{name}")
         return bucket
 
     return PacedLimiter(
