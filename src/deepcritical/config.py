@@ -35,6 +35,7 @@ NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 _DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
 _DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _NEVER = frozenset({"never", "off", "none", "0"})
+MIN_RETENTION = timedelta(hours=1)
 
 
 def parse_duration(text: str) -> timedelta | None:
@@ -127,6 +128,14 @@ class Settings(BaseSettings):
     @classmethod
     def _retention_duration(cls, value: Any) -> Any:
         return parse_duration(value) if isinstance(value, str) else value
+
+    @field_validator("retention")
+    @classmethod
+    def _retention_outlasts_a_run(cls, value: timedelta | None) -> timedelta | None:
+        # Applied at every start: shorter than a run could take a running run's collection away.
+        if value is not None and value < MIN_RETENTION:
+            raise ValueError("keep run collections at least 1h (or 'never')")
+        return value
 
     @field_validator("sources", "searxng_default_categories", mode="before")
     @classmethod

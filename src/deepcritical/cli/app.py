@@ -1,4 +1,5 @@
-"""The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question.
+"""The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question,
+``library`` to see, prune and export the evidence store.
 
 Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
 3 a report was written but part of the model's work was done in code because the model failed;
@@ -19,6 +20,7 @@ from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
+from deepcritical.cli.library import library_app
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import configure_logging
@@ -97,6 +99,8 @@ def root(
 ) -> None:
     """DeepCritical: evidence-grounded answers to biomedical research questions."""
 
+
+app.add_typer(library_app, name="library")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]

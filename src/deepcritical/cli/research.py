@@ -21,6 +21,7 @@ from deepcritical.events import (
     SearchFinished,
 )
 from deepcritical.evidence import EmbeddingService
+from deepcritical.evidence.chroma import store_directory
 from deepcritical.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.run import setup
 from deepcritical.run.events import ProgressEvent, RunFinished
@@ -92,13 +93,20 @@ def ensure_writable(directory: Path, what: str = "--out") -> None:
 
 def preflight(settings: Settings) -> None:
     """Check at start what would otherwise fail only when the first evidence is stored: the embedding
-    model's directory and, for the embedded store, that its home is writable."""
+    model's directory and, for the embedded store, that its home and the store directory itself are
+    writable."""
     try:
         EmbeddingService(settings.embedding_model).check_available()
     except EmbeddingError as error:
         raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
+    check_store_directory(settings)
+
+
+def check_store_directory(settings: Settings) -> None:
+    """The embedded store needs its home and its own directory (``$DEEPCRITICAL_HOME/chroma``) writable."""
     if not settings.chroma_host:
         ensure_writable(settings.home, "DEEPCRITICAL_HOME")
+        ensure_writable(store_directory(settings), "DEEPCRITICAL_HOME: the evidence store directory")
 
 
 async def run_research(
