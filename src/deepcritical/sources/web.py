@@ -35,8 +35,10 @@ MAX_CONTENT_CHARS = 1000
 # that is an empty result, not a failure.
 DDGS_NO_RESULTS_MESSAGE = "No results found."
 _ISO_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?")
-# A tag: "<" then a name at once, so "IC50 < 5 nM" or "p<0.05" is text, not markup.
+# A tag: "<" then a name at once, so "IC50 < 5 nM" or "p<0.05" is text, not markup. Tags that break a
+# line separate words; the others (highlighting: <b>, <em>, <span>) sit inside them.
 _TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
+_BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|tr|td|th|h[1-6])(?:\s[^<>]*)?/?>", re.IGNORECASE)
 
 
 def text_of(value: object) -> str:
@@ -52,7 +54,11 @@ def clean_web_text(value: object) -> str:
     text = text_of(value)
     if not text:
         return ""
-    return one_line(_TAG.sub("", html.unescape(_TAG.sub("", text))))
+    return one_line(_strip_tags(html.unescape(_strip_tags(text))))
+
+
+def _strip_tags(text: str) -> str:
+    return _TAG.sub("", _BREAKING_TAG.sub(" ", text))
 
 
 def web_url(value: object) -> str:
