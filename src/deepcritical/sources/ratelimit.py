@@ -49,6 +49,8 @@ _LEAK_EVERY = 100
 _MAX_RESERVATION_TRIES = 1000
 
 Clock = Callable[[], int]  # milliseconds
+# The slot the current task's request holds (which limiter, when), for ``PacedLimiter.confirm``.
+_held_slot: contextvars.ContextVar[tuple[int, int] | None] = contextvars.ContextVar("ncbi_held_slot", default=None)
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -114,8 +116,6 @@ class PacedLimiter:
         # Reservations wait on a file lock or the network: in a thread of their own, so they never hold
         # up the threads the event loop resolves names and connects with (the default executor).
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ncbi-rate-limit")
-        # The slot the current task's request holds, for ``confirm``.
-        self._slot: contextvars.ContextVar[int | None] = contextvars.ContextVar(f"ncbi_slot_{id(self)}", default=None)
 
     @classmethod
     def in_memory(cls, spacing: float, *, clock: Clock = wall_clock_ms, sleep: Sleep = asyncio.sleep) -> PacedLimiter:
@@ -142,7 +142,7 @@ class PacedLimiter:
             if wait > 0:
                 logger.debug("rate_limit_wait", seconds=round(wait, 3), where=self.where)
                 await self._sleep(wait)
-            self._slot.set(slot)
+            _held_slot.set((id(self), slot))
             if not self._missed(slot):
                 return
 
@@ -150,8 +150,8 @@ class PacedLimiter:
         """Called the moment the request is written (after any connection set-up). A request that missed
         its slot (a cold connection, a busy event loop) would land closer to the next slot's request than
         the spacing allows, so it gives the slot up and waits for the next free one."""
-        slot = self._slot.get()
-        if slot is not None and self._missed(slot):
+        held = _held_slot.get()
+        if held is not None and held[0] == id(self) and self._missed(held[1]):
             await self.acquire()
 
     def _missed(self, slot: int) -> bool:
