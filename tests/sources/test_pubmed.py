@@ -150,7 +150,9 @@ async def test_records_without_abstract_are_left_out_and_counted_in_the_log(
     assert parsed[0]["evidence"] == 1
 
 
-async def test_empty_idlist_returns_nothing_without_efetch(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
+async def test_empty_idlist_returns_nothing_without_efetch(
+    client_and_script: tuple[httpx2.AsyncClient, Script],
+) -> None:
     client, script = client_and_script
     script.esearch.append(esearch_json(count=0))
     assert await make_tool(client, script).search("zzzz unheard-of term", 10) == []
@@ -191,7 +193,9 @@ async def test_esearch_error_bodies_become_search_errors(
     assert script.params("efetch") == []
 
 
-async def test_rate_limit_error_body_is_a_rate_limit_error(client_and_script: tuple[httpx2.AsyncClient, Script]) -> None:
+async def test_rate_limit_error_body_is_a_rate_limit_error(
+    client_and_script: tuple[httpx2.AsyncClient, Script],
+) -> None:
     client, script = client_and_script
     script.esearch.append(httpx2.Response(200, json={"error": "API rate limit exceeded", "count": "11"}))
     with pytest.raises(RateLimitError, match="rate limit"):
