@@ -6,6 +6,8 @@ the transports and the model, nothing else.
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -34,6 +36,23 @@ DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
 CLINICALTRIALS_BASE_URL = "https://clinicaltrials.gov/api/v2"
 EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+_DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
+_DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_NEVER = frozenset({"never", "off", "none", "0"})
+MIN_RETENTION = timedelta(hours=1)
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` as a timedelta; ``never``/``off``/``0`` as None (keep
+    forever). Anything else raises ValueError naming the accepted forms."""
+    value = text.strip().lower()
+    if value in _NEVER:
+        return None
+    match = _DURATION.fullmatch(value)
+    if match is None:
+        raise ValueError("expected a duration such as 30d, 12h, 90m, 2w, or 'never'")
+    return timedelta(**{_DURATION_UNITS[match["unit"]]: float(match["amount"])})
 
 
 def _split_csv(value: Any) -> Any:
@@ -128,6 +147,36 @@ class Settings(BaseSettings):
     # The stand-in sources with the configured live model: for trying a local model offline
     demo_sources: bool = Field(default=False, validation_alias="DEEPCRITICAL_DEMO_SOURCES")
 
+    # Reliability on a shared machine: NCBI endpoint, shared rate limit, store retention
+    ncbi_eutils_url: AnyHttpUrl = Field(default=AnyHttpUrl(NCBI_EUTILS_URL), validation_alias="NCBI_EUTILS_URL")
+    redis_url: SecretStr | None = Field(default=None, validation_alias="REDIS_URL")
+    retention: timedelta | None = Field(default=timedelta(days=30), validation_alias="DEEPCRITICAL_RETENTION")
+
+    @field_validator("redis_url", mode="before")
+    @classmethod
+    def _blank_redis_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("expected a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
+        return value
+
+    @field_validator("retention", mode="before")
+    @classmethod
+    def _retention_duration(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    @field_validator("retention")
+    @classmethod
+    def _retention_outlasts_a_run(cls, value: timedelta | None) -> timedelta | None:
+        # Applied at every start: shorter than a run could take a running run's collection away.
+        if value is not None and value < MIN_RETENTION:
+            raise ValueError("keep run collections at least 1h (or 'never')")
+        return value
+
     @field_validator("sources", "searxng_default_categories", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
@@ -187,6 +236,7 @@ class Settings(BaseSettings):
                 "europepmc_base_url": AnyHttpUrl(EUROPEPMC_BASE_URL),
                 "you_api_key": SecretStr("demo-key"),
                 "ncbi_api_key": None,
+                "ncbi_eutils_url": AnyHttpUrl(NCBI_EUTILS_URL),
             }
         )
 

@@ -25,7 +25,17 @@ class SourceHTTPError(SearchError):
 
 
 class RateLimitError(SearchError):
-    """A search source kept refusing with HTTP 429 after the retries ran out."""
+    """A search source kept refusing with HTTP 429 after the retries ran out, or asked for a longer wait
+    than a search can give."""
+
+
+class UnusableResponseError(SearchError):
+    """A source answered with something that usually passes when asked again: a maintenance page instead
+    of data, an empty or cut-off body. Retried with back-off before it fails a search."""
+
+
+class ResponseTooLargeError(SearchError):
+    """A source sent a body over the size a search reads (``sources.base.MAX_BODY_BYTES``)."""
 
 
 class SourceDisabledError(SearchError):

@@ -11,9 +11,10 @@ import structlog
 def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None:
     """Route structlog (and the libraries' stdlib logging) to stderr. Context variables such as the
     run id, bound with ``structlog.contextvars.bound_contextvars``, appear on every line."""
-    # Problems a run survives reach the user as progress lines or source errors already; the log
-    # repeats them only when asked to (--verbose).
-    level = logging.INFO if verbose else logging.ERROR
+    # Every problem reaches the user already: a run survives it (a progress line, a source error) or the
+    # command ends with one line saying why. The log repeats them, tracebacks included, only when asked
+    # to (--verbose); otherwise a failed run would bury its one line under a traceback or two.
+    level = logging.INFO if verbose else logging.CRITICAL
     logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s: %(message)s", force=True)
     # Some libraries (bm25s) set their own logger to DEBUG on import; the handler's level holds anyway.
     for handler in logging.getLogger().handlers:

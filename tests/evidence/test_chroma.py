@@ -54,15 +54,17 @@ def test_collections_are_cosine_without_an_embedding_function(tmp_path: Path) ->
         names = [chroma.run_collection_name(run_id) for run_id in RUN_IDS]
         for name in names:
             chroma.open_collection(connection, name, "some-model")
-        collection = chroma.open_collection(connection, names[0], "some-model")
-        assert collection.configuration_json["hnsw"]["space"] == "cosine"
-        assert collection.configuration_json["embedding_function"] == {"type": "legacy"}
-        # Documents without vectors must be refused, not embedded by a default (downloading) model.
-        document, metadata = chroma.encode(make_evidence("1", "text"))
-        with pytest.raises(ValueError, match=r"(?i)embedding"):
-            collection.add(ids=["pmid:1"], documents=[document], metadatas=[metadata])
+        chroma.open_collection(connection, names[0], "some-model")
+        with connection.session(touches=names[:1], writes=True) as session:
+            collection = session.collection(names[0])
+            assert collection.configuration_json["hnsw"]["space"] == "cosine"
+            assert collection.configuration_json["embedding_function"] == {"type": "legacy"}
+            # Documents without vectors must be refused, not embedded by a default (downloading) model.
+            document, metadata = chroma.encode(make_evidence("1", "text"))
+            with pytest.raises(ValueError, match=r"(?i)embedding"):
+                collection.add(ids=["pmid:1"], documents=[document], metadatas=[metadata])
     finally:
-        connection.client.close()
+        connection.close()
 
 
 def test_records_round_trip_through_their_document() -> None:

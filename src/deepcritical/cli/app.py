@@ -1,5 +1,6 @@
 """The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question,
 ``export`` a run's references.
+``library`` to see, prune and export the evidence store.
 
 Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
 3 a report was written but part of the model's work was done in code because the model failed;
@@ -20,9 +21,11 @@ from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
+from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import configure_logging
+from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -38,8 +41,9 @@ T = TypeVar("T")
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """One line on stderr, then exit with ``code``."""
-    err.print(f"error: {' '.join(message.split())}", markup=False, highlight=False, soft_wrap=True)
+    """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
+    so control characters go."""
+    err.print(f"error: {one_line(message)}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -72,9 +76,14 @@ def checked_preflight(settings: Settings) -> None:
 
 
 def require_text(value: str, what: str) -> str:
-    if not value.strip():
+    """The question or query as the run will use it: one line without control characters, not empty
+    and not longer than ``MAX_QUESTION_CHARS``."""
+    text = one_line(value)
+    if not text:
         fail(f"the {what} is empty: give a non-empty {what}")
-    return value.strip()
+    if len(text) > MAX_QUESTION_CHARS:
+        fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
+    return text
 
 
 def _print_version(value: bool) -> None:
@@ -91,6 +100,8 @@ def root(
 ) -> None:
     """DeepCritical: evidence-grounded answers to biomedical research questions."""
 
+
+app.add_typer(library_app, name="library")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
@@ -175,7 +186,10 @@ def research(
         output_mode=output_mode,
     )
     if settings.demo_mode and model is not None:
-        err.print(f"note: demo mode uses its deterministic stand-in models; --model {model} is not used", markup=False)
+        err.print(
+            f"note: demo mode uses its deterministic stand-in models; --model {one_line(model)} is not used",
+            markup=False,
+        )
     checked_preflight(settings)
     outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
     report_path, run_path = paths

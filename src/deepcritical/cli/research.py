@@ -7,8 +7,8 @@ import tempfile
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
+from deepcritical.cli.terminal import shown
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError, ResearchError
 from deepcritical.events import (
@@ -21,6 +21,7 @@ from deepcritical.events import (
     SearchFinished,
 )
 from deepcritical.evidence import EmbeddingService
+from deepcritical.evidence.chroma import store_directory
 from deepcritical.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.run import setup
 from deepcritical.run.events import ProgressEvent, RunFinished
@@ -35,38 +36,37 @@ DEMO_SOURCES_BANNER = (
 
 
 def describe(event: ProgressEvent) -> str | None:
-    """One line of Rich markup per event; every value from outside is escaped."""
+    """One line of Rich markup per event; every value from outside goes through ``shown``."""
     if isinstance(event, RunStarted):
         sources = ", ".join(event.sources) or "none"
         disabled = "".join(
-            f"\n  [yellow]disabled[/] {escape(name)}: {escape(reason)}"
-            for name, reason in event.sources_disabled.items()
+            f"\n  [yellow]disabled[/] {shown(name)}: {shown(reason)}" for name, reason in event.sources_disabled.items()
         )
-        output = f" · output {escape(event.output_mode)}" if event.output_mode else ""
+        output = f" · output {shown(event.output_mode)}" if event.output_mode else ""
         return (
-            f"[bold]run {escape(event.run_id)}[/] · model {escape(event.model)}{output} · sources {escape(sources)}"
+            f"[bold]run {shown(event.run_id)}[/] · model {shown(event.model)}{output} · sources {shown(sources)}"
             f"{disabled}"
         )
     if isinstance(event, IterationStarted):
         return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
     if isinstance(event, QueriesPlanned):
         built = " (built in code)" if event.by == "code" else ""
-        return f"  queries{built}: " + "; ".join(escape(query) for query in event.queries)
+        return f"  queries{built}: " + "; ".join(shown(query) for query in event.queries)
     if isinstance(event, SearchFinished):
         failed = "".join(
-            f"\n  [yellow]source failed[/] {escape(k)}: {escape(v)}" for k, v in event.sources_failed.items()
+            f"\n  [yellow]source failed[/] {shown(k)}: {shown(v)}" for k, v in event.sources_failed.items()
         )
         capped = " [yellow](evidence cap reached)[/]" if event.capped else ""
         return (
-            f"  searched {escape(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
+            f"  searched {shown(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
             f"{event.kept} kept, {event.deduplicated} duplicates dropped, "
             f"{event.related} recalled from earlier runs; "
             f"{event.total_evidence} in the run{capped}{failed}"
         )
     if isinstance(event, JudgeFinished):
-        scores = ", ".join(f"{escape(name)} {score}/10" for name, score in event.scores.items())
+        scores = ", ".join(f"{shown(name)} {score}/10" for name, score in event.scores.items())
         verdict = "[green]sufficient[/]" if event.sufficient else "[yellow]not yet sufficient[/]"
-        gaps = f"\n  gaps: {escape('; '.join(event.gaps))}" if event.gaps else ""
+        gaps = f"\n  gaps: {shown('; '.join(event.gaps))}" if event.gaps else ""
         who = "judge, computed in code" if event.by == "code" else "judge"
         return f"  {who} ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
     if isinstance(event, ReportWritten):
@@ -77,14 +77,14 @@ def describe(event: ProgressEvent) -> str | None:
             f"repaired {event.repaired_citations}"
         )
     if isinstance(event, RunWarning):
-        return f"  [yellow]warning[/] {escape(event.message)}"
+        return f"  [yellow]warning[/] {shown(event.message)}"
     if isinstance(event, RunFinished):
         outcome = event.outcome
         seconds = outcome.timings.get("total", 0.0)
         usage = outcome.llm_usage
         failed = f" ({usage.failed_requests} failed)" if usage.failed_requests else ""
         return (
-            f"stopped: {escape(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
+            f"stopped: {shown(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
             f"{len(outcome.evidence)} evidence items, {usage.requests} LLM requests{failed}, {seconds:.1f} s"
         )
     return None
@@ -102,13 +102,20 @@ def ensure_writable(directory: Path, what: str = "--out") -> None:
 
 def preflight(settings: Settings) -> None:
     """Check at start what would otherwise fail only when the first evidence is stored: the embedding
-    model's directory and, for the embedded store, that its home is writable."""
+    model's directory and, for the embedded store, that its home and the store directory itself are
+    writable."""
     try:
         EmbeddingService(settings.embedding_model).check_available()
     except EmbeddingError as error:
         raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
+    check_store_directory(settings)
+
+
+def check_store_directory(settings: Settings) -> None:
+    """The embedded store needs its home and its own directory (``$DEEPCRITICAL_HOME/chroma``) writable."""
     if not settings.chroma_host:
         ensure_writable(settings.home, "DEEPCRITICAL_HOME")
+        ensure_writable(store_directory(settings), "DEEPCRITICAL_HOME: the evidence store directory")
 
 
 async def run_research(
@@ -120,7 +127,7 @@ async def run_research(
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
     elif console is not None and settings.demo_sources:
-        console.print(f"[bold yellow]{escape(DEMO_SOURCES_BANNER.format(model=settings.model))}[/]")
+        console.print(f"[bold yellow]{shown(DEMO_SOURCES_BANNER.format(model=settings.model))}[/]")
     async with setup.http_client(settings) as client:
         orchestrator = Orchestrator(settings, client=client)
         outcome: ResearchOutcome | None = None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from deepcritical.cli.terminal import shown
 from deepcritical.run.search import SearchOutcome
 
 DEMO_NOTICE = "DEMO MODE: every result below is synthetic demo data, not real literature."
@@ -30,10 +30,10 @@ def render_search_json(outcome: SearchOutcome) -> dict[str, Any]:
 
 
 def render_search_table(outcome: SearchOutcome, out: Console, err: Console) -> None:
-    """A table of what was found. Every field comes from outside, so all of it is escaped."""
+    """A table of what was found. Every field comes from outside, so all of it goes through ``shown``."""
     if outcome.demo:
         out.print(f"[bold yellow]{DEMO_NOTICE}[/]")
-    table = Table(title=escape(f"{outcome.result.query}"), show_lines=False)
+    table = Table(title=shown(f"{outcome.result.query}"), show_lines=False)
     for column in ("#", "source", "title", "design", "date", "URL"):
         table.add_column(column, overflow="fold")
     for number, item in enumerate(outcome.evidence, start=1):
@@ -44,18 +44,18 @@ def render_search_table(outcome: SearchOutcome, out: Console, err: Console) -> N
             design = f"RETRACTED: {design}"
         table.add_row(
             str(number),
-            escape(",".join(item.found_by)),
-            escape(item.citation.title),
-            escape(design),
-            escape(item.citation.date),
-            escape(item.citation.url),
+            shown(",".join(item.found_by)),
+            shown(item.citation.title),
+            shown(design),
+            shown(item.citation.date),
+            shown(item.citation.url),
         )
     out.print(table)
     summary = f"{len(outcome.evidence)} shown, {outcome.result.total_found} found"
     if outcome.duplicates:
         summary += f", {len(outcome.duplicates)} dropped as duplicates in meaning"
-    out.print(escape(summary))
+    out.print(shown(summary))
     for name, reason in outcome.result.disabled.items():
-        err.print(f"[yellow]source off:[/] {escape(name)}: {escape(reason)}")
+        err.print(f"[yellow]source off:[/] {shown(name)}: {shown(reason)}")
     for error in outcome.result.errors:
-        err.print(f"[yellow]source problem:[/] {escape(error)}")
+        err.print(f"[yellow]source problem:[/] {shown(error)}")

@@ -11,16 +11,17 @@ later run can recall what an earlier one found. ``add`` writes both. What reads 
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, TypeVar
+from datetime import timedelta
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
 import structlog
 
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError, StoreError
-from deepcritical.evidence import chroma
+from deepcritical.evidence import chroma, library
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
 from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
@@ -44,20 +45,21 @@ class EvidenceStore:
     def __init__(
         self,
         connection: chroma.Connection,
-        run: Any,
-        library: Any,
+        run_collection: str,
+        library_collection: str,
         embeddings: EmbeddingService,
         *,
         run_id: str,
         dedup_threshold: float,
+        max_batch: int,
     ) -> None:
         self._connection = connection
-        self._run = run
-        self._library = library
+        self._run = run_collection
+        self._library = library_collection
         self._embeddings = embeddings
         self.run_id = run_id
         self.dedup_threshold = dedup_threshold
-        self._max_batch = int(connection.client.get_max_batch_size())
+        self._max_batch = max_batch
         self._write_lock = asyncio.Lock()
         # Vectors computed by ``deduplicate`` for items not stored yet, by embedding text, so that the
         # ``add`` that usually follows does not embed the same texts again. Emptied by every ``add``.
@@ -68,15 +70,31 @@ class EvidenceStore:
 
     @classmethod
     async def open(cls, settings: Settings, embeddings: EmbeddingService, run_id: str) -> EvidenceStore:
-        """Connect (embedded under ``settings.home / "chroma"``, or the server at ``CHROMA_HOST``) and open
-        the run's collection and the library. Raises StoreError saying what to fix."""
+        """Connect (embedded under ``settings.home / "chroma"``, or the server at ``CHROMA_HOST``), drop run
+        collections older than the retention (``DEEPCRITICAL_RETENTION``), and open the run's collection
+        and the library. Raises StoreError saying what to fix."""
         name = chroma.run_collection_name(run_id)
 
         def _open() -> EvidenceStore:
             connection = chroma.connect(settings)
-            run = chroma.open_collection(connection, name, embeddings.model_name)
-            library = chroma.open_collection(connection, chroma.library_name(settings), embeddings.model_name)
-            return cls(connection, run, library, embeddings, run_id=run_id, dedup_threshold=settings.dedup_threshold)
+            try:
+                if settings.retention is not None:
+                    _apply_retention(connection, settings.retention, keep=name)
+                library = chroma.library_name(settings)
+                chroma.open_collection(connection, name, embeddings.model_name)
+                chroma.open_collection(connection, library, embeddings.model_name)
+                return cls(
+                    connection,
+                    name,
+                    library,
+                    embeddings,
+                    run_id=run_id,
+                    dedup_threshold=settings.dedup_threshold,
+                    max_batch=connection.max_batch,
+                )
+            except BaseException:
+                connection.close()
+                raise
 
         store = await asyncio.to_thread(_open)
         log.info("evidence store open", run_id=run_id, collection=name, where=store._connection.where)
@@ -84,30 +102,45 @@ class EvidenceStore:
 
     @property
     def collection_name(self) -> str:
-        return str(self._run.name)
+        return self._run
 
-    async def _call(self, operation: str, function: Callable[..., T], *args: Any) -> T:
-        """Run a Chroma call off the event loop; its failures become StoreError naming the backend."""
+    async def _call(
+        self, operation: str, work: Callable[[chroma.Session], T], *, touches: tuple[str, ...], writes: bool = False
+    ) -> T:
+        """Run Chroma calls off the event loop, in one session of the store (for the embedded store: one
+        hold of its cross-process lock); failures become StoreError naming the backend."""
+
+        def in_session() -> T:
+            with self._connection.session(touches=touches, writes=writes) as session:
+                return work(session)
+
         try:
-            return await asyncio.to_thread(function, *args)
+            return await asyncio.to_thread(in_session)
         except DeepCriticalError:
             raise
         except Exception as error:  # Chroma raises ValueError, HTTP and Rust errors: all are store failures
             raise StoreError(f"{operation} failed in {self._connection.where}: {error}") from error
 
+    def _fetch(
+        self, collection: str, ids: Sequence[str] | None, *, vectors: bool
+    ) -> Callable[[chroma.Session], dict[str, chroma.Stored]]:
+        return lambda session: chroma.fetch(session.collection(collection), ids, vectors=vectors)
+
     async def count(self) -> int:
         """How many items this run holds."""
-        return await self._call("count", self._run.count)
+        return await self._call(
+            "count", lambda session: int(session.collection(self._run).count()), touches=(self._run,)
+        )
 
     async def get(self, ids: Sequence[str]) -> list[Evidence]:
         """The run's items with these ids, in the order asked; unknown ids are skipped."""
         unique = list(dict.fromkeys(ids))  # Chroma rejects repeated ids
-        found = await self._call("get", functools.partial(chroma.fetch, self._run, unique, vectors=False))
+        found = await self._call("get", self._fetch(self._run, unique, vectors=False), touches=(self._run,))
         return [found[item_id].evidence for item_id in unique if item_id in found]
 
     async def all(self) -> list[Evidence]:
         """Every item of this run."""
-        found = await self._call("get", functools.partial(chroma.fetch, self._run, None, vectors=False))
+        found = await self._call("get", self._fetch(self._run, None, vectors=False), touches=(self._run,))
         return [record.evidence for record in found.values()]
 
     async def add(self, evidence: Sequence[Evidence]) -> int:
@@ -122,8 +155,15 @@ class EvidenceStore:
             return 0
         async with self._write_lock:
             ids = [item.id for item in items]
-            stored_run = await self._call("get", functools.partial(chroma.fetch, self._run, ids, vectors=True))
-            stored_lib = await self._call("get", functools.partial(chroma.fetch, self._library, ids, vectors=True))
+            both = (self._run, self._library)
+            stored_run, stored_lib = await self._call(
+                "get",
+                lambda session: (
+                    chroma.fetch(session.collection(self._run), ids, vectors=True),
+                    chroma.fetch(session.collection(self._library), ids, vectors=True),
+                ),
+                touches=both,
+            )
             writes = {"run": _merge(items, stored_run), "library": _merge(items, stored_lib)}
             # Keyed by text: a stored vector is reused only while the text it embeds is unchanged.
             vectors = {
@@ -142,10 +182,13 @@ class EvidenceStore:
             )
             if stale:
                 vectors.update(zip(stale, await self._embeddings.aembed(stale), strict=True))
-            for collection, merged in ((self._run, writes["run"]), (self._library, writes["library"])):
-                if merged:
-                    matrix = np.stack([vectors[embedding_text(item)] for item in merged])
-                    await self._call("upsert", chroma.upsert, collection, self._max_batch, merged, matrix)
+            upserts = [
+                (collection, merged, np.stack([vectors[embedding_text(item)] for item in merged]))
+                for collection, merged in ((self._run, writes["run"]), (self._library, writes["library"]))
+                if merged
+            ]
+            if upserts:
+                await self._call("upsert", partial(_upsert_all, upserts, self._max_batch), touches=both, writes=True)
             self._changed()
         new = sum(1 for item_id in ids if item_id not in stored_run)
         log.debug("evidence added", run_id=self.run_id, new=new, updated=len(writes["run"]) - new)
@@ -164,14 +207,16 @@ class EvidenceStore:
             return DedupResult(kept=[], duplicates={})
         async with self._write_lock:
             ids = [item.id for item in items]
-            stored = await self._call("get", functools.partial(chroma.fetch, self._run, ids, vectors=False))
+            stored = await self._call("get", self._fetch(self._run, ids, vectors=False), touches=(self._run,))
             fresh = [item for item in items if item.id not in stored]
             texts = [embedding_text(item) for item in fresh]
             vectors = await self._embeddings.aembed(texts)
             self._pending_vectors.update(zip(texts, vectors, strict=True))
             # Two neighbours: should the store already hold an item under a fresh id (a concurrent
             # writer), its own copy is skipped and the next one is still seen.
-            neighbours = await self._call("query", chroma.nearest, self._run, vectors, 2)
+            neighbours = await self._call(
+                "query", lambda session: chroma.nearest(session.collection(self._run), vectors, 2), touches=(self._run,)
+            )
             matches = {}
             for item, hits in zip(fresh, neighbours, strict=True):
                 others = [hit for hit in hits if hit[0] != item.id]
@@ -189,19 +234,24 @@ class EvidenceStore:
     async def _add_sources(self, sources: dict[str, tuple[SourceName, ...]]) -> None:
         """Credit stored items with the sources of their dropped duplicates, keeping their vectors."""
         for collection in (self._run, self._library):
-            stored = await self._call("get", functools.partial(chroma.fetch, collection, list(sources), vectors=True))
-            updated = [record.evidence.with_sources(sources[item_id]) for item_id, record in stored.items()]
-            changed = [item for item in updated if item != stored[item.id].evidence]
-            if changed:
-                matrix = np.stack([stored[item.id].vector for item in changed])
-                await self._call("upsert", chroma.upsert, collection, self._max_batch, changed, matrix)
+
+            def credit(session: chroma.Session, collection: str = collection) -> None:
+                # Read and written in one session, so no other process's write falls in between.
+                stored = chroma.fetch(session.collection(collection), list(sources), vectors=True)
+                updated = [record.evidence.with_sources(sources[item_id]) for item_id, record in stored.items()]
+                changed = [item for item in updated if item != stored[item.id].evidence]
+                if changed:
+                    matrix = np.stack([stored[item.id].vector for item in changed])
+                    chroma.upsert(session.collection(collection), self._max_batch, changed, matrix)
+
+            await self._call("upsert", credit, touches=(collection,), writes=True)
         self._changed()
 
     async def search_similar(self, query: str, n: int = 5) -> list[ScoredEvidence]:
         """The run's ``n`` items closest in meaning to ``query``; score is the cosine similarity."""
         _check_n(n)
         vector = await self._embeddings.aembed([query])
-        hits = (await self._call("query", chroma.nearest, self._run, vector, n))[0]
+        hits = (await self._nearest(self._run, vector, n))[0]
         return [ScoredEvidence(chroma.decode(document), similarity) for _, similarity, document in hits]
 
     async def related(self, query: str, exclude_ids: Collection[str], n: int = 5) -> list[ScoredEvidence]:
@@ -213,7 +263,7 @@ class EvidenceStore:
         best: dict[str, ScoredEvidence] = {}
         # The library first, so the run's copy (the same item, possibly with more sources) wins.
         for collection in (self._library, self._run):
-            hits = (await self._call("query", chroma.nearest, collection, vector, n + len(excluded)))[0]
+            hits = (await self._nearest(collection, vector, n + len(excluded)))[0]
             for item_id, similarity, document in hits:
                 if item_id not in excluded:
                     best[item_id] = ScoredEvidence(chroma.decode(document), similarity)
@@ -243,7 +293,7 @@ class EvidenceStore:
         """The run's items with a keyword and vector index, rebuilt only after a write."""
         if self._index is None:
             version = self._version
-            found = await self._call("get", functools.partial(chroma.fetch, self._run, None, vectors=True))
+            found = await self._call("get", self._fetch(self._run, None, vectors=True), touches=(self._run,))
             items = [record.evidence for record in found.values()]
             matrix = (
                 np.stack([record.vector for record in found.values()]) if found else np.zeros((0, 0), dtype=np.float32)
@@ -253,6 +303,11 @@ class EvidenceStore:
                 return items, index
             self._index = (items, index)
         return self._index
+
+    async def _nearest(self, collection: str, vectors: Vectors, n: int) -> list[list[tuple[str, float, str]]]:
+        return await self._call(
+            "query", lambda session: chroma.nearest(session.collection(collection), vectors, n), touches=(collection,)
+        )
 
     def _changed(self) -> None:
         self._version += 1
@@ -264,13 +319,33 @@ class EvidenceStore:
             return
         self._closed = True
         self._index = None
-        await self._call("close", self._connection.client.close)
+        try:
+            await asyncio.to_thread(self._connection.close)
+        except Exception as error:  # a client that will not close is a store failure like any other
+            raise StoreError(f"close failed in {self._connection.where}: {error}") from error
 
     async def __aenter__(self) -> EvidenceStore:
         return self
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
+
+
+def _upsert_all(plan: list[tuple[str, list[Evidence], Vectors]], max_batch: int, session: chroma.Session) -> None:
+    for collection, items, matrix in plan:
+        chroma.upsert(session.collection(collection), max_batch, items, matrix)
+
+
+def _apply_retention(connection: chroma.Connection, retention: timedelta, *, keep: str) -> None:
+    """Drop run collections older than the retention, killed runs' included. A failure here costs the
+    run nothing: the old collections just stay until the next start."""
+    try:
+        pruned = library.prune(connection, retention, keep=keep)
+    except StoreError as error:
+        log.warning("retention_failed", error=str(error))
+        return
+    if pruned:
+        log.info("old run collections removed", count=len(pruned), older_than=str(retention))
 
 
 def _merge(items: Sequence[Evidence], stored: dict[str, chroma.Stored]) -> list[Evidence]:

@@ -50,6 +50,7 @@ from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike, TermContextSource
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
+from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -148,7 +149,8 @@ class Orchestrator:
     async def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]:
         """Progress events as they happen, ending with ``RunFinished``."""
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
-        task = asyncio.create_task(self._produce(question.strip(), run_id or new_run_id(), queue))
+        # Control characters would reach the report's heading and the terminal: the question is one clean line.
+        task = asyncio.create_task(self._produce(one_line(question), run_id or new_run_id(), queue))
         try:
             while (event := await queue.get()) is not None:
                 yield event

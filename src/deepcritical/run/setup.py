@@ -37,8 +37,9 @@ def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
         from deepcritical.demo.ddgs import DemoDDGS
 
         return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=_no_pacing)
-    # NCBI counts requests per IP and per key, so every run in the process shares one limiter.
-    return build_sources(settings, client, ncbi_limiter=ncbi_limiter(has_key=settings.ncbi_api_key is not None))
+    # NCBI counts requests per IP and per key, so every process on the machine (or, with REDIS_URL, every
+    # machine of the team) shares one limit.
+    return build_sources(settings, client, ncbi_limiter=ncbi_limiter(settings))
 
 
 def models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:

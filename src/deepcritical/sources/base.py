@@ -2,7 +2,9 @@
 
 A source subclasses ``SearchTool`` and implements only ``_search`` (request building and parsing).
 ``search`` maps transport failures to the project's errors once, for every source, and logs.
-``get_with_retry`` retries HTTP 429 and 5xx with backoff that honours ``Retry-After``.
+``get_with_retry`` is every source's GET: it retries what usually passes (HTTP 429 and 5xx, honouring
+``Retry-After``; a maintenance page or a cut-off body; one timeout), caps the body's size, and hands the
+source a body with its secrets already blanked, so no message cut from it can keep part of a key.
 """
 
 from __future__ import annotations
@@ -12,71 +14,199 @@ import email.utils
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar, TypeVar
 
 import httpx2
 import structlog
 
 from deepcritical import __version__
-from deepcritical.errors import RateLimitError, SearchError, SourceHTTPError
+from deepcritical.errors import (
+    RateLimitError,
+    ResponseTooLargeError,
+    SearchError,
+    SourceHTTPError,
+    UnusableResponseError,
+)
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
+from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 # Public services (SearXNG instances, ClinicalTrials.gov) refuse clients that look like bots; an honest,
 # identifiable User-Agent gets through. The run's client sends it with every request.
 USER_AGENT = f"DeepCritical/{__version__} (+https://github.com/deepcritical/deepcritical)"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# The longest a search waits before asking again. A server asking for more (``Retry-After``) gets no
+# earlier request: the source's search ends and says when to try again.
 MAX_RETRY_WAIT_SECONDS = 30.0
+# An efetch of 100 abstracts is about 1 MB; a body many times that is a wrong URL or a hostile server,
+# and would be held in memory whole.
+MAX_BODY_BYTES = 20 * 1024 * 1024
+SNIPPET_CHARS = 200
+# Headers that describe the bytes on the wire, not the decoded body a source reads.
+_FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 class SearchTool(ABC):
-    """An async search source. Subclasses set ``name`` and implement ``_search``; a source that sends a
-    secret sets ``secrets`` so that no error it raises can carry it."""
+    """An async search source. Subclasses set ``name``, ``timeout_variable`` (the setting behind
+    ``timeout``) and ``host`` (for messages), and implement ``_search``; a source that sends a secret sets
+    ``secrets`` so that no body it reads and no error it raises can carry it."""
 
     name: ClassVar[SourceName]
+    timeout_variable: ClassVar[str] = ""
     secrets: Redactor = Redactor(())
+    timeout: float = 30.0
+
+    @property
+    def host(self) -> str:
+        """Who answers this source's requests, for messages."""
+        return self.name
 
     async def search(self, query: str, max_results: int = 10) -> list[Evidence]:
         """Search and return evidence, or raise SearchError / RateLimitError with a readable message."""
-        if not query.strip():
+        query = one_line(query)
+        if not query:
             raise SearchError(f"{self.name}: empty query")
         try:
-            results = await self._search(query.strip(), max_results)
+            results = await self._search(query, max_results)
         except SearchError as error:
             failure: SearchError = error
         except httpx2.TimeoutException as error:
-            failure = SearchError(f"{self.name}: request timed out ({type(error).__name__})")
+            failure = SearchError(self.timeout_message(_host_of(error, self.host), type(error).__name__))
         except httpx2.HTTPStatusError as error:
             status, host = error.response.status_code, error.request.url.host
             failure = SearchError(f"{self.name}: HTTP {status} from {host}")
         except httpx2.RequestError as error:
-            failure = SearchError(f"{self.name}: request failed: {error!r}")
+            failure = SearchError(f"{self.name}: request to {_host_of(error, self.host)} failed: {error!r}")
         else:
             logger.info("source_search_complete", source=self.name, query=query, results=len(results))
             return results[:max_results]
-        # Raised outside the handler, and redacted, so no echoed URL or body carries a secret onwards.
-        raise type(failure)(self.secrets(str(failure))) from None
+        message = str(failure) if str(failure).startswith(f"{self.name}:") else f"{self.name}: {failure}"
+        # Raised outside the handler, and redacted, so no echoed URL or exception text carries a secret onwards.
+        raise type(failure)(self.secrets(message)) from None
+
+    def timeout_message(self, host: str, kind: str, *, asked_again: bool = True) -> str:
+        """What a timed-out request says: where, after how long, and which setting gives it longer."""
+        again = ", also when asked again" if asked_again else ""
+        hint = (
+            f"; if it is slow rather than down, raise {self.timeout_variable} (now {self.timeout:g})"
+            if self.timeout_variable
+            else ""
+        )
+        return f"{self.name}: no answer from {host} within {self.timeout:g} s ({kind}){again}{hint}"
 
     @abstractmethod
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         """Build the request, send it, parse the answer."""
 
 
-def retry_after_seconds(response: httpx2.Response, default: float) -> float:
+def _host_of(error: httpx2.RequestError, fallback: str) -> str:
+    try:
+        return error.request.url.host or fallback
+    except RuntimeError:  # an exception raised without its request
+        return fallback
+
+
+def retry_after_seconds(response: httpx2.Response, default: float, *, now: Callable[[], float] = time.time) -> float:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), else ``default``."""
     header = response.headers.get("Retry-After")
     if header is None:
         return default
     header = header.strip()
     if header.isdigit():
-        return min(float(header), MAX_RETRY_WAIT_SECONDS)
+        return float(header)
     try:
         when = email.utils.parsedate_to_datetime(header)
     except (TypeError, ValueError):
         return default
-    return min(max(when.timestamp() - time.time(), 0.0), MAX_RETRY_WAIT_SECONDS)
+    if when.tzinfo is None:  # an HTTP date is GMT by definition
+        when = when.replace(tzinfo=UTC)
+    return max(when.timestamp() - now(), 0.0)
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def _try_again_at(wait: float, now: Callable[[], float]) -> str:
+    return f"{datetime.fromtimestamp(now(), UTC) + timedelta(seconds=wait):%Y-%m-%d %H:%M} UTC"
+
+
+async def _receive(
+    client: httpx2.AsyncClient,
+    url: str,
+    *,
+    source: str,
+    params: Mapping[str, Any] | None,
+    headers: Mapping[str, str] | None,
+    timeout: float | None,  # noqa: ASYNC109 - httpx's per-request timeout, not a cancel scope
+    max_bytes: int,
+    redact: Callable[[str], str],
+    before_send: Callable[[], Awaitable[None]] | None,
+) -> httpx2.Response:
+    """One GET, its body read up to ``max_bytes`` and redacted: the response every source reads."""
+
+    async def trace(event: str, info: Mapping[str, Any]) -> None:
+        if before_send is not None and event.endswith("send_request_headers.started"):
+            await before_send()
+
+    async with client.stream(
+        "GET",
+        url,
+        params=params,
+        headers=headers,
+        timeout=timeout if timeout is not None else httpx2.USE_CLIENT_DEFAULT,
+        extensions={"trace": trace} if before_send is not None else None,
+    ) as response:
+        host = response.request.url.host
+        too_large = ResponseTooLargeError(
+            f"{source}: {host} sent more than {max_bytes / 1e6:g} MB (the most a search reads); "
+            "the body was not read. Is the base URL right?"
+        )
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise too_large
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > max_bytes:
+                raise too_large
+        kept_headers = [
+            (key, value) for key, value in response.headers.multi_items() if key.lower() not in _FRAMING_HEADERS
+        ]
+        decoded = httpx2.Response(
+            response.status_code, headers=kept_headers, content=bytes(body), request=response.request
+        )
+    # Secrets go before anything can cut the text short (an error snippet, a page title in a message).
+    received = httpx2.Response(
+        decoded.status_code,
+        headers=kept_headers,
+        content=redact(decoded.text).encode("utf-8"),
+        request=decoded.request,
+    )
+    received.encoding = "utf-8"
+    return received
+
+
+def json_reader(source: str) -> Callable[[httpx2.Response], Any]:
+    """A ``read`` for ``get_with_retry``: the decoded JSON body. JSON cut off mid-way is asked for again;
+    a body that is not JSON at all (a maintenance or login page) is an error naming the source."""
+
+    def read(response: httpx2.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as error:
+            host, text = response.request.url.host, response.text.lstrip()
+            if text.startswith(("{", "[")):
+                raise UnusableResponseError(
+                    f"{source}: truncated or malformed JSON from {host}: {text[:120]!r}"
+                ) from error
+            raise SearchError(f"{source}: the response from {host} is not JSON: {text[:120]!r}") from error
+
+    return read
 
 
 async def get_with_retry(
@@ -84,40 +214,84 @@ async def get_with_retry(
     url: str,
     *,
     source: str,
+    read: Callable[[httpx2.Response], T],
     params: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
     timeout: float | None = None,  # noqa: ASYNC109 - httpx's per-request timeout, not a cancel scope
     attempts: int = 3,
     base_delay: float = 1.0,
+    max_wait: float = MAX_RETRY_WAIT_SECONDS,
+    max_bytes: int = MAX_BODY_BYTES,
+    redact: Callable[[str], str] | None = None,
     before_request: Callable[[], Awaitable[None]] | None = None,
+    before_send: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> httpx2.Response:
-    """GET with retries on 429 and 5xx; any other answer but a success raises SearchError at once.
+    now: Callable[[], float] = time.time,
+) -> T:
+    """GET ``url`` and return ``read(response)``.
 
-    ``before_request`` runs before every attempt (the NCBI rate limiter hooks in here), so
-    retries count against the limit too.
+    Retried, with back-off, up to ``attempts`` times: HTTP 429 and 5xx (waiting what ``Retry-After``
+    asks, when it asks for no more than ``max_wait``), and any ``UnusableResponseError`` raised by
+    ``read`` (a maintenance page, an empty or truncated body). A timed-out request is asked once more:
+    a GET changes nothing. A ``Retry-After`` longer than ``max_wait`` ends the search at once with a
+    message saying when to try again. Other 4xx raise SearchError at once; a body over ``max_bytes``
+    raises ResponseTooLargeError. ``read`` sees the body with ``redact`` applied.
+
+    ``before_request`` runs before every request (the NCBI rate limiter hooks in here), so retries
+    count against the limit too; ``before_send``, when the transport reports it (httpcore's ``trace``
+    extension), runs once the connection is ready, just before the request is written.
     """
-    response: httpx2.Response | None = None
     attempt = 0
-    while attempt < attempts:
+    timed_out_once = False
+    while True:
         attempt += 1
+        backoff = base_delay * 2 ** (attempt - 1)
         if before_request is not None:
             await before_request()
-        response = await client.get(
-            url, params=params, headers=headers, timeout=timeout if timeout is not None else httpx2.USE_CLIENT_DEFAULT
-        )
-        if response.status_code not in RETRY_STATUSES:
-            break
-        if attempt < attempts:
-            wait = retry_after_seconds(response, default=base_delay * 2 ** (attempt - 1))
-            logger.warning("source_retry", source=source, status=response.status_code, attempt=attempt, wait=wait)
+        try:
+            response = await _receive(
+                client,
+                url,
+                source=source,
+                params=params,
+                headers=headers,
+                timeout=timeout,
+                max_bytes=max_bytes,
+                redact=redact or _unchanged,
+                before_send=before_send,
+            )
+        except httpx2.TimeoutException as error:
+            if timed_out_once:
+                raise
+            timed_out_once = True
+            attempt -= 1  # a timeout has its own single retry
+            logger.warning("source_retry", source=source, reason=type(error).__name__)
+            continue
+        status, host = response.status_code, response.request.url.host
+        if status in RETRY_STATUSES:
+            wait = retry_after_seconds(response, default=backoff, now=now)
+            if wait > max_wait:
+                error_type = RateLimitError if status == 429 else SearchError
+                raise error_type(
+                    f"{source}: {host} asks to wait {wait:.0f} s before the next request (HTTP {status}, "
+                    f"Retry-After), longer than a search waits ({max_wait:g} s): try again after "
+                    f"{_try_again_at(wait, now)}"
+                )
+            if attempt >= attempts:
+                if status == 429:
+                    raise RateLimitError(f"{source}: rate limited (HTTP 429) after {attempt} attempt(s)")
+                snippet = one_line(response.text)[:SNIPPET_CHARS]
+                raise SourceHTTPError(f"{source}: HTTP {status} after {attempt} attempt(s): {snippet}", status=status)
+            logger.warning("source_retry", source=source, status=status, attempt=attempt, wait=wait)
             await sleep(wait)
-    assert response is not None
-    if response.status_code == 429:
-        raise RateLimitError(f"{source}: rate limited (HTTP 429) after {attempt} attempt(s)")
-    if not response.is_success:  # an error, or a redirect the client was not allowed to follow
-        snippet = " ".join(response.text.split())[:200]
-        raise SourceHTTPError(
-            f"{source}: HTTP {response.status_code} after {attempt} attempt(s): {snippet}", status=response.status_code
-        )
-    return response
+            continue
+        if not response.is_success:  # an error, or a redirect the client was not allowed to follow
+            snippet = one_line(response.text)[:SNIPPET_CHARS]
+            raise SourceHTTPError(f"{source}: HTTP {status} after {attempt} attempt(s): {snippet}", status=status)
+        try:
+            return read(response)
+        except UnusableResponseError as error:
+            if attempt >= attempts:
+                raise UnusableResponseError(f"{error} (asked {attempt} times)") from None
+            logger.warning("source_retry", source=source, reason="unusable body", attempt=attempt, wait=backoff)
+            await sleep(backoff)

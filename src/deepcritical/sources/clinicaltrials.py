@@ -18,7 +18,7 @@ import structlog
 
 from deepcritical.errors import SearchError, SourceHTTPError
 from deepcritical.models import Citation, Evidence, Registration, SourceName
-from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.base import SearchTool, get_with_retry, json_reader
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
@@ -218,17 +218,19 @@ class ClinicalTrialsTool(SearchTool):
             params["pageToken"] = token
         url = f"{self._base_url}/studies"
         try:
-            response = await get_with_retry(
-                self._client, url, source=self.name, params=params, timeout=self._timeout, sleep=self._sleep
+            data = await get_with_retry(
+                self._client,
+                url,
+                source=self.name,
+                read=json_reader(self.name),
+                params=params,
+                timeout=self._timeout,
+                sleep=self._sleep,
             )
         except SourceHTTPError as error:
             if error.status == 403:
                 raise SearchError(REFUSED_MESSAGE.format(host=httpx2.URL(url).host)) from None
             raise
-        try:
-            data: Any = response.json()
-        except ValueError as error:
-            raise SearchError(f"clinicaltrials: the response is not JSON: {response.text[:120]!r}") from error
         return parse_studies(data)
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:

@@ -21,7 +21,7 @@ import structlog
 
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
-from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.base import SearchTool, get_with_retry, json_reader
 from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
@@ -191,18 +191,15 @@ class EuropePmcTool(SearchTool):
             "pageSize": max(1, min(max_results, MAX_PAGE_SIZE)),
             "cursorMark": "*",
         }
-        response = await get_with_retry(
+        data = await get_with_retry(
             self._client,
             f"{self._base_url}/search",
             source=self.name,
+            read=json_reader(self.name),
             params=params,
             timeout=self._timeout,
             sleep=self._sleep,
         )
-        try:
-            data: Any = response.json()
-        except ValueError as error:
-            raise SearchError(f"europepmc: the response is not JSON: {response.text[:120]!r}") from error
         evidence = parse_search(data)
         logger.info("europepmc_parsed", term=term, results=len(evidence))
         return evidence

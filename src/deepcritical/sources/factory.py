@@ -19,6 +19,9 @@ from deepcritical.sources.searxng import SearxngTool
 from deepcritical.sources.web import DdgsLike, WebTool
 from deepcritical.sources.you import ResearchEngine
 
+# A search may take two requests (PubMed: esearch, efetch), each asked once more after a timeout.
+DEADLINE_PER_TIMEOUT = 4
+
 
 def make_http_client(transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
     """The one HTTP client of a run; ``transport`` None means the network."""
@@ -64,6 +67,7 @@ def build_sources(
                     email=settings.ncbi_email,
                     tool=settings.ncbi_tool,
                     timeout=settings.pubmed_timeout,
+                    base_url=str(settings.ncbi_eutils_url),
                     limiter=ncbi_limiter,
                 )
             )
@@ -106,7 +110,9 @@ def build_sources(
         "clinicaltrials": settings.clinicaltrials_timeout,
         "europepmc": settings.europepmc_timeout,
     }
-    # The handler's deadline sits a little above each source's own HTTP timeout, so a source that
-    # times out reports its own error rather than being cut off mid-retry.
-    handler = SearchHandler(tools, timeouts={k: v * 3 for k, v in timeouts.items()}, unavailable=unavailable)
+    # The handler's deadline sits above each source's own HTTP timeout, so a source that times out (and
+    # is asked once more) reports its own error rather than being cut off mid-retry.
+    handler = SearchHandler(
+        tools, timeouts={k: v * DEADLINE_PER_TIMEOUT for k, v in timeouts.items()}, unavailable=unavailable
+    )
     return Sources(handler=handler, research_engine=research_engine)

@@ -41,7 +41,11 @@ class SearchHandler:
         try:
             return await asyncio.wait_for(tool.search(query, max_results), timeout=timeout), None
         except TimeoutError:
-            message = f"{tool.name}: no answer within {timeout:g} s"
+            # Where, how long, and which setting gives it longer (the deadline is a multiple of it).
+            where = f" from {tool.host}" if tool.host != tool.name else ""
+            variable = tool.timeout_variable
+            hint = f" (a multiple of {variable}; raise it if the service is slow)" if variable else ""
+            message = f"{tool.name}: no answer{where} within {timeout:g} s{hint}"
         except SearchError as error:
             message = str(error) if str(error).startswith(f"{tool.name}:") else f"{tool.name}: {error}"
         except Exception as error:  # a bug in one source must not sink the others; it is reported, not hidden

@@ -13,7 +13,7 @@ from xml.parsers.expat import ExpatError
 
 import xmltodict
 
-from deepcritical.errors import RateLimitError, SearchError
+from deepcritical.errors import RateLimitError, SearchError, UnusableResponseError
 
 # Inline markup inside titles and abstracts (<i>, <sup>, MathML). xmltodict would move the marked-up
 # words out of the sentence into child keys, losing their place, so the tags go first and their text
@@ -34,6 +34,11 @@ def snippet(text: str, limit: int = 160) -> str:
 
 def fail(what: str, problem: str) -> NoReturn:
     raise SearchError(f"pubmed: {what} {problem}")
+
+
+def fail_for_now(what: str, problem: str) -> NoReturn:
+    """A body that usually comes right when asked again: NCBI's maintenance page, an empty or cut-off body."""
+    raise UnusableResponseError(f"pubmed: {what} {problem}")
 
 
 def raise_error_text(what: str, message: object) -> None:
@@ -58,24 +63,25 @@ def strip_inline_markup(xml: str) -> str:
 
 
 def decode_body(text: str, what: str) -> tuple[Kind, object]:
-    """Decode a body as JSON or XML according to what it is, not what was asked for."""
+    """Decode a body as JSON or XML according to what it is, not what was asked for. A body that is not
+    data at all (empty, HTML, cut off) raises UnusableResponseError, which the request retries."""
     head = text.lstrip()
     if not head:
-        fail(what, "returned an empty body")
+        fail_for_now(what, "returned an empty body")
     lowered = head[:100].lower()
     if lowered.startswith(("<!doctype html", "<html")):
-        fail(what, _html_problem(head))
+        fail_for_now(what, _html_problem(head))
     if head.startswith(("{", "[")):
         try:
             return "json", json.loads(head)
         except (ValueError, RecursionError) as error:
-            fail(what, f"returned malformed JSON ({error}); it began: {snippet(head, 80)!r}")
+            fail_for_now(what, f"returned malformed JSON ({error}); it began: {snippet(head, 80)!r}")
     if not head.startswith("<"):
-        fail(what, f"returned neither XML nor JSON; it began: {snippet(head, 80)!r}")
+        fail_for_now(what, f"returned neither XML nor JSON; it began: {snippet(head, 80)!r}")
     try:
         return "xml", xmltodict.parse(strip_inline_markup(head))
     except (ExpatError, ValueError) as error:  # ValueError: entity declarations refused, bad encoding
-        fail(what, f"returned malformed or truncated XML ({error}); it began: {snippet(head, 80)!r}")
+        fail_for_now(what, f"returned malformed or truncated XML ({error}); it began: {snippet(head, 80)!r}")
     except RecursionError as error:
         fail(what, f"returned XML nested too deeply to read ({type(error).__name__})")
 
@@ -91,7 +97,7 @@ def raise_for_unexpected_root(what: str, data: object, expected: str) -> None:
         raise_error_text(what, root)
     raise_error_text(what, get(root, "ERROR"))
     if str(name).lower() == "html":
-        fail(what, "returned an HTML page instead of data")
+        fail_for_now(what, "returned an HTML page instead of data")
     fail(what, f"returned <{name}> instead of <{expected}>")
 
 

@@ -7,23 +7,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+from urllib.parse import urlsplit
 
 import httpx2
 import structlog
 from pydantic import SecretStr
 
+from deepcritical.config import NCBI_EUTILS_URL
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.sources.base import SearchTool, get_with_retry
-from deepcritical.sources.ncbi_esearch import parse_esearch
-from deepcritical.sources.ncbi_parse import parse_efetch
+from deepcritical.sources.ncbi_esearch import EsearchResult, parse_esearch
+from deepcritical.sources.ncbi_parse import ParsedBatch, parse_efetch
 from deepcritical.sources.query import to_pubmed_query
-from deepcritical.sources.ratelimit import Sleep, ncbi_limiter
+from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
 
 logger = structlog.get_logger(__name__)
+T = TypeVar("T")
 
-EUTILS_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+EUTILS_BASE_URL = NCBI_EUTILS_URL
 # esearch's own ceiling for one page of ids.
 MAX_RETMAX = 10_000
 
@@ -31,12 +34,14 @@ MAX_RETMAX = 10_000
 class PubMedTool(SearchTool):
     """Searches PubMed; abstracts become Evidence ranked in PubMed's relevance order.
 
-    ``limiter`` is awaited before every request, retries included; it defaults to the process-wide
-    NCBI limiter for the key situation (3 requests/s without a key, 10 with one). ``sleep`` is the
-    retry back-off sleep. Tests inject both.
+    ``limiter`` is awaited before every request, retries included. A run passes the machine-wide (or
+    team-wide) NCBI limiter (``ratelimit.ncbi_limiter``); without one, the tool paces itself alone at
+    NCBI's rate for its key situation (3 requests/s without a key, 10 with one). ``sleep`` is the retry
+    back-off sleep. Tests inject both.
     """
 
     name: ClassVar[SourceName] = "pubmed"
+    timeout_variable: ClassVar[str] = "PUBMED_TIMEOUT"
 
     def __init__(
         self,
@@ -54,15 +59,19 @@ class PubMedTool(SearchTool):
         self._api_key = api_key if api_key is not None and api_key.get_secret_value().strip() else None
         self._email = email.strip() if email and email.strip() else None
         self._tool = tool
-        self._timeout = timeout
+        self.timeout = timeout
         self._base_url = base_url.rstrip("/")
-        self._limiter = limiter if limiter is not None else ncbi_limiter(has_key=self._api_key is not None)
+        self._limiter = limiter or PacedLimiter.in_memory(ncbi_spacing(has_key=self._api_key is not None))
         self.secrets = Redactor([self._api_key])
         self._sleep = sleep
 
     @property
+    def host(self) -> str:
+        return urlsplit(self._base_url).hostname or self._base_url
+
+    @property
     def limiter(self) -> Callable[[], Awaitable[None]]:
-        """What every request waits on; the process-wide NCBI limiter unless one was injected."""
+        """What every request waits on: the injected limiter, or this tool's own."""
         return self._limiter
 
     def _identity(self) -> dict[str, str]:
@@ -74,17 +83,20 @@ class PubMedTool(SearchTool):
             params["api_key"] = self._api_key.get_secret_value().strip()
         return params
 
-    async def _get(self, endpoint: str, params: dict[str, Any]) -> str:
-        response = await get_with_retry(
+    async def _get(self, endpoint: str, params: dict[str, Any], parse: Callable[[str], T]) -> T:
+        """One E-utilities request, parsed; a maintenance page or a cut-off body is asked for again."""
+        return await get_with_retry(
             self._client,
             f"{self._base_url}/{endpoint}",
             source=self.name,
+            read=lambda response: parse(response.text),
             params={**params, **self._identity()},
-            timeout=self._timeout,
+            timeout=self.timeout,
+            redact=self.secrets,
             before_request=self._limiter,
+            before_send=self._limiter.confirm if isinstance(self._limiter, PacedLimiter) else None,
             sleep=self._sleep,
         )
-        return response.text
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         return await self._esearch_then_efetch(query, max_results)
@@ -93,17 +105,16 @@ class PubMedTool(SearchTool):
         if max_results < 1:
             return []
         term = to_pubmed_query(query)
-        found = parse_esearch(
-            await self._get(
-                "esearch.fcgi",
-                {
-                    "db": "pubmed",
-                    "term": term,
-                    "retmode": "json",
-                    "sort": "relevance",
-                    "retmax": min(max_results, MAX_RETMAX),
-                },
-            )
+        found: EsearchResult = await self._get(
+            "esearch.fcgi",
+            {
+                "db": "pubmed",
+                "term": term,
+                "retmode": "json",
+                "sort": "relevance",
+                "retmax": min(max_results, MAX_RETMAX),
+            },
+            parse_esearch,
         )
         if found.errors or found.warnings:
             logger.warning("pubmed_esearch_notes", term=term, errors=found.errors, warnings=found.warnings)
@@ -111,11 +122,10 @@ class PubMedTool(SearchTool):
             logger.info("pubmed_no_results", query=query, term=term)
             return []
         ids = found.ids[:max_results]
-        batch = parse_efetch(
-            await self._get(
-                "efetch.fcgi", {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"}
-            ),
-            order=ids,
+        batch: ParsedBatch = await self._get(
+            "efetch.fcgi",
+            {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"},
+            lambda text: parse_efetch(text, order=ids),
         )
         logger.info(
             "pubmed_efetch_parsed",

@@ -9,18 +9,21 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx2
 import structlog
 from pydantic import BaseModel, Field
 
-from deepcritical.errors import RateLimitError, SearchError
+from deepcritical.errors import RateLimitError, SearchError, UnusableResponseError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
+from deepcritical.redaction import Redactor
 from deepcritical.sources.base import SearchTool, get_with_retry
 from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import (
     MAX_CONTENT_CHARS,
     MAX_TITLE_CHARS,
+    clean_web_text,
     published_date,
     rank_relevance,
     text_of,
@@ -93,11 +96,12 @@ def parse_response(query: str, data: object, *, max_results: int = 5) -> Searxng
             continue
         position = item.get("position")
         rank = position if isinstance(position, int) and not isinstance(position, bool) and position > 0 else index + 1
+        # Engines' snippets come through with HTML entities and highlight markup; the item as sent stays in raw.
         results.append(
             SearxngResult(
-                title=text_of(item.get("title")) or url,
+                title=clean_web_text(item.get("title")) or url,
                 url=url,
-                snippet=text_of(item.get("content")),
+                snippet=clean_web_text(item.get("content")),
                 source=_source(item),
                 rank=rank,
                 raw=item,
@@ -141,10 +145,25 @@ def results_to_evidence(results: SearxngResults) -> list[Evidence]:
     return evidence
 
 
+def _json_body(response: httpx2.Response) -> object:
+    """The decoded JSON body. JSON cut off mid-way is asked for again; a body that is not JSON at all
+    (an HTML page: a wrong base URL, a login page) is an error at once."""
+    try:
+        return response.json()
+    except ValueError as error:
+        kind = response.headers.get("content-type", "no content type")
+        host = response.request.url.host
+        text = response.text.lstrip()
+        if text.startswith(("{", "[")):
+            raise UnusableResponseError(f"searxng: truncated or malformed JSON from {host}: {text[:120]!r}") from error
+        raise SearxngSearchError(f"searxng: not JSON from {host} ({kind}): {text[:120]!r}") from error
+
+
 class SearxngTool(SearchTool):
     """Web search through the JSON API of one SearXNG instance, as Evidence."""
 
     name: ClassVar[SourceName] = "searxng"
+    timeout_variable: ClassVar[str] = "SEARXNG_TIMEOUT"
 
     def __init__(
         self,
@@ -166,6 +185,12 @@ class SearxngTool(SearchTool):
         self.default_language = default_language
         self.default_time_range = default_time_range
         self._sleep = sleep
+        # An instance behind basic auth has its password in the URL; no message may show it.
+        self.secrets = Redactor([urlsplit(self.base_url).password])
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.base_url).hostname or self.base_url
 
     def _params(
         self, query: str, page: int, categories: Sequence[str] | None, language: str | None, time_range: str | None
@@ -197,27 +222,23 @@ class SearxngTool(SearchTool):
         url = f"{self.base_url}/search"
         params = self._params(query, page, categories, language, time_range)
         try:
-            response = await get_with_retry(
+            data = await get_with_retry(
                 self._client,
                 url,
                 source="searxng",
+                read=_json_body,
                 params=params,
                 headers={"Accept": "application/json"},
                 timeout=self.timeout,
+                redact=self.secrets,
                 sleep=self._sleep,
             )
-        except RateLimitError:
+        except (RateLimitError, UnusableResponseError, SearxngSearchError):
             raise
         except SearchError as error:
             # SearXNG answers 403 when the JSON format is switched off, the usual set-up mistake.
             hint = JSON_FORMAT_HINT if "HTTP 403" in str(error) else ""
             raise SearxngSearchError(f"{error}{hint}") from error
-        try:
-            data = response.json()
-        except ValueError as error:
-            kind = response.headers.get("content-type", "no content type")
-            host = response.request.url.host
-            raise SearxngSearchError(f"searxng: not JSON from {host} ({kind}): {response.text[:120]!r}") from error
         return parse_response(query, data, max_results=max_results)
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:

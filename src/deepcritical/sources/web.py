@@ -9,6 +9,7 @@ are shared with the SearXNG and You.com sources, which get the same kind of untr
 from __future__ import annotations
 
 import asyncio
+import html
 import math
 import re
 import threading
@@ -25,6 +26,7 @@ from deepcritical.errors import RateLimitError, SearchError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.sources.base import SearchTool
 from deepcritical.sources.grading import grade_web
+from deepcritical.text import one_line, without_controls
 
 logger = structlog.get_logger(__name__)
 
@@ -34,11 +36,30 @@ MAX_CONTENT_CHARS = 1000
 # that is an empty result, not a failure.
 DDGS_NO_RESULTS_MESSAGE = "No results found."
 _ISO_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?")
+# A tag: "<" then a name at once, so "IC50 < 5 nM" or "p<0.05" is text, not markup. Tags that break a
+# line separate words; the others (highlighting: <b>, <em>, <span>) sit inside them.
+_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
+_BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|tr|td|th|h[1-6])(?:\s[^<>]*)?/?>", re.IGNORECASE)
 
 
 def text_of(value: object) -> str:
-    """A stripped string, or "" for anything that is not a string (result fields are untrusted JSON)."""
-    return value.strip() if isinstance(value, str) else ""
+    """A stripped string without control characters, or "" for anything that is not a string (result
+    fields are untrusted JSON)."""
+    return without_controls(value).strip() if isinstance(value, str) else ""
+
+
+def clean_web_text(value: object) -> str:
+    """Plain text from a search engine's title or snippet: tags (highlighting such as ``<b>…</b>``)
+    removed, HTML entities (``&amp;``, ``&mdash;``) decoded, whitespace collapsed, control characters
+    gone. A snippet escaped twice (``&lt;b&gt;``) has its decoded tags removed too."""
+    text = text_of(value)
+    if not text:
+        return ""
+    return one_line(_strip_tags(html.unescape(_strip_tags(text))))
+
+
+def _strip_tags(text: str) -> str:
+    return _TAG.sub("", _BREAKING_TAG.sub(" ", text))
 
 
 def web_url(value: object) -> str:
@@ -80,7 +101,8 @@ def results_to_evidence(results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
     """
     evidence: list[Evidence] = []
     for position, item in enumerate(results):
-        title, url, body = text_of(item.get("title")), web_url(item.get("href")), text_of(item.get("body"))
+        title, url = clean_web_text(item.get("title")), web_url(item.get("href"))
+        body = clean_web_text(item.get("body"))
         if not (title and url and body):
             continue
         citation = Citation(source="web", title=title[:MAX_TITLE_CHARS], url=url, date="Unknown")
@@ -100,6 +122,7 @@ class WebTool(SearchTool):
     """Web search via ``ddgs`` text search (DuckDuckGo and other engines). No API key needed."""
 
     name: ClassVar[SourceName] = "web"
+    timeout_variable: ClassVar[str] = "WEB_TIMEOUT"
 
     def __init__(self, *, ddgs_factory: Callable[[], DdgsLike] | None = None, timeout: float = 20.0) -> None:
         """``ddgs_factory`` makes this tool's one client, on first use (default: ``ddgs.DDGS`` with
@@ -108,6 +131,10 @@ class WebTool(SearchTool):
         self._ddgs_factory = ddgs_factory or (lambda: DDGS(timeout=math.ceil(timeout)))
         self._ddgs: DdgsLike | None = None
         self._ddgs_lock = threading.Lock()
+
+    @property
+    def host(self) -> str:
+        return "the ddgs search engines"
 
     def _client(self) -> DdgsLike:
         # One client (and its HTTP session) per tool, i.e. per run, made in the first search's worker thread.
@@ -126,7 +153,7 @@ class WebTool(SearchTool):
             )
         except TimeoutError as error:
             # The worker thread cannot be cancelled; it ends when ddgs's own timeout fires.
-            raise SearchError(f"web: no answer within {self.timeout:g} s") from error
+            raise SearchError(self.timeout_message(self.host, "the whole search", asked_again=False)) from error
         except DDGSException as error:
             if str(error) == DDGS_NO_RESULTS_MESSAGE:
                 logger.info("web_no_results", query=query)

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx2
 import structlog
@@ -19,9 +20,10 @@ from pydantic import SecretStr
 
 from deepcritical.errors import SearchError, SourceDisabledError
 from deepcritical.models import Citation, Evidence, SourceName
+from deepcritical.redaction import Redactor
 from deepcritical.sources.base import SearchTool, get_with_retry
 from deepcritical.sources.grading import grade_web
-from deepcritical.sources.web import MAX_TITLE_CHARS, published_date, rank_relevance, text_of, web_url
+from deepcritical.sources.web import MAX_TITLE_CHARS, clean_web_text, published_date, rank_relevance, web_url
 
 logger = structlog.get_logger(__name__)
 
@@ -51,7 +53,7 @@ class YouHit:
 def _texts(value: object) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
-    return tuple(text for item in value if (text := text_of(item)))
+    return tuple(text for item in value if (text := clean_web_text(item)))
 
 
 def parse_web_results(data: object) -> list[YouHit]:
@@ -68,9 +70,9 @@ def parse_web_results(data: object) -> list[YouHit]:
             continue
         hits.append(
             YouHit(
-                title=text_of(item.get("title")) or url,
+                title=clean_web_text(item.get("title")) or url,
                 url=url,
-                description=text_of(item.get("description")),
+                description=clean_web_text(item.get("description")),
                 snippets=_texts(item.get("snippets")),
                 date=published_date(item.get("page_age")),
                 authors=_texts(item.get("authors")),
@@ -79,10 +81,19 @@ def parse_web_results(data: object) -> list[YouHit]:
     return hits
 
 
+def _web_results(response: httpx2.Response) -> list[YouHit]:
+    try:
+        data: Any = response.json()
+    except ValueError as error:
+        raise SearchError(f"you: the response is not JSON: {response.text[:120]!r}") from error
+    return parse_web_results(data)
+
+
 class ResearchEngine(SearchTool):
     """You.com search API client: cached background context plus a SearchTool of web results."""
 
     name: ClassVar[SourceName] = "you"
+    timeout_variable: ClassVar[str] = "YOU_TIMEOUT"
 
     def __init__(
         self,
@@ -98,9 +109,14 @@ class ResearchEngine(SearchTool):
         self.timeout = timeout
         self.base_url = base_url.rstrip("/")
         self._sleep = sleep
+        self.secrets = Redactor([api_key])
         self._cache: dict[str, str] = {}
         # One lock per query, so concurrent asks for the same context cost one API call.
         self._locks: dict[str, asyncio.Lock] = {}
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.base_url).hostname or self.base_url
 
     async def _fetch(self, query: str, count: int | None = None) -> list[YouHit]:
         if self._api_key is None:
@@ -109,20 +125,17 @@ class ResearchEngine(SearchTool):
         if count is not None:
             params["count"] = max(1, min(count, MAX_COUNT))
         headers = {"X-API-Key": self._api_key.get_secret_value(), "Accept": "application/json"}
-        response = await get_with_retry(
+        return await get_with_retry(
             self._client,
             f"{self.base_url}/v1/search",
             source="you",
+            read=_web_results,
             params=params,
             headers=headers,
             timeout=self.timeout,
+            redact=self.secrets,
             sleep=self._sleep,
         )
-        try:
-            data: Any = response.json()
-        except ValueError as error:
-            raise SearchError(f"you: the response is not JSON: {response.text[:120]!r}") from error
-        return parse_web_results(data)
 
     async def context(self, query: str) -> str:
         """Background text for ``query``: the top snippets of the web results, one per line.

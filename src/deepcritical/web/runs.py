@@ -227,7 +227,7 @@ class RunManager:
             await self.close()
         finally:
             if self._store_anchor is not None:
-                await asyncio.to_thread(self._store_anchor.client.close)
+                await asyncio.to_thread(self._store_anchor.close)
                 self._store_anchor = None
 
     # Starting and stopping

@@ -1,0 +1,120 @@
+"""The store as a whole, for ``deepcritical library``: what it holds, old run collections dropped, and
+everything it holds exported.
+
+Every run (finished, failed or killed) leaves a ``run-*`` collection behind; the ``library`` collection
+(``library-demo`` for demo runs) keeps every item any run found, so dropping a run collection loses no
+evidence: the run's record (run.json) and the library still have it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from deepcritical.evidence import chroma
+from deepcritical.models import Evidence
+
+RUN_PREFIX = "run-"
+LIBRARY_COLLECTIONS = (chroma.LIBRARY_COLLECTION, chroma.DEMO_LIBRARY_COLLECTION)
+EXPORT_PAGE = 500
+# Run ids carry their start time (run.outcome.new_run_id): collections made before the creation time was
+# recorded are dated by it.
+_RUN_ID_TIME = re.compile(r"^run-[a-z]+-(\d{8}-\d{6})-")
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """One collection: its name, when it was created (None: unknown), and how many items it holds."""
+
+    name: str
+    created: datetime | None
+    items: int
+
+    @property
+    def is_run(self) -> bool:
+        return self.name.startswith(RUN_PREFIX)
+
+
+@dataclass(frozen=True)
+class LibraryStats:
+    """What the store holds."""
+
+    where: str
+    runs: list[CollectionInfo]
+    libraries: list[CollectionInfo]
+    disk_bytes: int | None  # the embedded store's directory; None for a server
+
+    @property
+    def run_items(self) -> int:
+        return sum(run.items for run in self.runs)
+
+
+def created_at(name: str, metadata: dict[str, Any] | None) -> datetime | None:
+    """When a collection was created: recorded at creation, or read from a run id, else unknown."""
+    recorded = (metadata or {}).get(chroma.CREATED_KEY)
+    if isinstance(recorded, str):
+        try:
+            when = datetime.fromisoformat(recorded)
+        except ValueError:
+            when = None
+        if when is not None:
+            return when if when.tzinfo else when.replace(tzinfo=UTC)
+    if match := _RUN_ID_TIME.match(name):
+        return datetime.strptime(match.group(1), "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    return None
+
+
+def collections(connection: chroma.Connection) -> list[CollectionInfo]:
+    """Every collection with its creation time and size, oldest first (unknown times last)."""
+    with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
+        found = [
+            CollectionInfo(collection.name, created_at(collection.name, collection.metadata), collection.count())
+            for collection in session.client.list_collections()
+        ]
+    return sorted(found, key=lambda info: (info.created is None, info.created or datetime.min, info.name))
+
+
+def stats(connection: chroma.Connection) -> LibraryStats:
+    found = collections(connection)
+    return LibraryStats(
+        where=connection.where,
+        runs=[info for info in found if info.is_run],
+        libraries=[info for info in found if info.name in LIBRARY_COLLECTIONS],
+        disk_bytes=connection.disk_bytes(),
+    )
+
+
+def prune(
+    connection: chroma.Connection, older_than: timedelta, *, keep: str | None = None, now: datetime | None = None
+) -> list[CollectionInfo]:
+    """Delete run collections created more than ``older_than`` ago (a killed run's too), never ``keep``
+    (the run starting) nor a collection whose age is unknown. Returns what was deleted."""
+    cutoff = (now or datetime.now(UTC)) - older_than
+    doomed = [
+        info
+        for info in collections(connection)
+        if info.is_run and info.name != keep and info.created is not None and info.created < cutoff
+    ]
+    if doomed:
+        names = [info.name for info in doomed]
+        with connection.session(touches=names, writes=True) as session:
+            for name in names:
+                session.delete(name)
+    return doomed
+
+
+def export(connection: chroma.Connection, name: str) -> Iterator[Evidence]:
+    """Every item of the collection ``name``, a page at a time (the store is held one page at a time)."""
+    offset = 0
+    while True:
+        with connection.session(touches=(name,), writes=False) as session:
+            page = session.collection(name).get(include=["documents"], limit=EXPORT_PAGE, offset=offset)
+        documents = page["documents"] or []
+        for document in documents:
+            yield chroma.decode(document)
+        if len(documents) < EXPORT_PAGE:
+            return
+        offset += EXPORT_PAGE

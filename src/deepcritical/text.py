@@ -1,0 +1,30 @@
+"""Text that came from outside (a question, a query, a web snippet, an error body) made safe to show.
+
+Control characters do not belong in a question or a title, and in a terminal they are instructions:
+ESC starts an escape sequence that can rewrite the screen, BEL rings, BS overwrites what was shown.
+``without_controls`` removes them once, where outside text enters; ``one_line`` also folds line breaks,
+for a heading or a terminal line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The longest question a run accepts: a research question is a sentence or two. A longer text is
+# pasted by mistake (or an attack on the prompt budget), and would also make every search URL too long.
+MAX_QUESTION_CHARS = 2000
+
+# C0 controls except tab and line breaks, DEL, C1 controls (U+009B is a one-byte CSI in some terminals),
+# and the bidirectional overrides that make text display in an order other than its own.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` with control characters removed; tabs and line breaks (LF, CR) are kept."""
+    return _CONTROLS.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """``text`` without control characters, on one trimmed line with runs of whitespace collapsed: how a
+    question or a query is used, and how outside text is shown on a terminal line."""
+    return " ".join(without_controls(text).split())

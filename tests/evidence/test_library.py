@@ -1,0 +1,232 @@
+"""The embedded store shared by concurrent processes, and the library as a whole: retention at start,
+pruning (killed runs' collections included), listing and export. Embeddings are a deterministic fake
+here (vectors from a hash), so only the store is under test and no model is loaded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from evidence_factory import make_evidence, settings_for
+
+from deepcritical.evidence import EvidenceStore, chroma, library
+from deepcritical.evidence.embeddings import Vectors
+
+# Random directions in 64 dimensions are nearly orthogonal: distinct texts are never near-duplicates.
+FAKE_DIMENSION = 64
+
+
+class HashEmbeddings:
+    """Stands in for EmbeddingService: the same text always gets the same unit vector."""
+
+    model_name = "hash-embeddings-for-tests"
+
+    async def aembed(self, texts: list[str]) -> Vectors:
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            vector = np.random.default_rng(seed).standard_normal(FAKE_DIMENSION)
+            rows.append(vector / np.linalg.norm(vector))
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), FAKE_DIMENSION)
+
+
+async def open_store(home: Path, run_id: str, **extra: object) -> EvidenceStore:
+    return await EvidenceStore.open(settings_for(home, **extra), HashEmbeddings(), run_id)  # type: ignore[arg-type]
+
+
+def make_collection(home: Path, name: str, *, created: datetime | None) -> None:
+    """A run collection as an earlier version (no creation time) or an earlier run left it."""
+    connection = chroma.connect(settings_for(home))
+    metadata = {chroma.MODEL_KEY: HashEmbeddings.model_name}
+    if created is not None:
+        metadata[chroma.CREATED_KEY] = created.isoformat()
+    try:
+        with connection.session(touches=(name,), writes=True) as session:
+            session.client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
+    finally:
+        connection.close()
+
+
+def names(home: Path) -> set[str]:
+    connection = chroma.connect(settings_for(home))
+    try:
+        return {info.name for info in library.collections(connection)}
+    finally:
+        connection.close()
+
+
+# One process of a concurrent run, as far as the store sees it: its own run collection, the shared
+# library, writes and reads interleaved with the other processes'.
+WORKER = """
+import asyncio, json, sys
+sys.path[:0] = {paths!r}
+from test_library import open_store
+from evidence_factory import make_evidence
+
+async def main(worker, home):
+    store = await open_store(home, f"worker-{{worker}}")
+    for batch in range(8):
+        # Some items are this worker's own, some are found by every worker (the library merges them).
+        own = [(f"{{worker}}{{batch}}{{k}}", f"finding {{worker}}-{{batch}}-{{k}} on statins") for k in range(4)]
+        items = [make_evidence(key, text) for key, text in own]
+        items += [make_evidence(f"9{{batch}}", f"a finding every worker sees, number {{batch}}")]
+        kept = (await store.deduplicate(items)).kept
+        await store.add(kept)
+        await store.related("statins", exclude_ids=[], n=3)
+        await store.search_similar("statins in sepsis", n=3)
+    print(json.dumps({{"count": await store.count(), "ids": sorted(item.id for item in await store.all())}}))
+    await store.close()
+
+asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
+"""
+
+
+def test_concurrent_processes_on_one_home_all_succeed_and_lose_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    here = Path(__file__).parent
+    script = WORKER.format(paths=[str(here)])
+    env = {key: value for key, value in os.environ.items() if key not in {"CHROMA_HOST", "CHROMA_PORT"}}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(worker), str(home)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for worker in range(1, 6)
+    ]
+    answers = []
+    for process in workers:
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr[-3000:]
+        answers.append(json.loads(stdout.strip().splitlines()[-1]))
+    for worker, answer in enumerate(answers, start=1):
+        own = {f"pmid:{worker}{batch}{k}" for batch in range(8) for k in range(4)}
+        shared = {f"pmid:9{batch}" for batch in range(8)}
+        assert set(answer["ids"]) == own | shared
+        assert answer["count"] == len(own | shared)
+    connection = chroma.connect(settings_for(home))
+    try:
+        sizes = {info.name: info.items for info in library.collections(connection)}
+    finally:
+        connection.close()
+    assert sizes[chroma.LIBRARY_COLLECTION] == 5 * 32 + 8  # every worker's items, shared ones once
+
+
+async def test_retention_at_start_drops_old_run_collections_only(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    now = datetime.now(UTC)
+    make_collection(home, "run-research-old", created=now - timedelta(days=40))
+    make_collection(home, "run-research-20200101-120000-abcdef", created=None)  # dated by its run id
+    make_collection(home, "run-research-recent", created=now - timedelta(days=2))
+    make_collection(home, "run-undated", created=None)  # age unknown: left alone
+    store = await open_store(home, "new-run", DEEPCRITICAL_RETENTION="30d")
+    await store.add([make_evidence("1", "statins")])
+    await store.close()
+    assert names(home) == {"run-research-recent", "run-undated", "run-new-run", chroma.LIBRARY_COLLECTION}
+
+
+async def test_retention_never_keeps_everything(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    make_collection(home, "run-research-old", created=datetime.now(UTC) - timedelta(days=400))
+    await (await open_store(home, "new-run", DEEPCRITICAL_RETENTION="never")).close()
+    assert "run-research-old" in names(home)
+
+
+KILLED = """
+import sys, time
+import numpy as np
+sys.path[:0] = {paths!r}
+from evidence_factory import make_evidence, settings_for
+from deepcritical.evidence import chroma
+
+connection = chroma.connect(settings_for(sys.argv[1]))
+chroma.open_collection(connection, "run-killed-mid-run", "hash-embeddings-for-tests")
+with connection.session(touches=("run-killed-mid-run",), writes=True) as session:
+    vectors = np.ones((1, 64), np.float32)
+    chroma.upsert(session.collection("run-killed-mid-run"), 100, [make_evidence("1", "x")], vectors)
+    print("holding the lock", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_run_killed_holding_the_store_leaves_an_orphan_that_prune_removes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    script = KILLED.format(paths=[str(Path(__file__).parent)])
+    process = subprocess.Popen([sys.executable, "-c", script, str(home)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "holding the lock"
+    finally:
+        os.kill(process.pid, signal.SIGKILL)  # killed in the middle of a store operation
+        process.wait(timeout=30)
+    # The lock died with the process: the store opens at once, and the orphan is pruned like any run.
+    assert "run-killed-mid-run" in names(home)
+    connection = chroma.connect(settings_for(home))
+    try:
+        removed = library.prune(connection, timedelta(0))
+    finally:
+        connection.close()
+    assert [info.name for info in removed] == ["run-killed-mid-run"]
+    assert names(home) == set()
+
+
+async def test_prune_keeps_the_libraries_and_the_run_asked_to_keep(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    store = await open_store(home, "current")
+    await store.add([make_evidence("1", "statins")])
+    await store.close()
+    connection = chroma.connect(settings_for(home))
+    try:
+        later = datetime.now(UTC) + timedelta(days=365)
+        assert library.prune(connection, timedelta(days=1), keep="run-current", now=later) == []
+        assert [info.name for info in library.prune(connection, timedelta(days=1), now=later)] == ["run-current"]
+    finally:
+        connection.close()
+    assert names(home) == {chroma.LIBRARY_COLLECTION}
+
+
+async def test_export_pages_through_every_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    items = [make_evidence(str(n), f"finding number {n}") for n in range(1, 8)]
+    store = await open_store(home, "exported")
+    await store.add(items)
+    await store.close()
+    monkeypatch.setattr(library, "EXPORT_PAGE", 3)
+    connection = chroma.connect(settings_for(home))
+    try:
+        exported = list(library.export(connection, chroma.LIBRARY_COLLECTION))
+        stats = library.stats(connection)
+    finally:
+        connection.close()
+    assert sorted(item.id for item in exported) == sorted(item.id for item in items)
+    assert [info.name for info in stats.runs] == ["run-exported"]
+    assert stats.run_items == 7
+    assert (stats.disk_bytes or 0) > 0
+
+
+def test_created_times_come_from_the_record_or_the_run_id() -> None:
+    recorded = library.created_at("run-x", {chroma.CREATED_KEY: "2024-05-01T10:00:00+00:00"})
+    assert recorded == datetime(2024, 5, 1, 10, tzinfo=UTC)
+    assert library.created_at("run-search-20240501-100000-abc123", None) == datetime(2024, 5, 1, 10, tzinfo=UTC)
+    assert library.created_at("run-something", {chroma.CREATED_KEY: "garbage"}) is None
+
+
+async def test_two_stores_in_one_process_share_the_directory_and_close_independently(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first, second = await open_store(home, "one"), await open_store(home, "two")
+    await first.add([make_evidence("1", "statins")])
+    await first.close()
+    await second.add([make_evidence("2", "metformin")])
+    related = await second.related("statins", exclude_ids=[], n=5)
+    assert {scored.evidence.id for scored in related} == {"pmid:1", "pmid:2"}
+    await second.close()
