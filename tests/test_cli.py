@@ -121,3 +121,15 @@ def test_usage_errors_are_one_line_too(tmp_path: Path, args: tuple[str, ...], ex
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert expected in result.stderr
+
+
+def test_outside_text_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> None:
+    result = run_cli(
+        "search",
+        "metformin :x: alzheimer",
+        "--no-store",
+        home=tmp_path / "home",
+        env={"DEEPCRITICAL_SOURCES": "searxng"},
+    )
+    assert "metformin :x: alzheimer" in result.stdout
+    assert "\u274c" not in result.stdout + result.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "deepcritical"
-FOUNDATION = {"config", "errors", "models", "outputs", "events", "redaction", "logs"}
+FOUNDATION = {"config", "errors", "models", "outputs", "events", "redaction", "logs", "text"}
 # Lowest first; a package may import any package of a lower or the same layer.
 LAYERS: list[set[str]] = [
     FOUNDATION,

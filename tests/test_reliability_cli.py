@@ -82,7 +82,7 @@ def test_a_hostile_question_reaches_neither_the_report_nor_the_terminal_raw(tmp_
     record = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
     for text in (report, result.stdout, result.stderr, record["question"]):
         assert not set(text) & CONTROLS, repr(text[:300])
-    assert record["question"] == "[2J]0;pwnedCan [31mmetformin[0m be repurposed for Alzheimer's disease?"
+    assert record["question"] == "Can metformin be repurposed for Alzheimer's disease?"
 
 
 def test_a_question_over_the_limit_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -17,11 +17,18 @@ MAX_QUESTION_CHARS = 2000
 # C0 controls except tab and line breaks, DEL, C1 controls (U+009B is a one-byte CSI in some terminals),
 # and the bidirectional overrides that make text display in an order other than its own.
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Whole escape sequences go, not only their ESC: CSI (ESC [ ... final byte; a lone U+009B is just removed),
+# OSC (ESC ] ... BEL or ST), and two-character ESC sequences; else "ESC[31m" would leave "[31m" behind.
+_ESCAPE_SEQUENCES = re.compile(
+    "\x1b\\[[0-?]*[ -/]*[@-~]"  # CSI
+    "|(?:\x1b\\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"  # OSC, to BEL or ST
+    "|\x1b[0-~]"  # other escapes: ESC and one character (ESC c resets the terminal)
+)
 
 
 def without_controls(text: str) -> str:
-    """``text`` with control characters removed; tabs and line breaks (LF, CR) are kept."""
-    return _CONTROLS.sub("", text)
+    """``text`` with escape sequences and control characters removed; tabs and line breaks are kept."""
+    return _CONTROLS.sub("", _ESCAPE_SEQUENCES.sub("", text))
 
 
 def one_line(text: str) -> str:

@@ -102,11 +102,13 @@ def test_grade_and_retraction_round_trip_and_are_filterable_metadata(tmp_path: P
     assert "level" not in chroma.encode(web)[1]  # outside the scale: Chroma takes no None
     connection = chroma.connect(settings_for(tmp_path))
     try:
-        collection = chroma.open_collection(connection, "run-grades", "some-model")
-        chroma.upsert(collection, 10, [trial, web], np.ones((2, 4), dtype=np.float32))
-        found = collection.get(where={"level": {"$lte": 2}}, include=["documents"])
-        assert found["ids"] == [trial.id]
-        assert collection.get(where={"retracted": True})["ids"] == [trial.id]
-        assert collection.get(where={"design": "web"})["ids"] == [web.id]
+        chroma.open_collection(connection, "run-grades", "some-model")
+        with connection.session(touches=["run-grades"], writes=True) as session:
+            collection = session.collection("run-grades")
+            chroma.upsert(collection, 10, [trial, web], np.ones((2, 4), dtype=np.float32))
+            found = collection.get(where={"level": {"$lte": 2}}, include=["documents"])
+            assert found["ids"] == [trial.id]
+            assert collection.get(where={"retracted": True})["ids"] == [trial.id]
+            assert collection.get(where={"design": "web"})["ids"] == [web.id]
     finally:
-        connection.client.close()
+        connection.close()

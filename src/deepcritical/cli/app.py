@@ -35,8 +35,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
+err = Console(stderr=True, emoji=False)
 T = TypeVar("T")
 
 

@@ -31,8 +31,8 @@ library_app = typer.Typer(
     help="The evidence store: what it holds, old run collections dropped, its evidence exported.",
     no_args_is_help=True,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
+err = Console(stderr=True, emoji=False)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 

@@ -210,6 +210,7 @@ class Orchestrator:
                         audit=checked.audit,
                         fallback=checked.fallback,
                         error=error or checked.crash,
+                        pool=checked.pool,
                     )
                     queue.put_nowait(RunFinished(outcome=outcome, error=outcome.error))
                 finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -119,6 +120,7 @@ def assemble_outcome(
     audit: CitationAudit,
     fallback: FallbackReason | None,
     error: str | None,
+    pool: Sequence[str] = (),
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
     context = RenderContext(
@@ -133,6 +135,7 @@ def assemble_outcome(
         problems=state.errors,
         degraded=state.degraded,
         recalled=evidence.recalled_ids,
+        pool=pool,
     )
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 from pydantic_ai.exceptions import AgentRunError
@@ -35,6 +35,9 @@ class CheckedReport:
     audit: CitationAudit
     fallback: FallbackReason | None = None
     crash: str | None = None
+    # The ids of the items the report was written from, so the strength table counts the same items as
+    # the answer in brief (empty: every collected item).
+    pool: list[str] = field(default_factory=list)
 
 
 def nothing_found(deps: ResearchDeps) -> ResearchReport:
@@ -60,7 +63,7 @@ def _extractive(deps: ResearchDeps, items: list[Evidence], note: str, reason: Fa
     views = [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pool]
     draft = extractive_report(deps.state.question, views, assessment=deps.state.last_assessment, notes=[note])
     report, audit = verify_citations(draft, collected, question=deps.state.question)
-    return CheckedReport(report, audit, reason)
+    return CheckedReport(report, audit, reason, pool=[item.id for item in pool])
 
 
 async def write_report(deps: ResearchDeps, writer: ReportWriter, stop: StopReason) -> CheckedReport:
@@ -93,7 +96,7 @@ async def write_report(deps: ResearchDeps, writer: ReportWriter, stop: StopReaso
             return checked
         report, audit = verify_citations(draft, deps.evidence.items, question=deps.state.question)
         if report.key_findings or report.contrary_evidence:  # contrary findings alone are a valid report
-            return CheckedReport(report, audit)
+            return CheckedReport(report, audit, pool=[item.id for item in items])
         if draft.key_findings or draft.contrary_evidence:
             note = "None of the Report agent's findings cited collected evidence; this report is extractive."
         else:

@@ -108,6 +108,7 @@ class RenderContext:
     notes: Sequence[str] = ()
     degraded: Sequence[str] = ()
     recalled: Sequence[str] = ()
+    pool: Sequence[str] = ()  # the items the report was written from; empty: every collected item
 
 
 BASIS_WORDS = {
@@ -212,8 +213,8 @@ def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> str:
 
 
 def strength_table(question: str, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> list[str]:
-    """Collected items by design (strongest first) and by the direction of their result. Cells give the
-    count and the reference numbers of those the report cites."""
+    """The items the report was written from, by design (strongest first) and by the direction of their
+    result. Cells give the count and the reference numbers of those the report cites."""
     strength = strength_of(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in evidence.values()])
     lines = [
         "| Design | OCEBM 2011 level | Favourable | Null | Unfavourable | No clear result |",
@@ -286,7 +287,9 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     contrary = _findings(report.contrary_evidence, numbers, text, none_found, evidence)
     lines += ["## Contrary evidence", "", *contrary, ""]
     if evidence:
-        lines += ["## Strength of evidence", "", *strength_table(report.question, evidence, numbers), ""]
+        # The items the report was written from, so the table and the answer in brief count the same items.
+        pooled = {i: evidence[i] for i in context.pool if i in evidence} or evidence
+        lines += ["## Strength of evidence", "", *strength_table(report.question, pooled, numbers), ""]
     if context.assessment is not None:
         lines += ["## How the judge rated the evidence", "", *_assessment(context.assessment, text), ""]
     # Errors are code-written and shown escaped (URLs defanged) under "Why the run stopped", never here.
