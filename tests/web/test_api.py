@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
+from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.app import create_app
 from deepcritical.web.runs import RunInfo
 from web.fakes import KINDS, ScriptedRuns, client_of, offline_client, serving, sse_events
@@ -217,7 +218,7 @@ async def test_a_failed_run_keeps_its_report_and_says_why(tmp_path: Path) -> Non
         ({}, "question"),
         ({"question": ""}, "question"),
         ({"question": "   "}, "question"),
-        ({"question": "x" * 1001}, "question"),
+        ({"question": "x" * (MAX_QUESTION_CHARS + 1)}, "question"),
         ({"question": QUESTION, "max_iterations": 0}, "max_iterations"),
         ({"question": QUESTION, "max_iterations": 3}, "max_iterations"),  # above this server's limit of 2
         ({"question": QUESTION, "sources": ["pubmed", "scholar"]}, "sources"),

@@ -21,13 +21,12 @@ from deepcritical.errors import DeepCriticalError
 from deepcritical.models import Evidence
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.search import run_search
+from deepcritical.text import MAX_QUESTION_CHARS, one_line
 from deepcritical.web.runs import (
-    MAX_QUESTION_CHARS,
     RunInfo,
     RunManager,
     RunSummary,
     StoredEvent,
-    one_line,
 )
 
 MAX_SNIPPET_CHARS = 1500

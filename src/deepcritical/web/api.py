@@ -23,9 +23,9 @@ from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import ALL_SOURCES
+from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import report_html
 from deepcritical.web.runs import (
-    MAX_QUESTION_CHARS,
     QueueFullError,
     RunEndedError,
     RunInfo,

@@ -36,12 +36,12 @@ from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
 from deepcritical.run.record import write_outputs
+from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 logger = structlog.get_logger(__name__)
 
 RunStatus = Literal["queued", "running", "finished", "failed", "cancelled", "interrupted"]
 ENDED: frozenset[RunStatus] = frozenset({"finished", "failed", "cancelled", "interrupted"})
-MAX_QUESTION_CHARS = 1000
 # Beyond this many waiting runs a new one is refused rather than left to wait for hours.
 MAX_QUEUED_RUNS = 20
 RUN_ID = re.compile(r"^research-\d{8}-\d{6}-[0-9a-f]{6}$")
@@ -161,10 +161,6 @@ def orchestrator(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 @dataclass
