@@ -143,7 +143,7 @@ async def test_retention_never_keeps_everything(tmp_path: Path) -> None:
 
 
 KILLED = """
-import sys, time
+import signal, sys
 import numpy as np
 sys.path[:0] = {paths!r}
 from evidence_factory import make_evidence, settings_for
@@ -155,7 +155,7 @@ with connection.session(touches=("run-killed-mid-run",), writes=True) as session
     vectors = np.ones((1, 64), np.float32)
     chroma.upsert(session.collection("run-killed-mid-run"), 100, [make_evidence("1", "x")], vectors)
     print("holding the lock", flush=True)
-    time.sleep(600)
+    signal.pause()  # holds the lock until the test kills it
 """
 
 

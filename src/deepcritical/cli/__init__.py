@@ -1,0 +1,1 @@
+"""The command line: ``deepcritical research``, ``search``, ``export``, ``library``, ``serve`` and ``mcp``."""
