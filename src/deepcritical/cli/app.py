@@ -21,6 +21,7 @@ from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
+from deepcritical.cli.eval import eval_app
 from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
@@ -102,6 +103,7 @@ def root(
 
 
 app.add_typer(library_app, name="library")
+app.add_typer(eval_app, name="eval")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
 SOURCES_HELP = "Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc,library (default: DEEPCRITICAL_SOURCES)."

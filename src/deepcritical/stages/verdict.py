@@ -26,7 +26,7 @@ import numpy as np
 
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
-from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
+from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import key_terms, stem
 
 STANCES = ("yes", "no", "maybe")
@@ -40,6 +40,7 @@ MIN_COVERAGE = 0.34
 # How sharply the pool leans on the items that name most of the question (coverage to this power).
 COVERAGE_POWER = 4.0
 MAX_VERDICT_ITEMS = 5
+VERDICT_TEXT_CHARS = 8000
 
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might|must)\b", re.IGNORECASE
@@ -278,4 +279,5 @@ def run_verdict(question: str, report: ResearchReport, evidence: Mapping[str, Ev
             method="the report model, from the cited evidence",
         )
     items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    return code_verdict(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in items])
+    # The whole text: an abstract states its results last, past the slice a report reads.
+    return code_verdict(question, [EvidenceView.of(item, VERDICT_TEXT_CHARS) for item in items])
