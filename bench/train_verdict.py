@@ -48,7 +48,9 @@ def document_text(pmid: str, item: dict[str, object]) -> str:
     """The abstract as the library stores it (see ``deepcritical.run.eval``): labelled sections."""
     contexts, labels = as_list(item["CONTEXTS"]), as_list(item.get("LABELS", []))
     labels += [""] * (len(contexts) - len(labels))
-    body = " ".join(f"{label.upper()}: {text}" if label else text for label, text in zip(labels, contexts, strict=False))
+    body = " ".join(
+        f"{label.upper()}: {text}" if label else text for label, text in zip(labels, contexts, strict=False)
+    )
     return f"PubMedQA document {pmid}. {body}"
 
 

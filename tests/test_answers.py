@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import shared_folder
 
+from conftest import shared_folder
+from test_reliability_cli import environment
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import EmbeddingService, chroma, documents
@@ -74,7 +75,8 @@ async def test_library_add_then_search_finds_the_document_by_keyword_and_meaning
     assert add(settings, write_jsonl(tmp_path / "docs.jsonl", DOCUMENTS)) == 3
     tool = LibraryTool(settings)
     found = await tool.search("does exercise help walking in artery disease", 2)
-    assert found[0].passage is not None and found[0].passage.document_id == "d2"
+    assert found[0].passage is not None
+    assert found[0].passage.document_id == "d2"
     assert found[0].id == "url:library://documents/d2"
     assert found[0].citation.source == "library"
     assert 0.0 <= found[0].relevance <= 1.0
@@ -128,7 +130,9 @@ NULL_TRIAL = view(
     level=2,
     population="humans",
 )
-POSITIVE_TRIAL = view("pmid:2", "Exercise and walking", DOCUMENTS[1]["text"], design="randomized_controlled_trial", level=2)
+POSITIVE_TRIAL = view(
+    "pmid:2", "Exercise and walking", DOCUMENTS[1]["text"], design="randomized_controlled_trial", level=2
+)
 
 
 def test_the_verdict_reads_a_null_result_as_no_and_a_significant_benefit_as_yes() -> None:
@@ -178,7 +182,9 @@ def pubmedqa_items() -> dict[str, dict[str, Any]]:
     items = {}
     for number, record in enumerate(DOCUMENTS):
         items[str(100 + number)] = {
-            "QUESTION": ["Does vitamin D reduce fractures?", "Does exercise improve walking?", "Is coffee good?"][number],
+            "QUESTION": ["Does vitamin D reduce fractures?", "Does exercise improve walking?", "Is coffee good?"][
+                number
+            ],
             "CONTEXTS": [record["text"]],
             "LABELS": ["RESULTS"],
             "MESHES": ["Humans"],
@@ -220,7 +226,9 @@ async def test_eval_predicts_scores_and_resumes_on_a_generated_file(tmp_path: Pa
 
 async def test_the_answer_fields_are_never_read_before_predicting(tmp_path: Path) -> None:
     with_answers, _ = await evaluate(tmp_path, pubmedqa_items(), "with")
-    stripped = {key: {k: v for k, v in item.items() if k not in ANSWER_FIELDS} for key, item in pubmedqa_items().items()}
+    stripped = {
+        key: {k: v for k, v in item.items() if k not in ANSWER_FIELDS} for key, item in pubmedqa_items().items()
+    }
     without, out = await evaluate(tmp_path, stripped, "without")
     keep = ("id", "prediction", "verdict", "confidence", "collected", "cited")
     assert [{k: line[k] for k in keep} for line in with_answers] == [{k: line[k] for k in keep} for line in without]
@@ -272,12 +280,11 @@ async def test_eval_on_a_slice_of_scifact_maps_verdicts_to_its_labels(tmp_path: 
 
 
 def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"DEEPCRITICAL_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
     return subprocess.run(
         [sys.executable, "-m", "deepcritical", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=environment(home),
         cwd=home.parent,
         timeout=600,
         check=False,
@@ -293,7 +300,9 @@ def test_a_no_llm_run_over_a_library_collection_exits_0_with_a_verdict(tmp_path:
     assert "3 passage(s) added to the collection mine" in added.stdout
     out = tmp_path / "out"
     question = "Does supervised exercise increase walking distance?"
-    result = run_cli(home, "research", question, "--no-llm", "--sources", "library", "--collection", "mine", "--out", str(out), "-q")
+    result = run_cli(
+        home, "research", question, "--no-llm", "--sources", "library", "--collection", "mine", "--out", str(out), "-q"
+    )
     assert result.returncode == 0, result.stderr
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert markdown.split("## ")[1].startswith("Verdict")

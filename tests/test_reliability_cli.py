@@ -138,7 +138,9 @@ def test_a_store_directory_that_cannot_be_written_stops_the_run_at_start(tmp_pat
     result = run_cli("research", "Do statins help?", "--demo", home=home)
     assert result.returncode == 2, result.stderr
     [line] = error_lines(result.stderr)
-    assert line.startswith(f"error: DEEPCRITICAL_HOME: the evidence store directory {home / 'chroma-demo'}: cannot write")
+    assert line.startswith(
+        f"error: DEEPCRITICAL_HOME: the evidence store directory {home / 'chroma-demo'}: cannot write"
+    )
 
 
 @pytest.mark.parametrize(

@@ -209,7 +209,8 @@ def load_index(connection: chroma.Connection, name: str) -> DocumentIndex:
     if not exists(connection, name):
         raise StoreError(
             f"no document collection {name!r} in {connection.where}. Fix: `deepcritical library add FILE.jsonl "
-            f"--collection {name}`, or set DEEPCRITICAL_LIBRARY_COLLECTION to one that `deepcritical library list` shows"
+            f"--collection {name}`, or set DEEPCRITICAL_LIBRARY_COLLECTION to a collection that "
+            "`deepcritical library list` shows (as docs-NAME)"
         )
     with connection.session(touches=(target,), writes=False) as session:
         found = chroma.fetch(session.collection(target), None, vectors=True)

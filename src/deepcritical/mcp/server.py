@@ -124,7 +124,8 @@ def _result(manager: RunManager, info: RunInfo) -> CallToolResult:
         report_markdown=markdown if info.status == "finished" else None,
     )
     if info.status == "finished" and markdown is not None:
-        text = f"Run {info.run_id} finished.\n\n{markdown}"
+        verdict = f" Verdict: {info.summary.verdict.headline}." if info.summary and info.summary.verdict else ""
+        text = f"Run {info.run_id} finished.{verdict}\n\n{markdown}"
     else:
         where = f", position {result.queue_position} in the queue" if result.queue_position else ""
         text = f"Run {info.run_id} is {info.status}{where}."

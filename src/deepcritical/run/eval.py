@@ -19,6 +19,7 @@ interrupted evaluation resumes where it stopped.
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import time
 from collections import Counter
@@ -26,8 +27,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-
-import httpx2
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
@@ -87,8 +86,10 @@ def read_pubmedqa_inputs(path: Path) -> tuple[list[Question], list[documents.Doc
             raise ConfigError(f"{path}: item {key} has no QUESTION or CONTEXTS")
         item = {field: raw[field] for field in PUBMEDQA_INPUTS if field in raw}
         contexts, labels = _as_list(item["CONTEXTS"]), _as_list(item.get("LABELS", []))
-        labels += [""] * (len(contexts) - len(labels))
-        body = " ".join(f"{label.upper()}: {text}" if label else text for label, text in zip(labels, contexts))
+        labels = (labels + [""] * len(contexts))[: len(contexts)]
+        body = " ".join(
+            f"{label.upper()}: {text}" if label else text for label, text in zip(labels, contexts, strict=True)
+        )
         questions.append(Question(str(key), str(item["QUESTION"])))
         meta = {"year": str(item.get("YEAR") or ""), "mesh": _as_list(item.get("MESHES", []))}
         pool.append(documents.Document(str(key), "", [documents.PassageText(body)], meta))
@@ -136,11 +137,7 @@ def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:
     by_id = {item.id: item for item in outcome.evidence}
     collected = list(dict.fromkeys(item.passage.document_id for item in outcome.evidence if item.passage))
     cited_ids = [*outcome.verdict.evidence_ids, *outcome.report.references]
-    cited = [
-        passage.document_id
-        for i in cited_ids
-        if i in by_id and (passage := by_id[i].passage) is not None
-    ]
+    cited = [passage.document_id for i in cited_ids if i in by_id and (passage := by_id[i].passage) is not None]
     return collected, list(dict.fromkeys(cited))
 
 
@@ -211,7 +208,7 @@ async def predict(
 ) -> dict[str, float]:
     """Research every question not predicted yet; append one line per item to ``out/predictions.jsonl``.
     Returns the seconds spent setting up (embedding the pool) and predicting."""
-    out.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(out.mkdir, parents=True, exist_ok=True)
     collection = benchmark
     settings = eval_settings(settings, out, collection)
     predictions = out / "predictions.jsonl"
@@ -260,7 +257,9 @@ async def predict(
 def gold_pubmedqa(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Labels (``final_decision``) and gold evidence (each question's own abstract) by item id."""
     data = _load_json(path)
-    labels = {str(k): str(v["final_decision"]) for k, v in data.items() if isinstance(v, dict) and "final_decision" in v}
+    labels = {
+        str(k): str(v["final_decision"]) for k, v in data.items() if isinstance(v, dict) and "final_decision" in v
+    }
     return labels, {key: {key} for key in labels}
 
 
@@ -304,7 +303,10 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
         return summary
     gold = [labels[line["id"]] for line in scored]
     predicted = [line["prediction"] for line in scored]
-    matrix = [[sum(1 for g, p in zip(gold, predicted) if g == row and p == column) for column in classes] for row in classes]
+    matrix = [
+        [sum(1 for g, p in zip(gold, predicted, strict=True) if g == row and p == column) for column in classes]
+        for row in classes
+    ]
     f1 = {}
     for position, name in enumerate(classes):
         true_positive = matrix[position][position]
@@ -318,7 +320,7 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
     cited = [(doc, line["id"]) for line in with_docs for doc in line["cited"]]
     summary |= {
         "scored": len(scored),
-        "accuracy": round(sum(g == p for g, p in zip(gold, predicted)) / len(scored), 4),
+        "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(scored), 4),
         "macro_f1": round(sum(f1.values()) / len(classes), 4),
         "f1": {name: round(value, 4) for name, value in f1.items()},
         "confusion": {"labels": list(classes), "rows_gold_columns_predicted": matrix},
@@ -333,7 +335,9 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
         )
         if with_docs
         else None,
-        "citation_precision": round(sum(doc in gold_docs[key] for doc, key in cited) / len(cited), 4) if cited else None,
+        "citation_precision": round(sum(doc in gold_docs[key] for doc, key in cited) / len(cited), 4)
+        if cited
+        else None,
         "items_with_gold_evidence": len(with_docs),
     }
     return summary

@@ -141,7 +141,9 @@ class Orchestrator:
         self._research_engine = research_engine
         self.models = models or setup.models(settings, client)  # live models talk through the run's client
         self.stages = stages or (
-            Stages.in_code() if settings.no_llm else Stages.with_agents(self.models, term_lookups=research_engine is not None)
+            Stages.in_code()
+            if settings.no_llm
+            else Stages.with_agents(self.models, term_lookups=research_engine is not None)
         )
         self._clock = clock
         self._sleep = sleep

@@ -89,7 +89,7 @@ _P_VALUE = re.compile(r"\bp\s?(<|=|>|≤|≥)\s?(0?\.\d+)", re.IGNORECASE)
 def is_yes_no(question: str) -> bool:
     """A question answered by yes or no ("Does X reduce Y?"), rather than a claim to check."""
     text = question.strip()
-    return text.endswith("?") and bool(_AUXILIARY.match(text)) or bool(_AUXILIARY.match(text) and "?" in text)
+    return (text.endswith("?") and bool(_AUXILIARY.match(text))) or bool(_AUXILIARY.match(text) and "?" in text)
 
 
 def results_text(text: str) -> str:
@@ -118,7 +118,7 @@ def _p_values(text: str) -> tuple[int, int]:
             value = float(number)
         except ValueError:
             continue
-        if sign in "<≤" and value <= 0.05 or sign == "=" and value < 0.05:
+        if (sign in "<≤" and value <= 0.05) or (sign == "=" and value < 0.05):
             small += 1
         elif sign in ">≥=":
             large += 1
@@ -263,7 +263,9 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
     )
 
 
-def run_verdict(question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str]) -> Verdict:
+def run_verdict(
+    question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str]
+) -> Verdict:
     """The run's verdict: the report model's, when it gave one, resting on the items the report cites; else
     the verdict computed in code from the items the report was written from (every item when none is named)."""
     if report.verdict is not None:

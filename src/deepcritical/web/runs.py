@@ -30,6 +30,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
 from deepcritical.models import ALL_SOURCES, SourceName
+from deepcritical.outputs import Verdict
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.events import ProgressEvent, RunFinished
@@ -86,6 +87,7 @@ class RunSummary(BaseModel):
     report_fallback: bool
     llm_requests: int
     seconds: float
+    verdict: Verdict | None = None
 
     @classmethod
     def of(cls, outcome: ResearchOutcome) -> RunSummary:
@@ -99,6 +101,7 @@ class RunSummary(BaseModel):
             report_fallback=outcome.report_fallback,
             llm_requests=outcome.llm_usage.requests,
             seconds=outcome.timings.get("total", 0.0),
+            verdict=outcome.verdict,
         )
 
 
