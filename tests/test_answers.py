@@ -152,6 +152,14 @@ def test_a_claim_gets_a_claim_label_and_a_question_a_yes_no_label() -> None:
     assert not is_yes_no("Coffee lowers liver enzymes.")
 
 
+def test_a_claim_of_no_effect_is_supported_by_a_null_result() -> None:
+    question = "Does vitamin D supplementation reduce fracture risk?"
+    assert code_verdict(question, [NULL_TRIAL]).label == "no"
+    assert code_verdict("Vitamin D supplementation does not reduce fracture risk.", [NULL_TRIAL]).label == "supported"
+    assert code_verdict("Vitamin D supplementation doesn't reduce fracture risk.", [NULL_TRIAL]).label == "supported"
+    assert code_verdict("Vitamin D supplementation reduces fracture risk.", [NULL_TRIAL]).label == "refuted"
+
+
 def test_nothing_on_topic_or_nothing_at_all_is_insufficient() -> None:
     assert code_verdict("Does metformin slow Alzheimer's disease?", []).label == "insufficient"
     off_topic = code_verdict("Does metformin slow Alzheimer's disease progression?", [NULL_TRIAL, POSITIVE_TRIAL])

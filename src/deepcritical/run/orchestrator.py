@@ -332,7 +332,8 @@ class Orchestrator:
 
     async def _search_in_code(self, deps: ResearchDeps) -> None:
         iteration = deps.state.iteration
-        if deps.state.searched_in(iteration):
+        # Without a model the planner is this code already: when it found no new query, nothing failed.
+        if deps.state.searched_in(iteration) or deps.settings.no_llm:
             return
         reason = f"iteration {iteration}: the Brain ran no search; searching with queries built in code"
         deps.emit(RunWarning(message=reason))

@@ -217,6 +217,18 @@ def _item_weight(item: EvidenceView) -> float:
 
 
 _TO_CLAIM: dict[str, VerdictLabel] = {"yes": "supported", "no": "refuted", "maybe": "mixed"}
+_FLIPPED: dict[str, VerdictLabel] = {"yes": "refuted", "no": "supported", "maybe": "mixed"}
+# A claim that states an absence ("X does not reduce Y", "X has no effect on Y") is supported by a null
+# result: the stance model reads results as answers to "does X reduce Y?", so its yes and no swap.
+_NEGATED_CLAIM = re.compile(
+    r"\b(?:not|no|never|cannot|neither|nor|fails?|failed|lacks?|lacking|without|unrelated|unaffected)\b|n't\b",
+    re.IGNORECASE,
+)
+
+
+def claim_label(claim: str, stance: str) -> VerdictLabel:
+    """The label of a claim whose evidence answers ``stance`` to the claim read as a question."""
+    return (_FLIPPED if _NEGATED_CLAIM.search(claim) else _TO_CLAIM)[stance]
 
 
 def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceModel | None = None) -> Verdict:
@@ -248,7 +260,7 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
     order = sorted(range(len(scored)), key=lambda i: (-weights[i], scored[i][0].level or 6))
     chosen = [scored[i][0] for i in order[:MAX_VERDICT_ITEMS]]
     strongest = min(chosen, key=lambda item: item.level or 6)
-    label: VerdictLabel = stance if yes_no else _TO_CLAIM[stance]  # type: ignore[assignment]
+    label: VerdictLabel = stance if yes_no else claim_label(question, stance)  # type: ignore[assignment]
     return Verdict(
         label=label,
         confidence=round(float(pooled[best]), 3),

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
-from deepcritical.models import ALL_SOURCES
+from deepcritical.models import KNOWN_SOURCES
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import report_html
 from deepcritical.web.runs import (
@@ -51,7 +51,7 @@ class RunRequest(BaseModel):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The research question")
     max_iterations: int | None = Field(default=None, ge=1, le=20, description="Plan-search-judge rounds at most")
     sources: list[str] | None = Field(
-        default=None, min_length=1, max_length=len(ALL_SOURCES), description="Sources to search (a subset)"
+        default=None, min_length=1, max_length=len(KNOWN_SOURCES), description="Sources to search (a subset)"
     )
 
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
-from deepcritical.models import ALL_SOURCES, SourceName
+from deepcritical.models import KNOWN_SOURCES, SourceName
 from deepcritical.outputs import Verdict
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
@@ -286,9 +286,9 @@ class RunManager:
             return enabled
         chosen: list[SourceName] = []
         for name in dict.fromkeys(sources):
-            known = next((source for source in ALL_SOURCES if source == name), None)
+            known = next((source for source in KNOWN_SOURCES if source == name), None)
             if known is None:
-                raise RunRequestError("sources", f"unknown source {name!r}; known: {', '.join(ALL_SOURCES)}")
+                raise RunRequestError("sources", f"unknown source {name!r}; known: {', '.join(KNOWN_SOURCES)}")
             if known not in enabled:
                 raise RunRequestError(
                     "sources", f"{name!r} is not enabled on this server; enabled: {', '.join(enabled)}"
