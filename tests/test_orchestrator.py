@@ -36,6 +36,7 @@ from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
+from deepcritical.run.setup import assemble
 from deepcritical.stages.framing import parse_evidence
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
@@ -76,9 +77,9 @@ class Harness:
 
     async def run(self, question: str = QUESTION) -> ResearchOutcome:
         async with httpx2.AsyncClient() as client:
-            orchestrator = Orchestrator(
+            parts = assemble(
                 self.settings,
-                client=client,
+                client,
                 models=self.models,
                 store=self.store,
                 handler=self.handler,
@@ -86,6 +87,7 @@ class Harness:
                 clock=self.clock,
                 sleep=self.sleep,
             )
+            orchestrator = Orchestrator(parts)
             async for event in orchestrator.run(question):
                 self.events.append(event)
         last = self.events[-1]
@@ -360,7 +362,7 @@ async def test_stopping_the_consumer_early_cancels_the_run() -> None:
     store = FakeStore()
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            demo_settings(), client=client, store=store, handler=HangingHandler(), research_engine=FakeEngine()
+            assemble(demo_settings(), client, store=store, handler=HangingHandler(), research_engine=FakeEngine())
         )
         stream = orchestrator.run(QUESTION)
         kinds = []
@@ -420,7 +422,7 @@ async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> No
 
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            demo_settings(), client=client, open_store=no_store, handler=FakeHandler(), research_engine=FakeEngine()
+            assemble(demo_settings(), client, open_store=no_store, handler=FakeHandler(), research_engine=FakeEngine())
         )
         events: list[ProgressEvent] = []
 
