@@ -620,3 +620,31 @@ async def test_run_started_names_the_searched_sources_and_the_disabled_ones_apar
     assert isinstance(started, RunStarted)
     assert started.sources == ["pubmed", "web"]
     assert started.sources_disabled == {"you": "YOU_API_KEY is not set"}
+
+
+async def test_code_only_stages_run_without_any_model_request_and_are_not_degraded() -> None:
+    events: list[ProgressEvent] = []
+    async with httpx2.AsyncClient() as client:
+        parts = assemble(
+            demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2),
+            client,
+            code_only=True,
+            store=FakeStore(),
+            handler=FakeHandler(),
+            research_engine=FakeEngine(),
+        )
+        assert parts.models is None
+        events = [event async for event in Orchestrator(parts).run(QUESTION)]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    outcome = finished.outcome
+    assert outcome.error is None
+    assert outcome.llm_usage.requests == 0
+    assert outcome.stop_reason == "max_iterations"  # only the Judge's model may call the evidence sufficient
+    assert outcome.report_fallback_reason == "code_only"
+    assert not outcome.degraded
+    planned = [event.by for event in events if isinstance(event, QueriesPlanned)]
+    assert planned
+    assert set(planned) == {"code"}
+    assert [event.by for event in events if isinstance(event, JudgeFinished)] == ["code", "code"]
+    assert_cited(outcome)
