@@ -58,16 +58,17 @@ async def run_to_folder(
     folder: Path | None = None,
     run_id: str | None = None,
     on_event: EventSink | None = None,
-    client_factory: ClientFactory = setup.http_client,
+    client_factory: ClientFactory | None = None,
     run_source: RunSourceFactory = orchestrator,
 ) -> FolderRun:
     """Run ``question`` to the end and write its folder (default ``runs/<run_id>``). Every event, the
     final ``RunFinished`` included, goes to ``on_event``. Raises ResearchError when the run gave no outcome
-    or its files could not be written; a run that failed still returns (``outcome.error`` set)."""
+    or its files could not be written; a run that failed still returns (``outcome.error`` set).
+    ``client_factory`` defaults to ``run.setup.http_client``, looked up at call time."""
     run_id = run_id or new_run_id()
     target = folder if folder is not None else Path("runs") / run_id
     outcome: ResearchOutcome | None = None
-    async with client_factory(settings) as client:
+    async with (client_factory or setup.http_client)(settings) as client:
         async for event in run_source(settings, client).run(question, run_id=run_id):
             if on_event is not None:
                 on_event(event)
