@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 
 from conftest import shared_folder
-from test_reliability_cli import environment
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.models import Grade
 from deepcritical.run import eval as evaluation
 from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.setup import http_client
+from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.verdict import code_verdict, is_yes_no, results_text
+from test_reliability_cli import environment
 
 pytestmark = pytest.mark.model
 
@@ -314,7 +314,7 @@ def test_a_no_llm_run_over_a_library_collection_exits_0_with_a_verdict(tmp_path:
     assert result.returncode == 0, result.stderr
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert markdown.split("## ")[1].startswith("Verdict")
-    assert "No language model was used (--no-llm)" in markdown
+    assert "This run uses no language model" in markdown
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert record["verdict"]["by"] == "code"
     assert record["llm_usage"]["requests"] == 0
@@ -335,7 +335,7 @@ VOLATILE = re.compile(r"research-\d{8}-\d{6}-[0-9a-f]{6}")
 async def demo_markdown(home: Path) -> str:
     settings = load_settings(demo_mode=True, home=home)
     async with http_client(settings) as client:
-        outcome = await Orchestrator(settings, client=client).research("Do statins reduce mortality in sepsis?")
+        outcome = await Orchestrator(assemble(settings, client)).research("Do statins reduce mortality in sepsis?")
     return VOLATILE.sub("RUN", outcome.markdown)
 
 
