@@ -136,7 +136,7 @@ def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:
     """The documents the run collected, and those its report and verdict cite (in the order cited)."""
     by_id = {item.id: item for item in outcome.evidence}
     collected = list(dict.fromkeys(item.passage.document_id for item in outcome.evidence if item.passage))
-    cited_ids = [*outcome.verdict.evidence_ids, *outcome.report.references]
+    cited_ids = [*(outcome.verdict.evidence_ids if outcome.verdict else []), *outcome.report.references]
     cited = [passage.document_id for i in cited_ids if i in by_id and (passage := by_id[i].passage) is not None]
     return collected, list(dict.fromkeys(cited))
 
@@ -236,12 +236,13 @@ async def predict(
                 finally:
                     await store.close()
                 collected, cited = document_ids(outcome)
+                verdict = outcome.verdict or Verdict(label="insufficient", confidence=0.0)
                 line = {
                     "id": question.id,
-                    "prediction": to_label(benchmark, outcome.verdict),
-                    "verdict": outcome.verdict.label,
-                    "confidence": outcome.verdict.confidence,
-                    "verdict_by": outcome.verdict.by,
+                    "prediction": to_label(benchmark, verdict),
+                    "verdict": verdict.label,
+                    "confidence": verdict.confidence,
+                    "verdict_by": verdict.by,
                     "collected": collected,
                     "cited": cited,
                     "degraded": outcome.degraded,

@@ -66,7 +66,11 @@ class ResearchOutcome(BaseModel):
     stop_reason: StopReason
     iterations: int
     report: ResearchReport
-    verdict: Verdict = Field(description="The run's answer in one label, with its confidence and what it rests on")
+    verdict: Verdict | None = Field(
+        default=None,
+        description="The run's answer in one label, with its confidence and what it rests on (set by every run; "
+        "None only in records written before verdicts existed)",
+    )
     markdown: str
     report_fallback: bool = Field(description="True when the report was built in code, not by the Report agent")
     report_fallback_reason: FallbackReason | None = Field(
