@@ -24,7 +24,8 @@ from deepcritical import __version__
 from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
-from deepcritical.logs import configure_logging
+from deepcritical.logs import configure_logging, redact_logs
+from deepcritical.redaction import Redactor
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -49,9 +50,11 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def settings_from(**overrides: Any) -> Settings:
     try:
-        return load_settings(**overrides)
+        settings = load_settings(**overrides)
     except ConfigError as error:
         fail(str(error))
+    redact_logs(Redactor.for_settings(settings))  # from here on, no log line can carry a configured secret
+    return settings
 
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
