@@ -19,6 +19,11 @@ def redact_logs(redactor: Redactor) -> None:
     _FILTER.redact = redactor
 
 
+def redacted(text: str) -> str:
+    """``text`` with the secrets ``redact_logs`` was given blanked: for a line written straight to stderr."""
+    return _FILTER.redact(text)
+
+
 def _redact_event(_logger: object, _method: str, event_dict: structlog.typing.EventDict) -> structlog.typing.EventDict:
     """structlog's side of the same filter: every value, the formatted traceback included, as text."""
     return {key: _redacted(value) for key, value in event_dict.items()}

@@ -24,7 +24,7 @@ from deepcritical import __version__
 from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
-from deepcritical.logs import configure_logging, redact_logs
+from deepcritical.logs import configure_logging, redact_logs, redacted
 from deepcritical.redaction import Redactor
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
@@ -44,7 +44,7 @@ T = TypeVar("T")
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
     so control characters go."""
-    err.print(f"error: {one_line(message)}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"error: {one_line(redacted(message))}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deepcritical.cli.terminal import shown
-from deepcritical.config import Settings, parse_duration
+from deepcritical.config import MIN_RETENTION, Settings, parse_duration
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.models import Evidence
 
@@ -152,6 +152,9 @@ def _age(option: str | None, retention: timedelta | None) -> timedelta | None:
         raise ConfigError(f"--older-than: {error}") from error
     if age is None:
         raise ConfigError("--older-than: give a duration such as 30d; to keep everything, do not prune")
+    if age < MIN_RETENTION:
+        # The same floor as DEEPCRITICAL_RETENTION: a shorter age could take a running run's collection.
+        raise ConfigError(f"--older-than {option}: use at least 1h (running runs' collections are never pruned)")
     return age
 
 

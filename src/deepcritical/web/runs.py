@@ -461,7 +461,7 @@ class RunManager:
 
     def _append(self, run: _Run, data: dict[str, Any]) -> None:
         events = self._events(run)
-        stored = StoredEvent(id=len(events) + 1, data=data)
+        stored = StoredEvent(id=len(events) + 1, data=self._redact.value(data))  # the last pass before the file
         # Small appends to a local file: written synchronously so the file order is the event order.
         with (run.folder / EVENTS_FILE).open("a", encoding="utf-8") as handle:
             handle.write(stored.model_dump_json() + "\n")
@@ -472,5 +472,7 @@ class RunManager:
         """Replace ``status.json`` whole, so a reader never sees half of it."""
         target = run.folder / STATUS_FILE
         partial = target.with_name(f".{STATUS_FILE}.partial")
-        partial.write_text(json.dumps(run.info.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+        partial.write_text(
+            json.dumps(self._redact.value(run.info.model_dump(mode="json")), indent=2) + "\n", encoding="utf-8"
+        )
         os.replace(partial, target)
