@@ -221,7 +221,7 @@ def serve(
 ) -> None:
     """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
     from deepcritical.cli.research import ensure_writable
-    from deepcritical.cli.serve import serve_app
+    from deepcritical.cli.serve import listening_socket, serve_app
     from deepcritical.web.app import create_app
 
     configure_logging(verbose=verbose)
@@ -230,13 +230,14 @@ def serve(
     try:
         ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
         web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
+        sock = listening_socket(host, port)  # a port in use ends here, before the line that says it is served
     except ConfigError as error:
         fail(str(error))
     if settings.demo_mode:
         err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
     shown = f"[{host}]" if ":" in host else host
     err.print(f"DeepCritical on http://{shown}:{port}/ (API docs /docs, MCP /mcp); Ctrl+C stops", markup=False)
-    serve_app(web_app, host=host, port=port)
+    serve_app(web_app, sock=sock)
 
 
 @app.command("mcp")
