@@ -30,14 +30,33 @@ from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
+# Help is plain text, never cut: in a terminal it wraps at the terminal's width; piped (to grep, to a file)
+# each option's help stays on its lines, whole. Flags show no ``<bool>`` placeholder.
+HELP_SETTINGS: dict[str, Any] = {
+    "max_content_width": 120,
+    "terminal_width": None if sys.stdout.isatty() else 10_000,
+}
 app = typer.Typer(
     help="DeepCritical: evidence-grounded answers to biomedical research questions.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=HELP_SETTINGS,
 )
-out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
-err = Console(stderr=True, emoji=False)
+# ":x:" in a title or a message is text, not an emoji; a line is never broken inside (a URL, a path).
+out = Console(emoji=False, soft_wrap=True)
+err = Console(stderr=True, emoji=False, soft_wrap=True)
+# The flag behind each settings field: a message about a value names what the user typed.
+FLAGS = {
+    "sources": "--sources",
+    "model": "--model",
+    "max_iterations": "--max-iterations",
+    "max_results_per_source": "--max",
+    "output_mode": "--output-mode",
+    "demo_mode": "--demo",
+    "demo_sources": "--demo-sources",
+}
 T = TypeVar("T")
 
 
@@ -50,7 +69,7 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def settings_from(**overrides: Any) -> Settings:
     try:
-        settings = load_settings(**overrides)
+        settings = load_settings(flags=FLAGS, **overrides)
     except ConfigError as error:
         fail(str(error))
     redact_logs(Redactor.for_settings(settings))  # from here on, no log line can carry a configured secret
@@ -168,6 +187,13 @@ def research(
             "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
         ),
     ] = None,
+    sources: Annotated[
+        str | None,
+        typer.Option(
+            "--sources",
+            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
+        ),
+    ] = None,
     demo: Demo = False,
     demo_sources: Annotated[
         bool,
@@ -182,6 +208,7 @@ def research(
     configure_logging(verbose=verbose)
     question = require_text(question, "question")
     settings = settings_from(
+        sources=sources,
         demo_mode=demo or None,
         demo_sources=demo_sources or None,
         max_iterations=max_iterations,

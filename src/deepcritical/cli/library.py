@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 library_app = typer.Typer(
     help="The evidence store: what it holds, old run collections dropped, its evidence exported.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
-out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
-err = Console(stderr=True, emoji=False)
+out = Console(emoji=False, soft_wrap=True)  # ":x:" in a title or a message is text, not an emoji
+err = Console(stderr=True, emoji=False, soft_wrap=True)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
