@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
-from deepcritical.models import ALL_SOURCES
+from deepcritical.models import ALL_SOURCES, SOURCE_LABELS
 from deepcritical.run.admission import RunRateLimit
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import report_html
@@ -74,6 +74,7 @@ class ServerInfo(BaseModel):
     demo: bool
     token_required: bool
     sources: list[str]
+    source_labels: dict[str, str] = Field(description="How to show each source to a person: pubmed -> PubMed")
     max_iterations: int
     max_question_chars: int
     examples: list[str]
@@ -160,6 +161,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
             demo=settings.demo_mode,
             token_required=settings.api_token is not None,
             sources=list(settings.sources),
+            source_labels={name: SOURCE_LABELS.get(name, name) for name in settings.sources},
             max_iterations=settings.max_iterations,
             max_question_chars=MAX_QUESTION_CHARS,
             examples=examples(),

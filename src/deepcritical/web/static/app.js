@@ -350,7 +350,8 @@
       box.value = name;
       box.checked = true;
       label.appendChild(box);
-      label.appendChild(document.createTextNode(" " + name));
+      const shown = (info.source_labels && info.source_labels[name]) || name;
+      label.appendChild(document.createTextNode(" " + shown.charAt(0).toUpperCase() + shown.slice(1)));
       sources.appendChild(label);
     }
     $("iterations").max = String(info.max_iterations);
