@@ -126,7 +126,7 @@ def grade_text(grade: Grade) -> str:
     return f"{grade.label}; {level}{basis}"
 
 
-def _reference(number: int, item: Evidence, recalled: bool) -> str:
+def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
@@ -139,6 +139,9 @@ def _reference(number: int, item: Evidence, recalled: bool) -> str:
         parts.append(" **The journal has published an expression of concern about this article.**")
     origin = "recalled from an earlier run, " if recalled else ""
     parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
+    if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
+        parts.append(" (synthetic demo record: no web page)")
+        return "".join(parts)
     link = safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
@@ -304,7 +307,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
     lines += ["", "## References", ""]
     recalled = set(context.recalled)
-    lines += [_reference(number, item, item.id in recalled) for number, item in enumerate(references, start=1)] or [
-        "None."
-    ]
+    lines += [
+        _reference(number, item, item.id in recalled, context.demo) for number, item in enumerate(references, start=1)
+    ] or ["None."]
     return "\n".join(lines).rstrip() + "\n"
