@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,31 @@ def test_outside_text_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> No
     )
     assert "metformin :x: alzheimer" in result.stdout
     assert "\u274c" not in result.stdout + result.stderr
+
+
+def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "reports" / "metformin"
+    environment = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
+    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deepcritical", "research", "Does metformin help?", "--demo", "--out", str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+    )
+    try:
+        assert process.stderr is not None
+        banner = process.stderr.readline()  # the demo banner: the run has begun, --out exists
+        assert "DEMO MODE" in banner, banner
+        assert out.is_dir()
+        process.send_signal(signal.SIGINT)
+        rest = process.stderr.read()
+        assert process.wait(timeout=120) == 130, rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not out.exists()
+    assert not out.parent.exists()  # the parent it made for --out goes too
+    assert "error: interrupted" in rest

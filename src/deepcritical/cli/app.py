@@ -108,6 +108,24 @@ def require_text(value: str, what: str) -> str:
     return text
 
 
+def _missing_directories(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first: what a run would create."""
+    missing = []
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    return missing
+
+
+def _remove_if_empty(directories: list[Path]) -> None:
+    for directory in directories:  # deepest first, so a parent is empty once its child is gone
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (the run wrote its outputs), or not there: it stays as it is
+            return
+
+
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"deepcritical {__version__}")
@@ -221,7 +239,11 @@ def research(
             markup=False,
         )
     checked_preflight(settings)
-    outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    made = _missing_directories(out_dir) if out_dir is not None else []
+    try:
+        outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    finally:  # interrupted (Ctrl+C) or stopped before any output: leave no empty --out folder behind
+        _remove_if_empty(made)
     report_path, run_path = paths
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)
