@@ -340,5 +340,7 @@ async def test_info_gives_each_source_the_name_a_person_knows(tmp_path: Path) ->
     assert info["source_labels"]["clinicaltrials"] == "ClinicalTrials.gov"
     assert info["source_labels"]["europepmc"] == "Europe PMC"
     assert set(info["source_labels"]) == set(info["sources"])
-    script = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/app.js").read_text()
-    assert "info.source_labels" in script
+    assert "info.source_labels" in APP_SCRIPT
+
+
+APP_SCRIPT = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/app.js").read_text()
