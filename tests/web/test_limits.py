@@ -158,3 +158,23 @@ def test_the_mcp_descriptions_name_every_source(tmp_path: Path) -> None:
     instructions = server.instructions or ""
     for name in ("PubMed", "ClinicalTrials.gov", "Europe PMC", "SearXNG", "You.com"):
         assert name in instructions
+
+
+async def test_an_unwritable_home_gets_the_json_error_shape_without_the_servers_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``POST /api/runs`` answered a plain-text 500 when the runs folder could not be written."""
+    app = app_for(tmp_path)
+    async with serving(app) as client:
+
+        def refuse(self: Path, *args: object, **kwargs: object) -> None:
+            raise PermissionError(13, "Permission denied", str(self))
+
+        monkeypatch.setattr(Path, "mkdir", refuse)
+        response = await client.post("/api/runs", json={"question": QUESTION})
+        monkeypatch.undo()
+    assert response.status_code == 503
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["error"].startswith("the server cannot write its runs folder (Permission denied)")
+    assert str(tmp_path) not in response.text

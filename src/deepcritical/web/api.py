@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, Request
 from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
@@ -31,6 +32,8 @@ from deepcritical.web.runs import (
     RunNotFoundError,
     RunRequestError,
 )
+
+logger = structlog.get_logger(__name__)
 
 SSE_PING_SECONDS = 15
 # Run ids are ``research-YYYYMMDD-HHMMSS-xxxxxx``; a longer one is refused before it is looked up or echoed.
@@ -124,12 +127,24 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(error, HTTPException)
         return error_response(error.status_code, str(error.detail))
 
+    async def unwritable(_: Request, error: Exception) -> JSONResponse:
+        # The server's own paths are not the client's business: the reason, and what to fix, without them.
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
+        message = f"the server cannot write its runs folder ({reason}); its DEEPCRITICAL_HOME must be writable"
+        return error_response(503, message, **{"Retry-After": "60"})
+
+    async def crashed(_: Request, error: Exception) -> JSONResponse:
+        logger.error("request_failed", error=type(error).__name__, exc_info=error)
+        return error_response(500, "the server failed on this request; its log (--verbose) says why")
+
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(RunRequestError, refused)
     app.add_exception_handler(RunNotFoundError, not_found)
     app.add_exception_handler(RunEndedError, ended)
     app.add_exception_handler(QueueFullError, full)
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(OSError, unwritable)
+    app.add_exception_handler(Exception, crashed)  # the JSON error shape, never a plain-text 500
 
 
 def examples() -> list[str]:
