@@ -26,8 +26,8 @@ MASK = "***"
 MIN_SECRET_CHARS = 4
 # What a cut leaves beside the part it kept: an ellipsis (one character or three dots), or a quote that
 # closes a ``repr`` of the cut text.
-_CUT_END = r"…|\.\.\.|['\"]?$"
-_CUT_START = r"(?:^|(?<=…)|(?<=\.\.\.))"
+_CUT_END = re.compile(r"…|\.\.\.")
+_CUT_START = re.compile(r"…|\.\.\.")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -48,23 +48,43 @@ class Redactor:
                 # A URL-encoded copy travels in query strings (``api_key=a%2Bb``).
                 values.update(encoded for encoded in (_percent_encoded(value.strip()),) if encoded)
         self._secrets = sorted(values, key=len, reverse=True)
-        self._fragments = [self._fragment_pattern(secret) for secret in self._secrets]
-
-    @staticmethod
-    def _fragment_pattern(secret: str) -> re.Pattern[str]:
-        lengths = range(len(secret) - 1, MIN_SECRET_CHARS - 1, -1)
-        heads = "|".join(re.escape(secret[:n]) for n in lengths)
-        tails = "|".join(re.escape(secret[-n:]) for n in lengths)
-        return re.compile(f"(?:{heads})(?={_CUT_END})|{_CUT_START}(?:{tails})")
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
-            text = text.replace(secret, MASK)
-        for pattern in self._fragments:
-            text = pattern.sub(MASK, text)
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return self._without_cut_ends(text)
+
+    def _without_cut_ends(self, text: str) -> str:
+        """Blank a secret's head that ends where a cut did (the text's end, an ellipsis, a closing quote at
+        the end) and a secret's tail that starts where one did (the text's start, an ellipsis)."""
+        suspects = [s for s in self._secrets if s[:MIN_SECRET_CHARS] in text or s[-MIN_SECRET_CHARS:] in text]
+        if not suspects:
+            return text
+        ends = {len(text), len(text.rstrip("'\"")), *(match.start() for match in _CUT_END.finditer(text))}
+        starts = {0, *(match.end() for match in _CUT_START.finditer(text))}
+        spans: list[tuple[int, int]] = []
+        for secret in suspects:
+            lengths = range(len(secret) - 1, MIN_SECRET_CHARS - 1, -1)
+            for end in ends:
+                length = next((n for n in lengths if n <= end and text.startswith(secret[:n], end - n)), 0)
+                if length:
+                    spans.append((end - length, end))
+            for start in starts:
+                length = next((n for n in lengths if text.startswith(secret[-n:], start)), 0)
+                if length:
+                    spans.append((start, start + length))
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        for start, end in reversed(merged):  # from the right, so the earlier spans keep their place
+            text = text[:start] + MASK + text[end:]
         return text
 
     def value(self, value: Any) -> Any:
