@@ -106,7 +106,14 @@ def test_a_source_problem_names_the_source_once_and_renders_its_error_escaped() 
 
 
 def test_a_demo_reports_references_link_to_no_real_page() -> None:
-    """Synthetic PMIDs linked to real PubMed pages that answer "not found"."""
+    """Synthetic PMIDs linked to real PubMed pages that answer "not found" (references and warnings)."""
+    retracted = Evidence(
+        content="Retracted trial.",
+        citation=Citation(
+            source="pubmed", title="[DEMO] Trial", url="https://pubmed.ncbi.nlm.nih.gov/99000114/", pmid="99000114"
+        ),
+        retracted=True,
+    )
     item = Evidence(
         content="Metformin lowered dementia risk.",
         citation=Citation(
@@ -121,9 +128,11 @@ def test_a_demo_reports_references_link_to_no_real_page() -> None:
     )
     for demo in (True, False):
         context = RenderContext(demo=demo, stop_reason="sufficient", run_id="r1", model="m")
-        references = render_markdown(report, {item.id: item}, context).split("## References", 1)[1]
+        markdown = render_markdown(report, {item.id: item, retracted.id: retracted}, context)
+        references = markdown.split("## References", 1)[1]
+        assert "**Retracted:** \\[DEMO\\] Trial" in markdown
         if demo:
-            assert "pubmed.ncbi.nlm.nih.gov" not in references
+            assert "pubmed.ncbi.nlm.nih.gov" not in markdown
             assert "(synthetic demo record: no web page)" in references
         else:
             assert "[Link](https://pubmed.ncbi.nlm.nih.gov/99000101/)" in references
