@@ -20,7 +20,7 @@ from deepcritical.run.admission import RunRateLimit
 from deepcritical.web.app import create_app
 from deepcritical.web.runs import RunManager
 from deepcritical.web.security import MAX_BODY_BYTES
-from web.fakes import ScriptedRuns, offline_client, serving
+from web.fakes import ScriptedRuns, offline_client, serving, sse_events
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 
@@ -178,3 +178,28 @@ async def test_an_unwritable_home_gets_the_json_error_shape_without_the_servers_
     body = response.json()
     assert body["error"].startswith("the server cannot write its runs folder (Permission denied)")
     assert str(tmp_path) not in response.text
+
+
+async def test_a_run_whose_folder_turns_unwritable_ends_failed_and_its_stream_still_ends(tmp_path: Path) -> None:
+    """Its status stayed ``running``, its error showed the server's path, and its event stream ended without
+    ``run_ended``. (Directories where the files go stand in for a read-only folder: root may write anyway.)"""
+    script = ScriptedRuns(hold=True)
+    settings = load_settings(demo_mode=True, home=tmp_path)
+    app = create_app(settings, client_factory=offline_client, run_source=script)
+    async with serving(app) as client:
+        run_id = (await client.post("/api/runs", json={"question": QUESTION})).json()["run_id"]
+        await script.reached_hold(run_id).wait()
+        folder = tmp_path / "runs" / run_id
+        for name in ("events.jsonl", "status.json"):
+            (folder / name).unlink()
+        for name in ("events.jsonl", ".status.json.partial", "report.md"):
+            (folder / name).mkdir()
+        script.release.set()
+        response = await client.get(f"/api/runs/{run_id}/events")
+        events = sse_events(response.text)
+        info = (await client.get(f"/api/runs/{run_id}")).json()
+    assert events[-1][1] == "run_ended"
+    assert events[-1][2]["status"] == "failed"
+    assert info["status"] == "failed"
+    assert info["error"].startswith("cannot write the report")
+    assert str(tmp_path) not in response.text + json.dumps(info)

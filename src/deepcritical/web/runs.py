@@ -434,6 +434,9 @@ class RunManager:
             self._end(run, run.stop_as, STOPPED[run.stop_as])
         except DeepCriticalError as error:
             self._end(run, "failed", self._redact(one_line(str(error))))
+        except OSError as error:  # the run's folder cannot be written: the reason, not the server's path
+            logger.warning("run_folder_unwritable", run_id=info.run_id, error=str(error))
+            self._end(run, "failed", f"cannot write the run's folder ({error.strerror or type(error).__name__})")
         except Exception as error:  # a crash fails this run only; the server and the other runs go on
             logger.exception("run_crashed", run_id=info.run_id)
             self._end(run, "failed", self._redact(one_line(f"{type(error).__name__}: {error}")))
@@ -462,9 +465,13 @@ class RunManager:
     def _append(self, run: _Run, data: dict[str, Any]) -> None:
         events = self._events(run)
         stored = StoredEvent(id=len(events) + 1, data=self._redact.value(data))  # the last pass before the file
-        # Small appends to a local file: written synchronously so the file order is the event order.
-        with (run.folder / EVENTS_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(stored.model_dump_json() + "\n")
+        # Small appends to a local file: written synchronously so the file order is the event order. A folder
+        # that cannot be written loses the file, never the event: followers (SSE, MCP) still get it, to the end.
+        try:
+            with (run.folder / EVENTS_FILE).open("a", encoding="utf-8") as handle:
+                handle.write(stored.model_dump_json() + "\n")
+        except OSError as error:
+            logger.warning("run_event_not_written", run_id=run.info.run_id, error=str(error))
         events.append(stored)
         run.notify()
 
@@ -472,7 +479,10 @@ class RunManager:
         """Replace ``status.json`` whole, so a reader never sees half of it."""
         target = run.folder / STATUS_FILE
         partial = target.with_name(f".{STATUS_FILE}.partial")
-        partial.write_text(
-            json.dumps(self._redact.value(run.info.model_dump(mode="json")), indent=2) + "\n", encoding="utf-8"
-        )
-        os.replace(partial, target)
+        try:
+            partial.write_text(
+                json.dumps(self._redact.value(run.info.model_dump(mode="json")), indent=2) + "\n", encoding="utf-8"
+            )
+            os.replace(partial, target)
+        except OSError as error:  # the record in memory stands; a restart marks the run interrupted
+            logger.warning("run_status_not_written", run_id=run.info.run_id, error=str(error))
