@@ -26,8 +26,9 @@ from deepcritical.config import Settings, load_settings
 from deepcritical.events import RunWarning
 from deepcritical.logs import configure_logging, redact_logs
 from deepcritical.redaction import MIN_SECRET_CHARS, Redactor
+from deepcritical.run.manager import RunManager
 from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.web.runs import RunManager
+from deepcritical.run.setup import assemble
 
 # Random-looking values: no fragment of four characters of them occurs in ordinary output.
 SECRETS = {
@@ -131,12 +132,14 @@ async def test_an_echoed_key_cut_anywhere_reaches_no_output(
 
     def source(run_settings: Settings, client: httpx2.AsyncClient) -> Orchestrator:
         return Orchestrator(
-            run_settings,
-            client=client,
-            models=leaky_models(body),
-            store=FakeStore(),
-            handler=FakeHandler(answer=lambda _query: []),  # no evidence: the run fails, naming the model
-            research_engine=FakeEngine(),
+            assemble(
+                run_settings,
+                client,
+                models=leaky_models(body),
+                store=FakeStore(),
+                handler=FakeHandler(answer=lambda _query: []),  # no evidence: the run fails, naming the model
+                research_engine=FakeEngine(),
+            )
         )
 
     configure_logging(verbose=True)

@@ -9,26 +9,36 @@ Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or c
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
+from deepcritical.cli.common import (
+    EXIT_DEGRADED,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    checked_preflight,
+    err,
+    fail,
+    out,
+    require_text,
+    run_async,
+    settings_from,
+)
 from deepcritical.cli.library import library_app
-from deepcritical.config import OutputMode, Settings, load_settings
-from deepcritical.errors import ConfigError, DeepCriticalError
-from deepcritical.logs import configure_logging, redact_logs, redacted
-from deepcritical.redaction import Redactor
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.config import OutputMode
+from deepcritical.errors import ConfigError
+from deepcritical.logs import configure_logging
+from deepcritical.text import one_line
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+__all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
 # Help is plain text, never cut: in a terminal it wraps at the terminal's width; piped (to grep, to a file)
 # each option's help stays on its lines, whole. Flags show no ``<bool>`` placeholder.
@@ -44,68 +54,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings=HELP_SETTINGS,
 )
-# ":x:" in a title or a message is text, not an emoji; a line is never broken inside (a URL, a path).
-out = Console(emoji=False, soft_wrap=True)
-err = Console(stderr=True, emoji=False, soft_wrap=True)
-# The flag behind each settings field: a message about a value names what the user typed.
-FLAGS = {
-    "sources": "--sources",
-    "model": "--model",
-    "max_iterations": "--max-iterations",
-    "max_results_per_source": "--max",
-    "output_mode": "--output-mode",
-    "demo_mode": "--demo",
-    "demo_sources": "--demo-sources",
-}
-T = TypeVar("T")
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
-    so control characters go."""
-    err.print(f"error: {one_line(redacted(message))}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def settings_from(**overrides: Any) -> Settings:
-    try:
-        settings = load_settings(flags=FLAGS, **overrides)
-    except ConfigError as error:
-        fail(str(error))
-    redact_logs(Redactor.for_settings(settings))  # from here on, no log line can carry a configured secret
-    return settings
-
-
-def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; project errors become a one-line message and exit code 1."""
-    try:
-        return asyncio.run(coroutine)
-    except ConfigError as error:
-        fail(str(error))
-    except DeepCriticalError as error:
-        fail(str(error), EXIT_FAILED)
-    except KeyboardInterrupt:
-        fail("interrupted", EXIT_INTERRUPTED)
-
-
-def checked_preflight(settings: Settings) -> None:
-    from deepcritical.cli.research import preflight
-
-    try:
-        preflight(settings)
-    except ConfigError as error:
-        fail(str(error))
-
-
-def require_text(value: str, what: str) -> str:
-    """The question or query as the run will use it: one line without control characters, not empty
-    and not longer than ``MAX_QUESTION_CHARS``."""
-    text = one_line(value)
-    if not text:
-        fail(f"the {what} is empty: give a non-empty {what}")
-    if len(text) > MAX_QUESTION_CHARS:
-        fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
-    return text
 
 
 def _missing_directories(path: Path) -> list[Path]:
@@ -241,10 +189,10 @@ def research(
     checked_preflight(settings)
     made = _missing_directories(out_dir) if out_dir is not None else []
     try:
-        outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+        done = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
     finally:  # interrupted (Ctrl+C) or stopped before any output: leave no empty --out folder behind
         _remove_if_empty(made)
-    report_path, run_path = paths
+    outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)
     if outcome.error:

@@ -13,23 +13,18 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as ToolDescription
 from pydantic import BaseModel, Field, StrictInt, TypeAdapter, ValidationError
-from rich.text import Text
 
 from deepcritical import __version__
-from deepcritical.cli.research import describe
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import ALL_SOURCES, Evidence
 from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.events import ProgressEvent
+from deepcritical.run.journal import RunInfo, RunSummary, StoredEvent
+from deepcritical.run.manager import RunManager
+from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.search import run_search
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
-from deepcritical.web.runs import (
-    RunInfo,
-    RunManager,
-    RunSummary,
-    StoredEvent,
-)
 
 MAX_SNIPPET_CHARS = 1500
 MAX_RUN_ID_CHARS = 64
@@ -107,10 +102,10 @@ def progress_line(event: StoredEvent) -> str:
     if event.kind == "run_ended":
         return f"run ended: {data.get('status')}" + (f" ({data['error']})" if data.get("error") else "")
     try:
-        line = describe(_PROGRESS.validate_python(data))
+        line = event_line(_PROGRESS.validate_python(data))
     except ValidationError:
         return event.kind
-    return Text.from_markup(line).plain.strip() if line else event.kind
+    return line.strip() if line else event.kind
 
 
 def _result(manager: RunManager, info: RunInfo) -> CallToolResult:

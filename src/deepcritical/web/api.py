@@ -22,16 +22,16 @@ from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import ALL_SOURCES, SOURCE_LABELS
 from deepcritical.run.admission import RunRateLimit
-from deepcritical.text import MAX_QUESTION_CHARS
-from deepcritical.web.report_html import report_html
-from deepcritical.web.runs import (
+from deepcritical.run.journal import RunInfo
+from deepcritical.run.manager import (
     QueueFullError,
     RunEndedError,
-    RunInfo,
     RunManager,
     RunNotFoundError,
     RunRequestError,
 )
+from deepcritical.text import MAX_QUESTION_CHARS
+from deepcritical.web.report_html import report_html
 
 logger = structlog.get_logger(__name__)
 
