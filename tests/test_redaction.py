@@ -156,6 +156,7 @@ async def test_an_echoed_key_cut_anywhere_reaches_no_output(
     outputs["stderr"] = capsys.readouterr().err
     assert ended.error
     assert "Bearer *" in outputs["run.json"]  # the echo was there to leak, and was blanked
+    assert "stage_failed" in outputs["stderr"]  # the log on stderr carried it too
     for name, text in outputs.items():
         assert not leaked(text), (name, leaked(text))
 
