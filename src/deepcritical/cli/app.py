@@ -164,13 +164,6 @@ def research(
             "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
         ),
     ] = None,
-    sources: Annotated[
-        str | None,
-        typer.Option(
-            "--sources",
-            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
-        ),
-    ] = None,
     demo: Demo = False,
     demo_sources: Annotated[
         bool,
@@ -189,7 +182,6 @@ def research(
     configure_logging(verbose=verbose)
     question = require_text(question, "question")
     settings = settings_from(
-        sources=sources,
         demo_mode=demo or None,
         demo_sources=demo_sources or None,
         max_iterations=max_iterations,
