@@ -346,6 +346,20 @@ def first_errors(failures: Iterable[Mapping[str, str]]) -> dict[str, str]:
     return first
 
 
+class SourceFailure(BaseModel):
+    """One source's failed search: which source, and why (a readable sentence without the source's name)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: SourceName
+    reason: str
+
+    @property
+    def line(self) -> str:
+        """The failure as one readable line, ``"source: reason"``."""
+        return f"{self.source}: {self.reason}"
+
+
 class SearchResult(BaseModel):
     """What one query across the enabled sources produced."""
 
@@ -353,18 +367,22 @@ class SearchResult(BaseModel):
     evidence: list[Evidence]
     sources_searched: list[SourceName]
     total_found: int = Field(ge=0, description="Items before cross-source de-duplication")
-    errors: list[str] = Field(default_factory=list, description="One readable line per failed source")
+    failures: list[SourceFailure] = Field(default_factory=list, description="One per failed source")
     disabled: dict[str, str] = Field(
         default_factory=dict, description="Sources not searched because the configuration leaves them off, and why"
     )
 
     @property
+    def errors(self) -> list[str]:
+        """One readable line per failed source."""
+        return [failure.line for failure in self.failures]
+
+    @property
     def failed_sources(self) -> dict[str, str]:
-        """Each failed source with its first error line; every line starts with the source's name, as the
-        handler writes it."""
+        """Each failed source with its first error line."""
         failed: dict[str, str] = {}
-        for line in self.errors:
-            failed.setdefault(line.split(":", 1)[0].strip(), line)
+        for failure in self.failures:
+            failed.setdefault(failure.source, failure.line)
         return failed
 
     @property

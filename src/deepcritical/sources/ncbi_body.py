@@ -33,12 +33,12 @@ def snippet(text: str, limit: int = 160) -> str:
 
 
 def fail(what: str, problem: str) -> NoReturn:
-    raise SearchError(f"pubmed: {what} {problem}")
+    raise SearchError(f"{what} {problem}", source="pubmed")
 
 
 def fail_for_now(what: str, problem: str) -> NoReturn:
     """A body that usually comes right when asked again: NCBI's maintenance page, an empty or cut-off body."""
-    raise UnusableResponseError(f"pubmed: {what} {problem}")
+    raise UnusableResponseError(f"{what} {problem}", source="pubmed")
 
 
 def raise_error_text(what: str, message: object) -> None:
@@ -47,7 +47,7 @@ def raise_error_text(what: str, message: object) -> None:
     if not text:
         return
     if "rate limit" in text.lower():
-        raise RateLimitError(f"pubmed: {what} refused: {snippet(text)}")
+        raise RateLimitError(f"{what} refused: {snippet(text)}", source="pubmed")
     fail(what, f"returned an error: {snippet(text, 300)}")
 
 
