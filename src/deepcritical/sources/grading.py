@@ -13,29 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from deepcritical.models import Grade, GradeBasis, Population, StudyDesign
+from deepcritical.models import DESIGNS, Grade, GradeBasis, Population, StudyDesign
 
-# OCEBM 2011, "Does this intervention help? (treatment benefits)". None: outside the scale (animal and
-# cell studies, registry entries, preprints, guidelines, web pages), shown as such rather than ranked.
-OCEBM_LEVEL: dict[StudyDesign, int | None] = {
-    "meta_analysis": 1,
-    "systematic_review": 1,
-    "randomized_controlled_trial": 2,
-    "clinical_trial": 3,
-    "cohort": 3,
-    "observational": 3,
-    "case_control": 4,
-    "cross_sectional": 4,
-    "case_report": 4,
-    "narrative_review": 5,
-    "editorial_or_letter": 5,
-    "guideline": None,
-    "preclinical": None,
-    "registered_trial": None,
-    "preprint": None,
-    "web": None,
-    "unknown": None,
-}
+# OCEBM 2011 levels, from the one list of designs (``models.DESIGNS``).
+OCEBM_LEVEL: dict[StudyDesign, int | None] = {name: design.level for name, design in DESIGNS.items()}
 # A review that pooled only observational studies sits at the level of what it pooled (OCEBM 2011: "a
 # systematic review is generally better than an individual study", within the level of its studies).
 _OBSERVATIONAL_REVIEW_LEVEL = 3
@@ -58,19 +39,7 @@ _PRECEDENCE: tuple[StudyDesign, ...] = (
     "preclinical",
     "editorial_or_letter",
 )
-HUMAN_DESIGNS: frozenset[StudyDesign] = frozenset(
-    {
-        "meta_analysis",
-        "systematic_review",
-        "randomized_controlled_trial",
-        "clinical_trial",
-        "cohort",
-        "case_control",
-        "cross_sectional",
-        "observational",
-        "case_report",
-    }
-)
+HUMAN_DESIGNS: frozenset[StudyDesign] = frozenset(name for name, design in DESIGNS.items() if design.in_humans)
 
 # PubMed publication types (and the JATS article types Europe PMC reports for full-text records),
 # lower-cased with hyphens as spaces. Types that say nothing about design ("Journal Article",
