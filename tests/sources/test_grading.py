@@ -252,6 +252,6 @@ def test_the_design_list_is_written_once() -> None:
     # Every StudyDesign name has its label, level and population in models.DESIGNS, and the grader reads
     # its levels and its human designs from there.
     assert list(DESIGNS) == list(get_args(StudyDesign))
-    assert OCEBM_LEVEL == {name: design.level for name, design in DESIGNS.items()}
+    assert {name: design.level for name, design in DESIGNS.items()} == OCEBM_LEVEL
     assert {"randomized_controlled_trial", "case_report"} <= HUMAN_DESIGNS
     assert not HUMAN_DESIGNS & {"preclinical", "narrative_review", "web", "unknown"}
