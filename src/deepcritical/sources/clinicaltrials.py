@@ -20,6 +20,7 @@ from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -154,8 +155,9 @@ def parse_study(study: object, position: int) -> Evidence | None:
         return None
     has_results = _dict(study).get("hasResults") is True
     registration = parse_registration(protocol, has_results)
-    summary = " ".join(text_of(_dict(protocol.get("descriptionModule")).get("briefSummary")).split())
-    summary = summary[:MAX_SUMMARY_CHARS].rsplit(" ", 1)[0] + " …" if len(summary) > MAX_SUMMARY_CHARS else summary
+    summary = shorten(
+        text_of(_dict(protocol.get("descriptionModule")).get("briefSummary")), MAX_SUMMARY_CHARS, on_word=True
+    )
     status = _dict(protocol.get("statusModule"))
     citation = Citation(
         source="clinicaltrials",

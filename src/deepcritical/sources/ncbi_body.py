@@ -14,6 +14,7 @@ from xml.parsers.expat import ExpatError
 import xmltodict
 
 from deepcritical.errors import RateLimitError, SearchError, UnusableResponseError
+from deepcritical.text import shorten
 
 # Inline markup inside titles and abstracts (<i>, <sup>, MathML). xmltodict would move the marked-up
 # words out of the sentence into child keys, losing their place, so the tags go first and their text
@@ -28,8 +29,7 @@ Kind = Literal["json", "xml"]
 
 def snippet(text: str, limit: int = 160) -> str:
     """The first ``limit`` characters of ``text`` on one line, for error messages."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return shorten(text, limit)
 
 
 def fail(what: str, problem: str) -> NoReturn:
