@@ -44,7 +44,7 @@ def normalize_doi(doi: str) -> str:
     return doi.lower()
 
 
-# --- Study design and level of evidence (the classifier is sources/grading.py; the scale is in phases/) ---
+# --- Study design and level of evidence (the classifier is sources/grading/; the scale is in phases/) ---
 
 StudyDesign = Literal[
     "meta_analysis",
