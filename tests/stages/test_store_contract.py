@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from research_fakes import FakeStore
 
+from agents.research_fakes import FakeStore
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
 from deepcritical.models import Citation, Evidence, Grade

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence, search_stage
 
+from agents.research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence, search_stage
 from deepcritical.models import Citation, Evidence, SearchResult, SourceFailure
 from deepcritical.sources.ncbi_parse import parse_efetch
 from deepcritical.stages.search import source_status
