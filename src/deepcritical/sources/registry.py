@@ -1,7 +1,8 @@
-"""The one list of sources: each source's name, how a person calls it, its group in the settings tree
-and how it is built. ``build_sources`` is a loop over it; the CLI, the page and the MCP server read their
-lists of sources from it. Adding a source is a tool module, a ``SourceName``, its settings (flat fields
-and its group in ``config.SearchSettings``) and one ``SourceSpec`` here."""
+"""The one list of sources: each source's name, its group in the settings tree and how it is built.
+``build_sources`` is a loop over it. How a person calls a source is ``models.SOURCE_LABELS`` (in the
+foundation, where the page and the MCP server read it too). Adding a source is a tool module, a
+``SourceName`` and its label, its settings (flat fields and its group in ``config.SearchSettings``) and
+one ``SourceSpec`` here."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from deepcritical.config import (
     YouSettings,
 )
 from deepcritical.errors import SourceDisabledError
-from deepcritical.models import SourceName
+from deepcritical.models import SOURCE_LABELS, SourceName
 from deepcritical.sources.base import SearchTool
 from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
 from deepcritical.sources.europepmc import EuropePmcTool
@@ -47,9 +48,13 @@ class SourceSpec:
     that group (raising ``SourceDisabledError`` with the reason when the configuration cannot run it)."""
 
     name: SourceName
-    label: str
     settings: Callable[[SearchSettings], Any]
     build: Callable[[Any, SourceContext], SearchTool]
+
+    @property
+    def label(self) -> str:
+        """How a person calls the source (``models.SOURCE_LABELS``, which the page and MCP read too)."""
+        return SOURCE_LABELS[self.name]
 
     def timeout(self, search: SearchSettings) -> float:
         """The source's own request timeout (its group's ``timeout``)."""
@@ -100,12 +105,12 @@ def _europepmc(group: JsonApiSettings, context: SourceContext) -> SearchTool:
 
 
 SOURCES: tuple[SourceSpec, ...] = (
-    SourceSpec("pubmed", "PubMed", lambda search: search.pubmed, _pubmed),
-    SourceSpec("web", "the web (DuckDuckGo)", lambda search: search.web, _web),
-    SourceSpec("searxng", "SearXNG", lambda search: search.searxng, _searxng),
-    SourceSpec("you", "You.com", lambda search: search.you, _you),
-    SourceSpec("clinicaltrials", "ClinicalTrials.gov", lambda search: search.clinicaltrials, _clinicaltrials),
-    SourceSpec("europepmc", "Europe PMC", lambda search: search.europepmc, _europepmc),
+    SourceSpec("pubmed", lambda search: search.pubmed, _pubmed),
+    SourceSpec("web", lambda search: search.web, _web),
+    SourceSpec("searxng", lambda search: search.searxng, _searxng),
+    SourceSpec("you", lambda search: search.you, _you),
+    SourceSpec("clinicaltrials", lambda search: search.clinicaltrials, _clinicaltrials),
+    SourceSpec("europepmc", lambda search: search.europepmc, _europepmc),
 )
 BY_NAME: dict[str, SourceSpec] = {spec.name: spec for spec in SOURCES}
 
