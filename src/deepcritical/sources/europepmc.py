@@ -23,6 +23,7 @@ from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -118,7 +119,7 @@ def parse_result(record: object, position: int) -> Evidence | None:
     )
     cited_by = record.get("citedByCount")
     open_access = text_of(record.get("isOpenAccess")).upper()
-    title = title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 3] + "..."
+    title = shorten(title, MAX_TITLE_CHARS)
     citation = Citation(
         source="europepmc",
         title=title,
