@@ -75,7 +75,9 @@ async def main() -> None:
     configure_logging()
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="deepcritical-bench-") as home:
+    # ignore_cleanup_errors: a run may still be closing a file of the home (the store, the rate limit)
+    # as the folder is removed; what is left is in the system temporary folder.
+    with tempfile.TemporaryDirectory(prefix="deepcritical-bench-", ignore_cleanup_errors=True) as home:
         for number in range(args.runs):
             outcome, wall, cpu = await one_run(args.question, Path(home))
             rows.append(("cold" if number == 0 else f"warm {number}", outcome, wall, cpu))
