@@ -35,6 +35,7 @@ from deepcritical.models import ALL_SOURCES, SourceName
 
 TimeRange = Literal["day", "week", "month", "year"]
 OutputMode = Literal["auto", "tool", "native", "prompted"]
+EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
@@ -189,6 +190,7 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_data_dir("deepcritical")), validation_alias="DEEPCRITICAL_HOME"
     )
     embedding_model: str | None = Field(default=None, validation_alias="DEEPCRITICAL_EMBEDDING_MODEL")
+    embedding_backend: EmbeddingBackend = Field(default="auto", validation_alias="DEEPCRITICAL_EMBEDDING_BACKEND")
     chroma_host: str | None = Field(default=None, validation_alias="CHROMA_HOST")
     chroma_port: int = Field(default=8000, ge=1, le=65535, validation_alias="CHROMA_PORT")
     dedup_threshold: float = Field(default=0.9, gt=0.0, le=1.0, validation_alias="DEEPCRITICAL_DEDUP_THRESHOLD")
