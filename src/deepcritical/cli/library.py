@@ -220,7 +220,7 @@ def add(
     if not file.is_file():
         fail(f"{file}: no such file")
     with _store() as (_, connection):
-        embeddings = EmbeddingService(chosen.embedding_model)
+        embeddings = EmbeddingService.for_settings(chosen)
         with Progress(TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"), console=err) as bar:
             task = bar.add_task("add", total=None)
             count = documents.add_documents(

@@ -216,7 +216,7 @@ async def predict(
     done = done_ids(predictions)
     todo = [question for question in chosen if question.id not in done]
     on_progress(len(chosen) - len(todo), len(chosen))
-    embeddings = EmbeddingService(settings.embedding_model)
+    embeddings = EmbeddingService.for_settings(settings)
     setup_seconds = await ensure_collection(settings, embeddings, collection, pool)
     library = LibraryTool(settings, embeddings=embeddings)
     loaded = time.perf_counter()

@@ -31,7 +31,7 @@ class LibraryTool(SearchTool):
     ) -> None:
         self._settings = settings
         self.collection = collection or settings.library_collection
-        self._embeddings = embeddings or EmbeddingService(settings.embedding_model)
+        self._embeddings = embeddings or EmbeddingService.for_settings(settings)
         self._index = index
         self._lock = asyncio.Lock()
 
