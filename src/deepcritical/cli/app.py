@@ -149,9 +149,13 @@ def search(
 
 @app.command()
 def research(
-    question: Annotated[str, typer.Argument(help="The research question.")],
+    question: Annotated[str | None, typer.Argument(help="The research question (not with --resume).")] = None,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Where to write report.md and run.json (default: runs/RUN_ID).")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option("--resume", help="Continue the killed or interrupted run whose folder this is.", metavar="OUT"),
     ] = None,
     max_iterations: Annotated[
         int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
@@ -177,7 +181,13 @@ def research(
     from deepcritical.cli.research import run_research
 
     configure_logging(verbose=verbose)
-    question = require_text(question, "question")
+    if resume is not None and question is not None:
+        fail("--resume continues the question its run was asked: give --resume OUT or a QUESTION, not both")
+    if resume is not None and out_dir is not None and out_dir.resolve() != resume.resolve():
+        fail("--out: a resumed run writes into its own folder (--resume OUT); leave --out out")
+    if resume is None and question is None:
+        fail("missing QUESTION: give the research question, or --resume OUT to continue a run")
+    question = require_text(question, "question") if question is not None else ""
     settings = settings_from(
         demo_mode=demo or None,
         demo_sources=demo_sources or None,
@@ -191,7 +201,9 @@ def research(
             markup=False,
         )
     checked_preflight(settings)
-    outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    outcome, paths = run_async(
+        run_research(question, settings, out_dir=out_dir, console=None if quiet else err, resume_from=resume)
+    )
     report_path, run_path = paths
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)

@@ -24,9 +24,10 @@ from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.chroma import store_directory
 from deepcritical.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.run import setup
+from deepcritical.run.checkpoint import folder_sink, read_checkpoint, remove_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.outcome import ResearchOutcome, new_run_id
 from deepcritical.run.record import write_outputs
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
@@ -119,11 +120,19 @@ def check_store_directory(settings: Settings) -> None:
 
 
 async def run_research(
-    question: str, settings: Settings, *, out_dir: Path | None, console: Console | None
+    question: str,
+    settings: Settings,
+    *,
+    out_dir: Path | None,
+    console: Console | None,
+    resume_from: Path | None = None,
 ) -> tuple[ResearchOutcome, tuple[Path, Path]]:
-    """Run one question to the end; write ``report.md`` and ``run.json`` even when the run failed."""
-    if out_dir is not None:
-        ensure_writable(out_dir)
+    """Run one question to the end, checkpointing into its folder after every stage; write ``report.md``
+    and ``run.json`` even when the run failed. ``resume_from``: continue the run whose folder that is."""
+    resume = read_checkpoint(resume_from) if resume_from is not None else None
+    run_id = resume.run_id if resume is not None else new_run_id()
+    target = resume_from or out_dir or Path("runs") / run_id
+    ensure_writable(target)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
     elif console is not None and settings.demo_sources:
@@ -131,16 +140,17 @@ async def run_research(
     async with setup.http_client(settings) as client:
         orchestrator = Orchestrator(settings, client=client)
         outcome: ResearchOutcome | None = None
-        async for event in orchestrator.run(question):
+        events = orchestrator.run(question, run_id=run_id, checkpoint=folder_sink(target), resume=resume)
+        async for event in events:
             if console is not None and (line := describe(event)) is not None:
                 console.print(line, highlight=False)
             if isinstance(event, RunFinished):
                 outcome = event.outcome
     if outcome is None:
         raise ResearchError("the run ended without an outcome")
-    target = out_dir if out_dir is not None else Path("runs") / outcome.run_id
     try:
         paths = write_outputs(outcome, target)
     except OSError as error:
         raise ResearchError(f"cannot write the report to {target}: {error.strerror or error}") from error
+    remove_checkpoint(target)  # run.json is written: the run is over, nothing is left to resume
     return outcome, paths

@@ -41,9 +41,10 @@ from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, 
 from deepcritical.outputs import BrainTurn, Judgement, StopReason
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
+from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, capture, restore
 from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.run.outcome import ResearchOutcome, assemble_outcome, new_run_id
-from deepcritical.run.report import ReportWriter, write_report
+from deepcritical.run.outcome import CheckpointStage, ResearchOutcome, Resumption, assemble_outcome, new_run_id
+from deepcritical.run.report import CheckedReport, ReportWriter, write_report
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.framing import EvidenceView
@@ -107,6 +108,42 @@ def no_source_answered(state: RunState) -> str:
     return f"no source answered any search: {details or 'no source is enabled'}"
 
 
+@dataclass
+class _Progress:
+    """Where one run is, for its checkpoints: written through ``sink`` after every stage."""
+
+    run_id: str
+    started_at: datetime
+    started: float
+    sink: CheckpointSink | None
+    resumed: Checkpoint | None = None
+    resumptions: list[Resumption] | None = None
+
+    async def save(
+        self,
+        deps: ResearchDeps,
+        stage: CheckpointStage,
+        *,
+        stop: StopReason | None = None,
+        loop_error: str | None = None,
+        report: CheckedReport | None = None,
+    ) -> None:
+        if self.sink is None:
+            return
+        checkpoint = capture(
+            deps,
+            run_id=self.run_id,
+            started_at=self.started_at,
+            elapsed=time.perf_counter() - self.started,
+            stage=stage,
+            stop=stop,
+            loop_error=loop_error,
+            report=report,
+            resumptions=self.resumptions,
+        )
+        await self.sink(checkpoint)
+
+
 class Orchestrator:
     """Runs research questions; every call to ``run`` is an independent run with its own deps. Models
     and prompts are resolved here, at start, so a missing API key is a ConfigError before any search."""
@@ -146,11 +183,22 @@ class Orchestrator:
                 return event.outcome
         raise ResearchError("the run ended without an outcome")
 
-    async def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]:
-        """Progress events as they happen, ending with ``RunFinished``."""
+    async def run(
+        self,
+        question: str,
+        *,
+        run_id: str | None = None,
+        checkpoint: CheckpointSink | None = None,
+        resume: Checkpoint | None = None,
+    ) -> AsyncIterator[ProgressEvent]:
+        """Progress events as they happen, ending with ``RunFinished``. ``checkpoint`` receives the run's
+        state after every stage; ``resume`` continues the run a checkpoint saved (its question and id win)."""
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
+        if resume is not None:
+            question, run_id = resume.question, resume.run_id
         # Control characters would reach the report's heading and the terminal: the question is one clean line.
-        task = asyncio.create_task(self._produce(one_line(question), run_id or new_run_id(), queue))
+        produce = self._produce(one_line(question), run_id or new_run_id(), queue, checkpoint, resume)
+        task = asyncio.create_task(produce)
         try:
             while (event := await queue.get()) is not None:
                 yield event
@@ -161,7 +209,14 @@ class Orchestrator:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _produce(self, question: str, run_id: str, queue: asyncio.Queue[ProgressEvent | None]) -> None:
+    async def _produce(
+        self,
+        question: str,
+        run_id: str,
+        queue: asyncio.Queue[ProgressEvent | None],
+        sink: CheckpointSink | None,
+        resume: Checkpoint | None,
+    ) -> None:
         try:
             with structlog.contextvars.bound_contextvars(run_id=run_id):
                 if not question:
@@ -169,10 +224,14 @@ class Orchestrator:
                 if self.models.endpoint is not None:  # before any search: is the model server there at all?
                     await check_endpoint(self.models.endpoint, self._client)
                 started, started_at = time.perf_counter(), datetime.now(UTC)
+                progress = _Progress(run_id, started_at, started, sink)
                 store = self._store or await self._open_store(self.settings, run_id)
                 try:
                     deps = self._deps(question, store, queue.put_nowait)
+                    if resume is not None:
+                        await self._resume(deps, progress, resume)
                     deps.state.add_time("store_open", time.perf_counter() - started)
+                    deps.search.after_step = lambda: progress.save(deps, "search")
                     deps.emit(
                         RunStarted(
                             run_id=run_id,
@@ -185,8 +244,16 @@ class Orchestrator:
                             max_iterations=self.settings.max_iterations,
                         )
                     )
-                    stop, error = await self._research(deps)
-                    checked = await write_report(deps, self.stages.report, stop)
+                    if resume is not None and resume.stop is not None:  # the loop had ended before the kill
+                        stop, error = resume.stop, resume.loop_error
+                    else:
+                        stop, error = await self._research(deps, progress)
+                        await progress.save(deps, "judge", stop=stop, loop_error=error)
+                    if resume is not None and resume.report is not None:
+                        checked = resume.report.checked()
+                    else:
+                        checked = await write_report(deps, self.stages.report, stop)
+                        await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
                     report, audit = checked.report, checked.audit
                     deps.emit(
                         ReportWritten(
@@ -203,8 +270,8 @@ class Orchestrator:
                         deps,
                         run_id=run_id,
                         model=self.models.name,
-                        started_at=started_at,
-                        started=started,
+                        started_at=progress.started_at,
+                        started=progress.started,
                         stop=stop,
                         report=checked.report,
                         audit=checked.audit,
@@ -212,12 +279,31 @@ class Orchestrator:
                         error=error or checked.crash,
                         pool=checked.pool,
                     )
+                    if progress.resumptions:
+                        outcome = outcome.model_copy(update={"resumed": True, "resumptions": progress.resumptions})
                     queue.put_nowait(RunFinished(outcome=outcome, error=outcome.error))
                 finally:
                     if self._store is None:
                         await store.close()
         finally:
             queue.put_nowait(None)
+
+    async def _resume(self, deps: ResearchDeps, progress: _Progress, checkpoint: Checkpoint) -> None:
+        """Continue from ``checkpoint``: its state, evidence and spent budgets; its start time and id."""
+        await restore(deps, checkpoint)
+        progress.started = time.perf_counter() - checkpoint.elapsed_seconds
+        progress.started_at = datetime.fromisoformat(checkpoint.started_at)
+        progress.resumed = checkpoint
+        now = datetime.now(UTC).isoformat()
+        resumption = Resumption(at=now, stage=checkpoint.stage, iteration=checkpoint.iteration)
+        progress.resumptions = [*checkpoint.resumptions, resumption]
+        deps.emit(
+            RunWarning(
+                message=f"resumed from its checkpoint after the {checkpoint.stage} stage of iteration "
+                f"{checkpoint.iteration} ({len(deps.evidence)} evidence items, "
+                f"{len(deps.state.queries_run)} queries already run)"
+            )
+        )
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
         settings = self.settings
@@ -245,10 +331,10 @@ class Orchestrator:
             output=OutputChoice(self.models.output_modes),
         )
 
-    async def _research(self, deps: ResearchDeps) -> tuple[StopReason, str | None]:
+    async def _research(self, deps: ResearchDeps, progress: _Progress) -> tuple[StopReason, str | None]:
         """The loop's stop reason, and the run's error if it failed."""
         try:
-            stop = await self._loop(deps)
+            stop = await self._loop(deps, progress)
         except Exception as exc:  # a crash keeps what was collected: it is reported, and the report still written
             logger.exception("research_loop_failed")
             return "error", f"{type(exc).__name__}: {exc}"
@@ -268,13 +354,20 @@ class Orchestrator:
             return stop, f"no evidence was collected: {model}"
         return stop, no_source_answered(state) if sources_down else None
 
-    async def _loop(self, deps: ResearchDeps) -> StopReason:
+    async def _loop(self, deps: ResearchDeps, progress: _Progress) -> StopReason:
         state, budget, evidence = deps.state, deps.budget, deps.evidence
-        for iteration in range(1, budget.max_iterations + 1):
+        resumed = progress.resumed
+        # A resumed run starts in the iteration its checkpoint was in, after the stage it had finished.
+        first = 1 if resumed is None else resumed.iteration + (resumed.stage == "judge")
+        for iteration in range(max(first, 1), budget.max_iterations + 1):
             state.iteration = iteration
-            deps.emit(IterationStarted(iteration=iteration, max_iterations=budget.max_iterations))
+            planned = resumed is not None and resumed.iteration == iteration and resumed.stage == "plan"
+            if not (resumed is not None and resumed.iteration == iteration):
+                deps.emit(IterationStarted(iteration=iteration, max_iterations=budget.max_iterations))
             try:
-                await self._plan(deps)
+                if not planned:
+                    await self._plan(deps)
+                    await progress.save(deps, "plan")
                 if budget.expired():
                     return "time_budget"
                 if not evidence:
@@ -305,6 +398,7 @@ class Orchestrator:
                 return "max_evidence"
             if budget.expired():
                 return "time_budget"
+            await progress.save(deps, "judge")
         return "max_iterations" if evidence else "no_evidence"
 
     async def _plan(self, deps: ResearchDeps) -> None:
