@@ -80,7 +80,9 @@ async def test_a_run_checkpoints_after_every_stage_in_order() -> None:
     outcome, saved = await research(settings, FakeStore(), FakeHandler())
     stages = [(checkpoint.stage, checkpoint.iteration) for checkpoint in saved]
     # Each iteration: its search steps, the end of its planning turn, its judgement; then the loop's end, the report.
-    assert ("plan", 1) in stages and ("judge", 1) in stages and ("plan", 2) in stages
+    assert ("plan", 1) in stages
+    assert ("judge", 1) in stages
+    assert ("plan", 2) in stages
     assert stages.index(("search", 1)) < stages.index(("plan", 1)) < stages.index(("judge", 1))
     assert stages[-2:] == [("judge", 2), ("report", 2)]
     assert saved[-1].stop == outcome.stop_reason == "max_iterations"
@@ -91,8 +93,14 @@ async def test_a_run_checkpoints_after_every_stage_in_order() -> None:
 
 @pytest.mark.parametrize(
     ("stage", "iteration", "loop_over"),
-    [("search", 1, False), ("plan", 1, False), ("judge", 1, False), ("search", 2, False), ("judge", 2, True)]
-    + [("report", 2, True)],
+    [
+        ("search", 1, False),
+        ("plan", 1, False),
+        ("judge", 1, False),
+        ("search", 2, False),
+        ("judge", 2, True),
+        ("report", 2, True),
+    ],
 )
 async def test_a_run_resumed_from_any_checkpoint_sends_no_finished_search_again(
     stage: str, iteration: int, loop_over: bool
@@ -109,7 +117,8 @@ async def test_a_run_resumed_from_any_checkpoint_sends_no_finished_search_again(
     assert not done & {query.lower() for query in handler.queries}, "a finished search was sent again"
     assert resumed.resumed
     assert [(r.stage, r.iteration) for r in resumed.resumptions] == [(checkpoint.stage, checkpoint.iteration)]
-    assert resumed.run_id == checkpoint.run_id and resumed.started_at == checkpoint.started_at
+    assert resumed.run_id == checkpoint.run_id
+    assert resumed.started_at == checkpoint.started_at
     # Nothing collected before the kill is lost, and the resumed run is the same kind of run.
     assert {item.id for item in checkpoint.evidence} <= {item.id for item in resumed.evidence}
     assert resumed.stop_reason == whole.stop_reason
@@ -179,7 +188,9 @@ def test_resume_refuses_a_folder_it_cannot_continue_in_one_line(
     result = run_cli("research", "--resume", str(folder), "--demo", home=tmp_path / "home")
     assert result.returncode == 2
     lines = error_lines(result.stderr)
-    assert len(lines) == 1 and expected in lines[0] and "--resume" in lines[0]
+    assert len(lines) == 1
+    assert expected in lines[0]
+    assert "--resume" in lines[0]
 
 
 def test_resume_with_a_question_too_is_refused(tmp_path: Path) -> None:
@@ -225,11 +236,13 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: s
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert record["resumed"] is True
     assert [(r["stage"], r["iteration"]) for r in record["resumptions"]] == [(before.stage, before.iteration)]
-    assert record["run_id"] == before.run_id and record["question"] == question
+    assert record["run_id"] == before.run_id
+    assert record["question"] == question
     # Every search the killed run finished is in the record once, first, and was not sent again.
     searched = [query for step in record["searches"] for query in step["queries"]]
     assert searched[: len(before.run_state().queries_run)] == before.run_state().queries_run
     assert len(searched) == len({query.lower() for query in searched})
     assert {item.id for item in before.evidence} <= {item["id"] for item in record["evidence"]}
-    assert record["report"]["key_findings"] and (out / "report.md").read_text(encoding="utf-8").startswith("#")
+    assert record["report"]["key_findings"]
+    assert (out / "report.md").read_text(encoding="utf-8").startswith("#")
     assert not (out / CHECKPOINT_FILE).exists()  # finished: nothing left to resume

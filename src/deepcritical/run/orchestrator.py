@@ -244,6 +244,8 @@ class Orchestrator:
                             max_iterations=self.settings.max_iterations,
                         )
                     )
+                    if resume is not None:
+                        deps.emit(self._resumed_note(deps, resume))
                     if resume is not None and resume.stop is not None:  # the loop had ended before the kill
                         stop, error = resume.stop, resume.loop_error
                     else:
@@ -288,6 +290,14 @@ class Orchestrator:
         finally:
             queue.put_nowait(None)
 
+    @staticmethod
+    def _resumed_note(deps: ResearchDeps, checkpoint: Checkpoint) -> RunWarning:
+        return RunWarning(
+            message=f"resumed from its checkpoint after the {checkpoint.stage} stage of iteration "
+            f"{checkpoint.iteration} ({len(deps.evidence)} evidence items, "
+            f"{len(deps.state.queries_run)} queries already run)"
+        )
+
     async def _resume(self, deps: ResearchDeps, progress: _Progress, checkpoint: Checkpoint) -> None:
         """Continue from ``checkpoint``: its state, evidence and spent budgets; its start time and id."""
         await restore(deps, checkpoint)
@@ -297,13 +307,6 @@ class Orchestrator:
         now = datetime.now(UTC).isoformat()
         resumption = Resumption(at=now, stage=checkpoint.stage, iteration=checkpoint.iteration)
         progress.resumptions = [*checkpoint.resumptions, resumption]
-        deps.emit(
-            RunWarning(
-                message=f"resumed from its checkpoint after the {checkpoint.stage} stage of iteration "
-                f"{checkpoint.iteration} ({len(deps.evidence)} evidence items, "
-                f"{len(deps.state.queries_run)} queries already run)"
-            )
-        )
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
         settings = self.settings
