@@ -308,6 +308,30 @@ def batch(
 
 
 @app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Runs worked on at once.")] = 1,
+    demo: Demo = False,
+    verbose: Verbose = False,
+) -> None:
+    """Take runs from the team's queue (DEEPCRITICAL_QUEUE_URL) and run them, until Ctrl+C or SIGTERM."""
+    from deepcritical.cli.research import ensure_writable
+    from deepcritical.cli.worker import run_worker, where
+
+    configure_logging(verbose=verbose)
+    settings = settings_from(demo_mode=demo or None)
+    if settings.queue_url is None:
+        fail("DEEPCRITICAL_QUEUE_URL: not set; set it to the team's Redis (redis://host:6379/0)")
+    checked_preflight(settings)
+    try:
+        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
+    except ConfigError as error:
+        fail(str(error))
+    url = settings.queue_url.get_secret_value()
+    err.print(f"worker: taking runs from {where(url)}, {concurrency} at a time; Ctrl+C stops", markup=False)
+    run_async(run_worker(settings, concurrency=concurrency))
+
+
+@app.command()
 def serve(
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on; beyond loopback needs DEEPCRITICAL_API_TOKEN.")
