@@ -19,7 +19,8 @@ STREAM_PREFIX = "deepcritical:events:"
 # Long enough for any client to come back for a run's events; the run folder keeps them for good.
 STREAM_TTL_SECONDS = 7 * 24 * 3600
 MAX_EVENTS_PER_RUN = 10_000
-READ_BLOCK_MS = 5_000
+# Shorter than redis-py 8's default socket timeout (5 s), which would cut a longer blocking read.
+READ_BLOCK_MS = 2_000
 ENDED_KIND = "run_ended"
 
 
