@@ -32,6 +32,7 @@ from deepcritical.run.checkpoint import (
 from deepcritical.run.events import RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.setup import assemble
 from test_orchestrator import assert_cited, insufficient
 from test_reliability_cli import environment, error_lines, run_cli
 
@@ -58,15 +59,16 @@ async def research(
         saved.append(checkpoint)
 
     async with httpx2.AsyncClient() as client:
-        orchestrator = Orchestrator(
+        parts = assemble(
             settings,
-            client=client,
+            client,
             models=judged_models(),
             store=store,
             handler=handler,
             research_engine=FakeEngine(),
             clock=clock or FakeClock(),
         )
+        orchestrator = Orchestrator(parts)
         outcome = None
         async for event in orchestrator.run(QUESTION, checkpoint=sink, resume=resume):
             if isinstance(event, RunFinished):

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx2
 from fastapi import FastAPI
@@ -16,9 +17,9 @@ from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, Sea
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.execute import RunSource
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
 from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.web.runs import RunSource
 
 BASE_URL = "http://127.0.0.1:8000"
 KINDS = ["run_started", "iteration_started", "search_finished", "judge_finished", "run_ended"]
@@ -94,7 +95,9 @@ class _ScriptedRun:
         self.script = script
         self.settings = settings
 
-    async def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]:
+    async def run(
+        self, question: str, *, run_id: str | None = None, checkpoint: Any = None, resume: Any = None
+    ) -> AsyncIterator[ProgressEvent]:
         assert run_id is not None
         script = self.script
         script.log.append(("start", run_id))

@@ -14,13 +14,11 @@ import structlog
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.redaction import Redactor
-from deepcritical.run import setup
-from deepcritical.run.checkpoint import folder_sink, has_checkpoint, read_checkpoint, remove_checkpoint
-from deepcritical.run.events import RunFinished
+from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
+from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.execute import run_to_folder
 from deepcritical.run.fanout import ENDED_KIND, EventStream
-from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.queue import Attempt, QueuedRun
-from deepcritical.run.record import write_outputs
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
@@ -72,25 +70,36 @@ class QueuedRunExecutor:
         )
 
     async def _research(self, run: QueuedRun, folder: Path) -> None:
-        resume = read_checkpoint(folder) if has_checkpoint(folder) else None
         settings = self.settings.model_copy(
             update={"max_iterations": run.max_iterations, "sources": run.sources or self.settings.sources}
         )
-        async with setup.http_client(settings) as client:
-            orchestrator = Orchestrator(settings, client=client)
-            events = orchestrator.run(run.question, run_id=run.run_id, checkpoint=folder_sink(folder), resume=resume)
-            async for event in events:
-                if not isinstance(event, RunFinished):
+        # The run hands its events over synchronously; one task publishes them, in order.
+        pending: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
+
+        async def publish() -> None:
+            while (event := await pending.get()) is not None:
+                if not isinstance(event, RunFinished):  # the end is published once the files are written
                     await self.events.publish(run.run_id, event.model_dump(mode="json"))
-                    continue
-                outcome = event.outcome
-                write_outputs(outcome, folder)
-                remove_checkpoint(folder)
-                status = "failed" if outcome.error else "finished"
-                summary = {
-                    "stop_reason": outcome.stop_reason,
-                    "evidence": len(outcome.evidence),
-                    "resumed": outcome.resumed,
-                    "seconds": outcome.timings.get("total", 0.0),
-                }
-                await self.events.publish(run.run_id, ended(status, outcome.error, summary=summary))
+
+        publisher = asyncio.create_task(publish())
+        try:
+            done = await run_to_folder(
+                run.question,
+                settings,
+                folder=folder,
+                run_id=run.run_id,
+                on_event=pending.put_nowait,
+                resume=has_checkpoint(folder),
+            )
+        finally:
+            pending.put_nowait(None)
+            await publisher
+        outcome = done.outcome
+        summary = {
+            "stop_reason": outcome.stop_reason,
+            "evidence": len(outcome.evidence),
+            "resumed": outcome.resumed,
+            "seconds": outcome.timings.get("total", 0.0),
+        }
+        status = "failed" if outcome.error else "finished"
+        await self.events.publish(run.run_id, ended(status, outcome.error, summary=summary))
