@@ -153,12 +153,12 @@ class Team:
         self.tmp_path, self.home = tmp_path, tmp_path / "home"
         self.env = {
             "DEEPCRITICAL_QUEUE_URL": redis_url,
-            "DEEPCRITICAL_QUEUE_HEARTBEAT": "2",
+            "DEEPCRITICAL_QUEUE_HEARTBEAT": "3",
             "DEEPCRITICAL_QUEUE_ATTEMPTS": str(attempts),
             "CHROMA_HOST": chroma[0],
             "CHROMA_PORT": str(chroma[1]),
         }
-        self.settings = settings_for(redis_url, DEEPCRITICAL_QUEUE_HEARTBEAT=2, DEEPCRITICAL_QUEUE_ATTEMPTS=attempts)
+        self.settings = settings_for(redis_url, DEEPCRITICAL_QUEUE_HEARTBEAT=3, DEEPCRITICAL_QUEUE_ATTEMPTS=attempts)
         self.workers: list[subprocess.Popen[bytes]] = []
 
     def start_worker(self, *, hold: str | None = None) -> subprocess.Popen[bytes]:

@@ -33,7 +33,7 @@ async def run_worker(settings: Settings, *, concurrency: int) -> None:
         except (RedisError, OSError) as error:
             raise ConfigError(f"DEEPCRITICAL_QUEUE_URL: no Redis server answers at {where(url)} ({error})") from error
         executor = QueuedRunExecutor(settings, EventStream(redis))
-        worker = build_worker(settings, redis, executor, concurrency=concurrency)
+        worker = build_worker(settings, redis, executor, concurrency=concurrency, url=url)
         # Runs at once on one embedded store: one client held for the worker's life keeps Chroma's shared
         # System from being stopped under a run (as the server does).
         anchor = None if settings.chroma_host else await asyncio.to_thread(chroma.connect, settings)

@@ -13,12 +13,15 @@ that kills its worker every time ends instead of looping.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import threading
+import time
 from typing import Any, Protocol
 
 import structlog
 from pydantic import BaseModel, Field
+from redis import Redis as SyncRedis
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from saq import Job, Queue, Status, Worker
 from saq.queue.redis import RedisQueue
 from saq.types import Context
@@ -124,13 +127,50 @@ class RunQueue:
         return int(info.get("queued") or 0)
 
 
-async def _heartbeat(job: Job, every: float) -> None:
-    while True:
-        await asyncio.sleep(every)
-        await job.update()
+# Moves an active job's ``touched`` forward in place: the heartbeat saq's sweep reads.
+_TOUCH = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local job = cjson.decode(raw)
+if job['status'] ~= 'active' then return 0 end
+job['touched'] = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], cjson.encode(job))
+return 1
+"""
 
 
-def build_worker(settings: Settings, redis: Redis, execute: RunExecutor, *, concurrency: int) -> Worker[Context]:
+class Heartbeat:
+    """Beats a job's heartbeat from a thread of its own, on its own connection, so a run that keeps the
+    event loop busy (loading the embedding model on a loaded machine) is not taken for a dead one."""
+
+    def __init__(self, url: str, job: Job, every: float) -> None:
+        self._client = SyncRedis.from_url(url)
+        self._touch = self._client.register_script(_TOUCH)
+        self._job_id = job.id
+        self._every = every
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"heartbeat {job.key}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self._client.close()
+
+    def _beat(self) -> None:
+        while not self._stopped.wait(self._every):
+            try:
+                self._touch(keys=[self._job_id], args=[int(time.time() * 1000)])
+            except RedisError as error:  # the next beat tries again; a lost Redis loses the queue anyway
+                logger.warning("heartbeat_failed", error=str(error))
+
+
+def build_worker(
+    settings: Settings, redis: Redis, execute: RunExecutor, *, concurrency: int, url: str
+) -> Worker[Context]:
     """A saq worker taking runs ``concurrency`` at a time and running each through ``execute``."""
     beat = max(settings.queue_heartbeat / 3, 0.2)
 
@@ -138,7 +178,6 @@ def build_worker(settings: Settings, redis: Redis, execute: RunExecutor, *, conc
         job = ctx["job"]
         queued = QueuedRun.model_validate(run)
         attempt = Attempt(number=job.attempts, allowed=settings.queue_attempts)
-        beating = asyncio.create_task(_heartbeat(job, beat))
         try:
             with structlog.contextvars.bound_contextvars(run_id=queued.run_id, attempt=attempt.number):
                 logger.info("queued_run_started")
@@ -147,18 +186,19 @@ def build_worker(settings: Settings, redis: Redis, execute: RunExecutor, *, conc
             # A user's cancel (the queue marks the job aborting first) ends the run; a worker stopping does
             # not: the queue delivers the job again and the next worker resumes it.
             stored = await ctx["worker"].queue.job(job.key)
-            if stored is not None and stored.status in (Status.ABORTING, Status.ABORTED):
+            aborted = stored is not None and stored.status in (Status.ABORTING, Status.ABORTED)
+            if aborted and stored is not None and stored.error != SWEPT:  # swept: it is delivered again
                 await execute.cancelled(queued, stored.error or "cancelled")
             raise
-        finally:
-            beating.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await beating
         return queued.run_id
+
+    async def beating(ctx: Context, *, run: dict[str, Any]) -> str:
+        with Heartbeat(url, ctx["job"], beat):
+            return await research_run(ctx, run=run)
 
     return Worker(
         saq_queue(redis),
-        [(JOB_FUNCTION, research_run)],
+        [(JOB_FUNCTION, beating)],
         concurrency=concurrency,
         timers={"sweep": SWEEP_SECONDS, "abort": 1, "schedule": 1, "worker_info": 10},
         dequeue_timeout=DEQUEUE_TIMEOUT_SECONDS,
