@@ -100,7 +100,7 @@ class _ScriptedRun:
     ) -> AsyncIterator[ProgressEvent]:
         assert run_id is not None
         script = self.script
-        script.log.append(("start", run_id))
+        script.log.append(("start" if resume is None else "resume", run_id))
         try:
             yield RunStarted(
                 run_id=run_id,
