@@ -27,7 +27,9 @@ from deepcritical.run.checkpoint import HOLD_VARIABLE, read_checkpoint
 from deepcritical.run.fanout import EventStream
 from deepcritical.run.outcome import new_run_id
 from deepcritical.run.queue import QueuedRun, RunQueue
+from deepcritical.web.app import create_app
 from test_reliability_cli import environment
+from web.fakes import serving, sse_events
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 START_DEADLINE = 60.0
@@ -231,9 +233,11 @@ async def test_a_worker_killed_with_sigkill_loses_no_run(team: Team, redis: Redi
 
     kinds, last = await ending(redis, run_id)
     assert last["status"] == "finished", team.logs()
-    assert last["summary"]["resumed"] is True
     assert kinds.count("run_started") == 2  # the first delivery, and the one that resumed it
     record = json.loads((team.folder(run_id) / "run.json").read_text(encoding="utf-8"))
+    assert record["resumed"] is True
+    status = json.loads((team.folder(run_id) / "status.json").read_text(encoding="utf-8"))
+    assert status["status"] == "finished"
     assert record["resumptions"][0]["stage"] == "search"
     searched = [query for step in record["searches"] for query in step["queries"]]
     assert len(searched) == len({query.lower() for query in searched})  # no finished search sent again
@@ -270,5 +274,31 @@ async def test_a_cancel_from_another_process_stops_the_workers_run(team: Team, r
     await team.held(run_id, worker)
     assert await RunQueue(team.settings, redis).cancel(run_id, "cancelled by the user")
     _kinds, last = await ending(redis, run_id)
-    assert last == {"kind": "run_ended", "status": "cancelled", "error": "cancelled by the user"}
+    assert (last["status"], last["error"]) == ("cancelled", "cancelled by the user")
     assert worker.poll() is None  # the worker goes on, ready for the next run
+
+
+@pytest.mark.model
+@pytest.mark.chroma_server
+async def test_two_servers_and_a_worker_share_one_redis(team: Team, redis: Redis) -> None:
+    """A run asked of one server is run by a worker; another server lists it and streams its events, and
+    takes up the stream after a Last-Event-ID."""
+    team.start_worker()
+    settings = team.settings.model_copy(
+        update={"home": team.home, "chroma_host": team.env["CHROMA_HOST"], "chroma_port": int(team.env["CHROMA_PORT"])}
+    )
+    async with serving(create_app(settings)) as first, serving(create_app(settings)) as second:
+        response = await first.post("/api/runs", json={"question": QUESTION, "max_iterations": 1})
+        assert response.status_code == 202, response.text
+        run_id = response.json()["run_id"]
+        listed = [run["run_id"] for run in (await second.get("/api/runs")).json()]
+        assert run_id in listed
+        events = sse_events((await second.get(f"/api/runs/{run_id}/events")).text)
+        assert events[-1][1] == "run_ended"
+        assert events[-1][2]["status"] == "finished", team.logs()
+        assert [event_id for event_id, _, _ in events] == list(range(1, len(events) + 1))
+        later = sse_events((await first.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "2"})).text)
+        assert later == events[2:]
+        view = (await second.get(f"/api/runs/{run_id}")).json()
+        assert view["status"] == "finished"
+        assert "report.md" in view["files"]

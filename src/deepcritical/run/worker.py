@@ -6,6 +6,7 @@ resume it from its last checkpoint; or, when every allowed attempt was used up, 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,20 @@ from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import run_to_folder
-from deepcritical.run.fanout import ENDED_KIND, EventStream
+from deepcritical.run.fanout import EventStream
+from deepcritical.run.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
 from deepcritical.run.queue import Attempt, QueuedRun
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
 
 
-def ended(status: str, error: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"kind": ENDED_KIND, "status": status, "error": error, **extra}
+def ended(status: RunStatus, error: str | None = None, summary: RunSummary | None = None) -> dict[str, Any]:
+    return RunEnded(status=status, error=error, summary=summary).model_dump(mode="json")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class QueuedRunExecutor:
@@ -41,12 +47,13 @@ class QueuedRunExecutor:
         folder = self.runs_dir / run.run_id
         folder.mkdir(parents=True, exist_ok=True)
         if attempt.last_straw:
-            await self.events.publish(run.run_id, ended("failed", self.given_up(folder, attempt)))
+            await self._end(run, folder, "failed", self.given_up(folder, attempt))
             return
         if (folder / "run.json").is_file() and not has_checkpoint(folder):
             # Delivered again after its outputs were written but before the queue heard: it is done.
-            await self.events.publish(run.run_id, ended("finished"))
+            await self._end(run, folder, "finished", None)
             return
+        self._record(run, folder, status="running", started_at=_now())
         try:
             await self._research(run, folder)
         except asyncio.CancelledError:
@@ -54,10 +61,32 @@ class QueuedRunExecutor:
             # stopping worker's run is delivered again and resumed, so only the first is an end.
             raise
         except DeepCriticalError as error:
-            await self.events.publish(run.run_id, ended("failed", self._redact(one_line(str(error)))))
+            await self._end(run, folder, "failed", self._redact(one_line(str(error))))
 
     async def cancelled(self, run: QueuedRun, reason: str) -> None:
-        await self.events.publish(run.run_id, ended("cancelled", reason))
+        await self._end(run, self.runs_dir / run.run_id, "cancelled", reason)
+
+    def _record(self, run: QueuedRun, folder: Path, **changes: Any) -> None:
+        """Update the run's ``status.json`` (written by the server that took the request) for every server."""
+        try:
+            info = RunInfo.model_validate_json((folder / STATUS_FILE).read_bytes())
+        except (OSError, ValueError):  # enqueued by hand (a bench, a test): the worker starts the record
+            info = RunInfo(
+                run_id=run.run_id,
+                question=run.question,
+                status="queued",
+                demo=self.settings.demo_mode,
+                max_iterations=run.max_iterations,
+                sources=run.sources or list(self.settings.sources),
+                created_at=_now(),
+            )
+        RunJournal(folder).save(info.model_copy(update=changes))
+
+    async def _end(
+        self, run: QueuedRun, folder: Path, status: RunStatus, error: str | None, summary: RunSummary | None = None
+    ) -> None:
+        self._record(run, folder, status=status, error=error, summary=summary, ended_at=_now())
+        await self.events.publish(run.run_id, ended(status, error, summary))
 
     def given_up(self, folder: Path, attempt: Attempt) -> str:
         where = ""
@@ -95,11 +124,4 @@ class QueuedRunExecutor:
             pending.put_nowait(None)
             await publisher
         outcome = done.outcome
-        summary = {
-            "stop_reason": outcome.stop_reason,
-            "evidence": len(outcome.evidence),
-            "resumed": outcome.resumed,
-            "seconds": outcome.timings.get("total", 0.0),
-        }
-        status = "failed" if outcome.error else "finished"
-        await self.events.publish(run.run_id, ended(status, outcome.error, summary=summary))
+        await self._end(run, folder, "failed" if outcome.error else "finished", outcome.error, RunSummary.of(outcome))
