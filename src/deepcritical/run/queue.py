@@ -127,14 +127,14 @@ class RunQueue:
         return int(info.get("queued") or 0)
 
 
-# Moves an active job's ``touched`` forward in place: the heartbeat saq's sweep reads.
+# Moves an active job's ``touched`` forward in place (the heartbeat saq's sweep reads), editing saq's JSON
+# as text: decoding and re-encoding it in Lua would turn empty lists into objects.
 _TOUCH = """
 local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
-local job = cjson.decode(raw)
-if job['status'] ~= 'active' then return 0 end
-job['touched'] = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], cjson.encode(job))
+if not raw or not string.find(raw, '"status": "active"', 1, true) then return 0 end
+local touched, found = string.gsub(raw, '"touched": %d+', '"touched": ' .. ARGV[1], 1)
+if found == 0 then return 0 end
+redis.call('SET', KEYS[1], touched)
 return 1
 """
 

@@ -62,6 +62,9 @@ class QueuedRunExecutor:
             raise
         except DeepCriticalError as error:
             await self._end(run, folder, "failed", self._redact(one_line(str(error))))
+        except Exception as error:  # a bug would fail again on every delivery: the run ends here, as failed
+            logger.exception("queued_run_crashed", run_id=run.run_id)
+            await self._end(run, folder, "failed", self._redact(one_line(f"{type(error).__name__}: {error}")))
 
     async def cancelled(self, run: QueuedRun, reason: str) -> None:
         await self._end(run, self.runs_dir / run.run_id, "cancelled", reason)
