@@ -17,20 +17,25 @@ checkpoint) is printed, with the heartbeat (DEEPCRITICAL_QUEUE_HEARTBEAT, here 1
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import os
-import signal
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-import httpx2
+# Run as a script, this file's folder comes first on sys.path and its name would hide the standard
+# library's ``queue`` (which asyncio's helpers import): the folder goes before anything else is imported.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import httpx2  # noqa: E402
 
 QUESTIONS = [
     "Can metformin be repurposed for Alzheimer's disease?",
