@@ -126,7 +126,7 @@ def grade_text(grade: Grade) -> str:
     return f"{grade.label}; {level}{basis}"
 
 
-def _reference(number: int, item: Evidence, recalled: bool) -> str:
+def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
@@ -139,6 +139,9 @@ def _reference(number: int, item: Evidence, recalled: bool) -> str:
         parts.append(" **The journal has published an expression of concern about this article.**")
     origin = "recalled from an earlier run, " if recalled else ""
     parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
+    if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
+        parts.append(" (synthetic demo record: no web page)")
+        return "".join(parts)
     link = safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
@@ -174,13 +177,13 @@ def _findings(
     return lines
 
 
-def _flagged_item(item: Evidence) -> str:
-    link = safe_link(item.citation.url)
+def _flagged_item(item: Evidence, demo: bool) -> str:
+    link = None if demo else safe_link(item.citation.url)  # a synthetic record has no page
     where = f" [Link]({link})" if link else ""
     return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}), {code_span(item.id)}.{where}"
 
 
-def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
+def _flags(evidence: Mapping[str, Evidence], demo: bool = False) -> list[str]:
     """A visible warning listing every retracted item collected (they support no finding), and the items
     under an expression of concern."""
     retracted = [item for item in evidence.values() if item.retracted]
@@ -191,7 +194,7 @@ def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
             f"> **Warning: {len(retracted)} retracted publication(s) found.** A retracted publication supports no "
             "finding in this report; it is listed here so that it is not mistaken for evidence:",
             ">",
-            *(f"> - **Retracted:** {_flagged_item(item)}" for item in retracted),
+            *(f"> - **Retracted:** {_flagged_item(item, demo)}" for item in retracted),
             "",
         ]
     if concerned:
@@ -199,7 +202,7 @@ def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
             f"> **Caution: {len(concerned)} publication(s) under an expression of concern.** The journal has "
             "questioned their reliability; read any finding they support with care:",
             ">",
-            *(f"> - **Expression of concern:** {_flagged_item(item)}" for item in concerned),
+            *(f"> - **Expression of concern:** {_flagged_item(item, demo)}" for item in concerned),
             "",
         ]
     return lines
@@ -276,7 +279,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
             "",
         ]
     lines += ["## Answer in brief", "", text(report.answer_brief) or "No answer could be given.", ""]
-    lines += _flags(evidence)
+    lines += _flags(evidence, context.demo)
     lines += [
         "## Key findings",
         "",
@@ -304,7 +307,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
     lines += ["", "## References", ""]
     recalled = set(context.recalled)
-    lines += [_reference(number, item, item.id in recalled) for number, item in enumerate(references, start=1)] or [
-        "None."
-    ]
+    lines += [
+        _reference(number, item, item.id in recalled, context.demo) for number, item in enumerate(references, start=1)
+    ] or ["None."]
     return "\n".join(lines).rstrip() + "\n"
