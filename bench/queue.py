@@ -131,7 +131,10 @@ async def one_run(client: httpx2.AsyncClient, question: str) -> tuple[float, str
     async with client.stream("GET", f"/api/runs/{run_id}/events", timeout=None) as stream:
         async for line in stream.aiter_lines():
             if line.startswith("data:") and '"run_ended"' in line:
-                return time.monotonic() - posted, str(json.loads(line[5:])["status"])
+                ended = json.loads(line[5:])
+                if ended["status"] != "finished":
+                    print(f"  {run_id}: {ended['status']}: {ended.get('error')}", file=sys.stderr)
+                return time.monotonic() - posted, str(ended["status"])
     return time.monotonic() - posted, "no end"
 
 
