@@ -10,8 +10,9 @@ file, so a reader sees the previous checkpoint or the new one, never half of one
 
 Stages, in order: ``search`` (after each search step; the Brain's turn may go on), ``plan`` (the
 iteration's planning turn is over), ``judge`` (the iteration's judgement is in), ``report`` (the report is
-written). A resumed run never sends a finished search again: its queries are in the restored state, and
-the search stage refuses a query already run.
+written). A run resumed after ``search`` or ``plan`` goes on to that iteration's judgement. It never sends
+a finished search again: its queries are in the restored state, and the search stage refuses a query
+already run.
 """
 
 from __future__ import annotations

@@ -307,7 +307,9 @@ class Orchestrator:
             if not here:
                 deps.emit(IterationStarted(iteration=iteration, max_iterations=budget.max_iterations))
             try:
-                if not (here and resumed is not None and resumed.stage == "plan"):
+                # The iteration's search ran (its turn may have been cut short after it): on to its judgement,
+                # as the Brain's turn usually ends with its search; planning again would only cost requests.
+                if not (here and resumed is not None and resumed.stage in ("search", "plan")):
                     await run_stage(stages.plan, deps, None)
                     await progress.save(deps, "plan")
                 if budget.expired():
