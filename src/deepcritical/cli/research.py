@@ -59,7 +59,7 @@ def preflight(settings: Settings) -> None:
     model's directory and, for the embedded store, that its home and the store directory itself are
     writable."""
     try:
-        EmbeddingService(settings.embedding_model).check_available()
+        EmbeddingService.for_settings(settings).check_available()
     except EmbeddingError as error:
         raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
     check_store_directory(settings)
