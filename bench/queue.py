@@ -175,7 +175,10 @@ async def kill_to_finish() -> None:
                 response = await client.post("/api/runs", json={"question": QUESTIONS[0], "max_iterations": 2})
                 run_id = response.json()["run_id"]
                 held = deployment.home / "runs" / run_id / "held"
-                while not held.exists():  # noqa: ASYNC110 (another process writes the file)
+                deadline = time.monotonic() + STARTUP_SECONDS
+                while not held.exists():
+                    if time.monotonic() > deadline:  # the run ended (or failed) before its hold
+                        raise SystemExit(f"the run never reached its hold; see {deployment.root}")
                     await asyncio.sleep(0.05)
                 deployment.start_worker()
                 await asyncio.sleep(5)  # the survivor is up and idle, as in a running deployment
