@@ -254,12 +254,17 @@ class Settings(BaseSettings):
     redis_url: SecretStr | None = Field(default=None, validation_alias="REDIS_URL")
     retention: timedelta | None = Field(default=timedelta(days=30), validation_alias="DEEPCRITICAL_RETENTION")
 
-    @field_validator("redis_url", mode="before")
+    # A team deployment: runs go through a job queue on Redis to ``deepcritical worker`` processes
+    queue_url: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_QUEUE_URL")
+    queue_heartbeat: float = Field(default=30.0, ge=1.0, le=3600.0, validation_alias="DEEPCRITICAL_QUEUE_HEARTBEAT")
+    queue_attempts: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_QUEUE_ATTEMPTS")
+
+    @field_validator("redis_url", "queue_url", mode="before")
     @classmethod
     def _blank_redis_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("redis_url")
+    @field_validator("redis_url", "queue_url")
     @classmethod
     def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis", "rediss", "unix"):

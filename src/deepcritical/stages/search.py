@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import structlog
@@ -78,6 +78,8 @@ class SearchStage:
         self._related_n = related_n
         self._related_min_score = related_min_score
         self._recall = recall  # off: evidence of earlier runs is never recalled (--no-recall, the demo)
+        # Called after every finished search step (the run's checkpoint), before the model hears of it.
+        self.after_step: Callable[[], Awaitable[None]] | None = None
 
     def _refusal(self, fresh: Sequence[str]) -> str | None:
         """Why a search may not run now, or None."""
@@ -119,6 +121,8 @@ class SearchStage:
                 capped=step.capped,
             )
         )
+        if self.after_step is not None:
+            await self.after_step()
         items = self.evidence.items
         listed = [items[i] for i in step.kept_ids + step.related_ids if i in items][:MAX_LISTED_ITEMS]
         return {
