@@ -28,3 +28,9 @@ def ncbi_data() -> Path:
 def ddg_data() -> Path:
     """Real DuckDuckGo text-search results (../shared/data/ddg)."""
     return shared_folder("ddg")
+
+
+@pytest.fixture
+def fulltext_data() -> Path:
+    """Real PMC JATS articles and real PDFs (../shared/data/fulltext)."""
+    return shared_folder("fulltext")

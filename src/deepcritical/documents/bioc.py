@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from deepcritical.documents.jats import children, name, parse_xml, words
@@ -106,7 +106,7 @@ def _authors(infons: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(name for name in names if name)
 
 
-def _blocks(passages: list[Mapping[str, Any]]) -> Iterator[Block]:
+def _blocks(passages: Sequence[Mapping[str, Any]]) -> Iterator[Block]:
     section: str | None = None
     subsection: str | None = None
     section_type = ""
@@ -147,7 +147,8 @@ def _document(document: Mapping[str, Any]) -> ParsedDocument | None:
         journal=(front.get("journal") or "").split(";")[0].strip() or None,
         doi=clean_doi(front.get("article-id_doi")),
         pmid=clean_pmid(front.get("article-id_pmid")) or (clean_pmid(identifier) if not front else None),
-        pmcid=clean_pmcid(front.get("article-id_pmc")) or clean_pmcid(identifier if identifier.startswith("PMC") else ""),
+        pmcid=clean_pmcid(front.get("article-id_pmc"))
+        or clean_pmcid(identifier if identifier.startswith("PMC") else ""),
         keywords=tuple(k.strip() for k in front.get("kwd", "").split() if k.strip()),
     )
     blocks = tuple(_blocks(passages))

@@ -45,10 +45,12 @@ ARTICLE_TYPES = {
     "rapid-communication": "Journal Article",
     "practice-guideline": "Practice Guideline",
 }
-FLOATS = frozenset({"fig", "fig-group", "table-wrap", "table-wrap-group", "boxed-text", "chem-struct-wrap"})
+FLOATS = frozenset(
+    {"fig", "fig-group", "table-wrap", "table-wrap-group", "boxed-text", "chem-struct-wrap", "supplementary-material"}
+)
 FORMULAS = frozenset({"inline-formula", "disp-formula"})
 # Inline elements whose text is not part of the sentence.
-SKIPPED_INLINE = frozenset({"fn", "supplementary-material", "graphic", "inline-graphic", "media", "alternatives"})
+SKIPPED_INLINE = frozenset({"fn", "graphic", "inline-graphic", "media", "alternatives"})
 PARAGRAPHS = frozenset({"p", "disp-quote", "speech", "statement", "def-list", "list", "verse-group"})
 MAX_TABLE_CHARS = 4000
 # Abstracts that are not the article's summary.

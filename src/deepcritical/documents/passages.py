@@ -65,7 +65,7 @@ def split(document_id: str, blocks: Sequence[Block], max_chars: int = MAX_CHARS)
         for piece_start, piece_end in _pieces(block.text, max_chars):
             start, end = block_start + piece_start, block_start + piece_end
             if spans:
-                last_start, last_end, first = spans[-1]
+                last_start, _, first = spans[-1]
                 same_place = (first.section, first.subsection, first.page, first.kind) == (
                     block.section,
                     block.subsection,

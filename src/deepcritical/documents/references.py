@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import bibtexparser
 import rispy
+from bibtexparser.entrypoint import parse_string
 from pylatexenc.latex2text import LatexNodes2Text
 
 from deepcritical.documents.model import (
@@ -158,7 +158,7 @@ def _bibtex_record(fields: Mapping[str, str]) -> ParsedDocument | None:
 
 
 def parse_bibtex(data: bytes) -> list[ParsedDocument]:
-    library = bibtexparser.parse_string(data.decode("utf-8-sig", errors="replace"))
+    library = parse_string(data.decode("utf-8-sig", errors="replace"))
     if not library.entries and library.failed_blocks:
         raise DocumentError(f"not a readable BibTeX file ({len(library.failed_blocks)} broken entries, none read)")
     records = []
