@@ -71,7 +71,7 @@ def test_the_same_bytes_give_the_same_documents_and_a_change_a_new_hash() -> Non
 
 
 def test_a_file_over_the_size_limit_is_refused_unread() -> None:
-    with pytest.raises(DocumentError, match=r"more than the limit of .* MB \(LIBRARY_MAX_FILE_MB\)"):
+    with pytest.raises(DocumentError, match=r"more than the limit of .* MB \(DEEPCRITICAL_LIBRARY_MAX_FILE_MB\)"):
         read_bytes(b"x" * 2000, suffix=".txt", limits=Limits(max_bytes=1024))
 
 

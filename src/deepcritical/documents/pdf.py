@@ -166,7 +166,7 @@ def parse_pdf(data: bytes, *, max_pages: int, max_seconds: float) -> ParsedDocum
     try:
         pages = len(document)
         if pages > max_pages:
-            raise DocumentError(f"{pages} pages, more than the limit of {max_pages} (LIBRARY_MAX_PAGES)")
+            raise DocumentError(f"{pages} pages, more than the limit of {max_pages} (DEEPCRITICAL_LIBRARY_MAX_PAGES)")
         metadata = document.get_metadata_dict(skip_empty=True)
         reader = _Reader()
         first_pages = []

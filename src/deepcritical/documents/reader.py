@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from deepcritical.config import Settings
 from deepcritical.documents import bioc, jats, pdf, references, text
 from deepcritical.documents.model import Document, DocumentFormat, ParsedDocument
 from deepcritical.documents.passages import split
@@ -52,6 +53,22 @@ class Limits:
     max_pages: int = 1000
     max_seconds: float = 60.0
     max_memory_bytes: int = 2 * 1024 * 1024 * 1024
+
+
+def limits_from(settings: Settings) -> Limits:
+    """The limits the settings set (DEEPCRITICAL_LIBRARY_MAX_FILE_MB, _MAX_PAGES, _PARSE_SECONDS)."""
+    return Limits(
+        max_bytes=int(settings.library_max_file_mb * 2**20),
+        max_pages=settings.library_max_pages,
+        max_seconds=settings.library_parse_seconds,
+    )
+
+
+def _too_large(size: int, limits: Limits) -> DocumentError:
+    return DocumentError(
+        f"{size / 2**20:.1f} MB, more than the limit of {limits.max_bytes / 2**20:.3g} MB "
+        "(DEEPCRITICAL_LIBRARY_MAX_FILE_MB)"
+    )
 
 
 def content_hash(data: bytes) -> str:
@@ -129,7 +146,7 @@ class ParserWorker:
         except multiprocessing.TimeoutError:
             self.close()
             raise DocumentError(
-                f"reading took longer than {self.limits.max_seconds:g} s (LIBRARY_PARSE_SECONDS); stopped"
+                f"reading took longer than {self.limits.max_seconds:g} s (DEEPCRITICAL_LIBRARY_PARSE_SECONDS); stopped"
             ) from None
         except MemoryError:
             raise DocumentError(
@@ -196,9 +213,7 @@ def read_bytes(
 ) -> list[Document]:
     """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
     if len(data) > limits.max_bytes:
-        raise DocumentError(
-            f"{len(data) / 2**20:.1f} MB, more than the limit of {limits.max_bytes / 2**20:g} MB (LIBRARY_MAX_FILE_MB)"
-        )
+        raise _too_large(len(data), limits)
     if not data.strip():
         raise DocumentError("the file is empty")
     form = sniffed_format(suffix, data)
@@ -215,9 +230,7 @@ def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) ->
     try:
         size = path.stat().st_size
         if size > limits.max_bytes:
-            raise DocumentError(
-                f"{size / 2**20:.1f} MB, more than the limit of {limits.max_bytes / 2**20:g} MB (LIBRARY_MAX_FILE_MB)"
-            )
+            raise _too_large(size, limits)
         data = path.read_bytes()
         result.content_hash = content_hash(data)
         result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=str(path))
