@@ -134,11 +134,11 @@ def test_a_failed_run_prints_one_line_and_tracebacks_only_when_verbose(tmp_path:
 def test_a_store_directory_that_cannot_be_written_stops_the_run_at_start(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    (home / "chroma").write_text("a file where the store directory should be")  # root can write anywhere else
+    (home / "chroma-demo").write_text("a file where the store directory should be")  # root can write anywhere else
     result = run_cli("research", "Do statins help?", "--demo", home=home)
     assert result.returncode == 2, result.stderr
     [line] = error_lines(result.stderr)
-    assert line.startswith(f"error: DEEPCRITICAL_HOME: the evidence store directory {home / 'chroma'}: cannot write")
+    assert line.startswith(f"error: DEEPCRITICAL_HOME: the evidence store directory {home / 'chroma-demo'}: cannot write")
 
 
 @pytest.mark.parametrize(

@@ -104,6 +104,18 @@ class Settings(BaseSettings):
     chroma_host: str | None = Field(default=None, validation_alias="CHROMA_HOST")
     chroma_port: int = Field(default=8000, ge=1, le=65535, validation_alias="CHROMA_PORT")
     dedup_threshold: float = Field(default=0.9, gt=0.0, le=1.0, validation_alias="DEEPCRITICAL_DEDUP_THRESHOLD")
+    # The document collection the ``library`` source searches (filled by ``deepcritical library add``)
+    library_collection: str = Field(
+        default="documents",
+        min_length=1,
+        max_length=40,
+        pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$",
+        validation_alias="DEEPCRITICAL_LIBRARY_COLLECTION",
+    )
+    # Recall evidence of earlier runs from the library (off: a run sees only what its own searches find)
+    recall: bool = Field(default=True, validation_alias="DEEPCRITICAL_RECALL")
+    # No language model at all: code planner, code judge, extractive report, code verdict
+    no_llm: bool = Field(default=False, validation_alias="DEEPCRITICAL_NO_LLM")
 
     # Research loop
     model: str = Field(default=DEFAULT_MODEL, min_length=1, validation_alias="DEEPCRITICAL_MODEL")
@@ -252,7 +264,8 @@ class Settings(BaseSettings):
 
     def demo_preset(self) -> Settings:
         """The same settings with demo mode on: the stand-in sources and the deterministic stand-in models."""
-        return self.demo_sources_preset().model_copy(update={"demo_mode": True})
+        # No recall: the same demo question gives the same report, whatever earlier demo runs found.
+        return self.demo_sources_preset().model_copy(update={"demo_mode": True, "recall": False})
 
     def public_dict(self) -> dict[str, Any]:
         """The settings as recorded in a run record: secrets and the contact e-mail reduced to whether

@@ -9,8 +9,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
-SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc"]
+SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc", "library"]
+# The sources searched by default; ``library`` (the user's own document collections) is asked for by name.
 ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
+KNOWN_SOURCES: tuple[SourceName, ...] = (*ALL_SOURCES, "library")
 
 DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)
@@ -183,6 +185,28 @@ class Citation(BaseModel):
         return normalize_doi(value) if value else None
 
 
+class Passage(BaseModel):
+    """Where a passage of a document in a local collection (``deepcritical library add``) sits: which
+    collection and document, which passage of it, and, when known, its section, page and character span.
+    A document may have many passages; each is its own evidence item, citing the document."""
+
+    model_config = ConfigDict(frozen=True)
+
+    collection: str = Field(min_length=1)
+    document_id: str = Field(min_length=1)
+    passage_id: str = Field(default="0", min_length=1)
+    section: str | None = None
+    page: int | None = Field(default=None, ge=1)
+    start: int | None = Field(default=None, ge=0, description="First character of the passage in the document")
+    end: int | None = Field(default=None, ge=0)
+
+
+def passage_url(passage: Passage) -> str:
+    """The stable address of a passage: ``library://COLLECTION/DOCUMENT`` (``/PASSAGE`` after the first)."""
+    tail = "" if passage.passage_id == "0" else f"/{passage.passage_id}"
+    return f"library://{passage.collection}/{passage.document_id}{tail}"
+
+
 def _pmid_of(citation: Citation) -> str | None:
     if citation.pmid:
         return citation.pmid
@@ -201,8 +225,12 @@ def _doi_of(citation: Citation) -> str | None:
 def evidence_id(citation: Citation) -> str:
     """A stable identity: ``pmid:…`` when known, else ``doi:…``, else ``url:`` plus the normalised URL.
 
-    A PubMed or doi.org link counts as the PMID or DOI it names.
+    A PubMed or doi.org link counts as the PMID or DOI it names. A passage of a local collection is
+    its own item (``url:library://…``) even when its document carries a PMID or DOI: a document's
+    passages are many items.
     """
+    if citation.source == "library":
+        return f"url:{normalize_url(citation.url)}"
     if pmid := _pmid_of(citation):
         return f"pmid:{pmid}"
     if doi := _doi_of(citation):
@@ -217,6 +245,8 @@ def identity_keys(citation: Citation) -> frozenset[str]:
     A registry entry also has the PMID of its first results publication: the trial and the paper that
     reports it are one item. Only the first, so that two papers of one trial are never merged into one."""
     keys = {f"url:{normalize_url(citation.url)}"}
+    if citation.source == "library":
+        return frozenset(keys)
     if pmid := _pmid_of(citation):
         keys.add(f"pmid:{pmid}")
     if doi := _doi_of(citation):
@@ -246,6 +276,7 @@ class Evidence(BaseModel):
     grade: Grade = Field(default_factory=Grade, description="Study design, level of evidence and population")
     retracted: bool = Field(default=False, description="The publication has been retracted: it supports nothing")
     expression_of_concern: bool = Field(default=False, description="The journal has published an expression of concern")
+    passage: Passage | None = Field(default=None, description="For a local collection's item: where the passage sits")
 
     @model_validator(mode="after")
     def _found_by_includes_origin(self) -> Evidence:

@@ -110,6 +110,9 @@ class Assessment(BaseModel):
         return {"mechanism": self.mechanism.score, "clinical": self.clinical.score, "safety": self.safety.score}
 
 
+VerdictLabel = Literal["supported", "refuted", "mixed", "insufficient", "yes", "no", "maybe"]
+
+
 class Finding(BaseModel):
     statement: Annotated[str, _first(PARAGRAPH_CHARS)] = Field(
         min_length=1, max_length=PARAGRAPH_CHARS, description="One claim, in one or two sentences"
@@ -139,6 +142,12 @@ class ResearchReport(BaseModel):
     references: Annotated[list[EvidenceId], _first(MAX_REFERENCES)] = Field(
         default_factory=list, max_length=MAX_REFERENCES, description="Ids of every evidence item cited"
     )
+    verdict: VerdictLabel | None = Field(
+        default=None,
+        description="The answer in one word: yes, no or maybe for a yes/no question; supported, refuted or mixed "
+        "for a claim; insufficient when the evidence does not bear on it",
+    )
+    verdict_confidence: float | None = Field(default=None, ge=0.0, le=1.0, description="Confidence in the verdict")
 
 
 StopReason = Literal[
@@ -208,3 +217,28 @@ class CitationAudit(BaseModel):
     @property
     def clean(self) -> bool:
         return not (self.dropped_ids or self.dropped_findings or self.stripped_urls)
+
+MAX_VERDICT_IDS = 10
+
+
+class Verdict(BaseModel):
+    """What a run concludes, in one label a reader can act on: for a yes/no question ``yes``, ``no`` or
+    ``maybe``, for a claim ``supported``, ``refuted`` or ``mixed``; ``insufficient`` when nothing collected
+    bears on it. ``by`` says who gave it: the Report model, or code (no model, or the model failed)."""
+
+    label: VerdictLabel
+    confidence: float = Field(ge=0.0, le=1.0, description="How sure the verdict is, 0 to 1")
+    evidence_ids: Annotated[list[EvidenceId], _first(MAX_VERDICT_IDS)] = Field(
+        default_factory=list, max_length=MAX_VERDICT_IDS, description="Ids of the items the verdict rests on"
+    )
+    strongest_design: str | None = Field(default=None, description="The strongest study design behind it")
+    strongest_level: int | None = Field(default=None, ge=1, le=5, description="Its OCEBM 2011 level")
+    by: Literal["model", "code"] = "code"
+    method: str = Field(default="", description="How the verdict was reached")
+    probabilities: dict[str, float] = Field(default_factory=dict, description="Pooled stance, code verdicts only")
+    rationale: Sentence = ""
+
+    @property
+    def headline(self) -> str:
+        """'Verdict: yes (confidence 0.72)'."""
+        return f"{self.label} (confidence {self.confidence:.2f})"

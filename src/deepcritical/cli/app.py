@@ -21,6 +21,7 @@ from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
+from deepcritical.cli.eval import eval_app
 from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
@@ -102,21 +103,27 @@ def root(
 
 
 app.add_typer(library_app, name="library")
+app.add_typer(eval_app, name="eval")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
+SOURCES_HELP = "Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc,library (default: DEEPCRITICAL_SOURCES)."
+Sources = Annotated[str | None, typer.Option("--sources", help=SOURCES_HELP)]
+Collection = Annotated[
+    str | None,
+    typer.Option("--collection", help="The document collection the library source searches (`library add`)."),
+]
+NoLlm = Annotated[
+    bool, typer.Option("--no-llm", help="No language model: code planner, judge, extractive report and verdict.")
+]
+NoRecall = Annotated[bool, typer.Option("--no-recall", help="Do not recall evidence of earlier runs.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
 
 
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to search for.")],
-    sources: Annotated[
-        str | None,
-        typer.Option(
-            "--sources",
-            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
-        ),
-    ] = None,
+    sources: Sources = None,
+    collection: Collection = None,
     max_results: Annotated[
         int | None, typer.Option("--max", min=1, max=100, help="Results per source (default DEEPCRITICAL_MAX_RESULTS).")
     ] = None,
@@ -131,7 +138,9 @@ def search(
 
     configure_logging(verbose=verbose)
     query = require_text(query, "query")
-    settings = settings_from(sources=sources, demo_mode=demo or None, max_results_per_source=max_results)
+    settings = settings_from(
+        sources=sources, demo_mode=demo or None, max_results_per_source=max_results, library_collection=collection
+    )
     if store:
         checked_preflight(settings)
     outcome = run_async(run_search(query, settings, max_results=settings.max_results_per_source, store=store))
@@ -170,6 +179,10 @@ def research(
         bool,
         typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline)."),
     ] = False,
+    sources: Sources = None,
+    collection: Collection = None,
+    no_llm: NoLlm = False,
+    no_recall: NoRecall = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -184,6 +197,10 @@ def research(
         max_iterations=max_iterations,
         model=model,
         output_mode=output_mode,
+        sources=sources,
+        library_collection=collection,
+        no_llm=no_llm or None,
+        recall=False if no_recall else None,
     )
     if settings.demo_mode and model is not None:
         err.print(

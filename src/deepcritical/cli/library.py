@@ -194,3 +194,39 @@ def _write_lines(items: Iterator[Evidence], write: Callable[[str], object]) -> i
         write(item.model_dump_json() + "\n")
         count += 1
     return count
+
+
+@library_app.command()
+def add(
+    file: Annotated[Path, typer.Argument(help="A JSON Lines file of documents: _id, title, text, metadata (BEIR).")],
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", help="The collection to add to (default DEEPCRITICAL_LIBRARY_COLLECTION)."),
+    ] = None,
+) -> None:
+    """Add documents to a local collection, which the `library` source searches (`--sources library`)."""
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    from deepcritical.cli.app import fail, settings_from
+    from deepcritical.evidence import EmbeddingService, documents
+    from deepcritical.sources.grading import grade_record
+
+    chosen = settings_from(library_collection=collection)  # a bad name fails here, naming the variable
+    name = chosen.library_collection
+    if not file.is_file():
+        fail(f"{file}: no such file")
+    with _store() as (_, connection):
+        embeddings = EmbeddingService(chosen.embedding_model)
+        with Progress(TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"), console=err) as bar:
+            task = bar.add_task("add", total=None)
+            count = documents.add_documents(
+                connection,
+                embeddings,
+                name,
+                documents.read_jsonl(file),
+                grader=lambda title, text, types, mesh: grade_record(
+                    title=title, text=text, publication_types=types, mesh_headings=mesh
+                ),
+                progress=lambda done: bar.update(task, completed=done),
+            )
+    out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)

@@ -311,8 +311,9 @@ def connect(settings: Settings) -> Connection:
 
 
 def store_directory(settings: Settings) -> Path:
-    """Where the embedded store lives."""
-    return settings.home / "chroma"
+    """Where the embedded store lives. A demo run has a store of its own beside the user's, so synthetic
+    evidence never reaches the user's library and the user's evidence never reaches a demo report."""
+    return settings.home / ("chroma-demo" if settings.demo_mode else "chroma")
 
 
 def run_collection_name(run_id: str) -> str:

@@ -175,6 +175,13 @@ class EmbeddingService:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self._source = resolve_model(model)
         self.batch_size = batch_size
+        # Vectors already known by text (a document collection's stored vectors): not embedded again.
+        self._known: dict[str, npt.NDArray[np.float32]] = {}
+
+    def remember(self, texts: Sequence[str], vectors: Vectors) -> None:
+        """Keep vectors computed earlier (e.g. stored with a collection) so that embedding the same texts
+        again costs nothing. Only for vectors of this model."""
+        self._known.update(zip(texts, vectors, strict=True))
 
     @property
     def model_name(self) -> str:
@@ -222,9 +229,18 @@ class EmbeddingService:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Normalised embeddings, shape ``(len(texts), dimension)``. Empty or blank text is an error."""
         texts = _checked(texts)
+        if texts and self._known and all(text in self._known for text in texts):
+            return np.stack([self._known[text] for text in texts]).astype(np.float32)
         loaded = _load(self._source)
         if not texts:
             return np.zeros((0, loaded.dimension), dtype=np.float32)
+        if self._known:
+            missing = list(dict.fromkeys(text for text in texts if text not in self._known))
+            fresh = dict(zip(missing, self._encode(loaded, missing), strict=True))
+            return np.stack([self._known.get(text, fresh.get(text)) for text in texts]).astype(np.float32)
+        return self._encode(loaded, texts)
+
+    def _encode(self, loaded: _LoadedModel, texts: list[str]) -> Vectors:
         with loaded.lock:
             fitted = self._fit(loaded, texts)
             vectors = loaded.model.encode(

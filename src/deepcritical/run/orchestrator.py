@@ -40,7 +40,7 @@ from deepcritical.errors import ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import BrainTurn, Judgement, StopReason
 from deepcritical.redaction import Redactor
-from deepcritical.run import setup
+from deepcritical.run import code_only, setup
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.outcome import ResearchOutcome, assemble_outcome, new_run_id
 from deepcritical.run.report import ReportWriter, write_report
@@ -84,6 +84,11 @@ class Stages:
             judge=Judge(models.judge),
             report=Reporter(models.report),
         )
+
+    @classmethod
+    def in_code(cls) -> Stages:
+        """No model at all (``--no-llm``): the code planner, judge and extractive report."""
+        return cls(plan=code_only.plan_in_code, judge=code_only.judge_in_code, report=code_only.report_in_code)
 
 
 class LoopStopError(Exception):
@@ -135,7 +140,9 @@ class Orchestrator:
         self._handler = handler
         self._research_engine = research_engine
         self.models = models or setup.models(settings, client)  # live models talk through the run's client
-        self.stages = stages or Stages.with_agents(self.models, term_lookups=research_engine is not None)
+        self.stages = stages or (
+            Stages.in_code() if settings.no_llm else Stages.with_agents(self.models, term_lookups=research_engine is not None)
+        )
         self._clock = clock
         self._sleep = sleep
 
@@ -179,7 +186,9 @@ class Orchestrator:
                             question=question,
                             demo=self.settings.stand_in_sources,
                             model=self.models.name,
-                            output_mode=None if self.settings.demo_mode else deps.output.current.label,
+                            output_mode=None
+                            if self.settings.demo_mode or self.settings.no_llm
+                            else deps.output.current.label,
                             sources=list(self._handler.source_names),
                             sources_disabled=dict(self._handler.unavailable),
                             max_iterations=self.settings.max_iterations,
@@ -231,6 +240,7 @@ class Orchestrator:
             budget,
             emit=emit,
             max_results_per_source=settings.max_results_per_source,
+            recall=settings.recall,
         )
         return ResearchDeps(
             settings=settings,

@@ -21,8 +21,10 @@ from deepcritical.outputs import (
     ResearchReport,
     SearchStep,
     StopReason,
+    Verdict,
 )
 from deepcritical.stages.render import RenderContext, render_markdown
+from deepcritical.stages.verdict import run_verdict
 
 
 def new_run_id(kind: str = "research") -> str:
@@ -64,6 +66,7 @@ class ResearchOutcome(BaseModel):
     stop_reason: StopReason
     iterations: int
     report: ResearchReport
+    verdict: Verdict = Field(description="The run's answer in one label, with its confidence and what it rests on")
     markdown: str
     report_fallback: bool = Field(description="True when the report was built in code, not by the Report agent")
     report_fallback_reason: FallbackReason | None = Field(
@@ -123,6 +126,7 @@ def assemble_outcome(
     pool: Sequence[str] = (),
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
+    verdict = run_verdict(state.question, report, evidence.items, pool)
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
         stop_reason=stop,
@@ -136,6 +140,7 @@ def assemble_outcome(
         degraded=state.degraded,
         recalled=evidence.recalled_ids,
         pool=pool,
+        verdict=verdict,
     )
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())
@@ -148,6 +153,7 @@ def assemble_outcome(
         stop_reason=stop,
         iterations=state.iteration,
         report=report,
+        verdict=verdict,
         markdown=render_markdown(report, evidence.items, context),
         report_fallback=fallback is not None,
         report_fallback_reason=fallback,
@@ -168,7 +174,7 @@ def assemble_outcome(
             name: AgentUsage.model_validate({**dataclasses.asdict(stats), "seconds": round(stats.seconds, 4)})
             for name, stats in sorted(state.agents.items())
         },
-        output_mode=None if deps.settings.demo_mode else deps.output.current.label,
+        output_mode=None if deps.settings.demo_mode or deps.settings.no_llm else deps.output.current.label,
         output_mode_refusals=[deps.redact(line) for line in deps.output.refusals],
         errors=[deps.redact(message) for message in state.errors],
         degraded=bool(state.degraded),

@@ -44,6 +44,10 @@ def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
 
 def models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
     """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError."""
+    if settings.no_llm:
+        from deepcritical.run.code_only import no_models
+
+        return no_models()
     if settings.demo_mode:
         from deepcritical.demo.models import demo_models
 

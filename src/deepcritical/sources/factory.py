@@ -14,6 +14,7 @@ from deepcritical.sources.base import USER_AGENT, SearchTool
 from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
 from deepcritical.sources.europepmc import EuropePmcTool
 from deepcritical.sources.handler import SearchHandler
+from deepcritical.sources.library import LibraryTool
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.searxng import SearxngTool
 from deepcritical.sources.web import DdgsLike, WebTool
@@ -21,6 +22,7 @@ from deepcritical.sources.you import ResearchEngine
 
 # A search may take two requests (PubMed: esearch, efetch), each asked once more after a timeout.
 DEADLINE_PER_TIMEOUT = 4
+LIBRARY_TIMEOUT = 600.0
 
 
 def make_http_client(transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
@@ -48,9 +50,11 @@ def build_sources(
     *,
     ddgs_factory: Callable[[], DdgsLike] | None = None,
     ncbi_limiter: Callable[[], Awaitable[None]] | None = None,
+    library: SearchTool | None = None,
 ) -> Sources:
     """Instantiate the enabled sources around ``client``. A source that cannot run with this
-    configuration is left out and reported, never a crash."""
+    configuration is left out and reported, never a crash. ``library`` is a ready ``library`` source (one
+    that holds its collection in memory already, shared by many runs); by default one is built."""
     unavailable: dict[SourceName, str] = {}
     tools: list[SearchTool] = []
     research_engine = (
@@ -102,6 +106,8 @@ def build_sources(
             tools.append(
                 EuropePmcTool(client, base_url=str(settings.europepmc_base_url), timeout=settings.europepmc_timeout)
             )
+        elif name == "library":
+            tools.append(library or LibraryTool(settings))
     timeouts = {
         "pubmed": settings.pubmed_timeout,
         "web": settings.web_timeout,
@@ -109,6 +115,8 @@ def build_sources(
         "you": settings.you_timeout,
         "clinicaltrials": settings.clinicaltrials_timeout,
         "europepmc": settings.europepmc_timeout,
+        # The first search reads the whole collection into memory: a large one takes a while.
+        "library": LIBRARY_TIMEOUT / DEADLINE_PER_TIMEOUT,
     }
     # The handler's deadline sits above each source's own HTTP timeout, so a source that times out (and
     # is asked once more) reports its own error rather than being cut off mid-retry.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
 from deepcritical.models import Evidence, Grade
-from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
+from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.strength import DIRECTIONS, strength_of
@@ -109,6 +109,7 @@ class RenderContext:
     degraded: Sequence[str] = ()
     recalled: Sequence[str] = ()
     pool: Sequence[str] = ()  # the items the report was written from; empty: every collected item
+    verdict: Verdict | None = None
 
 
 BASIS_WORDS = {
@@ -256,6 +257,34 @@ def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
     return lines
 
 
+VERDICT_WORDS = {
+    "yes": "Yes",
+    "no": "No",
+    "maybe": "Maybe",
+    "supported": "Supported",
+    "refuted": "Refuted",
+    "mixed": "Mixed",
+    "insufficient": "Insufficient evidence",
+}
+
+
+def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
+    """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
+    who = "given by the report model" if verdict.by == "model" else "computed in code"
+    marks = [str(numbers[i]) if i in numbers else code_span(i) for i in verdict.evidence_ids]
+    rests = f" It rests on {', '.join(marks)}" if marks else " No collected item bears on it"
+    strongest = ""
+    if verdict.strongest_design:
+        level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
+        strongest = f"; the strongest design behind it: {escape(verdict.strongest_design)}{level}"
+    return [
+        "## Verdict",
+        "",
+        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.",
+        "",
+    ]
+
+
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
     """The report as Markdown. ``report`` must already be citation-checked against ``evidence``."""
     references = [evidence[i] for i in report.references if i in evidence]
@@ -269,6 +298,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     ]
     if meta:
         lines += [" · ".join(meta), ""]
+    if context.verdict is not None:
+        lines += verdict_block(context.verdict, numbers)
     if context.degraded:
         lines += [
             "> **Part of this run was done in code because the language model failed.** "

@@ -66,6 +66,7 @@ class SearchStage:
         max_results_per_source: int = 10,
         related_n: int = 5,
         related_min_score: float = DEFAULT_RELATED_MIN_SCORE,
+        recall: bool = True,
     ) -> None:
         self._handler = handler
         self._store = store
@@ -76,6 +77,7 @@ class SearchStage:
         self._max_results = max_results_per_source
         self._related_n = related_n
         self._related_min_score = related_min_score
+        self._recall = recall  # off: evidence of earlier runs is never recalled (--no-recall, the demo)
 
     def _refusal(self, fresh: Sequence[str]) -> str | None:
         """Why a search may not run now, or None."""
@@ -177,7 +179,7 @@ class SearchStage:
 
         related: list[Evidence] = []
         anchor = question or (queries[0] if queries else "")
-        if anchor and not evidence.full:
+        if anchor and self._recall and not evidence.full:
             scored = await self._store.related(anchor, exclude_ids=list(evidence.items), n=self._related_n)
             recalled = [
                 hit.evidence

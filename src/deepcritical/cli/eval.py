@@ -1,0 +1,133 @@
+"""``deepcritical eval``: score the research loop on PubMedQA or SciFact (see ``deepcritical.run.eval``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from deepcritical.config import OutputMode
+
+eval_app = typer.Typer(
+    help="Score the research loop on questions with known answers (PubMedQA, SciFact).", no_args_is_help=True
+)
+err = Console(stderr=True, emoji=False)
+
+Out = Annotated[Path | None, typer.Option("--out", help="Where predictions.jsonl and summary.json go (resumable).")]
+Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")]
+NoLlm = Annotated[bool, typer.Option("--no-llm", help="No language model: the code planner, judge, report, verdict.")]
+Model = Annotated[str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. openai:local.")]
+Mode = Annotated[OutputMode | None, typer.Option("--output-mode", help="How the model gives structured answers.")]
+Iterations = Annotated[int, typer.Option("--max-iterations", min=1, max=20, help="Rounds per question.")]
+Results = Annotated[int, typer.Option("--max", min=1, max=100, help="Passages per query from the collection.")]
+
+
+def _run(
+    benchmark: Any,
+    gold_file: Path,
+    load: Any,
+    out: Path | None,
+    limit: int | None,
+    overrides: dict[str, Any],
+) -> None:
+    from deepcritical.cli.app import checked_preflight, fail, run_async, settings_from
+    from deepcritical.run import eval as evaluation
+
+    target = out or Path("eval") / benchmark
+    settings = settings_from(**overrides)
+    checked_preflight(settings)
+    try:
+        questions, pool = load()
+    except Exception as error:  # ConfigError from the readers; anything else is a bad file too
+        fail(str(error))
+    if not questions:
+        fail(f"{gold_file}: no item to evaluate")
+    with Progress(
+        TextColumn(f"{benchmark}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    ) as bar:
+        task = bar.add_task(benchmark, total=min(len(questions), limit or len(questions)))
+        timing = run_async(
+            evaluation.predict(
+                benchmark,
+                questions,
+                pool,
+                settings,
+                target,
+                limit=limit,
+                on_progress=lambda done, _total: bar.update(task, completed=done),
+            )
+        )
+    summary = evaluation.score(benchmark, target / "predictions.jsonl", gold_file, timing)
+    summary["settings"] = {"no_llm": settings.no_llm, "model": None if settings.no_llm else settings.model}
+    (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    err.print(f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False)
+
+
+def _overrides(no_llm: bool, model: str | None, mode: OutputMode | None, iterations: int, results: int) -> dict[str, Any]:
+    return {
+        "no_llm": no_llm or None,
+        "model": model,
+        "output_mode": mode,
+        "max_iterations": iterations,
+        "max_results_per_source": results,
+    }
+
+
+@eval_app.command()
+def pubmedqa(
+    file: Annotated[Path, typer.Argument(help="PubMedQA items (ori_pqal.json format).")],
+    out: Out = None,
+    limit: Limit = None,
+    no_llm: NoLlm = False,
+    model: Model = None,
+    output_mode: Mode = None,
+    max_iterations: Iterations = 1,
+    max_results: Results = 10,
+) -> None:
+    """Research each QUESTION over the pool of every item's CONTEXTS; the verdict maps to yes/no/maybe."""
+    from deepcritical.run import eval as evaluation
+
+    _run(
+        "pubmedqa",
+        file,
+        lambda: evaluation.read_pubmedqa_inputs(file),
+        out,
+        limit,
+        _overrides(no_llm, model, output_mode, max_iterations, max_results),
+    )
+
+
+@eval_app.command()
+def scifact(
+    claims: Annotated[Path, typer.Option("--claims", help="SciFact claims (JSON Lines: id, claim).")],
+    corpus: Annotated[Path, typer.Option("--corpus", help="The SciFact corpus (BEIR JSON Lines).")],
+    out: Out = None,
+    limit: Limit = None,
+    no_llm: NoLlm = False,
+    model: Model = None,
+    output_mode: Mode = None,
+    max_iterations: Iterations = 1,
+    max_results: Results = 10,
+) -> None:
+    """Research each claim over the corpus; the verdict maps to SUPPORT/REFUTE/NEI."""
+    from deepcritical.run import eval as evaluation
+
+    _run(
+        "scifact",
+        claims,
+        lambda: (evaluation.read_scifact_inputs(claims), evaluation.corpus_documents(corpus)),
+        out,
+        limit,
+        _overrides(no_llm, model, output_mode, max_iterations, max_results),
+    )

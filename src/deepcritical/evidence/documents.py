@@ -1,0 +1,220 @@
+"""Local document collections: a user's own documents, loaded with ``deepcritical library add`` and searched
+by the ``library`` source with the same hybrid retrieval (BM25 + dense, fused by reciprocal rank) as a run.
+
+A collection ``NAME`` is the Chroma collection ``docs-NAME``. A document is one or more passages; each
+passage is stored as its own evidence item (``Evidence.passage`` says which collection, document and
+passage, and where in the document when known: section, page, character span), so a full-text article
+split into sections is many items citing one document. BEIR/SciFact JSON Lines (``_id``, ``title``,
+``text``, optional ``metadata``) give one passage per document; other readers (PDF, JATS) give more.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepcritical.errors import ConfigError, StoreError
+from deepcritical.evidence import chroma
+from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
+from deepcritical.evidence.retrieval import HybridIndex
+from deepcritical.models import Citation, Evidence, Grade, Passage, passage_url
+
+PREFIX = "docs-"
+TITLE_CHARS = 500
+# Documents embedded and written per batch while adding (bounds memory; shows progress).
+ADD_BATCH = 256
+
+
+def collection_name(name: str) -> str:
+    """The Chroma collection that holds the document collection ``name``."""
+    return f"{PREFIX}{name}"
+
+
+@dataclass(frozen=True)
+class PassageText:
+    """One passage of a document and where it sits in it (all optional but the text)."""
+
+    text: str
+    passage_id: str = "0"
+    section: str | None = None
+    page: int | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document to add: its id, title, passages and metadata (``year``/``date``, ``authors``, ``journal``,
+    ``doi``, ``pmid``, ``publication_types``, ``mesh``: each optional)."""
+
+    id: str
+    title: str
+    passages: list[PassageText]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value.strip() else ()
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value if str(v).strip())
+    return ()
+
+
+def _optional(value: Any) -> str | None:
+    return str(value).strip() or None if value not in (None, "") else None
+
+
+def read_jsonl(path: Path) -> Iterator[Document]:
+    """Documents from a BEIR-style JSON Lines file: ``{"_id", "title", "text", "metadata"?}`` per line (``id``
+    is accepted for ``_id``). A line that is not such an object is a ConfigError naming the file and line."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
+            if not isinstance(record, dict):
+                raise ConfigError(f"{path}, line {number}: expected a JSON object with _id, title and text")
+            document_id = record.get("_id", record.get("id"))
+            text = record.get("text")
+            if document_id is None or not str(document_id).strip():
+                raise ConfigError(f"{path}, line {number}: no _id")
+            if not isinstance(text, str) or not text.strip():
+                raise ConfigError(f"{path}, line {number}: document {document_id}: no text")
+            metadata = record.get("metadata")
+            yield Document(
+                id=str(document_id).strip(),
+                title=str(record.get("title") or "").strip(),
+                passages=[PassageText(text=text)],
+                metadata=metadata if isinstance(metadata, dict) else {},
+            )
+
+
+Grader = Callable[[str, str, Sequence[str], Sequence[str]], Grade]
+
+
+def passage_evidence(collection: str, document: Document, passage: PassageText, grader: Grader | None) -> Evidence:
+    """The evidence item of one passage: it cites the document, and ``passage`` says where it sits."""
+    meta = document.metadata
+    title = " ".join(document.title.split())[:TITLE_CHARS] or f"{collection} document {document.id}"
+    if passage.section:
+        title = f"{title} ({passage.section})"[:TITLE_CHARS]
+    where = Passage(
+        collection=collection,
+        document_id=document.id,
+        passage_id=passage.passage_id,
+        section=passage.section,
+        page=passage.page,
+        start=passage.start,
+        end=passage.end,
+    )
+    types, mesh = _strings(meta.get("publication_types")), _strings(meta.get("mesh"))
+    date = _optional(meta.get("date") or meta.get("year")) or "Unknown"
+    citation = Citation(
+        source="library",
+        title=title,
+        url=passage_url(where),
+        date=date,
+        authors=_strings(meta.get("authors")),
+        journal=_optional(meta.get("journal")),
+        doi=_optional(meta.get("doi")),
+        pmid=_optional(meta.get("pmid")),
+        publication_types=types,
+        mesh_headings=mesh,
+    )
+    grade = grader(title, passage.text, types, mesh) if grader is not None else Grade()
+    return Evidence(content=passage.text, citation=citation, relevance=0.0, grade=grade, passage=where)
+
+
+def add_documents(
+    connection: chroma.Connection,
+    embeddings: EmbeddingService,
+    name: str,
+    documents: Iterable[Document],
+    *,
+    grader: Grader | None = None,
+    progress: Callable[[int], None] = lambda _count: None,
+) -> int:
+    """Embed and store every passage of ``documents`` in the collection ``name`` (created if new). Adding a
+    document again replaces its passages' records (the id is the passage's address). Returns the number
+    of passages written."""
+    target = collection_name(name)
+    chroma.open_collection(connection, target, embeddings.model_name)
+    written = 0
+    batch: list[Evidence] = []
+
+    def flush() -> None:
+        nonlocal written, batch
+        if not batch:
+            return
+        vectors = embeddings.embed([passage_text(item.citation.title, item.content) for item in batch])
+        with connection.session(touches=(target,), writes=True) as session:
+            chroma.upsert(session.collection(target), connection.max_batch, batch, vectors)
+        written += len(batch)
+        progress(written)
+        batch = []
+
+    for document in documents:
+        for passage in document.passages:
+            batch.append(passage_evidence(name, document, passage, grader))
+        if len(batch) >= ADD_BATCH:
+            flush()
+    flush()
+    return written
+
+
+def exists(connection: chroma.Connection, name: str) -> bool:
+    with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
+        return collection_name(name) in {collection.name for collection in session.client.list_collections()}
+
+
+@dataclass
+class DocumentIndex:
+    """A collection held in memory for searching: its passages, their stored vectors, and a hybrid index."""
+
+    name: str
+    items: list[Evidence]
+    vectors: Vectors
+    index: HybridIndex
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def texts(self) -> list[str]:
+        return [passage_text(item.citation.title, item.content) for item in self.items]
+
+    def search(self, query: str, query_vector: Vectors, n: int) -> list[tuple[Evidence, float]]:
+        """The best ``n`` passages by hybrid retrieval, each with its cosine similarity to the query."""
+        if not self.items:
+            return []
+        dense = self.index.dense_scores(query_vector)
+        return [(self.items[i], float(dense[i])) for i, _ in self.index.top(query, query_vector, n, "hybrid")]
+
+
+def load_index(connection: chroma.Connection, name: str) -> DocumentIndex:
+    """Read the collection ``name`` whole (passages and vectors) and index it. StoreError when it is absent."""
+    target = collection_name(name)
+    if not exists(connection, name):
+        raise StoreError(
+            f"no document collection {name!r} in {connection.where}. Fix: `deepcritical library add FILE.jsonl "
+            f"--collection {name}`, or set DEEPCRITICAL_LIBRARY_COLLECTION to one that `deepcritical library list` shows"
+        )
+    with connection.session(touches=(target,), writes=False) as session:
+        found = chroma.fetch(session.collection(target), None, vectors=True)
+    ordered = sorted(found.values(), key=lambda record: record.evidence.id)  # a stable order: stable ties
+    items = [record.evidence for record in ordered]
+    vectors = np.stack([record.vector for record in ordered]) if ordered else np.zeros((0, 0), dtype=np.float32)
+    texts = [passage_text(item.citation.title, item.content) for item in items]
+    return DocumentIndex(name, items, vectors, HybridIndex(texts, vectors))

@@ -1,0 +1,343 @@
+"""``deepcritical eval``: the research loop scored on questions whose answers are known.
+
+- PubMedQA (``ori_pqal.json`` format): every item's ``CONTEXTS`` (the abstract without its conclusion) goes
+  into one document collection; each ``QUESTION`` is researched over ``--sources library``; the verdict
+  maps to yes / no / maybe.
+- SciFact: the corpus goes into a collection; each claim is researched over it; the verdict maps to
+  SUPPORT / REFUTE / NEI.
+
+The answer fields (PubMedQA's ``final_decision``, ``LONG_ANSWER``, ``reasoning_*``; SciFact's ``evidence``
+and ``cited_doc_ids``) are read only after every prediction is made, by ``score``: ``read_*_inputs`` keep the
+fields a system may read and drop the rest, so a file without them predicts the same.
+
+One process, one store (under ``OUT/store``, never the user's), the collection embedded once, one embedder
+whose cache holds the collection's vectors; each question gets the real loop (planner, search stage, judge,
+report, verdict) with its evidence in memory. ``predictions.jsonl`` is appended line by line, so an
+interrupted evaluation resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx2
+
+from deepcritical.config import Settings
+from deepcritical.errors import ConfigError
+from deepcritical.evidence import EmbeddingService, chroma, documents
+from deepcritical.evidence.memory import MemoryStore
+from deepcritical.outputs import Verdict
+from deepcritical.run import setup
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.sources.factory import build_sources, make_http_client
+from deepcritical.sources.grading import grade_record
+from deepcritical.sources.library import LibraryTool
+
+Benchmark = Literal["pubmedqa", "scifact"]
+LABELS: dict[Benchmark, tuple[str, ...]] = {"pubmedqa": ("yes", "no", "maybe"), "scifact": ("SUPPORT", "REFUTE", "NEI")}
+# Fields a system under test may read; everything else in an item is left unread until scoring.
+PUBMEDQA_INPUTS = ("QUESTION", "CONTEXTS", "LABELS", "MESHES", "YEAR")
+SCIFACT_INPUTS = ("id", "claim")
+PUBLISHED = {
+    "pubmedqa": "PubMedQA test split, reasoning-required: majority 0.552, BioBERT 0.681, single human 0.780",
+    "scifact": "SciFact: no published figure for this setting (the research loop over the whole corpus)",
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    text: str
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str) and value.strip().startswith("["):
+        parsed = ast.literal_eval(value)
+        return [str(v) for v in parsed] if isinstance(parsed, list) else [value]
+    return [str(value)] if value else []
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from error
+
+
+def read_pubmedqa_inputs(path: Path) -> tuple[list[Question], list[documents.Document]]:
+    """The questions and the pool of contexts, from the allowed fields only (``PUBMEDQA_INPUTS``)."""
+    data = _load_json(path)
+    if not isinstance(data, dict) or not data:
+        raise ConfigError(f"{path}: expected PubMedQA's format, an object of items keyed by PMID")
+    questions, pool = [], []
+    for key, raw in data.items():
+        if not isinstance(raw, dict) or "QUESTION" not in raw or "CONTEXTS" not in raw:
+            raise ConfigError(f"{path}: item {key} has no QUESTION or CONTEXTS")
+        item = {field: raw[field] for field in PUBMEDQA_INPUTS if field in raw}
+        contexts, labels = _as_list(item["CONTEXTS"]), _as_list(item.get("LABELS", []))
+        labels += [""] * (len(contexts) - len(labels))
+        body = " ".join(f"{label.upper()}: {text}" if label else text for label, text in zip(labels, contexts))
+        questions.append(Question(str(key), str(item["QUESTION"])))
+        meta = {"year": str(item.get("YEAR") or ""), "mesh": _as_list(item.get("MESHES", []))}
+        pool.append(documents.Document(str(key), "", [documents.PassageText(body)], meta))
+    return questions, pool
+
+
+def read_scifact_inputs(path: Path) -> list[Question]:
+    """The claims, from ``id`` and ``claim`` only."""
+    questions = []
+    for number, record in enumerate(_jsonl(path), start=1):
+        if "id" not in record or not str(record.get("claim", "")).strip():
+            raise ConfigError(f"{path}, line {number}: expected a SciFact claim with id and claim")
+        questions.append(Question(str(record["id"]), str(record["claim"])))
+    return questions
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}, line {number}: expected a JSON object")
+        yield record
+
+
+def to_label(benchmark: Benchmark, verdict: Verdict) -> str:
+    """The benchmark's label for a verdict: yes/supported, no/refuted, else maybe or NEI."""
+    positive = verdict.label in ("yes", "supported")
+    negative = verdict.label in ("no", "refuted")
+    if benchmark == "pubmedqa":
+        return "yes" if positive else "no" if negative else "maybe"
+    return "SUPPORT" if positive else "REFUTE" if negative else "NEI"
+
+
+def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:
+    """The documents the run collected, and those its report and verdict cite (in the order cited)."""
+    by_id = {item.id: item for item in outcome.evidence}
+    collected = list(dict.fromkeys(item.passage.document_id for item in outcome.evidence if item.passage))
+    cited_ids = [*outcome.verdict.evidence_ids, *outcome.report.references]
+    cited = [
+        passage.document_id
+        for i in cited_ids
+        if i in by_id and (passage := by_id[i].passage) is not None
+    ]
+    return collected, list(dict.fromkeys(cited))
+
+
+def done_ids(predictions: Path) -> set[str]:
+    """Items already predicted (an interrupted evaluation resumes after them)."""
+    if not predictions.exists():
+        return set()
+    seen = set()
+    for line in predictions.read_text(encoding="utf-8").splitlines():
+        try:
+            seen.add(str(json.loads(line)["id"]))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue  # a line cut off by an interruption: that item runs again
+    return seen
+
+
+async def ensure_collection(
+    settings: Settings, embeddings: EmbeddingService, name: str, pool: Sequence[documents.Document]
+) -> float:
+    """Embed and store the pool once: a collection already holding every passage is reused. Seconds taken."""
+    started = time.perf_counter()
+    connection = chroma.connect(settings)
+    try:
+        wanted = sum(len(document.passages) for document in pool)
+        if documents.exists(connection, name):
+            target = documents.collection_name(name)
+            with connection.session(touches=(target,), writes=False) as session:
+                if session.collection(target).count() == wanted:
+                    return time.perf_counter() - started
+        documents.add_documents(
+            connection,
+            embeddings,
+            name,
+            pool,
+            grader=lambda title, text, types, mesh: grade_record(
+                title=title, text=text, publication_types=types, mesh_headings=mesh
+            ),
+        )
+    finally:
+        connection.close()
+    return time.perf_counter() - started
+
+
+def eval_settings(settings: Settings, out: Path, collection: str) -> Settings:
+    """The evaluation's settings: its own store under ``out``, the library source only, no recall."""
+    return settings.model_copy(
+        update={
+            "home": out / "store",
+            "sources": ["library"],
+            "library_collection": collection,
+            "recall": False,
+            "retention": None,
+            "demo_mode": False,
+            "demo_sources": False,
+        }
+    )
+
+
+async def predict(
+    benchmark: Benchmark,
+    questions: Sequence[Question],
+    pool: Sequence[documents.Document],
+    settings: Settings,
+    out: Path,
+    *,
+    limit: int | None = None,
+    on_progress: Callable[[int, int], None] = lambda _done, _total: None,
+) -> dict[str, float]:
+    """Research every question not predicted yet; append one line per item to ``out/predictions.jsonl``.
+    Returns the seconds spent setting up (embedding the pool) and predicting."""
+    out.mkdir(parents=True, exist_ok=True)
+    collection = benchmark
+    settings = eval_settings(settings, out, collection)
+    predictions = out / "predictions.jsonl"
+    chosen = list(questions)[:limit] if limit else list(questions)
+    done = done_ids(predictions)
+    todo = [question for question in chosen if question.id not in done]
+    on_progress(len(chosen) - len(todo), len(chosen))
+    embeddings = EmbeddingService(settings.embedding_model)
+    setup_seconds = await ensure_collection(settings, embeddings, collection, pool)
+    library = LibraryTool(settings, embeddings=embeddings)
+    loaded = time.perf_counter()
+    await library.index()
+    setup_seconds += time.perf_counter() - loaded
+    started = time.perf_counter()
+    async with make_http_client() as client:
+        handler = build_sources(settings, client, library=library).handler
+        models = setup.models(settings, client)
+        with predictions.open("a", encoding="utf-8") as sink:
+            for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
+                began = time.perf_counter()
+                store = MemoryStore(embeddings, dedup_threshold=settings.dedup_threshold)
+                orchestrator = Orchestrator(settings, client=client, models=models, store=store, handler=handler)
+                outcome = await orchestrator.research(question.text)
+                collected, cited = document_ids(outcome)
+                line = {
+                    "id": question.id,
+                    "prediction": to_label(benchmark, outcome.verdict),
+                    "verdict": outcome.verdict.label,
+                    "confidence": outcome.verdict.confidence,
+                    "verdict_by": outcome.verdict.by,
+                    "collected": collected,
+                    "cited": cited,
+                    "degraded": outcome.degraded,
+                    "error": outcome.error,
+                    "seconds": round(time.perf_counter() - began, 3),
+                }
+                sink.write(json.dumps(line) + "\n")
+                sink.flush()
+                on_progress(number, len(chosen))
+    return {"setup_seconds": round(setup_seconds, 2), "predict_seconds": round(time.perf_counter() - started, 2)}
+
+
+# --- Scoring: the only place that reads the answers, after every prediction is made ---
+
+
+def gold_pubmedqa(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Labels (``final_decision``) and gold evidence (each question's own abstract) by item id."""
+    data = _load_json(path)
+    labels = {str(k): str(v["final_decision"]) for k, v in data.items() if isinstance(v, dict) and "final_decision" in v}
+    return labels, {key: {key} for key in labels}
+
+
+def gold_scifact(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Labels (SUPPORT / REFUTE from ``evidence``, NEI when it is empty) and gold documents by claim id."""
+    labels: dict[str, str] = {}
+    evidence: dict[str, set[str]] = {}
+    for record in _jsonl(path):
+        if "evidence" not in record:
+            continue
+        found = record["evidence"] or {}
+        kinds = {str(sentence.get("label")) for sets in found.values() for sentence in sets}
+        key = str(record["id"])
+        labels[key] = "NEI" if not found else "SUPPORT" if "SUPPORT" in kinds else "REFUTE"
+        if found:
+            evidence[key] = {str(doc) for doc in found}
+    return labels, evidence
+
+
+def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict[str, float]) -> dict[str, Any]:
+    """Accuracy, macro-F1, the confusion matrix, gold-evidence recall and citation precision (where the file
+    has labels), the majority baseline, and time."""
+    lines = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    labels, gold_docs = (gold_pubmedqa if benchmark == "pubmedqa" else gold_scifact)(gold_file)
+    classes = LABELS[benchmark]
+    seconds = [float(line["seconds"]) for line in lines]
+    summary: dict[str, Any] = {
+        "benchmark": benchmark,
+        "items": len(lines),
+        "seconds_per_item": round(sum(seconds) / len(seconds), 3) if seconds else None,
+        **timing,
+        "verdict_by": dict(Counter(str(line.get("verdict_by")) for line in lines)),
+        "degraded": sum(bool(line.get("degraded")) for line in lines),
+        "errors": sum(bool(line.get("error")) for line in lines),
+        "predicted": dict(Counter(line["prediction"] for line in lines)),
+        "published": PUBLISHED[benchmark],
+    }
+    scored = [line for line in lines if line["id"] in labels]
+    if not scored:
+        summary["note"] = "the file has no answer fields: predictions only"
+        return summary
+    gold = [labels[line["id"]] for line in scored]
+    predicted = [line["prediction"] for line in scored]
+    matrix = [[sum(1 for g, p in zip(gold, predicted) if g == row and p == column) for column in classes] for row in classes]
+    f1 = {}
+    for position, name in enumerate(classes):
+        true_positive = matrix[position][position]
+        predicted_n = sum(matrix[row][position] for row in range(len(classes)))
+        gold_n = sum(matrix[position])
+        precision = true_positive / predicted_n if predicted_n else 0.0
+        recall = true_positive / gold_n if gold_n else 0.0
+        f1[name] = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    majority_label, majority_count = Counter(gold).most_common(1)[0]
+    with_docs = [line for line in scored if line["id"] in gold_docs]
+    cited = [(doc, line["id"]) for line in with_docs for doc in line["cited"]]
+    summary |= {
+        "scored": len(scored),
+        "accuracy": round(sum(g == p for g, p in zip(gold, predicted)) / len(scored), 4),
+        "macro_f1": round(sum(f1.values()) / len(classes), 4),
+        "f1": {name: round(value, 4) for name, value in f1.items()},
+        "confusion": {"labels": list(classes), "rows_gold_columns_predicted": matrix},
+        "majority_baseline": {"label": majority_label, "accuracy": round(majority_count / len(scored), 4)},
+        "gold_evidence_recall": round(
+            sum(bool(gold_docs[line["id"]] & set(line["collected"])) for line in with_docs) / len(with_docs), 4
+        )
+        if with_docs
+        else None,
+        "gold_evidence_recall_all": round(
+            sum(gold_docs[line["id"]] <= set(line["collected"]) for line in with_docs) / len(with_docs), 4
+        )
+        if with_docs
+        else None,
+        "citation_precision": round(sum(doc in gold_docs[key] for doc, key in cited) / len(cited), 4) if cited else None,
+        "items_with_gold_evidence": len(with_docs),
+    }
+    return summary
+
+
+def corpus_documents(path: Path) -> list[documents.Document]:
+    return list(documents.read_jsonl(path))

@@ -1,0 +1,67 @@
+"""The ``library`` source: a local document collection (``deepcritical library add``), searched with the
+run's hybrid retrieval (BM25 and dense, fused by reciprocal rank). No network; the collection is read
+once, on the first search, and held in memory (with its stored vectors, so nothing is embedded twice)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from deepcritical.config import Settings
+from deepcritical.errors import DeepCriticalError, SearchError
+from deepcritical.evidence import chroma
+from deepcritical.evidence.documents import DocumentIndex, load_index
+from deepcritical.evidence.embeddings import EmbeddingService
+from deepcritical.models import Evidence, SourceName
+from deepcritical.sources.base import SearchTool
+
+
+class LibraryTool(SearchTool):
+    """Searches the document collection named by ``DEEPCRITICAL_LIBRARY_COLLECTION`` (or ``collection``)."""
+
+    name: ClassVar[SourceName] = "library"
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embeddings: EmbeddingService | None = None,
+        collection: str | None = None,
+        index: DocumentIndex | None = None,
+    ) -> None:
+        self._settings = settings
+        self.collection = collection or settings.library_collection
+        self._embeddings = embeddings or EmbeddingService(settings.embedding_model)
+        self._index = index
+        self._lock = asyncio.Lock()
+
+    @property
+    def host(self) -> str:
+        return f"the document collection {self.collection!r}"
+
+    async def index(self) -> DocumentIndex:
+        """The collection in memory, read on first use; its stored vectors are remembered by the embedder."""
+        async with self._lock:
+            if self._index is None:
+                self._index = await asyncio.to_thread(self._load)
+                if len(self._index):
+                    self._embeddings.remember(self._index.texts(), self._index.vectors)
+            return self._index
+
+    def _load(self) -> DocumentIndex:
+        connection = chroma.connect(self._settings)
+        try:
+            return load_index(connection, self.collection)
+        finally:
+            connection.close()
+
+    async def _search(self, query: str, max_results: int) -> list[Evidence]:
+        try:
+            index = await self.index()
+        except DeepCriticalError as error:
+            raise SearchError(f"library: {error}") from error
+        vector = (await self._embeddings.aembed([query]))[0]
+        return [
+            item.model_copy(update={"relevance": min(max(similarity, 0.0), 1.0)})
+            for item, similarity in index.search(query, vector, max_results)
+        ]
