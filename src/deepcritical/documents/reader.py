@@ -190,7 +190,9 @@ def build_documents(parsed: Sequence[ParsedDocument], file_hash: str, source_pat
     for record in parsed:
         record_hash = file_hash if len(parsed) == 1 else content_hash(record.model_dump_json().encode())
         identity = record.identity or f"file:{record_hash[:HASH_PREFIX_CHARS]}"
-        full, passages = split(identity, record.blocks)
+        # The title heads every passage's indexed text already; alone it is a passage only when it is all there is.
+        blocks = [block for block in record.blocks if block.kind != "title"] or list(record.blocks)
+        full, passages = split(identity, blocks)
         documents.append(
             Document(
                 id=identity,

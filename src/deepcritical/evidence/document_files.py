@@ -154,10 +154,11 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
     for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
         item = chroma.decode(text)
         document_id = str(meta.get(DOCUMENT_KEY) or (item.passage.document_id if item.passage else item.id))
-        entry = grouped.setdefault(document_id, {"meta": meta, "title": item.citation.title, "passages": 0})
+        title = item.citation.title
+        if item.passage is not None and item.passage.section and title.endswith(f" ({item.passage.section})"):
+            title = title.removesuffix(f" ({item.passage.section})")
+        entry = grouped.setdefault(document_id, {"meta": meta, "title": title, "passages": 0})
         entry["passages"] += 1
-        if item.passage is not None and item.passage.passage_id == "0":
-            entry["title"] = item.citation.title
     return sorted(
         (
             StoredDocument(
