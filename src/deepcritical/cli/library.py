@@ -243,7 +243,7 @@ def add(
                     grader=lambda title, text, types, mesh: grade_record(
                         title=title, text=text, publication_types=types, mesh_headings=mesh
                     ),
-                    progress=lambda done: bar.update(task, completed=done),
+                    progress=lambda done, bar=bar, task=task: bar.update(task, completed=done),
                 )
             out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
         if others:
