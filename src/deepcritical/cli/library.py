@@ -214,7 +214,7 @@ def add(
 
     Re-adding a file changes nothing; an updated file replaces its passages. A file that cannot be read is
     named with the reason, the others are added, and the exit code is 1."""
-    from rich.progress import BarColumn, Progress, TextColumn
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
     from deepcritical.cli.app import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.library_files import add_files
@@ -235,6 +235,10 @@ def add(
             columns = (TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"))
             with Progress(*columns, console=err) as bar:
                 task = bar.add_task("add", total=None)
+
+                def progress(done: int, bar: Progress = bar, task: TaskID = task) -> None:
+                    bar.update(task, completed=done)
+
                 count = documents.add_documents(
                     connection,
                     embeddings,
@@ -243,7 +247,7 @@ def add(
                     grader=lambda title, text, types, mesh: grade_record(
                         title=title, text=text, publication_types=types, mesh_headings=mesh
                     ),
-                    progress=lambda done, bar=bar, task=task: bar.update(task, completed=done),
+                    progress=progress,
                 )
             out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
         if others:
