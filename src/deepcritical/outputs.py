@@ -218,6 +218,7 @@ class CitationAudit(BaseModel):
     def clean(self) -> bool:
         return not (self.dropped_ids or self.dropped_findings or self.stripped_urls)
 
+
 MAX_VERDICT_IDS = 10
 
 

@@ -142,15 +142,20 @@ def test_key_studies_are_the_best_graded_then_most_relevant_with_a_pmcid() -> No
 
 
 class MemoryCache:
+    """The library's part: passages kept by PMCID, as evidence items."""
+
     def __init__(self) -> None:
-        self.kept: dict[str, Document] = {}
+        self.kept: dict[str, list[Evidence]] = {}
 
-    async def full_text(self, pmcid: str) -> Document | None:
-        return self.kept.get(pmcid)
+    async def full_text(self, pmcid: str) -> list[Evidence]:
+        return self.kept.get(pmcid, [])
 
-    async def keep_full_text(self, document: Document) -> None:
+    async def keep_full_text(self, document: Document) -> list[Evidence]:
         assert document.meta.pmcid is not None
-        self.kept[document.meta.pmcid] = document
+        citation = Citation(source="library", title=document.meta.title, url=f"library://documents/{document.id}")
+        items = [Evidence(content=passage.text, citation=citation) for passage in document.passages]
+        self.kept[document.meta.pmcid] = items
+        return items
 
 
 async def test_a_second_run_reads_the_library_instead_of_fetching() -> None:
@@ -170,6 +175,7 @@ async def test_a_second_run_reads_the_library_instead_of_fetching() -> None:
     asked = len(requests)
     second = await fetch_full_texts(fetcher, items, max_articles=5, cache=cache)
     assert [r.outcome for r in second.results] == ["cached", "not_open_access"]
-    assert second.documents[0].id == "pmid:99000105"
+    assert second.passages == first.passages
+    assert second.passages
     assert all("99000105" not in url for url in requests[asked:])
     assert second.summary.startswith("Full text: 1 of 2 key studies read (1 from the library)")

@@ -106,7 +106,9 @@ app.add_typer(library_app, name="library")
 app.add_typer(eval_app, name="eval")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
-SOURCES_HELP = "Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc,library (default: DEEPCRITICAL_SOURCES)."
+SOURCES_HELP = (
+    "Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc,library (default: DEEPCRITICAL_SOURCES)."
+)
 Sources = Annotated[str | None, typer.Option("--sources", help=SOURCES_HELP)]
 Collection = Annotated[
     str | None,

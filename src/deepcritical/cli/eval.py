@@ -74,7 +74,9 @@ def _run(
     err.print(f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False)
 
 
-def _overrides(no_llm: bool, model: str | None, mode: OutputMode | None, iterations: int, results: int) -> dict[str, Any]:
+def _overrides(
+    no_llm: bool, model: str | None, mode: OutputMode | None, iterations: int, results: int
+) -> dict[str, Any]:
     return {
         "no_llm": no_llm or None,
         "model": model,

@@ -20,21 +20,7 @@ from deepcritical.text import one_line
 
 if TYPE_CHECKING:
     from deepcritical.config import Settings
-    from deepcritical.documents.model import Document
     from deepcritical.evidence.chroma import Connection
-    from deepcritical.models import Grade
-
-
-def document_grade(document: Document) -> Grade:
-    """A document's grade from its metadata (publication types when the file says), title and abstract, as
-    a PubMed item's: once per document, never from a passage alone."""
-    from deepcritical.sources.grading import grade_record
-
-    abstract = " ".join(p.text for p in document.passages if p.kind == "abstract")
-    opening = abstract or " ".join(p.text for p in document.passages[:3])
-    return grade_record(
-        title=document.meta.title, text=opening, publication_types=document.meta.publication_types, mesh_headings=()
-    )
 
 
 def add_files(
@@ -44,6 +30,7 @@ def add_files(
     from deepcritical.documents.reader import files_under, limits_from, read_files
     from deepcritical.evidence import EmbeddingService
     from deepcritical.evidence.document_files import add_file_documents
+    from deepcritical.sources.fulltext import document_grade
 
     files, refused = files_under(paths)
     for result in refused:

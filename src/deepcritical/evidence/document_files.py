@@ -10,6 +10,7 @@ list and remove whole documents. Nothing is kept anywhere but the collection.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -200,3 +201,26 @@ def full_text_passages(connection: chroma.Connection, name: str, pmcid: str) -> 
         )
     items = [chroma.decode(text) for text in found["documents"] or []]
     return sorted(items, key=lambda item: int(item.passage.passage_id) if item.passage else 0)
+
+
+class LibraryFullText:
+    """The library's side of a run's full-text reading (``sources.fulltext.FullTextCache``): an article's
+    passages found by PMCID, and a fetched article kept in the collection ``name`` (embedded, so
+    ``search --sources library`` finds it too)."""
+
+    def __init__(
+        self, connection: chroma.Connection, embeddings: EmbeddingService, name: str, grade: DocumentGrader
+    ) -> None:
+        self._connection = connection
+        self._embeddings = embeddings
+        self._name = name
+        self._grade = grade
+
+    async def full_text(self, pmcid: str) -> list[Evidence]:
+        return await asyncio.to_thread(full_text_passages, self._connection, self._name, pmcid)
+
+    async def keep_full_text(self, document: FileDocument) -> list[Evidence]:
+        await asyncio.to_thread(
+            add_file_documents, self._connection, self._embeddings, self._name, [document], self._grade
+        )
+        return passage_items(self._name, document, self._grade(document))

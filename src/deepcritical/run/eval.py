@@ -136,11 +136,7 @@ def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:
     by_id = {item.id: item for item in outcome.evidence}
     collected = list(dict.fromkeys(item.passage.document_id for item in outcome.evidence if item.passage))
     cited_ids = [*outcome.verdict.evidence_ids, *outcome.report.references]
-    cited = [
-        passage.document_id
-        for i in cited_ids
-        if i in by_id and (passage := by_id[i].passage) is not None
-    ]
+    cited = [passage.document_id for i in cited_ids if i in by_id and (passage := by_id[i].passage) is not None]
     return collected, list(dict.fromkeys(cited))
 
 
@@ -260,7 +256,9 @@ async def predict(
 def gold_pubmedqa(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Labels (``final_decision``) and gold evidence (each question's own abstract) by item id."""
     data = _load_json(path)
-    labels = {str(k): str(v["final_decision"]) for k, v in data.items() if isinstance(v, dict) and "final_decision" in v}
+    labels = {
+        str(k): str(v["final_decision"]) for k, v in data.items() if isinstance(v, dict) and "final_decision" in v
+    }
     return labels, {key: {key} for key in labels}
 
 
@@ -304,7 +302,9 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
         return summary
     gold = [labels[line["id"]] for line in scored]
     predicted = [line["prediction"] for line in scored]
-    matrix = [[sum(1 for g, p in zip(gold, predicted) if g == row and p == column) for column in classes] for row in classes]
+    matrix = [
+        [sum(1 for g, p in zip(gold, predicted) if g == row and p == column) for column in classes] for row in classes
+    ]
     f1 = {}
     for position, name in enumerate(classes):
         true_positive = matrix[position][position]
@@ -333,7 +333,9 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
         )
         if with_docs
         else None,
-        "citation_precision": round(sum(doc in gold_docs[key] for doc, key in cited) / len(cited), 4) if cited else None,
+        "citation_precision": round(sum(doc in gold_docs[key] for doc, key in cited) / len(cited), 4)
+        if cited
+        else None,
         "items_with_gold_evidence": len(with_docs),
     }
     return summary

@@ -36,12 +36,13 @@ from deepcritical.agents.models import AgentModels, check_endpoint
 from deepcritical.agents.output import OutputChoice
 from deepcritical.agents.report import Reporter
 from deepcritical.config import Settings
-from deepcritical.errors import ResearchError
+from deepcritical.errors import DeepCriticalError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import BrainTurn, Judgement, StopReason
 from deepcritical.redaction import Redactor
 from deepcritical.run import code_only, setup
 from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.fulltext import read_key_full_texts
 from deepcritical.run.outcome import ResearchOutcome, assemble_outcome, new_run_id
 from deepcritical.run.report import ReportWriter, write_report
 from deepcritical.stages.assessment import code_assessment
@@ -141,7 +142,9 @@ class Orchestrator:
         self._research_engine = research_engine
         self.models = models or setup.models(settings, client)  # live models talk through the run's client
         self.stages = stages or (
-            Stages.in_code() if settings.no_llm else Stages.with_agents(self.models, term_lookups=research_engine is not None)
+            Stages.in_code()
+            if settings.no_llm
+            else Stages.with_agents(self.models, term_lookups=research_engine is not None)
         )
         self._clock = clock
         self._sleep = sleep
@@ -195,6 +198,8 @@ class Orchestrator:
                         )
                     )
                     stop, error = await self._research(deps)
+                    if self._store is None and deps.evidence and self.settings.fulltext_max_articles:
+                        await self._read_full_texts(deps)
                     checked = await write_report(deps, self.stages.report, stop)
                     report, audit = checked.report, checked.audit
                     deps.emit(
@@ -227,6 +232,18 @@ class Orchestrator:
                         await store.close()
         finally:
             queue.put_nowait(None)
+
+    async def _read_full_texts(self, deps: ResearchDeps) -> None:
+        """The key studies' full text for the Report (``run.fulltext``); a failure keeps the abstracts."""
+        with deps.state.timed("full_text"):
+            try:
+                report, added = await read_key_full_texts(
+                    self.settings, self._client, deps.evidence, deps.state.question
+                )
+            except DeepCriticalError as error:
+                deps.emit(RunWarning(message=f"full text not read, abstracts kept: {error}"))
+                return
+        deps.emit(RunWarning(message=f"{report.summary} {len(added)} passage(s) bearing on the question added."))
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
         settings = self.settings

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -29,9 +29,10 @@ from deepcritical.documents.jats import article_element, child, parse_xml
 from deepcritical.documents.model import Document, clean_pmcid
 from deepcritical.documents.reader import Limits, read_bytes
 from deepcritical.errors import DocumentError, SearchError, SourceHTTPError
-from deepcritical.models import Evidence
+from deepcritical.models import Evidence, Grade
 from deepcritical.redaction import Redactor
 from deepcritical.sources.base import get_with_retry
+from deepcritical.sources.grading import grade_record
 from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
 
 logger = structlog.get_logger(__name__)
@@ -45,11 +46,12 @@ _UNGRADED = 9
 
 
 class FullTextCache(Protocol):
-    """Where fetched articles are kept (the library), so a second run reads them from there."""
+    """Where fetched articles are kept (the library), so a second run reads them from there: both give the
+    article's passages as the library's evidence items (empty: not kept)."""
 
-    async def full_text(self, pmcid: str) -> Document | None: ...
+    async def full_text(self, pmcid: str) -> list[Evidence]: ...
 
-    async def keep_full_text(self, document: Document) -> None: ...
+    async def keep_full_text(self, document: Document) -> list[Evidence]: ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class FullTextResult:
     document: Document | None = None
     source: FullTextSource | None = None
     reason: str | None = None
+    passages: list[Evidence] = field(default_factory=list)  # the library's items for it, when kept
 
 
 @dataclass
@@ -72,6 +75,10 @@ class FullTextReport:
     @property
     def documents(self) -> list[Document]:
         return [result.document for result in self.results if result.document is not None]
+
+    @property
+    def passages(self) -> list[Evidence]:
+        return [passage for result in self.results for passage in result.passages]
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for result in self.results if result.outcome == outcome)
@@ -103,6 +110,23 @@ def key_studies(items: Sequence[Evidence], max_articles: int) -> list[Evidence]:
     return ranked[:max_articles]
 
 
+def _host(error: httpx2.RequestError) -> str:
+    try:
+        return urlsplit(str(error.request.url)).hostname or "the server"
+    except RuntimeError:  # raised without its request
+        return "the server"
+
+
+def document_grade(document: Document) -> Grade:
+    """A document's grade from its metadata (publication types when the file says), title and abstract, as
+    a PubMed item's: once per document, never from one passage alone."""
+    abstract = " ".join(p.text for p in document.passages if p.kind == "abstract")
+    opening = abstract or " ".join(p.text for p in document.passages[:3])
+    return grade_record(
+        title=document.meta.title, text=opening, publication_types=document.meta.publication_types, mesh_headings=()
+    )
+
+
 def _has_body(data: bytes) -> bool:
     """True when the JATS holds an article body (an efetch answer for a closed article holds none)."""
     try:
@@ -119,7 +143,7 @@ class FullTextFetcher:
         self,
         client: httpx2.AsyncClient,
         *,
-        europepmc_base_url: str = EUROPEPMC_BASE_URL,
+        europepmc_base_url: str | None = EUROPEPMC_BASE_URL,
         eutils_base_url: str = NCBI_EUTILS_URL,
         api_key: SecretStr | None = None,
         email: str | None = None,
@@ -130,7 +154,7 @@ class FullTextFetcher:
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         self._client = client
-        self._europepmc = europepmc_base_url.rstrip("/")
+        self._europepmc = europepmc_base_url.rstrip("/") if europepmc_base_url else None
         self._eutils = eutils_base_url.rstrip("/")
         self._api_key = api_key if api_key is not None and api_key.get_secret_value().strip() else None
         self._email = email.strip() if email and email.strip() else None
@@ -142,6 +166,8 @@ class FullTextFetcher:
         self._sleep = sleep
 
     async def _europepmc_xml(self, pmcid: str) -> bytes | None:
+        if self._europepmc is None:  # not asked (stand-in sources with a live model: no request leaves)
+            return None
         try:
             return await get_with_retry(
                 self._client,
@@ -194,8 +220,8 @@ class FullTextFetcher:
             except SearchError as error:
                 failures.append(self._secrets(str(error)))
                 continue
-            except (httpx2.TimeoutException, httpx2.RequestError) as error:
-                failures.append(f"{source}: {type(error).__name__} from {urlsplit(str(error.request.url)).hostname}")
+            except httpx2.RequestError as error:  # a timeout asked again, a connection refused
+                failures.append(f"{source}: {type(error).__name__} from {_host(error)}")
                 continue
             if data is None:
                 continue
@@ -221,12 +247,12 @@ async def fetch_full_texts(
         pmcid = clean_pmcid(item.citation.pmcid)
         if pmcid is None:
             continue
-        if cache is not None and (kept := await cache.full_text(pmcid)) is not None:
-            report.results.append(FullTextResult(pmcid, "cached", kept, "library"))
+        if cache is not None and (kept := await cache.full_text(pmcid)):
+            report.results.append(FullTextResult(pmcid, "cached", source="library", passages=kept))
             continue
         result = await fetcher.fetch(pmcid)
         if result.document is not None and cache is not None:
-            await cache.keep_full_text(result.document)
+            result = replace(result, passages=await cache.keep_full_text(result.document))
         if result.outcome == "failed":
             logger.warning("fulltext_failed", pmcid=pmcid, reason=result.reason)
         report.results.append(result)

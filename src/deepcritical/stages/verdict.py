@@ -263,7 +263,9 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
     )
 
 
-def run_verdict(question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str]) -> Verdict:
+def run_verdict(
+    question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str]
+) -> Verdict:
     """The run's verdict: the report model's, when it gave one, resting on the items the report cites; else
     the verdict computed in code from the items the report was written from (every item when none is named)."""
     if report.verdict is not None:
