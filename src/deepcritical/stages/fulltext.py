@@ -5,7 +5,8 @@ passages that bear on the question join the run's evidence, each citing its arti
 Which passages: those of the article's body (not its title, abstract or back matter) that share the most
 terms with the question by BM25 (the keyword half of the run's hybrid retrieval), weighed by section
 (Results and Methods first), at most ``PASSAGES_PER_ARTICLE`` of each article; with the rest of the
-evidence they are then ranked by the store's hybrid retrieval when the Report's items are chosen. A passage has its article's grade and relevance.
+evidence they are then ranked by the store's hybrid retrieval when the Report's items are chosen. A
+passage has its article's grade and relevance.
 """
 
 from __future__ import annotations
