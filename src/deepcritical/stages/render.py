@@ -199,7 +199,8 @@ def _findings(
         marks = "; ".join(citation_mark(numbers[i], evidence.get(i)) for i in finding.evidence_ids if i in numbers)
         grade = best_grade(finding.evidence_ids, evidence)
         shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
-        lines.append(f"- {text(finding.statement)} \\[{marks}\\]{shown}")
+        said = f' "{escape(finding.quote)}"' if finding.quote else ""
+        lines.append(f"- {text(finding.statement)}{said} \\[{marks}\\]{shown}")
     return lines
 
 
