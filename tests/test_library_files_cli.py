@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,25 @@ def test_library_add_a_folder_then_again_then_list_and_remove(tmp_path: Path) ->
     gone = run_cli("library", "remove", "pmid:30221597", home=home, env=_env())
     assert gone.returncode == 2
     assert "no document 'pmid:30221597'" in gone.stderr
+
+
+@pytest.mark.model
+def test_a_demo_run_reads_full_text_and_cites_a_passage_with_its_section(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "run"
+    question = "Do SGLT2 inhibitors improve outcomes in heart failure?"
+    first = run_cli("research", question, "--demo", "--out", str(out), home=home, env=_env())
+    assert first.returncode == 0, first.stderr
+    assert "Full text: " in " ".join(first.stdout.split() + first.stderr.split())
+    record = json.loads((out / "run.json").read_text())
+    passages = {item["id"]: item["passage"] for item in record["evidence"] if item.get("passage")}
+    assert passages
+    cited = {i for finding in record["report"]["key_findings"] for i in finding["evidence_ids"]} & set(passages)
+    assert cited, "no finding cites a full-text passage"
+    report = (out / "report.md").read_text()
+    sections = {passages[i]["section"] for i in cited}
+    assert any(re.search(rf"\\\[\d+, {re.escape(section)}(; [^\]]*)?\\\]", report) for section in sections)
+    assert all(passage["start"] is not None and passage["end"] > passage["start"] for passage in passages.values())
+
+    again = run_cli("research", question, "--demo", "--out", str(tmp_path / "again"), home=home, env=_env())
+    assert again.returncode == 0, again.stderr
+    assert "from the library" in " ".join(again.stdout.split() + again.stderr.split())
