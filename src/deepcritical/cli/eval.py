@@ -35,7 +35,7 @@ def _run(
     limit: int | None,
     overrides: dict[str, Any],
 ) -> None:
-    from deepcritical.cli.app import checked_preflight, fail, run_async, settings_from
+    from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
     from deepcritical.run import eval as evaluation
 
     target = out or Path("eval") / benchmark

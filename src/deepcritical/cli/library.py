@@ -40,7 +40,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a ta
 @contextmanager
 def _store() -> Iterator[tuple[Settings, Connection]]:
     """Settings and a connection to the store; every failure inside becomes one line and an exit code."""
-    from deepcritical.cli.app import EXIT_FAILED, fail, settings_from
+    from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.research import check_store_directory
     from deepcritical.evidence import chroma
 
@@ -130,7 +130,7 @@ def prune(
     ] = None,
 ) -> None:
     """Delete run collections older than a duration, killed runs' included. The libraries keep every item."""
-    from deepcritical.cli.app import fail
+    from deepcritical.cli.common import fail
     from deepcritical.evidence import library
 
     with _store() as (settings, connection):
@@ -216,7 +216,7 @@ def add(
     named with the reason, the others are added, and the exit code is 1."""
     from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-    from deepcritical.cli.app import EXIT_FAILED, fail, settings_from
+    from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.library_files import add_files
     from deepcritical.evidence import EmbeddingService, documents
     from deepcritical.sources.grading import grade_record
@@ -264,7 +264,7 @@ def list_documents(
     as_json: AsJson = False,
 ) -> None:
     """The documents of a collection: id, format, passages, full text or not, title, file."""
-    from deepcritical.cli.app import settings_from
+    from deepcritical.cli.common import settings_from
     from deepcritical.evidence import documents
     from deepcritical.evidence.document_files import list_documents as stored_documents
 
@@ -302,7 +302,7 @@ def remove(
     ] = None,
 ) -> None:
     """Remove a document and all its passages from a collection."""
-    from deepcritical.cli.app import fail, settings_from
+    from deepcritical.cli.common import fail, settings_from
     from deepcritical.evidence import documents
     from deepcritical.evidence.document_files import remove_document
 

@@ -237,7 +237,9 @@ class EmbeddingService:
         if self._known:
             missing = list(dict.fromkeys(text for text in texts if text not in self._known))
             fresh = dict(zip(missing, self._encode(loaded, missing), strict=True))
-            return np.stack([self._known.get(text, fresh.get(text)) for text in texts]).astype(np.float32)
+            return np.stack([self._known[text] if text in self._known else fresh[text] for text in texts]).astype(
+                np.float32
+            )
         return self._encode(loaded, texts)
 
     def _encode(self, loaded: _LoadedModel, texts: list[str]) -> Vectors:

@@ -224,12 +224,13 @@ async def predict(
     started = time.perf_counter()
     async with make_http_client() as client:
         handler = build_sources(settings, client, library=library).handler
-        models = setup.models(settings, client)
+        models = None if settings.no_llm else setup.agent_models(settings, client)
         with predictions.open("a", encoding="utf-8") as sink:
             for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
                 began = time.perf_counter()
                 store = MemoryStore(embeddings, dedup_threshold=settings.dedup_threshold)
-                orchestrator = Orchestrator(settings, client=client, models=models, store=store, handler=handler)
+                parts = setup.assemble(settings, client, models=models, store=store, handler=handler)
+                orchestrator = Orchestrator(parts)
                 outcome = await orchestrator.research(question.text)
                 collected, cited = document_ids(outcome)
                 line = {
