@@ -125,7 +125,7 @@ class Orchestrator:
                         )
                     )
                     stop, error = await self._research(deps)
-                    if parts.store is None and deps.evidence and self.settings.fulltext_max_articles:
+                    if self._reads_full_text(deps):  # the loop ended before any Judge
                         await self._read_full_texts(deps)
                     checked = await write_report(deps, self.stages.report, stop)
                     report, audit = checked.report, checked.audit
@@ -160,8 +160,20 @@ class Orchestrator:
         finally:
             queue.put_nowait(None)
 
+    def _reads_full_text(self, deps: ResearchDeps) -> bool:
+        """Whether to read the key studies' full text now: once a run, when it has evidence, unless off
+        (``DEEPCRITICAL_FULLTEXT_MAX_ARTICLES=0``) or the store is the caller's (a test, an evaluation)."""
+        return (
+            not deps.state.full_text_read
+            and bool(deps.evidence)
+            and self.settings.fulltext_max_articles > 0
+            and self.parts.store is None
+        )
+
     async def _read_full_texts(self, deps: ResearchDeps) -> None:
-        """The key studies' full text for the Report (``run.fulltext``); a failure keeps the abstracts."""
+        """The key studies' full text for the Judge and the Report (``run.fulltext``); a failure keeps the
+        abstracts."""
+        deps.state.full_text_read = True
         with deps.state.timed("full_text"):
             try:
                 report, added = await read_key_full_texts(
@@ -234,6 +246,8 @@ class Orchestrator:
                 if not evidence:
                     deps.emit(RunWarning(message=f"iteration {iteration}: no evidence found yet"))
                     continue
+                if self._reads_full_text(deps):  # once, so that the Judge and the Report both read it
+                    await self._read_full_texts(deps)
                 judgement = (await run_stage(stages.judge, deps, None)).result
             except LoopStopError as stop:
                 return stop.reason
