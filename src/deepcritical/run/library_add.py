@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deepcritical.config import Settings
-from deepcritical.documents.reader import FileResult, files_under, limits_from, read_files
+from deepcritical.documents.model import Document
+from deepcritical.documents.reader import FileResult, ParserWorker, files_under, limits_from, read_bytes, read_files
 from deepcritical.evidence import EmbeddingService, chroma
-from deepcritical.evidence.document_files import add_file_documents
+from deepcritical.evidence.document_files import Added, add_file_documents
 from deepcritical.sources.fulltext import document_grade
 
 
@@ -71,3 +72,16 @@ def add_paths(
                     summary.passages += len(document.passages)
         on_file(result)
     return summary
+
+
+def add_upload(
+    data: bytes, filename: str, settings: Settings, connection: chroma.Connection, name: str
+) -> list[tuple[Document, Added]]:
+    """One uploaded file's documents, read in a worker process under the settings' limits and stored;
+    raises DocumentError (the file's one reason) when it cannot be read."""
+    limits = limits_from(settings)
+    with ParserWorker(limits) as worker:
+        documents = read_bytes(data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename)
+    embeddings = EmbeddingService(settings.embedding_model)
+    outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
+    return [(document, outcome[document.id]) for document in documents]
