@@ -55,6 +55,11 @@ def test_library_add_a_folder_then_again_then_list_and_remove(tmp_path: Path) ->
     sections = {item["passage"]["section"] for item in json.loads(searched.stdout)["evidence"]}
     assert "Results" in sections
 
+    exported = run_cli("library", "export", "--collection", "documents", home=home, env=_env())
+    assert exported.returncode == 0, exported.stderr
+    lines = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert {line["passage"]["document_id"] for line in lines} == set(documents)
+
     removed = run_cli("library", "remove", "pmid:30221597", home=home, env=_env())
     assert removed.returncode == 0, removed.stderr
     gone = run_cli("library", "remove", "pmid:30221597", home=home, env=_env())

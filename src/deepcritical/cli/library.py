@@ -160,12 +160,19 @@ def export(
     run: Annotated[str | None, typer.Option("--run", help="Export this run's collection instead (a run id).")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="Export the demo library (synthetic evidence).")] = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", help="Export this document collection's passages instead (`library add`)."),
+    ] = None,
 ) -> None:
-    """Every evidence item of the library (or of one run) as JSON Lines: one Evidence object per line."""
-    from deepcritical.evidence import chroma, library
+    """Every evidence item of the library (or of one run, or every passage of a document collection, with
+    its section, page and offsets) as JSON Lines: one Evidence object per line."""
+    from deepcritical.evidence import chroma, documents, library
 
     with _store() as (_, connection):
-        if run is not None:
+        if collection is not None:
+            name = documents.collection_name(collection)
+        elif run is not None:
             name = chroma.run_collection_name(run)
         else:
             name = chroma.DEMO_LIBRARY_COLLECTION if demo else chroma.LIBRARY_COLLECTION
