@@ -28,13 +28,21 @@ if TYPE_CHECKING:
     from deepcritical.evidence.library import CollectionInfo
 
 library_app = typer.Typer(
-    help="The evidence store: what it holds, old run collections dropped, its evidence exported.",
+    help="The evidence store and your documents: what it holds, files added, old run collections dropped, exports.",
     no_args_is_help=True,
 )
 out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
 err = Console(stderr=True, emoji=False)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@library_app.callback()
+def _quiet_logs() -> None:
+    # Progress and results are the commands' own lines; the modules' logs (embedding, store) stay out of them.
+    from deepcritical.logs import configure_logging
+
+    configure_logging()
 
 
 @contextmanager
