@@ -7,6 +7,9 @@ path: one worker process, limits on, passages split), ``--repeat`` times; the fi
 PDF and articles/s for JATS over the repeats (the worker's start is timed apart, once), and passages per
 document.
 
+With ``--store``, the passages are also embedded and written to a collection in a temporary home
+(``evidence.document_files.add_file_documents``, what ``library add`` does after parsing): passages/s.
+
 Retrieval: from each document, sentences of its body (not the title, abstract or a caption), one from
 every third passage, at least 8 words, are asked as queries against all passages of all documents, with
 the product's hybrid retrieval (``evidence.retrieval.HybridIndex``: BM25 and the bundled embedding model,
@@ -46,10 +49,34 @@ def body_sentences(document: Document) -> list[tuple[int, str]]:
     return chosen
 
 
+def store_figure(documents: list[Document]) -> None:
+    """Passages/s through ``add_file_documents`` (embedding and the Chroma write) into a temporary home."""
+    import tempfile
+
+    from deepcritical.config import load_settings
+    from deepcritical.evidence import chroma
+    from deepcritical.evidence.document_files import add_file_documents
+    from deepcritical.sources.fulltext import document_grade
+
+    embeddings = EmbeddingService()
+    embeddings.embed(["warm up"])  # the model's load is not storing
+    with tempfile.TemporaryDirectory() as home:
+        connection = chroma.connect(load_settings(home=Path(home)))
+        try:
+            started = time.perf_counter()
+            add_file_documents(connection, embeddings, "bench", documents, document_grade)
+            seconds = time.perf_counter() - started
+        finally:
+            connection.close()
+    count = sum(len(document.passages) for document in documents)
+    print(f"store (embed + write): {count / seconds:.1f} passages/s ({count} passages in {seconds:.1f} s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data/fulltext"))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--store", action="store_true", help="also time storing: embed and write every passage")
     args = parser.parse_args()
     paths, refused = files_under([args.data])
     paths = [path for path in paths if path.suffix.lower() in (".pdf", ".nxml", ".xml")]
@@ -92,6 +119,8 @@ def main() -> int:
                 f"{statistics.mean(len(p.text) for d in documents if d.format == form for p in d.passages):.0f} chars"
             )
 
+    if args.store:
+        store_figure(documents)
     passages = [(document, passage) for document in documents for passage in document.passages]
     texts = [passage_text(document.meta.title, passage.text) for document, passage in passages]
     embeddings = EmbeddingService()
