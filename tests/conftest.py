@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -34,3 +36,11 @@ def ddg_data() -> Path:
 def fulltext_data() -> Path:
     """Real PMC JATS articles and real PDFs (../shared/data/fulltext)."""
     return shared_folder("fulltext")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_structlog() -> Iterator[None]:
+    """A command run in process (CliRunner) configures structlog for the process, its level filter included;
+    without a reset, a later test's ``capture_logs`` would see nothing below that level."""
+    yield
+    structlog.reset_defaults()

@@ -13,6 +13,16 @@ SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europ
 # The sources searched by default; ``library`` (the user's own document collections) is asked for by name.
 ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
 KNOWN_SOURCES: tuple[SourceName, ...] = (*ALL_SOURCES, "library")
+# How a person calls each source (the page's checkboxes, descriptions for a calling model).
+SOURCE_LABELS: dict[str, str] = {
+    "pubmed": "PubMed",
+    "web": "the web (DuckDuckGo)",
+    "searxng": "SearXNG",
+    "you": "You.com",
+    "clinicaltrials": "ClinicalTrials.gov",
+    "europepmc": "Europe PMC",
+    "library": "your document library",
+}
 
 DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)

@@ -151,7 +151,7 @@ def passage_link(item: Evidence) -> str | None:
     return PMC_ARTICLE.format(pmcid=item.citation.pmcid) + (f"#:~:text={fragment}" if fragment else "")
 
 
-def _reference(number: int, item: Evidence, recalled: bool) -> str:
+def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
@@ -168,6 +168,9 @@ def _reference(number: int, item: Evidence, recalled: bool) -> str:
         place = f"page {item.passage.page}" if item.passage.page else item.passage.section
         span = f"characters {item.passage.start}-{item.passage.end}" if item.passage.start is not None else ""
         parts.append(f" Passage: {escape(', '.join(part for part in (place, span) if part))}.")
+    if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
+        parts.append(" (synthetic demo record: no web page)")
+        return "".join(parts)
     link = passage_link(item) or safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
@@ -204,13 +207,13 @@ def _findings(
     return lines
 
 
-def _flagged_item(item: Evidence) -> str:
-    link = safe_link(item.citation.url)
+def _flagged_item(item: Evidence, demo: bool) -> str:
+    link = None if demo else safe_link(item.citation.url)  # a synthetic record has no page
     where = f" [Link]({link})" if link else ""
     return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}), {code_span(item.id)}.{where}"
 
 
-def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
+def _flags(evidence: Mapping[str, Evidence], demo: bool = False) -> list[str]:
     """A visible warning listing every retracted item collected (they support no finding), and the items
     under an expression of concern."""
     retracted = [item for item in evidence.values() if item.retracted]
@@ -221,7 +224,7 @@ def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
             f"> **Warning: {len(retracted)} retracted publication(s) found.** A retracted publication supports no "
             "finding in this report; it is listed here so that it is not mistaken for evidence:",
             ">",
-            *(f"> - **Retracted:** {_flagged_item(item)}" for item in retracted),
+            *(f"> - **Retracted:** {_flagged_item(item, demo)}" for item in retracted),
             "",
         ]
     if concerned:
@@ -229,7 +232,7 @@ def _flags(evidence: Mapping[str, Evidence]) -> list[str]:
             f"> **Caution: {len(concerned)} publication(s) under an expression of concern.** The journal has "
             "questioned their reliability; read any finding they support with care:",
             ">",
-            *(f"> - **Expression of concern:** {_flagged_item(item)}" for item in concerned),
+            *(f"> - **Expression of concern:** {_flagged_item(item, demo)}" for item in concerned),
             "",
         ]
     return lines
@@ -336,7 +339,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
             "",
         ]
     lines += ["## Answer in brief", "", text(report.answer_brief) or "No answer could be given.", ""]
-    lines += _flags(evidence)
+    lines += _flags(evidence, context.demo)
     lines += [
         "## Key findings",
         "",
@@ -364,7 +367,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
     lines += ["", "## References", ""]
     recalled = set(context.recalled)
-    lines += [_reference(number, item, item.id in recalled) for number, item in enumerate(references, start=1)] or [
-        "None."
-    ]
+    lines += [
+        _reference(number, item, item.id in recalled, context.demo) for number, item in enumerate(references, start=1)
+    ] or ["None."]
     return "\n".join(lines).rstrip() + "\n"
