@@ -32,6 +32,12 @@ def ddg_data() -> Path:
     return shared_folder("ddg")
 
 
+@pytest.fixture
+def fulltext_data() -> Path:
+    """Real PMC JATS articles and real PDFs (../shared/data/fulltext)."""
+    return shared_folder("fulltext")
+
+
 @pytest.fixture(autouse=True)
 def _fresh_structlog() -> Iterator[None]:
     """A command run in process (CliRunner) configures structlog for the process, its level filter included;

@@ -16,7 +16,7 @@ FOUNDATION = {"config", "errors", "models", "outputs", "events", "redaction", "l
 # Lowest first; a package may import any package of a lower or the same layer.
 LAYERS: list[set[str]] = [
     FOUNDATION,
-    {"sources", "evidence"},
+    {"sources", "evidence", "documents"},
     {"stages"},
     {"agents"},
     {"demo"},

@@ -249,6 +249,16 @@ class Settings(BaseSettings):
     # The stand-in sources with the configured live model: for trying a local model offline
     demo_sources: bool = Field(default=False, validation_alias="DEEPCRITICAL_DEMO_SOURCES")
 
+    # Your own papers and PMC full text (``deepcritical library add``, documents/, sources/fulltext.py)
+    library_max_file_mb: PositiveFloat = Field(
+        default=50.0, le=2000, validation_alias="DEEPCRITICAL_LIBRARY_MAX_FILE_MB"
+    )
+    library_max_pages: PositiveInt = Field(default=1000, validation_alias="DEEPCRITICAL_LIBRARY_MAX_PAGES")
+    library_parse_seconds: PositiveFloat = Field(default=60.0, validation_alias="DEEPCRITICAL_LIBRARY_PARSE_SECONDS")
+    # The only folder the MCP server reads files from for ``library_add``; None: the tool is refused.
+    library_folder: Path | None = Field(default=None, validation_alias="DEEPCRITICAL_LIBRARY_FOLDER")
+    fulltext_max_articles: int = Field(default=5, ge=0, le=50, validation_alias="DEEPCRITICAL_FULLTEXT_MAX_ARTICLES")
+
     # Reliability on a shared machine: NCBI endpoint, shared rate limit, store retention
     ncbi_eutils_url: AnyHttpUrl = Field(default=AnyHttpUrl(NCBI_EUTILS_URL), validation_alias="NCBI_EUTILS_URL")
     redis_url: SecretStr | None = Field(default=None, validation_alias="REDIS_URL")

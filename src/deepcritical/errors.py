@@ -70,3 +70,7 @@ class StoreError(DeepCriticalError):
 
 class ResearchError(DeepCriticalError):
     """A research run could not produce a result (for example the LLM kept failing)."""
+
+
+class DocumentError(DeepCriticalError):
+    """A file could not be read as a document: unknown or broken format, over a limit, or no text."""

@@ -113,12 +113,20 @@ class Assessment(BaseModel):
 VerdictLabel = Literal["supported", "refuted", "mixed", "insufficient", "yes", "no", "maybe"]
 
 
+QUOTE_CHARS = 400
+
+
 class Finding(BaseModel):
     statement: Annotated[str, _first(PARAGRAPH_CHARS)] = Field(
         min_length=1, max_length=PARAGRAPH_CHARS, description="One claim, in one or two sentences"
     )
     evidence_ids: Annotated[list[EvidenceId], _first(MAX_FINDING_IDS)] = Field(
         max_length=MAX_FINDING_IDS, description="Ids of the collected evidence items that support the claim"
+    )
+    quote: Annotated[str | None, _first(QUOTE_CHARS)] = Field(
+        default=None,
+        max_length=QUOTE_CHARS,
+        description="Words copied verbatim from the cited full-text passage that the claim stands on (optional)",
     )
 
 
@@ -213,6 +221,9 @@ class CitationAudit(BaseModel):
     unlisted_references: list[str] = Field(default_factory=list, description="References dropped from the list")
     retracted_ids: list[str] = Field(
         default_factory=list, description="Cited items that have been retracted: removed, as they support nothing"
+    )
+    unverified_quotes: list[str] = Field(
+        default_factory=list, description="Quotes found in none of the passages their finding cites: removed"
     )
 
     @property

@@ -254,13 +254,6 @@ def batch(
             "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
         ),
     ] = None,
-    sources: Annotated[
-        str | None,
-        typer.Option(
-            "--sources",
-            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
-        ),
-    ] = None,
     demo: Demo = False,
     demo_sources: Annotated[
         bool,
@@ -283,7 +276,6 @@ def batch(
         fail(str(error))
     target = out_dir if out_dir is not None else Path("runs") / (file.stem or "batch")
     settings = settings_from(
-        sources=sources,
         demo_mode=demo or None,
         demo_sources=demo_sources or None,
         max_iterations=max_iterations,

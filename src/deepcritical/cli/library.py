@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from deepcritical.evidence.library import CollectionInfo
 
 library_app = typer.Typer(
-    help="The evidence store: what it holds, old run collections dropped, its evidence exported.",
+    help="The evidence store and your documents: what it holds, files added, old run collections dropped, exports.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -36,6 +36,14 @@ out = Console(emoji=False, soft_wrap=True)  # ":x:" in a title or a message is t
 err = Console(stderr=True, emoji=False, soft_wrap=True)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@library_app.callback()
+def _quiet_logs() -> None:
+    # Progress and results are the commands' own lines; the modules' logs (embedding, store) stay out of them.
+    from deepcritical.logs import configure_logging
+
+    configure_logging()
 
 
 @contextmanager
@@ -164,12 +172,19 @@ def export(
     run: Annotated[str | None, typer.Option("--run", help="Export this run's collection instead (a run id).")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="Export the demo library (synthetic evidence).")] = False,
     out_file: Annotated[Path | None, typer.Option("--out", help="Write to this file instead of stdout.")] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", help="Export this document collection's passages instead (`library add`)."),
+    ] = None,
 ) -> None:
-    """Every evidence item of the library (or of one run) as JSON Lines: one Evidence object per line."""
-    from deepcritical.evidence import chroma, library
+    """Every evidence item of the library (or of one run, or every passage of a document collection, with
+    its section, page and offsets) as JSON Lines: one Evidence object per line."""
+    from deepcritical.evidence import chroma, documents, library
 
     with _store() as (_, connection):
-        if run is not None:
+        if collection is not None:
+            name = documents.collection_name(collection)
+        elif run is not None:
             name = chroma.run_collection_name(run)
         else:
             name = chroma.DEMO_LIBRARY_COLLECTION if demo else chroma.LIBRARY_COLLECTION
@@ -202,35 +217,117 @@ def _write_lines(items: Iterator[Evidence], write: Callable[[str], object]) -> i
 
 @library_app.command()
 def add(
-    file: Annotated[Path, typer.Argument(help="A JSON Lines file of documents: _id, title, text, metadata (BEIR).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Files or folders (read recursively): PDF, JATS (.nxml/.xml), BioC, RIS, BibTeX, CSL-JSON, "
+            "Markdown, text, HTML; or a JSON Lines file of documents: _id, title, text, metadata (BEIR)."
+        ),
+    ],
     collection: Annotated[
         str | None,
         typer.Option("--collection", help="The collection to add to (default DEEPCRITICAL_LIBRARY_COLLECTION)."),
     ] = None,
 ) -> None:
-    """Add documents to a local collection, which the `library` source searches (`--sources library`)."""
-    from rich.progress import BarColumn, Progress, TextColumn
+    """Add documents to a local collection, which the `library` source searches (`--sources library`).
 
-    from deepcritical.cli.common import fail, settings_from
+    Re-adding a file changes nothing; an updated file replaces its passages. A file that cannot be read is
+    named with the reason, the others are added, and the exit code is 1."""
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn
+
+    from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
+    from deepcritical.cli.library_files import add_files
     from deepcritical.evidence import EmbeddingService, documents
     from deepcritical.sources.grading import grade_record
 
     chosen = settings_from(library_collection=collection)  # a bad name fails here, naming the variable
     name = chosen.library_collection
-    if not file.is_file():
-        fail(f"{file}: no such file")
+    jsonl = [path for path in paths if path.suffix.lower() == ".jsonl"]
+    others = [path for path in paths if path.suffix.lower() != ".jsonl"]
+    for file in jsonl:
+        if not file.is_file():
+            fail(f"{file}: no such file")
+    failed = 0
     with _store() as (_, connection):
-        embeddings = EmbeddingService.for_settings(chosen)
-        with Progress(TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"), console=err) as bar:
-            task = bar.add_task("add", total=None)
-            count = documents.add_documents(
-                connection,
-                embeddings,
-                name,
-                documents.read_jsonl(file),
-                grader=lambda title, text, types, mesh: grade_record(
-                    title=title, text=text, publication_types=types, mesh_headings=mesh
-                ),
-                progress=lambda done: bar.update(task, completed=done),
-            )
-    out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
+        for file in jsonl:
+            embeddings = EmbeddingService.for_settings(chosen)
+            columns = (TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"))
+            with Progress(*columns, console=err) as bar:
+                task = bar.add_task("add", total=None)
+
+                def progress(done: int, bar: Progress = bar, task: TaskID = task) -> None:
+                    bar.update(task, completed=done)
+
+                count = documents.add_documents(
+                    connection,
+                    embeddings,
+                    name,
+                    documents.read_jsonl(file),
+                    grader=lambda title, text, types, mesh: grade_record(
+                        title=title, text=text, publication_types=types, mesh_headings=mesh
+                    ),
+                    progress=progress,
+                )
+            out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
+        if others:
+            failed = add_files(others, chosen, connection, name, out, err)
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@library_app.command("documents")
+def list_documents(
+    collection: Annotated[
+        str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """The documents of a collection: id, format, passages, full text or not, title, file."""
+    from deepcritical.cli.common import settings_from
+    from deepcritical.evidence import documents
+    from deepcritical.evidence.document_files import list_documents as stored_documents
+
+    name = settings_from(library_collection=collection).library_collection
+    with _store() as (_, connection):
+        found = stored_documents(connection, name) if documents.exists(connection, name) else []
+    if as_json:
+        rows = [
+            {
+                "id": d.id,
+                "format": d.format,
+                "passages": d.passages,
+                "full_text": d.full_text,
+                "title": d.title,
+                "source_path": d.source_path,
+                "pmcid": d.pmcid,
+            }
+            for d in found
+        ]
+        out.print_json(json.dumps({"collection": name, "documents": rows}))
+        return
+    table = Table(title=f"Documents in {shown(name)}: {len(found)}", title_justify="left")
+    for column in ("id", "format", "passages", "full text", "title"):
+        table.add_column(column, overflow="fold")
+    for d in found:
+        table.add_row(shown(d.id), d.format, str(d.passages), "yes" if d.full_text else "no", shown(d.title[:80]))
+    out.print(table)
+
+
+@library_app.command()
+def remove(
+    document_id: Annotated[str, typer.Argument(help="The document's id, as `library documents` shows it.")],
+    collection: Annotated[
+        str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
+    ] = None,
+) -> None:
+    """Remove a document and all its passages from a collection."""
+    from deepcritical.cli.common import fail, settings_from
+    from deepcritical.evidence import documents
+    from deepcritical.evidence.document_files import remove_document
+
+    name = settings_from(library_collection=collection).library_collection
+    with _store() as (_, connection):
+        removed = remove_document(connection, name, document_id) if documents.exists(connection, name) else 0
+    if not removed:
+        fail(f"no document {document_id!r} in the collection {name!r}; `deepcritical library documents` lists them")
+    out.print(f"removed {shown(document_id)}: {removed} passage(s)", highlight=False)

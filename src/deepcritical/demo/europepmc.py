@@ -15,7 +15,8 @@ from deepcritical.demo.corpus import hits
 from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord
 
 EUROPEPMC_HOST = "www.ebi.ac.uk"
-SEARCH_PATH = "/europepmc/webservices/rest/search"
+REST_PATH = "/europepmc/webservices/rest/"
+SEARCH_PATH = REST_PATH + "search"
 DEFAULT_PAGE_SIZE = 25  # the service's default
 MAX_PAGE_SIZE = 1000
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")

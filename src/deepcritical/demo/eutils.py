@@ -1,4 +1,5 @@
-"""Stand-in for NCBI E-utilities (esearch JSON or XML, efetch PubmedArticleSet XML) over the demo corpus.
+"""Stand-in for NCBI E-utilities (esearch JSON or XML, efetch PubmedArticleSet XML, efetch db=pmc JATS) over the
+demo corpus.
 
 The shapes follow real NCBI answers (see ../shared/data/ncbi), so the live PubMed parser runs unchanged.
 """
@@ -13,6 +14,7 @@ from xml.sax.saxutils import escape
 
 import httpx2
 
+from deepcritical.demo import fulltext
 from deepcritical.demo.corpus import hits
 from deepcritical.demo.records import (
     INLINE_TAGS,
@@ -137,10 +139,13 @@ def _esearch_xml(count: int, page: list[str], retstart: int, translation: str) -
 def efetch(request: httpx2.Request) -> httpx2.Response:
     params = _params(request)
     ids = [part.strip() for part in params.get("id", "").split(",") if part.strip()]
-    if params.get("db", "pubmed") != "pubmed":
-        return _efetch_error(f"Invalid db name specified: {params.get('db')}")
+    database = params.get("db", "pubmed")
+    if database not in ("pubmed", "pmc"):
+        return _efetch_error(f"Invalid db name specified: {database}")
     if not ids:
         return _efetch_error("Empty id list - nothing todo")
+    if database == "pmc":
+        return fulltext.pmc_efetch(ids)
     root = ET.Element("PubmedArticleSet")
     for pmid in ids:
         record = pubmed_record(pmid)

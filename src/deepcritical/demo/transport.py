@@ -12,7 +12,7 @@ import httpx2
 import structlog
 
 from deepcritical.config import DEMO_SEARXNG_URL
-from deepcritical.demo import clinicaltrials, europepmc, eutils, searxng, you
+from deepcritical.demo import clinicaltrials, europepmc, eutils, fulltext, searxng, you
 
 logger = structlog.get_logger(__name__)
 
@@ -53,8 +53,11 @@ def _clinicaltrials(request: httpx2.Request) -> httpx2.Response:
 
 
 def _europepmc(request: httpx2.Request) -> httpx2.Response:
-    if request.method == "GET" and request.url.path.rstrip("/") == europepmc.SEARCH_PATH:
+    path = request.url.path.rstrip("/")
+    if request.method == "GET" and path == europepmc.SEARCH_PATH:
         return europepmc.search(request)
+    if request.method == "GET" and path.startswith(europepmc.REST_PATH) and path.endswith(fulltext.FULLTEXT_SUFFIX):
+        return fulltext.europepmc_full_text(request)
     return _not_found(request, "Europe PMC path")
 
 

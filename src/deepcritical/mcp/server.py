@@ -1,4 +1,5 @@
-"""The MCP tools: ``search_literature``, ``research`` (with progress notifications) and ``get_run``.
+"""The MCP tools: ``search_literature``, ``research`` (with progress notifications), ``get_run`` and
+``library_add`` (files from the configured library folder only).
 
 Research runs go through the ``RunManager``, so a run started by an MCP client is queued with the page's
 runs, listed on the page, and kept in the runs folder. Failures come back as tool errors in one line.
@@ -6,6 +7,7 @@ Docstrings and field descriptions are written for the calling model: they are wh
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -17,10 +19,12 @@ from pydantic import BaseModel, Field, StrictInt, TypeAdapter, ValidationError
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
+from deepcritical.evidence import chroma
 from deepcritical.models import ALL_SOURCES, Evidence
 from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.journal import RunInfo, RunSummary, StoredEvent
+from deepcritical.run.library_add import add_paths
 from deepcritical.run.manager import RunManager
 from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.search import run_search
@@ -252,6 +256,23 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             raise _failure(info)
         return _result(manager, info)
 
+    @server.tool(annotations=ToolAnnotations(title="Add papers to the library", read_only_hint=False))
+    async def library_add(
+        paths: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                max_length=100,
+                description="Files or folders inside the server's library folder, relative to it (or absolute)",
+            ),
+        ],
+    ) -> LibraryAdded:
+        """Add the user's papers (PDF, PubMed Central JATS, BioC, RIS, BibTeX, CSL-JSON, Markdown, text, HTML)
+        from the server's library folder to the document library, split into passages that later searches
+        with source `library` and research runs can cite with their section or page. Only files inside the
+        folder the server was configured with are read; re-adding a file changes nothing."""
+        return await add_to_library(settings, paths)
+
     @server.tool(annotations=ToolAnnotations(title="Get a research run", read_only_hint=True))
     async def get_run(
         run_id: Annotated[
@@ -270,6 +291,52 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
         return _result(manager, info)
 
     return server
+
+
+class LibraryAdded(BaseModel):
+    """What adding files to the library did."""
+
+    collection: str
+    summary: str
+    files: int
+    documents_added: int
+    documents_updated: int
+    documents_unchanged: int
+    passages: int
+    failures: list[str] = Field(description="One line per file that could not be read: which file, why")
+
+
+async def add_to_library(settings: Settings, paths: list[str]) -> LibraryAdded:
+    """``library_add``: only inside ``DEEPCRITICAL_LIBRARY_FOLDER`` (links followed, so none leads out)."""
+    if settings.library_folder is None:
+        raise ToolError("library_add is off: the server reads files only from DEEPCRITICAL_LIBRARY_FOLDER, not set")
+    root = settings.library_folder.resolve()
+    chosen = []
+    for raw in paths:
+        candidate = (root / raw.strip()).resolve()  # an absolute path stays itself
+        if not candidate.is_relative_to(root):
+            raise ToolError(f"{one_line(raw)[:200]}: outside the library folder; only files inside it are read")
+        chosen.append(candidate)
+    try:
+        connection = await asyncio.to_thread(chroma.connect, settings)
+        try:
+            summary = await asyncio.to_thread(
+                add_paths, chosen, settings, connection, settings.library_collection, within=root
+            )
+        finally:
+            connection.close()
+    except DeepCriticalError as error:
+        raise ToolError(one_line(str(error))) from error
+    return LibraryAdded(
+        collection=settings.library_collection,
+        summary=summary.line,
+        files=summary.files,
+        documents_added=summary.added,
+        documents_updated=summary.replaced,
+        documents_unchanged=summary.unchanged,
+        passages=summary.passages,
+        failures=summary.failures,
+    )
 
 
 async def serve_stdio(settings: Settings) -> None:

@@ -30,12 +30,13 @@ import structlog
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.models import check_endpoint
 from deepcritical.agents.output import OutputChoice
-from deepcritical.errors import ResearchError
+from deepcritical.errors import DeepCriticalError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
 from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, capture, restore
 from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.fulltext import read_key_full_texts
 from deepcritical.run.outcome import CheckpointStage, ResearchOutcome, Resumption, assemble_outcome, new_run_id
 from deepcritical.run.report import CheckedReport, write_report
 from deepcritical.run.setup import RunParts
@@ -193,6 +194,8 @@ class Orchestrator:
                     if resume is not None and resume.report is not None:
                         checked = resume.report.checked()
                     else:
+                        if self._reads_full_text(deps):  # the loop ended before any Judge
+                            await self._read_full_texts(deps)
                         checked = await write_report(deps, self.stages.report, stop)
                         await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
                     report, audit = checked.report, checked.audit
@@ -246,6 +249,30 @@ class Orchestrator:
         now = datetime.now(UTC).isoformat()
         resumption = Resumption(at=now, stage=checkpoint.stage, iteration=checkpoint.iteration)
         progress.resumptions = [*checkpoint.resumptions, resumption]
+
+    def _reads_full_text(self, deps: ResearchDeps) -> bool:
+        """Whether to read the key studies' full text now: once a run, when it has evidence, unless off
+        (``DEEPCRITICAL_FULLTEXT_MAX_ARTICLES=0``) or the store is the caller's (a test, an evaluation)."""
+        return (
+            not deps.state.full_text_read
+            and bool(deps.evidence)
+            and self.settings.fulltext_max_articles > 0
+            and self.parts.store is None
+        )
+
+    async def _read_full_texts(self, deps: ResearchDeps) -> None:
+        """The key studies' full text for the Judge and the Report (``run.fulltext``); a failure keeps the
+        abstracts."""
+        deps.state.full_text_read = True
+        with deps.state.timed("full_text"):
+            try:
+                report, added = await read_key_full_texts(
+                    self.settings, self.parts.client, deps.evidence, deps.state.question
+                )
+            except DeepCriticalError as error:
+                deps.emit(RunWarning(message=f"full text not read, abstracts kept: {error}"))
+                return
+        deps.emit(RunWarning(message=f"{report.summary} {len(added)} passage(s) bearing on the question added."))
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
         settings, parts = self.settings, self.parts
@@ -318,6 +345,8 @@ class Orchestrator:
                 if not evidence:
                     deps.emit(RunWarning(message=f"iteration {iteration}: no evidence found yet"))
                     continue
+                if self._reads_full_text(deps):  # once, so that the Judge and the Report both read it
+                    await self._read_full_texts(deps)
                 judgement = (await run_stage(stages.judge, deps, None)).result
             except LoopStopError as stop:
                 return stop.reason

@@ -10,6 +10,7 @@ nothing: it is removed from every finding (the audit lists it), and a finding le
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 
 from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
@@ -79,8 +80,26 @@ def remove_urls(text: str, on_url: Callable[[str], str] | None = None) -> str:
     return " ".join(URL.sub(lambda match: replace(match.group(0)), text).split())
 
 
+_DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-"})
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _comparable(text: str) -> str:
+    """Text as a quote is compared: case, runs of whitespace, dash and quotation-mark variants, outer
+    quotation marks and a closing ellipsis do not count."""
+    flat = " ".join(unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES).lower().split())
+    return flat.strip(" \"'").removesuffix("...").removesuffix("\u2026").strip(" .")
+
+
+def quote_in(quote: str, items: Sequence[Evidence]) -> bool:
+    """True when ``quote`` occurs in the text of one of ``items`` (a passage, or an abstract)."""
+    wanted = _comparable(quote)
+    return bool(wanted) and any(wanted in _comparable(item.content) for item in items)
+
+
 class _Checker:
     def __init__(self, collected: Mapping[str, Evidence]) -> None:
+        self.collected = collected
         self.index = CitationIndex(collected)
         self.audit = CitationAudit()
         self.retracted = {evidence_id for evidence_id, item in collected.items() if item.retracted}
@@ -124,8 +143,12 @@ class _Checker:
             statement, named = self.clean_text(finding.statement)
             cited = [resolved for raw in finding.evidence_ids if (resolved := self._resolve(raw)) is not None]
             cited = list(dict.fromkeys([*cited, *named]))
+            quote = finding.quote
+            if quote and not quote_in(quote, [self.collected[i] for i in cited if i in self.collected]):
+                self.audit.unverified_quotes.append(quote[:300])  # a quote the passage does not hold is not kept
+                quote = None
             if cited and statement.strip(" .;,"):
-                kept.append(Finding(statement=statement, evidence_ids=cited))
+                kept.append(Finding(statement=statement, evidence_ids=cited, quote=quote))
             else:
                 self.audit.dropped_findings.append(finding.statement[:300])
         return kept

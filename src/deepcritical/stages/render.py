@@ -127,6 +127,30 @@ def grade_text(grade: Grade) -> str:
     return f"{grade.label}; {level}{basis}"
 
 
+def citation_mark(number: int, item: Evidence | None) -> str:
+    """A reference number, with the passage's place when the item is a passage: '3, Results', '5, p. 7'."""
+    passage = item.passage if item is not None else None
+    if passage is None:
+        return str(number)
+    if passage.page is not None:
+        return f"{number}, p. {passage.page}"
+    return f"{number}, {escape(passage.section)}" if passage.section else str(number)
+
+
+# A passage of a PubMed Central article links to its words on the article's page (a text fragment).
+PMC_ARTICLE = "https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
+FRAGMENT_WORDS = 6
+
+
+def passage_link(item: Evidence) -> str | None:
+    """The web page of a passage of a PMC article, scrolled to the passage's opening words; None otherwise."""
+    if item.passage is None or not item.citation.pmcid:
+        return None
+    words = item.content.split()[:FRAGMENT_WORDS]
+    fragment = quote(" ".join(words), safe="") if words else ""
+    return PMC_ARTICLE.format(pmcid=item.citation.pmcid) + (f"#:~:text={fragment}" if fragment else "")
+
+
 def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
@@ -140,10 +164,14 @@ def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) 
         parts.append(" **The journal has published an expression of concern about this article.**")
     origin = "recalled from an earlier run, " if recalled else ""
     parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
+    if item.passage is not None:
+        place = f"page {item.passage.page}" if item.passage.page else item.passage.section
+        span = f"characters {item.passage.start}-{item.passage.end}" if item.passage.start is not None else ""
+        parts.append(f" Passage: {escape(', '.join(part for part in (place, span) if part))}.")
     if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
         parts.append(" (synthetic demo record: no web page)")
         return "".join(parts)
-    link = safe_link(citation.url)
+    link = passage_link(item) or safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
 
@@ -171,10 +199,11 @@ def _findings(
         return [empty]
     lines = []
     for finding in findings:
-        marks = ", ".join(str(numbers[i]) for i in finding.evidence_ids if i in numbers)
+        marks = "; ".join(citation_mark(numbers[i], evidence.get(i)) for i in finding.evidence_ids if i in numbers)
         grade = best_grade(finding.evidence_ids, evidence)
         shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
-        lines.append(f"- {text(finding.statement)} \\[{marks}\\]{shown}")
+        said = f' "{escape(finding.quote)}"' if finding.quote else ""
+        lines.append(f"- {text(finding.statement)}{said} \\[{marks}\\]{shown}")
     return lines
 
 

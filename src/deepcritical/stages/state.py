@@ -95,6 +95,7 @@ class RunState:
     timings: dict[str, float] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    full_text_read: bool = False  # the key studies' full text was read (once a run: before the first Judge)
     model_failures: int = 0  # consecutive failed model calls; a successful one resets it
     agents: dict[str, AgentStats] = field(default_factory=dict)  # agent name -> what its model calls came to
 

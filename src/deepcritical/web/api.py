@@ -3,12 +3,14 @@ Every error is JSON, ``{"error": one line, "field": the input at fault or null}`
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated
+from pathlib import PurePath
+from typing import Annotated, Any
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Header, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -162,6 +164,65 @@ def run_view(manager: RunManager, info: RunInfo) -> RunView:
     return RunView(**info.model_dump(), position=manager.position(info.run_id), files=files, links=links)
 
 
+class UploadedDocument(BaseModel):
+    id: str
+    title: str
+    format: str
+    passages: int
+    outcome: str = Field(description="added, replaced (an updated file) or unchanged (the same file again)")
+
+
+class UploadResult(BaseModel):
+    collection: str
+    documents: list[UploadedDocument]
+
+
+async def upload(request: Request, filename: str, settings: Settings) -> UploadResult | JSONResponse:
+    """The upload endpoint's work: type by extension, size while reading, then parse and store."""
+    from deepcritical.documents.reader import EXTENSIONS, SUPPORTED
+    from deepcritical.errors import DeepCriticalError
+    from deepcritical.evidence import chroma
+    from deepcritical.run.library_add import add_upload
+
+    name = PurePath(filename.replace("\\", "/")).name  # a name, never a path
+    if PurePath(name).suffix.lower() not in EXTENSIONS:
+        return error_response(415, f"unsupported file type {name!r}; supported: {SUPPORTED}", field="filename")
+    limit = int(settings.library_max_file_mb * 2**20)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return error_response(413, f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return error_response(413, f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)")
+
+    def store() -> list[tuple[Any, str]]:
+        connection = chroma.connect(settings)
+        try:
+            return list(add_upload(bytes(body), name, settings, connection, settings.library_collection))
+        finally:
+            connection.close()
+
+    try:
+        added = await asyncio.to_thread(store)
+    except DeepCriticalError as error:
+        return error_response(422, f"{name}: {error}", field="body")
+    return UploadResult(
+        collection=settings.library_collection,
+        documents=[
+            UploadedDocument(
+                id=document.id,
+                title=document.meta.title,
+                format=document.format,
+                passages=len(document.passages),
+                outcome=outcome,
+            )
+            for document, outcome in added
+        ],
+    )
+
+
 def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> APIRouter:
     # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
     bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
@@ -198,6 +259,21 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
             return error_response(429, rate_limit.refusal(client), **{"Retry-After": str(wait)})
         info = manager.create(body.question, max_iterations=body.max_iterations, sources=body.sources)
         return run_view(manager, info)
+
+    @router.post(
+        "/library/documents",
+        status_code=201,
+        response_model=UploadResult,
+        tags=["library"],
+        responses={413: {"model": ErrorBody}, 415: {"model": ErrorBody}, 422: {"model": ErrorBody}},
+    )
+    async def upload_document(
+        request: Request, filename: Annotated[str, Query(min_length=1, max_length=255)]
+    ) -> UploadResult | JSONResponse:
+        """Add a file to the document library: its bytes as the request body, its name (the extension
+        says its type: .pdf, .nxml, .xml, .json, .ris, .bib, .md, .txt, .html) in ``filename``. Read in a
+        worker process under the server's limits, split into passages that ``library`` searches find."""
+        return await upload(request, filename, settings)
 
     @router.get("/runs", response_model=list[RunView], tags=["runs"])
     async def list_runs() -> list[RunView]:

@@ -415,6 +415,31 @@
     }
   }
 
+  // --- Your papers: each chosen file is sent as the request body (no multipart), one line per file ------
+  async function upload(event) {
+    event.preventDefault();
+    const list = $("uploads");
+    for (const file of Array.from($("upload-files").files)) {
+      const line = document.createElement("li");
+      line.textContent = file.name + ": adding…";
+      list.appendChild(line);
+      try {
+        const result = await api("/api/library/documents?filename=" + encodeURIComponent(file.name), {
+          method: "POST",
+          headers: { "Content-Type": "application/octet-stream" },
+          body: file,
+        });
+        line.textContent = file.name + ": " + result.documents
+          .map((doc) => doc.outcome + " (" + doc.passages + " passages)")
+          .join(", ");
+      } catch (error) {
+        line.textContent = error.message;
+        line.className = "error";
+      }
+    }
+    $("upload-files").value = "";
+  }
+
   async function start() {
     try {
       state.info = await api("/api/info");
@@ -434,6 +459,7 @@
     $("cancel").addEventListener("click", cancel);
     $("resume").addEventListener("click", resume);
     $("refresh").addEventListener("click", loadRuns);
+    $("upload-form").addEventListener("submit", upload);
     $("token-form").addEventListener("submit", (event) => {
       event.preventDefault();
       sessionStorage.setItem(TOKEN_KEY, $("token").value.trim());

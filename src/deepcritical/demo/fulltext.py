@@ -1,0 +1,141 @@
+"""Stand-ins for PubMed Central's full text: Europe PMC's ``GET /{PMCID}/fullTextXML`` and E-utilities'
+``efetch db=pmc``, answering synthetic JATS for the demo corpus's articles that have a PMCID.
+
+The JATS follows PMC's layout (front matter with article ids, a structured abstract, a body of titled
+sections, a table, a reference list), so the live fetcher and the JATS parser run unchanged. The body
+restates the abstract's sections at full-text length and adds nothing that could pass for a finding:
+its Discussion says that the article is synthetic.
+"""
+
+from __future__ import annotations
+
+import functools
+import xml.etree.ElementTree as ET
+
+import httpx2
+
+from deepcritical.demo.records import CollectiveAuthor, PubmedRecord, load_corpus, strip_markup
+
+FULLTEXT_SUFFIX = "/fullTextXML"
+_XML_TYPE = "application/xml; charset=UTF-8"
+_PMC_HEADER = (
+    '<?xml version="1.0" ?>\n<!DOCTYPE pmc-articleset PUBLIC "-//NLM//DTD ARTICLE SET 2.0//EN" '
+    '"https://dtd.nlm.nih.gov/ncbi/pmc/articleset/nlm-articleset-2.0.dtd">\n'
+)
+# The abstract's labels, as the body's section titles of a research article.
+_SECTIONS = {"BACKGROUND": "Introduction", "METHODS": "Methods", "RESULTS": "Results", "CONCLUSIONS": "Discussion"}
+_SYNTHETIC = (
+    "This article is synthetic. DeepCritical's demo corpus serves it so that reading full text can be tried "
+    "offline; its methods and findings describe no real study."
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+@functools.cache
+def _by_pmcid() -> dict[str, PubmedRecord]:
+    return {
+        record.pmcid.upper(): record
+        for record in load_corpus().records
+        if isinstance(record, PubmedRecord) and record.pmcid
+    }
+
+
+def record_for(pmcid: str) -> PubmedRecord | None:
+    """The demo article with this PMCID ('PMC99000101' or '99000101'), if any."""
+    key = pmcid.strip().upper()
+    return _by_pmcid().get(key if key.startswith("PMC") else f"PMC{key}")
+
+
+def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -> ET.Element:
+    element = ET.SubElement(parent, tag, attrib)
+    if text is not None:
+        element.text = text
+    return element
+
+
+def _front(article: ET.Element, record: PubmedRecord) -> None:
+    front = _sub(article, "front")
+    journal = _sub(front, "journal-meta")
+    _sub(journal, "journal-id", record.journal.iso_abbreviation, **{"journal-id-type": "nlm-ta"})
+    _sub(_sub(journal, "journal-title-group"), "journal-title", record.journal.title)
+    meta = _sub(front, "article-meta")
+    _sub(meta, "article-id", record.pmid, **{"pub-id-type": "pmid"})
+    _sub(meta, "article-id", (record.pmcid or "").removeprefix("PMC"), **{"pub-id-type": "pmc"})
+    if record.doi:
+        _sub(meta, "article-id", record.doi, **{"pub-id-type": "doi"})
+    _sub(_sub(meta, "title-group"), "article-title", strip_markup(record.title))
+    contributors = _sub(meta, "contrib-group")
+    for person in record.authors:
+        contrib = _sub(contributors, "contrib", **{"contrib-type": "author"})
+        if isinstance(person, CollectiveAuthor):
+            _sub(contrib, "collab", person.collective_name)
+        else:
+            name = _sub(contrib, "name")
+            _sub(name, "surname", person.last_name)
+            _sub(name, "given-names", person.fore_name)
+    date = _sub(meta, "pub-date", **{"pub-type": "epub"})
+    month = (record.pub_date.month or "").lower()[:3]
+    if month in _MONTHS:
+        _sub(date, "month", str(_MONTHS.index(month) + 1))
+    _sub(date, "year", record.pub_date.year or "2020")
+    abstract = _sub(meta, "abstract")
+    for section in record.abstract:
+        sec = _sub(abstract, "sec")
+        _sub(sec, "title", (section.label or "Abstract").capitalize())
+        _sub(sec, "p", strip_markup(section.text))
+
+
+def _body(article: ET.Element, record: PubmedRecord) -> None:
+    body = _sub(article, "body")
+    for section in record.abstract:
+        sec = _sub(body, "sec")
+        title = _SECTIONS.get((section.label or "").upper(), (section.label or "Text").capitalize())
+        _sub(sec, "title", title)
+        # One sentence or two per paragraph, as a full text reads.
+        sentences = [part.strip() for part in strip_markup(section.text).split(". ") if part.strip()]
+        for start in range(0, len(sentences), 2):
+            text = ". ".join(sentences[start : start + 2])
+            _sub(sec, "p", text if text.endswith(".") else text + ".")
+        if title == "Results":
+            table = _sub(sec, "table-wrap", id="t1")
+            _sub(table, "label", "Table 1")
+            _sub(_sub(table, "caption"), "p", "Outcomes as reported in the abstract (synthetic demo data).")
+        if title == "Discussion":
+            _sub(sec, "p", _SYNTHETIC)
+    back = _sub(article, "back")
+    references = _sub(back, "ref-list")
+    ref = _sub(references, "ref", id="r1")
+    _sub(ref, "label", "1")
+    _sub(ref, "mixed-citation", "DeepCritical demo corpus. Synthetic records for offline runs.")
+
+
+def jats(record: PubmedRecord) -> ET.Element:
+    """The record's article as JATS."""
+    kind = "review-article" if "Systematic Review" in record.publication_types else "research-article"
+    article = ET.Element("article", {"article-type": kind, "dtd-version": "1.3"})
+    _front(article, record)
+    _body(article, record)
+    return article
+
+
+def europepmc_full_text(request: httpx2.Request) -> httpx2.Response:
+    """``GET /europepmc/webservices/rest/{PMCID}/fullTextXML``: the article, or 404 as the service answers."""
+    pmcid = request.url.path.rstrip("/").removesuffix(FULLTEXT_SUFFIX).rsplit("/", 1)[-1]
+    record = record_for(pmcid)
+    if record is None:
+        return httpx2.Response(
+            404, text=f"Full text not available for {pmcid}", headers={"Content-Type": "text/plain; charset=utf-8"}
+        )
+    body = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(jats(record), encoding="unicode")
+    return httpx2.Response(200, content=body.encode(), headers={"Content-Type": _XML_TYPE})
+
+
+def pmc_efetch(ids: list[str]) -> httpx2.Response:
+    """``efetch db=pmc``: a pmc-articleset of the known articles (unknown ids are skipped, as NCBI does)."""
+    root = ET.Element("pmc-articleset")
+    for identifier in ids:
+        record = record_for(identifier)
+        if record is not None:
+            root.append(jats(record))
+    body = _PMC_HEADER + ET.tostring(root, encoding="unicode") + "\n"
+    return httpx2.Response(200, content=body.encode(), headers={"Content-Type": "text/xml; charset=UTF-8"})

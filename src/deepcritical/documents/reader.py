@@ -1,0 +1,278 @@
+"""Files into documents: the format chosen by extension (and, for .xml and .json, by content), each file
+read under limits (size, pages, parse time) in a separate worker process, hashed, and split into passages.
+
+A file is untrusted input (a PDF especially: PDFium is C++). Parsing happens in a worker process with a
+memory ceiling, so a file that hangs the parser or exhausts memory costs that worker, not the caller: the
+worker is ended at the time limit and a new one takes the next file. A file that cannot be read gives
+one line (which file, why); the others go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import multiprocessing.pool
+import resource
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from deepcritical.config import Settings
+from deepcritical.documents import bioc, jats, pdf, references, text
+from deepcritical.documents.model import Document, DocumentFormat, ParsedDocument
+from deepcritical.documents.passages import split
+from deepcritical.errors import DocumentError
+
+T = TypeVar("T")
+
+EXTENSIONS: dict[str, DocumentFormat | None] = {
+    ".pdf": "pdf",
+    ".nxml": "jats",
+    ".xml": None,  # JATS or BioC, by the root element
+    ".json": None,  # BioC or CSL-JSON, by its keys
+    ".ris": "ris",
+    ".bib": "bibtex",
+    ".bibtex": "bibtex",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".html": "html",
+    ".htm": "html",
+}
+SUPPORTED = ", ".join(sorted(EXTENSIONS))
+HASH_PREFIX_CHARS = 16
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of an untrusted file is read: bytes, pages (PDF), parse seconds, worker memory."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    max_pages: int = 1000
+    max_seconds: float = 60.0
+    max_memory_bytes: int = 2 * 1024 * 1024 * 1024
+
+
+def limits_from(settings: Settings) -> Limits:
+    """The limits the settings set (DEEPCRITICAL_LIBRARY_MAX_FILE_MB, _MAX_PAGES, _PARSE_SECONDS)."""
+    return Limits(
+        max_bytes=int(settings.library_max_file_mb * 2**20),
+        max_pages=settings.library_max_pages,
+        max_seconds=settings.library_parse_seconds,
+    )
+
+
+def _too_large(size: int, limits: Limits) -> DocumentError:
+    return DocumentError(
+        f"{size / 2**20:.1f} MB, more than the limit of {limits.max_bytes / 2**20:.3g} MB "
+        "(DEEPCRITICAL_LIBRARY_MAX_FILE_MB)"
+    )
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sniffed_format(suffix: str, data: bytes) -> DocumentFormat:
+    """The format of a .xml or .json file from its content; others from the extension."""
+    known = EXTENSIONS.get(suffix.lower())
+    if known is not None:
+        return known
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if suffix.lower() == ".xml":
+        if b"<collection" in head and b"<article" not in head:
+            return "bioc"
+        if b"<article" in head or b"<pmc-articleset" in head or b"JATS" in head:
+            return "jats"
+        raise DocumentError("XML that is neither a JATS article nor a BioC collection")
+    if suffix.lower() == ".json":
+        return "bioc" if b'"documents"' in data and b'"passages"' in data else "csljson"
+    raise DocumentError(f"unsupported file type {suffix or '(no extension)'}; supported: {SUPPORTED}")
+
+
+def parse_bytes(form: DocumentFormat, data: bytes, limits: Limits) -> list[ParsedDocument]:
+    """The documents in ``data`` read as ``form`` (runs in the worker process)."""
+    if form == "pdf":
+        return [pdf.parse_pdf(data, max_pages=limits.max_pages, max_seconds=limits.max_seconds)]
+    if form == "jats":
+        return [jats.parse_jats(data)]
+    if form == "bioc":
+        return bioc.parse_bioc(data)
+    if form == "ris":
+        return references.parse_ris(data)
+    if form == "bibtex":
+        return references.parse_bibtex(data)
+    if form == "csljson":
+        return references.parse_csljson(data)
+    if form == "markdown":
+        return [text.parse_markdown(data)]
+    if form == "html":
+        return [text.parse_html(data)]
+    return [text.parse_text(data)]
+
+
+def _limit_memory(max_bytes: int) -> None:
+    """The worker's address-space ceiling: a file that would take more fails with MemoryError there."""
+    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+
+
+def _ready() -> bool:
+    return True
+
+
+class ParserWorker:
+    """One worker process that parses files, replaced when a file overruns the time limit."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._pool: multiprocessing.pool.Pool | None = None
+
+    def _started(self) -> multiprocessing.pool.Pool:
+        if self._pool is None:
+            context = multiprocessing.get_context("spawn")  # no copy of the caller's threads or open stores
+            self._pool = context.Pool(1, initializer=_limit_memory, initargs=(self.limits.max_memory_bytes,))
+            # The worker imports the parsers before its first file, so the first file's clock is its own.
+            self._pool.apply(_ready)
+        return self._pool
+
+    def run(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in the worker, within ``limits.max_seconds``."""
+        pool = self._started()
+        pending = pool.apply_async(function, args)
+        try:
+            return pending.get(timeout=self.limits.max_seconds)
+        except multiprocessing.TimeoutError:
+            self.close()
+            raise DocumentError(
+                f"reading took longer than {self.limits.max_seconds:g} s (DEEPCRITICAL_LIBRARY_PARSE_SECONDS); stopped"
+            ) from None
+        except MemoryError:
+            raise DocumentError(
+                f"reading needed more than {self.limits.max_memory_bytes / 2**20:.0f} MB of memory; stopped"
+            ) from None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
+
+    def __enter__(self) -> ParserWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class FileResult:
+    """What one file gave: its documents, or the one reason it gave none."""
+
+    path: Path
+    content_hash: str | None = None
+    documents: list[Document] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def line(self) -> str:
+        """The file's one line for the user when it failed."""
+        return f"{self.path}: {self.error}"
+
+
+def build_documents(parsed: Sequence[ParsedDocument], file_hash: str, source_path: str | None) -> list[Document]:
+    """Parsed documents with identities and passages. A file of one document is identified by the file's
+    hash; a record of a multi-record file (a RIS export) by its own content's hash, so re-exporting the
+    library with one more record leaves the others unchanged."""
+    documents = []
+    for record in parsed:
+        record_hash = file_hash if len(parsed) == 1 else content_hash(record.model_dump_json().encode())
+        identity = record.identity or f"file:{record_hash[:HASH_PREFIX_CHARS]}"
+        # The title heads every passage's indexed text already; alone it is a passage only when it is all there is.
+        blocks = [block for block in record.blocks if block.kind != "title"] or list(record.blocks)
+        full, passages = split(identity, blocks)
+        documents.append(
+            Document(
+                id=identity,
+                content_hash=record_hash,
+                source_path=source_path,
+                format=record.format,
+                meta=record.meta,
+                text=full,
+                passages=tuple(passages),
+                references=record.references,
+                pages=record.pages,
+                full_text=record.full_text,
+            )
+        )
+    return documents
+
+
+def read_bytes(
+    data: bytes, *, suffix: str, limits: Limits, worker: ParserWorker | None = None, source_path: str | None = None
+) -> list[Document]:
+    """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
+    if len(data) > limits.max_bytes:
+        raise _too_large(len(data), limits)
+    if not data.strip():
+        raise DocumentError("the file is empty")
+    form = sniffed_format(suffix, data)
+    parsed = worker.run(parse_bytes, form, data, limits) if worker is not None else parse_bytes(form, data, limits)
+    if not parsed:
+        raise DocumentError(f"no records with a title or text in this {form} file")
+    return build_documents(parsed, content_hash(data), source_path)
+
+
+def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) -> FileResult:
+    """One file read into documents, or the reason it could not be; never raises for a bad file."""
+    started = time.monotonic()
+    result = FileResult(path=path)
+    try:
+        size = path.stat().st_size
+        if size > limits.max_bytes:
+            raise _too_large(size, limits)
+        data = path.read_bytes()
+        result.content_hash = content_hash(data)
+        result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=str(path))
+    except DocumentError as error:
+        result.error = str(error)
+    except OSError as error:
+        result.error = f"cannot read the file ({error.strerror or error})"
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def files_under(paths: Iterable[Path]) -> tuple[list[Path], list[FileResult]]:
+    """The files to read: each given file, and every file of a supported type under each given folder
+    (recursively, hidden files and folders left out), in a stable order; and a result line for each given
+    path that does not exist or is a file of an unsupported type."""
+    found: list[Path] = []
+    refused: list[FileResult] = []
+    for given in paths:
+        if given.is_dir():
+            found.extend(
+                sorted(
+                    path
+                    for path in given.rglob("*")
+                    if path.is_file()
+                    and path.suffix.lower() in EXTENSIONS
+                    and not any(part.startswith(".") for part in path.relative_to(given).parts)
+                )
+            )
+        elif given.is_file():
+            if given.suffix.lower() in EXTENSIONS:
+                found.append(given)
+            else:
+                refused.append(FileResult(path=given, error=f"unsupported file type; supported: {SUPPORTED}"))
+        else:
+            refused.append(FileResult(path=given, error="no such file or folder"))
+    return list(dict.fromkeys(found)), refused
+
+
+def read_files(paths: Sequence[Path], limits: Limits) -> Iterator[FileResult]:
+    """Each file's result in turn, all parsed in one worker process."""
+    with ParserWorker(limits) as worker:
+        for path in paths:
+            yield read_file(path, limits, worker)

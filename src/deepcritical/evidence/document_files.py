@@ -1,0 +1,226 @@
+"""Documents read from files (``documents/``: PDF, JATS, BioC, RIS/BibTeX/CSL-JSON, Markdown, HTML) and PMC full
+text, kept in a document collection of the library (``evidence/documents.py``), one evidence item per passage.
+
+Each passage record also carries, in its Chroma metadata, the document's id, the SHA-256 of what it was
+read from, the file it came from and its PMCID. So adding the same file again changes nothing (same
+document, same hash), adding an updated file replaces the document's passages (same document, another
+hash), a run finds an article's full text by PMCID instead of fetching it again, and the collection can
+list and remove whole documents. Nothing is kept anywhere but the collection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from deepcritical.documents.model import Document as FileDocument
+from deepcritical.evidence import chroma
+from deepcritical.evidence.documents import Document, PassageText, collection_name, passage_evidence
+from deepcritical.evidence.embeddings import EmbeddingService, passage_text
+from deepcritical.models import Evidence, Grade
+
+DOCUMENT_KEY = "document_id"
+HASH_KEY = "content_hash"
+PATH_KEY = "source_path"
+FORMAT_KEY = "format"
+PMCID_KEY = "pmcid"
+FULL_TEXT_KEY = "full_text"
+Added = Literal["added", "unchanged", "replaced"]
+DocumentGrader = Callable[[FileDocument], Grade]
+
+
+def library_document(document: FileDocument) -> Document:
+    """A file's document in the collection's terms: its passages with section, page and offsets."""
+    meta = document.meta
+    metadata: dict[str, Any] = {
+        "date": meta.date,
+        "authors": list(meta.authors),
+        "journal": meta.journal,
+        "doi": meta.doi,
+        "pmid": meta.pmid,
+        "publication_types": list(meta.publication_types),
+    }
+    passages = [
+        PassageText(
+            text=passage.text,
+            passage_id=str(passage.index),
+            section=passage.section,
+            page=passage.page,
+            start=passage.start,
+            end=passage.end,
+        )
+        for passage in document.passages
+    ]
+    title = meta.title or (document.source_path or document.id)
+    return Document(id=document.id, title=title, passages=passages, metadata=metadata)
+
+
+def passage_items(name: str, document: FileDocument, grade: Grade) -> list[Evidence]:
+    """The evidence items of a document's passages, every one with the document's grade (set once from its
+    metadata and abstract, as for a PubMed item, not passage by passage) and its PMCID."""
+    converted = library_document(document)
+    items = []
+    for passage in converted.passages:
+        item = passage_evidence(name, converted, passage, lambda *_: grade)
+        if document.meta.pmcid:
+            item = item.model_copy(update={"citation": item.citation.model_copy(update={"pmcid": document.meta.pmcid})})
+        items.append(item)
+    return items
+
+
+def _extra(document: FileDocument) -> dict[str, str | int | bool]:
+    extra: dict[str, str | int | bool] = {
+        DOCUMENT_KEY: document.id,
+        HASH_KEY: document.content_hash,
+        FORMAT_KEY: document.format,
+        FULL_TEXT_KEY: document.full_text,
+    }
+    if document.source_path:
+        extra[PATH_KEY] = document.source_path
+    if document.meta.pmcid:
+        extra[PMCID_KEY] = document.meta.pmcid
+    return extra
+
+
+def stored_hashes(connection: chroma.Connection, name: str, document_ids: Sequence[str]) -> dict[str, str]:
+    """The content hash stored for each of ``document_ids`` that the collection holds."""
+    target = collection_name(name)
+    if not document_ids:
+        return {}
+    with connection.session(touches=(target,), writes=False) as session:
+        found = session.collection(target).get(where={DOCUMENT_KEY: {"$in": list(document_ids)}}, include=["metadatas"])
+    return {str(meta[DOCUMENT_KEY]): str(meta.get(HASH_KEY, "")) for meta in found["metadatas"] or []}
+
+
+def add_file_documents(
+    connection: chroma.Connection,
+    embeddings: EmbeddingService,
+    name: str,
+    documents: Sequence[FileDocument],
+    grade: DocumentGrader,
+) -> dict[str, Added]:
+    """Store ``documents`` (one file's) in the collection ``name``: a document already there with the same
+    hash is left alone, one with another hash has its passages replaced. Returns what happened to each."""
+    target = collection_name(name)
+    chroma.open_collection(connection, target, embeddings.model_name)
+    known = stored_hashes(connection, name, [document.id for document in documents])
+    outcome: dict[str, Added] = {}
+    for document in documents:
+        if known.get(document.id) == document.content_hash:
+            outcome[document.id] = "unchanged"
+            continue
+        items = passage_items(name, document, grade(document))
+        vectors = embeddings.embed([passage_text(item.citation.title, item.content) for item in items])
+        extra = _extra(document)
+        with connection.session(touches=(target,), writes=True) as session:
+            collection = session.collection(target)
+            if document.id in known:
+                collection.delete(where={DOCUMENT_KEY: document.id})
+            for start in range(0, len(items), connection.max_batch):
+                chunk = items[start : start + connection.max_batch]
+                encoded = [chroma.encode(item) for item in chunk]
+                collection.upsert(
+                    ids=[item.id for item in chunk],
+                    embeddings=vectors[start : start + connection.max_batch],
+                    documents=[text for text, _ in encoded],
+                    metadatas=[{**metadata, **extra} for _, metadata in encoded],
+                )
+        outcome[document.id] = "replaced" if document.id in known else "added"
+    return outcome
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document of a collection as the store holds it."""
+
+    id: str
+    title: str
+    format: str
+    passages: int
+    source_path: str | None
+    pmcid: str | None
+    full_text: bool
+    content_hash: str
+
+
+def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocument]:
+    """Every document of the collection, with its passage count (passages added from JSON Lines, which carry
+    no document key, are listed by the document their address names)."""
+    target = collection_name(name)
+    with connection.session(touches=(target,), writes=False) as session:
+        found = session.collection(target).get(include=["metadatas", "documents"])
+    grouped: dict[str, dict[str, Any]] = {}
+    for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
+        item = chroma.decode(text)
+        document_id = str(meta.get(DOCUMENT_KEY) or (item.passage.document_id if item.passage else item.id))
+        title = item.citation.title
+        if item.passage is not None and item.passage.section and title.endswith(f" ({item.passage.section})"):
+            title = title.removesuffix(f" ({item.passage.section})")
+        entry = grouped.setdefault(document_id, {"meta": meta, "title": title, "passages": 0})
+        entry["passages"] += 1
+    return sorted(
+        (
+            StoredDocument(
+                id=document_id,
+                title=entry["title"],
+                format=str(entry["meta"].get(FORMAT_KEY, "jsonl")),
+                passages=entry["passages"],
+                source_path=entry["meta"].get(PATH_KEY),
+                pmcid=entry["meta"].get(PMCID_KEY),
+                full_text=bool(entry["meta"].get(FULL_TEXT_KEY, False)),
+                content_hash=str(entry["meta"].get(HASH_KEY, "")),
+            )
+            for document_id, entry in grouped.items()
+        ),
+        key=lambda document: document.id,
+    )
+
+
+def remove_document(connection: chroma.Connection, name: str, document_id: str) -> int:
+    """Remove a document's passages; returns how many there were (0: no such document)."""
+    target = collection_name(name)
+    with connection.session(touches=(target,), writes=True) as session:
+        collection = session.collection(target)
+        found = collection.get(where={DOCUMENT_KEY: document_id}, include=[])
+        if found["ids"]:
+            collection.delete(ids=found["ids"])
+        return len(found["ids"])
+
+
+def full_text_passages(connection: chroma.Connection, name: str, pmcid: str) -> list[Evidence]:
+    """The passages of the full-text article with this PMCID, in document order; empty when not kept."""
+    target = collection_name(name)
+    with connection.session(touches=(target,), writes=False) as session:
+        names = {collection.name for collection in session.client.list_collections()}
+        if target not in names:
+            return []
+        found = session.collection(target).get(
+            where={"$and": [{PMCID_KEY: pmcid}, {FULL_TEXT_KEY: True}]}, include=["documents"]
+        )
+    items = [chroma.decode(text) for text in found["documents"] or []]
+    return sorted(items, key=lambda item: int(item.passage.passage_id) if item.passage else 0)
+
+
+class LibraryFullText:
+    """The library's side of a run's full-text reading (``sources.fulltext.FullTextCache``): an article's
+    passages found by PMCID, and a fetched article kept in the collection ``name`` (embedded, so
+    ``search --sources library`` finds it too)."""
+
+    def __init__(
+        self, connection: chroma.Connection, embeddings: EmbeddingService, name: str, grade: DocumentGrader
+    ) -> None:
+        self._connection = connection
+        self._embeddings = embeddings
+        self._name = name
+        self._grade = grade
+
+    async def full_text(self, pmcid: str) -> list[Evidence]:
+        return await asyncio.to_thread(full_text_passages, self._connection, self._name, pmcid)
+
+    async def keep_full_text(self, document: FileDocument) -> list[Evidence]:
+        await asyncio.to_thread(
+            add_file_documents, self._connection, self._embeddings, self._name, [document], self._grade
+        )
+        return passage_items(self._name, document, self._grade(document))

@@ -1,0 +1,87 @@
+"""Adding files to a library collection, for every front end (``library add``, the MCP tool): files and
+folders read in a worker process under the settings' limits, each document stored with its passages
+(``evidence.document_files``), one line for each file that could not be read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deepcritical.config import Settings
+from deepcritical.documents.model import Document
+from deepcritical.documents.reader import FileResult, ParserWorker, files_under, limits_from, read_bytes, read_files
+from deepcritical.evidence import EmbeddingService, chroma
+from deepcritical.evidence.document_files import Added, add_file_documents
+from deepcritical.sources.fulltext import document_grade
+
+
+@dataclass
+class AddSummary:
+    """What adding files did."""
+
+    files: int = 0
+    read: int = 0
+    added: int = 0
+    replaced: int = 0
+    unchanged: int = 0
+    passages: int = 0
+    failures: list[str] = field(default_factory=list)  # one line per file: "PATH: reason"
+
+    @property
+    def line(self) -> str:
+        return (
+            f"{self.read} of {self.files} file(s) read: {self.added} document(s) added, {self.replaced} updated, "
+            f"{self.unchanged} unchanged; {self.passages} passage(s) written"
+        )
+
+
+def add_paths(
+    paths: Sequence[Path],
+    settings: Settings,
+    connection: chroma.Connection,
+    name: str,
+    *,
+    on_file: Callable[[FileResult], None] = lambda _result: None,
+    on_start: Callable[[int], None] = lambda _total: None,
+    within: Path | None = None,
+) -> AddSummary:
+    """Read every file under ``paths`` into the collection ``name``; never raises for a bad file. With
+    ``within``, a file whose real path (links followed) lies outside that folder is refused, unread."""
+    files, refused = files_under(paths)
+    if within is not None:
+        root = within.resolve()
+        outside = [path for path in files if not path.resolve().is_relative_to(root)]
+        refused += [FileResult(path=path, error="outside the library folder; not read") for path in outside]
+        files = [path for path in files if path not in outside]
+    summary = AddSummary(files=len(files) + len(refused), failures=[result.line for result in refused])
+    on_start(summary.files)
+    for result in refused:
+        on_file(result)
+    embeddings = EmbeddingService(settings.embedding_model)
+    for result in read_files(files, limits_from(settings)):
+        if result.error is not None:
+            summary.failures.append(result.line)
+        else:
+            summary.read += 1
+            outcome = add_file_documents(connection, embeddings, name, result.documents, document_grade)
+            for document in result.documents:
+                kind = outcome[document.id]
+                setattr(summary, kind, getattr(summary, kind) + 1)
+                if kind != "unchanged":
+                    summary.passages += len(document.passages)
+        on_file(result)
+    return summary
+
+
+def add_upload(
+    data: bytes, filename: str, settings: Settings, connection: chroma.Connection, name: str
+) -> list[tuple[Document, Added]]:
+    """One uploaded file's documents, read in a worker process under the settings' limits and stored;
+    raises DocumentError (the file's one reason) when it cannot be read."""
+    limits = limits_from(settings)
+    with ParserWorker(limits) as worker:
+        documents = read_bytes(data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename)
+    embeddings = EmbeddingService(settings.embedding_model)
+    outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
+    return [(document, outcome[document.id]) for document in documents]

@@ -1,0 +1,93 @@
+"""Documents from files in a library collection: added with their passages' places, a re-added file changes
+nothing, an updated one replaces its passages, a document is listed and removed whole, a full text is
+found again by PMCID, and the library source finds a body sentence's passage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from evidence_factory import settings_for
+
+from deepcritical.documents.reader import Limits, read_bytes
+from deepcritical.evidence import EmbeddingService, chroma
+from deepcritical.evidence.document_files import (
+    add_file_documents,
+    full_text_passages,
+    list_documents,
+    remove_document,
+)
+from deepcritical.models import Grade
+from deepcritical.sources.library import LibraryTool
+
+pytestmark = pytest.mark.model
+NOTES = (
+    b"# Trial notes\n\n## Methods\n\nWe randomised 80 adults to drug X.\n\n## Results\n\nNausea in 5 of 40 on drug X."
+)
+
+
+def _grade(_: object) -> Grade:
+    return Grade(design="randomized_controlled_trial", level=2, basis="publication_type")
+
+
+@pytest.fixture
+def connection(tmp_path: Path):  # type: ignore[no-untyped-def]
+    connected = chroma.connect(settings_for(tmp_path))
+    yield connected
+    connected.close()
+
+
+def test_re_adding_changes_nothing_and_an_update_replaces(connection, embeddings: EmbeddingService) -> None:  # type: ignore[no-untyped-def]
+    first = read_bytes(NOTES, suffix=".md", limits=Limits(), source_path="/notes/trial.md")
+    assert add_file_documents(connection, embeddings, "documents", first, _grade) == {first[0].id: "added"}
+    assert add_file_documents(connection, embeddings, "documents", first, _grade) == {first[0].id: "unchanged"}
+    (listed,) = list_documents(connection, "documents")
+    assert (listed.id, listed.passages, listed.source_path) == (first[0].id, len(first[0].passages), "/notes/trial.md")
+
+    # The same file, edited: in a file without identifiers the id is the hash, so it is a new document; a
+    # document with a PMID keeps its id and has its passages replaced.
+    ris = b"TY  - JOUR\nTI  - Drug X trial\nN1  - PMID: 30000001\nAB  - Nausea was rare.\nER  - \n"
+    before = read_bytes(ris, suffix=".ris", limits=Limits())
+    after = read_bytes(ris.replace(b"rare", b"common in 5 of 40"), suffix=".ris", limits=Limits())
+    add_file_documents(connection, embeddings, "documents", before, _grade)
+    assert add_file_documents(connection, embeddings, "documents", after, _grade) == {"pmid:30000001": "replaced"}
+    stored = {document.id: document for document in list_documents(connection, "documents")}
+    assert stored["pmid:30000001"].content_hash == after[0].content_hash
+    assert stored["pmid:30000001"].passages == len(after[0].passages)
+
+    assert remove_document(connection, "documents", "pmid:30000001") == len(after[0].passages)
+    assert [document.id for document in list_documents(connection, "documents")] == [first[0].id]
+    assert remove_document(connection, "documents", "pmid:30000001") == 0
+
+
+def test_a_full_text_is_found_by_pmcid(connection, embeddings: EmbeddingService, fulltext_data: Path) -> None:  # type: ignore[no-untyped-def]
+    path = sorted((fulltext_data / "jats").glob("*.nxml"))[0]
+    (document,) = read_bytes(path.read_bytes(), suffix=".nxml", limits=Limits())
+    assert document.meta.pmcid is not None
+    assert full_text_passages(connection, "documents", document.meta.pmcid) == []
+    add_file_documents(connection, embeddings, "documents", [document], _grade)
+    passages = full_text_passages(connection, "documents", document.meta.pmcid)
+    assert [item.content for item in passages] == [passage.text for passage in document.passages]
+    assert all(item.grade.level == 2 for item in passages)
+    assert passages[0].citation.pmcid == document.meta.pmcid
+
+
+async def test_the_library_source_finds_a_body_sentence_with_its_section(  # type: ignore[no-untyped-def]
+    tmp_path: Path, connection, embeddings: EmbeddingService, fulltext_data: Path
+) -> None:
+    documents = [
+        document
+        for path in sorted((fulltext_data / "jats").glob("*.nxml"))[:2]  # two: each other's distractors
+        for document in read_bytes(path.read_bytes(), suffix=".nxml", limits=Limits())
+    ]
+    for document in documents:
+        add_file_documents(connection, embeddings, "documents", [document], _grade)
+    connection.close()
+    target = next(p for p in documents[1].passages if p.section not in ("Title", "Abstract") and len(p.text) > 300)
+    sentence = target.text.split(". ")[1]
+    tool = LibraryTool(settings_for(tmp_path), embeddings=embeddings)
+    found = await tool.search(sentence, 3)
+    places = [
+        (item.passage.document_id, item.passage.passage_id, item.passage.section) for item in found if item.passage
+    ]
+    assert (documents[1].id, str(target.index), target.section) in places

@@ -1,0 +1,89 @@
+"""``deepcritical library add PATH...`` as a user runs it: a folder of mixed files, one line for the file that
+cannot be read and exit 1, a second add that changes nothing, the documents listed, one removed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from test_cli import run_cli
+
+RIS = (
+    "TY  - JOUR\nTI  - Aspirin for primary prevention in older adults\nPY  - 2018\nN1  - PMID: 30221597\n"
+    "AB  - Aspirin led to more major haemorrhage than placebo and did not prolong disability-free survival.\nER  - \n"
+)
+NOTES = "# Notes\n\n## Methods\n\nWe pooled 12 trials of statins in sepsis.\n\n## Results\n\nNo mortality benefit.\n"
+
+
+def _env() -> dict[str, str]:
+    # The code under test is this checkout's when the caller put its src on PYTHONPATH.
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+
+
+@pytest.mark.model
+def test_library_add_a_folder_then_again_then_list_and_remove(tmp_path: Path) -> None:
+    folder = tmp_path / "papers"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "zotero.ris").write_text(RIS)
+    (folder / "notes" / "statins.md").write_text(NOTES)
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    home = tmp_path / "home"
+
+    first = run_cli("library", "add", str(folder), home=home, env=_env())
+    assert first.returncode == 1, first.stderr
+    assert f"{folder / 'broken.pdf'}: not a readable PDF" in first.stderr
+    assert "2 of 3 file(s) read: 2 document(s) added" in " ".join(first.stdout.split())
+
+    again = run_cli("library", "add", str(folder / "zotero.ris"), str(folder / "notes"), home=home, env=_env())
+    assert again.returncode == 0, again.stderr
+    assert "0 document(s) added, 0 updated, 2 unchanged" in " ".join(again.stdout.split())
+
+    listed = run_cli("library", "documents", "--json", home=home, env=_env())
+    assert listed.returncode == 0, listed.stderr
+    documents = {row["id"]: row for row in json.loads(listed.stdout)["documents"]}
+    assert documents["pmid:30221597"]["format"] == "ris"
+    assert documents["pmid:30221597"]["full_text"] is False
+    markdown = next(row for row in documents.values() if row["format"] == "markdown")
+    assert markdown["source_path"] == str(folder / "notes" / "statins.md")
+
+    searched = run_cli("search", "statins sepsis mortality", "--sources", "library", "--json", home=home, env=_env())
+    assert searched.returncode == 0, searched.stderr
+    sections = {item["passage"]["section"] for item in json.loads(searched.stdout)["evidence"]}
+    assert "Results" in sections
+
+    exported = run_cli("library", "export", "--collection", "documents", home=home, env=_env())
+    assert exported.returncode == 0, exported.stderr
+    lines = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert {line["passage"]["document_id"] for line in lines} == set(documents)
+
+    removed = run_cli("library", "remove", "pmid:30221597", home=home, env=_env())
+    assert removed.returncode == 0, removed.stderr
+    gone = run_cli("library", "remove", "pmid:30221597", home=home, env=_env())
+    assert gone.returncode == 2
+    assert "no document 'pmid:30221597'" in gone.stderr
+
+
+@pytest.mark.model
+def test_a_demo_run_reads_full_text_and_cites_a_passage_with_its_section(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "run"
+    question = "Do SGLT2 inhibitors improve outcomes in heart failure?"
+    first = run_cli("research", question, "--demo", "--out", str(out), home=home, env=_env())
+    assert first.returncode == 0, first.stderr
+    assert "Full text: " in " ".join(first.stdout.split() + first.stderr.split())
+    record = json.loads((out / "run.json").read_text())
+    passages = {item["id"]: item["passage"] for item in record["evidence"] if item.get("passage")}
+    assert passages
+    cited = {i for finding in record["report"]["key_findings"] for i in finding["evidence_ids"]} & set(passages)
+    assert cited, "no finding cites a full-text passage"
+    report = (out / "report.md").read_text()
+    sections = {passages[i]["section"] for i in cited}
+    assert any(re.search(rf"\\\[\d+, {re.escape(section)}(; [^\]]*)?\\\]", report) for section in sections)
+    assert all(passage["start"] is not None and passage["end"] > passage["start"] for passage in passages.values())
+
+    again = run_cli("research", question, "--demo", "--out", str(tmp_path / "again"), home=home, env=_env())
+    assert again.returncode == 0, again.stderr
+    assert "from the library" in " ".join(again.stdout.split() + again.stderr.split())

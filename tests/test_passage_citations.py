@@ -1,0 +1,63 @@
+"""Passage-level citations: a finding's quote is kept only when the cited passage holds it, and a finding
+that cites a passage is rendered with the passage's section or page and a link to its words."""
+
+from __future__ import annotations
+
+from deepcritical.models import Citation, Evidence, Passage
+from deepcritical.outputs import Finding, ResearchReport
+from deepcritical.stages.citations import quote_in, verify_citations
+from deepcritical.stages.render import RenderContext, citation_mark, passage_link, render_markdown
+
+TEXT = "Major bleeding occurred in 3.8% with aspirin and 2.8% with placebo (HR 1.38; 95% CI 1.18 to 1.62)."
+
+
+def _passage(section: str | None = "Results", page: int | None = None) -> Evidence:
+    where = Passage(collection="documents", document_id="pmid:30221597", passage_id="7", section=section, page=page)
+    citation = Citation(
+        source="library",
+        title=f"Aspirin in older adults ({section})",
+        url="library://documents/pmid:30221597/7",
+        pmid="30221597",
+        pmcid="PMC6200000",
+    )
+    return Evidence(content=TEXT, citation=citation, passage=where)
+
+
+def _report(quote: str) -> ResearchReport:
+    item = _passage()
+    finding = Finding(statement="Aspirin raised major bleeding.", evidence_ids=[item.id], quote=quote)
+    return ResearchReport(question="q", answer_brief="a", key_findings=[finding], references=[item.id])
+
+
+def test_a_quote_the_passage_holds_is_kept_whatever_its_spacing_dashes_or_case() -> None:
+    item = _passage()
+    assert quote_in("HR 1.38; 95% CI 1.18 to 1.62", [item])
+    assert quote_in("  major   BLEEDING occurred in 3.8%", [item])
+    assert quote_in("“3.8% with aspirin and 2.8% with placebo”", [item])
+    report, audit = verify_citations(_report("3.8% with aspirin and 2.8% with placebo"), {item.id: item})
+    assert report.key_findings[0].quote == "3.8% with aspirin and 2.8% with placebo"
+    assert audit.unverified_quotes == []
+
+
+def test_a_quote_the_passage_does_not_hold_is_dropped_and_audited() -> None:
+    item = _passage()
+    report, audit = verify_citations(_report("bleeding was halved (HR 0.5)"), {item.id: item})
+    assert report.key_findings[0].quote is None
+    assert audit.unverified_quotes == ["bleeding was halved (HR 0.5)"]
+    assert not quote_in("", [item])
+
+
+def test_a_passage_is_cited_with_its_section_or_page_and_linked_to_its_words() -> None:
+    assert citation_mark(3, _passage("Results")) == "3, Results"
+    assert citation_mark(5, _passage(None, page=7)) == "5, p. 7"
+    assert citation_mark(2, None) == "2"
+    link = passage_link(_passage())
+    assert (
+        link
+        == "https://pmc.ncbi.nlm.nih.gov/articles/PMC6200000/#:~:text=Major%20bleeding%20occurred%20in%203.8%25%20with"
+    )
+    item = _passage()
+    report, _ = verify_citations(_report("HR 1.38"), {item.id: item})
+    markdown = render_markdown(report, {item.id: item}, RenderContext(demo=False, stop_reason="sufficient"))
+    assert '"HR 1.38" \\[1, Results\\]' in markdown
+    assert f"({link})" in markdown

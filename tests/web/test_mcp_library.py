@@ -1,0 +1,61 @@
+"""The MCP tool ``library_add``: files from the configured library folder only, links out of it refused, and
+off when no folder is configured."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from deepcritical.config import load_settings
+from deepcritical.mcp.server import build_mcp_server
+from deepcritical.run.manager import RunManager
+from web.fakes import ScriptedRuns, offline_client
+from web.test_mcp_tools import text_of
+
+
+@asynccontextmanager
+async def connected(tmp_path: Path, folder: Path | None) -> AsyncIterator[Client]:
+    settings = load_settings(demo_mode=True, home=tmp_path / "home", library_folder=folder)
+    manager = RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns())
+    async with manager, Client(build_mcp_server(manager, settings)) as client:
+        yield client
+
+
+async def test_without_a_configured_folder_the_tool_is_off(tmp_path: Path) -> None:
+    async with connected(tmp_path, None) as client:
+        result = await client.call_tool("library_add", {"paths": ["notes.md"]})
+    assert result.is_error
+    assert "DEEPCRITICAL_LIBRARY_FOLDER" in text_of(result)
+
+
+async def test_a_path_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (tmp_path / "secret.md").write_text("# Secret\n\nnot for the library")
+    async with connected(tmp_path, folder) as client:
+        result = await client.call_tool("library_add", {"paths": ["../secret.md"]})
+    assert result.is_error
+    assert "outside the library folder" in text_of(result)
+
+
+@pytest.mark.model
+async def test_files_inside_are_added_and_a_link_leading_out_is_not_read(tmp_path: Path) -> None:
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\n## Results\n\nNausea in 5 of 40 on drug X.\n")
+    (tmp_path / "secret.md").write_text("# Secret\n\nnot for the library")
+    (folder / "link.md").symlink_to(tmp_path / "secret.md")
+    async with connected(tmp_path, folder) as client:
+        result = await client.call_tool("library_add", {"paths": ["."]})
+        again = await client.call_tool("library_add", {"paths": [str(folder / "notes.md")]})
+    assert not result.is_error, text_of(result)
+    added = result.structured_content
+    assert added is not None
+    assert added["documents_added"] == 1
+    assert added["failures"] == [f"{folder / 'link.md'}: outside the library folder; not read"]
+    assert again.structured_content is not None
+    assert again.structured_content["documents_unchanged"] == 1
