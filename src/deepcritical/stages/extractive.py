@@ -64,9 +64,10 @@ def _strongest(strength: Strength) -> str:
     size = f", n = {_and(sizes)}" if sizes else ""
     ids = [view.id for view in best]
     found = _directions(strength, ids)
+    studies = "1 study" if len(best) == 1 else f"{len(best)} studies"
     return (
         f"The strongest evidence in people is at OCEBM level {level} ({LEVEL_NAMES.get(level, 'other')}): "
-        f"{len(best)} {_and(designs)}{size} {_ids(ids)}, {found}."
+        f"{studies} ({_and(designs)}{size}) {_ids(ids)}, {found}."
     )
 
 

@@ -292,7 +292,7 @@ _PRESCRIPTIVE = re.compile(
     r"\b(?:may|might|could|can|should)\b",
     re.IGNORECASE,
 )
-_CLAUSES = re.compile(r";\s+|(?<=[.!?])\s+")
+_CLAUSES = re.compile(r"(;\s+|(?<=[.!?])\s+)")
 
 
 def is_advice(clause: str) -> bool:
@@ -303,14 +303,17 @@ def is_advice(clause: str) -> bool:
 
 def result_only(statement: str) -> str | None:
     """``statement`` without its clauses (split at semicolons and sentence ends) that give advice, or None
-    when nothing else is left: "X was associated with lower mortality; a trial is warranted." keeps the
-    first clause."""
-    kept = [clause.strip() for clause in _CLAUSES.split(" ".join(statement.split())) if clause.strip()]
-    kept = [clause for clause in kept if not is_advice(clause)]
-    if not kept:
-        return None
-    text = " ".join(clause if clause[-1] in ".!?" else f"{clause}." for clause in kept)
-    return text[0].upper() + text[1:]
+    when nothing else is left: "X was associated with lower mortality; a trial is warranted." keeps "X was
+    associated with lower mortality". What is kept is verbatim, so a quote stays a quote."""
+    flat = " ".join(statement.split())
+    parts = _CLAUSES.split(flat)  # clause, separator, clause, ...
+    clauses = parts[0::2]
+    separators = [*parts[1::2], ""]
+    kept = [(clause, separator) for clause, separator in zip(clauses, separators, strict=True) if clause.strip()]
+    if all(not is_advice(clause) for clause, _ in kept):
+        return flat or None
+    text = "".join(clause + separator for clause, separator in kept if not is_advice(clause)).strip().rstrip(";")
+    return text or None
 
 
 # What a question asks about: the intervention (before the effect verb, or before the first
