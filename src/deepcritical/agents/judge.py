@@ -75,4 +75,4 @@ class Judge:
             update={"cited_ids": [i for i in assessment.cited_ids if i in shown], "caps": []}
         )
         counted = strength_of(deps.state.question, [EvidenceView.of(item, JUDGE_TEXT_CHARS) for item in items])
-        return Judgement(assessment=cap_assessment(assessment, counted), items_judged=len(items))
+        return Judgement(assessment=cap_assessment(assessment, counted, "judged"), items_judged=len(items))

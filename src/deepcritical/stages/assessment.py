@@ -155,4 +155,4 @@ def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: boo
         candidate_answers=answers if relevant else [],
         cited_ids=[item.id for item in relevant],
     )
-    return cap_assessment(assessment, strength) if capped else assessment
+    return cap_assessment(assessment, strength, "judged") if capped else assessment

@@ -65,25 +65,27 @@ def _best(views: Sequence[EvidenceView]) -> tuple[int, EvidenceView | None]:
     return (study_ceiling(best), best) if best is not None else (0, None)
 
 
-def ceilings(strength: Strength) -> dict[str, tuple[int, str]]:
-    """The highest score each aspect may have given the counted items, and why (an aspect not limited is absent)."""
+def ceilings(strength: Strength, scope: str = "counted") -> dict[str, tuple[int, str]]:
+    """The highest score each aspect may have given the counted items, and why (an aspect not limited is
+    absent). ``scope`` names the items in the reasons: "counted" (the report's) or "judged" (the judge's)."""
     if not strength.counted:
-        reason = "no item reviewed is on the question's topic"
+        reason = f"no item {scope} is on the question's topic"
         return {aspect: (NOTHING_COUNTED_CEILING, reason) for aspect in ("mechanism", "clinical", "safety")}
     found: dict[str, tuple[int, str]] = {}
     people = strength.in_humans()
     ceiling, best = _best(people)
     if best is None:
-        found["clinical"] = (NO_HUMAN_CLINICAL_CEILING, "no study in people is among the counted items")
+        found["clinical"] = (NO_HUMAN_CLINICAL_CEILING, f"no study in people is among the items {scope}")
     else:
-        found["clinical"] = (ceiling, f"the strongest study in people that supports it is a {describe(best)}")
+        found["clinical"] = (ceiling, f"the strongest study in people among the items {scope} is a {describe(best)}")
         strongest = strength.strongest()
         ways = {way for view in strongest if (way := strength.directions.get(view.id)) is not None}
         if len(ways) > 1 and found["clinical"][0] > DISAGREEING_CEILING:
             cited = ", ".join(view.id for view in strongest)
             found["clinical"] = (
                 DISAGREEING_CEILING,
-                f"the strongest studies in people (OCEBM level {strongest[0].level}: {cited}) point different ways "
+                f"the strongest studies in people among the items {scope} (OCEBM level {strongest[0].level}: {cited}) "
+                "point different ways "
                 f"({' and '.join(way for way in DIRECTIONS if way in ways)})",
             )
     contrary = [
@@ -94,16 +96,22 @@ def ceilings(strength: Strength) -> dict[str, tuple[int, str]]:
     ]
     ceiling, best = _best(contrary)
     if best is None:
-        found["safety"] = (NO_HUMAN_SAFETY_CEILING, "no study in people reports harms or null results")
+        found["safety"] = (
+            NO_HUMAN_SAFETY_CEILING,
+            f"no study in people among the items {scope} reports harms or null results",
+        )
     else:
-        found["safety"] = (ceiling, f"the strongest study in people on harms or null results is a {describe(best)}")
+        found["safety"] = (
+            ceiling,
+            f"the strongest study in people on harms or null results among the items {scope} is a {describe(best)}",
+        )
     return found
 
 
-def cap_assessment(assessment: Assessment, strength: Strength) -> Assessment:
+def cap_assessment(assessment: Assessment, strength: Strength, scope: str = "counted") -> Assessment:
     """``assessment`` with each score no higher than the counted evidence supports; each cap recorded with
     its reason in ``caps`` (added to any recorded before)."""
-    limits = ceilings(strength)
+    limits = ceilings(strength, scope)
     aspects = {"mechanism": assessment.mechanism, "clinical": assessment.clinical, "safety": assessment.safety}
     caps = list(assessment.caps)
     capped: dict[str, AspectScore] = {}

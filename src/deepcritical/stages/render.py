@@ -292,7 +292,7 @@ def counted_line(strength: Strength, collected: int) -> str:
         f"{count} {what}"
         for count, what in (
             (len(strength.off_topic), "off the question's topic"),
-            (len(strength.registrations), "trial registration(s), which state plans, not results"),
+            (len(strength.registrations), "trial registration(s) (plans, not results)"),
             (len(strength.retracted), "retracted"),
         )
         if count
