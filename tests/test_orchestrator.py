@@ -421,7 +421,11 @@ async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> No
 
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            demo_settings(), client=client, open_store=no_store, handler=FakeHandler(STRONG_CORPUS), research_engine=FakeEngine()
+            demo_settings(),
+            client=client,
+            open_store=no_store,
+            handler=FakeHandler(STRONG_CORPUS),
+            research_engine=FakeEngine(),
         )
         events: list[ProgressEvent] = []
 

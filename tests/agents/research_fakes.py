@@ -89,7 +89,6 @@ CORPUS = [
 ]
 
 
-
 def _graded(item: Evidence, **grade: object) -> Evidence:
     return item.model_copy(update={"grade": Grade.model_validate({"basis": "publication_type", **grade})})
 
@@ -104,6 +103,7 @@ STRONG_CORPUS = [
     _graded(CORPUS[4], design="systematic_review", level=1, population="humans"),
     _graded(CORPUS[5], design="preclinical", population="animals"),
 ]
+
 
 def words(text: str) -> set[str]:
     return {word for word in re.findall(r"[a-z0-9]+", text.lower()) if len(word) > 2}

@@ -352,3 +352,46 @@ def test_every_query_keeps_the_questions_intervention_and_condition(
     for query in built:
         assert _names(query, i), (question, query)
         assert _names(query, c), (question, query)
+
+
+async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_refute() -> None:
+    """The Judge's output check: a model that claims 10/10 and "sufficient" over one small null trial is
+    capped, the caps are recorded with their reasons, and a gap denying the trial it was shown goes."""
+    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from research_fakes import QUESTION, FakeStore, make_deps
+
+    from deepcritical.agents.judge import Judge
+
+    trial = evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
+    trial = trial.model_copy(
+        update={
+            "grade": Grade(
+                design="randomized_controlled_trial",
+                level=2,
+                population="humans",
+                basis="publication_type",
+                sample_size=40,
+            )
+        }
+    )
+    store = FakeStore()
+    deps = make_deps(store=store, question=QUESTION)
+    await deps.evidence.add([trial])
+
+    def boastful(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        score = {"score": 10, "reason": f"Strong ({trial.id})."}
+        args = {"mechanism": score, "clinical": score, "safety": score, "sufficient": True, "confidence": 0.99}
+        args |= {"gaps": ["No randomised controlled trial among the evidence judged", "No cohort study"]}
+        args |= {"caps": [{"aspect": "clinical", "given": 1, "capped_to": 1, "reason": "invented by the model"}]}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+    assessment = (await Judge(FunctionModel(boastful))(deps)).assessment
+    assert assessment.clinical.score == 5  # a randomised trial of 40 people supports at most 5
+    assert assessment.safety.score == 5
+    assert not assessment.sufficient
+    assert assessment.confidence <= sum(assessment.scores.values()) / 30
+    assert {cap.aspect for cap in assessment.caps} == {"clinical", "safety", "sufficient", "confidence"}
+    assert all("invented" not in cap.reason for cap in assessment.caps)  # caps are set in code only
+    assert "n = 40" in next(cap.reason for cap in assessment.caps if cap.aspect == "clinical")
+    assert assessment.gaps == ["No cohort study"]

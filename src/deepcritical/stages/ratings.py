@@ -16,10 +16,16 @@ page at most 3. Animal and cell studies are mechanism evidence, never clinical e
 - **sufficient** becomes false when a capped score falls below the sufficiency threshold, and
   **confidence** is then at most the mean of the capped scores / 10.
 
-Every cap is recorded on the assessment (``Assessment.caps``, in run.json) with its reason."""
+Every cap is recorded on the assessment (``Assessment.caps``, in run.json) with its reason.
+
+A statement that a kind of study is missing ("no systematic review", "no randomised controlled trial", "no
+study in humans") is ``untrue`` when the evidence holds one: the renderer drops such limitations, the Judge
+stage such gaps."""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 
 from deepcritical.models import DESIGN_LABELS
@@ -128,9 +134,44 @@ def cap_assessment(assessment: Assessment, strength: Strength, scope: str = "cou
             reason = f"{' and '.join(low)} capped below {SUFFICIENT_SCORE}"
             caps.append(ScoreCap(aspect="sufficient", given=1, capped_to=0, reason=reason))
             update["sufficient"] = False
-        most = round(sum(aspect.score for aspect in capped.values()) / 30, 2)
+        most = math.floor(sum(aspect.score for aspect in capped.values()) * 100 / 30) / 100  # never rounded up
         if assessment.confidence > most:
             reason = "at most the mean of the capped scores"
             caps.append(ScoreCap(aspect="confidence", given=assessment.confidence, capped_to=most, reason=reason))
             update["confidence"] = most
     return assessment.model_copy(update=update)
+
+
+# A limitation that says a kind of study is missing, and the designs that make it untrue.
+REVIEW_DESIGNS = frozenset({"meta_analysis", "systematic_review"})
+TRIAL_DESIGNS = frozenset({"randomized_controlled_trial"})
+HUMAN_DESIGNS = frozenset(
+    {
+        *REVIEW_DESIGNS,
+        *TRIAL_DESIGNS,
+        "clinical_trial",
+        "cohort",
+        "case_control",
+        "cross_sectional",
+        "observational",
+        "case_report",
+    }
+)
+_QUALIFIERS = r"(?:(?:published|recent|large|adequately powered|placebo-controlled|double-blind|human|cochrane) )*"
+ABSENCE_CLAIMS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(rf"\bno {_QUALIFIERS}(?:systematic reviews?|meta-analys[ie]s)\b", re.IGNORECASE), REVIEW_DESIGNS),
+    (re.compile(rf"\bno {_QUALIFIERS}randomi[sz]ed (?:controlled )?trials?\b", re.IGNORECASE), TRIAL_DESIGNS),
+    (
+        re.compile(
+            r"\bno (?:published )?(?:stud(?:y|ies)|evidence|data|trials?) in (?:humans|people|patients)\b"
+            r"|\bno human (?:stud|evidence|data)|\b(?:in|from) (?:mice|animals|cells) only\b",
+            re.IGNORECASE,
+        ),
+        HUMAN_DESIGNS,
+    ),
+)
+
+
+def untrue(limitation: str, designs: set[str]) -> bool:
+    """Whether a limitation claims that a kind of study is missing when the report counts or cites one."""
+    return any(pattern.search(limitation) and designs & kinds for pattern, kinds in ABSENCE_CLAIMS)

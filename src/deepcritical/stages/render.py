@@ -14,7 +14,7 @@ from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
-from deepcritical.stages.ratings import cap_assessment
+from deepcritical.stages.ratings import cap_assessment, untrue
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
 
 DEMO_BANNER = (
@@ -302,41 +302,6 @@ def counted_line(strength: Strength, collected: int) -> str:
     if collected > strength.reviewed:
         parts.append(f"The report reviewed the {strength.reviewed} most relevant of the {collected} items collected.")
     return " ".join(parts)
-
-
-# A limitation that says a kind of study is missing, and the designs that make it untrue.
-REVIEW_DESIGNS = frozenset({"meta_analysis", "systematic_review"})
-TRIAL_DESIGNS = frozenset({"randomized_controlled_trial"})
-HUMAN_DESIGNS = frozenset(
-    {
-        *REVIEW_DESIGNS,
-        *TRIAL_DESIGNS,
-        "clinical_trial",
-        "cohort",
-        "case_control",
-        "cross_sectional",
-        "observational",
-        "case_report",
-    }
-)
-_QUALIFIERS = r"(?:(?:published|recent|large|adequately powered|placebo-controlled|double-blind|human|cochrane) )*"
-ABSENCE_CLAIMS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(rf"\bno {_QUALIFIERS}(?:systematic reviews?|meta-analys[ie]s)\b", re.IGNORECASE), REVIEW_DESIGNS),
-    (re.compile(rf"\bno {_QUALIFIERS}randomi[sz]ed (?:controlled )?trials?\b", re.IGNORECASE), TRIAL_DESIGNS),
-    (
-        re.compile(
-            r"\bno (?:published )?(?:stud(?:y|ies)|evidence|data|trials?) in (?:humans|people|patients)\b"
-            r"|\bno human (?:stud|evidence|data)|\b(?:in|from) (?:mice|animals|cells) only\b",
-            re.IGNORECASE,
-        ),
-        HUMAN_DESIGNS,
-    ),
-)
-
-
-def untrue(limitation: str, designs: set[str]) -> bool:
-    """Whether a limitation claims that a kind of study is missing when the report counts or cites one."""
-    return any(pattern.search(limitation) and designs & kinds for pattern, kinds in ABSENCE_CLAIMS)
 
 
 def present_designs(strength: Strength, report: ResearchReport, evidence: Mapping[str, Evidence]) -> set[str]:
