@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from research_fakes import evidence
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from research_fakes import QUESTION, FakeStore, evidence, make_deps
 
+from deepcritical.agents.judge import Judge
 from deepcritical.demo.models import demo_queries
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
@@ -357,12 +360,6 @@ def test_every_query_keeps_the_questions_intervention_and_condition(
 async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_refute() -> None:
     """The Judge's output check: a model that claims 10/10 and "sufficient" over one small null trial is
     capped, the caps are recorded with their reasons, and a gap denying the trial it was shown goes."""
-    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from research_fakes import QUESTION, FakeStore, make_deps
-
-    from deepcritical.agents.judge import Judge
-
     trial = evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
     trial = trial.model_copy(
         update={
