@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
@@ -29,7 +30,7 @@ from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import ceilings
-from deepcritical.stages.reading import question_frame
+from deepcritical.stages.reading import question_frame, result_only
 from deepcritical.stages.render import RenderContext, render_markdown
 from deepcritical.stages.search import fallback_queries
 from deepcritical.stages.state import RunState
@@ -392,3 +393,22 @@ async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_ref
     assert all("invented" not in cap.reason for cap in assessment.caps)  # caps are set in code only
     assert "n = 40" in next(cap.reason for cap in assessment.caps if cap.aspect == "clinical")
     assert assessment.gaps == ["No cohort study"]
+
+
+@pytest.mark.parametrize(
+    ("statement", "kept"),
+    [
+        ("Uncontrolled cognitive changes cannot be interpreted; a randomised trial is required.", None),
+        ("Choosing rosuvastatin or pravastatin and monitoring CK may reduce harm.", None),
+        ("The panel recommends against starting statins, because trials showed no mortality benefit.", None),
+        (
+            "Continuing statins in sepsis was associated with lower mortality; a continuation trial is warranted.",
+            "Continuing statins in sepsis was associated with lower mortality",
+        ),
+        ("In larger studies, metformin was associated with a lower risk of dementia.", "same"),
+        ("Use of metformin may reduce dementia risk.", "same"),
+        ("Continuing statin therapy during septic shock was associated with lower mortality.", "same"),
+    ],
+)
+def test_advice_goes_and_results_stay_verbatim(statement: str, kept: str | None) -> None:
+    assert result_only(statement) == (statement if kept == "same" else kept)

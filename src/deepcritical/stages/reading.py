@@ -281,14 +281,14 @@ ADVICE = re.compile(
     r"(?:required|needed|warranted|necessary|recommended|advised|advisable|indicated)"
     r"|should|must|ought to|recommend\w*|advis(?:e|es|ed|ing)\b|we (?:suggest|propose|continue|hold|start|stop|use"
     r"|prefer|do not start|would)"
-    r"|(?:further|more|additional|future|larger) (?:\w+ ){0,2}?(?:research|studies|trials|work|investigation|data)"
+    r"|(?:further|future) (?:\w+ ){0,2}?(?:research|studies|trials|work|investigation)"
     r"|cannot be (?:interpreted|drawn|concluded|recommended)|no conclusions? can"
     r"|remains? (?:unclear|uncertain|unknown|to be (?:seen|determined|established)))\b",
     re.IGNORECASE,
 )
 # "Choosing rosuvastatin ... may reduce harm": a course of action, led by what to do, hedged by a modal.
 _PRESCRIPTIVE = re.compile(
-    r"^(?:choos|monitor|avoid|consider|start|stop|hold|switch|continu|us|giv|prescrib|add)\w*\b[^.;]*?"
+    r"^(?:choos|monitor|avoid|consider|hold|switch|prescrib)\w*\b[^.;]*?"
     r"\b(?:may|might|could|can|should)\b",
     re.IGNORECASE,
 )
