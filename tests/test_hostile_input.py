@@ -7,6 +7,7 @@ import io
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 
 from deepcritical.cli.research import describe
 from deepcritical.cli.search import render_search_table
@@ -40,7 +41,7 @@ def test_multi_line_text_keeps_its_lines() -> None:
     assert without_controls("Background:\n\tline\x1b[1m two\r\n") == "Background:\n\tline two\r\n"
 
 
-def render(line: str | None) -> str:
+def render(line: Text | None) -> str:
     assert line is not None
     buffer = io.StringIO()
     Console(file=buffer, force_terminal=True, color_system="truecolor", width=500).print(line, highlight=False)

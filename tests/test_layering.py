@@ -5,6 +5,8 @@ front ends reaches the run. Checked on the source text, so a new import that bre
 from __future__ import annotations
 
 import ast
+import graphlib
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,42 @@ def test_nothing_in_the_source_imports_httpx_but_httpx2() -> None:
         or (isinstance(node, ast.ImportFrom) and node.module is not None and node.module.split(".")[0] == "httpx")
     ]
     assert offenders == []
+
+
+def imported_modules(path: Path, modules: Collection[str]) -> set[str]:
+    """Every project module ``path`` imports, by dotted name, lazy imports inside functions included; a
+    submodule imported through its package (``from deepcritical.evidence import library``) is that module."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("deepcritical"):
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                names.add(submodule if submodule in modules else node.module)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names if a.name.startswith("deepcritical."))
+    return names
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (a package's ``__init__`` counts as the package)."""
+
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name_of(path): path for path in SRC.rglob("*.py")}
+    return {name: imported_modules(path, modules) & set(modules) - {name} for name, path in modules.items()}
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    graph = module_graph()
+    sorter = graphlib.TopologicalSorter(graph)
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as cycle:
+        pytest.fail(f"import cycle: {' -> '.join(cycle.args[1])}")
+
+
+def test_the_mcp_server_imports_neither_the_command_line_nor_the_web_app() -> None:
+    reached = {part for path in (SRC / "mcp").rglob("*.py") for part in imported_parts(path)}
+    assert not reached & {"cli", "web"}

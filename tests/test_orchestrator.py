@@ -17,8 +17,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agents.research_fakes import (
     CORPUS,
-    STRONG_CORPUS,
     QUESTION,
+    STRONG_CORPUS,
     FakeClock,
     FakeEngine,
     FakeHandler,
@@ -37,6 +37,7 @@ from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
+from deepcritical.run.setup import assemble
 from deepcritical.stages.framing import parse_evidence
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
@@ -77,9 +78,9 @@ class Harness:
 
     async def run(self, question: str = QUESTION) -> ResearchOutcome:
         async with httpx2.AsyncClient() as client:
-            orchestrator = Orchestrator(
+            parts = assemble(
                 self.settings,
-                client=client,
+                client,
                 models=self.models,
                 store=self.store,
                 handler=self.handler,
@@ -87,6 +88,7 @@ class Harness:
                 clock=self.clock,
                 sleep=self.sleep,
             )
+            orchestrator = Orchestrator(parts)
             async for event in orchestrator.run(question):
                 self.events.append(event)
         last = self.events[-1]
@@ -361,7 +363,7 @@ async def test_stopping_the_consumer_early_cancels_the_run() -> None:
     store = FakeStore()
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            demo_settings(), client=client, store=store, handler=HangingHandler(), research_engine=FakeEngine()
+            assemble(demo_settings(), client, store=store, handler=HangingHandler(), research_engine=FakeEngine())
         )
         stream = orchestrator.run(QUESTION)
         kinds = []
@@ -421,11 +423,13 @@ async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> No
 
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            demo_settings(),
-            client=client,
-            open_store=no_store,
-            handler=FakeHandler(STRONG_CORPUS),
-            research_engine=FakeEngine(),
+            assemble(
+                demo_settings(),
+                client,
+                open_store=no_store,
+                handler=FakeHandler(STRONG_CORPUS),
+                research_engine=FakeEngine(),
+            )
         )
         events: list[ProgressEvent] = []
 
@@ -623,3 +627,31 @@ async def test_run_started_names_the_searched_sources_and_the_disabled_ones_apar
     assert isinstance(started, RunStarted)
     assert started.sources == ["pubmed", "web"]
     assert started.sources_disabled == {"you": "YOU_API_KEY is not set"}
+
+
+async def test_code_only_stages_run_without_any_model_request_and_are_not_degraded() -> None:
+    events: list[ProgressEvent] = []
+    async with httpx2.AsyncClient() as client:
+        parts = assemble(
+            demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2),
+            client,
+            code_only=True,
+            store=FakeStore(),
+            handler=FakeHandler(),
+            research_engine=FakeEngine(),
+        )
+        assert parts.models is None
+        events = [event async for event in Orchestrator(parts).run(QUESTION)]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    outcome = finished.outcome
+    assert outcome.error is None
+    assert outcome.llm_usage.requests == 0
+    assert outcome.stop_reason == "max_iterations"  # only the Judge's model may call the evidence sufficient
+    assert outcome.report_fallback_reason == "code_only"
+    assert not outcome.degraded
+    planned = [event.by for event in events if isinstance(event, QueriesPlanned)]
+    assert planned
+    assert set(planned) == {"code"}
+    assert [event.by for event in events if isinstance(event, JudgeFinished)] == ["code", "code"]
+    assert_cited(outcome)

@@ -16,7 +16,7 @@ from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
-from deepcritical.run.setup import http_client
+from deepcritical.run.setup import assemble, http_client
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture
@@ -28,7 +28,7 @@ async def research(home: Path) -> tuple[ResearchOutcome, list[ProgressEvent]]:
     settings = load_settings(demo_mode=True, home=home)
     events: list[ProgressEvent] = []
     async with http_client(settings) as client:
-        async for event in Orchestrator(settings, client=client).run(QUESTION):
+        async for event in Orchestrator(assemble(settings, client)).run(QUESTION):
             events.append(event)
     finished = events[-1]
     assert isinstance(finished, RunFinished)

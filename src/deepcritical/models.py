@@ -267,30 +267,46 @@ class Evidence(BaseModel):
         return self.model_copy(update={"found_by": unite_sources(self.found_by, sources)})
 
     def merged_with(self, other: Evidence) -> Evidence:
-        """The same item seen again. The record with scholarly identifiers (PMID, then DOI), else the
-        longer text, is kept; identifiers it lacks are taken from the other; sources are united; the grade
-        set on the firmer basis wins; a retraction or an expression of concern from either is kept."""
+        """The same item seen again, merged by ``merge_records`` (the one policy)."""
+        return merge_records(self, other)
 
-        def standing(item: Evidence) -> tuple[bool, bool, int]:
-            return _pmid_of(item.citation) is not None, _doi_of(item.citation) is not None, len(item.content)
 
-        kept, spare = (self, other) if standing(self) >= standing(other) else (other, self)
-        filled = {
-            name: getattr(spare.citation, name)
-            for name in _FILLABLE
-            if getattr(kept.citation, name) is None and getattr(spare.citation, name) is not None
+def _standing(item: Evidence) -> tuple[bool, bool, int, int, int]:
+    """How well a record identifies and grades its study: a PMID, then a DOI, then the firmer basis for its
+    grade and the better level, then the longer text."""
+    grade = item.grade
+    return (
+        _pmid_of(item.citation) is not None,
+        _doi_of(item.citation) is not None,
+        _BASIS_RANK[grade.basis],
+        -(grade.level or 6),
+        len(item.content),
+    )
+
+
+def merge_records(first: Evidence, second: Evidence) -> Evidence:
+    """Two records of the same item (they share a PMID, a DOI or a URL) as one: the policy every merge uses,
+    in a search's results, in a run's evidence and in the store. The better-identified, better-graded record
+    is kept, under its own id (a news page collected first gives way to the PubMed record of the study it
+    reports); identifiers it lacks are taken from the other; sources are united; the grade set on the
+    firmer basis wins; a retraction or an expression of concern from either is kept."""
+    kept, spare = (first, second) if _standing(first) >= _standing(second) else (second, first)
+    filled = {
+        name: getattr(spare.citation, name)
+        for name in _FILLABLE
+        if getattr(kept.citation, name) is None and getattr(spare.citation, name) is not None
+    }
+    return kept.model_copy(
+        update={
+            "citation": kept.citation.model_copy(update=filled) if filled else kept.citation,
+            "found_by": unite_sources(first.found_by, second.found_by),
+            "relevance": max(first.relevance, second.relevance),
+            "grade": kept.grade.better_of(spare.grade),
+            # A retraction or a concern noticed by either source holds for the one item.
+            "retracted": first.retracted or second.retracted,
+            "expression_of_concern": first.expression_of_concern or second.expression_of_concern,
         }
-        return kept.model_copy(
-            update={
-                "citation": kept.citation.model_copy(update=filled) if filled else kept.citation,
-                "found_by": unite_sources(self.found_by, other.found_by),
-                "relevance": max(self.relevance, other.relevance),
-                "grade": kept.grade.better_of(spare.grade),
-                # A retraction or a concern noticed by either source holds for the one item.
-                "retracted": self.retracted or other.retracted,
-                "expression_of_concern": self.expression_of_concern or other.expression_of_concern,
-            }
-        )
+    )
 
 
 def merge_evidence(items: Sequence[Evidence]) -> list[Evidence]:
@@ -305,7 +321,7 @@ def merge_evidence(items: Sequence[Evidence]) -> list[Evidence]:
         target = groups[0] if groups else position
         combined, members = item, set(item.identity_keys)
         for group in groups:
-            combined = merged.pop(group).merged_with(combined)
+            combined = merge_records(merged.pop(group), combined)
             members |= keys.pop(group)
         merged[target], keys[target] = combined, members
         owner.update(dict.fromkeys(members, target))

@@ -170,12 +170,13 @@ STOP_EXPLANATIONS: dict[str, str] = {
 }
 
 # Why a report was built in code rather than written by the Report agent.
-FallbackReason = Literal["no_evidence", "report_failed", "no_cited_findings", "report_crashed"]
+FallbackReason = Literal["no_evidence", "report_failed", "no_cited_findings", "report_crashed", "code_only"]
 FALLBACK_EXPLANATIONS: dict[FallbackReason, str] = {
     "no_evidence": "no evidence was collected, so there was nothing to report on",
     "report_failed": "the report model failed or ran out of time or requests",
     "no_cited_findings": "none of the report model's findings cited collected evidence",
     "report_crashed": "the report stage crashed (a bug, not a model failure)",
+    "code_only": "the run used no language model",
 }
 
 

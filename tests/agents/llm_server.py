@@ -21,7 +21,7 @@ from deepcritical.run.events import RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
-from deepcritical.run.setup import http_client
+from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.factory import make_http_client
 from deepcritical.stages.framing import parse_evidence
 
@@ -208,7 +208,7 @@ async def research(
         else make_http_client(StandInRouter(network, httpx2.MockTransport(stand_ins)))
     )
     async with client:
-        async for event in Orchestrator(settings, client=client, sleep=sleep).run(QUESTION):
+        async for event in Orchestrator(assemble(settings, client, sleep=sleep)).run(QUESTION):
             events.append(event)
     finished = events[-1]
     assert isinstance(finished, RunFinished)

@@ -12,7 +12,7 @@ import structlog
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.config import Settings
-from deepcritical.models import Citation, Evidence, Grade, SearchResult, SourceName
+from deepcritical.models import Citation, Evidence, Grade, SearchResult, SourceName, merge_records
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
@@ -149,10 +149,19 @@ class FakeStore:
     async def add(self, evidence: Sequence[Evidence]) -> int:
         if self.fail_on_add is not None:
             raise self.fail_on_add
-        new = [item for item in evidence if item.id not in self.items]
-        self.items.update((item.id, item) for item in evidence)
-        self.library.update((item.id, item) for item in evidence)
-        return len(new)
+        new = 0
+        for item in evidence:
+            # Like the real store: records of the same item under any identity merge by the one policy, and
+            # the merged record replaces them under the id it keeps.
+            for collection in (self.items, self.library):
+                same = [key for key in dict.fromkeys((item.id, *item.identity_keys)) if key in collection]
+                if collection is self.items and not same:
+                    new += 1
+                merged = item
+                for key in same:
+                    merged = merge_records(collection.pop(key), merged)
+                collection[merged.id] = merged
+        return new
 
     async def deduplicate(self, new: Sequence[Evidence]) -> Dedup:
         by_text = {item.content: item.id for item in self.items.values()}

@@ -285,12 +285,13 @@ async def test_nothing_listening_at_the_base_url_fails_before_any_search(tmp_pat
 
     from deepcritical.demo.transport import StandInRouter
     from deepcritical.run.orchestrator import Orchestrator
+    from deepcritical.run.setup import assemble
     from deepcritical.sources.factory import make_http_client
 
     router = StandInRouter(httpx2.MockTransport(refuse), stand_ins=httpx2.MockTransport(stand_ins))
     async with make_http_client(router) as client:
         with pytest.raises(ConfigError) as raised:
-            await Orchestrator(settings, client=client).research("Does metformin help?")
+            await Orchestrator(assemble(settings, client)).research("Does metformin help?")
     assert str(raised.value) == (
         "the model server at http://llm.local/v1/models does not answer (connection refused): start it, "
         "or set DEEPCRITICAL_OPENAI_BASE_URL (or OPENAI_BASE_URL)"
@@ -336,14 +337,14 @@ async def test_an_unknown_gemini_model_is_named_at_start(tmp_path: Path) -> None
 
 
 async def test_a_disabled_source_is_named_once_at_start_and_never_as_a_failure(tmp_path: Path) -> None:
-    from deepcritical.cli.research import describe
+    from deepcritical.run.progress import progress_line
 
     settings = live_settings(OPENAI, tmp_path / "home").model_copy(update={"you_api_key": None})
     run = await research(LlmServer(OPENAI), tmp_path, settings=settings)
-    lines = [line for event in run.events if (line := describe(event)) is not None]
-    mentions = [line for line in lines if "YOU_API_KEY" in line or "source failed[/] you" in line]
+    lines = [line for event in run.events if (line := progress_line(event)) is not None]
+    mentions = [line for line in lines if "YOU_API_KEY" in line or "source failed you" in line]
     assert len(mentions) == 1
-    assert "[yellow]disabled[/] you: YOU_API_KEY is not set" in mentions[0]
+    assert "\n  disabled you: YOU_API_KEY is not set" in mentions[0]
     assert mentions[0] == lines[0]  # in the run's first line
     assert not any("you" in step.sources_failed for step in run.outcome.searches)
     assert run.outcome.errors == []

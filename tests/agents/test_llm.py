@@ -25,7 +25,7 @@ def settings(**values: object) -> Settings:
 
 
 def resolve_models(configured: Settings) -> AgentModels:
-    return setup.models(configured, make_http_client())
+    return setup.agent_models(configured, make_http_client())
 
 
 @pytest.fixture(autouse=True)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence, search_stage
 
-from deepcritical.models import SearchResult
+from deepcritical.models import Citation, Evidence, SearchResult
+from deepcritical.sources.ncbi_parse import parse_efetch
 from deepcritical.stages.search import source_status
 
 
@@ -97,7 +101,7 @@ async def test_recall_respects_the_evidence_cap() -> None:
     assert set(store.items) == set(agent.evidence.items) == {CORPUS[0].id, *step.related_ids}
 
 
-async def test_a_paper_found_later_under_another_identity_is_not_collected_twice() -> None:
+async def test_a_paper_found_later_under_another_identity_replaces_the_page_collected_first() -> None:
     web_page = evidence(
         70, "Metformin and dementia, a cohort: lower risk.", source="web", url="https://doi.org/10.5555/m1"
     )
@@ -110,8 +114,10 @@ async def test_a_paper_found_later_under_another_identity_is_not_collected_twice
     step = await agent.run(["second"])
     assert step.already_collected == 1
     assert step.kept_ids == []
-    assert list(agent.evidence.items) == [web_page.id]
-    assert set(agent.evidence.items[web_page.id].found_by) == {"web", "pubmed"}
+    # The PubMed record wins under its own id, in the run and in the store; the page's id still finds it.
+    assert list(agent.evidence.items) == list(store.items) == [pubmed.id]
+    assert set(agent.evidence.items[pubmed.id].found_by) == {"web", "pubmed"}
+    assert agent.evidence.collected_as(web_page) == pubmed.id
 
 
 async def test_a_recalled_item_found_again_by_a_source_counts_as_found_by_this_run() -> None:
@@ -127,3 +133,47 @@ async def test_a_recalled_item_found_again_by_a_source_counts_as_found_by_this_r
     assert stage.evidence.recalled_ids == []
     assert [item.id for item in stage.evidence.found] == [earlier.id]
     assert stage.evidence.items[earlier.id].found_by == ("pubmed", "web")
+
+
+def first_graded_pubmed_record(ncbi: Path) -> Evidence:
+    """The first real PubMed record (in file order) with a DOI and a grade from its publication type."""
+    for path in sorted((ncbi / "efetch_single").glob("*.xml")):
+        for item in parse_efetch(path.read_text(encoding="utf-8")).evidence:
+            if item.citation.doi and item.grade.basis == "publication_type" and item.grade.level is not None:
+                return item
+    pytest.skip(f"no graded PubMed record with a DOI under {ncbi / 'efetch_single'}")
+
+
+@pytest.mark.parametrize("page_first", [True, False])
+async def test_a_real_pubmed_record_wins_over_a_news_page_about_the_same_study(
+    ncbi_data: Path, page_first: bool
+) -> None:
+    record = first_graded_pubmed_record(ncbi_data)
+    page = Evidence(
+        content=f"News: {record.citation.title} A new study reports its findings.",
+        citation=Citation(
+            source="web",
+            title=f"What a new study says: {record.citation.title}",
+            url=f"https://doi.org/{record.citation.doi}",
+        ),
+        relevance=0.9,
+    )
+    assert page.grade.level is None or page.grade.level > (record.grade.level or 5)
+    first, second = (page, record) if page_first else (record, page)
+    answers = iter([[first], [second]])
+    store = FakeStore()
+    stage = search_stage(FakeHandler(answer=lambda _query: next(answers)), store, max_evidence=10)
+    await stage.run(["first"])
+    await stage.run(["second"])
+    (kept,) = stage.evidence.items.values()
+    assert kept.id == record.id == f"pmid:{record.citation.pmid}"
+    assert kept.grade == record.grade  # the grade of the study, not the page's
+    assert set(kept.found_by) == {"pubmed", "web"}
+    assert list(store.items) == [record.id]
+    assert list(store.library) == [record.id]  # stored once, so recalled once
+    # Recalled by a later run that finds the page first, it is still one item, the graded one.
+    later = search_stage(
+        FakeHandler(answer=lambda _query: [page]), FakeStore(library=[store.library[record.id]]), max_evidence=10
+    )
+    await later.run(["again"], question=record.citation.title)
+    assert [item.id for item in later.evidence] == [record.id]

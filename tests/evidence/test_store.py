@@ -311,3 +311,35 @@ async def test_add_after_deduplicate_embeds_each_new_text_once(
     result = await store.deduplicate([METFORMIN, STATINS, ASPIRIN])
     assert await store.add(result.kept) == 3
     assert len(embedded) == 3
+
+
+async def test_a_pubmed_record_replaces_the_page_about_its_study_in_the_run_and_the_library(
+    open_store: OpenStore, ncbi_data: Path
+) -> None:
+    """A web page at a study's DOI is stored first; the real PubMed record of that study replaces it under
+    its PMID, graded, in the run and in the library, so a later run recalls the study once."""
+    from deepcritical.sources.ncbi_parse import parse_efetch
+
+    records = [
+        item
+        for path in sorted((ncbi_data / "efetch_single").glob("*.xml"))
+        for item in parse_efetch(path.read_text(encoding="utf-8")).evidence
+        if item.citation.doi and item.grade.basis == "publication_type"
+    ]
+    if not records:
+        pytest.skip("no graded PubMed record with a DOI in the NCBI data")
+    record = records[0]
+    page = Evidence(
+        content=f"News about a study: {record.citation.title}",
+        citation=Citation(source="web", title=record.citation.title, url=f"https://doi.org/{record.citation.doi}"),
+    )
+    first = await open_store("run-first")
+    assert await first.add([page]) == 1
+    assert await first.add([record]) == 0  # the same item, under a better identity
+    (stored,) = await first.all()
+    assert stored.id == record.id
+    assert stored.grade == record.grade
+    assert set(stored.found_by) == {"web", "pubmed"}
+    later = await open_store("run-later")
+    hits = await later.related(record.citation.title, exclude_ids=set(), n=5)
+    assert [hit.evidence.id for hit in hits] == [record.id]

@@ -16,9 +16,9 @@ from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, Sea
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.execute import RunSource
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
 from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.web.runs import RunSource
 
 BASE_URL = "http://127.0.0.1:8000"
 KINDS = ["run_started", "iteration_started", "search_finished", "judge_finished", "run_ended"]

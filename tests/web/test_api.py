@@ -15,9 +15,9 @@ from fastapi import FastAPI
 
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
+from deepcritical.run.journal import RunInfo
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.app import create_app
-from deepcritical.web.runs import RunInfo
 from web.fakes import KINDS, ScriptedRuns, client_of, offline_client, serving, sse_events
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"

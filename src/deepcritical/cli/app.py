@@ -9,25 +9,36 @@ Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or c
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
+from deepcritical.cli.common import (
+    EXIT_DEGRADED,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    checked_preflight,
+    err,
+    fail,
+    out,
+    require_text,
+    run_async,
+    settings_from,
+)
 from deepcritical.cli.library import library_app
-from deepcritical.config import OutputMode, Settings, load_settings
-from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.config import OutputMode
+from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.text import one_line
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+__all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
 app = typer.Typer(
     help="DeepCritical: evidence-grounded answers to biomedical research questions.",
@@ -35,55 +46,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
-err = Console(stderr=True, emoji=False)
-T = TypeVar("T")
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
-    so control characters go."""
-    err.print(f"error: {one_line(message)}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def settings_from(**overrides: Any) -> Settings:
-    try:
-        return load_settings(**overrides)
-    except ConfigError as error:
-        fail(str(error))
-
-
-def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; project errors become a one-line message and exit code 1."""
-    try:
-        return asyncio.run(coroutine)
-    except ConfigError as error:
-        fail(str(error))
-    except DeepCriticalError as error:
-        fail(str(error), EXIT_FAILED)
-    except KeyboardInterrupt:
-        fail("interrupted", EXIT_INTERRUPTED)
-
-
-def checked_preflight(settings: Settings) -> None:
-    from deepcritical.cli.research import preflight
-
-    try:
-        preflight(settings)
-    except ConfigError as error:
-        fail(str(error))
-
-
-def require_text(value: str, what: str) -> str:
-    """The question or query as the run will use it: one line without control characters, not empty
-    and not longer than ``MAX_QUESTION_CHARS``."""
-    text = one_line(value)
-    if not text:
-        fail(f"the {what} is empty: give a non-empty {what}")
-    if len(text) > MAX_QUESTION_CHARS:
-        fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
-    return text
 
 
 def _print_version(value: bool) -> None:
@@ -191,8 +153,8 @@ def research(
             markup=False,
         )
     checked_preflight(settings)
-    outcome, paths = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
-    report_path, run_path = paths
+    done = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)
     if outcome.error:

@@ -40,7 +40,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a ta
 @contextmanager
 def _store() -> Iterator[tuple[Settings, Connection]]:
     """Settings and a connection to the store; every failure inside becomes one line and an exit code."""
-    from deepcritical.cli.app import EXIT_FAILED, fail, settings_from
+    from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.research import check_store_directory
     from deepcritical.evidence import chroma
 
@@ -130,7 +130,7 @@ def prune(
     ] = None,
 ) -> None:
     """Delete run collections older than a duration, killed runs' included. The libraries keep every item."""
-    from deepcritical.cli.app import fail
+    from deepcritical.cli.common import fail
     from deepcritical.evidence import library
 
     with _store() as (settings, connection):

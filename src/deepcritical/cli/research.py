@@ -1,5 +1,5 @@
-"""``deepcritical research``: checks what a run needs before it starts, runs the question, renders its
-progress events as one line each, and writes the outputs."""
+"""``deepcritical research``: checks what a run needs before it starts, runs the question through
+``run.execute.run_to_folder``, and shows its progress events one line each, coloured."""
 
 from __future__ import annotations
 
@@ -7,87 +7,40 @@ import tempfile
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from deepcritical.cli.terminal import shown
 from deepcritical.config import Settings
-from deepcritical.errors import ConfigError, EmbeddingError, ResearchError
-from deepcritical.events import (
-    IterationStarted,
-    JudgeFinished,
-    QueriesPlanned,
-    ReportWritten,
-    RunStarted,
-    RunWarning,
-    SearchFinished,
-)
+from deepcritical.errors import ConfigError, EmbeddingError
 from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.chroma import store_directory
-from deepcritical.outputs import FALLBACK_EXPLANATIONS
-from deepcritical.run import setup
-from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.run.record import write_outputs
+from deepcritical.run import progress
+from deepcritical.run.events import ProgressEvent
+from deepcritical.run.execute import FolderRun, run_to_folder
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
 DEMO_SOURCES_BANNER = (
     "DEMO SOURCES: the sources are local stand-ins and every piece of evidence is synthetic; the model is live: {model}"
 )
+STYLES: dict[progress.Tone, str] = {
+    "plain": "",
+    "strong": "bold",
+    "heading": "bold cyan",
+    "warning": "yellow",
+    "good": "green",
+}
 
 
-def describe(event: ProgressEvent) -> str | None:
-    """One line of Rich markup per event; every value from outside goes through ``shown``."""
-    if isinstance(event, RunStarted):
-        sources = ", ".join(event.sources) or "none"
-        disabled = "".join(
-            f"\n  [yellow]disabled[/] {shown(name)}: {shown(reason)}" for name, reason in event.sources_disabled.items()
-        )
-        output = f" · output {shown(event.output_mode)}" if event.output_mode else ""
-        return (
-            f"[bold]run {shown(event.run_id)}[/] · model {shown(event.model)}{output} · sources {shown(sources)}"
-            f"{disabled}"
-        )
-    if isinstance(event, IterationStarted):
-        return f"\n[bold cyan]iteration {event.iteration}/{event.max_iterations}[/]"
-    if isinstance(event, QueriesPlanned):
-        built = " (built in code)" if event.by == "code" else ""
-        return f"  queries{built}: " + "; ".join(shown(query) for query in event.queries)
-    if isinstance(event, SearchFinished):
-        failed = "".join(
-            f"\n  [yellow]source failed[/] {shown(k)}: {shown(v)}" for k, v in event.sources_failed.items()
-        )
-        capped = " [yellow](evidence cap reached)[/]" if event.capped else ""
-        return (
-            f"  searched {shown(', '.join(event.sources_answered)) or 'no source'}: {event.found} found, "
-            f"{event.kept} kept, {event.deduplicated} duplicates dropped, "
-            f"{event.related} recalled from earlier runs; "
-            f"{event.total_evidence} in the run{capped}{failed}"
-        )
-    if isinstance(event, JudgeFinished):
-        scores = ", ".join(f"{shown(name)} {score}/10" for name, score in event.scores.items())
-        verdict = "[green]sufficient[/]" if event.sufficient else "[yellow]not yet sufficient[/]"
-        gaps = f"\n  gaps: {shown('; '.join(event.gaps))}" if event.gaps else ""
-        who = "judge, computed in code" if event.by == "code" else "judge"
-        return f"  {who} ({event.items_judged} items): {scores} · {verdict}, confidence {event.confidence:.2f}{gaps}"
-    if isinstance(event, ReportWritten):
-        how = f"built in code ({FALLBACK_EXPLANATIONS[event.fallback_reason]})" if event.fallback_reason else "written"
-        return (
-            f"\n[bold]report {how}[/]: {event.findings} findings, {event.contrary} contrary, "
-            f"{event.references} references; citations dropped {event.dropped_citations}, "
-            f"repaired {event.repaired_citations}"
-        )
-    if isinstance(event, RunWarning):
-        return f"  [yellow]warning[/] {shown(event.message)}"
-    if isinstance(event, RunFinished):
-        outcome = event.outcome
-        seconds = outcome.timings.get("total", 0.0)
-        usage = outcome.llm_usage
-        failed = f" ({usage.failed_requests} failed)" if usage.failed_requests else ""
-        return (
-            f"stopped: {shown(outcome.stop_reason)} after {outcome.iterations} iteration(s), "
-            f"{len(outcome.evidence)} evidence items, {usage.requests} LLM requests{failed}, {seconds:.1f} s"
-        )
-    return None
+def describe(event: ProgressEvent) -> Text | None:
+    """The event's progress line, coloured. Built from spans, never parsed as markup, so outside text
+    (already one line without control characters) cannot style the terminal."""
+    spans = progress.describe(event)
+    if spans is None:
+        return None
+    line = Text()
+    for text, tone in spans:
+        line.append(text, style=STYLES[tone])
+    return line
 
 
 def ensure_writable(directory: Path, what: str = "--out") -> None:
@@ -120,27 +73,17 @@ def check_store_directory(settings: Settings) -> None:
 
 async def run_research(
     question: str, settings: Settings, *, out_dir: Path | None, console: Console | None
-) -> tuple[ResearchOutcome, tuple[Path, Path]]:
-    """Run one question to the end; write ``report.md`` and ``run.json`` even when the run failed."""
+) -> FolderRun:
+    """Run one question to the end; ``report.md`` and ``run.json`` are written even when the run failed."""
     if out_dir is not None:
         ensure_writable(out_dir)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
     elif console is not None and settings.demo_sources:
         console.print(f"[bold yellow]{shown(DEMO_SOURCES_BANNER.format(model=settings.model))}[/]")
-    async with setup.http_client(settings) as client:
-        orchestrator = Orchestrator(settings, client=client)
-        outcome: ResearchOutcome | None = None
-        async for event in orchestrator.run(question):
-            if console is not None and (line := describe(event)) is not None:
-                console.print(line, highlight=False)
-            if isinstance(event, RunFinished):
-                outcome = event.outcome
-    if outcome is None:
-        raise ResearchError("the run ended without an outcome")
-    target = out_dir if out_dir is not None else Path("runs") / outcome.run_id
-    try:
-        paths = write_outputs(outcome, target)
-    except OSError as error:
-        raise ResearchError(f"cannot write the report to {target}: {error.strerror or error}") from error
-    return outcome, paths
+
+    def show(event: ProgressEvent) -> None:
+        if console is not None and (line := describe(event)) is not None:
+            console.print(line, highlight=False)
+
+    return await run_to_folder(question, settings, folder=out_dir, on_event=show)

@@ -26,7 +26,7 @@ from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
 from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
-from deepcritical.models import Evidence, SourceName, merge_evidence
+from deepcritical.models import Evidence, SourceName, merge_evidence, merge_records
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -146,15 +146,17 @@ class EvidenceStore:
     async def add(self, evidence: Sequence[Evidence]) -> int:
         """Store items in the run and the library; returns how many were new to the run.
 
-        Idempotent: the evidence id is the Chroma id, and an item already stored is merged with the
-        stored record (sources united) rather than stored again. Items are embedded in one call, and
+        Idempotent: the evidence id is the Chroma id, and an item already stored under any of its
+        identities (PMID, DOI, URL) is merged with the stored record by ``merge_records``, the run's own
+        policy: the better-identified, better-graded record is kept under its id and the record it replaces
+        is removed, so one study is one record (and is recalled once). Items are embedded in one call, and
         only when their text is new.
         """
         items = merge_evidence(evidence)
         if not items:
             return 0
         async with self._write_lock:
-            ids = [item.id for item in items]
+            ids = list(dict.fromkeys(key for item in items for key in (item.id, *item.identity_keys)))
             both = (self._run, self._library)
             stored_run, stored_lib = await self._call(
                 "get",
@@ -164,7 +166,8 @@ class EvidenceStore:
                 ),
                 touches=both,
             )
-            writes = {"run": _merge(items, stored_run), "library": _merge(items, stored_lib)}
+            (run_writes, run_retired), (lib_writes, lib_retired) = _merge(items, stored_run), _merge(items, stored_lib)
+            writes = {"run": run_writes, "library": lib_writes}
             # Keyed by text: a stored vector is reused only while the text it embeds is unchanged.
             vectors = {
                 embedding_text(record.evidence): record.vector
@@ -187,10 +190,12 @@ class EvidenceStore:
                 for collection, merged in ((self._run, writes["run"]), (self._library, writes["library"]))
                 if merged
             ]
-            if upserts:
-                await self._call("upsert", partial(_upsert_all, upserts, self._max_batch), touches=both, writes=True)
+            retired = [(self._run, run_retired), (self._library, lib_retired)]
+            if upserts or run_retired or lib_retired:
+                write = partial(_upsert_all, upserts, self._max_batch, retired)
+                await self._call("upsert", write, touches=both, writes=True)
             self._changed()
-        new = sum(1 for item_id in ids if item_id not in stored_run)
+        new = sum(1 for item in items if not any(key in stored_run for key in (item.id, *item.identity_keys)))
         log.debug("evidence added", run_id=self.run_id, new=new, updated=len(writes["run"]) - new)
         return new
 
@@ -331,9 +336,17 @@ class EvidenceStore:
         await self.close()
 
 
-def _upsert_all(plan: list[tuple[str, list[Evidence], Vectors]], max_batch: int, session: chroma.Session) -> None:
+def _upsert_all(
+    plan: list[tuple[str, list[Evidence], Vectors]],
+    max_batch: int,
+    retired: list[tuple[str, list[str]]],
+    session: chroma.Session,
+) -> None:
     for collection, items, matrix in plan:
         chroma.upsert(session.collection(collection), max_batch, items, matrix)
+    for collection, ids in retired:
+        if ids:
+            session.collection(collection).delete(ids=ids)
 
 
 def _apply_retention(connection: chroma.Connection, retention: timedelta, *, keep: str) -> None:
@@ -348,15 +361,21 @@ def _apply_retention(connection: chroma.Connection, retention: timedelta, *, kee
         log.info("old run collections removed", count=len(pruned), older_than=str(retention))
 
 
-def _merge(items: Sequence[Evidence], stored: dict[str, chroma.Stored]) -> list[Evidence]:
-    """The records to write: new items, and stored items whose merge with the new sighting changed."""
-    writes = []
+def _merge(items: Sequence[Evidence], stored: dict[str, chroma.Stored]) -> tuple[list[Evidence], list[str]]:
+    """The records to write (new items, and stored items whose merge with the new sighting changed) and the
+    stored ids to remove: records of the same item under an id the merge did not keep."""
+    writes: list[Evidence] = []
+    retired: list[str] = []
     for item in items:
-        record = stored.get(item.id)
-        merged = item if record is None else record.evidence.merged_with(item)
-        if record is None or merged != record.evidence:
+        records = [stored[key].evidence for key in dict.fromkeys((item.id, *item.identity_keys)) if key in stored]
+        merged = item
+        for record in records:
+            merged = merge_records(record, merged)
+        kept = stored.get(merged.id)
+        if kept is None or merged != kept.evidence:
             writes.append(merged)
-    return writes
+        retired += [record.id for record in records if record.id != merged.id]
+    return writes, list(dict.fromkeys(retired))
 
 
 def _check_n(n: int) -> None:

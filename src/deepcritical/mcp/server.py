@@ -12,22 +12,17 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
-from rich.text import Text
 
 from deepcritical import __version__
-from deepcritical.cli.research import describe
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import Evidence
 from deepcritical.run.events import ProgressEvent
+from deepcritical.run.journal import RunInfo, RunSummary, StoredEvent
+from deepcritical.run.manager import RunManager
+from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.search import run_search
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
-from deepcritical.web.runs import (
-    RunInfo,
-    RunManager,
-    RunSummary,
-    StoredEvent,
-)
 
 MAX_SNIPPET_CHARS = 1500
 INSTRUCTIONS = (
@@ -103,10 +98,10 @@ def progress_line(event: StoredEvent) -> str:
     if event.kind == "run_ended":
         return f"run ended: {data.get('status')}" + (f" ({data['error']})" if data.get("error") else "")
     try:
-        line = describe(_PROGRESS.validate_python(data))
+        line = event_line(_PROGRESS.validate_python(data))
     except ValidationError:
         return event.kind
-    return Text.from_markup(line).plain.strip() if line else event.kind
+    return line.strip() if line else event.kind
 
 
 def _result(manager: RunManager, info: RunInfo) -> CallToolResult:

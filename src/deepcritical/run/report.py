@@ -1,29 +1,32 @@
-"""The report stage: the Report agent's draft, checked against the run's evidence; or, when the model
-fails, runs out of time or requests, or cites nothing that was collected, an extractive report built in
-code. A crash in this stage (a bug) still ends in an extractive report, but fails the run."""
+"""The report stage's two halves. The model half: the Report agent's draft from a selection of the evidence,
+checked against the run's evidence (a draft that cites nothing collected is rejected). The code half: an
+extractive report built in code, for a model that failed, ran out of time or requests, or was rejected,
+for a crash (the run then fails all the same), and for a run without a model."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import structlog
-from pydantic_ai.exceptions import AgentRunError
-
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.report import MAX_REPORT_ITEMS
-from deepcritical.errors import DeepCriticalError
-from deepcritical.events import RunWarning
 from deepcritical.models import Evidence
 from deepcritical.outputs import CitationAudit, FallbackReason, ResearchReport, StopReason
+from deepcritical.run.stage import Cause, Stage, run_stage
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 
-logger = structlog.get_logger(__name__)
-
 ReportWriter = Callable[[ResearchDeps, list[Evidence], StopReason], Awaitable[ResearchReport]]
+
+
+@dataclass
+class ReportRequest:
+    """What the report is written for: why the loop stopped; ``items`` is the selection the model half
+    read, which the code half reuses."""
+
+    stop: StopReason
+    items: list[Evidence] = field(default_factory=list)
 
 
 @dataclass
@@ -38,6 +41,7 @@ class CheckedReport:
     # The ids of the items the report was written from, so the strength table counts the same items as
     # the answer in brief (empty: every collected item).
     pool: list[str] = field(default_factory=list)
+    drafted_findings: bool = False  # the model's draft had findings (before the citation check)
 
 
 def nothing_found(deps: ResearchDeps) -> ResearchReport:
@@ -66,41 +70,67 @@ def _extractive(deps: ResearchDeps, items: list[Evidence], note: str, reason: Fa
     return CheckedReport(report, audit, reason, pool=[item.id for item in pool])
 
 
-async def write_report(deps: ResearchDeps, writer: ReportWriter, stop: StopReason) -> CheckedReport:
-    """The run's report, always; never raises for a model failure or a bug in this stage."""
-    with deps.state.timed("report"):
-        if not deps.evidence:
-            return CheckedReport(nothing_found(deps), CitationAudit(), "no_evidence")
-        items: list[Evidence] = []
-        try:
-            items = await deps.evidence.select(
-                deps.state.question, min(2 * deps.settings.judge_max_items, MAX_REPORT_ITEMS)
-            )
-            async with asyncio.timeout(max(deps.budget.remaining(report=True), 0.0)):
-                draft = await writer(deps, items, stop)
-        except (TimeoutError, AgentRunError, DeepCriticalError) as error:  # out of time or budget, model failed
-            note = deps.record_error("report", error)
-            deps.emit(RunWarning(message=note))
-            deps.state.degraded.append(f"the report was built in code: the Report agent failed ({note})")
-            deps.state.agent("report").fallbacks += 1
-            return _extractive(
-                deps, items, f"The Report agent failed ({note}); this report is extractive.", "report_failed"
-            )
-        except Exception as error:  # a bug: the run keeps a report, but fails and says so
-            logger.exception("report_stage_crashed")
-            note = deps.record_error("report", error)
-            checked = _extractive(
-                deps, items, f"The report stage crashed ({note}); this report is extractive.", "report_crashed"
-            )
-            checked.crash = f"the report stage crashed: {note}"
-            return checked
+EXTRACTIVE: dict[str, tuple[str, FallbackReason]] = {
+    "model_failed": ("The Report agent failed ({note}); this report is extractive.", "report_failed"),
+    "rejected": ("{note}", "no_cited_findings"),
+    "crashed": ("The report stage crashed ({note}); this report is extractive.", "report_crashed"),
+    "code_only": ("This run uses no language model; this report is extractive.", "code_only"),
+}
+
+
+async def extractive(deps: ResearchDeps, request: ReportRequest, cause: Cause) -> CheckedReport:
+    """The code half: an extractive report from the model half's selection (or the most relevant items)."""
+    note, reason = EXTRACTIVE[cause.kind]
+    return _extractive(deps, request.items, note.format(note=cause.note), reason)
+
+
+def report_degraded(deps: ResearchDeps, cause: Cause) -> str:
+    if cause.kind == "rejected":
+        return "the report was built in code: " + cause.note[0].lower() + cause.note[1:].split(";")[0]
+    return f"the report was built in code: the Report agent failed ({cause.note})"
+
+
+def uncited(deps: ResearchDeps, checked: CheckedReport) -> str | None:
+    """Why a checked draft cannot stand: none of its findings survived the citation check."""
+    if checked.report.key_findings or checked.report.contrary_evidence:  # contrary findings alone are valid
+        return None
+    if checked.drafted_findings:
+        return "None of the Report agent's findings cited collected evidence; this report is extractive."
+    return "The Report agent gave no findings; this report is extractive."
+
+
+def report_stage(writer: ReportWriter | None) -> Stage[ReportRequest, CheckedReport]:
+    """The report stage; without a ``writer`` it is code only."""
+
+    async def drafted(deps: ResearchDeps, request: ReportRequest) -> CheckedReport:
+        assert writer is not None  # the stage has a model half only with a writer
+        limit = min(2 * deps.settings.judge_max_items, MAX_REPORT_ITEMS)
+        request.items = await deps.evidence.select(deps.state.question, limit)
+        draft = await writer(deps, request.items, request.stop)
         report, audit = verify_citations(draft, deps.evidence.items, question=deps.state.question)
-        if report.key_findings or report.contrary_evidence:  # contrary findings alone are a valid report
-            return CheckedReport(report, audit, pool=[item.id for item in items])
-        if draft.key_findings or draft.contrary_evidence:
-            note = "None of the Report agent's findings cited collected evidence; this report is extractive."
-        else:
-            note = "The Report agent gave no findings; this report is extractive."
-        deps.state.degraded.append("the report was built in code: " + note[0].lower() + note[1:].split(";")[0])
-        deps.state.agent("report").fallbacks += 1
-        return _extractive(deps, items, note, "no_cited_findings")
+        findings = bool(draft.key_findings or draft.contrary_evidence)
+        return CheckedReport(report, audit, pool=[item.id for item in request.items], drafted_findings=findings)
+
+    return Stage(
+        name="report",
+        agent="report",
+        model=drafted if writer is not None else None,
+        code=extractive,
+        degraded=report_degraded,
+        rejects=uncited,
+        final=True,
+    )
+
+
+async def write_report(
+    deps: ResearchDeps, stage: Stage[ReportRequest, CheckedReport], stop: StopReason
+) -> CheckedReport:
+    """The run's report, always; never raises for a model failure or a crash in the stage."""
+    if not deps.evidence:
+        with deps.state.timed("report"):
+            return CheckedReport(nothing_found(deps), CitationAudit(), "no_evidence")
+    ran = await run_stage(stage, deps, ReportRequest(stop))
+    checked = ran.result
+    if ran.crash is not None:
+        checked.crash = f"the report stage crashed: {ran.crash}"
+    return checked

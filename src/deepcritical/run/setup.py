@@ -1,17 +1,27 @@
 """What a run is built from, decided once from the settings: the HTTP client (the network, the demo
 stand-ins' transport, or both: stand-in sources with a live model), the sources, the models (the live one,
-or the demo FunctionModels) and the store. The only place that knows demo mode and demo sources exist;
-everything it builds is the same code in every mode."""
+or the demo FunctionModels), the stages and the store. The only place that knows demo mode and demo
+sources exist; everything it builds is the same code in every mode. ``assemble`` puts the parts of a run
+together; the orchestrator only receives them."""
 
 from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import httpx2
 
 from deepcritical.agents.models import AgentModels, live_models
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
+from deepcritical.run.stages import Stages
 from deepcritical.sources.factory import Sources, build_sources, make_http_client
 from deepcritical.sources.ratelimit import ncbi_limiter
+from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike, TermContextSource
+
+StoreOpener = Callable[[Settings, str], Awaitable[EvidenceStoreLike]]
 
 
 def http_client(settings: Settings, network: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
@@ -42,7 +52,7 @@ def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
     return build_sources(settings, client, ncbi_limiter=ncbi_limiter(settings))
 
 
-def models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
+def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
     """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError."""
     if settings.demo_mode:
         from deepcritical.demo.models import demo_models
@@ -54,3 +64,63 @@ def models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
 
 async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
     return await EvidenceStore.open(settings, EmbeddingService(settings.embedding_model), run_id)
+
+
+@dataclass(frozen=True)
+class RunParts:
+    """Everything a run is made of. ``models`` is None for a run without a language model (its stages are
+    code only). ``store``, when given, is opened and closed by the caller (e.g. one store for many runs);
+    otherwise every run opens its own with ``open_store`` and closes it."""
+
+    settings: Settings
+    client: httpx2.AsyncClient
+    handler: SearchHandlerLike
+    research_engine: TermContextSource | None
+    models: AgentModels | None
+    stages: Stages
+    open_store: StoreOpener = open_store
+    store: EvidenceStoreLike | None = None
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+    @property
+    def model_name(self) -> str:
+        return self.models.name if self.models is not None else "none (code only)"
+
+
+def assemble(
+    settings: Settings,
+    client: httpx2.AsyncClient,
+    *,
+    code_only: bool = False,
+    models: AgentModels | None = None,
+    handler: SearchHandlerLike | None = None,
+    research_engine: TermContextSource | None = None,
+    store: EvidenceStoreLike | None = None,
+    open_store: StoreOpener = open_store,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> RunParts:
+    """The parts of a run on ``client``: the settings' sources, models and stages, unless given (a test or
+    an eval harness passes its own). Models are resolved here, at start, so a missing API key is a
+    ConfigError before any search. With ``code_only`` no model is built and every stage runs its code half."""
+    if handler is None:
+        built = sources(settings, client)
+        handler, research_engine = built.handler, research_engine or built.research_engine
+    if code_only:
+        models, stages = None, Stages.code_only()
+    else:
+        models = models or agent_models(settings, client)  # live models talk through the run's client
+        stages = Stages.with_models(models, term_lookups=research_engine is not None)
+    return RunParts(
+        settings=settings,
+        client=client,
+        handler=handler,
+        research_engine=research_engine,
+        models=models,
+        stages=stages,
+        open_store=open_store,
+        store=store,
+        clock=clock,
+        sleep=sleep,
+    )

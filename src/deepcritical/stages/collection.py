@@ -1,7 +1,8 @@
 """The run's collected evidence, with one owner. Stages add to it through ``RunEvidence.add``, which
 writes to the store's run collection first, so nothing counts as collected that is not persisted, and
-enforces the evidence cap; everything else (the Judge's selection, citation checks, the report, the
-outcome) reads it."""
+enforces the evidence cap; an item seen again under any of its identities is merged into the one
+collected (``models.merge_records``, the policy the store uses too). Everything else (the Judge's
+selection, citation checks, the report, the outcome) reads it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
-from deepcritical.models import Evidence, SourceName, count_by_source
+from deepcritical.models import Evidence, count_by_source, merge_records
 from deepcritical.stages.ports import EvidenceStoreLike
 
 
@@ -60,16 +61,47 @@ class RunEvidence:
         later source names it differently (a web page at a DOI first, the PubMed record later)."""
         return next((self._identities[key] for key in item.identity_keys if key in self._identities), None)
 
-    def credit(self, item_id: str, sources: Sequence[SourceName]) -> None:
-        """A collected item returned again by this run's ``sources``: remember every source that found it;
-        an item first recalled from an earlier run now counts as found by this run."""
-        self._items[item_id] = self._items[item_id].with_sources(sources)
-        self._recalled.discard(item_id)
+    async def merge_known(self, items: Sequence[Evidence], *, recalled: bool = False) -> list[Evidence]:
+        """Merge every item already collected under one of its identities into the collected one, and return
+        the others. The better-identified, better-graded record wins under its own id (a news page collected
+        first gives way to the PubMed record of the study it reports), in the run and in the store, so the
+        study is collected, and recalled later, once. An item this run's searches find again (not
+        ``recalled``) counts as found by this run even if it was first recalled from an earlier run."""
+        unknown: list[Evidence] = []
+        for item in items:
+            known = self.collected_as(item)
+            if known is None:
+                unknown.append(item)
+                continue
+            old = self._items[known]
+            merged = merge_records(old, item)
+            if merged != old:
+                await self._store.add([merged])  # stored first; the store retires the record it replaces
+                self._replace(known, merged)
+            if not recalled:
+                self._recalled.discard(merged.id)
+        return unknown
+
+    def _replace(self, old_id: str, merged: Evidence) -> None:
+        """``merged`` in place of the item collected as ``old_id``, in the same position; the old id (and
+        every identity of the old record) now finds the merged one."""
+        new_id = merged.id
+        self._items = {
+            (new_id if key == old_id else key): (merged if key == old_id else value)
+            for key, value in self._items.items()
+        }
+        keys = {old_id, *merged.identity_keys} | {key for key, owner in self._identities.items() if owner == old_id}
+        self._identities.update(dict.fromkeys(keys, new_id))
+        if old_id in self._recalled and new_id != old_id:
+            self._recalled.discard(old_id)
+            self._recalled.add(new_id)
 
     async def add(self, items: Sequence[Evidence], *, recalled: bool = False) -> list[Evidence]:
-        """Store and collect ``items`` up to the cap; returns those taken. Stored first: if the store
-        fails, nothing is counted as collected."""
-        taken = [item for item in items[: self.room] if item.id not in self._items]
+        """Store and collect ``items`` up to the cap; returns those taken. Items already collected under one
+        of their identities are merged instead (``merge_known``). Stored first: if the store fails,
+        nothing is counted as collected."""
+        unknown = await self.merge_known(items, recalled=recalled)
+        taken = [item for item in unknown[: self.room] if item.id not in self._items]
         if taken:
             await self._store.add(taken)
         for item in taken:

@@ -161,12 +161,8 @@ class SearchStage:
             merge_evidence([item for result in results for item in result.evidence]),
             key=lambda item: (item.grade.design == "web", -item.relevance),
         )
-        fresh: list[Evidence] = []
-        for item in merged:
-            if (known := evidence.collected_as(item)) is None:
-                fresh.append(item)
-            else:  # seen again: remember every source that returned it, under the id it was collected as
-                evidence.credit(known, item.found_by)
+        # Seen again: merged into the item collected (under the better record's id), not collected twice.
+        fresh = await evidence.merge_known(merged)
 
         kept: list[Evidence] = []
         duplicates: dict[str, str] = {}

@@ -23,16 +23,16 @@ from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import ALL_SOURCES
-from deepcritical.text import MAX_QUESTION_CHARS
-from deepcritical.web.report_html import report_html
-from deepcritical.web.runs import (
+from deepcritical.run.journal import RunInfo
+from deepcritical.run.manager import (
     QueueFullError,
     RunEndedError,
-    RunInfo,
     RunManager,
     RunNotFoundError,
     RunRequestError,
 )
+from deepcritical.text import MAX_QUESTION_CHARS
+from deepcritical.web.report_html import report_html
 
 SSE_PING_SECONDS = 15
 MEDIA_TYPES = {

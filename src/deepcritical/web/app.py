@@ -23,8 +23,9 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run import setup
+from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator
+from deepcritical.run.manager import RunManager
 from deepcritical.web.api import build_router, install_error_handlers
-from deepcritical.web.runs import ClientFactory, RunManager, RunSourceFactory, orchestrator
 from deepcritical.web.security import LOOPBACK_NAMES, ApiGuard, SecurityHeaders, is_loopback, script_hash
 
 STATIC = Path(__file__).parent / "static"

@@ -1,30 +1,22 @@
 """Runs started from the page, the API or MCP: queued, run at most ``max_concurrent_runs`` at a time,
-and persisted in a runs folder so that a run outlives the browser that started it and a restarted
-server still lists it.
-
-Each run has a folder ``<runs_dir>/<run_id>/`` holding ``status.json`` (a ``RunInfo``), ``events.jsonl``
-(every progress event, numbered from 1, the numbers being the SSE event ids) and, once it finished,
-what ``write_outputs`` wrote (``report.md``, ``run.json`` and any other export). A run that was queued
-or running when the server stopped is marked ``interrupted`` at the next start, never silently lost.
+and recorded in a runs folder (``run.journal``) so that a run outlives the browser that started it and a
+restarted server still lists it. Each run goes through ``run.execute.run_to_folder``, like a run from the
+command line. A run that was queued or running when the server stopped is marked ``interrupted`` at the
+next start, never silently lost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
-import re
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-import httpx2
 import structlog
-from pydantic import BaseModel, ValidationError
 
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
@@ -33,20 +25,25 @@ from deepcritical.models import ALL_SOURCES, SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.outcome import ResearchOutcome, new_run_id
-from deepcritical.run.record import write_outputs
+from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
+from deepcritical.run.journal import (
+    ENDED,
+    RUN_ID,
+    RunEnded,
+    RunInfo,
+    RunJournal,
+    RunQueued,
+    RunStatus,
+    RunSummary,
+    StoredEvent,
+)
+from deepcritical.run.outcome import new_run_id
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 logger = structlog.get_logger(__name__)
 
-RunStatus = Literal["queued", "running", "finished", "failed", "cancelled", "interrupted"]
-ENDED: frozenset[RunStatus] = frozenset({"finished", "failed", "cancelled", "interrupted"})
 # Beyond this many waiting runs a new one is refused rather than left to wait for hours.
 MAX_QUEUED_RUNS = 20
-RUN_ID = re.compile(r"^research-\d{8}-\d{6}-[0-9a-f]{6}$")
-# The manager's own files in a run folder; every other file there is an output to download.
-STATUS_FILE, EVENTS_FILE = "status.json", "events.jsonl"
 STOPPED = {
     "cancelled": "cancelled by the user",
     "interrupted": "the server stopped before the run ended",
@@ -74,91 +71,6 @@ class RunEndedError(DeepCriticalError):
     """The run has ended already, so it cannot be cancelled."""
 
 
-class RunSummary(BaseModel):
-    """What a finished run amounted to, small enough to list and to send as an event."""
-
-    stop_reason: str
-    iterations: int
-    evidence: int
-    references: int
-    sources: dict[str, int]
-    degraded: bool
-    report_fallback: bool
-    llm_requests: int
-    seconds: float
-
-    @classmethod
-    def of(cls, outcome: ResearchOutcome) -> RunSummary:
-        return cls(
-            stop_reason=outcome.stop_reason,
-            iterations=outcome.iterations,
-            evidence=len(outcome.evidence),
-            references=len(outcome.report.references),
-            sources=outcome.sources,
-            degraded=outcome.degraded,
-            report_fallback=outcome.report_fallback,
-            llm_requests=outcome.llm_usage.requests,
-            seconds=outcome.timings.get("total", 0.0),
-        )
-
-
-class RunInfo(BaseModel):
-    """A run's ``status.json``."""
-
-    run_id: str
-    question: str
-    status: RunStatus
-    demo: bool
-    max_iterations: int
-    sources: list[SourceName]
-    created_at: str
-    started_at: str | None = None
-    ended_at: str | None = None
-    error: str | None = None
-    summary: RunSummary | None = None
-
-
-class RunQueued(BaseModel):
-    """The run waits for a free slot; ``position`` 1 starts next."""
-
-    kind: Literal["queued"] = "queued"
-    position: int
-
-
-class RunEnded(BaseModel):
-    """The last event of every run, whatever ended it."""
-
-    kind: Literal["run_ended"] = "run_ended"
-    status: RunStatus
-    error: str | None = None
-    summary: RunSummary | None = None
-
-
-class StoredEvent(BaseModel):
-    """One line of ``events.jsonl``: the event's number (its SSE id) and the event as JSON."""
-
-    id: int
-    data: dict[str, Any]
-
-    @property
-    def kind(self) -> str:
-        return str(self.data.get("kind", "message"))
-
-
-class RunSource(Protocol):
-    """What the manager runs: ``Orchestrator`` (tests may pass a stand-in)."""
-
-    def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]: ...
-
-
-ClientFactory = Callable[[Settings], httpx2.AsyncClient]
-RunSourceFactory = Callable[[Settings, httpx2.AsyncClient], RunSource]
-
-
-def orchestrator(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
-    return Orchestrator(settings, client=client)
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -166,8 +78,7 @@ def _now() -> str:
 @dataclass
 class _Run:
     info: RunInfo
-    folder: Path
-    events: list[StoredEvent] | None = None  # None until read from disk (a run from an earlier start)
+    journal: RunJournal
     signal: asyncio.Event = field(default_factory=asyncio.Event)  # set, and replaced, at every change
     task: asyncio.Task[None] | None = None
     stop_as: Literal["cancelled", "interrupted"] = "cancelled"
@@ -230,18 +141,9 @@ class RunManager:
 
     def open(self) -> None:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        found: list[_Run] = []
-        for status_path in self.runs_dir.glob(f"*/{STATUS_FILE}"):
-            try:
-                info = RunInfo.model_validate_json(status_path.read_bytes())
-            except (OSError, ValidationError) as error:
-                logger.warning("run_folder_unreadable", folder=str(status_path.parent), error=one_line(str(error)))
-                continue
-            if info.run_id != status_path.parent.name or not RUN_ID.match(info.run_id):
-                continue
-            found.append(_Run(info=info, folder=status_path.parent))
-        for run in sorted(found, key=lambda run: (run.info.created_at, run.info.run_id)):
-            self._runs[run.info.run_id] = run
+        for journal, info in RunJournal.found_in(self.runs_dir):
+            run = _Run(info=info, journal=journal)
+            self._runs[info.run_id] = run
             if not run.ended:  # a server stopped while it was queued or running
                 self._end(run, "interrupted", STOPPED["interrupted"])
 
@@ -314,8 +216,7 @@ class RunManager:
             sources=chosen,
             created_at=_now(),
         )
-        run = _Run(info=info, folder=self.runs_dir / run_id, events=[])
-        run.folder.mkdir(parents=True)
+        run = _Run(info=info, journal=RunJournal.create(self.runs_dir / run_id))
         self._runs[run_id] = run
         self._save(run)
         self._queue.append(run_id)
@@ -335,17 +236,13 @@ class RunManager:
 
     def files(self, run_id: str) -> list[str]:
         """The run's outputs, by name (``report.md``, ``run.json`` and any other export)."""
-        run = self._run(run_id)
-        if not run.folder.is_dir():
-            return []
-        names = (path.name for path in run.folder.iterdir() if path.is_file())
-        return sorted(name for name in names if name not in (STATUS_FILE, EVENTS_FILE) and not name.startswith("."))
+        return self._run(run_id).journal.outputs()
 
     def file(self, run_id: str, name: str) -> Path:
         """One output of the run; RunNotFoundError when the run has no such file."""
         if name not in self.files(run_id):
             raise RunNotFoundError(f"run {run_id} has no file {name!r}")
-        return self._run(run_id).folder / name
+        return self._run(run_id).journal.folder / name
 
     async def cancel(self, run_id: str) -> RunInfo:
         """Stop a queued or running run; it is recorded as cancelled."""
@@ -366,7 +263,7 @@ class RunManager:
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
         """The run's events numbered above ``after``, as they come, until its last (``run_ended``)."""
         run = self._run(run_id)
-        events = self._events(run)
+        events = run.journal.events
         index = max(after, 0)
         while True:
             while index < len(events):
@@ -379,7 +276,7 @@ class RunManager:
 
     async def wait(self, run_id: str) -> RunInfo:
         """The run's record once it has ended."""
-        async for _ in self.follow(run_id, after=len(self._events(self._run(run_id)))):
+        async for _ in self.follow(run_id, after=len(self._run(run_id).journal.events)):
             pass
         return self.get(run_id)
 
@@ -390,18 +287,6 @@ class RunManager:
         if run is None:
             raise RunNotFoundError(f"no run has the id {run_id!r}")
         return run
-
-    def _events(self, run: _Run) -> list[StoredEvent]:
-        if run.events is None:
-            path = run.folder / EVENTS_FILE
-            lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-            run.events = []
-            for line in filter(str.strip, lines):
-                try:
-                    run.events.append(StoredEvent.model_validate_json(line))
-                except ValidationError:  # a line cut short by a crash: the events before it still count
-                    logger.warning("run_event_unreadable", run_id=run.info.run_id)
-        return run.events
 
     def _dispatch(self) -> None:
         """Start waiting runs while slots are free, then tell each waiting run its new place."""
@@ -421,15 +306,23 @@ class RunManager:
     async def _execute(self, run: _Run) -> None:
         info = run.info
         settings = self.settings.model_copy(update={"max_iterations": info.max_iterations, "sources": info.sources})
+
+        def record(event: ProgressEvent) -> None:
+            if not isinstance(event, RunFinished):  # the run's end is recorded once its files are written
+                self._append(run, event.model_dump(mode="json"))
+
         try:
-            async with self._client_factory(settings) as client:
-                async for event in self._run_source(settings, client).run(info.question, run_id=info.run_id):
-                    if isinstance(event, RunFinished):
-                        self._finish(run, event.outcome)
-                    else:
-                        self._append(run, event.model_dump(mode="json"))
-            if not run.ended:
-                self._end(run, "failed", "the run ended without an outcome")
+            done = await run_to_folder(
+                info.question,
+                settings,
+                folder=run.journal.folder,
+                run_id=info.run_id,
+                on_event=record,
+                client_factory=self._client_factory,
+                run_source=self._run_source,
+            )
+            outcome = done.outcome
+            self._end(run, "failed" if outcome.error else "finished", outcome.error, RunSummary.of(outcome))
         except asyncio.CancelledError:
             self._end(run, run.stop_as, STOPPED[run.stop_as])
         except DeepCriticalError as error:
@@ -441,15 +334,6 @@ class RunManager:
             self._running.discard(info.run_id)
             self._dispatch()
 
-    def _finish(self, run: _Run, outcome: ResearchOutcome) -> None:
-        try:
-            write_outputs(outcome, run.folder)
-        except OSError as error:
-            self._end(run, "failed", f"cannot write the report: {error.strerror or error}")
-            return
-        status: RunStatus = "failed" if outcome.error else "finished"
-        self._end(run, status, outcome.error, RunSummary.of(outcome))
-
     def _end(self, run: _Run, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
         if run.ended:
             return
@@ -460,17 +344,8 @@ class RunManager:
         self._append(run, RunEnded(status=status, error=error, summary=summary).model_dump(mode="json"))
 
     def _append(self, run: _Run, data: dict[str, Any]) -> None:
-        events = self._events(run)
-        stored = StoredEvent(id=len(events) + 1, data=data)
-        # Small appends to a local file: written synchronously so the file order is the event order.
-        with (run.folder / EVENTS_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(stored.model_dump_json() + "\n")
-        events.append(stored)
+        run.journal.append(data)
         run.notify()
 
     def _save(self, run: _Run) -> None:
-        """Replace ``status.json`` whole, so a reader never sees half of it."""
-        target = run.folder / STATUS_FILE
-        partial = target.with_name(f".{STATUS_FILE}.partial")
-        partial.write_text(json.dumps(run.info.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-        os.replace(partial, target)
+        run.journal.save(run.info)

@@ -1,0 +1,68 @@
+"""What every command shares: the exit codes, the two consoles, the one-line failure, reading the
+settings, running a command's coroutine and checking a question's text. Imported by the commands' modules
+(``app``, ``library``), so that they need not import each other."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from deepcritical.config import Settings, load_settings
+from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.text import MAX_QUESTION_CHARS, one_line
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
+err = Console(stderr=True, emoji=False)
+T = TypeVar("T")
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
+    so control characters go."""
+    err.print(f"error: {one_line(message)}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def settings_from(**overrides: Any) -> Settings:
+    try:
+        return load_settings(**overrides)
+    except ConfigError as error:
+        fail(str(error))
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a command's coroutine; project errors become a one-line message and exit code 1."""
+    try:
+        return asyncio.run(coroutine)
+    except ConfigError as error:
+        fail(str(error))
+    except DeepCriticalError as error:
+        fail(str(error), EXIT_FAILED)
+    except KeyboardInterrupt:
+        fail("interrupted", EXIT_INTERRUPTED)
+
+
+def checked_preflight(settings: Settings) -> None:
+    from deepcritical.cli.research import preflight  # the store and embedding modules load only when needed
+
+    try:
+        preflight(settings)
+    except ConfigError as error:
+        fail(str(error))
+
+
+def require_text(value: str, what: str) -> str:
+    """The question or query as the run will use it: one line without control characters, not empty
+    and not longer than ``MAX_QUESTION_CHARS``."""
+    text = one_line(value)
+    if not text:
+        fail(f"the {what} is empty: give a non-empty {what}")
+    if len(text) > MAX_QUESTION_CHARS:
+        fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
+    return text
