@@ -30,7 +30,7 @@ from deepcritical.demo.records import load_corpus
 from deepcritical.logs import configure_logging
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.run.setup import http_client
+from deepcritical.run.setup import assemble, http_client
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import ADVICE, key_terms, mentions, on_topic, question_frame, stem
 
@@ -41,7 +41,7 @@ CELL = re.compile(r"^(\d+)(?: \\\[([\d, ]+)\\\])?$")
 async def one_run(question: str, home: Path) -> ResearchOutcome:
     settings = load_settings(demo_mode=True, home=home)
     async with http_client(settings) as client:
-        return await Orchestrator(settings, client=client).research(question)
+        return await Orchestrator(assemble(settings, client)).research(question)
 
 
 def section(markdown: str, title: str) -> str:

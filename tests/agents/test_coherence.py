@@ -412,3 +412,18 @@ async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_ref
 )
 def test_advice_goes_and_results_stay_verbatim(statement: str, kept: str | None) -> None:
     assert result_only(statement) == (statement if kept == "same" else kept)
+
+
+def test_the_top_slot_comes_first_under_the_title_and_the_brief_follows_it() -> None:
+    """The place kept for the verdict block (branch `answers`): after the title and run line, before the brief."""
+    item = evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
+    report = ResearchReport(
+        question=QUESTION,
+        answer_brief="One null trial.",
+        key_findings=[Finding(statement="Metformin did not change cognition.", evidence_ids=[item.id])],
+        references=[item.id],
+    )
+    context = RenderContext(demo=True, stop_reason="sufficient", run_id="r1", top=["> **Block** first."])
+    markdown = render_markdown(report, {item.id: item}, context)
+    assert markdown.index("`r1`") < markdown.index("> **Block** first.") < markdown.index("## Answer in brief")
+    assert "> **Block** first." not in render_markdown(report, {item.id: item}, RenderContext(True, "sufficient"))
