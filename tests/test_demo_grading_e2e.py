@@ -5,6 +5,7 @@ reference exports that parse."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,9 @@ def test_the_demo_report_weighs_evidence_by_design(tmp_path: Path, monkeypatch: 
     assert {"clinicaltrials", "europepmc"} <= sources
 
     references = record["report"]["references"]
+    listed = re.findall(r"^\d+\. .*? Evidence id: `([^`]+)`", report.split("## References")[1], re.MULTILINE)
+    assert listed == references  # one numbering: report.md, run.json and the exports list the same items
+    assert record["report_assessment"]["clinical"]["score"] <= record["assessments"][-1]["clinical"]["score"]
     assert [entry["id"] for entry in rispy.loads((out / "references.ris").read_text(encoding="utf-8"))] == references
     assert len(parse_string((out / "references.bib").read_text(encoding="utf-8")).entries) == len(references)
     assert [entry["id"] for entry in json.loads((out / "references.json").read_text(encoding="utf-8"))] == references
