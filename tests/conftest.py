@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -28,3 +30,11 @@ def ncbi_data() -> Path:
 def ddg_data() -> Path:
     """Real DuckDuckGo text-search results (../shared/data/ddg)."""
     return shared_folder("ddg")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_structlog() -> Iterator[None]:
+    """A command run in process (CliRunner) configures structlog for the process, its level filter included;
+    without a reset, a later test's ``capture_logs`` would see nothing below that level."""
+    yield
+    structlog.reset_defaults()

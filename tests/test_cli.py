@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "HF_HOME"}
+# PYTHONPATH too: the code under test is the checkout's, whatever the virtualenv has installed.
+PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "HF_HOME", "PYTHONPATH"}
 
 
 def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -71,12 +73,16 @@ def test_demo_research_writes_a_report_whose_citations_resolve(tmp_path: Path) -
     [
         (("search", "   "), {}, "query is empty"),
         (("research", ""), {}, "question is empty"),
-        (("search", "x", "--sources", "pubmed,scholar"), {}, "DEEPCRITICAL_SOURCES"),
+        (("search", "x", "--sources", "pubmed,scholar"), {}, "invalid configuration: --sources: "),
+        (("research", "Does metformin help?", "--sources", "scholar"), {}, "invalid configuration: --sources: "),
+        (("search", "x"), {"DEEPCRITICAL_SOURCES": "pubmed,scholar"}, "DEEPCRITICAL_SOURCES"),
         (("search", "x"), {"SEARXNG_TIMEOUT": "-1"}, "SEARXNG_TIMEOUT"),
         (("search", "x"), {"SEARXNG_BASE_URL": "not a url"}, "SEARXNG_BASE_URL"),
         (("research", "Does metformin help?", "--model", "openai:gpt-4o"), {}, "OPENAI_API_KEY"),
         (("research", "Does metformin help?"), {}, "GOOGLE_API_KEY"),
-        (("research", "Does metformin help?", "--model", "nonsense"), {}, "DEEPCRITICAL_MODEL"),
+        (("research", "Does metformin help?", "--model", "nonsense"), {}, "error: --model must look like"),
+        (("research", "Does metformin help?", "--model", "bogus:thing"), {}, "cannot use --model 'bogus:thing'"),
+        (("research", "Does metformin help?"), {"DEEPCRITICAL_MODEL": "nonsense"}, "DEEPCRITICAL_MODEL must look"),
         (("research", "Does metformin help?", "--demo", "--out", "/dev/null/report"), {}, "--out /dev/null/report"),
         (
             ("search", "x", "--demo"),
@@ -95,6 +101,29 @@ def test_bad_input_gets_one_line_and_exit_2(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error:")
     assert expected in lines[0]
+
+
+def test_the_readmes_local_model_line_without_a_server_names_the_base_url_variable(tmp_path: Path) -> None:
+    result = run_cli(
+        "research", "Does metformin help?", "--demo-sources", "--model", "openai:local", home=tmp_path / "home"
+    )
+    assert result.returncode == 2
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: the model 'openai:local' needs an API key: set OPENAI_API_KEY; for a local")
+    assert "set DEEPCRITICAL_OPENAI_BASE_URL" in last
+
+
+@pytest.mark.parametrize("command", [(), ("research",), ("search",), ("serve",), ("library",), ("library", "prune")])
+def test_help_piped_is_whole_lines_without_placeholders_for_flags(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Help used to be cut at 80 columns with an ellipsis when not in a terminal, and showed ``<bool>``."""
+    result = run_cli(*command, "--help", home=tmp_path / "home")
+    assert result.returncode == 0
+    assert "<bool>" not in result.stdout
+    assert "…" not in result.stdout
+    assert "│" not in result.stdout  # plain text, no boxes to cut lines in
+    if command == ("research",):
+        assert "How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)." in result.stdout
+        assert "--sources <str>" in result.stdout
 
 
 def test_search_with_no_source_able_to_answer_says_so_and_exits_1(tmp_path: Path) -> None:
@@ -133,3 +162,31 @@ def test_outside_text_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> No
     )
     assert "metformin :x: alzheimer" in result.stdout
     assert "\u274c" not in result.stdout + result.stderr
+
+
+def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "reports" / "metformin"
+    environment = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
+    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deepcritical", "research", "Does metformin help?", "--demo", "--out", str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+    )
+    try:
+        assert process.stderr is not None
+        banner = process.stderr.readline()  # the demo banner: the run has begun, --out exists
+        assert "DEMO MODE" in banner, banner
+        assert out.is_dir()
+        process.send_signal(signal.SIGINT)
+        rest = process.stderr.read()
+        assert process.wait(timeout=120) == 130, rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not out.exists()
+    assert not out.parent.exists()  # the parent it made for --out goes too
+    assert "error: interrupted" in rest

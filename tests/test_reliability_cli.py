@@ -215,6 +215,7 @@ def test_library_stats_list_prune_and_export(tmp_path: Path) -> None:
     ("args", "expected"),
     [
         (("library", "prune", "--older-than", "soon"), "--older-than"),
+        (("library", "prune", "--older-than", "1s"), "--older-than 1s: use at least 1h"),
         (("library", "export", "--run", "no-such-run"), "no collection 'run-no-such-run'"),
         (("library", "export", "--out", "/dev/null/x.jsonl"), "--out /dev/null/x.jsonl"),
     ],

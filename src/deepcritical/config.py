@@ -7,6 +7,7 @@ the transports and the model, nothing else.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,6 +20,7 @@ from pydantic import (
     Field,
     PositiveFloat,
     PositiveInt,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     ValidationInfo,
@@ -65,6 +67,8 @@ class Settings(BaseSettings):
     """Every knob DeepCritical reads. Each field's ``validation_alias`` is its environment variable."""
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    # The command-line flags that set fields (``{"model": "--model"}``): a message names what the user typed.
+    _flags: dict[str, str] = PrivateAttr(default_factory=dict)
 
     demo_mode: bool = Field(default=False, validation_alias="DEMO_MODE")
 
@@ -218,6 +222,10 @@ class Settings(BaseSettings):
             return cls.model_fields[str(info.field_name)].default
         return value
 
+    def named(self, field_name: str) -> str:
+        """How the user set a field, for a message: its flag when a flag set it, else its variable."""
+        return self._flags.get(field_name) or _env_name(field_name)
+
     @property
     def stand_in_sources(self) -> bool:
         """True when the sources are the local stand-ins (demo mode, or demo sources with a live model)."""
@@ -262,10 +270,11 @@ def _without_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, flags: Mapping[str, str] | None = None) -> str:
     lines = []
     for item in error.errors():
         variable = ".".join(str(part) for part in item["loc"][:1]) or "settings"
+        variable = (flags or {}).get(variable, variable)
         value = item.get("input")
         secret = "key" in variable.lower() or "token" in variable.lower()
         shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
@@ -280,14 +289,18 @@ def _env_name(field_name: str) -> str:
     return str(alias)
 
 
-def load_settings(**overrides: Any) -> Settings:
+def load_settings(*, flags: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Read settings from the environment, with ``overrides`` (by field name, e.g. from command-line
-    options) taking precedence. Validation failures become a ConfigError naming each variable."""
-    by_env_name = {_env_name(name): value for name, value in overrides.items() if value is not None}
+    options) taking precedence. ``flags`` names the option behind each field (``{"model": "--model"}``):
+    a field set by its flag is named by the flag in every message, else by its variable. Validation
+    failures become a ConfigError naming each variable (or flag)."""
+    given = {name: value for name, value in overrides.items() if value is not None}
+    typed = {_env_name(name): flag for name, flag in (flags or {}).items() if name in given}
     try:
-        settings = Settings(**by_env_name)
+        settings = Settings(**{_env_name(name): value for name, value in given.items()})
     except ValidationError as error:
-        raise ConfigError(f"invalid configuration: {_describe(error)}") from error
+        raise ConfigError(f"invalid configuration: {_describe(error, typed)}") from error
+    settings._flags = {name: flag for name, flag in (flags or {}).items() if name in given}
     if settings.demo_mode:
         return settings.demo_preset()
     return settings.demo_sources_preset() if settings.demo_sources else settings

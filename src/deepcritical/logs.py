@@ -7,6 +7,37 @@ import sys
 
 import structlog
 
+from deepcritical.redaction import RedactingFilter, Redactor
+
+# One filter for the process's log: every record, from any logger (httpx2 logs whole request URLs, with
+# ``api_key=``), is redacted on its way to stderr. ``redact_logs`` gives it the settings' secrets.
+_FILTER = RedactingFilter()
+
+
+def redact_logs(redactor: Redactor) -> None:
+    """Blank ``redactor``'s secrets from every log line from now on (stdlib records and structlog events)."""
+    _FILTER.redact = redactor
+
+
+def redacted(text: str) -> str:
+    """``text`` with the secrets ``redact_logs`` was given blanked: for a line written straight to stderr."""
+    return _FILTER.redact(text)
+
+
+def _redact_event(_logger: object, _method: str, event_dict: structlog.typing.EventDict) -> structlog.typing.EventDict:
+    """structlog's side of the same filter: every value, the formatted traceback included, as text."""
+    return {key: _redacted(value) for key, value in event_dict.items()}
+
+
+def _redacted(value: object) -> object:
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    return _FILTER.redact(str(value))
+
 
 def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None:
     """Route structlog (and the libraries' stdlib logging) to stderr. Context variables such as the
@@ -19,7 +50,18 @@ def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None
     # Some libraries (bm25s) set their own logger to DEBUG on import; the handler's level holds anyway.
     for handler in logging.getLogger().handlers:
         handler.setLevel(level)
-    for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers", "primp", "ddgs", "bm25s"):
+        handler.addFilter(_FILTER)
+    for noisy in (
+        "httpx",
+        "httpcore",
+        "httpx2",
+        "httpcore2",
+        "chromadb",
+        "sentence_transformers",
+        "primp",
+        "ddgs",
+        "bm25s",
+    ):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
@@ -31,6 +73,8 @@ def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso"),
+            structlog.processors.format_exc_info,
+            _redact_event,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),

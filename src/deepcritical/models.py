@@ -11,6 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 
 SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc"]
 ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
+# How a person calls each source (the page's checkboxes, descriptions for a calling model).
+SOURCE_LABELS: dict[str, str] = {
+    "pubmed": "PubMed",
+    "web": "the web (DuckDuckGo)",
+    "searxng": "SearXNG",
+    "you": "You.com",
+    "clinicaltrials": "ClinicalTrials.gov",
+    "europepmc": "Europe PMC",
+}
 
 DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)

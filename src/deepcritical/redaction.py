@@ -1,23 +1,43 @@
 """The one redaction: every configured secret blanked out of a text before it is shown, logged or kept.
-Provider and source errors may echo a request (a URL with ``api_key=``, a header), so any text that
-leaves the process goes through a ``Redactor`` first, and before it is cut short, so a cut can never
-leave a prefix of a secret behind."""
+
+Provider and source errors may echo a request (a URL with ``api_key=``, a header), so text is redacted
+where it enters (an error body, an exception's message, a log record), before anything cuts it short:
+a cut made first could leave a prefix of a secret that no longer matches the whole secret. What is
+serialised (events, the outcome, a run's status) goes through the redactor once more, and that second
+pass also blanks what a cut made elsewhere could have left: a secret's first characters (at least
+``MIN_SECRET_CHARS``) at the end of a text or just before an ellipsis, and its last characters at the
+start of a text or just after one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+from urllib.parse import quote, unquote, urlsplit
 
-from pydantic import SecretStr
+from pydantic import AnyHttpUrl, BaseModel, SecretStr
 
 from deepcritical.config import Settings
 
 MASK = "***"
 # Shorter values would blank ordinary words; no real key is that short.
 MIN_SECRET_CHARS = 4
+# What a cut leaves beside the part it kept: an ellipsis (one character or three dots), or a quote that
+# closes a ``repr`` of the cut text.
+_CUT_END = re.compile(r"…|\.\.\.")
+_CUT_START = re.compile(r"…|\.\.\.")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 class Redactor:
-    """Replaces each secret (longest first, so a secret that contains another goes whole) with ``***``."""
+    """Replaces each secret (longest first, so a secret that contains another goes whole) with ``***``,
+    then any cut-off end of one (see the module's docstring)."""
 
     def __init__(self, secrets: Iterable[SecretStr | str | None]) -> None:
         values: set[str] = set()
@@ -25,16 +45,111 @@ class Redactor:
             value = secret.get_secret_value() if isinstance(secret, SecretStr) else secret
             if value is not None and len(value.strip()) >= MIN_SECRET_CHARS:
                 values.add(value.strip())
+                # A URL-encoded copy travels in query strings (``api_key=a%2Bb``).
+                values.update(encoded for encoded in (_percent_encoded(value.strip()),) if encoded)
         self._secrets = sorted(values, key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
-            text = text.replace(secret, MASK)
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return self._without_cut_ends(text)
+
+    def _without_cut_ends(self, text: str) -> str:
+        """Blank a secret's head that ends where a cut did (the text's end, an ellipsis, a closing quote at
+        the end) and a secret's tail that starts where one did (the text's start, an ellipsis)."""
+        suspects = [s for s in self._secrets if s[:MIN_SECRET_CHARS] in text or s[-MIN_SECRET_CHARS:] in text]
+        if not suspects:
+            return text
+        ends = {len(text), len(text.rstrip("'\"")), *(match.start() for match in _CUT_END.finditer(text))}
+        starts = {0, *(match.end() for match in _CUT_START.finditer(text))}
+        spans: list[tuple[int, int]] = []
+        for secret in suspects:
+            lengths = range(len(secret) - 1, MIN_SECRET_CHARS - 1, -1)
+            for end in ends:
+                length = next((n for n in lengths if n <= end and text.startswith(secret[:n], end - n)), 0)
+                if length:
+                    spans.append((end - length, end))
+            for start in starts:
+                length = next((n for n in lengths if text.startswith(secret[-n:], start)), 0)
+                if length:
+                    spans.append((start, start + length))
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        for start, end in reversed(merged):  # from the right, so the earlier spans keep their place
+            text = text[:start] + MASK + text[end:]
         return text
+
+    def value(self, value: Any) -> Any:
+        """``value`` (a string, or lists and dicts of them, as JSON holds them) with every string redacted."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
+        return value
+
+    def model(self, model: ModelT) -> ModelT:
+        """A copy of a pydantic model (an event, an outcome) with every string in it redacted: the last
+        pass before it is serialised."""
+        if not self._secrets:
+            return model
+        return type(model).model_validate(self.value(model.model_dump(mode="json")))
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
-        """Every ``SecretStr`` the settings hold."""
-        return cls(
-            value for name in type(settings).model_fields if isinstance(value := getattr(settings, name), SecretStr)
-        )
+        """Every ``SecretStr`` the settings hold, and every password inside a URL they hold."""
+        secrets: list[SecretStr | str | None] = []
+        for name in type(settings).model_fields:
+            value = getattr(settings, name)
+            if isinstance(value, SecretStr):
+                secrets.append(value)
+                secrets.append(_url_password(value.get_secret_value()))
+            elif isinstance(value, AnyHttpUrl):
+                secrets.append(_url_password(str(value)))
+        return cls(secrets)
+
+
+def _url_password(text: str) -> str | None:
+    try:
+        password = urlsplit(text).password
+    except ValueError:
+        return None
+    return unquote(password) if password else None
+
+
+def _percent_encoded(value: str) -> str | None:
+    encoded = quote(value, safe="")
+    return encoded if encoded != value else None
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts every record that passes it, whichever logger it comes from: the
+    message with its arguments merged in, and the traceback text. Installed on the root handlers."""
+
+    def __init__(self, redact: Callable[[str], str] = _unchanged) -> None:
+        super().__init__()
+        self.redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a record whose arguments do not fit its format: keep it, as text
+            message = f"{record.msg} {record.args}"
+        record.msg, record.args = self.redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+            record.exc_info = None  # the redacted text is what is printed, never a fresh format of it
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True

@@ -6,6 +6,7 @@ import re
 
 from research_fakes import evidence
 
+from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
 from deepcritical.stages.render import DEMO_BANNER, RenderContext, code_span, escape, render_markdown, safe_link
 
@@ -55,9 +56,10 @@ def test_report_renders_hostile_sources_inert_and_links_only_collected_urls() ->
     ]
     score = AspectScore(score=6, reason="See https://judge-invented.example.")
     assessment = Assessment(mechanism=score, clinical=score, safety=score, sufficient=False, confidence=0.4)
-    context = RenderContext(demo=True, stop_reason="max_iterations", run_id="r1", model="demo", assessment=assessment)
+    demo = RenderContext(demo=True, stop_reason="max_iterations", run_id="r1", model="demo", assessment=assessment)
+    assert render_markdown(make_report(items), {item.id: item for item in items}, demo).splitlines()[2] == DEMO_BANNER
+    context = RenderContext(demo=False, stop_reason="max_iterations", run_id="r1", model="m", assessment=assessment)
     markdown = render_markdown(make_report(items), {item.id: item for item in items}, context)
-    assert markdown.splitlines()[2] == DEMO_BANNER
     assert "<script>" not in markdown
     assert "<b>" not in markdown
     urls = set(re.findall(r"https?://[^\s)`]+", markdown))
@@ -86,7 +88,7 @@ def test_a_markdown_renderer_sees_only_text_and_the_collected_links() -> None:
             2, "Text.", source="web", title="<a href='http://evil.example'>x</a>", url="https://real.example.org/a"
         ),
     ]
-    markdown = render_markdown(make_report(items), {item.id: item for item in items}, RenderContext(True, "error"))
+    markdown = render_markdown(make_report(items), {item.id: item for item in items}, RenderContext(False, "error"))
     page = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
     assert not re.search(r"<(?:script|img|b)\b", page)
     assert re.findall(r'href="([^"]+)"', page) == [item.citation.url for item in items]
@@ -101,3 +103,36 @@ def test_a_source_problem_names_the_source_once_and_renders_its_error_escaped() 
     assert line == "- Source problem, pubmed: cannot reach https\\[:\\]//eutils.ncbi.nlm.nih.gov/entrez \\[errno -2\\]"
     assert "pubmed: pubmed" not in markdown
     assert "](" not in line  # the host is shown, defanged, and never becomes a link
+
+
+def test_a_demo_reports_references_link_to_no_real_page() -> None:
+    """Synthetic PMIDs linked to real PubMed pages that answer "not found" (references and warnings)."""
+    retracted = Evidence(
+        content="Retracted trial.",
+        citation=Citation(
+            source="pubmed", title="[DEMO] Trial", url="https://pubmed.ncbi.nlm.nih.gov/99000114/", pmid="99000114"
+        ),
+        retracted=True,
+    )
+    item = Evidence(
+        content="Metformin lowered dementia risk.",
+        citation=Citation(
+            source="pubmed", title="[DEMO] Cohort", url="https://pubmed.ncbi.nlm.nih.gov/99000101/", pmid="99000101"
+        ),
+    )
+    report = ResearchReport(
+        question="Q?",
+        answer_brief="A.",
+        key_findings=[Finding(statement="Less dementia.", evidence_ids=[item.id])],
+        references=[item.id],
+    )
+    for demo in (True, False):
+        context = RenderContext(demo=demo, stop_reason="sufficient", run_id="r1", model="m")
+        markdown = render_markdown(report, {item.id: item, retracted.id: retracted}, context)
+        references = markdown.split("## References", 1)[1]
+        assert "**Retracted:** \\[DEMO\\] Trial" in markdown
+        if demo:
+            assert "pubmed.ncbi.nlm.nih.gov" not in markdown
+            assert "(synthetic demo record: no web page)" in references
+        else:
+            assert "[Link](https://pubmed.ncbi.nlm.nih.gov/99000101/)" in references

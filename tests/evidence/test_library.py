@@ -150,7 +150,7 @@ from evidence_factory import make_evidence, settings_for
 from deepcritical.evidence import chroma
 
 connection = chroma.connect(settings_for(sys.argv[1]))
-chroma.open_collection(connection, "run-killed-mid-run", "hash-embeddings-for-tests")
+chroma.open_collection(connection, "run-killed-mid-run", "hash-embeddings-for-tests", run=True)
 with connection.session(touches=("run-killed-mid-run",), writes=True) as session:
     vectors = np.ones((1, 64), np.float32)
     chroma.upsert(session.collection("run-killed-mid-run"), 100, [make_evidence("1", "x")], vectors)
@@ -169,11 +169,12 @@ def test_a_run_killed_holding_the_store_leaves_an_orphan_that_prune_removes(tmp_
     finally:
         os.kill(process.pid, signal.SIGKILL)  # killed in the middle of a store operation
         process.wait(timeout=30)
-    # The lock died with the process: the store opens at once, and the orphan is pruned like any run.
+    # The lock died with the process: the store opens at once, and the orphan is pruned like any run
+    # (its collection was open, but the process holding it is gone).
     assert "run-killed-mid-run" in names(home)
     connection = chroma.connect(settings_for(home))
     try:
-        removed = library.prune(connection, timedelta(0))
+        removed = library.prune(connection, timedelta(hours=1), now=datetime.now(UTC) + timedelta(hours=2))
     finally:
         connection.close()
     assert [info.name for info in removed] == ["run-killed-mid-run"]
@@ -193,6 +194,45 @@ async def test_prune_keeps_the_libraries_and_the_run_asked_to_keep(tmp_path: Pat
     finally:
         connection.close()
     assert names(home) == {chroma.LIBRARY_COLLECTION}
+
+
+async def test_a_running_runs_collection_is_never_pruned_however_old(tmp_path: Path) -> None:
+    """``library prune`` once deleted the collections of two running runs; a run's collection is open
+    while its process lives, and only its close (or its process's death) makes it prunable."""
+    home = tmp_path / "home"
+    running = await open_store(home, "running")
+    await running.add([make_evidence("1", "statins")])
+    later = datetime.now(UTC) + timedelta(days=365)
+    connection = chroma.connect(settings_for(home))
+    try:
+        assert library.prune(connection, timedelta(hours=1), now=later) == []
+        [info] = [info for info in library.collections(connection) if info.is_run]
+        assert info.open_by == chroma.this_process()
+    finally:
+        connection.close()
+    await running.close()
+    connection = chroma.connect(settings_for(home))
+    try:
+        assert [info.name for info in library.prune(connection, timedelta(hours=1), now=later)] == ["run-running"]
+    finally:
+        connection.close()
+
+
+def test_a_collection_held_open_on_another_machine_is_kept_for_a_day() -> None:
+    now = datetime.now(UTC)
+    elsewhere = library.CollectionInfo("run-x", now - timedelta(hours=5), 3, open_by="other-host:1")
+    assert library.is_open(elsewhere, now)
+    assert not library.is_open(elsewhere, now + library.OPEN_ELSEWHERE_FOR)
+
+
+@pytest.mark.parametrize("age", [timedelta(0), timedelta(seconds=1), timedelta(minutes=59)])
+def test_prune_refuses_an_age_below_the_retention_floor(tmp_path: Path, age: timedelta) -> None:
+    connection = chroma.connect(settings_for(tmp_path / "home"))
+    try:
+        with pytest.raises(ValueError, match="at least 1h"):
+            library.prune(connection, age)
+    finally:
+        connection.close()
 
 
 async def test_export_pages_through_every_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

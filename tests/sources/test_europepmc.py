@@ -17,6 +17,7 @@ from deepcritical.errors import SearchError
 from deepcritical.models import Citation, Evidence, merge_evidence
 from deepcritical.sources.europepmc import (
     EUROPEPMC_BASE_URL,
+    NO_ABSTRACT,
     EuropePmcTool,
     parse_search,
     plain_text,
@@ -42,7 +43,12 @@ def tool(answer: Callable[[httpx2.Request], httpx2.Response], seen: list[httpx2.
 
 def test_a_core_result_becomes_graded_evidence() -> None:
     found = parse_search(FIXTURE)
-    assert [item.id for item in found] == ["pmid:22222222", "pmid:44444444", "doi:10.1101/2024.05.02.24300001"]
+    assert [item.id for item in found] == [
+        "pmid:22222222",
+        "pmid:44444444",
+        "doi:10.1101/2024.05.02.24300001",
+        "pmid:77777777",
+    ]
     article = found[0]
     citation = article.citation
     assert citation.source == "europepmc"
@@ -63,6 +69,18 @@ def test_a_core_result_becomes_graded_evidence() -> None:
     assert (article.grade.level, article.grade.basis) == (2, "publication_type")
     assert not article.retracted
     assert not article.expression_of_concern
+
+
+def test_a_record_without_an_abstract_is_kept_with_its_title_identifiers_and_grade() -> None:
+    """A real Europe PMC answer with one hit and no abstract gave no item and no word of it."""
+    only_hit = {"hitCount": 1, "resultList": {"result": [FIXTURE["resultList"]["result"][3]]}}
+    [letter] = parse_search(only_hit)
+    assert letter.id == "pmid:77777777"
+    assert letter.citation.title == "A title without an abstract."
+    assert letter.citation.date == "2020-01-01"
+    assert letter.content == f"A title without an abstract. {NO_ABSTRACT}"
+    assert letter.grade.design != "unknown"
+    assert letter.grade.basis == "publication_type"
 
 
 def test_retraction_and_concern_are_flagged() -> None:
@@ -129,7 +147,7 @@ def test_merges_with_the_pubmed_record_by_pmid_or_doi() -> None:
         citation=Citation(source="web", title="Preprint", url="https://doi.org/10.1101/2024.05.02.24300001"),
     )
     merged = merge_evidence([by_pmid, by_doi, *from_epmc])
-    assert len(merged) == 3
+    assert len(merged) == 4  # the two merged, the third article, and the record without an abstract
     first = merged[0]
     assert first.id == "pmid:22222222"
     assert first.found_by == ("pubmed", "europepmc")

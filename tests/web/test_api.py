@@ -330,3 +330,17 @@ async def test_the_page_ships_its_own_files_under_a_strict_csp(tmp_path: Path) -
         assert (await client.get("/docs-assets/swagger-ui-bundle.js")).status_code == 200
         schema = (await client.get("/openapi.json")).json()
         assert {"/api/runs", "/api/runs/{run_id}", "/api/runs/{run_id}/events"} <= set(schema["paths"])
+
+
+async def test_info_gives_each_source_the_name_a_person_knows(tmp_path: Path) -> None:
+    """The page's checkboxes showed internal names ("you", "searxng")."""
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        info = (await client.get("/api/info")).json()
+    assert info["source_labels"]["you"] == "You.com"
+    assert info["source_labels"]["clinicaltrials"] == "ClinicalTrials.gov"
+    assert info["source_labels"]["europepmc"] == "Europe PMC"
+    assert set(info["source_labels"]) == set(info["sources"])
+    assert "info.source_labels" in APP_SCRIPT
+
+
+APP_SCRIPT = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/app.js").read_text()

@@ -52,7 +52,20 @@ def hostile_report() -> str:
 def test_hostile_evidence_renders_as_text_with_no_active_markup() -> None:
     html = report_html(hostile_report())
     tags = Elements(html).tags
-    assert {tag for tag, _ in tags} <= {"h1", "h2", "p", "ul", "ol", "li", "a", "code", "em", "strong", "blockquote"}
+    table = {"table", "thead", "tbody", "tr", "th", "td"}  # the strength-of-evidence table
+    assert {tag for tag, _ in tags} <= {
+        "h1",
+        "h2",
+        "p",
+        "ul",
+        "ol",
+        "li",
+        "a",
+        "code",
+        "em",
+        "strong",
+        "blockquote",
+    } | table
     assert not [attrs for _, attrs in tags if any(name.startswith("on") for name in attrs)]
     hrefs = [attrs["href"] or "" for tag, attrs in tags if tag == "a"]
     assert hrefs
@@ -84,3 +97,17 @@ def test_citations_link_to_their_reference_and_references_carry_anchors() -> Non
     anchors = [attrs["id"] for tag, attrs in tags if tag == "li" and "id" in attrs]
     assert anchors == ["ref-1", "ref-2"]
     assert ("a", {"href": "https://example.org/1", "rel": "noopener noreferrer nofollow", "target": "_blank"}) in tags
+
+
+def test_the_strength_of_evidence_table_is_a_table_not_raw_pipes() -> None:
+    """The page showed the strength table as rows of ``|`` characters."""
+    from web.fakes import outcome_for
+
+    markdown = outcome_for("Does metformin help?", "research-20240101-000000-abcdef").markdown
+    assert "| Design |" in markdown
+    html = report_html(markdown)
+    assert "<table>" in html
+    assert "<th>Design</th>" in html
+    assert "|---|" not in html
+    assert "| Design |" not in html
+    assert "style=" not in html  # the page's CSP allows no inline style

@@ -148,7 +148,7 @@ async def run_agent(
                 report=report,
             )
         except ModelHTTPError as error:
-            if deps.output.fall_back(error) is None:
+            if deps.output.fall_back(error, redact=deps.redact) is None:
                 raise
             deps.emit(RunWarning(message=deps.redact(deps.output.refusals[-1])))
         except UnexpectedModelBehavior as error:

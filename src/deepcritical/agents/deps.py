@@ -38,13 +38,18 @@ class ResearchDeps:
     redact: Redactor = field(default_factory=lambda: Redactor(()))
     output: OutputChoice = field(default_factory=OutputChoice)  # how agents ask for structured answers
 
+    def __post_init__(self) -> None:
+        # Every event leaves the run through here: the last redaction before it is serialised.
+        send = self.emit
+        self.emit = lambda event: send(self.redact.model(event))
+
     @property
     def evidence(self) -> RunEvidence:
         return self.search.evidence
 
     def record_error(self, stage: str, error: BaseException) -> str:
         """Log and keep a one-line, secret-free account of a failure the run survives."""
-        message = self.redact(" ".join(f"{stage}: {describe_model_error(error)}".split()))
+        message = self.redact(" ".join(f"{stage}: {describe_model_error(error, self.redact)}".split()))
         self.state.errors.append(message)
         logger.warning("stage_failed", stage=stage, error=message)
         return message

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,6 +32,10 @@ class OutputMismatchError(UnexpectedModelBehavior):
 
 def agent_name(agent: str) -> str:
     return AGENT_NAMES.get(agent, f"the {agent} agent")
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -114,32 +119,34 @@ def mismatch_message(agent: str, problem: str) -> str:
     return f"{agent_name(agent)}'s answer did not fit its schema: {problem}"
 
 
-def describe_model_error(error: BaseException) -> str:
-    """One line for a failed model call, without the provider's traceback or a validation dump."""
+def describe_model_error(error: BaseException, redact: Callable[[str], str] = _unchanged) -> str:
+    """One line for a failed model call, without the provider's traceback or a validation dump. Every text
+    taken from the error (a server's body, a cause) goes through ``redact`` before it is shortened, so a
+    cut can never keep part of a secret the server echoed."""
     if isinstance(error, OutputMismatchError):
-        return error.message
+        return redact(error.message)
     if isinstance(error, OutputTokenLimitExceeded):
         return "the model's answer was cut off at its max_tokens limit"
     if isinstance(error, ModelRequestTimeout | ModelTimeoutError):
         return "the model did not answer in time (DEEPCRITICAL_LLM_TIMEOUT)"
     if isinstance(error, ModelHTTPError):
-        return f"the model server answered {short_http_error(error)}"
+        return f"the model server answered {short_http_error(error, redact=redact)}"
     if isinstance(error, ModelConnectionError):
         cause = error.__cause__
-        detail = f" ({_shorten(str(cause), 120)})" if cause is not None and str(cause) else ""
+        detail = f" ({_shorten(redact(str(cause)), 120)})" if cause is not None and str(cause) else ""
         return f"cannot reach the model server{detail}"
     if isinstance(error, UnexpectedModelBehavior):
         first_line = error.message.splitlines()[0] if error.message else type(error).__name__
         if first_line.startswith("Invalid response from"):  # e.g. an HTML page, or JSON of another shape
             what = "was not JSON" if "expected JSON" in first_line else "was JSON of the wrong shape"
             return f"the model server's answer is not the API's format: it {what}"
-        return _shorten(first_line, MAX_MESSAGE_CHARS)
+        return _shorten(redact(first_line), MAX_MESSAGE_CHARS)
     if isinstance(error, ModelAPIError) and str(error).startswith("Failed to decode response as JSON"):
-        detail = str(error).removeprefix("Failed to decode response as JSON:").strip()
+        detail = redact(str(error).removeprefix("Failed to decode response as JSON:").strip())
         return f"the model server's answer is not the API's format: it was broken JSON ({_shorten(detail, 80)})"
     if isinstance(error, UsageLimitExceeded):
         return "the LLM request budget is spent"
     if isinstance(error, TimeoutError):
         return "the run's time budget ran out (DEEPCRITICAL_MAX_SECONDS)"
-    first_line = next(iter(str(error).splitlines()), "")
+    first_line = redact(next(iter(str(error).splitlines()), ""))
     return _shorten(f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__, MAX_MESSAGE_CHARS)

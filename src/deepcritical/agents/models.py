@@ -50,6 +50,7 @@ class ModelEndpoint:
     key_variable: str | None = None  # what to check when the key is refused
     model: str | None = None  # set when ``url`` names the model, so a 404 means the model is unknown
     headers: dict[str, str] = field(default_factory=dict, repr=False)
+    model_variable: str = "DEEPCRITICAL_MODEL"  # how the user named the model (``--model`` when typed)
 
     @property
     def shown_url(self) -> str:
@@ -104,20 +105,25 @@ def live_model_settings(settings: Settings) -> ModelSettings:
     return ModelSettings(max_retries=0, timeout=settings.llm_timeout)
 
 
-def normalize_model_name(name: str) -> tuple[str, str]:
-    """``provider:model`` with legacy provider names mapped, e.g. ``google-gla:x`` -> ``("google", "x")``."""
+def normalize_model_name(name: str, named: str = "DEEPCRITICAL_MODEL") -> tuple[str, str]:
+    """``provider:model`` with legacy provider names mapped, e.g. ``google-gla:x`` -> ``("google", "x")``.
+    ``named`` is how the user gave the name (``--model`` or the variable), for the message."""
     provider, sep, model = name.strip().partition(":")
     if not sep or not provider or not model:
-        raise ConfigError(
-            f"DEEPCRITICAL_MODEL must look like 'provider:model' (e.g. 'google:gemini-2.5-flash'), got {name!r}"
-        )
+        raise ConfigError(f"{named} must look like 'provider:model' (e.g. 'google:gemini-2.5-flash'), got {name!r}")
     provider = provider.strip().lower()
     return LEGACY_PROVIDERS.get(provider, provider), model.strip()
 
 
 def _key(value: SecretStr | None, variable: str, model: str) -> str:
     if value is None or not value.get_secret_value().strip():
-        raise ConfigError(f"the model {model!r} needs an API key: set {variable} (or use --demo to run offline)")
+        local = (
+            "; for a local OpenAI-compatible server (llama.cpp, Ollama, vLLM) set DEEPCRITICAL_OPENAI_BASE_URL "
+            "instead (e.g. http://127.0.0.1:8080/v1), which needs no key"
+            if variable == "OPENAI_API_KEY"
+            else ""
+        )
+        raise ConfigError(f"the model {model!r} needs an API key: set {variable}{local} (or use --demo to run offline)")
     return value.get_secret_value()
 
 
@@ -148,7 +154,7 @@ def _compatible_server(settings: Settings, name: str, client: httpx2.AsyncClient
 def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) -> tuple[Model, ModelEndpoint | None]:
     """One live model from ``settings.model``, and where to check that it answers; with ``client``, its
     requests go through that client."""
-    provider, name = normalize_model_name(settings.model)
+    provider, name = normalize_model_name(settings.model, settings.named("model"))
     label = f"{provider}:{name}"
     model_settings = live_model_settings(settings)
     if provider == "google":
@@ -158,7 +164,12 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
         key = _key(settings.google_api_key, "GOOGLE_API_KEY", label)
         google = GoogleProvider(api_key=key, http_client=client)
         endpoint = ModelEndpoint(
-            f"{GEMINI_URL}/models/{name}", "GOOGLE_API_KEY", "GOOGLE_API_KEY", name, {"x-goog-api-key": key}
+            f"{GEMINI_URL}/models/{name}",
+            "GOOGLE_API_KEY",
+            "GOOGLE_API_KEY",
+            name,
+            {"x-goog-api-key": key},
+            settings.named("model"),
         )
         return GoogleModel(name, provider=google, settings=model_settings), endpoint
     if provider in ("openai", "openai-chat", "openai-responses"):
@@ -175,8 +186,9 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
         key = _key(settings.openai_api_key, "OPENAI_API_KEY", label)
         # The base URL is explicit so that the SDK never picks one up from the environment on its own.
         openai = OpenAIProvider(base_url=OPENAI_URL, api_key=key, http_client=client)
+        bearer = {"Authorization": f"Bearer {key}"}
         endpoint = ModelEndpoint(
-            f"{OPENAI_URL}/models/{name}", "OPENAI_API_KEY", "OPENAI_API_KEY", name, {"Authorization": f"Bearer {key}"}
+            f"{OPENAI_URL}/models/{name}", "OPENAI_API_KEY", "OPENAI_API_KEY", name, bearer, settings.named("model")
         )
         if provider == "openai-chat":
             return OpenAIChatModel(name, provider=openai, settings=model_settings), endpoint
@@ -189,20 +201,25 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
         anthropic = AnthropicProvider(api_key=key, http_client=client)
         headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
         endpoint = ModelEndpoint(
-            f"{ANTHROPIC_URL}/models/{name}", "ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", name, headers
+            f"{ANTHROPIC_URL}/models/{name}",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_API_KEY",
+            name,
+            headers,
+            settings.named("model"),
         )
         return AnthropicModel(name, provider=anthropic, settings=model_settings), endpoint
     # Any other pydantic-ai provider reads its own environment variables and uses its own HTTP client.
     try:
         return infer_model(label), None
     except (UserError, ImportError, ValueError) as error:
-        raise ConfigError(f"cannot use DEEPCRITICAL_MODEL={settings.model!r}: {error}") from error
+        raise ConfigError(f"cannot use {settings.named('model')} {settings.model!r}: {error}") from error
 
 
 def live_models(settings: Settings, client: httpx2.AsyncClient | None = None) -> AgentModels:
     """The one live model for the Brain, the Judge and the Report; its requests go through ``client``."""
     model, endpoint = build_model(settings, client)
-    provider, name = normalize_model_name(settings.model)
+    provider, name = normalize_model_name(settings.model, settings.named("model"))
     compatible = settings.openai_base_url is not None and provider.startswith("openai")
     return AgentModels(
         brain=model,
@@ -234,5 +251,5 @@ async def check_endpoint(endpoint: ModelEndpoint, client: httpx2.AsyncClient) ->
     if response.status_code == 404 and endpoint.model is not None:
         raise ConfigError(
             f"the model server at {where} does not know the model {endpoint.model!r} (HTTP 404): "
-            "check DEEPCRITICAL_MODEL"
+            f"check {endpoint.model_variable}"
         )

@@ -95,14 +95,15 @@ class OutputChoice:
     def current(self) -> OutputStrategy:
         return self.chain[self.position]
 
-    def fall_back(self, error: BaseException) -> OutputStrategy | None:
-        """The next mode if the server refused this one and there is a next; the run keeps it from now on."""
+    def fall_back(self, error: BaseException, redact: Callable[[str], str] = str) -> OutputStrategy | None:
+        """The next mode if the server refused this one and there is a next; the run keeps it from now on.
+        ``redact`` blanks secrets in the server's message before it is shortened."""
         if not refused(error) or self.position + 1 >= len(self.chain):
             return None
         refused_mode = self.current.label
         self.position += 1
         self.refusals.append(
-            f"the model server refused {refused_mode} output ({short_http_error(error)}); "
+            f"the model server refused {refused_mode} output ({short_http_error(error, redact=redact)}); "
             f"using {self.current.label} output for the rest of the run"
         )
         return self.current
@@ -135,11 +136,13 @@ def _body_text(body: object) -> str:
         return str(body)
 
 
-def short_http_error(error: BaseException, limit: int = 160) -> str:
-    """``HTTP 422: <the server's own message>``, on one line and shortened."""
+def short_http_error(error: BaseException, limit: int = 160, redact: Callable[[str], str] = str) -> str:
+    """``HTTP 422: <the server's own message>``, on one line and shortened; ``redact`` is applied to the
+    server's text before the cut, so a key the server echoed is blanked whole."""
     if not isinstance(error, ModelHTTPError):
-        return " ".join(str(error).split())[:limit]
-    detail = _server_message(error.body) or _body_text(error.body)
+        text = " ".join(redact(str(error)).split())
+        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    detail = redact(_server_message(error.body) or _body_text(error.body))
     detail = " ".join(detail.split("\n\n")[0].split())  # a server's traceback follows its message
     if len(detail) > limit:
         detail = detail[: limit - 1].rstrip() + "…"

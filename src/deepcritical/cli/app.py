@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.exceptions import TyperException
@@ -40,12 +40,38 @@ from deepcritical.text import one_line
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
+# Help is plain text, never cut: in a terminal it wraps at the terminal's width; piped (to grep, to a file)
+# each option's help stays on its lines, whole. Flags show no ``<bool>`` placeholder.
+HELP_SETTINGS: dict[str, Any] = {
+    "max_content_width": 120,
+    "terminal_width": None if sys.stdout.isatty() else 10_000,
+}
 app = typer.Typer(
     help="DeepCritical: evidence-grounded answers to biomedical research questions.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=HELP_SETTINGS,
 )
+
+
+def _missing_directories(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first: what a run would create."""
+    missing = []
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    return missing
+
+
+def _remove_if_empty(directories: list[Path]) -> None:
+    for directory in directories:  # deepest first, so a parent is empty once its child is gone
+        try:
+            directory.rmdir()
+        except OSError:  # not empty (the run wrote its outputs), or not there: it stays as it is
+            return
 
 
 def _print_version(value: bool) -> None:
@@ -127,6 +153,13 @@ def research(
             "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
         ),
     ] = None,
+    sources: Annotated[
+        str | None,
+        typer.Option(
+            "--sources",
+            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
+        ),
+    ] = None,
     demo: Demo = False,
     demo_sources: Annotated[
         bool,
@@ -141,6 +174,7 @@ def research(
     configure_logging(verbose=verbose)
     question = require_text(question, "question")
     settings = settings_from(
+        sources=sources,
         demo_mode=demo or None,
         demo_sources=demo_sources or None,
         max_iterations=max_iterations,
@@ -153,7 +187,11 @@ def research(
             markup=False,
         )
     checked_preflight(settings)
-    done = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    made = _missing_directories(out_dir) if out_dir is not None else []
+    try:
+        done = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+    finally:  # interrupted (Ctrl+C) or stopped before any output: leave no empty --out folder behind
+        _remove_if_empty(made)
     outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)
@@ -180,7 +218,7 @@ def serve(
 ) -> None:
     """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
     from deepcritical.cli.research import ensure_writable
-    from deepcritical.cli.serve import serve_app
+    from deepcritical.cli.serve import listening_socket, serve_app
     from deepcritical.web.app import create_app
 
     configure_logging(verbose=verbose)
@@ -189,13 +227,14 @@ def serve(
     try:
         ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
         web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
+        sock = listening_socket(host, port)  # a port in use ends here, before the line that says it is served
     except ConfigError as error:
         fail(str(error))
     if settings.demo_mode:
         err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
     shown = f"[{host}]" if ":" in host else host
     err.print(f"DeepCritical on http://{shown}:{port}/ (API docs /docs, MCP /mcp); Ctrl+C stops", markup=False)
-    serve_app(web_app, host=host, port=port)
+    serve_app(web_app, sock=sock)
 
 
 @app.command("mcp")

@@ -13,27 +13,42 @@ from rich.console import Console
 
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.logs import redact_logs, redacted
+from deepcritical.redaction import Redactor
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
-out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
-err = Console(stderr=True, emoji=False)
+# ":x:" in a title or a message is text, not an emoji; a line is never broken inside (a URL, a path).
+out = Console(emoji=False, soft_wrap=True)
+err = Console(stderr=True, emoji=False, soft_wrap=True)
+# The flag behind each settings field: a message about a value names what the user typed.
+FLAGS = {
+    "sources": "--sources",
+    "model": "--model",
+    "max_iterations": "--max-iterations",
+    "max_results_per_source": "--max",
+    "output_mode": "--output-mode",
+    "demo_mode": "--demo",
+    "demo_sources": "--demo-sources",
+}
 T = TypeVar("T")
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One line on stderr, then exit with ``code``. The message may quote outside text (an error body),
     so control characters go."""
-    err.print(f"error: {one_line(message)}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"error: {one_line(redacted(message))}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
 def settings_from(**overrides: Any) -> Settings:
     try:
-        return load_settings(**overrides)
+        settings = load_settings(flags=FLAGS, **overrides)
     except ConfigError as error:
         fail(str(error))
+    redact_logs(Redactor.for_settings(settings))  # from here on, no log line can carry a configured secret
+    return settings
 
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deepcritical.cli.terminal import shown
-from deepcritical.config import Settings, parse_duration
+from deepcritical.config import MIN_RETENTION, Settings, parse_duration
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.models import Evidence
 
@@ -30,9 +30,10 @@ if TYPE_CHECKING:
 library_app = typer.Typer(
     help="The evidence store: what it holds, old run collections dropped, its evidence exported.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
-out = Console(emoji=False)  # ":x:" in a title or a message is text, not an emoji
-err = Console(stderr=True, emoji=False)
+out = Console(emoji=False, soft_wrap=True)  # ":x:" in a title or a message is text, not an emoji
+err = Console(stderr=True, emoji=False, soft_wrap=True)
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
@@ -152,6 +153,9 @@ def _age(option: str | None, retention: timedelta | None) -> timedelta | None:
         raise ConfigError(f"--older-than: {error}") from error
     if age is None:
         raise ConfigError("--older-than: give a duration such as 30d; to keep everything, do not prune")
+    if age < MIN_RETENTION:
+        # The same floor as DEEPCRITICAL_RETENTION: a shorter age could take a running run's collection.
+        raise ConfigError(f"--older-than {option}: use at least 1h (running runs' collections are never pruned)")
     return age
 
 

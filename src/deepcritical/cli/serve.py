@@ -4,18 +4,51 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import socket
 
 import uvicorn
 from fastapi import FastAPI
 
 from deepcritical.config import Settings
+from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import serve_stdio
 
 
-def serve_app(app: FastAPI, *, host: str, port: int) -> None:
-    """Serve until interrupted; runs still going are recorded as interrupted on the way out."""
-    # Logging is already configured by the command (stderr, quiet unless --verbose).
-    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, server_header=False)
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before anything says the server is up: a port in use is
+    a ConfigError naming it, not a success line followed by a silent exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"--port {port}: the port is in use on {host} (another server, or a Chroma server on its "
+                "default port 8000?): choose another with --port"
+            ) from error
+        raise ConfigError(f"--host {host} --port {port}: cannot listen there ({error.strerror or error})") from error
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_app(app: FastAPI, *, sock: socket.socket) -> None:
+    """Serve on ``sock`` until interrupted; runs still going are recorded as interrupted on the way out."""
+    # Logging is already configured by the command (stderr, quiet unless --verbose). Forwarded headers are
+    # never trusted: the client address is the peer's, so X-Forwarded-For cannot step around the rate limit.
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,
+        forwarded_allow_ips="",
+    )
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def serve_mcp(settings: Settings) -> None:

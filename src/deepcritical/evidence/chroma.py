@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import threading
 import uuid
 from abc import ABC, abstractmethod
@@ -42,6 +43,11 @@ def library_name(settings: Settings) -> str:
 
 MODEL_KEY = "deepcritical_embedding_model"
 CREATED_KEY = "deepcritical_created"
+# A run collection is open while its run goes on: ``OPEN_BY_KEY`` names the process writing to it
+# (``host:pid``) from its creation, ``CLOSED_KEY`` is set when the run closes its store. Pruning never
+# removes an open collection whose process still lives (``evidence.library.is_open``).
+OPEN_BY_KEY = "deepcritical_open_by"
+CLOSED_KEY = "deepcritical_closed"
 _MAX_NAME = 63  # Chroma: 3-63 characters, alphanumeric at both ends, [a-zA-Z0-9._-] inside
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
 
@@ -328,16 +334,24 @@ def run_collection_name(run_id: str) -> str:
     return f"run-{slug[: _MAX_NAME - 18].strip('-_')}-{digest}".replace("--", "-")
 
 
-def open_collection(connection: Connection, name: str, model_name: str) -> None:
+def this_process() -> str:
+    """``host:pid``: who holds a run collection open."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def open_collection(connection: Connection, name: str, model_name: str, *, run: bool = False) -> None:
     """Get or create a cosine collection with no embedding function, labelled with the model that
-    fills it and the time it was created (for retention). Vectors from another model are not
-    comparable, so a mismatch is an error."""
+    fills it and the time it was created (for retention); a ``run`` collection also with the process
+    that holds it open. Vectors from another model are not comparable, so a mismatch is an error."""
+    metadata = {MODEL_KEY: model_name, CREATED_KEY: datetime.now(UTC).isoformat(timespec="seconds")}
+    if run:
+        metadata[OPEN_BY_KEY] = this_process()
     try:
         with connection.session(touches=(name,), writes=True) as session:
             collection = session.client.get_or_create_collection(
                 name=name,
                 configuration={"hnsw": {"space": "cosine"}},
-                metadata={MODEL_KEY: model_name, CREATED_KEY: datetime.now(UTC).isoformat(timespec="seconds")},
+                metadata=metadata,
                 # None, not the default: Chroma's default function would download a model.
                 embedding_function=None,
             )
@@ -352,6 +366,15 @@ def open_collection(connection: Connection, name: str, model_name: str) -> None:
             f"but this process uses {model_name!r}. Fix: set DEEPCRITICAL_EMBEDDING_MODEL back, or use another "
             "DEEPCRITICAL_HOME (or Chroma server) for the new model."
         )
+
+
+def close_run_collection(connection: Connection, name: str) -> None:
+    """Mark a run collection closed: its run is over, so pruning may take it once it is old enough."""
+    with connection.session(touches=(name,), writes=True) as session:
+        collection = session.collection(name)
+        metadata = dict(collection.metadata or {})
+        metadata[CLOSED_KEY] = datetime.now(UTC).isoformat(timespec="seconds")
+        collection.modify(metadata=metadata)
 
 
 def encode(evidence: Evidence) -> tuple[str, dict[str, str | int | bool]]:

@@ -8,12 +8,14 @@ evidence: the run's record (run.json) and the library still have it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from deepcritical.config import MIN_RETENTION
 from deepcritical.evidence import chroma
 from deepcritical.models import Evidence
 
@@ -23,6 +25,11 @@ EXPORT_PAGE = 500
 # Run ids carry their start time (run.outcome.new_run_id): collections made before the creation time was
 # recorded are dated by it.
 _RUN_ID_TIME = re.compile(r"^run-[a-z]+-(\d{8}-\d{6})-")
+# The least age a prune may take, from the command line as from DEEPCRITICAL_RETENTION.
+MIN_PRUNE_AGE = MIN_RETENTION
+# A run held open by a process on another machine (a shared Chroma server), whose life cannot be checked
+# from here, is taken for running for this long: no run lasts a day (DEEPCRITICAL_MAX_SECONDS).
+OPEN_ELSEWHERE_FOR = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,7 @@ class CollectionInfo:
     name: str
     created: datetime | None
     items: int
+    open_by: str | None = None  # ``host:pid`` of the run's process while the run goes on
 
     @property
     def is_run(self) -> bool:
@@ -67,11 +75,44 @@ def created_at(name: str, metadata: dict[str, Any] | None) -> datetime | None:
     return None
 
 
+def _open_by(metadata: dict[str, Any] | None) -> str | None:
+    metadata = metadata or {}
+    owner = metadata.get(chroma.OPEN_BY_KEY)
+    return owner if isinstance(owner, str) and chroma.CLOSED_KEY not in metadata else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def is_open(info: CollectionInfo, now: datetime) -> bool:
+    """True while the collection's run goes on: its process (on this machine) is alive, or, for a process
+    on another machine, the collection is younger than ``OPEN_ELSEWHERE_FOR``. A killed run's collection
+    is not open."""
+    if info.open_by is None:
+        return False
+    host, _, pid = info.open_by.rpartition(":")
+    if host == chroma.this_process().rpartition(":")[0] and pid.isdigit():
+        return _alive(int(pid))
+    return info.created is None or now - info.created < OPEN_ELSEWHERE_FOR
+
+
 def collections(connection: chroma.Connection) -> list[CollectionInfo]:
     """Every collection with its creation time and size, oldest first (unknown times last)."""
     with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
         found = [
-            CollectionInfo(collection.name, created_at(collection.name, collection.metadata), collection.count())
+            CollectionInfo(
+                collection.name,
+                created_at(collection.name, collection.metadata),
+                collection.count(),
+                _open_by(collection.metadata),
+            )
             for collection in session.client.list_collections()
         ]
     return sorted(found, key=lambda info: (info.created is None, info.created or datetime.min, info.name))
@@ -91,12 +132,20 @@ def prune(
     connection: chroma.Connection, older_than: timedelta, *, keep: str | None = None, now: datetime | None = None
 ) -> list[CollectionInfo]:
     """Delete run collections created more than ``older_than`` ago (a killed run's too), never ``keep``
-    (the run starting) nor a collection whose age is unknown. Returns what was deleted."""
-    cutoff = (now or datetime.now(UTC)) - older_than
+    (the run starting), a run still open (``is_open``), nor a collection whose age is unknown. Returns what
+    was deleted. ``older_than`` is at least ``MIN_PRUNE_AGE``, wherever it comes from."""
+    if older_than < MIN_PRUNE_AGE:
+        raise ValueError(f"prune only what is at least {_duration(MIN_PRUNE_AGE)} old")
+    now = now or datetime.now(UTC)
+    cutoff = now - older_than
     doomed = [
         info
         for info in collections(connection)
-        if info.is_run and info.name != keep and info.created is not None and info.created < cutoff
+        if info.is_run
+        and info.name != keep
+        and info.created is not None
+        and info.created < cutoff
+        and not is_open(info, now)
     ]
     if doomed:
         names = [info.name for info in doomed]
@@ -104,6 +153,11 @@ def prune(
             for name in names:
                 session.delete(name)
     return doomed
+
+
+def _duration(age: timedelta) -> str:
+    hours = age.total_seconds() / 3600
+    return f"{hours:g}h"
 
 
 def export(connection: chroma.Connection, name: str) -> Iterator[Evidence]:

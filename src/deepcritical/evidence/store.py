@@ -81,7 +81,7 @@ class EvidenceStore:
                 if settings.retention is not None:
                     _apply_retention(connection, settings.retention, keep=name)
                 library = chroma.library_name(settings)
-                chroma.open_collection(connection, name, embeddings.model_name)
+                chroma.open_collection(connection, name, embeddings.model_name, run=True)
                 chroma.open_collection(connection, library, embeddings.model_name)
                 return cls(
                     connection,
@@ -324,6 +324,12 @@ class EvidenceStore:
             return
         self._closed = True
         self._index = None
+        try:
+            await asyncio.to_thread(chroma.close_run_collection, self._connection, self._run)
+        except (
+            Exception
+        ) as error:  # the run is over either way; an unmarked collection is pruned once its process is gone
+            log.warning("run_collection_not_marked_closed", collection=self._run, error=str(error))
         try:
             await asyncio.to_thread(self._connection.close)
         except Exception as error:  # a client that will not close is a store failure like any other

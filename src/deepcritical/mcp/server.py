@@ -11,12 +11,14 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from mcp_types import Tool as ToolDescription
+from pydantic import BaseModel, Field, StrictInt, TypeAdapter, ValidationError
 
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
-from deepcritical.models import Evidence
+from deepcritical.models import ALL_SOURCES, Evidence
+from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.journal import RunInfo, RunSummary, StoredEvent
 from deepcritical.run.manager import RunManager
@@ -25,9 +27,11 @@ from deepcritical.run.search import run_search
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 MAX_SNIPPET_CHARS = 1500
+MAX_RUN_ID_CHARS = 64
+SOURCES_IN_WORDS = "PubMed, ClinicalTrials.gov, Europe PMC, the web (DuckDuckGo), SearXNG and You.com"
 INSTRUCTIONS = (
-    "DeepCritical answers biomedical research questions with evidence it collects from PubMed, the web, "
-    "SearXNG and You.com. Use search_literature for a quick look at what the sources hold on a topic; use "
+    f"DeepCritical answers biomedical research questions with evidence it collects from {SOURCES_IN_WORDS}. "
+    "Use search_literature for a quick look at what the sources hold on a topic; use "
     "research for a full, cited report (it takes a minute or more and sends progress as it goes); use "
     "get_run to fetch a run's report or status later by its run id. Cite the report's references, not "
     "your own memory. In demo mode every source is synthetic and says so."
@@ -137,20 +141,59 @@ def _failure(info: RunInfo) -> ToolError:
     return ToolError(one_line(f"run {info.run_id} {info.status}: {reason}"))
 
 
-def build_mcp_server(manager: RunManager, settings: Settings) -> MCPServer[Any]:
-    """The DeepCritical MCP server over ``manager``'s runs."""
-    server: MCPServer[Any] = MCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
+class StrictMCPServer(MCPServer[Any]):
+    """An MCP server whose tools refuse arguments they do not take, with a message naming them: a misspelt
+    ``max_iteration`` would otherwise be dropped without a word and the call run with the default. The
+    advertised input schemas say so too (``additionalProperties: false``)."""
+
+    async def list_tools(self) -> list[ToolDescription]:
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+            for tool in await super().list_tools()
+        ]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        for tool in await super().list_tools():
+            if tool.name != name:
+                continue
+            known = sorted(tool.input_schema.get("properties", {}))
+            unknown = [repr(key[:40]) for key in arguments if key not in known]
+            if unknown:
+                raise ToolError(
+                    f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown[:5])}; "
+                    f"it takes {', '.join(known)}"
+                )
+        return await super().call_tool(name, arguments, context)
+
+
+def _client(ctx: Context) -> str:
+    """The client's address over HTTP (as the API counts it), ``stdio`` for the local stdio client."""
+    request = ctx.request_context.request
+    client = getattr(request, "client", None)
+    host = getattr(client, "host", None)
+    return host if isinstance(host, str) else "stdio"
+
+
+def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> MCPServer[Any]:
+    """The DeepCritical MCP server over ``manager``'s runs. ``rate_limit`` is shared with the HTTP API when
+    both serve the same runs, so that new runs are limited per client across both."""
+    server: MCPServer[Any] = StrictMCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
+    limit = rate_limit or RunRateLimit(settings.runs_per_minute)
 
     @server.tool(annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True))
     async def search_literature(
         query: Annotated[str, Field(description="Keywords or a short question, e.g. 'metformin alzheimer'")],
         sources: Annotated[
             list[str] | None,
-            Field(description="Sources to search, any of: pubmed, web, searxng, you (default: all enabled)"),
+            Field(
+                description=f"Sources to search, any of: {', '.join(ALL_SOURCES)} (default: all enabled)",
+                max_length=len(ALL_SOURCES),
+            ),
         ] = None,
-        max_results: Annotated[int, Field(ge=1, le=50, description="Results per source")] = 5,
+        max_results: Annotated[StrictInt, Field(ge=1, le=50, description="Results per source")] = 5,
     ) -> LiteratureSearch:
-        """Search PubMed, the web, SearXNG and You.com at once for QUERY and return the evidence found, each
+        """Search PubMed, ClinicalTrials.gov, Europe PMC, the web (DuckDuckGo), SearXNG and You.com at once
+        for QUERY and return the evidence found, each
         item with a stable id, its citation (title, authors, journal, date, DOI, PMID, URL) and its abstract
         or snippet. Items duplicating each other in meaning are merged. Fast (seconds); use it to see what
         the sources hold before, or instead of, a full research run."""
@@ -179,7 +222,8 @@ def build_mcp_server(manager: RunManager, settings: Settings) -> MCPServer[Any]:
         question: Annotated[str, Field(description="The research question, in plain words")],
         ctx: Context,
         max_iterations: Annotated[
-            int | None, Field(ge=1, le=20, description="Plan-search-judge rounds at most (default: the server's)")
+            StrictInt | None,
+            Field(ge=1, le=20, description="Plan-search-judge rounds at most (default: the server's)"),
         ] = None,
     ) -> Annotated[CallToolResult, RunResult]:
         """Research QUESTION the way a systematic reviewer would: plan searches, search every source, judge
@@ -187,6 +231,13 @@ def build_mcp_server(manager: RunManager, settings: Settings) -> MCPServer[Any]:
         numbered reference checked against the evidence collected. Takes a minute or more; progress is
         reported as it goes. Returns the report and the run id (keep it: get_run returns the report later).
         If the call is dropped, the run still finishes on the server."""
+        try:
+            manager.check_request(question, max_iterations, None)
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        client = _client(ctx)
+        if await limit.retry_after(client) is not None:
+            raise ToolError(limit.refusal(client) + "; try again in a minute")
         try:
             info = manager.create(question, max_iterations=max_iterations)
         except DeepCriticalError as error:
@@ -202,7 +253,13 @@ def build_mcp_server(manager: RunManager, settings: Settings) -> MCPServer[Any]:
 
     @server.tool(annotations=ToolAnnotations(title="Get a research run", read_only_hint=True))
     async def get_run(
-        run_id: Annotated[str, Field(description="The id research returned, e.g. research-20250101-120000-abc123")],
+        run_id: Annotated[
+            str,
+            Field(
+                max_length=MAX_RUN_ID_CHARS,
+                description="The id research returned, e.g. research-20250101-120000-abc123",
+            ),
+        ],
     ) -> Annotated[CallToolResult, RunResult]:
         """A research run's status and, once it finished, its cited report in Markdown."""
         try:

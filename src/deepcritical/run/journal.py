@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -143,18 +144,26 @@ class RunJournal:
     def append(self, data: dict[str, Any]) -> StoredEvent:
         events = self.events
         stored = StoredEvent(id=len(events) + 1, data=data)
-        # Small appends to a local file: written synchronously so the file order is the event order.
-        with (self.folder / EVENTS_FILE).open("a", encoding="utf-8") as handle:
-            handle.write(stored.model_dump_json() + "\n")
+        # Small appends to a local file: written synchronously so the file order is the event order. A folder
+        # that cannot be written loses the file, never the event: followers (SSE, MCP) still get it, to the end.
+        try:
+            with (self.folder / EVENTS_FILE).open("a", encoding="utf-8") as handle:
+                handle.write(stored.model_dump_json() + "\n")
+        except OSError as error:
+            logger.warning("run_event_not_written", folder=str(self.folder), error=str(error))
         events.append(stored)
         return stored
 
-    def save(self, info: RunInfo) -> None:
-        """Replace ``status.json`` whole, so a reader never sees half of it."""
+    def save(self, info: RunInfo, redact: Callable[[Any], Any] = lambda data: data) -> None:
+        """Replace ``status.json`` whole, so a reader never sees half of it. A folder that cannot be written
+        keeps the record in memory only (a restart lists the run as interrupted)."""
         target = self.folder / STATUS_FILE
         partial = target.with_name(f".{STATUS_FILE}.partial")
-        partial.write_text(json.dumps(info.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-        os.replace(partial, target)
+        try:
+            partial.write_text(json.dumps(redact(info.model_dump(mode="json")), indent=2) + "\n", encoding="utf-8")
+            os.replace(partial, target)
+        except OSError as error:
+            logger.warning("run_status_not_written", folder=str(self.folder), error=str(error))
 
     def outputs(self) -> list[str]:
         """The run's outputs, by name (``report.md``, ``run.json`` and any other export)."""

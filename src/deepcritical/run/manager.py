@@ -327,6 +327,9 @@ class RunManager:
             self._end(run, run.stop_as, STOPPED[run.stop_as])
         except DeepCriticalError as error:
             self._end(run, "failed", self._redact(one_line(str(error))))
+        except OSError as error:  # the run's folder cannot be written: the reason, not the server's path
+            logger.warning("run_folder_unwritable", run_id=info.run_id, error=str(error))
+            self._end(run, "failed", f"cannot write the run's folder ({error.strerror or type(error).__name__})")
         except Exception as error:  # a crash fails this run only; the server and the other runs go on
             logger.exception("run_crashed", run_id=info.run_id)
             self._end(run, "failed", self._redact(one_line(f"{type(error).__name__}: {error}")))
@@ -337,15 +340,22 @@ class RunManager:
     def _end(self, run: _Run, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
         if run.ended:
             return
+        error = self._without_server_paths(error) if error else error
         run.info.status, run.info.error, run.info.summary = status, error, summary
         run.info.ended_at = _now()
         run.position = None
         self._save(run)
         self._append(run, RunEnded(status=status, error=error, summary=summary).model_dump(mode="json"))
 
+    def _without_server_paths(self, message: str) -> str:
+        """A message for clients: the server's own directories named by their setting, not their path."""
+        return message.replace(str(self.settings.home.resolve()), "$DEEPCRITICAL_HOME").replace(
+            str(self.settings.home), "$DEEPCRITICAL_HOME"
+        )
+
     def _append(self, run: _Run, data: dict[str, Any]) -> None:
-        run.journal.append(data)
+        run.journal.append(self._redact.value(data))  # the last redaction before the file and the stream
         run.notify()
 
     def _save(self, run: _Run) -> None:
-        run.journal.save(run.info)
+        run.journal.save(run.info, redact=self._redact.value)

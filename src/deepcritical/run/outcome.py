@@ -146,7 +146,7 @@ def assemble_outcome(
     report = report.model_copy(update={"references": reference_order(report, evidence.items, context)})
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())
-    return ResearchOutcome(
+    outcome = ResearchOutcome(
         question=state.question,
         run_id=run_id,
         started_at=started_at.isoformat(),
@@ -184,6 +184,7 @@ def assemble_outcome(
         error=deps.redact(error) if error else None,
         settings=deps.settings.public_dict(),
     )
+    return deps.redact.model(outcome)  # the last pass before report.md, run.json and the event stream
 
 
 def _timings(measured: dict[str, float], started: float) -> dict[str, float]:

@@ -97,13 +97,17 @@ def _corrections(record: Mapping[str, Any]) -> set[str]:
     return {text_of(_dict(entry).get("type")).lower() for entry in entries} - {""}
 
 
+NO_ABSTRACT = "(Europe PMC has no abstract for this record: judge it by its title and type only.)"
+
+
 def parse_result(record: object, position: int) -> Evidence | None:
-    """One element of ``resultList.result``; None without an id, a title or an abstract (a bare title is
-    too weak to judge, as with PubMed)."""
+    """One element of ``resultList.result``; None without an id or a title. A record without an abstract
+    (a letter, an editorial, an older article) is kept with its title, identifiers and grade, and its text
+    says that there is no abstract: a search that found one article should not answer with nothing."""
     record = _dict(record)
     source, record_id = text_of(record.get("source")).upper(), text_of(record.get("id"))
     title, abstract = plain_text(record.get("title")), plain_text(record.get("abstractText"))
-    if not source or not record_id or not title or not abstract:
+    if not source or not record_id or not title:
         return None
     pmid = text_of(record.get("pmid"))
     pmcid = text_of(record.get("pmcid")).upper()
@@ -135,11 +139,12 @@ def parse_result(record: object, position: int) -> Evidence | None:
         open_access={"Y": True, "N": False}.get(open_access),
     )
     grade = grade_record(title=title, text=abstract, publication_types=types, mesh_headings=mesh)
+    content = abstract or f"{title} {NO_ABSTRACT}"
     if source == "PPR" and grade.design != "preprint":  # the source says so when the types do not
         grade = grade.model_copy(update={"design": "preprint", "level": None, "basis": "source"})
     corrections = _corrections(record)
     return Evidence(
-        content=abstract,
+        content=content,
         citation=citation,
         relevance=rank_relevance(position),
         grade=grade,
@@ -156,7 +161,10 @@ def parse_search(data: object) -> list[Evidence]:
     if "resultList" not in data:
         raise SearchError("europepmc: unexpected response: no 'resultList'")
     results = _list(_dict(data.get("resultList")).get("result"))
-    return [item for position, record in enumerate(results) if (item := parse_result(record, position))]
+    found = [item for position, record in enumerate(results) if (item := parse_result(record, position))]
+    if len(found) < len(results):  # said, not silent: a search with hits never turns to nothing unnoticed
+        logger.warning("europepmc_records_skipped", skipped=len(results) - len(found), reason="no id or no title")
+    return found
 
 
 def to_europepmc_query(query: str) -> str:

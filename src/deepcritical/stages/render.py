@@ -167,7 +167,7 @@ def grade_text(grade: Grade) -> str:
     return f"{grade.label}; {level}{basis}"
 
 
-def _reference(number: int, item: Evidence, recalled: bool) -> str:
+def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) -> str:
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
@@ -180,6 +180,9 @@ def _reference(number: int, item: Evidence, recalled: bool) -> str:
         parts.append(" **The journal has published an expression of concern about this article.**")
     origin = "recalled from an earlier run, " if recalled else ""
     parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
+    if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
+        parts.append(" (synthetic demo record: no web page)")
+        return "".join(parts)
     link = safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
@@ -215,8 +218,8 @@ def _findings(
     return lines
 
 
-def _flagged_item(item: Evidence, numbers: Mapping[str, int]) -> str:
-    link = safe_link(item.citation.url)
+def _flagged_item(item: Evidence, numbers: Mapping[str, int], demo: bool) -> str:
+    link = None if demo else safe_link(item.citation.url)  # a synthetic record has no page
     where = f" [Link]({link})" if link else ""
     number = f", reference {cite([numbers[item.id]])}" if item.id in numbers else ""
     return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}){number}.{where}"
@@ -232,7 +235,11 @@ def flagged(counted: Strength, report: ResearchReport, evidence: Mapping[str, Ev
 
 
 def _flags(
-    retracted: Sequence[str], concern: Sequence[str], evidence: Mapping[str, Evidence], numbers: Mapping[str, int]
+    retracted: Sequence[str],
+    concern: Sequence[str],
+    evidence: Mapping[str, Evidence],
+    numbers: Mapping[str, int],
+    demo: bool = False,
 ) -> list[str]:
     """A visible warning listing the on-topic retracted items (they support no finding), and the items under
     an expression of concern."""
@@ -242,7 +249,7 @@ def _flags(
             f"> **Warning: {len(retracted)} retracted publication(s) on this question.** A retracted publication "
             "supports no finding in this report; it is listed here so that it is not mistaken for evidence:",
             ">",
-            *(f"> - **Retracted:** {_flagged_item(evidence[i], numbers)}" for i in retracted),
+            *(f"> - **Retracted:** {_flagged_item(evidence[i], numbers, demo)}" for i in retracted),
             "",
         ]
     if concern:
@@ -250,7 +257,7 @@ def _flags(
             f"> **Caution: {len(concern)} publication(s) under an expression of concern.** The journal has "
             "questioned their reliability; read any finding they support with care:",
             ">",
-            *(f"> - **Expression of concern:** {_flagged_item(evidence[i], numbers)}" for i in concern),
+            *(f"> - **Expression of concern:** {_flagged_item(evidence[i], numbers, demo)}" for i in concern),
             "",
         ]
     return lines
@@ -398,7 +405,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     if evidence:
         lines += [escape(counted_line(counted, len(evidence))), ""]
     retracted, concern = flagged(counted, report, evidence)
-    lines += _flags(retracted, concern, evidence, numbers)
+    lines += _flags(retracted, concern, evidence, numbers, context.demo)
     lines += [
         "## Key findings",
         "",
@@ -430,7 +437,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
     lines += ["", "## References", ""]
     recalled = set(context.recalled)
-    lines += [_reference(number, item, item.id in recalled) for number, item in enumerate(references, start=1)] or [
-        "None."
-    ]
+    lines += [
+        _reference(number, item, item.id in recalled, context.demo) for number, item in enumerate(references, start=1)
+    ] or ["None."]
     return "\n".join(lines).rstrip() + "\n"

@@ -4,25 +4,24 @@ Every error is JSON, ``{"error": one line, "field": the input at fault or null}`
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, Request
+from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
-from limits import RateLimitItemPerMinute
-from limits.aio.storage import MemoryStorage
-from limits.aio.strategies import MovingWindowRateLimiter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
-from deepcritical.models import ALL_SOURCES
+from deepcritical.models import ALL_SOURCES, SOURCE_LABELS
+from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.journal import RunInfo
 from deepcritical.run.manager import (
     QueueFullError,
@@ -34,7 +33,14 @@ from deepcritical.run.manager import (
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import report_html
 
+logger = structlog.get_logger(__name__)
+
 SSE_PING_SECONDS = 15
+# Run ids are ``research-YYYYMMDD-HHMMSS-xxxxxx``; a longer one is refused before it is looked up or echoed.
+MAX_RUN_ID_CHARS = 64
+# No error message repeats more of what a client sent than this.
+MAX_ERROR_CHARS = 300
+RunId = Annotated[str, PathParameter(max_length=MAX_RUN_ID_CHARS, description="A run id, as POST /api/runs gave it")]
 MEDIA_TYPES = {
     ".md": "text/markdown; charset=utf-8",
     ".json": "application/json",
@@ -48,9 +54,10 @@ class RunRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The research question")
-    max_iterations: int | None = Field(default=None, ge=1, le=20, description="Plan-search-judge rounds at most")
-    sources: list[str] | None = Field(
+    # Strict types: ``true`` is not 1 and ``"2"`` is not 2; a client that sends them has a bug to hear about.
+    question: StrictStr = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The research question")
+    max_iterations: StrictInt | None = Field(default=None, ge=1, le=20, description="Plan-search-judge rounds at most")
+    sources: list[Annotated[StrictStr, Field(max_length=40)]] | None = Field(
         default=None, min_length=1, max_length=len(ALL_SOURCES), description="Sources to search (a subset)"
     )
 
@@ -70,6 +77,7 @@ class ServerInfo(BaseModel):
     demo: bool
     token_required: bool
     sources: list[str]
+    source_labels: dict[str, str] = Field(description="How to show each source to a person: pubmed -> PubMed")
     max_iterations: int
     max_question_chars: int
     examples: list[str]
@@ -81,7 +89,10 @@ class ErrorBody(BaseModel):
 
 
 def error_response(status: int, message: str, field: str | None = None, **headers: str) -> JSONResponse:
-    body = ErrorBody(error=" ".join(message.split()), field=field)
+    text = " ".join(message.split())
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[: MAX_ERROR_CHARS - 1] + "…"
+    body = ErrorBody(error=text, field=field)
     return JSONResponse(body.model_dump(), status_code=status, headers=headers or None)
 
 
@@ -116,28 +127,24 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(error, HTTPException)
         return error_response(error.status_code, str(error.detail))
 
+    async def unwritable(_: Request, error: Exception) -> JSONResponse:
+        # The server's own paths are not the client's business: the reason, and what to fix, without them.
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
+        message = f"the server cannot write its runs folder ({reason}); its DEEPCRITICAL_HOME must be writable"
+        return error_response(503, message, **{"Retry-After": "60"})
+
+    async def crashed(_: Request, error: Exception) -> JSONResponse:
+        logger.error("request_failed", error=type(error).__name__, exc_info=error)
+        return error_response(500, "the server failed on this request; its log (--verbose) says why")
+
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(RunRequestError, refused)
     app.add_exception_handler(RunNotFoundError, not_found)
     app.add_exception_handler(RunEndedError, ended)
     app.add_exception_handler(QueueFullError, full)
     app.add_exception_handler(HTTPException, http_error)
-
-
-class RunRateLimit:
-    """At most ``per_minute`` new runs per client address in any sliding minute."""
-
-    def __init__(self, per_minute: int) -> None:
-        self._item = RateLimitItemPerMinute(per_minute)
-        self._storage = MemoryStorage()
-        self._limiter = MovingWindowRateLimiter(self._storage)
-
-    async def retry_after(self, client: str) -> int | None:
-        """None when the client may start a run now (the run is counted); else seconds to wait."""
-        if await self._limiter.hit(self._item, client):
-            return None
-        stats = await self._limiter.get_window_stats(self._item, client)
-        return max(1, round(stats.reset_time - time.time()))
+    app.add_exception_handler(OSError, unwritable)
+    app.add_exception_handler(Exception, crashed)  # the JSON error shape, never a plain-text 500
 
 
 def examples() -> list[str]:
@@ -155,11 +162,11 @@ def run_view(manager: RunManager, info: RunInfo) -> RunView:
     return RunView(**info.model_dump(), position=manager.position(info.run_id), files=files, links=links)
 
 
-def build_router(manager: RunManager, settings: Settings) -> APIRouter:
+def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> APIRouter:
     # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
     bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
     router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])
-    rate_limit = RunRateLimit(settings.runs_per_minute)
+    rate_limit = rate_limit or RunRateLimit(settings.runs_per_minute)
 
     @router.get("/info", response_model=ServerInfo, tags=["server"])
     async def info() -> ServerInfo:
@@ -169,6 +176,7 @@ def build_router(manager: RunManager, settings: Settings) -> APIRouter:
             demo=settings.demo_mode,
             token_required=settings.api_token is not None,
             sources=list(settings.sources),
+            source_labels={name: SOURCE_LABELS.get(name, name) for name in settings.sources},
             max_iterations=settings.max_iterations,
             max_question_chars=MAX_QUESTION_CHARS,
             examples=examples(),
@@ -187,8 +195,7 @@ def build_router(manager: RunManager, settings: Settings) -> APIRouter:
         client = request.client.host if request.client else "unknown"
         wait = await rate_limit.retry_after(client)
         if wait is not None:
-            message = f"too many runs started from {client}: at most {settings.runs_per_minute} a minute"
-            return error_response(429, message, **{"Retry-After": str(wait)})
+            return error_response(429, rate_limit.refusal(client), **{"Retry-After": str(wait)})
         info = manager.create(body.question, max_iterations=body.max_iterations, sources=body.sources)
         return run_view(manager, info)
 
@@ -198,7 +205,7 @@ def build_router(manager: RunManager, settings: Settings) -> APIRouter:
         return [run_view(manager, info) for info in manager.all_runs()]
 
     @router.get("/runs/{run_id}", response_model=RunView, tags=["runs"], responses={404: {"model": ErrorBody}})
-    async def get_run(run_id: str) -> RunView:
+    async def get_run(run_id: RunId) -> RunView:
         """A run's status, outcome summary and links to its events and files."""
         return run_view(manager, manager.get(run_id))
 
@@ -208,7 +215,7 @@ def build_router(manager: RunManager, settings: Settings) -> APIRouter:
         tags=["runs"],
         responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}},
     )
-    async def cancel_run(run_id: str) -> RunView:
+    async def cancel_run(run_id: RunId) -> RunView:
         """Cancel a queued or running run (409 when it has ended already)."""
         return run_view(manager, await manager.cancel(run_id))
 
@@ -219,7 +226,7 @@ def build_router(manager: RunManager, settings: Settings) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}, 404: {"model": ErrorBody}},
     )
     async def run_events(
-        run_id: str, last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0)] = None
+        run_id: RunId, last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0)] = None
     ) -> EventSourceResponse:
         """The run's progress as Server-Sent Events, from the first (or after ``Last-Event-ID``) to the
         last, ``run_ended``; a finished run replays them all. Each event's ``event`` is its ``kind``."""
@@ -232,14 +239,14 @@ def build_router(manager: RunManager, settings: Settings) -> APIRouter:
         return EventSourceResponse(stream(), ping=SSE_PING_SECONDS, headers={"Cache-Control": "no-store"})
 
     @router.get("/runs/{run_id}/report.html", response_class=HTMLResponse, tags=["runs"])
-    async def run_report_html(run_id: str) -> HTMLResponse:
+    async def run_report_html(run_id: RunId) -> HTMLResponse:
         """The report as an HTML fragment: outside text escaped, links to http(s) only."""
         markdown = manager.file(run_id, "report.md").read_text(encoding="utf-8")
         return HTMLResponse(report_html(markdown))
 
     @router.get("/runs/{run_id}/{name}", tags=["runs"], responses={404: {"model": ErrorBody}})
     @router.head("/runs/{run_id}/{name}", include_in_schema=False)
-    async def run_file(run_id: str, name: str) -> Response:
+    async def run_file(run_id: RunId, name: Annotated[str, PathParameter(max_length=100)]) -> Response:
         """One of the run's outputs: ``report.md``, ``run.json`` or another export it has."""
         path = manager.file(run_id, name)
         media_type = MEDIA_TYPES.get(path.suffix, "application/octet-stream")

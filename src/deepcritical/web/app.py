@@ -16,17 +16,17 @@ from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run import setup
+from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator
 from deepcritical.run.manager import RunManager
 from deepcritical.web.api import build_router, install_error_handlers
-from deepcritical.web.security import LOOPBACK_NAMES, ApiGuard, SecurityHeaders, is_loopback, script_hash
+from deepcritical.web.security import ApiGuard, BodyLimit, LoopbackHosts, SecurityHeaders, is_loopback, script_hash
 
 STATIC = Path(__file__).parent / "static"
 DOCS_ASSETS = "/docs-assets"
@@ -71,7 +71,9 @@ def create_app(
     manager = RunManager(
         settings, runs_dir=runs_dir, run_source=run_source, client_factory=client_factory or setup.http_client
     )
-    mcp_server = build_mcp_server(manager, settings)
+    # One limit on new runs for the API and MCP together: switching front ends does not step around it.
+    rate_limit = RunRateLimit(settings.runs_per_minute)
+    mcp_server = build_mcp_server(manager, settings, rate_limit)
     # The SDK checks Host and Origin itself for a loopback host; ApiGuard checks Origin in every case.
     mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=bind_host).routes
 
@@ -91,7 +93,7 @@ def create_app(
     )
     app.state.manager = manager
     install_error_handlers(app)
-    app.include_router(build_router(manager, settings))
+    app.include_router(build_router(manager, settings, rate_limit))
     app.router.routes.extend(mcp_routes)
 
     @app.get("/", include_in_schema=False)
@@ -107,7 +109,8 @@ def create_app(
 
     token = settings.api_token.get_secret_value() if settings.api_token is not None else None
     app.add_middleware(ApiGuard, token=token)
+    app.add_middleware(BodyLimit)
     if loopback:
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=[*LOOPBACK_NAMES, "[::1]"])
+        app.add_middleware(LoopbackHosts)
     app.add_middleware(SecurityHeaders)
     return app

@@ -25,6 +25,7 @@ def reference_id(number: int) -> str:
 class _ReportMarkdown(MarkdownIt):
     def __init__(self) -> None:
         super().__init__("commonmark", {"html": False, "linkify": False, "typographer": False})
+        self.enable("table")  # the strength-of-evidence table (GFM pipes), not rows of raw "|" characters
         self.disable("image")
         self.core.ruler.push("references", _link_references)
 

@@ -12,6 +12,7 @@ from base64 import b64encode
 from collections.abc import Mapping
 
 from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -31,6 +32,9 @@ HARDENING = {
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # Open to anyone who can reach the server: they hold no run data (the page asks the first for its settings).
 PUBLIC_API = frozenset({"/api/info"})
+# A run request is a question of at most 2,000 characters and a few options; an MCP call is as small. A body
+# over this is refused (413) before it is parsed, however it is sent (declared, or streamed in chunks).
+MAX_BODY_BYTES = 64 * 1024
 
 
 def is_loopback(host: str) -> bool:
@@ -62,6 +66,73 @@ async def _json_error(send: Send, status: int, message: str, headers: Mapping[st
     raw += [(name.lower().encode(), value.encode()) for name, value in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
+
+
+class BodyTooLargeError(HTTPException):
+    """Raised from ``receive`` once a body passes the limit; FastAPI passes an HTTPException through."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is over {limit:,} bytes")
+
+
+class BodyLimit:
+    """Refuses request bodies over ``max_bytes`` with 413: at once when ``Content-Length`` says so, else by
+    counting the bytes as they arrive, so a body sent in chunks is stopped at the limit, never read whole."""
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await _json_error(send, 413, f"the request body is over {self.max_bytes:,} bytes")
+            return
+        received = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise BodyTooLargeError(self.max_bytes)
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLargeError as error:
+            if started:
+                raise
+            await _json_error(send, 413, str(error.detail))
+
+
+class LoopbackHosts:
+    """On a loopback server, a request whose Host is not a loopback name is refused (400, the JSON error
+    shape): a site whose DNS name is rebound to 127.0.0.1 reaches nothing."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host = Headers(scope=scope).get("host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if name.strip("[]") not in LOOPBACK_NAMES:
+            await _json_error(send, 400, f"this server answers only to a loopback host name, not {host[:100]!r}")
+            return
+        await self.app(scope, receive, send)
 
 
 class ApiGuard:

@@ -119,8 +119,13 @@
 
   // --- Progress lines ------------------------------------------------------------------------------
 
+  function sourceName(name) {
+    const labels = (state.info && state.info.source_labels) || {};
+    return labels[name] || name;
+  }
+
   function join(items) {
-    return items && items.length ? items.join(", ") : "none";
+    return items && items.length ? items.map(sourceName).join(", ") : "none";
   }
 
   function describe(event) {
@@ -130,7 +135,7 @@
       case "run_started": {
         const lines = ["Started: model " + event.model + "; sources " + join(event.sources) + "."];
         for (const [name, reason] of Object.entries(event.sources_disabled || {})) {
-          lines.push("Source off, " + name + ": " + reason);
+          lines.push("Source off, " + sourceName(name) + ": " + reason);
         }
         return [lines.join("\n"), "start"];
       }
@@ -148,7 +153,7 @@
             event.total_evidence + " in the run" + (event.capped ? " (evidence cap reached)" : "") + ".",
         ];
         for (const [name, error] of Object.entries(event.sources_failed || {})) {
-          lines.push("Source failed, " + name + ": " + error);
+          lines.push("Source failed, " + sourceName(name) + ": " + error);
         }
         return [lines.join("\n"), Object.keys(event.sources_failed || {}).length ? "warn" : ""];
       }
@@ -350,7 +355,8 @@
       box.value = name;
       box.checked = true;
       label.appendChild(box);
-      label.appendChild(document.createTextNode(" " + name));
+      const shown = (info.source_labels && info.source_labels[name]) || name;
+      label.appendChild(document.createTextNode(" " + shown.charAt(0).toUpperCase() + shown.slice(1)));
       sources.appendChild(label);
     }
     $("iterations").max = String(info.max_iterations);

@@ -1,0 +1,216 @@
+"""No secret in any output: a model server that echoes the request (``Authorization: Bearer KEY``) in its
+error body, with the key placed so that every cut of the message falls inside it, leaves no fragment of
+four characters or more of any configured secret in status.json, events.jsonl (the SSE stream),
+run.json, report.md or stderr; and every log record, whatever logger it comes from, is redacted."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import structlog
+from pydantic import SecretStr
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agents.research_fakes import FakeEngine, FakeHandler, FakeStore
+from deepcritical.agents.messages import MAX_MESSAGE_CHARS, describe_model_error
+from deepcritical.agents.models import AgentModels
+from deepcritical.agents.output import NATIVE, PROMPTED, OutputChoice
+from deepcritical.config import Settings, load_settings
+from deepcritical.events import RunWarning
+from deepcritical.logs import configure_logging, redact_logs
+from deepcritical.redaction import MIN_SECRET_CHARS, Redactor
+from deepcritical.run.manager import RunManager
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.setup import assemble
+
+# Random-looking values: no fragment of four characters of them occurs in ordinary output.
+SECRETS = {
+    "GOOGLE_API_KEY": "AIzaQx7Vb2Kp9Wm4Zr8Tj3",
+    "OPENAI_API_KEY": "sk-probe-OPq8Zx2Vw7Jk4Rm9",
+    "ANTHROPIC_API_KEY": "ak-ZQ4vx9Lp2Wn7Bt5Kc",
+    "NCBI_API_KEY": "f3Qz8Wx2Lk9Vb7Np4Rt",
+    "YOU_API_KEY": "yk-Gh5Zq2Xw8Pm3Lv",
+    "DEEPCRITICAL_API_TOKEN": "tkZq9Xv4Wm2Pj7Lb5Rh8",
+    "REDIS_URL": "redis://user:Pw9Zq4Xv7Lm2@127.0.0.1:6379/0",
+}
+SEARXNG_PASSWORD = "Sx7Qz4Vw9Kp2"
+# The values that must never show, whole or in part (the Redis URL's secret is the URL and its password).
+VALUES = [value for name, value in SECRETS.items() if name != "REDIS_URL"] + ["Pw9Zq4Xv7Lm2", SEARXNG_PASSWORD]
+
+
+def leaked(text: str) -> list[str]:
+    """Every fragment of at least MIN_SECRET_CHARS characters of a secret that occurs in ``text``."""
+    found = []
+    for value in VALUES:
+        for start in range(len(value) - MIN_SECRET_CHARS + 1):
+            fragment = value[start : start + MIN_SECRET_CHARS]
+            if fragment in text:
+                found.append(fragment)
+    return found
+
+
+def secret_settings(home: Path | None = None, **extra: Any) -> Settings:
+    values: dict[str, Any] = {
+        **SECRETS,
+        "SEARXNG_BASE_URL": f"https://admin:{SEARXNG_PASSWORD}@searx.example.org",
+        **extra,
+    }
+    if home is not None:
+        values["DEEPCRITICAL_HOME"] = str(home)
+    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
+
+
+def echoing_body(secret: str, cut: int, offset: int, prefix: str = "") -> dict[str, Any]:
+    """An OpenAI-style error body that echoes the request's headers, with ``secret`` placed so that a cut
+    of the message at ``cut`` characters falls ``offset`` characters into it."""
+    lead = f"{prefix}invalid request; headers: {{'authorization': 'Bearer "
+    pad = max(cut - len(lead) - offset, 0)
+    message = lead[: len(prefix)] + "x" * pad + lead[len(prefix) :] + secret + "', 'x-trace': 'abc'} " + "y" * 300
+    return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+CUTS = (160, MAX_MESSAGE_CHARS, 120, 80)
+
+
+@pytest.mark.parametrize("secret", VALUES)
+def test_every_cut_of_every_secret_in_a_model_error_is_blanked(secret: str) -> None:
+    redact = Redactor.for_settings(secret_settings())
+    for cut in CUTS:
+        for offset in range(-2, len(secret) + 30):
+            error = ModelHTTPError(400, "local", echoing_body(secret, cut, offset))
+            lines = [describe_model_error(error, redact)]
+            choice = OutputChoice((NATIVE, PROMPTED))
+            refused = ModelHTTPError(400, "local", echoing_body(secret, cut, offset, prefix="response_format: "))
+            assert choice.fall_back(refused, redact=redact) is not None
+            lines += choice.refusals
+            for line in lines:
+                assert not leaked(line), (cut, offset, line)
+
+
+@pytest.mark.parametrize("secret", VALUES)
+def test_a_fragment_left_by_a_cut_elsewhere_is_blanked_where_events_are_serialised(secret: str) -> None:
+    redact = Redactor.for_settings(secret_settings())
+    for keep in range(MIN_SECRET_CHARS, len(secret)):
+        for cut_text in (f"Bearer {secret[:keep]}…", f"'Bearer {secret[:keep]}'", f"…{secret[-keep:]} rest"):
+            event = redact.model(RunWarning(message=cut_text))
+            assert not leaked(event.model_dump_json()), cut_text
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    redact = Redactor([SecretStr("sk-probe-OPq8Zx2Vw7Jk4Rm9")])
+    text = "A probe of sk-style keys… and more"
+    assert redact(text) == text
+
+
+def echoing(status: int, body: dict[str, Any]) -> FunctionModel:
+    def fail(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ModelHTTPError(status, "local", body)
+
+    return FunctionModel(fail)
+
+
+def leaky_models(body: dict[str, Any]) -> AgentModels:
+    return AgentModels(brain=echoing(400, body), judge=echoing(400, body), report=echoing(400, body), name="local")
+
+
+@pytest.mark.parametrize("secret", VALUES)
+@pytest.mark.parametrize("offset", [2, 9])
+async def test_an_echoed_key_cut_anywhere_reaches_no_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], secret: str, offset: int
+) -> None:
+    """Through the real run manager (status.json, events.jsonl, which the SSE stream replays), the run's
+    files (run.json, report.md) and the log on stderr."""
+    settings = secret_settings(tmp_path, DEMO_MODE="true", DEEPCRITICAL_MAX_ITERATIONS="1")
+    body = echoing_body(secret, 160, offset)
+
+    def source(run_settings: Settings, client: httpx2.AsyncClient) -> Orchestrator:
+        return Orchestrator(
+            assemble(
+                run_settings,
+                client,
+                models=leaky_models(body),
+                store=FakeStore(),
+                handler=FakeHandler(answer=lambda _query: []),  # no evidence: the run fails, naming the model
+                research_engine=FakeEngine(),
+            )
+        )
+
+    configure_logging(verbose=True)
+    redact_logs(Redactor.for_settings(settings))
+    try:
+        async with RunManager(settings, client_factory=lambda _s: httpx2.AsyncClient(), run_source=source) as runs:
+            info = runs.create("Can metformin be repurposed for Alzheimer's disease?")
+            ended = await runs.wait(info.run_id)
+    finally:
+        redact_logs(Redactor(()))
+        structlog.reset_defaults()
+    folder = tmp_path / "runs" / info.run_id
+    outputs = {name: (folder / name).read_text() for name in ("status.json", "events.jsonl", "run.json", "report.md")}
+    outputs["stderr"] = capsys.readouterr().err
+    assert ended.error
+    assert "Bearer *" in outputs["run.json"]  # the echo was there to leak, and was blanked
+    assert "stage_failed" in outputs["stderr"]  # the log on stderr carried it too
+    for name, text in outputs.items():
+        assert not leaked(text), (name, leaked(text))
+
+
+def test_every_log_record_is_redacted_whatever_its_logger() -> None:
+    """httpx2 logs each request's whole URL (``api_key=`` included) at INFO, other loggers at DEBUG."""
+    settings = secret_settings()
+    stream = io.StringIO()
+    configure_logging(verbose=True)
+    redact_logs(Redactor.for_settings(settings))
+    root = logging.getLogger()
+    saved = [(handler, getattr(handler, "stream", None)) for handler in root.handlers]
+    try:
+        for handler in root.handlers:
+            if isinstance(handler, logging.StreamHandler):
+                handler.setStream(stream)
+                handler.setLevel(logging.DEBUG)
+        library = logging.getLogger("httpx2")
+        library.setLevel(logging.DEBUG)
+        key = SECRETS["NCBI_API_KEY"]
+        library.info(
+            'HTTP Request: %s %s "%s"', "GET", f"https://eutils.example/esearch.fcgi?db=pubmed&api_key={key}", "200"
+        )
+        logging.getLogger("some.library").debug("connecting to https://admin:%s@searx.example.org", SEARXNG_PASSWORD)
+        try:
+            raise RuntimeError(f"boom with {SECRETS['OPENAI_API_KEY']}")
+        except RuntimeError:
+            logging.getLogger("another").exception("failed")
+    finally:
+        redact_logs(Redactor(()))
+        for handler, original in saved:
+            if isinstance(handler, logging.StreamHandler) and original is not None:
+                handler.setStream(original)
+        structlog.reset_defaults()
+    written = stream.getvalue()
+    assert "HTTP Request: GET https://eutils.example/esearch.fcgi?db=pubmed&api_key=***" in written
+    assert "boom with ***" in written
+    assert not leaked(written)
+
+
+def test_structlog_events_are_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(verbose=True)
+    redact_logs(Redactor.for_settings(secret_settings()))
+    try:
+        structlog.get_logger("test").warning("stage_failed", error=f"Bearer {SECRETS['GOOGLE_API_KEY']}")
+    finally:
+        redact_logs(Redactor(()))
+        structlog.reset_defaults()
+    err = capsys.readouterr().err
+    assert "Bearer ***" in err
+    assert not leaked(err)
+
+
+def test_load_settings_secrets_are_all_known_to_the_redactor() -> None:
+    """A secret added to the settings later is redacted too: every SecretStr and URL password is found."""
+    redact = Redactor.for_settings(load_settings(demo_mode=False, openai_api_key="sk-Zq8Xv4Wm2Pj7Lb5"))
+    assert redact("key sk-Zq8Xv4Wm2Pj7Lb5 here") == "key *** here"
