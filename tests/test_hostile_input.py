@@ -12,7 +12,7 @@ from rich.text import Text
 from deepcritical.cli.research import describe
 from deepcritical.cli.search import render_search_table
 from deepcritical.events import JudgeFinished, QueriesPlanned, RunStarted, RunWarning, SearchFinished
-from deepcritical.models import Citation, Evidence, SearchResult
+from deepcritical.models import Citation, Evidence, SearchResult, SourceFailure
 from deepcritical.run.search import SearchOutcome
 from deepcritical.sources.searxng import parse_response, results_to_evidence
 from deepcritical.sources.web import clean_web_text, text_of
@@ -100,7 +100,11 @@ def test_the_search_table_carries_no_escape_sequence_from_outside() -> None:
         found_by=("web",),
     )
     result = SearchResult(
-        query=HOSTILE, evidence=[item], sources_searched=["web"], total_found=1, errors=[f"pubmed: {HOSTILE}"]
+        query=HOSTILE,
+        evidence=[item],
+        sources_searched=["web"],
+        total_found=1,
+        failures=[SourceFailure(source="pubmed", reason=HOSTILE)],
     )
     result.disabled = {"you": HOSTILE}
     outcome = SearchOutcome(result=result, demo=False, run_id="search-1", evidence=[item])

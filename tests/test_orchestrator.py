@@ -32,6 +32,7 @@ from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
 from deepcritical.errors import ResearchError, StoreError
 from deepcritical.events import JudgeFinished, QueriesPlanned, ReportWritten, RunStarted, RunWarning
+from deepcritical.models import SourceFailure
 from deepcritical.outputs import FALLBACK_EXPLANATIONS, FallbackReason
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
@@ -327,7 +328,11 @@ async def test_a_crash_keeps_the_evidence_and_still_finishes_with_a_record(tmp_p
 
 
 async def test_no_evidence_ends_in_a_report_that_says_so() -> None:
-    harness = Harness(handler=FakeHandler(answer=lambda _query: [], errors=["pubmed: HTTP 500 after 3 attempt(s)"]))
+    harness = Harness(
+        handler=FakeHandler(
+            answer=lambda _query: [], failures=[SourceFailure(source="pubmed", reason="HTTP 500 after 3 attempt(s)")]
+        )
+    )
     outcome = await harness.run()
     assert outcome.stop_reason == "no_evidence"
     assert outcome.report.answer_brief.startswith("No evidence was found")
@@ -565,9 +570,13 @@ async def test_a_report_whose_valid_findings_are_all_contrary_is_kept() -> None:
     assert not any("extractive" in limitation for limitation in outcome.report.limitations)
 
 
+PUBMED_DOWN = SourceFailure(source="pubmed", reason="cannot connect to eutils.ncbi.nlm.nih.gov")
+WEB_DOWN = SourceFailure(source="web", reason="cannot connect to duckduckgo.com")
+
+
 async def test_no_evidence_because_no_source_answered_is_a_failed_run() -> None:
-    down = ["pubmed: cannot connect to eutils.ncbi.nlm.nih.gov", "web: cannot connect to duckduckgo.com"]
-    harness = Harness(handler=FakeHandler(answer=lambda _query: [], errors=down, sources=("pubmed", "web")))
+    down = [PUBMED_DOWN, WEB_DOWN]
+    harness = Harness(handler=FakeHandler(answer=lambda _query: [], failures=down, sources=("pubmed", "web")))
     outcome = await harness.run()
     assert outcome.stop_reason == "no_evidence"
     assert outcome.error is not None
@@ -584,9 +593,9 @@ async def test_no_evidence_because_no_source_answered_is_a_failed_run() -> None:
 
 
 async def test_evidence_recalled_from_earlier_runs_alone_never_makes_a_run_succeed() -> None:
-    down = ["pubmed: cannot connect to eutils.ncbi.nlm.nih.gov", "web: cannot connect to duckduckgo.com"]
+    down = [PUBMED_DOWN, WEB_DOWN]
     store = FakeStore(library=CORPUS)  # an earlier run found all of these
-    handler = FakeHandler(answer=lambda _query: [], errors=down, sources=("pubmed", "web"))
+    handler = FakeHandler(answer=lambda _query: [], failures=down, sources=("pubmed", "web"))
     harness = Harness(store=store, handler=handler)
     outcome = await harness.run()
     assert outcome.evidence
@@ -600,8 +609,8 @@ async def test_evidence_recalled_from_earlier_runs_alone_never_makes_a_run_succe
 
 
 async def test_when_both_the_model_and_every_source_fail_both_are_named() -> None:
-    down = ["pubmed: cannot connect to eutils.ncbi.nlm.nih.gov"]
-    handler = FakeHandler(answer=lambda _query: [], errors=down, sources=("pubmed",))
+    down = [PUBMED_DOWN]
+    handler = FakeHandler(answer=lambda _query: [], failures=down, sources=("pubmed",))
     broken = models(brain=failing(401), judge=failing(401), report=failing(401))
     harness = Harness(demo_settings(DEEPCRITICAL_MAX_ITERATIONS=5), handler=handler, models=broken)
     outcome = await harness.run()
@@ -612,7 +621,11 @@ async def test_when_both_the_model_and_every_source_fail_both_are_named() -> Non
 
 
 async def test_sources_that_answered_with_nothing_relevant_are_not_a_failed_run() -> None:
-    harness = Harness(handler=FakeHandler(answer=lambda _query: [], errors=["pubmed: HTTP 500 after 3 attempt(s)"]))
+    harness = Harness(
+        handler=FakeHandler(
+            answer=lambda _query: [], failures=[SourceFailure(source="pubmed", reason="HTTP 500 after 3 attempt(s)")]
+        )
+    )
     outcome = await harness.run()
     assert outcome.stop_reason == "no_evidence"
     assert outcome.error is None

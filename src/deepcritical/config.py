@@ -17,6 +17,8 @@ import platformdirs
 from pydantic import (
     AliasChoices,
     AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
     Field,
     PositiveFloat,
     PositiveInt,
@@ -33,6 +35,7 @@ from deepcritical.models import ALL_SOURCES, SourceName
 
 TimeRange = Literal["day", "week", "month", "year"]
 OutputMode = Literal["auto", "tool", "native", "prompted"]
+EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
@@ -61,6 +64,88 @@ def _split_csv(value: Any) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     return value
+
+
+class Group(BaseModel):
+    """A typed, read-only branch of the settings tree, built from the flat fields (``Settings.search``,
+    ``.loop``, ``.store``, ``.serve``). The environment variables stay flat: the README documents them."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class PubMedSettings(Group):
+    timeout: float
+    base_url: str
+    api_key: SecretStr | None
+    email: str | None
+    tool: str
+
+
+class WebSettings(Group):
+    timeout: float
+
+
+class SearxngSettings(Group):
+    timeout: float
+    base_url: str | None
+    categories: tuple[str, ...]
+    language: str | None
+    time_range: TimeRange | None
+
+
+class YouSettings(Group):
+    timeout: float
+    api_key: SecretStr | None
+
+
+class JsonApiSettings(Group):
+    """A public JSON API (ClinicalTrials.gov, Europe PMC): where, and how long a request may take."""
+
+    timeout: float
+    base_url: str
+
+
+class SearchSettings(Group):
+    """Which sources a run searches, how many results each gives, and each source's own settings."""
+
+    enabled: tuple[SourceName, ...]
+    max_results_per_source: int
+    pubmed: PubMedSettings
+    web: WebSettings
+    searxng: SearxngSettings
+    you: YouSettings
+    clinicaltrials: JsonApiSettings
+    europepmc: JsonApiSettings
+
+
+class LoopSettings(Group):
+    """The research loop's limits."""
+
+    max_iterations: int
+    max_evidence: int
+    max_seconds: float
+    max_llm_requests: int
+    judge_max_items: int
+    confidence_threshold: float
+
+
+class StoreSettings(Group):
+    """Where evidence is kept, how it is embedded and de-duplicated, and how long run collections stay."""
+
+    home: Path
+    embedding_model: str | None
+    chroma_host: str | None
+    chroma_port: int
+    dedup_threshold: float
+    retention: timedelta | None
+
+
+class ServeSettings(Group):
+    """The page, HTTP API and MCP server."""
+
+    max_concurrent_runs: int
+    api_token: SecretStr | None
+    runs_per_minute: int
 
 
 class Settings(BaseSettings):
@@ -105,6 +190,7 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_data_dir("deepcritical")), validation_alias="DEEPCRITICAL_HOME"
     )
     embedding_model: str | None = Field(default=None, validation_alias="DEEPCRITICAL_EMBEDDING_MODEL")
+    embedding_backend: EmbeddingBackend = Field(default="auto", validation_alias="DEEPCRITICAL_EMBEDDING_BACKEND")
     chroma_host: str | None = Field(default=None, validation_alias="CHROMA_HOST")
     chroma_port: int = Field(default=8000, ge=1, le=65535, validation_alias="CHROMA_PORT")
     dedup_threshold: float = Field(default=0.9, gt=0.0, le=1.0, validation_alias="DEEPCRITICAL_DEDUP_THRESHOLD")
@@ -156,12 +242,17 @@ class Settings(BaseSettings):
     redis_url: SecretStr | None = Field(default=None, validation_alias="REDIS_URL")
     retention: timedelta | None = Field(default=timedelta(days=30), validation_alias="DEEPCRITICAL_RETENTION")
 
-    @field_validator("redis_url", mode="before")
+    # A team deployment: runs go through a job queue on Redis to ``deepcritical worker`` processes
+    queue_url: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_QUEUE_URL")
+    queue_heartbeat: float = Field(default=30.0, ge=1.0, le=3600.0, validation_alias="DEEPCRITICAL_QUEUE_HEARTBEAT")
+    queue_attempts: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_QUEUE_ATTEMPTS")
+
+    @field_validator("redis_url", "queue_url", mode="before")
     @classmethod
     def _blank_redis_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("redis_url")
+    @field_validator("redis_url", "queue_url")
     @classmethod
     def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis", "rediss", "unix"):
@@ -263,6 +354,47 @@ class Settings(BaseSettings):
             elif isinstance(value, AnyHttpUrl) and (value.username or value.password):
                 data[name] = _without_credentials(str(value))
         return data
+
+    # The settings tree: typed groups over the flat fields (built on each access, so a ``model_copy`` with
+    # new flat values is always reflected).
+    @property
+    def search(self) -> SearchSettings:
+        return SearchSettings(
+            enabled=tuple(self.sources),
+            max_results_per_source=self.max_results_per_source,
+            pubmed=PubMedSettings(
+                timeout=self.pubmed_timeout,
+                base_url=str(self.ncbi_eutils_url),
+                api_key=self.ncbi_api_key,
+                email=self.ncbi_email,
+                tool=self.ncbi_tool,
+            ),
+            web=WebSettings(timeout=self.web_timeout),
+            searxng=SearxngSettings(
+                timeout=self.searxng_timeout,
+                base_url=str(self.searxng_base_url) if self.searxng_base_url is not None else None,
+                categories=tuple(self.searxng_default_categories),
+                language=self.searxng_default_language,
+                time_range=self.searxng_default_time_range,
+            ),
+            you=YouSettings(timeout=self.you_timeout, api_key=self.you_api_key),
+            clinicaltrials=JsonApiSettings(
+                timeout=self.clinicaltrials_timeout, base_url=str(self.clinicaltrials_base_url)
+            ),
+            europepmc=JsonApiSettings(timeout=self.europepmc_timeout, base_url=str(self.europepmc_base_url)),
+        )
+
+    @property
+    def loop(self) -> LoopSettings:
+        return LoopSettings.model_validate({name: getattr(self, name) for name in LoopSettings.model_fields})
+
+    @property
+    def store(self) -> StoreSettings:
+        return StoreSettings.model_validate({name: getattr(self, name) for name in StoreSettings.model_fields})
+
+    @property
+    def serve(self) -> ServeSettings:
+        return ServeSettings.model_validate({name: getattr(self, name) for name in ServeSettings.model_fields})
 
 
 def _without_credentials(url: str) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+from typing import Self
+
 
 class DeepCriticalError(Exception):
     """Base class for every error DeepCritical raises on purpose."""
@@ -12,15 +15,30 @@ class ConfigError(DeepCriticalError):
 
 
 class SearchError(DeepCriticalError):
-    """A search source failed: unreachable, timed out, or answered something unusable."""
+    """A search source failed: unreachable, timed out, or answered something unusable.
+
+    ``reason`` says what happened, ``source`` which source it happened to; the text of the error is
+    ``"source: reason"``, written here only (the handler keeps the two apart, as a ``SourceFailure``)."""
+
+    def __init__(self, reason: str, *, source: str | None = None) -> None:
+        super().__init__(f"{source}: {reason}" if source else reason)
+        self.reason = reason
+        self.source = source
+
+    def restated(self, reason: str, *, source: str) -> Self:
+        """The same failure (same class, same attributes) with another reason, attributed to ``source``."""
+        clone = copy.copy(self)
+        clone.reason, clone.source = reason, source
+        clone.args = (f"{source}: {reason}",)
+        return clone
 
 
 class SourceHTTPError(SearchError):
     """A source answered with an HTTP error status that retrying did not cure; ``status`` says which, so a
     source can explain what that status means for it (ClinicalTrials.gov's 403, for example)."""
 
-    def __init__(self, message: str, status: int = 0) -> None:
-        super().__init__(message)
+    def __init__(self, reason: str, status: int = 0, *, source: str | None = None) -> None:
+        super().__init__(reason, source=source)
         self.status = status
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -52,7 +53,7 @@ def normalize_doi(doi: str) -> str:
     return doi.lower()
 
 
-# --- Study design and level of evidence (the classifier is sources/grading.py; the scale is in phases/) ---
+# --- Study design and level of evidence (the classifier is sources/grading/; the scale is in phases/) ---
 
 StudyDesign = Literal[
     "meta_analysis",
@@ -76,25 +77,40 @@ StudyDesign = Literal[
 Population = Literal["humans", "animals", "in_vitro", "unknown"]
 GradeBasis = Literal["publication_type", "mesh", "text", "source"]
 
-DESIGN_LABELS: dict[StudyDesign, str] = {
-    "meta_analysis": "meta-analysis",
-    "systematic_review": "systematic review",
-    "randomized_controlled_trial": "randomised controlled trial",
-    "clinical_trial": "non-randomised clinical trial",
-    "cohort": "cohort study",
-    "case_control": "case-control study",
-    "cross_sectional": "cross-sectional study",
-    "observational": "observational study",
-    "case_report": "case report or series",
-    "guideline": "guideline",
-    "narrative_review": "narrative review",
-    "preclinical": "preclinical study",
-    "editorial_or_letter": "editorial, comment or letter",
-    "registered_trial": "trial registration",
-    "preprint": "preprint",
-    "web": "web page",
-    "unknown": "design unknown",
+
+@dataclass(frozen=True)
+class Design:
+    """What the project knows of one study design: how it is named in a report, its level on the OCEBM
+    2011 scale ("Does this intervention help?"; None: outside the scale, shown as such rather than ranked),
+    and whether it is by definition a study of people."""
+
+    label: str
+    level: int | None
+    in_humans: bool = False
+
+
+# The one list of designs (the ``StudyDesign`` names, checked against it by a test); the grader, the
+# report and the assessment read their labels, levels and populations from here.
+DESIGNS: dict[StudyDesign, Design] = {
+    "meta_analysis": Design("meta-analysis", 1, in_humans=True),
+    "systematic_review": Design("systematic review", 1, in_humans=True),
+    "randomized_controlled_trial": Design("randomised controlled trial", 2, in_humans=True),
+    "clinical_trial": Design("non-randomised clinical trial", 3, in_humans=True),
+    "cohort": Design("cohort study", 3, in_humans=True),
+    "case_control": Design("case-control study", 4, in_humans=True),
+    "cross_sectional": Design("cross-sectional study", 4, in_humans=True),
+    "observational": Design("observational study", 3, in_humans=True),
+    "case_report": Design("case report or series", 4, in_humans=True),
+    "guideline": Design("guideline", None),
+    "narrative_review": Design("narrative review", 5),
+    "preclinical": Design("preclinical study", None),
+    "editorial_or_letter": Design("editorial, comment or letter", 5),
+    "registered_trial": Design("trial registration", None),
+    "preprint": Design("preprint", None),
+    "web": Design("web page", None),
+    "unknown": Design("design unknown", None),
 }
+DESIGN_LABELS: dict[StudyDesign, str] = {name: design.label for name, design in DESIGNS.items()}
 POPULATION_LABELS: dict[Population, str] = {
     "humans": "humans",
     "animals": "animals",
@@ -355,6 +371,20 @@ def first_errors(failures: Iterable[Mapping[str, str]]) -> dict[str, str]:
     return first
 
 
+class SourceFailure(BaseModel):
+    """One source's failed search: which source, and why (a readable sentence without the source's name)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: SourceName
+    reason: str
+
+    @property
+    def line(self) -> str:
+        """The failure as one readable line, ``"source: reason"``."""
+        return f"{self.source}: {self.reason}"
+
+
 class SearchResult(BaseModel):
     """What one query across the enabled sources produced."""
 
@@ -362,18 +392,22 @@ class SearchResult(BaseModel):
     evidence: list[Evidence]
     sources_searched: list[SourceName]
     total_found: int = Field(ge=0, description="Items before cross-source de-duplication")
-    errors: list[str] = Field(default_factory=list, description="One readable line per failed source")
+    failures: list[SourceFailure] = Field(default_factory=list, description="One per failed source")
     disabled: dict[str, str] = Field(
         default_factory=dict, description="Sources not searched because the configuration leaves them off, and why"
     )
 
     @property
+    def errors(self) -> list[str]:
+        """One readable line per failed source."""
+        return [failure.line for failure in self.failures]
+
+    @property
     def failed_sources(self) -> dict[str, str]:
-        """Each failed source with its first error line; every line starts with the source's name, as the
-        handler writes it."""
+        """Each failed source with its first error line."""
         failed: dict[str, str] = {}
-        for line in self.errors:
-            failed.setdefault(line.split(":", 1)[0].strip(), line)
+        for failure in self.failures:
+            failed.setdefault(failure.source, failure.line)
         return failed
 
     @property

@@ -35,3 +35,17 @@ def one_line(text: str) -> str:
     """``text`` without control characters, on one trimmed line with runs of whitespace collapsed: how a
     question or a query is used, and how outside text is shown on a terminal line."""
     return " ".join(without_controls(text).split())
+
+
+def shorten(text: str, limit: int, *, on_word: bool = False) -> str:
+    """``text`` on one line (runs of whitespace folded) and at most ``limit`` characters. A longer text is
+    cut and ends in "…"; with ``on_word`` it is cut between words and ends in " …" (words left out).
+    The one way a title, a snippet or a message is shortened for display."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    if on_word:
+        window = flat[: limit - 1]  # the head, a space and the ellipsis fit in ``limit``
+        head = window.rsplit(" ", 1)[0] if " " in window else window[:-1]
+        return head.rstrip() + " …"
+    return flat[: max(limit - 1, 0)].rstrip() + "…"

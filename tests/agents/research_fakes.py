@@ -12,7 +12,7 @@ import structlog
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.config import Settings
-from deepcritical.models import Citation, Evidence, Grade, SearchResult, SourceName, merge_records
+from deepcritical.models import Citation, Evidence, Grade, SearchResult, SourceFailure, SourceName, merge_records
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
@@ -205,13 +205,13 @@ class FakeHandler:
         corpus: Sequence[Evidence] = CORPUS,
         *,
         answer: Callable[[str], list[Evidence]] | None = None,
-        errors: Sequence[str] = (),
+        failures: Sequence[SourceFailure] = (),
         on_execute: Callable[[str], None] | None = None,
         sources: Sequence[SourceName] = ("pubmed", "web", "searxng"),
     ) -> None:
         self.corpus = list(corpus)
         self.answer = answer
-        self.errors = list(errors)
+        self.failures = list(failures)
         self.on_execute = on_execute
         self.source_names: list[SourceName] = list(sources)
         self.unavailable: dict[SourceName, str] = {}
@@ -227,7 +227,7 @@ class FakeHandler:
             evidence=found,
             sources_searched=self.source_names,
             total_found=len(found),
-            errors=self.errors,
+            failures=self.failures,
         )
 
 

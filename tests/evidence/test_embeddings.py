@@ -19,7 +19,12 @@ LONG_ABSTRACT = " ".join(
 
 
 def _tokens(service: EmbeddingService, text: str) -> int:
-    return len(service.sentence_transformer.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+    return service.count_tokens(text)
+
+
+def _torch_service() -> EmbeddingService:
+    pytest.importorskip("sentence_transformers", reason="the torch backend is optional (deepcritical[torch])")
+    return EmbeddingService(backend="torch")
 
 
 @pytest.mark.model
@@ -46,15 +51,15 @@ def test_vectors_are_normalised_float32_rows(embeddings: EmbeddingService) -> No
 
 @pytest.mark.model
 def test_a_batch_is_one_model_call(embeddings: EmbeddingService, monkeypatch: pytest.MonkeyPatch) -> None:
-    model = embeddings.sentence_transformer
+    encoder = embeddings.encoder
     calls: list[int] = []
-    original = model.encode
+    original = encoder.encode
 
-    def spy(texts: list[str], **kwargs: Any) -> Any:
+    def spy(texts: list[str], *args: Any) -> Any:
         calls.append(len(texts))
-        return original(texts, **kwargs)
+        return original(texts, *args)
 
-    monkeypatch.setattr(model, "encode", spy)
+    monkeypatch.setattr(encoder, "encode", spy)
     vectors = embeddings.embed([f"finding number {n} about statins" for n in range(70)])
     assert calls == [70]
     assert vectors.shape[0] == 70
@@ -63,7 +68,7 @@ def test_a_batch_is_one_model_call(embeddings: EmbeddingService, monkeypatch: py
 @pytest.mark.model
 def test_the_model_is_loaded_once_and_shared(embeddings: EmbeddingService) -> None:
     other = EmbeddingService(batch_size=8)
-    assert other.sentence_transformer is embeddings.sentence_transformer
+    assert other.encoder is embeddings.encoder
 
 
 @pytest.mark.model
@@ -201,3 +206,88 @@ def test_blank_model_name_is_rejected() -> None:
 def test_batch_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         EmbeddingService(batch_size=0)
+
+
+PARITY_TEXTS = [
+    "Metformin treats type 2 diabetes.",
+    "Type 2 diabetes is treated with metformin.",
+    "The orchestra rehearsed the symphony all afternoon.",
+    LONG_ABSTRACT,
+    "Überblick: Metformin senkt das Demenzrisiko — 二甲双胍",
+]
+
+
+@pytest.mark.model
+def test_the_default_backend_is_onnx_runtime(embeddings: EmbeddingService) -> None:
+    assert embeddings.backend == "onnx"
+
+
+@pytest.mark.model
+def test_onnx_fp32_graph_computes_what_sentence_transformers_computes() -> None:
+    reference = _torch_service().embed(PARITY_TEXTS)
+    built = EmbeddingService(backend="onnx-fp32").embed(PARITY_TEXTS)
+    np.testing.assert_allclose(built, reference, atol=1e-5)
+
+
+@pytest.mark.model
+def test_int8_vectors_stay_close_to_the_float_model(embeddings: EmbeddingService) -> None:
+    reference = EmbeddingService(backend="onnx-fp32").embed(PARITY_TEXTS)
+    cosines = np.sum(embeddings.embed(PARITY_TEXTS) * reference, axis=1)
+    assert cosines.min() > 0.98
+
+
+@pytest.mark.model
+def test_both_backends_cut_texts_alike(embeddings: EmbeddingService) -> None:
+    long_text = " ".join(PARITY_TEXTS * 30)
+    assert _torch_service().fit_to_window([long_text]) == embeddings.fit_to_window([long_text])
+
+
+@pytest.mark.model
+def test_padding_in_a_batch_does_not_change_a_vector(embeddings: EmbeddingService) -> None:
+    alone = embeddings.embed(["aspirin"])
+    beside_long = embeddings.embed(["aspirin", LONG_ABSTRACT])
+    np.testing.assert_allclose(beside_long[0], alone[0], atol=1e-5)
+
+
+def test_built_graph_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings
+    import deepcritical.evidence.onnx_bert as onnx_bert
+
+    monkeypatch.setattr(embeddings, "_MODELS", {})
+    first = EmbeddingService(backend="onnx", cache_dir=tmp_path).embed(["metformin"])
+    (cached,) = tmp_path.glob("*.onnx")
+    monkeypatch.setattr(embeddings, "_MODELS", {})
+
+    def no_build(*_: object) -> bytes:
+        raise AssertionError("the cached graph should have been used")
+
+    monkeypatch.setattr(onnx_bert, "build_bert_graph", no_build)
+    second = EmbeddingService(backend="onnx", cache_dir=tmp_path).embed(["metformin"])
+    np.testing.assert_array_equal(first, second)
+    assert list(tmp_path.glob("*.onnx")) == [cached]
+
+
+def test_unwritable_cache_still_embeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings
+
+    monkeypatch.setattr(embeddings, "_MODELS", {})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    vectors = EmbeddingService(backend="onnx", cache_dir=blocker / "models").embed(["metformin"])
+    assert vectors.shape == (1, 384)
+
+
+def test_unknown_backend_is_rejected_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPCRITICAL_EMBEDDING_BACKEND", "tensorflow")
+    with pytest.raises(EmbeddingError, match=r"DEEPCRITICAL_EMBEDDING_BACKEND='tensorflow' is not one of auto"):
+        EmbeddingService()
+
+
+def test_onnx_backend_refuses_a_model_it_cannot_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings
+
+    monkeypatch.setattr(embeddings, "_MODELS", {})
+    (tmp_path / "config.json").write_text('{"model_type": "t5"}')
+    (tmp_path / "tokenizer.json").write_text("{}")
+    with pytest.raises(EmbeddingError, match=r"onnx backend cannot run .*'t5' is not 'bert'.*=torch"):
+        EmbeddingService(str(tmp_path), backend="onnx").embed(["text"])

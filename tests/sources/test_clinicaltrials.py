@@ -154,7 +154,7 @@ async def test_other_failures_follow_the_common_policy() -> None:
     seen: list[httpx2.Request] = []
     with pytest.raises(SearchError, match=r"clinicaltrials: HTTP 400 after 1 attempt\(s\): bad pageSize"):
         await tool(lambda _request: httpx2.Response(400, text="bad pageSize"), seen).search("example", 5)
-    with pytest.raises(SearchError, match=r"clinicaltrials: the response from clinicaltrials\.gov is not JSON"):
+    with pytest.raises(SearchError, match=r"^clinicaltrials: not JSON from clinicaltrials\.gov \(text/plain"):
         await tool(lambda _request: httpx2.Response(200, text="<html>maintenance</html>"), []).search("example", 5)
     attempts: list[httpx2.Request] = []
     with pytest.raises(SearchError, match="HTTP 503"):

@@ -176,7 +176,7 @@ async def test_the_request_is_the_documented_one() -> None:
 
 
 async def test_failures_follow_the_common_policy() -> None:
-    with pytest.raises(SearchError, match=r"europepmc: the response from www\.ebi\.ac\.uk is not JSON"):
+    with pytest.raises(SearchError, match=r"^europepmc: not JSON from www\.ebi\.ac\.uk"):
         await tool(lambda _request: httpx2.Response(200, text="<html>down</html>"), []).search("x", 5)
     attempts: list[httpx2.Request] = []
     with pytest.raises(SearchError, match="HTTP 500"):

@@ -3,10 +3,13 @@ check tags, then the text; the OCEBM 2011 level that follows from the design."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
-from deepcritical.models import Grade
+from deepcritical.models import DESIGNS, Grade, StudyDesign
 from deepcritical.sources.grading import (
+    HUMAN_DESIGNS,
     OCEBM_LEVEL,
     design_from_publication_types,
     design_from_text,
@@ -243,3 +246,12 @@ def test_every_design_has_a_stated_level_or_none() -> None:
     assert OCEBM_LEVEL["case_control"] == OCEBM_LEVEL["case_report"] == 4
     assert OCEBM_LEVEL["narrative_review"] == 5
     assert all(OCEBM_LEVEL[d] is None for d in ("preclinical", "web", "registered_trial", "preprint", "unknown"))
+
+
+def test_the_design_list_is_written_once() -> None:
+    # Every StudyDesign name has its label, level and population in models.DESIGNS, and the grader reads
+    # its levels and its human designs from there.
+    assert list(DESIGNS) == list(get_args(StudyDesign))
+    assert {name: design.level for name, design in DESIGNS.items()} == OCEBM_LEVEL
+    assert {"randomized_controlled_trial", "case_report"} <= HUMAN_DESIGNS
+    assert not HUMAN_DESIGNS & {"preclinical", "narrative_review", "web", "unknown"}

@@ -6,7 +6,7 @@ import asyncio
 from typing import ClassVar
 
 from deepcritical.errors import RateLimitError, SearchError
-from deepcritical.models import Citation, Evidence, SourceName, merge_evidence
+from deepcritical.models import Citation, Evidence, SourceFailure, SourceName, merge_evidence
 from deepcritical.sources.base import SearchTool
 from deepcritical.sources.handler import SearchHandler
 
@@ -40,15 +40,30 @@ class HangingTool(FakeTool):
 
 async def test_one_failing_source_leaves_the_others_intact() -> None:
     web = FakeTool("web", [item("web", "https://a.org/1")])
-    pubmed = FakeTool("pubmed", error=SearchError("pubmed: HTTP 503 after 3 attempt(s)"))
-    you = FakeTool("you", error=RateLimitError("you: rate limited (HTTP 429) after 3 attempt(s)"))
+    pubmed = FakeTool("pubmed", error=SearchError("HTTP 503 after 3 attempt(s)", source="pubmed"))
+    # A failure raised without a source is attributed to the tool it came from, named once.
+    you = FakeTool("you", error=RateLimitError("rate limited (HTTP 429) after 3 attempt(s)"))
     result = await SearchHandler([web, pubmed, you]).execute("metformin")
     assert [e.citation.url for e in result.evidence] == ["https://a.org/1"]
     assert result.sources_searched == ["web", "pubmed", "you"]
-    assert sorted(result.errors) == [
+    assert result.failures == [
+        SourceFailure(source="pubmed", reason="HTTP 503 after 3 attempt(s)"),
+        SourceFailure(source="you", reason="rate limited (HTTP 429) after 3 attempt(s)"),
+    ]
+    assert result.errors == [
         "pubmed: HTTP 503 after 3 attempt(s)",
         "you: rate limited (HTTP 429) after 3 attempt(s)",
     ]
+    assert result.failed_sources == {"pubmed": "pubmed: HTTP 503 after 3 attempt(s)", "you": result.errors[1]}
+    assert result.answered_sources == ["web"]
+
+
+async def test_a_failure_is_attributed_to_its_source_without_reading_its_text() -> None:
+    # A reason that looks like another source's prefix is not mistaken for one: the source is a field.
+    tool = FakeTool("europepmc", error=SearchError("pubmed: looks like a prefix", source="europepmc"))
+    result = await SearchHandler([tool]).execute("q")
+    assert result.failures == [SourceFailure(source="europepmc", reason="pubmed: looks like a prefix")]
+    assert result.failed_sources == {"europepmc": "europepmc: pubmed: looks like a prefix"}
 
 
 async def test_a_source_past_its_deadline_is_reported_not_awaited() -> None:
@@ -57,8 +72,12 @@ async def test_a_source_past_its_deadline_is_reported_not_awaited() -> None:
     handler = SearchHandler([hanging, FakeTool("web", [item("web", "https://a.org")])], timeouts={"searxng": 0.01})
     result = await handler.execute("q")
     assert len(result.evidence) == 1
-    assert result.errors == [
-        "searxng: no answer within 0.01 s (a multiple of SEARXNG_TIMEOUT; raise it if the service is slow)"
+    assert result.failures == [
+        SourceFailure(
+            source="searxng",
+            reason="no answer within 0.01 s (the deadline of the whole search); "
+            "if it is slow rather than down, raise SEARXNG_TIMEOUT (now 30)",
+        )
     ]
 
 

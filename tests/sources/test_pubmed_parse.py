@@ -177,7 +177,7 @@ def test_empty_article_set_is_an_empty_batch() -> None:
 def test_long_titles_are_cut_to_the_citation_limit() -> None:
     title = only(record(title="word " * 200)).citation.title
     assert len(title) == 500
-    assert title.endswith("...")
+    assert title.endswith("…")
 
 
 def test_escaped_markup_in_text_is_text() -> None:

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx2
 from fastapi import FastAPI
@@ -94,10 +95,12 @@ class _ScriptedRun:
         self.script = script
         self.settings = settings
 
-    async def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]:
+    async def run(
+        self, question: str, *, run_id: str | None = None, checkpoint: Any = None, resume: Any = None
+    ) -> AsyncIterator[ProgressEvent]:
         assert run_id is not None
         script = self.script
-        script.log.append(("start", run_id))
+        script.log.append(("start" if resume is None else "resume", run_id))
         try:
             yield RunStarted(
                 run_id=run_id,

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
+from deepcritical.run.checkpoint import Checkpoint, write_checkpoint
 from deepcritical.run.journal import RunInfo
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.app import create_app
@@ -199,6 +200,45 @@ async def test_a_restart_marks_unfinished_runs_interrupted_never_lost(tmp_path: 
         assert [event_id for event_id, _, _ in killed_events] == [1, 2]
         running_events = await events_of(client, running)
         assert [kind for _, kind, _ in running_events] == ["run_started", "iteration_started", "run_ended"]
+
+
+async def test_an_interrupted_run_is_resumed_from_its_checkpoint(tmp_path: Path) -> None:
+    script = ScriptedRuns(hold=True)
+    async with serving(app_for(tmp_path, script, max_concurrent_runs=1)) as client:
+        held = (await start(client, "interrupted after a checkpoint"))["run_id"]
+        await script.reached_hold(held).wait()
+        early = (await start(client, "interrupted before any checkpoint"))["run_id"]
+    checkpoint = Checkpoint(
+        run_id=held,
+        question="interrupted after a checkpoint",
+        started_at="2026-01-01T00:00:00+00:00",
+        written_at="2026-01-01T00:00:01+00:00",
+        stage="plan",
+        iteration=1,
+        elapsed_seconds=1.0,
+        loop_seconds_left=100.0,
+        report_seconds_left=120.0,
+        state={"question": "interrupted after a checkpoint"},
+        usage={},
+        evidence=[],
+    )
+    write_checkpoint(tmp_path / "runs" / held, checkpoint)
+    script = ScriptedRuns()
+    async with serving(app_for(tmp_path, script)) as client:
+        refused = await client.post(f"/api/runs/{early}/resume")
+        assert refused.status_code == 409
+        assert "before its first checkpoint" in refused.json()["error"]
+        before = await events_of(client, held)
+        resumed = await client.post(f"/api/runs/{held}/resume")
+        assert resumed.status_code == 202
+        events = await events_of(client, held, **{"Last-Event-ID": str(before[-1][0])})
+        assert events[-1][2]["status"] == "finished"
+        assert [event_id for event_id, _, _ in events] == list(
+            range(before[-1][0] + 1, before[-1][0] + 1 + len(events))
+        )
+        assert script.log[0] == ("resume", held)
+        again = await client.post(f"/api/runs/{held}/resume")
+        assert again.status_code == 409  # finished now
 
 
 async def test_a_failed_run_keeps_its_report_and_says_why(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pydantic_ai.exceptions import (
 )
 
 from deepcritical.agents.output import short_http_error
+from deepcritical.text import shorten
 
 AGENT_NAMES = {"brain": "the Brain", "judge": "the Judge", "report": "the Report agent"}
 MAX_MESSAGE_CHARS = 240
@@ -38,18 +39,13 @@ def _unchanged(text: str) -> str:
     return text
 
 
-def _shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _show(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, int | float | bool) or value is None:
         return str(value).lower() if isinstance(value, bool) or value is None else str(value)
     if isinstance(value, str):
-        return repr(_shorten(value, MAX_VALUE_CHARS))
+        return repr(shorten(value, MAX_VALUE_CHARS))
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
@@ -104,7 +100,7 @@ def describe_mismatch(error: ValidationError | ModelRetry | str) -> str:
     if isinstance(error, str):
         return error
     if isinstance(error, ModelRetry):
-        return _shorten(str(error.message), MAX_MESSAGE_CHARS)
+        return shorten(str(error.message), MAX_MESSAGE_CHARS)
     problems = error.errors(include_url=False)
     if not problems:
         return "it did not validate"
@@ -133,20 +129,20 @@ def describe_model_error(error: BaseException, redact: Callable[[str], str] = _u
         return f"the model server answered {short_http_error(error, redact=redact)}"
     if isinstance(error, ModelConnectionError):
         cause = error.__cause__
-        detail = f" ({_shorten(redact(str(cause)), 120)})" if cause is not None and str(cause) else ""
+        detail = f" ({shorten(redact(str(cause)), 120)})" if cause is not None and str(cause) else ""
         return f"cannot reach the model server{detail}"
     if isinstance(error, UnexpectedModelBehavior):
         first_line = error.message.splitlines()[0] if error.message else type(error).__name__
         if first_line.startswith("Invalid response from"):  # e.g. an HTML page, or JSON of another shape
             what = "was not JSON" if "expected JSON" in first_line else "was JSON of the wrong shape"
             return f"the model server's answer is not the API's format: it {what}"
-        return _shorten(redact(first_line), MAX_MESSAGE_CHARS)
+        return shorten(redact(first_line), MAX_MESSAGE_CHARS)
     if isinstance(error, ModelAPIError) and str(error).startswith("Failed to decode response as JSON"):
         detail = redact(str(error).removeprefix("Failed to decode response as JSON:").strip())
-        return f"the model server's answer is not the API's format: it was broken JSON ({_shorten(detail, 80)})"
+        return f"the model server's answer is not the API's format: it was broken JSON ({shorten(detail, 80)})"
     if isinstance(error, UsageLimitExceeded):
         return "the LLM request budget is spent"
     if isinstance(error, TimeoutError):
         return "the run's time budget ran out (DEEPCRITICAL_MAX_SECONDS)"
     first_line = redact(next(iter(str(error).splitlines()), ""))
-    return _shorten(f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__, MAX_MESSAGE_CHARS)
+    return shorten(f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__, MAX_MESSAGE_CHARS)

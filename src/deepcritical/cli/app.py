@@ -1,4 +1,5 @@
 """The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question,
+``batch`` a file of questions,
 ``export`` a run's references.
 ``library`` to see, prune and export the evidence store.
 
@@ -137,9 +138,13 @@ def search(
 
 @app.command()
 def research(
-    question: Annotated[str, typer.Argument(help="The research question.")],
+    question: Annotated[str | None, typer.Argument(help="The research question (not with --resume).")] = None,
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Where to write report.md and run.json (default: runs/RUN_ID).")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option("--resume", help="Continue the killed or interrupted run whose folder this is.", metavar="OUT"),
     ] = None,
     max_iterations: Annotated[
         int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
@@ -172,7 +177,13 @@ def research(
     from deepcritical.cli.research import run_research
 
     configure_logging(verbose=verbose)
-    question = require_text(question, "question")
+    if resume is not None and question is not None:
+        fail("--resume continues the question its run was asked: give --resume OUT or a QUESTION, not both")
+    if resume is not None and out_dir is not None and out_dir.resolve() != resume.resolve():
+        fail("--out: a resumed run writes into its own folder (--resume OUT); leave --out out")
+    if resume is None and question is None:
+        fail("missing QUESTION: give the research question, or --resume OUT to continue a run")
+    question = require_text(question, "question") if question is not None else ""
     settings = settings_from(
         sources=sources,
         demo_mode=demo or None,
@@ -189,7 +200,9 @@ def research(
     checked_preflight(settings)
     made = _missing_directories(out_dir) if out_dir is not None else []
     try:
-        done = run_async(run_research(question, settings, out_dir=out_dir, console=None if quiet else err))
+        done = run_async(
+            run_research(question, settings, out_dir=out_dir, console=None if quiet else err, resume_from=resume)
+        )
     finally:  # interrupted (Ctrl+C) or stopped before any output: leave no empty --out folder behind
         _remove_if_empty(made)
     outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
@@ -205,6 +218,125 @@ def research(
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_DEGRADED)
+
+
+@app.command()
+def batch(
+    file: Annotated[
+        Path,
+        typer.Argument(help="Questions: one per line, or a .csv / .jsonl file with a 'question' column."),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="A folder per question and summary.csv go here (default: runs/FILE-NAME)."),
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, max=32, help="Questions researched at once.")] = 1,
+    max_iterations: Annotated[
+        int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
+    ] = None,
+    output_mode: Annotated[
+        OutputMode | None,
+        typer.Option(
+            "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
+        ),
+    ] = None,
+    sources: Annotated[
+        str | None,
+        typer.Option(
+            "--sources",
+            help="Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc (default: all enabled).",
+        ),
+    ] = None,
+    demo: Demo = False,
+    demo_sources: Annotated[
+        bool,
+        typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline)."),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar; print only the summary line.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Research every question of FILE: a folder each, --jobs at a time, then summary.csv. A rerun skips
+    the questions that succeeded and resumes the ones that were cut off."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from deepcritical.cli.batch import exit_code, plan_batch, read_questions, run_batch, summary_line
+    from deepcritical.cli.research import ensure_writable
+
+    configure_logging(verbose=verbose)
+    try:
+        questions = read_questions(file)
+    except ConfigError as error:
+        fail(str(error))
+    target = out_dir if out_dir is not None else Path("runs") / (file.stem or "batch")
+    settings = settings_from(
+        sources=sources,
+        demo_mode=demo or None,
+        demo_sources=demo_sources or None,
+        max_iterations=max_iterations,
+        model=model,
+        output_mode=output_mode,
+    )
+    checked_preflight(settings)
+    try:
+        ensure_writable(target)
+    except ConfigError as error:
+        fail(str(error))
+    plans = plan_batch(questions, target)
+    if settings.demo_mode:
+        err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
+    progress = Progress(
+        TextColumn("questions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+    )
+    bar = progress.add_task("batch", total=len(plans), failed=0)
+    failures = 0
+
+    def done(row: Any) -> None:
+        nonlocal failures
+        failures += row.exit_status == 1
+        progress.update(bar, advance=1, failed=failures)
+
+    with progress:
+        rows = run_async(run_batch(plans, settings, target, jobs=jobs, on_done=done))
+    code = exit_code(rows)
+    line = summary_line(rows, target / "summary.csv")
+    if code == EXIT_OK:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    else:
+        err.print(f"batch: {line}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Runs worked on at once.")] = 1,
+    demo: Demo = False,
+    verbose: Verbose = False,
+) -> None:
+    """Take runs from the team's queue (DEEPCRITICAL_QUEUE_URL) and run them, until Ctrl+C or SIGTERM."""
+    from deepcritical.cli.research import ensure_writable
+    from deepcritical.cli.worker import run_worker, where
+
+    configure_logging(verbose=verbose)
+    settings = settings_from(demo_mode=demo or None)
+    if settings.queue_url is None:
+        fail("DEEPCRITICAL_QUEUE_URL: not set; set it to the team's Redis (redis://host:6379/0)")
+    checked_preflight(settings)
+    try:
+        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
+    except ConfigError as error:
+        fail(str(error))
+    url = settings.queue_url.get_secret_value()
+    err.print(f"worker: taking runs from {where(url)}, {concurrency} at a time; Ctrl+C stops", markup=False)
+    run_async(run_worker(settings, concurrency=concurrency))
 
 
 @app.command()

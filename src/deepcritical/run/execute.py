@@ -19,6 +19,7 @@ import httpx2
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError
 from deepcritical.run import setup
+from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, folder_sink, read_checkpoint, remove_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
@@ -28,7 +29,14 @@ from deepcritical.run.record import write_outputs
 class RunSource(Protocol):
     """What runs a question: ``Orchestrator`` (tests may pass a stand-in)."""
 
-    def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]: ...
+    def run(
+        self,
+        question: str,
+        *,
+        run_id: str | None = None,
+        checkpoint: CheckpointSink | None = None,
+        resume: Checkpoint | None = None,
+    ) -> AsyncIterator[ProgressEvent]: ...
 
 
 ClientFactory = Callable[[Settings], httpx2.AsyncClient]
@@ -60,16 +68,22 @@ async def run_to_folder(
     on_event: EventSink | None = None,
     client_factory: ClientFactory | None = None,
     run_source: RunSourceFactory = orchestrator,
+    resume: bool = False,
 ) -> FolderRun:
     """Run ``question`` to the end and write its folder (default ``runs/<run_id>``). Every event, the
     final ``RunFinished`` included, goes to ``on_event``. Raises ResearchError when the run gave no outcome
     or its files could not be written; a run that failed still returns (``outcome.error`` set).
-    ``client_factory`` defaults to ``run.setup.http_client``, looked up at call time."""
-    run_id = run_id or new_run_id()
+    ``client_factory`` defaults to ``run.setup.http_client``, looked up at call time.
+
+    The run checkpoints into its folder after every stage (``checkpoint.json``, removed once ``run.json``
+    is written); ``resume`` continues the run whose checkpoint the folder holds (its question and id win)."""
+    saved = read_checkpoint(folder) if resume and folder is not None else None
+    run_id = saved.run_id if saved is not None else run_id or new_run_id()
     target = folder if folder is not None else Path("runs") / run_id
     outcome: ResearchOutcome | None = None
     async with (client_factory or setup.http_client)(settings) as client:
-        async for event in run_source(settings, client).run(question, run_id=run_id):
+        source = run_source(settings, client)
+        async for event in source.run(question, run_id=run_id, checkpoint=folder_sink(target), resume=saved):
             if on_event is not None:
                 on_event(event)
             if isinstance(event, RunFinished):
@@ -80,4 +94,5 @@ async def run_to_folder(
         report_path, record_path = write_outputs(outcome, target)
     except OSError as error:
         raise ResearchError(f"cannot write the report to {target}: {error.strerror or error}") from error
+    remove_checkpoint(target)  # run.json is written: the run is over, nothing is left to resume
     return FolderRun(outcome, target, report_path, record_path)

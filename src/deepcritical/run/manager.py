@@ -24,6 +24,7 @@ from deepcritical.evidence import chroma
 from deepcritical.models import ALL_SOURCES, SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
+from deepcritical.run.checkpoint import has_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
 from deepcritical.run.journal import (
@@ -83,6 +84,7 @@ class _Run:
     task: asyncio.Task[None] | None = None
     stop_as: Literal["cancelled", "interrupted"] = "cancelled"
     position: int | None = None
+    resume: bool = False  # the next start continues from the run's checkpoint
 
     @property
     def ended(self) -> bool:
@@ -260,6 +262,23 @@ class RunManager:
                 await run.task
         return run.info
 
+    def resume(self, run_id: str) -> RunInfo:
+        """Queue an interrupted run again; it continues from its last checkpoint (no finished search is
+        sent again, its budgets carry over). RunEndedError when the run is not interrupted or saved none."""
+        run = self._run(run_id)
+        if run.info.status != "interrupted":
+            raise RunEndedError(f"run {run_id} is {run.info.status}; only an interrupted run can be resumed")
+        if not has_checkpoint(run.journal.folder):
+            raise RunEndedError(f"run {run_id} stopped before its first checkpoint; start it again instead")
+        if len(self._queue) >= self.max_queued:
+            raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
+        run.info.status, run.info.error, run.info.ended_at, run.info.summary = "queued", None, None, None
+        run.resume, run.stop_as = True, "cancelled"
+        self._save(run)
+        self._queue.append(run_id)
+        self._dispatch()
+        return run.info
+
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
         """The run's events numbered above ``after``, as they come, until its last (``run_ended``)."""
         run = self._run(run_id)
@@ -320,6 +339,7 @@ class RunManager:
                 on_event=record,
                 client_factory=self._client_factory,
                 run_source=self._run_source,
+                resume=run.resume,
             )
             outcome = done.outcome
             self._end(run, "failed" if outcome.error else "finished", outcome.error, RunSummary.of(outcome))

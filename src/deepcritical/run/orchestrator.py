@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import structlog
@@ -33,9 +34,10 @@ from deepcritical.errors import ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
 from deepcritical.redaction import Redactor
+from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, capture, restore
 from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.run.outcome import ResearchOutcome, assemble_outcome, new_run_id
-from deepcritical.run.report import write_report
+from deepcritical.run.outcome import CheckpointStage, ResearchOutcome, Resumption, assemble_outcome, new_run_id
+from deepcritical.run.report import CheckedReport, write_report
 from deepcritical.run.setup import RunParts
 from deepcritical.run.stage import LoopStopError, run_stage
 from deepcritical.stages.collection import RunEvidence
@@ -66,6 +68,42 @@ def no_source_answered(state: RunState) -> str:
     return f"no source answered any search: {details or 'no source is enabled'}"
 
 
+@dataclass
+class _Progress:
+    """Where one run is, for its checkpoints: written through ``sink`` after every stage."""
+
+    run_id: str
+    started_at: datetime
+    started: float
+    sink: CheckpointSink | None
+    resumed: Checkpoint | None = None
+    resumptions: list[Resumption] | None = None
+
+    async def save(
+        self,
+        deps: ResearchDeps,
+        stage: CheckpointStage,
+        *,
+        stop: StopReason | None = None,
+        loop_error: str | None = None,
+        report: CheckedReport | None = None,
+    ) -> None:
+        if self.sink is None:
+            return
+        checkpoint = capture(
+            deps,
+            run_id=self.run_id,
+            started_at=self.started_at,
+            elapsed=time.perf_counter() - self.started,
+            stage=stage,
+            stop=stop,
+            loop_error=loop_error,
+            report=report,
+            resumptions=self.resumptions,
+        )
+        await self.sink(checkpoint)
+
+
 class Orchestrator:
     """Runs research questions on the parts it is given; every call to ``run`` is an independent run with
     its own deps."""
@@ -82,11 +120,22 @@ class Orchestrator:
                 return event.outcome
         raise ResearchError("the run ended without an outcome")
 
-    async def run(self, question: str, *, run_id: str | None = None) -> AsyncIterator[ProgressEvent]:
-        """Progress events as they happen, ending with ``RunFinished``."""
+    async def run(
+        self,
+        question: str,
+        *,
+        run_id: str | None = None,
+        checkpoint: CheckpointSink | None = None,
+        resume: Checkpoint | None = None,
+    ) -> AsyncIterator[ProgressEvent]:
+        """Progress events as they happen, ending with ``RunFinished``. ``checkpoint`` receives the run's
+        state after every stage; ``resume`` continues the run a checkpoint saved (its question and id win)."""
         queue: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
+        if resume is not None:
+            question, run_id = resume.question, resume.run_id
         # Control characters would reach the report's heading and the terminal: the question is one clean line.
-        task = asyncio.create_task(self._produce(one_line(question), run_id or new_run_id(), queue))
+        produce = self._produce(one_line(question), run_id or new_run_id(), queue, checkpoint, resume)
+        task = asyncio.create_task(produce)
         try:
             while (event := await queue.get()) is not None:
                 yield event
@@ -97,7 +146,14 @@ class Orchestrator:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _produce(self, question: str, run_id: str, queue: asyncio.Queue[ProgressEvent | None]) -> None:
+    async def _produce(
+        self,
+        question: str,
+        run_id: str,
+        queue: asyncio.Queue[ProgressEvent | None],
+        sink: CheckpointSink | None,
+        resume: Checkpoint | None,
+    ) -> None:
         try:
             with structlog.contextvars.bound_contextvars(run_id=run_id):
                 if not question:
@@ -106,10 +162,14 @@ class Orchestrator:
                 if parts.models is not None and parts.models.endpoint is not None:  # is the model server there?
                     await check_endpoint(parts.models.endpoint, parts.client)
                 started, started_at = time.perf_counter(), datetime.now(UTC)
+                progress = _Progress(run_id, started_at, started, sink)
                 store = parts.store or await parts.open_store(self.settings, run_id)
                 try:
                     deps = self._deps(question, store, queue.put_nowait)
+                    if resume is not None:
+                        await self._resume(deps, progress, resume)
                     deps.state.add_time("store_open", time.perf_counter() - started)
+                    deps.search.after_step = lambda: progress.save(deps, "search")
                     live_output = parts.models is not None and not self.settings.demo_mode
                     deps.emit(
                         RunStarted(
@@ -123,8 +183,18 @@ class Orchestrator:
                             max_iterations=self.settings.max_iterations,
                         )
                     )
-                    stop, error = await self._research(deps)
-                    checked = await write_report(deps, self.stages.report, stop)
+                    if resume is not None:
+                        deps.emit(self._resumed_note(deps, resume))
+                    if resume is not None and resume.stop is not None:  # the loop had ended before the kill
+                        stop, error = resume.stop, resume.loop_error
+                    else:
+                        stop, error = await self._research(deps, progress)
+                        await progress.save(deps, "judge", stop=stop, loop_error=error)
+                    if resume is not None and resume.report is not None:
+                        checked = resume.report.checked()
+                    else:
+                        checked = await write_report(deps, self.stages.report, stop)
+                        await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
                     report, audit = checked.report, checked.audit
                     deps.emit(
                         ReportWritten(
@@ -141,8 +211,8 @@ class Orchestrator:
                         deps,
                         run_id=run_id,
                         model=parts.model_name,
-                        started_at=started_at,
-                        started=started,
+                        started_at=progress.started_at,
+                        started=progress.started,
                         stop=stop,
                         report=checked.report,
                         audit=checked.audit,
@@ -150,12 +220,32 @@ class Orchestrator:
                         error=error or checked.crash,
                         pool=checked.pool,
                     )
+                    if progress.resumptions:
+                        outcome = outcome.model_copy(update={"resumed": True, "resumptions": progress.resumptions})
                     queue.put_nowait(RunFinished(outcome=outcome, error=outcome.error))
                 finally:
                     if parts.store is None:
                         await store.close()
         finally:
             queue.put_nowait(None)
+
+    @staticmethod
+    def _resumed_note(deps: ResearchDeps, checkpoint: Checkpoint) -> RunWarning:
+        return RunWarning(
+            message=f"resumed from its checkpoint after the {checkpoint.stage} stage of iteration "
+            f"{checkpoint.iteration} ({len(deps.evidence)} evidence items, "
+            f"{len(deps.state.queries_run)} queries already run)"
+        )
+
+    async def _resume(self, deps: ResearchDeps, progress: _Progress, checkpoint: Checkpoint) -> None:
+        """Continue from ``checkpoint``: its state, evidence and spent budgets; its start time and id."""
+        await restore(deps, checkpoint)
+        progress.started = time.perf_counter() - checkpoint.elapsed_seconds
+        progress.started_at = datetime.fromisoformat(checkpoint.started_at)
+        progress.resumed = checkpoint
+        now = datetime.now(UTC).isoformat()
+        resumption = Resumption(at=now, stage=checkpoint.stage, iteration=checkpoint.iteration)
+        progress.resumptions = [*checkpoint.resumptions, resumption]
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
         settings, parts = self.settings, self.parts
@@ -183,10 +273,10 @@ class Orchestrator:
             output=OutputChoice(parts.models.output_modes) if parts.models else OutputChoice(),
         )
 
-    async def _research(self, deps: ResearchDeps) -> tuple[StopReason, str | None]:
+    async def _research(self, deps: ResearchDeps, progress: _Progress) -> tuple[StopReason, str | None]:
         """The loop's stop reason, and the run's error if it failed."""
         try:
-            stop = await self._loop(deps)
+            stop = await self._loop(deps, progress)
         except Exception as exc:  # a crash keeps what was collected: it is reported, and the report still written
             logger.exception("research_loop_failed")
             return "error", f"{type(exc).__name__}: {exc}"
@@ -206,13 +296,22 @@ class Orchestrator:
             return stop, f"no evidence was collected: {model}"
         return stop, no_source_answered(state) if sources_down else None
 
-    async def _loop(self, deps: ResearchDeps) -> StopReason:
+    async def _loop(self, deps: ResearchDeps, progress: _Progress) -> StopReason:
         state, budget, evidence, stages = deps.state, deps.budget, deps.evidence, self.stages
-        for iteration in range(1, budget.max_iterations + 1):
+        resumed = progress.resumed
+        # A resumed run starts in the iteration its checkpoint was in, after the stage it had finished.
+        first = 1 if resumed is None else resumed.iteration + (resumed.stage == "judge")
+        for iteration in range(max(first, 1), budget.max_iterations + 1):
             state.iteration = iteration
-            deps.emit(IterationStarted(iteration=iteration, max_iterations=budget.max_iterations))
+            here = resumed is not None and resumed.iteration == iteration
+            if not here:
+                deps.emit(IterationStarted(iteration=iteration, max_iterations=budget.max_iterations))
             try:
-                await run_stage(stages.plan, deps, None)
+                # The iteration's search ran (its turn may have been cut short after it): on to its judgement,
+                # as the Brain's turn usually ends with its search; planning again would only cost requests.
+                if not (here and resumed is not None and resumed.stage in ("search", "plan")):
+                    await run_stage(stages.plan, deps, None)
+                    await progress.save(deps, "plan")
                 if budget.expired():
                     return "time_budget"
                 if not evidence:
@@ -243,4 +342,5 @@ class Orchestrator:
                 return "max_evidence"
             if budget.expired():
                 return "time_budget"
+            await progress.save(deps, "judge")
         return "max_iterations" if evidence else "no_evidence"

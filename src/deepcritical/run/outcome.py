@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +28,17 @@ from deepcritical.stages.render import RenderContext, counted_set, reference_ord
 def new_run_id(kind: str = "research") -> str:
     """``<kind>-<UTC time>-<random>``: sortable, unique, the same form for every kind of run."""
     return f"{kind}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+CheckpointStage = Literal["search", "plan", "judge", "report"]
+
+
+class Resumption(BaseModel):
+    """One time the run was continued from a checkpoint."""
+
+    at: str = Field(description="When the run was resumed (UTC, ISO 8601)")
+    stage: CheckpointStage = Field(description="The last stage the checkpoint had finished")
+    iteration: int = Field(description="The iteration that stage belonged to")
 
 
 class LlmUsage(BaseModel):
@@ -106,6 +117,10 @@ class ResearchOutcome(BaseModel):
         "nothing relevant leave it None. A caller should treat a set error as a failed run.",
     )
     settings: dict[str, Any]
+    resumed: bool = Field(default=False, description="True when the run was continued from a checkpoint")
+    resumptions: list[Resumption] = Field(
+        default_factory=list, description="Each time the run was resumed: when, after which stage of which iteration"
+    )
 
     @property
     def sources(self) -> dict[str, int]:

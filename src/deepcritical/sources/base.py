@@ -66,37 +66,47 @@ class SearchTool(ABC):
         return self.name
 
     async def search(self, query: str, max_results: int = 10) -> list[Evidence]:
-        """Search and return evidence, or raise SearchError / RateLimitError with a readable message."""
+        """Search and return evidence, or raise SearchError / RateLimitError attributed to this source
+        (``error.source``), its ``reason`` readable and redacted."""
         query = one_line(query)
         if not query:
-            raise SearchError(f"{self.name}: empty query")
+            raise SearchError("empty query", source=self.name)
         try:
             results = await self._search(query, max_results)
         except SearchError as error:
             failure: SearchError = error
         except httpx2.TimeoutException as error:
-            failure = SearchError(self.timeout_message(_host_of(error, self.host), type(error).__name__))
+            failure = SearchError(
+                self.timeout_reason(
+                    self.timeout, host=_host_of(error, self.host), what=type(error).__name__, asked_again=True
+                )
+            )
         except httpx2.HTTPStatusError as error:
             status, host = error.response.status_code, error.request.url.host
-            failure = SearchError(f"{self.name}: HTTP {status} from {host}")
+            failure = SourceHTTPError(f"HTTP {status} from {host}", status)
         except httpx2.RequestError as error:
-            failure = SearchError(f"{self.name}: request to {_host_of(error, self.host)} failed: {error!r}")
+            failure = SearchError(f"request to {_host_of(error, self.host)} failed: {error!r}")
         else:
             logger.info("source_search_complete", source=self.name, query=query, results=len(results))
             return results[:max_results]
-        message = str(failure) if str(failure).startswith(f"{self.name}:") else f"{self.name}: {failure}"
+        reason = failure.reason if failure.source in (None, self.name) else str(failure)
         # Raised outside the handler, and redacted, so no echoed URL or exception text carries a secret onwards.
-        raise type(failure)(self.secrets(message)) from None
+        raise failure.restated(self.secrets(reason), source=self.name) from None
 
-    def timeout_message(self, host: str, kind: str, *, asked_again: bool = True) -> str:
-        """What a timed-out request says: where, after how long, and which setting gives it longer."""
+    def timeout_reason(
+        self, seconds: float, *, host: str | None = None, what: str = "", asked_again: bool = False
+    ) -> str:
+        """What a timed-out search says: where, after how long, and which setting gives it longer. The one
+        wording for a request's own timeout and for the handler's deadline on the whole search."""
+        where = f" from {host or self.host}" if (host or self.host) != self.name else ""
+        detail = f" ({what})" if what else ""
         again = ", also when asked again" if asked_again else ""
         hint = (
             f"; if it is slow rather than down, raise {self.timeout_variable} (now {self.timeout:g})"
             if self.timeout_variable
             else ""
         )
-        return f"{self.name}: no answer from {host} within {self.timeout:g} s ({kind}){again}{hint}"
+        return f"no answer{where} within {seconds:g} s{detail}{again}{hint}"
 
     @abstractmethod
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
@@ -163,8 +173,9 @@ async def _receive(
     ) as response:
         host = response.request.url.host
         too_large = ResponseTooLargeError(
-            f"{source}: {host} sent more than {max_bytes / 1e6:g} MB (the most a search reads); "
-            "the body was not read. Is the base URL right?"
+            f"{host} sent more than {max_bytes / 1e6:g} MB (the most a search reads); "
+            "the body was not read. Is the base URL right?",
+            source=source,
         )
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > max_bytes:
@@ -191,22 +202,18 @@ async def _receive(
     return received
 
 
-def json_reader(source: str) -> Callable[[httpx2.Response], Any]:
-    """A ``read`` for ``get_with_retry``: the decoded JSON body. JSON cut off mid-way is asked for again;
-    a body that is not JSON at all (a maintenance or login page) is an error naming the source."""
-
-    def read(response: httpx2.Response) -> Any:
-        try:
-            return response.json()
-        except ValueError as error:
-            host, text = response.request.url.host, response.text.lstrip()
-            if text.startswith(("{", "[")):
-                raise UnusableResponseError(
-                    f"{source}: truncated or malformed JSON from {host}: {text[:120]!r}"
-                ) from error
-            raise SearchError(f"{source}: the response from {host} is not JSON: {text[:120]!r}") from error
-
-    return read
+def read_json(response: httpx2.Response) -> Any:
+    """The ``read`` of every JSON API for ``get_with_retry``: the decoded JSON body. JSON cut off mid-way
+    is asked for again (``UnusableResponseError``); a body that is not JSON at all (a maintenance or login
+    page, a wrong base URL) is an error at once, naming the host and the content type."""
+    try:
+        return response.json()
+    except ValueError as error:
+        host, text = response.request.url.host, response.text.lstrip()
+        if text.startswith(("{", "[")):
+            raise UnusableResponseError(f"truncated or malformed JSON from {host}: {text[:120]!r}") from error
+        kind = response.headers.get("content-type", "no content type")
+        raise SearchError(f"not JSON from {host} ({kind}): {text[:120]!r}") from error
 
 
 async def get_with_retry(
@@ -273,25 +280,66 @@ async def get_with_retry(
             if wait > max_wait:
                 error_type = RateLimitError if status == 429 else SearchError
                 raise error_type(
-                    f"{source}: {host} asks to wait {wait:.0f} s before the next request (HTTP {status}, "
+                    f"{host} asks to wait {wait:.0f} s before the next request (HTTP {status}, "
                     f"Retry-After), longer than a search waits ({max_wait:g} s): try again after "
-                    f"{_try_again_at(wait, now)}"
+                    f"{_try_again_at(wait, now)}",
+                    source=source,
                 )
             if attempt >= attempts:
                 if status == 429:
-                    raise RateLimitError(f"{source}: rate limited (HTTP 429) after {attempt} attempt(s)")
+                    raise RateLimitError(f"rate limited (HTTP 429) after {attempt} attempt(s)", source=source)
                 snippet = one_line(response.text)[:SNIPPET_CHARS]
-                raise SourceHTTPError(f"{source}: HTTP {status} after {attempt} attempt(s): {snippet}", status=status)
+                raise SourceHTTPError(f"HTTP {status} after {attempt} attempt(s): {snippet}", status, source=source)
             logger.warning("source_retry", source=source, status=status, attempt=attempt, wait=wait)
             await sleep(wait)
             continue
         if not response.is_success:  # an error, or a redirect the client was not allowed to follow
             snippet = one_line(response.text)[:SNIPPET_CHARS]
-            raise SourceHTTPError(f"{source}: HTTP {status} after {attempt} attempt(s): {snippet}", status=status)
+            raise SourceHTTPError(f"HTTP {status} after {attempt} attempt(s): {snippet}", status, source=source)
         try:
             return read(response)
         except UnusableResponseError as error:
             if attempt >= attempts:
-                raise UnusableResponseError(f"{error} (asked {attempt} times)") from None
+                raise error.restated(f"{error.reason} (asked {attempt} times)", source=error.source or source) from None
             logger.warning("source_retry", source=source, reason="unusable body", attempt=attempt, wait=backoff)
             await sleep(backoff)
+
+
+class JsonApiTool(SearchTool):
+    """A source that asks one JSON API over the run's client: the base URL, the timeout and the GET that
+    reads JSON (``get_json``) are here; a subclass sets ``default_base_url`` (the public service) and
+    ``default_timeout``, builds its parameters and parses the body."""
+
+    default_base_url: ClassVar[str]
+    default_timeout: ClassVar[float] = 20.0
+
+    def __init__(
+        self,
+        client: httpx2.AsyncClient,
+        *,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self.base_url = (base_url or self.default_base_url).strip().rstrip("/")
+        self.timeout = self.default_timeout if timeout is None else timeout
+        self._sleep = sleep
+
+    @property
+    def host(self) -> str:
+        return httpx2.URL(self.base_url).host or self.base_url
+
+    async def get_json(self, path: str, params: Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> Any:
+        """GET ``base_url + path`` with the source's error policy; the decoded JSON body."""
+        return await get_with_retry(
+            self._client,
+            f"{self.base_url}{path}",
+            source=self.name,
+            read=read_json,
+            params=params,
+            headers=headers,
+            timeout=self.timeout,
+            redact=self.secrets,
+            sleep=self._sleep,
+        )

@@ -8,20 +8,19 @@ lists with type ``RESULT``) is one of its identities, so the entry merges with t
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import httpx2
 import structlog
 
 from deepcritical.errors import SearchError, SourceHTTPError
 from deepcritical.models import Citation, Evidence, Registration, SourceName
-from deepcritical.sources.base import SearchTool, get_with_retry, json_reader
+from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -34,7 +33,7 @@ _NCT = re.compile(r"NCT\d{8}")
 _PMID = re.compile(r"\d{1,9}")
 _FIELD_TAG = re.compile(r"\[[^\]]*\]")
 REFUSED_MESSAGE = (
-    "clinicaltrials: HTTP 403 from {host}: ClinicalTrials.gov refused this client. It turns away some HTTP "
+    "HTTP 403 from {host}: ClinicalTrials.gov refused this client. It turns away some HTTP "
     "clients by their TLS fingerprint, whatever User-Agent they send; this is not a problem with the query. "
     "Try another network, or point CLINICALTRIALS_BASE_URL at a mirror."
 )
@@ -156,8 +155,9 @@ def parse_study(study: object, position: int) -> Evidence | None:
         return None
     has_results = _dict(study).get("hasResults") is True
     registration = parse_registration(protocol, has_results)
-    summary = " ".join(text_of(_dict(protocol.get("descriptionModule")).get("briefSummary")).split())
-    summary = summary[:MAX_SUMMARY_CHARS].rsplit(" ", 1)[0] + " …" if len(summary) > MAX_SUMMARY_CHARS else summary
+    summary = shorten(
+        text_of(_dict(protocol.get("descriptionModule")).get("briefSummary")), MAX_SUMMARY_CHARS, on_word=True
+    )
     status = _dict(protocol.get("statusModule"))
     citation = Citation(
         source="clinicaltrials",
@@ -182,7 +182,7 @@ def parse_studies(data: object) -> tuple[list[Evidence], str | None]:
     """Evidence from a ``/studies`` body, and its ``nextPageToken``. A body that is not a studies
     response raises SearchError."""
     if not isinstance(data, dict) or not isinstance(data.get("studies"), list):
-        raise SearchError("clinicaltrials: unexpected response: no 'studies' list")
+        raise SearchError("unexpected response: no 'studies' list", source="clinicaltrials")
     evidence = [item for position, study in enumerate(data["studies"]) if (item := parse_study(study, position))]
     token = text_of(data.get("nextPageToken")) or None
     return evidence, token
@@ -193,43 +193,23 @@ def to_registry_query(query: str) -> str:
     return " ".join(_FIELD_TAG.sub(" ", to_pubmed_query(query)).split())
 
 
-class ClinicalTrialsTool(SearchTool):
+class ClinicalTrialsTool(JsonApiTool):
     """Searches ClinicalTrials.gov's registry; results in the registry's relevance order, paged with
     ``nextPageToken`` until ``max_results`` are in hand."""
 
     name: ClassVar[SourceName] = "clinicaltrials"
-
-    def __init__(
-        self,
-        client: httpx2.AsyncClient,
-        *,
-        base_url: str = CLINICALTRIALS_BASE_URL,
-        timeout: float = 20.0,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-        self._timeout = timeout
-        self._sleep = sleep
+    timeout_variable: ClassVar[str] = "CLINICALTRIALS_TIMEOUT"
+    default_base_url: ClassVar[str] = CLINICALTRIALS_BASE_URL
 
     async def _page(self, term: str, size: int, token: str | None) -> tuple[list[Evidence], str | None]:
         params: dict[str, str | int] = {"query.term": term, "pageSize": size, "format": "json"}
         if token:
             params["pageToken"] = token
-        url = f"{self._base_url}/studies"
         try:
-            data = await get_with_retry(
-                self._client,
-                url,
-                source=self.name,
-                read=json_reader(self.name),
-                params=params,
-                timeout=self._timeout,
-                sleep=self._sleep,
-            )
+            data = await self.get_json("/studies", params)
         except SourceHTTPError as error:
             if error.status == 403:
-                raise SearchError(REFUSED_MESSAGE.format(host=httpx2.URL(url).host)) from None
+                raise error.restated(REFUSED_MESSAGE.format(host=self.host), source=self.name) from None
             raise
         return parse_studies(data)
 

@@ -10,21 +10,20 @@ record's comments and corrections; an ``Expression of concern in`` entry is kept
 
 from __future__ import annotations
 
-import asyncio
 import html
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import httpx2
 import structlog
 
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
-from deepcritical.sources.base import SearchTool, get_with_retry, json_reader
+from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -120,7 +119,7 @@ def parse_result(record: object, position: int) -> Evidence | None:
     )
     cited_by = record.get("citedByCount")
     open_access = text_of(record.get("isOpenAccess")).upper()
-    title = title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 3] + "..."
+    title = shorten(title, MAX_TITLE_CHARS)
     citation = Citation(
         source="europepmc",
         title=title,
@@ -157,9 +156,9 @@ def parse_search(data: object) -> list[Evidence]:
     """Evidence from a ``/search`` body in Europe PMC's relevance order. A body that is not a search
     response raises SearchError; Europe PMC reports a bad query inside the body."""
     if not isinstance(data, dict):
-        raise SearchError("europepmc: unexpected response: not a JSON object")
+        raise SearchError("unexpected response: not a JSON object", source="europepmc")
     if "resultList" not in data:
-        raise SearchError("europepmc: unexpected response: no 'resultList'")
+        raise SearchError("unexpected response: no 'resultList'", source="europepmc")
     results = _list(_dict(data.get("resultList")).get("result"))
     found = [item for position, record in enumerate(results) if (item := parse_result(record, position))]
     if len(found) < len(results):  # said, not silent: a search with hits never turns to nothing unnoticed
@@ -172,23 +171,12 @@ def to_europepmc_query(query: str) -> str:
     return " ".join(_FIELD_TAG.sub(" ", to_pubmed_query(query)).split())
 
 
-class EuropePmcTool(SearchTool):
+class EuropePmcTool(JsonApiTool):
     """Searches Europe PMC (PubMed, PMC full text, preprints, and more) with full records (``core``)."""
 
     name: ClassVar[SourceName] = "europepmc"
-
-    def __init__(
-        self,
-        client: httpx2.AsyncClient,
-        *,
-        base_url: str = EUROPEPMC_BASE_URL,
-        timeout: float = 20.0,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-        self._timeout = timeout
-        self._sleep = sleep
+    timeout_variable: ClassVar[str] = "EUROPEPMC_TIMEOUT"
+    default_base_url: ClassVar[str] = EUROPEPMC_BASE_URL
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         term = to_europepmc_query(query)
@@ -199,15 +187,7 @@ class EuropePmcTool(SearchTool):
             "pageSize": max(1, min(max_results, MAX_PAGE_SIZE)),
             "cursorMark": "*",
         }
-        data = await get_with_retry(
-            self._client,
-            f"{self._base_url}/search",
-            source=self.name,
-            read=json_reader(self.name),
-            params=params,
-            timeout=self._timeout,
-            sleep=self._sleep,
-        )
+        data = await self.get_json("/search", params)
         evidence = parse_search(data)
         logger.info("europepmc_parsed", term=term, results=len(evidence))
         return evidence

@@ -9,14 +9,12 @@ from dataclasses import dataclass
 import httpx2
 
 from deepcritical.config import Settings
+from deepcritical.errors import SourceDisabledError
 from deepcritical.models import SourceName
 from deepcritical.sources.base import USER_AGENT, SearchTool
-from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
-from deepcritical.sources.europepmc import EuropePmcTool
 from deepcritical.sources.handler import SearchHandler
-from deepcritical.sources.pubmed import PubMedTool
-from deepcritical.sources.searxng import SearxngTool
-from deepcritical.sources.web import DdgsLike, WebTool
+from deepcritical.sources.registry import BY_NAME, SOURCES, SourceContext
+from deepcritical.sources.web import DdgsLike
 from deepcritical.sources.you import ResearchEngine
 
 # A search may take two requests (PubMed: esearch, efetch), each asked once more after a timeout.
@@ -51,68 +49,23 @@ def build_sources(
 ) -> Sources:
     """Instantiate the enabled sources around ``client``. A source that cannot run with this
     configuration is left out and reported, never a crash."""
-    unavailable: dict[SourceName, str] = {}
-    tools: list[SearchTool] = []
+    search = settings.search
     research_engine = (
-        ResearchEngine(client, api_key=settings.you_api_key, timeout=settings.you_timeout)
-        if settings.you_api_key is not None
+        ResearchEngine(client, api_key=search.you.api_key, timeout=search.you.timeout)
+        if search.you.api_key is not None
         else None
     )
-    for name in settings.sources:
-        if name == "pubmed":
-            tools.append(
-                PubMedTool(
-                    client,
-                    api_key=settings.ncbi_api_key,
-                    email=settings.ncbi_email,
-                    tool=settings.ncbi_tool,
-                    timeout=settings.pubmed_timeout,
-                    base_url=str(settings.ncbi_eutils_url),
-                    limiter=ncbi_limiter,
-                )
-            )
-        elif name == "web":
-            tools.append(WebTool(ddgs_factory=ddgs_factory, timeout=settings.web_timeout))
-        elif name == "searxng":
-            if settings.searxng_base_url is None:
-                unavailable["searxng"] = "SEARXNG_BASE_URL is not set"
-                continue
-            tools.append(
-                SearxngTool(
-                    client,
-                    base_url=str(settings.searxng_base_url),
-                    timeout=settings.searxng_timeout,
-                    default_categories=tuple(settings.searxng_default_categories),
-                    default_language=settings.searxng_default_language,
-                    default_time_range=settings.searxng_default_time_range,
-                )
-            )
-        elif name == "you":
-            if research_engine is None:
-                unavailable["you"] = "YOU_API_KEY is not set"
-                continue
-            tools.append(research_engine)
-        elif name == "clinicaltrials":
-            tools.append(
-                ClinicalTrialsTool(
-                    client, base_url=str(settings.clinicaltrials_base_url), timeout=settings.clinicaltrials_timeout
-                )
-            )
-        elif name == "europepmc":
-            tools.append(
-                EuropePmcTool(client, base_url=str(settings.europepmc_base_url), timeout=settings.europepmc_timeout)
-            )
-    timeouts = {
-        "pubmed": settings.pubmed_timeout,
-        "web": settings.web_timeout,
-        "searxng": settings.searxng_timeout,
-        "you": settings.you_timeout,
-        "clinicaltrials": settings.clinicaltrials_timeout,
-        "europepmc": settings.europepmc_timeout,
-    }
+    context = SourceContext(client, ddgs_factory, ncbi_limiter, research_engine)
+    unavailable: dict[SourceName, str] = {}
+    tools: list[SearchTool] = []
+    for name in search.enabled:
+        spec = BY_NAME[name]
+        try:
+            tools.append(spec.build(spec.settings(search), context))
+        except SourceDisabledError as error:
+            unavailable[name] = error.reason
     # The handler's deadline sits above each source's own HTTP timeout, so a source that times out (and
     # is asked once more) reports its own error rather than being cut off mid-retry.
-    handler = SearchHandler(
-        tools, timeouts={k: v * DEADLINE_PER_TIMEOUT for k, v in timeouts.items()}, unavailable=unavailable
-    )
+    timeouts: dict[str, float] = {spec.name: spec.timeout(search) * DEADLINE_PER_TIMEOUT for spec in SOURCES}
+    handler = SearchHandler(tools, timeouts=timeouts, unavailable=unavailable)
     return Sources(handler=handler, research_engine=research_engine)

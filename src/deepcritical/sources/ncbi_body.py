@@ -14,6 +14,7 @@ from xml.parsers.expat import ExpatError
 import xmltodict
 
 from deepcritical.errors import RateLimitError, SearchError, UnusableResponseError
+from deepcritical.text import shorten
 
 # Inline markup inside titles and abstracts (<i>, <sup>, MathML). xmltodict would move the marked-up
 # words out of the sentence into child keys, losing their place, so the tags go first and their text
@@ -28,17 +29,16 @@ Kind = Literal["json", "xml"]
 
 def snippet(text: str, limit: int = 160) -> str:
     """The first ``limit`` characters of ``text`` on one line, for error messages."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return shorten(text, limit)
 
 
 def fail(what: str, problem: str) -> NoReturn:
-    raise SearchError(f"pubmed: {what} {problem}")
+    raise SearchError(f"{what} {problem}", source="pubmed")
 
 
 def fail_for_now(what: str, problem: str) -> NoReturn:
     """A body that usually comes right when asked again: NCBI's maintenance page, an empty or cut-off body."""
-    raise UnusableResponseError(f"pubmed: {what} {problem}")
+    raise UnusableResponseError(f"{what} {problem}", source="pubmed")
 
 
 def raise_error_text(what: str, message: object) -> None:
@@ -47,7 +47,7 @@ def raise_error_text(what: str, message: object) -> None:
     if not text:
         return
     if "rate limit" in text.lower():
-        raise RateLimitError(f"pubmed: {what} refused: {snippet(text)}")
+        raise RateLimitError(f"{what} refused: {snippet(text)}", source="pubmed")
     fail(what, f"returned an error: {snippet(text, 300)}")
 
 

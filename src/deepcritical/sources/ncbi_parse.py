@@ -21,6 +21,7 @@ from deepcritical.sources.ncbi_body import (
     raise_error_text,
     raise_for_unexpected_root,
 )
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -219,7 +220,7 @@ def _book_record(record: object) -> _Record:
 
 
 def _evidence(record: _Record, rank: int) -> Evidence:
-    title = record.title if len(record.title) <= MAX_TITLE_CHARS else record.title[: MAX_TITLE_CHARS - 3] + "..."
+    title = shorten(record.title, MAX_TITLE_CHARS)
     citation = Citation(
         source="pubmed",
         title=title,

@@ -15,10 +15,10 @@ import httpx2
 import structlog
 from pydantic import BaseModel, Field
 
-from deepcritical.errors import RateLimitError, SearchError, UnusableResponseError
+from deepcritical.errors import RateLimitError, SearchError, SourceHTTPError, UnusableResponseError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
 from deepcritical.redaction import Redactor
-from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import (
     MAX_CONTENT_CHARS,
@@ -82,7 +82,7 @@ def parse_response(query: str, data: object, *, max_results: int = 5) -> Searxng
     """Normalise a SearXNG JSON body. Raises SearxngSearchError when it is not a JSON object;
     a missing or malformed ``results`` list is no results, explained in ``error``."""
     if not isinstance(data, dict):
-        raise SearxngSearchError(f"searxng: expected a JSON object, got {type(data).__name__}")
+        raise SearxngSearchError(f"expected a JSON object, got {type(data).__name__}", source="searxng")
     raw_results = data.get("results")
     error: str | None = None
     if not isinstance(raw_results, list):
@@ -145,21 +145,7 @@ def results_to_evidence(results: SearxngResults) -> list[Evidence]:
     return evidence
 
 
-def _json_body(response: httpx2.Response) -> object:
-    """The decoded JSON body. JSON cut off mid-way is asked for again; a body that is not JSON at all
-    (an HTML page: a wrong base URL, a login page) is an error at once."""
-    try:
-        return response.json()
-    except ValueError as error:
-        kind = response.headers.get("content-type", "no content type")
-        host = response.request.url.host
-        text = response.text.lstrip()
-        if text.startswith(("{", "[")):
-            raise UnusableResponseError(f"searxng: truncated or malformed JSON from {host}: {text[:120]!r}") from error
-        raise SearxngSearchError(f"searxng: not JSON from {host} ({kind}): {text[:120]!r}") from error
-
-
-class SearxngTool(SearchTool):
+class SearxngTool(JsonApiTool):
     """Web search through the JSON API of one SearXNG instance, as Evidence."""
 
     name: ClassVar[SourceName] = "searxng"
@@ -178,19 +164,12 @@ class SearxngTool(SearchTool):
     ) -> None:
         if not base_url or not base_url.strip():
             raise ValueError("base_url must be a non-empty URL, e.g. https://searxng.example.com")
-        self._client = client
-        self.base_url = base_url.strip().rstrip("/")
-        self.timeout = timeout
+        super().__init__(client, base_url=base_url, timeout=timeout, sleep=sleep)
         self.default_categories = tuple(default_categories)
         self.default_language = default_language
         self.default_time_range = default_time_range
-        self._sleep = sleep
         # An instance behind basic auth has its password in the URL; no message may show it.
         self.secrets = Redactor([urlsplit(self.base_url).password])
-
-    @property
-    def host(self) -> str:
-        return urlsplit(self.base_url).hostname or self.base_url
 
     def _params(
         self, query: str, page: int, categories: Sequence[str] | None, language: str | None, time_range: str | None
@@ -219,26 +198,15 @@ class SearxngTool(SearchTool):
         """The instance's results; per-call ``categories``/``language``/``time_range`` override the defaults.
         ``max_results`` slices client-side (SearXNG has no such parameter). Transport failures propagate
         to ``SearchTool.search``, which maps them."""
-        url = f"{self.base_url}/search"
         params = self._params(query, page, categories, language, time_range)
         try:
-            data = await get_with_retry(
-                self._client,
-                url,
-                source="searxng",
-                read=_json_body,
-                params=params,
-                headers={"Accept": "application/json"},
-                timeout=self.timeout,
-                redact=self.secrets,
-                sleep=self._sleep,
-            )
+            data = await self.get_json("/search", params, headers={"Accept": "application/json"})
         except (RateLimitError, UnusableResponseError, SearxngSearchError):
             raise
         except SearchError as error:
             # SearXNG answers 403 when the JSON format is switched off, the usual set-up mistake.
-            hint = JSON_FORMAT_HINT if "HTTP 403" in str(error) else ""
-            raise SearxngSearchError(f"{error}{hint}") from error
+            hint = JSON_FORMAT_HINT if isinstance(error, SourceHTTPError) and error.status == 403 else ""
+            raise SearxngSearchError(f"{error.reason}{hint}", source=self.name) from error
         return parse_response(query, data, max_results=max_results)
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:

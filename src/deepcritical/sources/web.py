@@ -153,7 +153,7 @@ class WebTool(SearchTool):
             )
         except TimeoutError as error:
             # The worker thread cannot be cancelled; it ends when ddgs's own timeout fires.
-            raise SearchError(self.timeout_message(self.host, "the whole search", asked_again=False)) from error
+            raise SearchError(self.timeout_reason(self.timeout, what="the whole search"), source=self.name) from error
         except DDGSException as error:
             if str(error) == DDGS_NO_RESULTS_MESSAGE:
                 logger.info("web_no_results", query=query)
@@ -167,7 +167,7 @@ def _as_search_error(error: DDGSException) -> SearchError:
     # so the rate-limit or timeout signal may sit in ``args[0]`` rather than in the exception's type.
     cause = error.args[0] if error.args and isinstance(error.args[0], DDGSException) else error
     if isinstance(error, RatelimitException) or isinstance(cause, RatelimitException):
-        return RateLimitError(f"web: rate limited by the search backend: {error}")
+        return RateLimitError(f"rate limited by the search backend: {error}", source="web")
     if isinstance(error, DdgsTimeoutException) or isinstance(cause, DdgsTimeoutException):
-        return SearchError(f"web: search timed out: {error}")
-    return SearchError(f"web: search failed: {error}")
+        return SearchError(f"search timed out: {error}", source="web")
+    return SearchError(f"search failed: {error}", source="web")

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from typing import ClassVar
 
 import httpx2
 import structlog
@@ -21,7 +20,7 @@ from pydantic import SecretStr
 from deepcritical.errors import SearchError, SourceDisabledError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.redaction import Redactor
-from deepcritical.sources.base import SearchTool, get_with_retry
+from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import MAX_TITLE_CHARS, clean_web_text, published_date, rank_relevance, web_url
 
@@ -61,7 +60,7 @@ def parse_web_results(data: object) -> list[YouHit]:
     A body that is not a You.com search response raises SearchError."""
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, dict):
-        raise SearchError("you: unexpected response: no 'results' object")
+        raise SearchError("unexpected response: no 'results' object", source="you")
     web = results.get("web")
     hits: list[YouHit] = []
     for item in web if isinstance(web, list) else []:
@@ -81,61 +80,38 @@ def parse_web_results(data: object) -> list[YouHit]:
     return hits
 
 
-def _web_results(response: httpx2.Response) -> list[YouHit]:
-    try:
-        data: Any = response.json()
-    except ValueError as error:
-        raise SearchError(f"you: the response is not JSON: {response.text[:120]!r}") from error
-    return parse_web_results(data)
-
-
-class ResearchEngine(SearchTool):
+class ResearchEngine(JsonApiTool):
     """You.com search API client: cached background context plus a SearchTool of web results."""
 
     name: ClassVar[SourceName] = "you"
     timeout_variable: ClassVar[str] = "YOU_TIMEOUT"
+    default_base_url: ClassVar[str] = YOU_BASE_URL
+    default_timeout: ClassVar[float] = 10.0
 
     def __init__(
         self,
         client: httpx2.AsyncClient,
         *,
         api_key: SecretStr | None,
-        timeout: float = 10.0,
-        base_url: str = YOU_BASE_URL,
+        timeout: float | None = None,
+        base_url: str | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self._client = client
+        super().__init__(client, base_url=base_url, timeout=timeout, sleep=sleep)
         self._api_key = api_key
-        self.timeout = timeout
-        self.base_url = base_url.rstrip("/")
-        self._sleep = sleep
         self.secrets = Redactor([api_key])
         self._cache: dict[str, str] = {}
         # One lock per query, so concurrent asks for the same context cost one API call.
         self._locks: dict[str, asyncio.Lock] = {}
 
-    @property
-    def host(self) -> str:
-        return urlsplit(self.base_url).hostname or self.base_url
-
     async def _fetch(self, query: str, count: int | None = None) -> list[YouHit]:
         if self._api_key is None:
-            raise SourceDisabledError("you: YOU_API_KEY is not set")
+            raise SourceDisabledError("YOU_API_KEY is not set", source="you")
         params: dict[str, str | int] = {"query": query}
         if count is not None:
             params["count"] = max(1, min(count, MAX_COUNT))
         headers = {"X-API-Key": self._api_key.get_secret_value(), "Accept": "application/json"}
-        return await get_with_retry(
-            self._client,
-            f"{self.base_url}/v1/search",
-            source="you",
-            read=_web_results,
-            params=params,
-            headers=headers,
-            timeout=self.timeout,
-            redact=self.secrets,
-            sleep=self._sleep,
-        )
+        return parse_web_results(await self.get_json("/v1/search", params, headers=headers))
 
     async def context(self, query: str) -> str:
         """Background text for ``query``: the top snippets of the web results, one per line.

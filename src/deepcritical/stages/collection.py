@@ -111,6 +111,18 @@ class RunEvidence:
                 self._recalled.add(item.id)
         return taken
 
+    async def restore(self, items: Sequence[Evidence], *, recalled_ids: Sequence[str] = ()) -> None:
+        """Collect items a checkpoint saved. They were stored when first collected; only those the store
+        lacks (a resumed run on a machine with another embedded store) are written again."""
+        items = list(items[: self.room])
+        stored = {item.id for item in await self._store.get([item.id for item in items])}
+        if missing := [item for item in items if item.id not in stored]:
+            await self._store.add(missing)
+        for item in items:
+            self._items[item.id] = item
+            self._identities.update(dict.fromkeys(item.identity_keys, item.id))
+        self._recalled.update(item_id for item_id in recalled_ids if item_id in self._items)
+
     def count_by_source(self) -> dict[str, int]:
         """How many collected items each source returned (an item found by two sources counts for both)."""
         return count_by_source(self._items.values())

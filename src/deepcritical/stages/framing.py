@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from deepcritical.models import Evidence
+from deepcritical.text import shorten as shorten_text
 
 EVIDENCE_TAG = "evidence_items"
 BRIEF_TAG = "run_brief"
@@ -77,7 +78,7 @@ def shorten(text: str, max_chars: int) -> str:
         cut = head.rfind(". ")
         head = head[: cut + 1] if cut > 0 else head.rsplit(" ", 1)[0] + " …"
         return f"{head} {tail}"
-    return text[:max_chars].rsplit(" ", 1)[0] + " …"
+    return shorten_text(text, max_chars, on_word=True)
 
 
 def _json_line(value: Mapping[str, Any]) -> str:

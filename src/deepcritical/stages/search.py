@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import structlog
@@ -80,6 +80,8 @@ class SearchStage:
         self._max_results = max_results_per_source
         self._related_n = related_n
         self._related_min_score = related_min_score
+        # Called after every finished search step (the run's checkpoint), before the model hears of it.
+        self.after_step: Callable[[], Awaitable[None]] | None = None
 
     def _refusal(self, fresh: Sequence[str]) -> str | None:
         """Why a search may not run now, or None."""
@@ -124,6 +126,8 @@ class SearchStage:
                 capped=step.capped,
             )
         )
+        if self.after_step is not None:
+            await self.after_step()
         items = self.evidence.items
         listed = [items[i] for i in step.kept_ids + step.related_ids if i in items][:MAX_LISTED_ITEMS]
         return {

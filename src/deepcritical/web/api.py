@@ -219,6 +219,18 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         """Cancel a queued or running run (409 when it has ended already)."""
         return run_view(manager, await manager.cancel(run_id))
 
+    @router.post(
+        "/runs/{run_id}/resume",
+        response_model=RunView,
+        status_code=202,
+        tags=["runs"],
+        responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}, 429: {"model": ErrorBody}},
+    )
+    async def resume_run(run_id: str) -> RunView:
+        """Continue an interrupted run from its last checkpoint (409 when it is not interrupted, or stopped
+        before its first checkpoint). Its events go on from the last one."""
+        return run_view(manager, manager.resume(run_id))
+
     @router.get(
         "/runs/{run_id}/events",
         tags=["runs"],

@@ -25,6 +25,7 @@ from deepcritical.run import setup
 from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator
 from deepcritical.run.manager import RunManager
+from deepcritical.run.team import TeamRunManager
 from deepcritical.web.api import build_router, install_error_handlers
 from deepcritical.web.security import ApiGuard, BodyLimit, LoopbackHosts, SecurityHeaders, is_loopback, script_hash
 
@@ -68,7 +69,9 @@ def create_app(
             f"--host {bind_host}: listening beyond loopback needs DEEPCRITICAL_API_TOKEN (a random string of "
             "16+ characters that clients send as a bearer token)"
         )
-    manager = RunManager(
+    # A team deployment enqueues runs for ``deepcritical worker`` processes instead of running them here.
+    manager_type = TeamRunManager if settings.queue_url is not None else RunManager
+    manager = manager_type(
         settings, runs_dir=runs_dir, run_source=run_source, client_factory=client_factory or setup.http_client
     )
     # One limit on new runs for the API and MCP together: switching front ends does not step around it.

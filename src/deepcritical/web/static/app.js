@@ -204,6 +204,7 @@
     } else if (event.kind === "run_ended") {
       $("run-status").textContent = "Run " + event.status + (event.error ? ": " + event.error : ".");
       $("cancel").hidden = true;
+      $("resume").hidden = event.status !== "interrupted";
       showResults(state.runId);
       loadRuns();
     } else {
@@ -231,6 +232,7 @@
       $("run-question").textContent = view.question;
       $("run-status").textContent = statusText(view);
       $("cancel").hidden = !(view.status === "queued" || view.status === "running");
+      $("resume").hidden = view.status !== "interrupted";
     } catch (error) {
       $("run-status").textContent = error.message;
       return;
@@ -247,6 +249,7 @@
         if (state.runId !== runId) return;
         $("run-status").textContent = statusText(view);
         $("cancel").hidden = true;
+        $("resume").hidden = view.status !== "interrupted";
         showResults(runId);
       },
       controller.signal,
@@ -400,6 +403,18 @@
     }
   }
 
+  // An interrupted run continues from its last checkpoint; its events go on where they stopped.
+  async function resume() {
+    if (!state.runId) return;
+    try {
+      await api("/api/runs/" + encodeURIComponent(state.runId) + "/resume", { method: "POST" });
+      $("resume").hidden = true;
+      openRun(state.runId, false);
+    } catch (error) {
+      $("run-status").textContent = error.message;
+    }
+  }
+
   async function start() {
     try {
       state.info = await api("/api/info");
@@ -417,6 +432,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("ask-form").addEventListener("submit", submit);
     $("cancel").addEventListener("click", cancel);
+    $("resume").addEventListener("click", resume);
     $("refresh").addEventListener("click", loadRuns);
     $("token-form").addEventListener("submit", (event) => {
       event.preventDefault();

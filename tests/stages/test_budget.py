@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from research_fakes import FakeClock, demo_settings
 
+from agents.research_fakes import FakeClock, demo_settings
 from deepcritical.agents.deps import Budget
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from research_fakes import evidence
-
+from agents.research_fakes import evidence
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.stages.citations import CitationIndex, verify_citations

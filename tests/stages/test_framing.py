@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from research_fakes import evidence
-
+from agents.research_fakes import evidence
 from deepcritical.outputs import AspectScore, Assessment, BrainTurn
 from deepcritical.stages.framing import (
     BRIEF_TAG,

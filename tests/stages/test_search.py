@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence, search_stage
 
-from deepcritical.models import Citation, Evidence, SearchResult
+from agents.research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence, search_stage
+from deepcritical.models import Citation, Evidence, SearchResult, SourceFailure
 from deepcritical.sources.ncbi_parse import parse_efetch
 from deepcritical.stages.search import source_status
 
 
 async def test_a_step_stores_new_items_and_reports_sources() -> None:
-    handler = FakeHandler(errors=["searxng: HTTP 503 after 3 attempt(s)"])
+    handler = FakeHandler(failures=[SourceFailure(source="searxng", reason="HTTP 503 after 3 attempt(s)")])
     store = FakeStore()
     agent = search_stage(handler, store, max_results_per_source=5, max_evidence=100)
     step = await agent.run(["metformin mice", "metformin patients", "metformin mice"], question=QUESTION)
@@ -72,8 +72,14 @@ async def test_related_stored_evidence_is_recalled() -> None:
 
 def test_source_status_separates_answers_from_failures() -> None:
     results = [
-        SearchResult(query="a", evidence=[], sources_searched=["pubmed", "web"], total_found=0, errors=["web: down"]),
-        SearchResult(query="b", evidence=[], sources_searched=["pubmed", "web"], total_found=0, errors=[]),
+        SearchResult(
+            query="a",
+            evidence=[],
+            sources_searched=["pubmed", "web"],
+            total_found=0,
+            failures=[SourceFailure(source="web", reason="down")],
+        ),
+        SearchResult(query="b", evidence=[], sources_searched=["pubmed", "web"], total_found=0),
     ]
     answered, failed, errors = source_status(results)
     assert answered == ["pubmed", "web"]

@@ -1,0 +1,47 @@
+"""``deepcritical worker``: takes runs from the team's queue (``DEEPCRITICAL_QUEUE_URL``) and runs them,
+``--concurrency`` at a time, until SIGINT or SIGTERM (its running runs then go back to the queue and are
+resumed by another worker from their checkpoints)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from urllib.parse import urlsplit
+
+from redis.exceptions import RedisError
+
+from deepcritical.config import Settings
+from deepcritical.errors import ConfigError
+from deepcritical.evidence import chroma
+from deepcritical.run.fanout import EventStream
+from deepcritical.run.queue import build_worker, queue_url, redis_client
+from deepcritical.run.worker import QueuedRunExecutor
+
+
+def where(url: str) -> str:
+    """The Redis server's host and port, never its password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+
+
+async def run_worker(settings: Settings, *, concurrency: int) -> None:
+    url = queue_url(settings)
+    redis = redis_client(url)
+    try:
+        try:
+            await redis.ping()
+        except (RedisError, OSError) as error:
+            raise ConfigError(f"DEEPCRITICAL_QUEUE_URL: no Redis server answers at {where(url)} ({error})") from error
+        executor = QueuedRunExecutor(settings, EventStream(redis))
+        worker = build_worker(settings, redis, executor, concurrency=concurrency, url=url)
+        # Runs at once on one embedded store: one client held for the worker's life keeps Chroma's shared
+        # System from being stopped under a run (as the server does).
+        anchor = None if settings.chroma_host else await asyncio.to_thread(chroma.connect, settings)
+        try:
+            await worker.start()
+        finally:
+            if anchor is not None:
+                await asyncio.to_thread(anchor.close)
+    finally:
+        with contextlib.suppress(RedisError, OSError):
+            await redis.aclose()

@@ -1,0 +1,135 @@
+"""The run manager of a team deployment (``DEEPCRITICAL_QUEUE_URL`` set): ``serve`` enqueues runs on the
+job queue instead of running them; ``deepcritical worker`` processes run them. Any number of servers share
+the runs folder (each run's ``status.json``, written by the server that took the request and by the worker
+running it) and Redis: the queue, every run's events (``run.fanout``: SSE with ``Last-Event-ID`` works on
+whichever server a client reaches) and cancels (the queue's abort reaches the worker within a second)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+from redis.exceptions import RedisError
+
+from deepcritical.config import Settings
+from deepcritical.run.fanout import EventStream
+from deepcritical.run.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
+from deepcritical.run.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
+from deepcritical.run.outcome import new_run_id
+from deepcritical.run.queue import QueuedRun, RunQueue, queue_url, redis_client
+
+logger = structlog.get_logger(__name__)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class TeamRunManager(RunManager):
+    """Runs go to the queue; their records are read from the shared runs folder, their events from Redis."""
+
+    def __init__(self, settings: Settings, *, runs_dir: Path | None = None, **options: Any) -> None:
+        super().__init__(settings, runs_dir=runs_dir, **options)
+        self._redis = redis_client(queue_url(settings))
+        self.run_queue = RunQueue(settings, self._redis)
+        self.stream = EventStream(self._redis)
+        self._enqueuing: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> TeamRunManager:
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        await self.run_queue.connect()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        # Nothing is interrupted: the runs belong to the workers, and other servers follow them.
+        await asyncio.gather(*self._enqueuing, return_exceptions=True)
+        await self.run_queue.disconnect()
+
+    def create(
+        self, question: str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
+    ) -> RunInfo:
+        question, iterations, chosen = self.check_request(question, max_iterations, sources)
+        run_id = new_run_id()
+        while (self.runs_dir / run_id).exists():
+            run_id = new_run_id()
+        info = RunInfo(
+            run_id=run_id,
+            question=question,
+            status="queued",
+            demo=self.settings.demo_mode,
+            max_iterations=iterations,
+            sources=chosen,
+            created_at=_now(),
+        )
+        journal = RunJournal.create(self.runs_dir / run_id)
+        journal.save(info)
+        self._runs[run_id] = _Run(info=info, journal=journal)
+        queued = QueuedRun(run_id=run_id, question=question, max_iterations=iterations, sources=chosen)
+        task = asyncio.create_task(self._enqueue(info, journal, queued))
+        self._enqueuing.add(task)
+        task.add_done_callback(self._enqueuing.discard)
+        return info
+
+    async def _enqueue(self, info: RunInfo, journal: RunJournal, queued: QueuedRun) -> None:
+        try:
+            await self.run_queue.enqueue(queued)
+        except (RedisError, OSError) as error:
+            await self._end_here(info, journal, "failed", f"the job queue did not take the run: {error}")
+
+    async def _end_here(self, info: RunInfo, journal: RunJournal, status: Any, error: str) -> None:
+        """End a run no worker holds (never started, or its queue entry lost) from this server."""
+        info.status, info.error, info.ended_at = status, error, _now()
+        journal.save(info)
+        await self.stream.publish(info.run_id, RunEnded(status=status, error=error).model_dump(mode="json"))
+
+    def _run(self, run_id: str) -> _Run:
+        """The run's record as the shared folder has it now (another server or a worker may have changed it)."""
+        if not RUN_ID.match(run_id):
+            raise RunNotFoundError(f"no run has the id {run_id!r}")
+        folder = self.runs_dir / run_id
+        try:
+            info = RunInfo.model_validate_json((folder / "status.json").read_bytes())
+        except (OSError, ValueError) as error:
+            raise RunNotFoundError(f"no run has the id {run_id!r}") from error
+        run = self._runs.get(run_id) or _Run(info=info, journal=RunJournal(folder))
+        run.info = info
+        self._runs[run_id] = run
+        return run
+
+    def get(self, run_id: str) -> RunInfo:
+        return self._run(run_id).info
+
+    def all_runs(self) -> list[RunInfo]:
+        return [info for _journal, info in reversed(RunJournal.found_in(self.runs_dir))]
+
+    def position(self, run_id: str) -> int | None:
+        return None
+
+    async def cancel(self, run_id: str) -> RunInfo:
+        run = self._run(run_id)
+        if run.ended:
+            raise RunEndedError(f"run {run_id} has ended already ({run.info.status})")
+        reached = await self.run_queue.cancel(run_id, STOPPED["cancelled"])
+        if run.info.status == "queued" or not reached:  # no worker holds it: this server records the end
+            await self._end_here(run.info, run.journal, "cancelled", STOPPED["cancelled"])
+        return run.info
+
+    def resume(self, run_id: str) -> RunInfo:
+        raise RunEndedError(
+            f"run {run_id}: in a team deployment a run whose worker was lost resumes by itself on another worker"
+        )
+
+    async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
+        self._run(run_id)
+        async for number, data in self.stream.follow(run_id, after=after):
+            yield StoredEvent(id=number, data=data)
+
+    async def wait(self, run_id: str) -> RunInfo:
+        if not self._run(run_id).ended:
+            async for _ in self.follow(run_id, after=await self.stream.last_number(run_id)):
+                pass
+        return self.get(run_id)

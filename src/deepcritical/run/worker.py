@@ -1,0 +1,130 @@
+"""What a ``deepcritical worker`` does with a run it takes from the queue: run the question in the run's
+folder under the shared runs folder, checkpointing after every stage, and publish every progress event on
+the run's Redis stream (``run.fanout``); or, when the run was delivered again after its worker was lost,
+resume it from its last checkpoint; or, when every allowed attempt was used up, record it as failed."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from deepcritical.config import Settings
+from deepcritical.errors import DeepCriticalError
+from deepcritical.redaction import Redactor
+from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
+from deepcritical.run.events import ProgressEvent, RunFinished
+from deepcritical.run.execute import run_to_folder
+from deepcritical.run.fanout import EventStream
+from deepcritical.run.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
+from deepcritical.run.queue import Attempt, QueuedRun
+from deepcritical.text import one_line
+
+logger = structlog.get_logger(__name__)
+
+
+def ended(status: RunStatus, error: str | None = None, summary: RunSummary | None = None) -> dict[str, Any]:
+    return RunEnded(status=status, error=error, summary=summary).model_dump(mode="json")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class QueuedRunExecutor:
+    """Runs queued runs in their folders under ``runs_dir`` and publishes their events."""
+
+    def __init__(self, settings: Settings, events: EventStream, runs_dir: Path | None = None) -> None:
+        self.settings = settings
+        self.events = events
+        self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
+        self._redact = Redactor.for_settings(settings)
+
+    async def __call__(self, run: QueuedRun, attempt: Attempt) -> None:
+        folder = self.runs_dir / run.run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        if attempt.last_straw:
+            await self._end(run, folder, "failed", self.given_up(folder, attempt))
+            return
+        if (folder / "run.json").is_file() and not has_checkpoint(folder):
+            # Delivered again after its outputs were written but before the queue heard: it is done.
+            await self._end(run, folder, "finished", None)
+            return
+        self._record(run, folder, status="running", started_at=_now())
+        try:
+            await self._research(run, folder)
+        except asyncio.CancelledError:
+            # Cancelled by a user (the queue's abort) or the worker stopping: the queue tells which, and a
+            # stopping worker's run is delivered again and resumed, so only the first is an end.
+            raise
+        except DeepCriticalError as error:
+            await self._end(run, folder, "failed", self._redact(one_line(str(error))))
+        except Exception as error:  # a bug would fail again on every delivery: the run ends here, as failed
+            logger.exception("queued_run_crashed", run_id=run.run_id)
+            await self._end(run, folder, "failed", self._redact(one_line(f"{type(error).__name__}: {error}")))
+
+    async def cancelled(self, run: QueuedRun, reason: str) -> None:
+        await self._end(run, self.runs_dir / run.run_id, "cancelled", reason)
+
+    def _record(self, run: QueuedRun, folder: Path, **changes: Any) -> None:
+        """Update the run's ``status.json`` (written by the server that took the request) for every server."""
+        try:
+            info = RunInfo.model_validate_json((folder / STATUS_FILE).read_bytes())
+        except (OSError, ValueError):  # enqueued by hand (a bench, a test): the worker starts the record
+            info = RunInfo(
+                run_id=run.run_id,
+                question=run.question,
+                status="queued",
+                demo=self.settings.demo_mode,
+                max_iterations=run.max_iterations,
+                sources=run.sources or list(self.settings.sources),
+                created_at=_now(),
+            )
+        RunJournal(folder).save(info.model_copy(update=changes))
+
+    async def _end(
+        self, run: QueuedRun, folder: Path, status: RunStatus, error: str | None, summary: RunSummary | None = None
+    ) -> None:
+        self._record(run, folder, status=status, error=error, summary=summary, ended_at=_now())
+        await self.events.publish(run.run_id, ended(status, error, summary))
+
+    def given_up(self, folder: Path, attempt: Attempt) -> str:
+        where = ""
+        if has_checkpoint(folder):
+            checkpoint = read_checkpoint(folder)
+            where = f"; its last checkpoint was after the {checkpoint.stage} stage of iteration {checkpoint.iteration}"
+        return (
+            f"the run was started {attempt.allowed} times and each time its worker stopped answering "
+            f"(killed, or its machine lost){where}; it is not tried again"
+        )
+
+    async def _research(self, run: QueuedRun, folder: Path) -> None:
+        settings = self.settings.model_copy(
+            update={"max_iterations": run.max_iterations, "sources": run.sources or self.settings.sources}
+        )
+        # The run hands its events over synchronously; one task publishes them, in order.
+        pending: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
+
+        async def publish() -> None:
+            while (event := await pending.get()) is not None:
+                if not isinstance(event, RunFinished):  # the end is published once the files are written
+                    await self.events.publish(run.run_id, event.model_dump(mode="json"))
+
+        publisher = asyncio.create_task(publish())
+        try:
+            done = await run_to_folder(
+                run.question,
+                settings,
+                folder=folder,
+                run_id=run.run_id,
+                on_event=pending.put_nowait,
+                resume=has_checkpoint(folder),
+            )
+        finally:
+            pending.put_nowait(None)
+            await publisher
+        outcome = done.outcome
+        await self._end(run, folder, "failed" if outcome.error else "finished", outcome.error, RunSummary.of(outcome))

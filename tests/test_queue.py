@@ -1,0 +1,304 @@
+"""The team deployment against a real ``redis-server`` (and a real ``chroma run``) on loopback: progress
+events reach every follower from any publisher; a worker killed with SIGKILL loses no run (another worker
+resumes it from its checkpoint); a run that kills its worker every time ends as failed with the reason;
+a cancel from another process stops the worker's run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from redis.asyncio import Redis
+
+from deepcritical.config import Settings
+from deepcritical.run.checkpoint import HOLD_VARIABLE, read_checkpoint
+from deepcritical.run.fanout import EventStream
+from deepcritical.run.outcome import new_run_id
+from deepcritical.run.queue import QueuedRun, RunQueue
+from deepcritical.web.app import create_app
+from test_reliability_cli import environment
+from web.fakes import serving, sse_events
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+START_DEADLINE = 60.0
+QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=20)
+
+
+def answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+            connection.sendall(b"PING\r\n")
+            return connection.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A real redis-server on 127.0.0.1 and a free port, nothing saved to disk; stopped by pid after."""
+    if not Path(REDIS_SERVER).exists():
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    port = free_port()
+    process = subprocess.Popen(
+        [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + START_DEADLINE
+        while not answers(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not start on port {port}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        stop(process)
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """A real Chroma server on 127.0.0.1 and a free port; stopped by pid after."""
+    executable = Path(sys.executable).parent / "chroma"
+    port = free_port()
+    log_path = tmp_path / "chroma.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [str(executable), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(tmp_path / "chroma")],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        )
+    try:
+        deadline = time.monotonic() + START_DEADLINE
+        while True:
+            try:
+                httpx2.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
+                break
+            except httpx2.HTTPError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"chroma run did not start: {log_path.read_text()}")
+                time.sleep(0.05)
+        yield "127.0.0.1", port
+    finally:
+        stop(process)
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+async def test_events_reach_every_follower_numbered_across_publishers(redis_url: str) -> None:
+    publishers = [EventStream(Redis.from_url(redis_url)) for _ in range(2)]
+    followers = [EventStream(Redis.from_url(redis_url)) for _ in range(2)]
+    run_id = new_run_id()
+
+    async def collect(stream: EventStream, after: int) -> list[tuple[int, str]]:
+        return [(number, data["kind"]) async for number, data in stream.follow(run_id, after=after)]
+
+    following = [asyncio.create_task(collect(follower, 0)) for follower in followers]
+    numbers = [await publishers[0].publish(run_id, {"kind": "run_started"})]
+    numbers.append(await publishers[0].publish(run_id, {"kind": "iteration_started"}))
+    # The run redelivered to another worker: its events go on from the next number.
+    numbers.append(await publishers[1].publish(run_id, {"kind": "run_warning"}))
+    numbers.append(await publishers[1].publish(run_id, {"kind": "run_ended", "status": "finished"}))
+    assert numbers == [1, 2, 3, 4]
+    expected = [(1, "run_started"), (2, "iteration_started"), (3, "run_warning"), (4, "run_ended")]
+    assert [await task for task in following] == [expected, expected]
+    # Last-Event-ID: 2 on any server reads on from event 3.
+    assert await collect(followers[1], 2) == expected[2:]
+    assert await publishers[1].last_number(run_id) == 4
+    for stream in [*publishers, *followers]:
+        await stream.redis.aclose()
+
+
+def settings_for(redis_url: str, **values: Any) -> Settings:
+    base = {"DEMO_MODE": True, "DEEPCRITICAL_QUEUE_URL": redis_url}
+    return Settings(_env_file=None, **{**base, **values})  # type: ignore[arg-type]
+
+
+class Team:
+    """Worker processes sharing one home (the shared runs folder), one Redis and one Chroma server."""
+
+    def __init__(self, tmp_path: Path, redis_url: str, chroma: tuple[str, int], *, attempts: int = 3) -> None:
+        self.tmp_path, self.home = tmp_path, tmp_path / "home"
+        self.env = {
+            "DEEPCRITICAL_QUEUE_URL": redis_url,
+            "DEEPCRITICAL_QUEUE_HEARTBEAT": "3",
+            "DEEPCRITICAL_QUEUE_ATTEMPTS": str(attempts),
+            "CHROMA_HOST": chroma[0],
+            "CHROMA_PORT": str(chroma[1]),
+        }
+        self.settings = settings_for(redis_url, DEEPCRITICAL_QUEUE_HEARTBEAT=3, DEEPCRITICAL_QUEUE_ATTEMPTS=attempts)
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def start_worker(self, *, hold: str | None = None) -> subprocess.Popen[bytes]:
+        extra = {HOLD_VARIABLE: hold} if hold else {}
+        log = (self.tmp_path / f"worker-{len(self.workers)}.log").open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "deepcritical", "worker", "--demo"],
+            env=environment(self.home, self.env | extra),
+            cwd=self.tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.workers.append(process)
+        return process
+
+    def folder(self, run_id: str) -> Path:
+        return self.home / "runs" / run_id
+
+    async def enqueue(self, redis: Redis) -> str:
+        queue = RunQueue(self.settings, redis)
+        run_id = new_run_id()
+        await queue.enqueue(QueuedRun(run_id=run_id, question=QUESTION, max_iterations=2))
+        return run_id
+
+    async def held(self, run_id: str, worker: subprocess.Popen[bytes]) -> None:
+        """Until the worker reaches its hold in this run; a worker that exits first fails the test."""
+        while not (self.folder(run_id) / "held").exists():
+            if worker.poll() is not None:
+                pytest.fail(f"the worker exited: {self.logs()}")
+            await asyncio.sleep(0.05)
+        (self.folder(run_id) / "held").unlink()
+
+    def logs(self) -> str:
+        return "\n".join(path.read_text()[-3000:] for path in sorted(self.tmp_path.glob("worker-*.log")))
+
+    def stop(self) -> None:
+        for process in self.workers:
+            stop(process)
+
+
+@pytest.fixture
+def team(tmp_path: Path, redis_url: str, chroma_server: tuple[str, int]) -> Iterator[Team]:
+    crew = Team(tmp_path, redis_url, chroma_server)
+    yield crew
+    crew.stop()
+
+
+async def ending(redis: Redis, run_id: str) -> tuple[list[str], dict[str, Any]]:
+    kinds: list[str] = []
+    async for _number, data in EventStream(redis).follow(run_id):
+        kinds.append(str(data["kind"]))
+        last = data
+    return kinds, last
+
+
+def kill(process: subprocess.Popen[bytes]) -> None:
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=20)
+    assert process.returncode == -signal.SIGKILL
+
+
+@pytest.mark.model
+@pytest.mark.chroma_server
+async def test_a_worker_killed_with_sigkill_loses_no_run(team: Team, redis: Redis) -> None:
+    doomed = team.start_worker(hold="search:1")
+    run_id = await team.enqueue(redis)
+    await team.held(run_id, doomed)
+    survivor = team.start_worker()
+    kill(doomed)
+
+    kinds, last = await ending(redis, run_id)
+    assert last["status"] == "finished", team.logs()
+    assert kinds.count("run_started") == 2  # the first delivery, and the one that resumed it
+    record = json.loads((team.folder(run_id) / "run.json").read_text(encoding="utf-8"))
+    assert record["resumed"] is True
+    status = json.loads((team.folder(run_id) / "status.json").read_text(encoding="utf-8"))
+    assert status["status"] == "finished"
+    assert record["resumptions"][0]["stage"] == "search"
+    searched = [query for step in record["searches"] for query in step["queries"]]
+    assert len(searched) == len({query.lower() for query in searched})  # no finished search sent again
+    assert survivor.poll() is None
+
+
+@pytest.mark.model
+@pytest.mark.chroma_server
+async def test_a_run_that_kills_its_worker_every_time_ends_as_failed_with_the_reason(
+    tmp_path: Path, redis_url: str, chroma_server: tuple[str, int], redis: Redis
+) -> None:
+    team = Team(tmp_path, redis_url, chroma_server, attempts=1)
+    try:
+        doomed = team.start_worker(hold="search:1")
+        run_id = await team.enqueue(redis)
+        await team.held(run_id, doomed)
+        team.start_worker()
+        kill(doomed)
+        _kinds, last = await ending(redis, run_id)
+    finally:
+        team.stop()
+    assert last["status"] == "failed"
+    assert "started 1 times" in last["error"]
+    assert "after the search stage of iteration 1" in last["error"]
+    assert not (team.folder(run_id) / "run.json").exists()
+    assert read_checkpoint(team.folder(run_id)).stage == "search"  # what it had collected is kept
+
+
+@pytest.mark.model
+@pytest.mark.chroma_server
+async def test_a_cancel_from_another_process_stops_the_workers_run(team: Team, redis: Redis) -> None:
+    worker = team.start_worker(hold="plan:1")
+    run_id = await team.enqueue(redis)
+    await team.held(run_id, worker)
+    assert await RunQueue(team.settings, redis).cancel(run_id, "cancelled by the user")
+    _kinds, last = await ending(redis, run_id)
+    assert (last["status"], last["error"]) == ("cancelled", "cancelled by the user")
+    assert worker.poll() is None  # the worker goes on, ready for the next run
+
+
+@pytest.mark.model
+@pytest.mark.chroma_server
+async def test_two_servers_and_a_worker_share_one_redis(team: Team, redis: Redis) -> None:
+    """A run asked of one server is run by a worker; another server lists it and streams its events, and
+    takes up the stream after a Last-Event-ID."""
+    team.start_worker()
+    settings = team.settings.model_copy(
+        update={"home": team.home, "chroma_host": team.env["CHROMA_HOST"], "chroma_port": int(team.env["CHROMA_PORT"])}
+    )
+    async with serving(create_app(settings)) as first, serving(create_app(settings)) as second:
+        response = await first.post("/api/runs", json={"question": QUESTION, "max_iterations": 1})
+        assert response.status_code == 202, response.text
+        run_id = response.json()["run_id"]
+        listed = [run["run_id"] for run in (await second.get("/api/runs")).json()]
+        assert run_id in listed
+        events = sse_events((await second.get(f"/api/runs/{run_id}/events")).text)
+        assert events[-1][1] == "run_ended"
+        assert events[-1][2]["status"] == "finished", team.logs()
+        assert [event_id for event_id, _, _ in events] == list(range(1, len(events) + 1))
+        later = sse_events((await first.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "2"})).text)
+        assert later == events[2:]
+        view = (await second.get(f"/api/runs/{run_id}")).json()
+        assert view["status"] == "finished"
+        assert "report.md" in view["files"]

@@ -1,0 +1,253 @@
+"""Checkpoints and resume: a run checkpoints after every stage, a run resumed from any checkpoint sends no
+finished search again, carries its budgets over and ends with the same kind of report; checkpoints are
+written atomically; and ``deepcritical research --resume`` finishes a run killed with SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from pydantic_ai.models.function import FunctionModel
+
+from agents.research_fakes import QUESTION, FakeClock, FakeEngine, FakeHandler, FakeStore, demo_settings, plain_logs
+from deepcritical.agents.models import AgentModels
+from deepcritical.config import Settings
+from deepcritical.demo.models import demo_models
+from deepcritical.models import Evidence
+from deepcritical.run.checkpoint import (
+    CHECKPOINT_FILE,
+    HOLD_VARIABLE,
+    Checkpoint,
+    read_checkpoint,
+    write_atomic,
+    write_checkpoint,
+)
+from deepcritical.run.events import RunFinished
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.setup import assemble
+from test_orchestrator import assert_cited, insufficient
+from test_reliability_cli import environment, error_lines, run_cli
+
+pytestmark = pytest.mark.usefixtures("plain_logs")
+_ = plain_logs
+
+
+def judged_models() -> AgentModels:
+    brain, _judge, report = demo_models()
+    return AgentModels(brain=brain, judge=FunctionModel(insufficient), report=report, name="test")
+
+
+async def research(
+    settings: Settings,
+    store: FakeStore,
+    handler: FakeHandler,
+    *,
+    resume: Checkpoint | None = None,
+    clock: FakeClock | None = None,
+) -> tuple[ResearchOutcome, list[Checkpoint]]:
+    saved: list[Checkpoint] = []
+
+    async def sink(checkpoint: Checkpoint) -> None:
+        saved.append(checkpoint)
+
+    async with httpx2.AsyncClient() as client:
+        parts = assemble(
+            settings,
+            client,
+            models=judged_models(),
+            store=store,
+            handler=handler,
+            research_engine=FakeEngine(),
+            clock=clock or FakeClock(),
+        )
+        orchestrator = Orchestrator(parts)
+        outcome = None
+        async for event in orchestrator.run(QUESTION, checkpoint=sink, resume=resume):
+            if isinstance(event, RunFinished):
+                outcome = event.outcome
+    assert outcome is not None
+    return outcome, saved
+
+
+async def test_a_run_checkpoints_after_every_stage_in_order() -> None:
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2)
+    outcome, saved = await research(settings, FakeStore(), FakeHandler())
+    stages = [(checkpoint.stage, checkpoint.iteration) for checkpoint in saved]
+    # Each iteration: its search steps, the end of its planning turn, its judgement; then the loop's end, the report.
+    assert ("plan", 1) in stages
+    assert ("judge", 1) in stages
+    assert ("plan", 2) in stages
+    assert stages.index(("search", 1)) < stages.index(("plan", 1)) < stages.index(("judge", 1))
+    assert stages[-2:] == [("judge", 2), ("report", 2)]
+    assert saved[-1].stop == outcome.stop_reason == "max_iterations"
+    assert saved[-1].report is not None
+    assert [item.id for item in saved[-1].evidence] == [item.id for item in outcome.evidence]
+    assert not outcome.resumed
+
+
+@pytest.mark.parametrize(
+    ("stage", "iteration", "loop_over"),
+    [
+        ("search", 1, False),
+        ("plan", 1, False),
+        ("judge", 1, False),
+        ("search", 2, False),
+        ("judge", 2, True),
+        ("report", 2, True),
+    ],
+)
+async def test_a_run_resumed_from_any_checkpoint_sends_no_finished_search_again(
+    stage: str, iteration: int, loop_over: bool
+) -> None:
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2)
+    store = FakeStore()
+    whole, saved = await research(settings, store, FakeHandler())
+    chosen = next(c for c in saved if (c.stage, c.iteration, c.loop_over) == (stage, iteration, loop_over))
+    checkpoint = Checkpoint.model_validate_json(chosen.model_dump_json())  # as read back from the file
+    handler = FakeHandler()
+    resumed, _ = await research(settings, store, handler, resume=checkpoint)
+
+    done = {query.lower() for query in checkpoint.run_state().queries_run}
+    assert not done & {query.lower() for query in handler.queries}, "a finished search was sent again"
+    assert resumed.resumed
+    assert [(r.stage, r.iteration) for r in resumed.resumptions] == [(checkpoint.stage, checkpoint.iteration)]
+    assert resumed.run_id == checkpoint.run_id
+    assert resumed.started_at == checkpoint.started_at
+    # Nothing collected before the kill is lost, and the resumed run is the same kind of run.
+    assert {item.id for item in checkpoint.evidence} <= {item.id for item in resumed.evidence}
+    assert resumed.stop_reason == whole.stop_reason
+    assert resumed.iterations == whole.iterations
+    assert resumed.llm_usage.requests >= checkpoint.run_usage().requests
+    assert resumed.report.key_findings
+    assert_cited(resumed)
+
+
+async def test_budgets_carry_over_a_resumed_run_with_no_time_left_searches_nothing() -> None:
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=3)
+    store = FakeStore()
+    _, saved = await research(settings, store, FakeHandler())
+    after_first_judgement = next(c for c in saved if c.stage == "judge" and c.stop is None)
+    spent = after_first_judgement.model_copy(update={"loop_seconds_left": 0.0})
+    handler = FakeHandler()
+    resumed, _ = await research(settings, store, handler, resume=spent)
+    assert handler.queries == []
+    assert resumed.stop_reason == "time_budget"
+    assert resumed.report.key_findings  # the report still has its own share of the time
+
+
+async def test_the_request_budget_spent_before_the_kill_counts_after_it() -> None:
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=3, DEEPCRITICAL_MAX_LLM_REQUESTS=8)
+    store = FakeStore()
+    whole, saved = await research(settings, store, FakeHandler())
+    first = next(c for c in saved if c.stage == "judge")
+    resumed, _ = await research(settings, store, FakeHandler(), resume=first)
+    assert resumed.llm_usage.requests == whole.llm_usage.requests
+
+
+def test_an_atomic_write_that_fails_leaves_the_previous_file_whole(tmp_path: Path, monkeypatch: Any) -> None:
+    path = tmp_path / CHECKPOINT_FILE
+    write_atomic(path, '{"old": true}\n')
+
+    def broken_disk(_descriptor: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", broken_disk)
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(path, '{"new": true}\n' * 1000)
+    assert path.read_text(encoding="utf-8") == '{"old": true}\n'
+    assert [p.name for p in tmp_path.iterdir()] == [CHECKPOINT_FILE]  # no temporary file left behind
+
+
+async def test_a_checkpoint_file_round_trips(tmp_path: Path) -> None:
+    _, saved = await research(demo_settings(DEEPCRITICAL_MAX_ITERATIONS=1), FakeStore(), FakeHandler())
+    write_checkpoint(tmp_path, saved[-1])
+    assert read_checkpoint(tmp_path) == saved[-1]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({}, "no checkpoint.json there"),
+        ({"run.json": "{}"}, "has finished"),
+        ({CHECKPOINT_FILE: '{"stage": "plan"}'}, "cannot be read"),
+    ],
+)
+def test_resume_refuses_a_folder_it_cannot_continue_in_one_line(
+    tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    result = run_cli("research", "--resume", str(folder), "--demo", home=tmp_path / "home")
+    assert result.returncode == 2
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1
+    assert expected in lines[0]
+    assert "--resume" in lines[0]
+
+
+def test_resume_with_a_question_too_is_refused(tmp_path: Path) -> None:
+    result = run_cli("research", "a question", "--resume", str(tmp_path), "--demo", home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "not both" in result.stderr
+
+
+def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
+    """Until the run reaches its hold (it writes ``path``); a run that ends first fails the test."""
+    while not path.exists():
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before its hold: {process.stderr.read() if process.stderr else ''}")
+        time.sleep(0.05)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("hold", ["search:1", "judge:1"])
+def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: str) -> None:
+    home, out = tmp_path / "home", tmp_path / "out"
+    question = "Can metformin be repurposed for Alzheimer's disease?"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deepcritical", "research", question, "--demo", "--quiet", "--out", str(out)],
+        env=environment(home, {HOLD_VARIABLE: hold}),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(out / "held", process)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    assert not (out / "run.json").exists()
+    before = read_checkpoint(out)
+    assert f"{before.stage}:{before.iteration}" == hold
+
+    result = run_cli("research", "--resume", str(out), "--demo", "--quiet", home=home)
+    assert result.returncode == 0, result.stderr[-2000:]
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert record["resumed"] is True
+    assert [(r["stage"], r["iteration"]) for r in record["resumptions"]] == [(before.stage, before.iteration)]
+    assert record["run_id"] == before.run_id
+    assert record["question"] == question
+    # Every search the killed run finished is in the record once, first, and was not sent again.
+    searched = [query for step in record["searches"] for query in step["queries"]]
+    assert searched[: len(before.run_state().queries_run)] == before.run_state().queries_run
+    assert len(searched) == len({query.lower() for query in searched})
+    # Nothing the killed run collected is lost: each item is there, itself or merged into a better record.
+    kept = {key for item in record["evidence"] for key in Evidence.model_validate(item).identity_keys}
+    assert all(item.identity_keys & kept for item in before.evidence)
+    assert record["report"]["key_findings"]
+    assert (out / "report.md").read_text(encoding="utf-8").startswith("#")
+    assert not (out / CHECKPOINT_FILE).exists()  # finished: nothing left to resume
