@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,12 @@ def shared_folder(name: str) -> Path:
     if not folder.is_dir():
         pytest.skip(f"real reference data not found at {folder} (it sits beside the clone when CI runs .ci/run)")
     return folder
+
+
+@pytest.fixture
+def shared_data() -> Callable[[str], Path]:
+    """``shared_folder`` for tests that need several folders of ../shared/data (each skips on its own)."""
+    return shared_folder
 
 
 @pytest.fixture

@@ -8,12 +8,12 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import shared_folder
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import EmbeddingService, chroma, documents
@@ -246,8 +246,10 @@ async def test_the_answer_fields_are_never_read_before_predicting(tmp_path: Path
 # --- the real benchmarks, a slice (skipped without ../shared/data) ---
 
 
-async def test_eval_on_a_slice_of_pubmedqa_finds_each_question_s_own_abstract(tmp_path: Path) -> None:
-    data = json.loads((shared_folder("pubmedqa") / "pqal_dev.json").read_text(encoding="utf-8"))
+async def test_eval_on_a_slice_of_pubmedqa_finds_each_question_s_own_abstract(
+    tmp_path: Path, shared_data: Callable[[str], Path]
+) -> None:
+    data = json.loads((shared_data("pubmedqa") / "pqal_dev.json").read_text(encoding="utf-8"))
     keys = list(data)[:40]
     path = tmp_path / "slice.json"
     path.write_text(json.dumps({key: data[key] for key in keys}), encoding="utf-8")
@@ -261,11 +263,13 @@ async def test_eval_on_a_slice_of_pubmedqa_finds_each_question_s_own_abstract(tm
     assert 0.0 <= summary["accuracy"] <= 1.0
 
 
-async def test_eval_on_a_slice_of_scifact_maps_verdicts_to_its_labels(tmp_path: Path) -> None:
-    claims_file = shared_folder("scifact-claims") / "claims_train.jsonl"
+async def test_eval_on_a_slice_of_scifact_maps_verdicts_to_its_labels(
+    tmp_path: Path, shared_data: Callable[[str], Path]
+) -> None:
+    claims_file = shared_data("scifact-claims") / "claims_train.jsonl"
     claims = [json.loads(line) for line in claims_file.read_text(encoding="utf-8").splitlines()[:8]]
     wanted = {str(doc) for claim in claims for doc in (*claim["evidence"], *claim["cited_doc_ids"])}
-    corpus_lines = (shared_folder("beir-scifact") / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    corpus_lines = (shared_data("beir-scifact") / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     corpus = [line for line in corpus_lines if json.loads(line)["_id"] in wanted] + corpus_lines[:60]
     corpus_file = tmp_path / "corpus.jsonl"
     corpus_file.write_text("\n".join(dict.fromkeys(corpus)) + "\n", encoding="utf-8")

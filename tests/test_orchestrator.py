@@ -18,6 +18,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from agents.research_fakes import (
     CORPUS,
     QUESTION,
+    STRONG_CORPUS,
     FakeClock,
     FakeEngine,
     FakeHandler,
@@ -67,7 +68,7 @@ class Harness:
     def __init__(self, settings: Settings | None = None, **options: Any) -> None:
         self.settings = settings or demo_settings()
         self.store = options.pop("store", None) or FakeStore()
-        self.handler = options.pop("handler", None) or FakeHandler()
+        self.handler = options.pop("handler", None) or FakeHandler(STRONG_CORPUS)
         self.clock = options.pop("clock", None) or FakeClock()
         self.waits: list[float] = []
         self.models = options.pop("models", None)
@@ -147,7 +148,7 @@ async def test_stops_after_max_iterations_with_the_judges_queries_run() -> None:
     assert outcome.iterations == 3
     assert len(outcome.assessments) == 3
     assert len(outcome.plans) == 3
-    assert "metformin dementia trial" in harness.handler.queries
+    assert "metformin dementia trial Alzheimer's" in harness.handler.queries  # the judge's query, condition kept
     assert len(harness.handler.queries) == len(set(harness.handler.queries))  # no query runs twice
     assert_cited(outcome)
 
@@ -169,7 +170,7 @@ async def test_stops_when_the_time_budget_is_spent_and_still_reports() -> None:
     def slow_search(_query: str) -> None:
         clock.now = 1085  # past the loop's deadline (80 s after the start), inside the report's share
 
-    harness = Harness(settings, clock=clock, handler=FakeHandler(on_execute=slow_search))
+    harness = Harness(settings, clock=clock, handler=FakeHandler(STRONG_CORPUS, on_execute=slow_search))
     outcome = await harness.run()
     assert outcome.stop_reason == "time_budget"
     assert outcome.assessments == []  # the judge never ran
@@ -183,7 +184,7 @@ async def test_no_time_left_for_the_report_gives_the_extractive_report() -> None
     def very_slow_search(_query: str) -> None:
         clock.now += 1000
 
-    harness = Harness(clock=clock, handler=FakeHandler(on_execute=very_slow_search))
+    harness = Harness(clock=clock, handler=FakeHandler(STRONG_CORPUS, on_execute=very_slow_search))
     outcome = await harness.run()
     assert outcome.stop_reason == "time_budget"
     assert outcome.report_fallback
@@ -427,7 +428,13 @@ async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> No
 
     async with httpx2.AsyncClient() as client:
         orchestrator = Orchestrator(
-            assemble(demo_settings(), client, open_store=no_store, handler=FakeHandler(), research_engine=FakeEngine())
+            assemble(
+                demo_settings(),
+                client,
+                open_store=no_store,
+                handler=FakeHandler(STRONG_CORPUS),
+                research_engine=FakeEngine(),
+            )
         )
         events: list[ProgressEvent] = []
 
@@ -625,7 +632,7 @@ async def test_sources_that_answered_with_nothing_relevant_are_not_a_failed_run(
 
 
 async def test_run_started_names_the_searched_sources_and_the_disabled_ones_apart() -> None:
-    handler = FakeHandler(sources=("pubmed", "web"))
+    handler = FakeHandler(STRONG_CORPUS, sources=("pubmed", "web"))
     handler.unavailable = {"you": "YOU_API_KEY is not set"}
     harness = Harness(handler=handler)
     await harness.run()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 MAX_QUERIES_PER_TURN = 5
 QUERY_CHARS = 200
@@ -76,6 +77,15 @@ class AspectScore(BaseModel):
     reason: Sentence = Field(description="One sentence: what the evidence shows on this aspect, citing ids")
 
 
+class ScoreCap(BaseModel):
+    """A score lowered in code because the evidence cannot support it (``stages.ratings.cap_assessment``)."""
+
+    aspect: Literal["mechanism", "clinical", "safety", "sufficient", "confidence"]
+    given: float = Field(description="What the judge gave (for sufficient: 1 for true)")
+    capped_to: float
+    reason: str = Field(description="What in the counted evidence sets the ceiling")
+
+
 class Assessment(BaseModel):
     """The Judge's verdict on the evidence it was shown."""
 
@@ -94,6 +104,9 @@ class Assessment(BaseModel):
     cited_ids: Annotated[list[EvidenceId], _first(MAX_CITED_IDS)] = Field(
         default_factory=list, max_length=MAX_CITED_IDS, description="Ids of the evidence items the verdict rests on"
     )
+    # Set in code, never by a model (left out of the schema a model is given): each score lowered because the
+    # evidence judged cannot support it, and why. Recorded in run.json.
+    caps: SkipJsonSchema[list[ScoreCap]] = Field(default_factory=list)
 
     @field_validator("gaps", "candidate_answers", mode="before")
     @classmethod

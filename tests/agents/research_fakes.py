@@ -12,7 +12,7 @@ import structlog
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.config import Settings
-from deepcritical.models import Citation, Evidence, SearchResult, SourceFailure, SourceName, merge_records
+from deepcritical.models import Citation, Evidence, Grade, SearchResult, SourceFailure, SourceName, merge_records
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
@@ -86,6 +86,22 @@ CORPUS = [
         source="web",
         relevance=0.5,
     ),
+]
+
+
+def _graded(item: Evidence, **grade: object) -> Evidence:
+    return item.model_copy(update={"grade": Grade.model_validate({"basis": "publication_type", **grade})})
+
+
+# The corpus as graded studies strong enough for a "sufficient" verdict to survive the caps on the judge's
+# scores (stages.ratings): a large trial, a cohort and a systematic review in people, and mice.
+STRONG_CORPUS = [
+    _graded(CORPUS[0], design="preclinical", population="animals"),
+    _graded(CORPUS[1], design="randomized_controlled_trial", level=2, population="humans", sample_size=1200),
+    _graded(CORPUS[2], design="cohort", level=3, population="humans", sample_size=5000),
+    _graded(CORPUS[3], design="cohort", level=3, population="humans", sample_size=3000),
+    _graded(CORPUS[4], design="systematic_review", level=1, population="humans"),
+    _graded(CORPUS[5], design="preclinical", population="animals"),
 ]
 
 

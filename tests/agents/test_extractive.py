@@ -1,5 +1,6 @@
-"""The extractive report's answer in brief: a hedged answer computed from how the quoted sentences read
-and from the judge's scores, citing collected ids (never a URL) through the same rendering path."""
+"""The extractive report's answer in brief: a short answer computed from the counted items (what the strongest
+studies in people found, which way the weighed evidence leans), citing every item it counts; rendered with
+reference numbers through the same path as every other citation."""
 
 from __future__ import annotations
 
@@ -39,42 +40,31 @@ GRADED = [
 
 
 @pytest.mark.parametrize(
-    ("items", "lean", "counts"),
-    [
-        (CORPUS[:3], "leans favourable", "(2): 2 favourable"),
-        (CORPUS[3:5], "leans against", "(2): 1 null (no effect) and 1 unfavourable"),
-        (CORPUS, "is mixed", "(5): 3 favourable, 1 null (no effect) and 1 unfavourable"),
-    ],
+    ("items", "lean"),
+    [(CORPUS[:3], "leans favourable"), (CORPUS[3:5], "leans against"), (CORPUS, "is mixed")],
 )
-def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], lean: str, counts: str) -> None:
+def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], lean: str) -> None:
     brief = extractive_report(QUESTION, views(items)).answer_brief
-    assert brief.startswith(f"Weighing each item by its study design, the evidence reviewed {lean}.")
-    assert f"Web pages and items of unknown design {counts}" in brief  # these test items carry no grade
-    assert "extractive summary" in brief
+    assert f"by study design, the evidence {lean}" in brief
+    # These test items carry no grade: no study in people is graded, and the brief says so.
+    assert brief.startswith("No counted study in people is graded on the OCEBM scale.")
 
 
-def test_the_answer_counts_by_design_and_carries_the_judges_verdict() -> None:
+def test_the_answer_starts_from_the_strongest_studies_in_people_and_cites_each() -> None:
     items = views(GRADED)
-    assessment = code_assessment(QUESTION, items)
-    brief = extractive_report(QUESTION, items, assessment=assessment).answer_brief
-    assert "Randomised controlled trials (2): 1 favourable and 1 null (no effect)" in brief
-    assert "Animal and cell studies (1): 1 favourable" in brief  # the other states no clear result
-    assert "Web pages and items of unknown design (2): 1 favourable and 1 unfavourable" in brief
-    assert (
-        "The strongest evidence found is at OCEBM level 2 (randomised trials), and it is favourable and null" in brief
-    )
-    scores = assessment.scores
-    assert f"mechanism {scores['mechanism']}/10, clinical evidence {scores['clinical']}/10" in brief
-    assert f"confidence {assessment.confidence:.2f}" in brief
-    without_judge = extractive_report(QUESTION, items).answer_brief
-    assert "confidence is unknown" in without_judge
+    brief = extractive_report(QUESTION, items, assessment=code_assessment(QUESTION, items)).answer_brief
+    trials = [CORPUS[1].id, CORPUS[3].id]
+    assert brief.startswith("The strongest evidence in people is at OCEBM level 2 (randomised trials): 2 studies")
+    strongest = brief.split("Weighing")[0]
+    assert "1 favourable and 1 null (no effect)" in strongest
+    assert set(re.findall(r"pmid:\d+", strongest)) == set(trials)
+    assert "/10" not in brief  # the judge's scores have their own section, capped there
 
 
 def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_hedged() -> None:
     mice = evidence(60, "Metformin improved spatial memory in transgenic mice with Alzheimer's disease pathology.")
     brief = extractive_report(QUESTION, views([graded(mice, MICE), GRADED[5]])).answer_brief
-    assert "Animal and cell studies (2): 2 favourable" in brief
-    assert "None of the favourable results comes from a study in humans." in brief
+    assert "None of the favourable results comes from a study in people." in brief
     assert "weak indication" in brief
     ungraded = extractive_report(QUESTION, views([mice, CORPUS[5]])).answer_brief
     assert "None of the favourable results" not in ungraded  # who was studied is unknown: no claim either way
@@ -83,38 +73,29 @@ def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_h
 def test_evidence_without_a_clear_result_does_not_settle_the_question() -> None:
     plain = evidence(61, "Metformin is a biguanide drug and Alzheimer's disease is a dementia of older age.")
     brief = extractive_report(QUESTION, views([plain])).answer_brief
-    assert brief.startswith(
-        "Weighing each item by its study design, the evidence reviewed does not settle the question."
-    )
-    assert "1 item(s) state no clear favourable, null or unfavourable result" in brief
+    assert "None of the counted items states a clear favourable, null or unfavourable result." in brief
 
 
-def test_every_item_is_counted_though_only_some_are_quoted() -> None:
+def test_every_item_is_counted_and_cited_though_only_some_are_quoted() -> None:
     nulls = [
         evidence(70 + i, f"In trial {i}, metformin did not improve cognition in Alzheimer's disease patients.")
         for i in range(MAX_CONTRARY + 3)
     ]
     report = extractive_report(QUESTION, views(nulls))
     quoted = {i for finding in report.contrary_evidence for i in finding.evidence_ids}
-    assert f"({len(nulls)}): {len(nulls)} null (no effect)" in report.answer_brief
-    named = set(re.findall(r"pmid:\d+", report.answer_brief))
-    assert named
-    assert len(named) <= 3
-    assert named <= quoted  # the brief names only items the report quotes (and so lists as references)
+    assert len(quoted) < len(nulls)
+    assert f"all {len(nulls)} counted item(s)" in report.answer_brief
+    assert set(re.findall(r"pmid:\d+", report.answer_brief)) == {item.id for item in nulls}
 
 
-def test_the_answer_cites_no_url_and_renders_ids_as_reference_numbers() -> None:
+def test_the_answer_renders_every_id_as_a_reference_number() -> None:
     collected = {item.id: item for item in CORPUS}
     report, audit = verify_citations(extractive_report(QUESTION, views(CORPUS)), collected, question=QUESTION)
     assert audit.clean
-    named = re.findall(r"pmid:\d+", report.answer_brief)
-    assert named
-    assert "url:" not in report.answer_brief
-    assert "http" not in report.answer_brief
+    assert re.findall(r"pmid:\d+", report.answer_brief)
     markdown = render_markdown(report, collected, RenderContext(demo=False, stop_reason="sufficient"))
     answer = markdown.split("## Answer in brief", 1)[1].split("##", 1)[0]
-    number = report.references.index(named[0]) + 1
-    assert f"see \\[{number}\\]" in answer
+    assert re.search(r"\\\[\d+(?:, \d+)*\\\]", answer)
     assert "pmid:" not in answer
     assert "example.org" not in answer
 
@@ -125,9 +106,9 @@ NULL_TRIAL = (
     "the brain but did not change CSF markers of amyloid or tau pathology, or global cognition, in mild dementia."
 )
 HARM = (
-    "BACKGROUND: Metformin is proposed as a neuroprotective agent. CONCLUSIONS: Metformin can promote "
-    "amyloidogenic APP processing. This potentially harmful action should be weighed against reported benefits "
-    "before metformin is repurposed for Alzheimer's disease."
+    "BACKGROUND: Metformin is proposed as a neuroprotective agent. CONCLUSIONS: Metformin promoted "
+    "amyloidogenic APP processing, a potentially harmful action in Alzheimer's disease. It should be weighed "
+    "against reported benefits before metformin is repurposed."
 )
 
 
@@ -137,8 +118,7 @@ def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for
     report = extractive_report(QUESTION, views([item]))
     assert [i for f in report.contrary_evidence for i in f.evidence_ids] == [item.id]
     assert report.key_findings == []
-    assert "the evidence reviewed leans against" in report.answer_brief
-    assert ("(1): 1 null (no effect)" if text == NULL_TRIAL else "(1): 1 unfavourable") in report.answer_brief
+    assert "the evidence leans against" in report.answer_brief
     judged = code_assessment(QUESTION, views([item]))
     assert "1 report null, negative or unfavourable" in judged.candidate_answers[0]
 

@@ -38,11 +38,16 @@ def test_aspects_of_text() -> None:
 
 
 def test_assessment_is_sufficient_only_when_every_aspect_is_covered() -> None:
-    full = code_assessment(QUESTION, views(CORPUS))
+    full = code_assessment(QUESTION, views(CORPUS), capped=False)
     assert full.sufficient
     assert min(full.scores.values()) >= 7
     assert full.gaps == []
-    mechanism_only = code_assessment(QUESTION, views(CORPUS[:1]))
+    # None of these items is graded as a study in people, so the caps take clinical evidence down to 2.
+    capped = code_assessment(QUESTION, views(CORPUS))
+    assert capped.scores["clinical"] == 2
+    assert not capped.sufficient
+    assert {cap.aspect for cap in capped.caps} >= {"clinical", "sufficient"}
+    mechanism_only = code_assessment(QUESTION, views(CORPUS[:1]), capped=False)
     assert not mechanism_only.sufficient
     assert mechanism_only.scores["clinical"] == 0
     assert any("clinical" in query for query in mechanism_only.next_queries)

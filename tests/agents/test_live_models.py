@@ -25,11 +25,14 @@ from agents.llm_server import (
     scripted,
 )
 from agents.llm_wires import OPENAI, OPENAI_PROMPTED, WIRES, Ask, Reply, Wire
-from agents.research_fakes import plain_logs
+from agents.research_fakes import QUESTION, plain_logs
 from deepcritical.errors import ConfigError
+from deepcritical.sources.query import with_terms
+from deepcritical.stages.reading import question_frame
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture
+SEARCHED = [with_terms(query, question_frame(QUESTION).required) for query in BRAIN_QUERIES]
 
 CITED = re.compile(r"Evidence id: `([^`]+)`")
 
@@ -71,7 +74,7 @@ async def test_a_live_model_runs_the_research_through_the_runs_client(wire: Wire
     # The Brain searched, then finished; the Judge judged once; the Report was sent back twice for its
     # fabricated id (the output validator) and accepted on its last attempt.
     assert [agent for agent, _ in server.replies] == ["brain", "brain", "judge", "report", "report", "report"]
-    assert outcome.searches[0].queries == BRAIN_QUERIES
+    assert outcome.searches[0].queries == SEARCHED  # the Brain's queries, each keeping the question's condition
     assert outcome.plans[0].queries == BRAIN_QUERIES
     assert {"pubmed", "searxng"} <= set(outcome.searches[0].sources_answered)
 
@@ -157,7 +160,7 @@ async def test_a_native_brain_that_only_answers_still_searches_its_queries(tmp_p
         return Reply(text=json.dumps(answer_for(ask, ids)))
 
     run = await research(LlmServer(OPENAI, script=no_tools), tmp_path)
-    assert run.outcome.searches[0].queries == BRAIN_QUERIES
+    assert run.outcome.searches[0].queries == SEARCHED
     assert not run.outcome.degraded
     assert run.outcome.error is None
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deepcritical.sources.query import OPERATORS, STOP_WORDS, to_pubmed_query
+from deepcritical.sources.query import OPERATORS, STOP_WORDS, to_pubmed_query, with_terms
 
 
 @pytest.mark.parametrize(
@@ -89,3 +89,11 @@ def test_no_stop_word_or_dangling_operator_survives_unless_it_is_the_fallback(te
     assert tokens[0] not in OPERATORS
     assert tokens[-1] not in OPERATORS
     assert query.count("(") == query.count(")")
+
+
+def test_with_terms_adds_only_missing_terms_and_keeps_boolean_queries_whole() -> None:
+    assert with_terms("metformin alzheimer disease", ["metformin", "Alzheimer's"]) == "metformin alzheimer disease"
+    assert with_terms("statin mortality", ["statins", "sepsis"]) == "statin mortality sepsis"  # plural folded
+    assert with_terms("(metformin OR biguanide) AND dementia", ["Alzheimer's"]) == (
+        "((metformin OR biguanide) AND dementia) AND Alzheimer's"
+    )

@@ -13,8 +13,10 @@ from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Judgement
-from deepcritical.stages.framing import BRIEF_TAG, block, evidence_block
+from deepcritical.stages.framing import BRIEF_TAG, EvidenceView, block, evidence_block
+from deepcritical.stages.ratings import cap_assessment, untrue
 from deepcritical.stages.state import RunState
+from deepcritical.stages.strength import strength_of
 
 JUDGE_TEXT_CHARS = 1200
 
@@ -67,5 +69,15 @@ class Judge:
             self.agents, prompt, deps=deps, model=self.model, name="judge", max_tokens=deps.settings.judge_max_tokens
         )
         shown = {item.id for item in items}
-        assessment = assessment.model_copy(update={"cited_ids": [i for i in assessment.cited_ids if i in shown]})
-        return Judgement(assessment=assessment, items_judged=len(items))
+        # Output checks: cite only what was shown; no score above what the evidence shown can support
+        # (caps are set here, never taken from the model).
+        counted = strength_of(deps.state.question, [EvidenceView.of(item, JUDGE_TEXT_CHARS) for item in items])
+        designs = {view.design for view in counted.in_humans()}
+        assessment = assessment.model_copy(
+            update={
+                "cited_ids": [i for i in assessment.cited_ids if i in shown],
+                "gaps": [gap for gap in assessment.gaps if not untrue(gap, designs)],  # no gap the items refute
+                "caps": [],
+            }
+        )
+        return Judgement(assessment=cap_assessment(assessment, counted, "judged"), items_judged=len(items))

@@ -18,10 +18,11 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
+from deepcritical.sources.query import with_terms
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import parse_brief, parse_evidence
-from deepcritical.stages.reading import ASPECT_QUERY_WORDS, context_terms, key_terms
+from deepcritical.stages.reading import ASPECT_QUERY_WORDS, context_terms, key_terms, question_frame
 
 _EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
 
@@ -50,8 +51,10 @@ def _output(info: AgentInfo, args: dict[str, Any]) -> ModelResponse:
 
 
 def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
-    terms = key_terms(str(brief.get("question", "")))
-    base = " ".join(terms[:3])
+    question = str(brief.get("question", ""))
+    terms = key_terms(question)
+    frame = question_frame(question)
+    base = frame.base
     background = context_terms(" ".join(contexts), exclude=terms)
     candidates = [str(query) for query in brief.get("judge_next_queries", [])]
     if int(brief.get("iteration", 1)) <= 1:
@@ -62,7 +65,9 @@ def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
         candidates += [f"{base} {term}" for term in background]
     candidates += [f"{base} {angle}" for angle in _EXTRA_ANGLES]
     done = {str(query).lower() for query in brief.get("queries_already_run", [])}
-    fresh = [query for query in dict.fromkeys(candidates) if query.strip() and query.lower() not in done]
+    # Every query keeps the question's intervention and condition (a background term never replaces them).
+    anchored = (with_terms(query, frame.required) for query in candidates if query.strip())
+    fresh = [query for query in dict.fromkeys(anchored) if query.lower() not in done]
     return fresh[: min(4, MAX_QUERIES_PER_TURN)]
 
 
@@ -83,7 +88,8 @@ async def demo_brain(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
 
 async def demo_judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     prompt = _prompt(messages)
-    assessment = code_assessment(str(parse_brief(prompt).get("question", "")), parse_evidence(prompt))
+    # Uncapped, as a model's answer is: the Judge stage caps every judge's scores in code.
+    assessment = code_assessment(str(parse_brief(prompt).get("question", "")), parse_evidence(prompt), capped=False)
     return _output(info, assessment.model_dump())
 
 

@@ -23,7 +23,7 @@ from deepcritical.outputs import (
     StopReason,
     Verdict,
 )
-from deepcritical.stages.render import RenderContext, render_markdown
+from deepcritical.stages.render import RenderContext, counted_set, reference_order, render_markdown, shown_assessment
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -94,6 +94,11 @@ class ResearchOutcome(BaseModel):
         description="Evidence recalled from the library of earlier runs rather than found by this run's searches",
     )
     assessments: list[Assessment]
+    report_assessment: Assessment | None = Field(
+        default=None,
+        description="The last assessment as report.md shows it: each score capped by what the report's counted items "
+        "can support (``caps`` says which and why)",
+    )
     plans: list[BrainTurn]
     searches: list[SearchStep]
     timings: dict[str, float] = Field(description="Wall-clock seconds per stage, and in total")
@@ -161,6 +166,8 @@ def assemble_outcome(
         pool=pool,
         verdict=verdict,
     )
+    # One numbering: every item the report cites or counts is a reference, in run.json and the exports too.
+    report = report.model_copy(update={"references": reference_order(report, evidence.items, context)})
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())
     outcome = ResearchOutcome(
@@ -180,6 +187,7 @@ def assemble_outcome(
         evidence=list(evidence),
         recalled_ids=evidence.recalled_ids,
         assessments=state.assessments,
+        report_assessment=shown_assessment(state.last_assessment, counted_set(report, evidence.items, context)),
         plans=state.plans,
         searches=state.searches,
         timings=_timings(state.timings, started),

@@ -9,6 +9,7 @@ caller chose on purpose, so they pass through untouched.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 OPERATORS = frozenset({"AND", "OR", "NOT"})
 
@@ -103,3 +104,25 @@ def to_pubmed_query(text: str) -> str:
         return query
     words = " ".join(re.findall(r"\w+(?:['\-]\w+)*", normalized))
     return words or normalized
+
+
+def _names(term: str, query: str) -> bool:
+    """Whether ``query`` names ``term``: case folded, a possessive or a plural s folded."""
+    key = re.sub(r"['’]s$", "", term.lower().strip("'’-"))
+    lowered = query.lower()
+    return key in lowered or (len(key) > 4 and key.endswith("s") and key[:-1] in lowered)
+
+
+def with_terms(query: str, terms: Sequence[str]) -> str:
+    """``query`` with each of ``terms`` it does not name added, so a search cannot drift off the question
+    (a query about the drug that lost the disease). A query written with Boolean operators or parentheses
+    is kept whole and ANDed with the missing terms."""
+    query = " ".join(query.split())
+    missing = [term for term in dict.fromkeys(terms) if term.strip() and not _names(term, query)]
+    if not missing:
+        return query
+    if not query:
+        return " ".join(missing)
+    if "(" in query or any(token in OPERATORS for token in query.split()):
+        return f"({query}) AND {' '.join(missing)}"
+    return f"{query} {' '.join(missing)}"

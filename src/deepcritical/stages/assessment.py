@@ -3,7 +3,9 @@ evidence weighed by its level: a meta-analysis or a randomised trial in humans c
 cohort, and animal or cell studies count for mechanism, not for clinical evidence), sufficiency when every
 aspect is well covered, confidence from coverage and the number of sources, and gaps that name the study
 designs missing. It stands in for the Judge when its model fails (labelled as built in code), and the demo
-Judge is exactly this algorithm. Retracted items count for nothing."""
+Judge is exactly this algorithm. It reads the same counted set as the report (``strength_of``: items that
+name the question's key entities; retracted items count for nothing) and its scores are capped like a
+model's (``stages.ratings.cap_assessment``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.ratings import cap_assessment
 from deepcritical.stages.reading import (
     ASPECT_LABELS,
     ASPECT_QUERY_WORDS,
@@ -19,11 +22,12 @@ from deepcritical.stages.reading import (
     SUFFICIENT_SCORE,
     aspects_of,
     informative,
-    is_relevant,
     key_terms,
+    question_frame,
     quote,
     stem,
 )
+from deepcritical.stages.strength import strength_of
 
 # What one item in humans adds to the clinical score, by OCEBM level; an item outside the scale adds less
 # (a preprint reports a study of its own, a web page only reports one); an item of unknown design counts
@@ -75,11 +79,14 @@ def design_gaps(relevant: Sequence[EvidenceView]) -> tuple[list[str], list[str]]
     return gaps, words
 
 
-def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
-    """Scores from how many relevant items cover each aspect; sufficient when every aspect reaches
-    ``SUFFICIENT_SCORE``; confidence from coverage and the number of independent sources."""
+def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: bool = True) -> Assessment:
+    """Scores from how many counted items cover each aspect; sufficient when every aspect reaches
+    ``SUFFICIENT_SCORE``; confidence from coverage and the number of independent sources. ``capped``: with the
+    ceilings of ``stages.ratings`` applied (the demo Judge leaves that to the Judge stage, as for a model)."""
     stems = [stem(term) for term in key_terms(question)]
-    relevant = [item for item in items if not item.retracted and is_relevant(item, stems)]
+    strength = strength_of(question, items)
+    on_topic = set(strength.counted) | set(strength.registrations)
+    relevant = [item for item in items if item.id in on_topic]
     covering = {
         name: [item.id for item in relevant if name in aspects_of(informative(f"{item.title}. {item.text}"))]
         for name in ASPECTS
@@ -98,12 +105,21 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
     sources = {source for item in relevant for source in (item.found_by or [item.source])}
     coverage = sum(scores.values()) / (10 * len(ASPECTS))
     confidence = round(0.75 * coverage + 0.25 * min(1.0, len(sources) / 3), 2)
-    base = " ".join(key_terms(question)[:3])
+    base = question_frame(question).base
+
+    def cite(ids: Sequence[str], budget: int = 380) -> str:
+        """Every id when they fit in a reason (a model's sentence is bounded), else as many as fit, said so."""
+        shown: list[str] = []
+        for i in ids:
+            if len(", ".join([*shown, i])) > budget:
+                break
+            shown.append(i)
+        return f"({', '.join(shown)})" if len(shown) == len(ids) else f"(among them {', '.join(shown)})"
 
     def reason(name: str) -> str:
         ids = covering[name]
         if not ids:
-            return f"None of the {len(relevant)} relevant items reviewed addresses {ASPECT_LABELS[name]}."
+            return f"None of the {len(relevant)} on-topic items judged addresses {ASPECT_LABELS[name]}."
         if name == "clinical":
             # Strongest first, so the reason names the best evidence.
             ids = sorted(ids, key=lambda i: _level_rank(by_id[i]))
@@ -111,10 +127,10 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
             design = DESIGN_LABELS.get(best.design, best.design)  # type: ignore[call-overload]
             level = f", the strongest at OCEBM level {best.level} ({design})" if best.level else ""
             return (
-                f"{len(ids)} of {len(relevant)} relevant items are clinical evidence in humans{level} "
-                f"({', '.join(ids[:3])})."
+                f"{len(ids)} of {len(relevant)} on-topic items judged are clinical evidence in humans{level} "
+                f"{cite(ids)}."
             )
-        return f"{len(ids)} of {len(relevant)} relevant items address {ASPECT_LABELS[name]} ({', '.join(ids[:3])})."
+        return f"{len(ids)} of {len(relevant)} on-topic items judged address {ASPECT_LABELS[name]} {cite(ids)}."
 
     weak = [name for name in ASPECTS if scores[name] < SUFFICIENT_SCORE]
     missing, design_words = design_gaps(relevant)
@@ -128,7 +144,7 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
         f"{supportive} relevant item(s) report results consistent with the question; "
         f"{len(contrary)} report null, negative or unfavourable results."
     ]
-    return Assessment(
+    assessment = Assessment(
         mechanism=AspectScore(score=scores["mechanism"], reason=reason("mechanism")),
         clinical=AspectScore(score=scores["clinical"], reason=reason("clinical")),
         safety=AspectScore(score=scores["safety"], reason=reason("safety")),
@@ -139,3 +155,4 @@ def code_assessment(question: str, items: Sequence[EvidenceView]) -> Assessment:
         candidate_answers=answers if relevant else [],
         cited_ids=[item.id for item in relevant],
     )
+    return cap_assessment(assessment, strength, "judged") if capped else assessment

@@ -5,6 +5,7 @@ URL that normalises to a collected URL) is repaired; any other unknown id is dro
 left without a valid citation is dropped. URLs in model-written text are removed: the only links in
 a rendered report are those of the collected sources, in the reference list. A retracted item supports
 nothing: it is removed from every finding (the audit lists it), and a finding left without support goes.
+A finding is a result: clauses that give advice are removed, and a finding that is only advice goes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
+from deepcritical.stages.reading import result_only
 
 URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*([^)\s]*)[^)]*\)")
@@ -117,22 +119,27 @@ class _Checker:
             return None
         return resolved
 
-    def clean_text(self, text: str) -> tuple[str, list[str]]:
-        """Model text without URLs or inline ids; returns the collected ids they named."""
+    def clean_text(self, text: str, *, keep_ids: bool = False) -> tuple[str, list[str]]:
+        """Model text without URLs or inline ids; returns the collected ids they named. With ``keep_ids``
+        (prose that cites, like the answer in brief) each resolved id stays in the text, written bare, for the
+        renderer to number; unknown and retracted ones still go."""
         named: list[str] = []
 
         def on_url(url: str) -> str:
             if (resolved := self.index.resolve(url)) is not None:
-                if resolved not in self.retracted:
-                    named.append(resolved)
-                return ""
+                if resolved in self.retracted:
+                    return ""
+                named.append(resolved)
+                return resolved if keep_ids else ""
             self.audit.stripped_urls.append(url)
             return LINK_REMOVED
 
         def on_inline(match: re.Match[str]) -> str:
-            if (resolved := self._resolve(match.group(1))) is not None:
-                named.append(resolved)
-            return ""
+            # "(pmid:1; pmid:2)" names two items.
+            parts = [part for part in re.split(r"\s*[,;]\s*", match.group(1)) if part.strip()]
+            resolved = [found for part in parts if (found := self._resolve(part)) is not None]
+            named.extend(resolved)
+            return f"({', '.join(resolved)})" if keep_ids and resolved else ""
 
         text = remove_urls(text, on_url)
         return " ".join(INLINE_ID.sub(on_inline, text).split()), named
@@ -141,6 +148,8 @@ class _Checker:
         kept = []
         for finding in findings:
             statement, named = self.clean_text(finding.statement)
+            # A finding is a result: clauses of advice ("a randomised trial is required") go.
+            statement = result_only(statement) or ""
             cited = [resolved for raw in finding.evidence_ids if (resolved := self._resolve(raw)) is not None]
             cited = list(dict.fromkeys([*cited, *named]))
             quote = finding.quote
@@ -161,8 +170,8 @@ def verify_citations(
     checker = _Checker(collected)
     key_findings = checker.findings(report.key_findings)
     contrary = checker.findings(report.contrary_evidence)
-    brief, _ = checker.clean_text(report.answer_brief)
-    limitations = [text for item in report.limitations if (text := checker.clean_text(item)[0])]
+    brief, _ = checker.clean_text(report.answer_brief, keep_ids=True)
+    limitations = [text for item in report.limitations if (text := checker.clean_text(item, keep_ids=True)[0])]
     references = list(dict.fromkeys(i for finding in (*key_findings, *contrary) for i in finding.evidence_ids))
     checker.audit.unlisted_references = [ref for ref in report.references if ref not in references]
     verified = ResearchReport(

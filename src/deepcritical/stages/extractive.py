@@ -6,13 +6,14 @@ always ends in a readable, cited report built only from what was collected."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
+from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Assessment, Finding, ResearchReport
+from deepcritical.stages.assessment import REVIEW_DESIGNS, TRIAL_DESIGNS
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, sentences, stem
-from deepcritical.stages.render import CITED_ID
-from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
+from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, result_only, sentences, stem
+from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab, strength_of
 
 MAX_FINDINGS = 6
 MAX_CONTRARY = 4
@@ -34,106 +35,74 @@ def _add(findings: list[Finding], statement: str, evidence_id: str) -> None:
     findings.append(Finding(statement=statement, evidence_ids=[evidence_id]))
 
 
-def _see(ids: Sequence[str], quoted: set[str]) -> str:
-    """A few quoted items' ids written bare, so rendering turns them into reference numbers; never a URL."""
-    citable = [i for i in ids if i in quoted and CITED_ID.fullmatch(i)][:3]
-    return f", see {', '.join(citable)}" if citable else ""
-
-
 def _and(parts: Sequence[str]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
-def _by_design(strength: Strength, quoted: set[str]) -> list[str]:
-    """One sentence per design group that states results: "Randomised controlled trials (2): 1 favourable
-    and 1 null (no effect), see pmid:…"."""
-    sentences = []
-    for label, cells in strength.rows:
-        counts = [f"{len(cells[way])} {DIRECTION_WORDS[way]}" for way in DIRECTIONS if cells.get(way)]
-        if not counts:
-            continue
-        stated = [i for way in DIRECTIONS for i in cells.get(way, [])]
-        sentences.append(f"{label[0].upper()}{label[1:]} ({len(stated)}): {_and(counts)}{_see(stated, quoted)}.")
-    return sentences
+def _ids(ids: Sequence[str]) -> str:
+    """Ids written bare, in brackets, so rendering turns them into one group of reference numbers."""
+    return f"({', '.join(ids)})"
 
 
-def _strongest(strength: Strength) -> str | None:
-    if not strength.best_level:
-        return None
-    level = min(strength.best_level.values())
-    ways = [way for way in DIRECTIONS if strength.best_level.get(way) == level]
+def _directions(strength: Strength, ids: Sequence[str]) -> str:
+    """'1 favourable and 1 null (no effect)', or 'no clear result' when none states one."""
+    ways = [strength.directions.get(i) for i in ids]
+    counts = [f"{ways.count(way)} {DIRECTION_WORDS[way]}" for way in DIRECTIONS if way in ways]
+    if unclear := ways.count(None):
+        counts.append(f"{unclear} with no clear result")
+    return _and(counts)
+
+
+def _strongest(strength: Strength) -> str:
+    """What the strongest studies in people found, citing every one of them."""
+    best = strength.strongest()
+    if not best:
+        return "No counted study in people is graded on the OCEBM scale."
+    level = best[0].level or 0
+    designs = list(dict.fromkeys(DESIGN_LABELS.get(view.design, view.design) for view in best))  # type: ignore[call-overload]
+    sizes = [f"{view.n:,}" for view in best if view.n is not None]
+    size = f", n = {_and(sizes)}" if sizes else ""
+    ids = [view.id for view in best]
+    found = _directions(strength, ids)
+    studies = "1 study" if len(best) == 1 else f"{len(best)} studies"
     return (
-        f"The strongest evidence found is at OCEBM level {level} ({LEVEL_NAMES[level]}), and it is "
-        f"{' and '.join(DIRECTION_WORDS[way] for way in ways)}."
+        f"The strongest evidence in people is at OCEBM level {level} ({LEVEL_NAMES.get(level, 'other')}): "
+        f"{studies} ({_and(designs)}{size}) {_ids(ids)}, {found}."
     )
 
 
-def answer_brief(
-    strength: Strength,
-    quoted: set[str],
-    assessment: Assessment | None,
-    n_items: int,
-    sources: Sequence[str],
-    terms: Sequence[str],
-    populations: Mapping[str, str] | None = None,
-) -> str:
-    """A hedged answer computed from how the quoted sentences read, weighed by study design and level, and
-    from the judge's scores. Items that do not name the question's key terms never set its direction."""
+def answer_brief(strength: Strength, terms: Sequence[str]) -> str:
+    """A short answer from the counted items: what the strongest studies in people found, which way the
+    evidence leans when weighed by design, and the caveats a reader must not miss. Every count cites its
+    items; the totals of what was reviewed and set aside are added by the renderer, from the same set."""
     about = _and(list(terms)) if terms else "the question's terms"
-    populations = populations or {}
-    parts: list[str] = []
-    if not strength.on_topic:
+    if not strength.counted:
+        return (
+            f"None of the {strength.reviewed} item(s) reviewed names enough of {about}, so this review gives no answer."
+        )
+    stated = strength.stated
+    parts = [_strongest(strength)]
+    if stated:
         parts.append(
-            f"None of the {n_items} item(s) reviewed names enough of {about}, so this review gives no direction."
+            f"Weighing all {len(stated)} counted item(s) that state a result by study design, the evidence "
+            f"{strength.lean} {_ids(stated)}."
         )
     else:
-        stated = sum(len(strength.ids(way)) for way in DIRECTIONS)
-        parts.append(f"Weighing each item by its study design, the evidence reviewed {strength.lean}.")
-        parts += _by_design(strength, quoted)
-        if strongest := _strongest(strength):
-            parts.append(strongest)
-        if unclear := strength.on_topic - stated:
-            parts.append(f"{unclear} item(s) state no clear favourable, null or unfavourable result.")
-        favourable = strength.ids("favourable")
-        if favourable and all(populations.get(i) in ("animals", "in_vitro") for i in favourable):
-            parts.append("None of the favourable results comes from a study in humans.")
-        if 0 < stated < 3:
-            parts.append("So few items state a result that this is a weak indication at best.")
-    if strength.off_topic and strength.on_topic:
-        parts.append(f"{len(strength.off_topic)} item(s) that do not name enough of {about} were not counted.")
-    if strength.registrations:
-        parts.append(
-            f"{len(strength.registrations)} trial registration(s) were found; a registration states plans, not "
-            "results, so none is counted."
-        )
-    if strength.retracted:
-        parts.append(f"{len(strength.retracted)} retracted publication(s) were set aside and support nothing here.")
-    if assessment is not None:
-        scores = assessment.scores
-        verdict = "sufficient" if assessment.sufficient else "not yet sufficient"
-        parts.append(
-            f"The judge rated mechanism {scores['mechanism']}/10, clinical evidence {scores['clinical']}/10 and "
-            f"safety {scores['safety']}/10 and found the evidence {verdict}, confidence {assessment.confidence:.2f}."
-        )
-    else:
-        parts.append("The judge did not rate this evidence, so its confidence is unknown.")
-    parts.append(
-        f"This is an extractive summary of {n_items} evidence item(s) from {len(sources)} source(s) "
-        f"({', '.join(sources) or 'none'}): each result is a quoted sentence, weighed by study design and level "
-        "(OCEBM 2011); risk of bias, precision and effect sizes were not appraised."
-    )
+        parts.append("None of the counted items states a clear favourable, null or unfavourable result.")
+    favourable = strength.ids("favourable")
+    if favourable and all(is_lab(strength.views[i]) for i in favourable):
+        parts.append("None of the favourable results comes from a study in people.")
+    if not strength.has_design(TRIAL_DESIGNS | REVIEW_DESIGNS):
+        parts.append("No randomised controlled trial or systematic review in people was found.")
+    if 0 < len(stated) < 3:
+        parts.append("So few items state a result that this is a weak indication at best.")
     return " ".join(parts)
-
-
-def _is_lab(item: EvidenceView) -> bool:
-    return item.population in ("animals", "in_vitro")
 
 
 def _rank(item: EvidenceView) -> tuple[int, int]:
     """Stronger designs first: human studies by level, then items outside the scale, animal and cell
     studies last among those."""
-    preclinical = item.population in ("animals", "in_vitro")
-    return (item.level if item.level is not None and not preclinical else 6, 1 if preclinical else 0)
+    return (item.level if item.level is not None and not is_lab(item) else 6, 1 if is_lab(item) else 0)
 
 
 def extractive_report(
@@ -143,17 +112,20 @@ def extractive_report(
     assessment: Assessment | None = None,
     notes: Sequence[str] = (),
 ) -> ResearchReport:
-    """Quote the best result sentence of each relevant item, strongest designs first; contrary sentences go
-    to their own list. Retracted items and trial registrations are never quoted as findings. Every on-topic
-    item is counted for the answer in brief, also beyond the number quoted."""
+    """Quote the best result sentence of each counted item (``strength_of``: on the question's topic, not
+    retracted, not a registration), strongest designs first; contrary sentences go to their own list. Only
+    when no item is on topic are the items that name the question's first term quoted (the brief then says
+    that none was counted). Advice is never quoted as a finding."""
     terms = key_terms(question)
     stems = [stem(term) for term in terms]
+    strength = strength_of(question, items)
     usable = [item for item in items if not item.retracted and item.design != "registered_trial"]
-    relevant = sorted([item for item in usable if is_relevant(item, stems)] or usable, key=_rank)
+    counted = [strength.views[i] for i in strength.counted]
+    relevant = sorted(counted or [item for item in usable if is_relevant(item, stems)] or usable, key=_rank)
     findings: list[Finding] = []
     contrary: list[Finding] = []
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
-    lab_studies = any(_is_lab(item) for item in relevant)
+    lab_studies = any(is_lab(item) for item in relevant)
     for item in relevant:
         found = quote(item, stems)
         if found is None:
@@ -161,32 +133,24 @@ def extractive_report(
         if found.contrary:
             if len(contrary) < MAX_CONTRARY:
                 _add(contrary, found.sentence, item.id)
-        elif len(findings) < (MAX_FINDINGS if _is_lab(item) or not lab_studies else MAX_FINDINGS - 1):
+        elif len(findings) < (MAX_FINDINGS if is_lab(item) or not lab_studies else MAX_FINDINGS - 1):
             _add(findings, found.sentence, item.id)
     if not findings and not contrary:  # nothing reads as a result: quote each item's opening instead
         for item in relevant[:3]:
-            if opening := next(iter(sentences(item.text)), None):
+            if opening := next((kept for s in sentences(item.text) if (kept := result_only(s))), None):
                 _add(findings, opening, item.id)
     sources = sorted({source for item in items for source in (item.found_by or [item.source])})
     cited = [i for finding in (*findings, *contrary) for i in finding.evidence_ids]
     limitations = [*(assessment.gaps if assessment else []), *notes]
     limitations.append(
-        "The findings are sentences quoted from abstracts, registry entries and snippets, strongest study designs "
-        "first; each item's design and level come from its publication types, MeSH headings or text (shown in the "
-        "references), and risk of bias was not appraised."
+        f"This is an extractive summary of {len(items)} evidence item(s) from {len(sources)} source(s) "
+        f"({', '.join(sources) or 'none'}): the findings are sentences quoted from abstracts, registry entries and "
+        "snippets, strongest study designs first; each item's design and level come from its publication types, "
+        "MeSH headings or text (shown in the references); risk of bias, precision and effect sizes were not appraised."
     )
-    strength = strength_of(question, items)
     return ResearchReport(
         question=question,
-        answer_brief=answer_brief(
-            strength,
-            set(cited),
-            assessment,
-            len(items),
-            sources,
-            [terms[stems.index(entity)] for entity in entity_terms(stems)],
-            {i.id: i.population for i in items},
-        ),
+        answer_brief=answer_brief(strength, [terms[stems.index(entity)] for entity in entity_terms(stems)]),
         key_findings=findings,
         contrary_evidence=contrary,
         limitations=limitations,

@@ -156,7 +156,8 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
     conclusions speak for it when one of them states a result; else a title whose claim is contrary
     ("Metformin increases ... amyloid-β generation") does, as the text may be cut before its conclusions;
     else any contrary result wins, as one null finding is easily outnumbered by favourable-sounding ones."""
-    labelled = labelled_sentences(item.text)
+    # Advice ("a randomised trial is required") is never an item's result: such clauses are dropped first.
+    labelled = [(found, concluding) for s, concluding in labelled_sentences(item.text) if (found := result_only(s))]
     every = [s for s, _ in labelled]
     conclusions = [s for s, concluding in labelled if concluding]
     for contrary in (True, False):
@@ -271,3 +272,124 @@ def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
     haystack = f"{item.title} {item.text}".lower()
     hits = [term in haystack for term in stems]
     return hits[0] or sum(hits) >= 2 * len(stems) / 3
+
+
+# Wording of advice, a plan, a call for more research or a caveat about interpretation: what a reader
+# should do or cannot conclude, not what a study found. Such a clause is never quoted as a finding.
+ADVICE = re.compile(
+    r"\b(?:(?:is|are|was|were|remains?|seems?) (?:still |now |urgently |clearly )?"
+    r"(?:required|needed|warranted|necessary|recommended|advised|advisable|indicated)"
+    r"|should|must|ought to|recommend\w*|advis(?:e|es|ed|ing)\b|we (?:suggest|propose|continue|hold|start|stop|use"
+    r"|prefer|do not start|would)"
+    r"|(?:further|future) (?:\w+ ){0,2}?(?:research|studies|trials|work|investigation)"
+    r"|cannot be (?:interpreted|drawn|concluded|recommended)|no conclusions? can"
+    r"|remains? (?:unclear|uncertain|unknown|to be (?:seen|determined|established)))\b",
+    re.IGNORECASE,
+)
+# "Choosing rosuvastatin ... may reduce harm": a course of action, led by what to do, hedged by a modal.
+_PRESCRIPTIVE = re.compile(
+    r"^(?:choos|monitor|avoid|consider|hold|switch|prescrib)\w*\b[^.;]*?"
+    r"\b(?:may|might|could|can|should)\b",
+    re.IGNORECASE,
+)
+_CLAUSES = re.compile(r"(;\s+|(?<=[.!?])\s+)")
+
+
+def is_advice(clause: str) -> bool:
+    """Whether a clause tells a reader what to do or what cannot be concluded, rather than reporting a result."""
+    text = clause.strip()
+    return bool(ADVICE.search(text) or _PRESCRIPTIVE.search(text))
+
+
+def result_only(statement: str) -> str | None:
+    """``statement`` without its clauses (split at semicolons and sentence ends) that give advice, or None
+    when nothing else is left: "X was associated with lower mortality; a trial is warranted." keeps "X was
+    associated with lower mortality". What is kept is verbatim, so a quote stays a quote."""
+    flat = " ".join(statement.split())
+    parts = _CLAUSES.split(flat)  # clause, separator, clause, ...
+    clauses = parts[0::2]
+    separators = [*parts[1::2], ""]
+    kept = [(clause, separator) for clause, separator in zip(clauses, separators, strict=True) if clause.strip()]
+    if all(not is_advice(clause) for clause, _ in kept):
+        return flat or None
+    text = "".join(clause + separator for clause, separator in kept if not is_advice(clause)).strip().rstrip(";")
+    return text or None
+
+
+# What a question asks about: the intervention (before the effect verb, or before the first
+# preposition), the condition (after the first preposition that follows), and in between the outcome.
+_MARKERS = frozenset({*EFFECT_WORDS, "repurposed", "repurpose", "treat", "treats", "used", "help", "helps"})
+_PREPOSITIONS = frozenset({"in", "for", "with", "among", "against", "on", "of", "after", "during"})
+MAX_FRAME_TERMS = 3
+MAX_SEARCH_TERMS = 6
+
+
+@dataclass(frozen=True)
+class QuestionFrame:
+    """A question's intervention, outcome and condition terms, as written in the question."""
+
+    intervention: tuple[str, ...]
+    outcome: tuple[str, ...]
+    condition: tuple[str, ...]
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The terms every search must keep: the intervention and the condition."""
+        return tuple(dict.fromkeys((*self.intervention, *self.condition)))
+
+    @property
+    def base(self) -> str:
+        """The words code-built queries start from: intervention, outcome and condition, in question order."""
+        terms = list(dict.fromkeys((*self.intervention, *self.outcome, *self.condition)))
+        required = set(self.required)
+        while len(terms) > MAX_SEARCH_TERMS:  # shed outcome words first, never a required term
+            extra = next((t for t in reversed(terms) if t not in required), None)
+            if extra is None:
+                break
+            terms.remove(extra)
+        return " ".join(terms)
+
+
+def _entities(words: Sequence[str]) -> list[str]:
+    """Key terms among ``words`` that name things, as written, without repeats."""
+    found: dict[str, str] = {}
+    for word in words:
+        key = stem(word)
+        if len(key) >= 3 and key not in STOPWORDS and key not in EFFECT_WORDS and key not in found:
+            found[key] = word.strip("'’-")
+    return list(found.values())
+
+
+def question_frame(question: str) -> QuestionFrame:
+    """The intervention and condition of a question, read from its shape: "Do statins reduce mortality in
+    sepsis?" -> statins / mortality / sepsis; "Can metformin be repurposed for Alzheimer's disease?" ->
+    metformin / - / Alzheimer's. With no such shape, the first and the last key terms."""
+    words = _WORD.findall(question)
+    lowered = [stem(word) for word in words]
+    verb = next((i for i, word in enumerate(lowered) if word in _MARKERS), None)
+    start = 0 if verb is None else verb + 1
+    preposition = next((i for i in range(start, len(words)) if lowered[i] in _PREPOSITIONS), None)
+    if verb is not None:
+        intervention = _entities(words[:verb])
+        outcome = _entities(words[start:preposition]) if preposition is not None else []
+        condition = _entities(words[preposition + 1 :]) if preposition is not None else _entities(words[start:])
+    elif preposition is not None:
+        intervention, outcome, condition = _entities(words[:preposition]), [], _entities(words[preposition + 1 :])
+    else:
+        every = _entities(words)
+        intervention, outcome, condition = every[:1], [], every[1 : 1 + MAX_FRAME_TERMS]
+    every = _entities(words)
+    if not intervention and every:
+        intervention = every[:1]
+    if not condition and len(every) > 1:
+        condition = [term for term in every[-1:] if term not in intervention]
+    return QuestionFrame(
+        intervention=tuple(intervention[:MAX_FRAME_TERMS]),
+        outcome=tuple(t for t in outcome if t not in intervention and t not in condition),
+        condition=tuple(t for t in condition[:MAX_FRAME_TERMS] if t not in intervention),
+    )
+
+
+def mentions(term: str, text: str) -> bool:
+    """Whether ``text`` names ``term`` (case folded, possessive and plural s folded)."""
+    return _mentions(stem(term), text.lower())

@@ -14,7 +14,8 @@ from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
-from deepcritical.stages.strength import DIRECTIONS, strength_of
+from deepcritical.stages.ratings import cap_assessment, untrue
+from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
 
 DEMO_BANNER = (
     "> **DEMO MODE: SYNTHETIC SOURCES.** Every source cited in this report is synthetic demo data served "
@@ -51,28 +52,66 @@ def source_error(name: str, error: str) -> str:
     return error[len(prefix) :].strip() if error.startswith(prefix) else error
 
 
+# While model text is rendered, each citation is a marker; runs of markers become one "[1, 4]" group at the end.
+_CITE = "\ue000{}\ue001"
+_DROPPED = "\ue002"
+_MARKS = r"(?:\ue000\d+\ue001|\ue002)"
+_GROUP = re.compile(rf"(\(\s*)?({_MARKS}(?:\s*(?:,|;|and)?\s*{_MARKS})*)(\s*\))?")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r" +(?=[.,;:])")
+
+
+def _group(match: re.Match[str]) -> str:
+    numbers = list(dict.fromkeys(re.findall(r"\ue000(\d+)\ue001", match.group(2))))
+    cited = f"\\[{', '.join(numbers)}\\]" if numbers else ""
+    opened, closed = match.group(1), match.group(3)
+    if opened and closed:  # the brackets held only citations
+        return f" {cited}" if cited else ""
+    return f"{opened or ''}{cited}{closed or ''}"
+
+
+def cite(numbers: Sequence[int]) -> str:
+    """The one citation style: "\\[1, 4\\]" (escaped brackets, so no renderer reads a link)."""
+    return f"\\[{', '.join(str(number) for number in numbers)}\\]" if numbers else ""
+
+
 class ModelText:
-    """Renders model-written text: a URL of a collected item becomes its reference number (or its
-    defanged id when the report does not cite it); any other URL is removed."""
+    """Renders text written by a model or by code: every id or URL of a numbered item becomes its reference
+    number, one bracketed group per run of citations ("(pmid:1, [2])" -> "[4, 2]"); an id of an item the report
+    does not number, or of nothing collected, is removed, as is any other URL. No raw id is left beside a number."""
 
     def __init__(self, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> None:
         self._index = CitationIndex(evidence)
         self._numbers = numbers
 
+    def _mark(self, evidence_id: str | None) -> str:
+        if evidence_id is not None and evidence_id in self._numbers:
+            return _CITE.format(self._numbers[evidence_id])
+        return _DROPPED
+
     def _url(self, url: str) -> str:
         evidence_id = self._index.resolve(url)
-        if evidence_id is None:
-            return LINK_REMOVED
-        return f"[{self._numbers[evidence_id]}]" if evidence_id in self._numbers else evidence_id
+        return LINK_REMOVED if evidence_id is None else self._mark(evidence_id)
 
     def _id(self, match: re.Match[str]) -> str:
-        evidence_id = self._index.resolve(match.group(0))
-        if evidence_id is None or evidence_id not in self._numbers:
-            return match.group(0)
-        return f"[{self._numbers[evidence_id]}]"
+        return self._mark(self._index.resolve(match.group(0)))
 
     def __call__(self, text: str) -> str:
-        return escape(CITED_ID.sub(self._id, remove_urls(text, self._url)))
+        marked = CITED_ID.sub(self._id, remove_urls(text, self._url))
+        grouped = _GROUP.sub(_group, escape(marked))
+        return _SPACE_BEFORE_PUNCTUATION.sub("", " ".join(grouped.split()))
+
+
+def mentioned_ids(text: str, evidence: Mapping[str, Evidence]) -> list[str]:
+    """The collected items a text names by id or URL, in order."""
+    index = CitationIndex(evidence)
+    found: list[str | None] = []
+
+    def on_url(url: str) -> str:
+        found.append(index.resolve(url))
+        return ""
+
+    found += [index.resolve(match.group(0)) for match in CITED_ID.finditer(remove_urls(text, on_url))]
+    return [i for i in dict.fromkeys(found) if i is not None]
 
 
 def code_span(text: str) -> str:
@@ -199,56 +238,70 @@ def _findings(
         return [empty]
     lines = []
     for finding in findings:
-        marks = "; ".join(citation_mark(numbers[i], evidence.get(i)) for i in finding.evidence_ids if i in numbers)
+        marks = "; ".join(
+            citation_mark(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
+        )
         grade = best_grade(finding.evidence_ids, evidence)
         shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
         said = f' "{escape(finding.quote)}"' if finding.quote else ""
-        lines.append(f"- {text(finding.statement)}{said} \\[{marks}\\]{shown}")
+        cited = f" \\[{marks}\\]" if marks else ""
+        lines.append(f"- {text(finding.statement)}{said}{cited}{shown}")
     return lines
 
 
-def _flagged_item(item: Evidence, demo: bool) -> str:
+def _flagged_item(item: Evidence, numbers: Mapping[str, int], demo: bool) -> str:
     link = None if demo else safe_link(item.citation.url)  # a synthetic record has no page
     where = f" [Link]({link})" if link else ""
-    return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}), {code_span(item.id)}.{where}"
+    number = f", reference {cite([numbers[item.id]])}" if item.id in numbers else ""
+    return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}){number}.{where}"
 
 
-def _flags(evidence: Mapping[str, Evidence], demo: bool = False) -> list[str]:
-    """A visible warning listing every retracted item collected (they support no finding), and the items
-    under an expression of concern."""
-    retracted = [item for item in evidence.values() if item.retracted]
-    concerned = [item for item in evidence.values() if item.expression_of_concern and not item.retracted]
+def flagged(counted: Strength, report: ResearchReport, evidence: Mapping[str, Evidence]) -> tuple[list[str], list[str]]:
+    """The retracted items and those under an expression of concern that are on the question's topic (among
+    the items reviewed), and any the report cites: a flag on an unrelated paper is noise, not a warning."""
+    cited = [i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids]
+    retracted = [i for i in counted.retracted if i in evidence]
+    concern = [i for i in dict.fromkeys([*counted.concern, *cited]) if i in evidence]
+    return retracted, [i for i in concern if evidence[i].expression_of_concern and not evidence[i].retracted]
+
+
+def _flags(
+    retracted: Sequence[str],
+    concern: Sequence[str],
+    evidence: Mapping[str, Evidence],
+    numbers: Mapping[str, int],
+    demo: bool = False,
+) -> list[str]:
+    """A visible warning listing the on-topic retracted items (they support no finding), and the items under
+    an expression of concern."""
     lines: list[str] = []
     if retracted:
         lines += [
-            f"> **Warning: {len(retracted)} retracted publication(s) found.** A retracted publication supports no "
-            "finding in this report; it is listed here so that it is not mistaken for evidence:",
+            f"> **Warning: {len(retracted)} retracted publication(s) on this question.** A retracted publication "
+            "supports no finding in this report; it is listed here so that it is not mistaken for evidence:",
             ">",
-            *(f"> - **Retracted:** {_flagged_item(item, demo)}" for item in retracted),
+            *(f"> - **Retracted:** {_flagged_item(evidence[i], numbers, demo)}" for i in retracted),
             "",
         ]
-    if concerned:
+    if concern:
         lines += [
-            f"> **Caution: {len(concerned)} publication(s) under an expression of concern.** The journal has "
+            f"> **Caution: {len(concern)} publication(s) under an expression of concern.** The journal has "
             "questioned their reliability; read any finding they support with care:",
             ">",
-            *(f"> - **Expression of concern:** {_flagged_item(item, demo)}" for item in concerned),
+            *(f"> - **Expression of concern:** {_flagged_item(evidence[i], numbers, demo)}" for i in concern),
             "",
         ]
     return lines
 
 
 def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> str:
-    if not ids:
-        return "0"
-    cited = [str(numbers[i]) for i in ids if i in numbers]
-    return f"{len(ids)} \\[{', '.join(cited)}\\]" if cited else str(len(ids))
+    """A count and the reference numbers of exactly the items counted."""
+    return f"{len(ids)} {cite([numbers[i] for i in ids])}" if ids else "0"
 
 
-def strength_table(question: str, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> list[str]:
-    """The items the report was written from, by design (strongest first) and by the direction of their
-    result. Cells give the count and the reference numbers of those the report cites."""
-    strength = strength_of(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in evidence.values()])
+def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[str]:
+    """The counted items by design (strongest first) and by the direction of their result. Each cell gives
+    the count and the reference numbers of exactly those items (every counted item is numbered)."""
     lines = [
         "| Design | OCEBM 2011 level | Favourable | Null | Unfavourable | No clear result |",
         "|---|---|---|---|---|---|",
@@ -257,35 +310,75 @@ def strength_table(question: str, evidence: Mapping[str, Evidence], numbers: Map
         counts = " | ".join(_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None))
         lines.append(f"| {escape(label[0].upper() + label[1:])} | {escape(strength.level_text(label))} | {counts} |")
     if not strength.rows:
-        lines = ["No collected item mentions the question's key terms, so none is placed in the table."]
+        lines = ["No item reviewed mentions the question's key terms, so none is placed in the table."]
     notes = [
         "Each item's design comes from its publication types, MeSH headings or text, and the direction of its "
         "result from the wording of the sentence that states it (read in code, not appraised); numbers in "
-        "brackets are references cited above."
+        "brackets are the references counted in each cell."
     ]
-    if strength.off_topic:
-        notes.append(
-            f"{len(strength.off_topic)} collected item(s) that do not mention the question's key terms are left out."
-        )
-    if strength.registrations:
-        notes.append(
-            f"{len(strength.registrations)} trial registration(s) are left out: they state plans, not results."
-        )
-    if strength.retracted:
-        notes.append(f"{len(strength.retracted)} retracted publication(s) are left out.")
     return [*lines, "", " ".join(notes)]
 
 
+def counted_line(strength: Strength, collected: int) -> str:
+    """Where every total of the report comes from, in one sentence."""
+    stated = len(strength.stated)
+    parts = [
+        f"Counted: {len(strength.counted)} of the {strength.reviewed} item(s) reviewed name the question's key terms "
+        f"({stated} state a result); they are the items in the strength-of-evidence table."
+    ]
+    aside = [
+        f"{count} {what}"
+        for count, what in (
+            (len(strength.off_topic), "off the question's topic"),
+            (len(strength.registrations), "trial registration(s) (plans, not results)"),
+            (len(strength.retracted), "retracted"),
+        )
+        if count
+    ]
+    if aside:
+        parts.append(f"Set aside: {', '.join(aside)}.")
+    if collected > strength.reviewed:
+        parts.append(f"The report reviewed the {strength.reviewed} most relevant of the {collected} items collected.")
+    return " ".join(parts)
+
+
+def present_designs(strength: Strength, report: ResearchReport, evidence: Mapping[str, Evidence]) -> set[str]:
+    """The designs of the studies in people the report counts or cites."""
+    designs = {view.design for view in strength.in_humans()}
+    cited = {i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids}
+    for i in cited:
+        if i in evidence and evidence[i].grade.population not in ("animals", "in_vitro"):
+            designs.add(evidence[i].grade.design)
+    return designs
+
+
+ASPECT_NAMES = (
+    ("mechanism", "Mechanism"),
+    ("clinical", "Clinical evidence"),
+    ("safety", "Safety and contrary evidence"),
+)
+
+
 def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
-    lines = []
-    for name, aspect in (
-        ("Mechanism", assessment.mechanism),
-        ("Clinical evidence", assessment.clinical),
-        ("Safety and contrary evidence", assessment.safety),
-    ):
-        lines.append(f"- **{name}: {aspect.score}/10.** {text(aspect.reason)}")
-    verdict = "sufficient" if assessment.sufficient else "not sufficient"
-    lines.append(f"- **Verdict:** {verdict}, confidence {assessment.confidence:.2f}.")
+    """The judge's scores as capped, each with what it gave and why it was capped."""
+    lines = [
+        "The judge rated the items it was shown in its last round (chosen by relevance and diversity, not every "
+        "item collected); each score is capped in code by what the counted studies can support.",
+        "",
+    ]
+    for name, label in ASPECT_NAMES:
+        aspect = getattr(assessment, name)
+        caps = [cap for cap in assessment.caps if cap.aspect == name]
+        capped = (
+            f" *(the judge gave {caps[0].given:g}; capped: {text(caps[-1].reason)})*"
+            if caps and caps[0].given != aspect.score
+            else ""
+        )
+        lines.append(f"- **{label}: {aspect.score}/10.**{capped} {text(aspect.reason)}")
+    decision = "sufficient" if assessment.sufficient else "not sufficient"
+    stop_caps = [cap for cap in assessment.caps if cap.aspect == "sufficient"]
+    note = f" *(the judge said sufficient; {text(stop_caps[-1].reason)})*" if stop_caps else ""
+    lines.append(f"- **Judge's decision:** {decision} to stop searching, confidence {assessment.confidence:.2f}.{note}")
     return lines
 
 
@@ -303,8 +396,8 @@ VERDICT_WORDS = {
 def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
     """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
     who = "given by the report model" if verdict.by == "model" else "computed in code"
-    marks = [str(numbers[i]) if i in numbers else code_span(i) for i in verdict.evidence_ids]
-    rests = f" It rests on {', '.join(marks)}" if marks else " No collected item bears on it"
+    marks = [numbers[i] for i in dict.fromkeys(verdict.evidence_ids) if i in numbers]
+    rests = f" It rests on {cite(marks)}" if marks else " No collected item bears on it"
     strongest = ""
     if verdict.strongest_design:
         level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
@@ -317,9 +410,38 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
     ]
 
 
+def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:
+    """The report's one counted set: the items it was written from (every collected item when not told)."""
+    pooled = [evidence[i] for i in context.pool if i in evidence] or list(evidence.values())
+    return strength_of(report.question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pooled])
+
+
+def shown_assessment(assessment: Assessment | None, counted: Strength) -> Assessment | None:
+    """The judge's last assessment as the report shows it: capped (again) by the report's counted items."""
+    return cap_assessment(assessment, counted) if assessment is not None else None
+
+
+def reference_order(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> list[str]:
+    """Every item the report cites, numbered once, in this order: the findings' items, the counted items
+    (table order), then any collected item named in the brief, the judge's reasons or the limitations.
+    Retracted items are never numbered (they are listed under the warning)."""
+    counted = counted_set(report, evidence, context)
+    shown = shown_assessment(context.assessment, counted)
+    texts = [report.answer_brief, *report.limitations, *context.notes]
+    if shown is not None:
+        texts += [getattr(shown, name).reason for name, _ in ASPECT_NAMES] + [cap.reason for cap in shown.caps]
+    named = [i for text in texts for i in mentioned_ids(text, evidence)]
+    rested = context.verdict.evidence_ids if context.verdict is not None else []
+    order = [*report.references, *counted.counted, *named, *rested]
+    return [i for i in dict.fromkeys(order) if i in evidence and not evidence[i].retracted]
+
+
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
-    """The report as Markdown. ``report`` must already be citation-checked against ``evidence``."""
-    references = [evidence[i] for i in report.references if i in evidence]
+    """The report as Markdown. ``report`` must already be citation-checked against ``evidence``. One counted
+    set (``counted_set``) feeds the brief's totals, the table, the warnings, the limitations' checks and the
+    caps on the judge's scores; one numbering (``reference_order``) and one citation style serve every section."""
+    counted = counted_set(report, evidence, context)
+    references = [evidence[i] for i in reference_order(report, evidence, context)]
     numbers = {item.id: number for number, item in enumerate(references, start=1)}
     text = ModelText(evidence, numbers)
     lines = [f"# {escape(report.question)}", ""]
@@ -338,8 +460,12 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
             + " ".join(f"{escape(reason[0].upper() + reason[1:])}." for reason in context.degraded),
             "",
         ]
-    lines += ["## Answer in brief", "", text(report.answer_brief) or "No answer could be given.", ""]
-    lines += _flags(evidence, context.demo)
+    brief = text(report.answer_brief) or "No answer could be given."
+    lines += ["## Answer in brief", "", brief, ""]
+    if evidence:
+        lines += [escape(counted_line(counted, len(evidence))), ""]
+    retracted, concern = flagged(counted, report, evidence)
+    lines += _flags(retracted, concern, evidence, numbers, context.demo)
     lines += [
         "## Key findings",
         "",
@@ -350,18 +476,22 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     contrary = _findings(report.contrary_evidence, numbers, text, none_found, evidence)
     lines += ["## Contrary evidence", "", *contrary, ""]
     if evidence:
-        # The items the report was written from, so the table and the answer in brief count the same items.
-        pooled = {i: evidence[i] for i in context.pool if i in evidence} or evidence
-        lines += ["## Strength of evidence", "", *strength_table(report.question, pooled, numbers), ""]
-    if context.assessment is not None:
-        lines += ["## How the judge rated the evidence", "", *_assessment(context.assessment, text), ""]
+        lines += ["## Strength of evidence", "", *strength_table(counted, numbers), ""]
+    shown = shown_assessment(context.assessment, counted)
+    if shown is not None:
+        lines += ["## How the judge rated the evidence", "", *_assessment(shown, text), ""]
     # Errors are code-written and shown escaped (URLs defanged) under "Why the run stopped", never here.
-    limitations = [f"- {text(item)}" for item in (*report.limitations, *context.notes)]
+    designs = present_designs(counted, report, evidence)
+    stated = [item for item in (*report.limitations, *context.notes) if not untrue(item, designs)]
+    limitations = [f"- {rendered}" for item in stated if (rendered := text(item))]
     lines += ["## Limitations", "", *(limitations or ["- None stated."]), ""]
     lines += ["## Why the run stopped", "", escape(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason))]
     lines.append("")
     counts = ", ".join(f"{escape(name)} {count}" for name, count in context.sources.items()) or "none"
-    lines.append(f"- Iterations: {context.iterations}; evidence collected by source: {counts}.")
+    lines.append(
+        f"- Iterations: {context.iterations}; {len(evidence)} item(s) collected; by source (an item found by several "
+        f"sources counts for each): {counts}."
+    )
     for name, error in context.failed_sources.items():
         lines.append(f"- Source problem, {escape(name)}: {escape(source_error(name, error))}")
     lines += [f"- Problem: {escape(problem)}" for problem in context.problems]

@@ -15,9 +15,10 @@ import structlog
 from deepcritical.events import QueriesPlanned, SearchFinished, StageEvent
 from deepcritical.models import Evidence, SearchResult, first_errors, merge_evidence
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, SearchStep
+from deepcritical.sources.query import with_terms
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
-from deepcritical.stages.reading import ASPECT_QUERY_WORDS, key_terms
+from deepcritical.stages.reading import ASPECT_QUERY_WORDS, question_frame
 from deepcritical.stages.state import Budget, RunState
 
 logger = structlog.get_logger(__name__)
@@ -43,12 +44,15 @@ def source_status(results: Iterable[SearchResult]) -> tuple[list[str], dict[str,
 
 def fallback_queries(state: RunState) -> list[str]:
     """Queries built in code, for an iteration in which the Brain ran no search of its own: the judge's
-    next queries, the question, and its key terms with each aspect's words."""
-    base = " ".join(key_terms(state.question)[:3]) or state.question
+    next queries, the question, and its intervention, outcome and condition terms with each aspect's words.
+    Every one keeps the question's intervention and condition."""
+    frame = question_frame(state.question)
+    base = frame.base or state.question
     last = state.last_assessment
     candidates = [*(last.next_queries if last else []), state.question, base]
     candidates += [f"{base} {words}" for words in ASPECT_QUERY_WORDS.values()]
-    return [query for query in dict.fromkeys(candidates) if state.is_new_query(query)][:MAX_QUERIES_PER_TURN]
+    anchored = (with_terms(query, frame.required) for query in candidates)
+    return [query for query in dict.fromkeys(anchored) if state.is_new_query(query)][:MAX_QUERIES_PER_TURN]
 
 
 class SearchStage:
@@ -96,7 +100,10 @@ class SearchStage:
     async def search(self, queries: Sequence[str], *, by: Literal["model", "code"] = "model") -> dict[str, Any]:
         """Run the new queries among ``queries``, record the step, and summarise it for the model."""
         state = self._state
-        fresh = [q for q in dict.fromkeys(" ".join(q.split()) for q in queries) if q and state.is_new_query(q)]
+        # Whoever planned them, queries keep the question's intervention and condition.
+        required = question_frame(state.question).required
+        anchored = (with_terms(q, required) for q in queries if q.strip())
+        fresh = [q for q in dict.fromkeys(anchored) if q and state.is_new_query(q)]
         fresh = fresh[:MAX_QUERIES_PER_TURN]
         if (refusal := self._refusal(fresh)) is not None:
             return {"status": refusal, "queries_already_run": state.queries_run} if not fresh else {"status": refusal}

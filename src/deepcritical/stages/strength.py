@@ -1,10 +1,12 @@
 """Strength of evidence, in code: which way each on-topic item points (favourable, null, unfavourable),
-grouped by study design and weighed by level (OCEBM 2011). The extractive report's answer in brief (over the
-items it reviewed) and the rendered report's strength-of-evidence table (over every item collected) both
-read the evidence with these rules.
+grouped by study design and weighed by level (OCEBM 2011).
+
+``strength_of`` is the report's one counted set: the answer in brief, the strength-of-evidence table, the
+ceilings on the judge's scores (``stages.ratings``), the limitations' checks and the retraction warnings all
+read the same ``Strength`` built over the items the report was written from, so their counts cannot disagree.
 
 Retracted items are left out of everything; trial registrations are counted apart (they state plans, not
-results)."""
+results); items that do not name the question's key entities are off topic, retracted or not."""
 
 from __future__ import annotations
 
@@ -36,8 +38,13 @@ OUTSIDE_SCALE_WEIGHTS: dict[str, float] = {"preprint": 1.0, "guideline": 1.0}
 DEFAULT_WEIGHT = 0.5
 
 
+def is_lab(item: EvidenceView) -> bool:
+    """An animal or cell study, whatever design its text suggests."""
+    return item.population in ("animals", "in_vitro") or item.design == "preclinical"
+
+
 def group_of(item: EvidenceView) -> str:
-    design = "preclinical" if item.population in ("animals", "in_vitro") else item.design
+    design = "preclinical" if is_lab(item) else item.design
     return next((label for label, designs in DESIGN_GROUPS if design in designs), DESIGN_GROUPS[-1][0])
 
 
@@ -58,8 +65,42 @@ class Strength:
     weights: dict[Direction, float] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0.0))
     best_level: dict[Direction, int] = field(default_factory=dict)
     registrations: list[str] = field(default_factory=list)
-    retracted: list[str] = field(default_factory=list)
+    retracted: list[str] = field(default_factory=list)  # on topic and retracted: listed under a warning
+    concern: list[str] = field(default_factory=list)  # on topic, under an expression of concern (and counted)
     off_topic: list[str] = field(default_factory=list)
+    directions: dict[str, Direction | None] = field(default_factory=dict)
+    views: dict[str, EvidenceView] = field(default_factory=dict)  # every item placed, by id
+    reviewed: int = 0
+
+    @property
+    def counted(self) -> list[str]:
+        """The ids in the table, row by row (strongest design first), favourable to no clear result."""
+        return [i for _, cells in self.rows for way in (*DIRECTIONS, None) for i in cells.get(way, [])]
+
+    @property
+    def stated(self) -> list[str]:
+        """Counted items whose result reads favourable, null or unfavourable."""
+        return [i for i in self.counted if self.directions.get(i) is not None]
+
+    def in_humans(self) -> list[EvidenceView]:
+        """Counted studies in people: graded on the OCEBM scale, or a preprint, not animal or cell work."""
+        return [
+            view
+            for i in self.counted
+            if not is_lab(view := self.views[i]) and (view.level is not None or view.design == "preprint")
+        ]
+
+    def has_design(self, designs: frozenset[str]) -> bool:
+        """Whether a counted study in people has one of ``designs``."""
+        return any(view.design in designs for view in self.in_humans())
+
+    def strongest(self) -> list[EvidenceView]:
+        """The counted studies in people at the best OCEBM level present (empty when none is graded)."""
+        graded = [view for view in self.in_humans() if view.level is not None]
+        if not graded:
+            return []
+        best = min(view.level for view in graded if view.level is not None)
+        return [view for view in graded if view.level == best]
 
     @property
     def rows(self) -> list[tuple[str, dict[Direction | None, list[str]]]]:
@@ -100,18 +141,22 @@ class Strength:
 
 
 def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
-    """Every item placed: retracted, a registration, off topic, or in its design group under its direction."""
+    """Every item placed: off topic, retracted, a registration, or in its design group under its direction."""
     stems = [stem(term) for term in key_terms(question)]
-    strength = Strength()
+    strength = Strength(reviewed=len(items))
     for item in items:
-        if item.retracted:
+        strength.views[item.id] = item
+        if not on_topic(item, stems):
+            strength.off_topic.append(item.id)
+        elif item.retracted:
             strength.retracted.append(item.id)
         elif item.design == "registered_trial":
             strength.registrations.append(item.id)
-        elif not on_topic(item, stems):
-            strength.off_topic.append(item.id)
         else:
+            if item.expression_of_concern:
+                strength.concern.append(item.id)
             way = direction(item, stems)
+            strength.directions[item.id] = way
             group = group_of(item)
             strength.cells.setdefault(group, {}).setdefault(way, []).append(item.id)
             preclinical = item.population in ("animals", "in_vitro")
