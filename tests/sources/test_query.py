@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from deepcritical.sources.query import OPERATORS, STOP_WORDS, to_pubmed_query, with_terms
@@ -77,6 +77,7 @@ def test_never_empty_for_non_empty_input(text: str) -> None:
 
 
 @given(st.text())
+@example("'\x1f)")  # a control character that str.split() reads as whitespace, around punctuation only
 def test_no_stop_word_or_dangling_operator_survives_unless_it_is_the_fallback(text: str) -> None:
     query = to_pubmed_query(text)
     words = query.split()

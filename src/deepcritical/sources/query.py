@@ -103,7 +103,7 @@ def to_pubmed_query(text: str) -> str:
     if query:
         return query
     words = " ".join(re.findall(r"\w+(?:['\-]\w+)*", normalized))
-    return words or normalized
+    return words or " ".join(normalized.split())  # the original, its whitespace folded (control characters too)
 
 
 def _names(term: str, query: str) -> bool:
