@@ -3,9 +3,13 @@ that cites a passage is rendered with the passage's section or page and a link t
 
 from __future__ import annotations
 
+import dataclasses
+
 from deepcritical.models import Citation, Evidence, Passage
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.stages.citations import quote_in, verify_citations
+from deepcritical.stages.extractive import extractive_report
+from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.render import RenderContext, citation_mark, passage_link, render_markdown
 
 TEXT = "Major bleeding occurred in 3.8% with aspirin and 2.8% with placebo (HR 1.38; 95% CI 1.18 to 1.62)."
@@ -61,3 +65,41 @@ def test_a_passage_is_cited_with_its_section_or_page_and_linked_to_its_words() -
     markdown = render_markdown(report, {item.id: item}, RenderContext(demo=False, stop_reason="sufficient"))
     assert '"HR 1.38" \\[1, Results\\]' in markdown
     assert f"({link})" in markdown
+
+
+def test_a_finding_standing_only_on_an_introduction_or_methods_passage_is_not_a_finding() -> None:
+    for section in ("Introduction", "Methods", "2. Materials and methods", "Background"):
+        item = _passage(section)
+        finding = Finding(statement="Aspirin raised major bleeding.", evidence_ids=[item.id])
+        report = ResearchReport(question="q", answer_brief="a", key_findings=[finding], references=[item.id])
+        checked, audit = verify_citations(report, {item.id: item})
+        assert checked.key_findings == [], section
+        assert audit.dropped_findings == ["Aspirin raised major bleeding."]
+    for section in ("Results", "Discussion", None):
+        item = _passage(section)
+        finding = Finding(statement="Aspirin raised major bleeding.", evidence_ids=[item.id])
+        report = ResearchReport(question="q", answer_brief="a", key_findings=[finding], references=[item.id])
+        assert verify_citations(report, {item.id: item})[0].key_findings[0].evidence_ids == [item.id]
+
+
+def test_the_extractive_report_quotes_no_introduction_or_methods_passage() -> None:
+    question = "Does aspirin cause major bleeding in older adults?"
+    views = [EvidenceView.of(_passage("Methods")), EvidenceView.of(_passage("Results"))]
+    views[1] = dataclasses.replace(views[1], id="url:library://documents/pmid:30221597/8")
+    report = extractive_report(question, views)
+    cited = [i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids]
+    assert cited == ["url:library://documents/pmid:30221597/8"]
+
+
+def test_a_passage_id_written_in_the_brief_becomes_its_reference_number() -> None:
+    item = _passage()
+    report = ResearchReport(
+        question="q",
+        answer_brief=f"Aspirin raised major bleeding ({item.id}).",
+        key_findings=[Finding(statement="Aspirin raised major bleeding.", evidence_ids=[item.id])],
+        references=[item.id],
+    )
+    markdown = render_markdown(report, {item.id: item}, RenderContext(demo=False, stop_reason="sufficient"))
+    brief = markdown.split("## Answer in brief")[1].split("##")[0]
+    assert "Aspirin raised major bleeding \\[1\\]." in brief
+    assert "library:" not in brief

@@ -18,7 +18,7 @@ from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_u
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 from deepcritical.stages.reading import result_only
 
-URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
+URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp|library)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*([^)\s]*)[^)]*\)")
 INLINE_ID = re.compile(r"[\[(]\s*((?:pmid|pmcid|pmc|doi|url)\s*:?\s*[^\])\s][^\])]*)[\])]", re.IGNORECASE)
 LINK_REMOVED = "[link removed]"
@@ -152,6 +152,8 @@ class _Checker:
             statement = result_only(statement) or ""
             cited = [resolved for raw in finding.evidence_ids if (resolved := self._resolve(raw)) is not None]
             cited = list(dict.fromkeys([*cited, *named]))
+            # A passage from a paper's introduction or methods states background or a plan, not a result.
+            cited = [i for i in cited if not (i in self.collected and _outside_results(self.collected[i]))]
             quote = finding.quote
             if quote and not quote_in(quote, [self.collected[i] for i in cited if i in self.collected]):
                 self.audit.unverified_quotes.append(quote[:300])  # a quote the passage does not hold is not kept
@@ -161,6 +163,22 @@ class _Checker:
             else:
                 self.audit.dropped_findings.append(finding.statement[:300])
         return kept
+
+
+# Sections of a full text that report no result of the paper's own (JATS and PDF section titles, lower case).
+_NO_RESULT_SECTION = re.compile(
+    r"^(?:\d+[.)]?\s*)?(?:introduction|background|(?:materials|patients|subjects)? ?(?:and )?methods?|study design|"
+    r"front matter|back matter|references|acknowledge?ments?|funding|abbreviations)\b"
+)
+
+
+def no_result_section(section: str | None) -> bool:
+    """Whether a full text's section (its title) reports no result of the paper's own: introduction, methods..."""
+    return section is not None and _NO_RESULT_SECTION.match(section.strip().lower()) is not None
+
+
+def _outside_results(item: Evidence) -> bool:
+    return no_result_section(item.passage.section if item.passage is not None else None)
 
 
 def verify_citations(

@@ -6,11 +6,13 @@ always ends in a readable, cited report built only from what was collected."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Assessment, Finding, ResearchReport
 from deepcritical.stages.assessment import REVIEW_DESIGNS, TRIAL_DESIGNS
+from deepcritical.stages.citations import no_result_section
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, result_only, sentences, stem
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab, strength_of
@@ -105,6 +107,18 @@ def _rank(item: EvidenceView) -> tuple[int, int]:
     return (item.level if item.level is not None and not is_lab(item) else 6, 1 if is_lab(item) else 0)
 
 
+# A full-text passage's title ends in its section, "(Methods)": the library source names passages so.
+_PASSAGE_SECTION = re.compile(r"\(([^()]{1,80})\)\s*$")
+
+
+def _passage_without_results(item: EvidenceView) -> bool:
+    """A passage of a paper's introduction or methods: background or a plan, never quoted as a finding."""
+    if item.source != "library":
+        return False
+    section = _PASSAGE_SECTION.search(item.title)
+    return section is not None and no_result_section(section.group(1))
+
+
 def extractive_report(
     question: str,
     items: Sequence[EvidenceView],
@@ -127,6 +141,8 @@ def extractive_report(
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
     lab_studies = any(is_lab(item) for item in relevant)
     for item in relevant:
+        if _passage_without_results(item):
+            continue
         found = quote(item, stems)
         if found is None:
             continue
