@@ -108,6 +108,19 @@ NoLlm = Annotated[
 ]
 NoRecall = Annotated[bool, typer.Option("--no-recall", help="Do not recall evidence of earlier runs.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
+MaxIterations = Annotated[
+    int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
+]
+ModelName = Annotated[
+    str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
+]
+OutputModeOption = Annotated[
+    OutputMode | None,
+    typer.Option("--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."),
+]
+DemoSources = Annotated[
+    bool, typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline).")
+]
 
 
 @app.command()
@@ -157,23 +170,11 @@ def research(
         Path | None,
         typer.Option("--resume", help="Continue the killed or interrupted run whose folder this is.", metavar="OUT"),
     ] = None,
-    max_iterations: Annotated[
-        int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
-    ] = None,
-    output_mode: Annotated[
-        OutputMode | None,
-        typer.Option(
-            "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
-        ),
-    ] = None,
+    max_iterations: MaxIterations = None,
+    model: ModelName = None,
+    output_mode: OutputModeOption = None,
     demo: Demo = False,
-    demo_sources: Annotated[
-        bool,
-        typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline)."),
-    ] = False,
+    demo_sources: DemoSources = False,
     sources: Sources = None,
     collection: Collection = None,
     no_llm: NoLlm = False,
@@ -242,23 +243,11 @@ def batch(
         typer.Option("--out", help="A folder per question and summary.csv go here (default: runs/FILE-NAME)."),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, max=32, help="Questions researched at once.")] = 1,
-    max_iterations: Annotated[
-        int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
-    ] = None,
-    output_mode: Annotated[
-        OutputMode | None,
-        typer.Option(
-            "--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."
-        ),
-    ] = None,
+    max_iterations: MaxIterations = None,
+    model: ModelName = None,
+    output_mode: OutputModeOption = None,
     demo: Demo = False,
-    demo_sources: Annotated[
-        bool,
-        typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline)."),
-    ] = False,
+    demo_sources: DemoSources = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar; print only the summary line.")] = False,
     verbose: Verbose = False,
 ) -> None:
