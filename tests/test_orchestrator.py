@@ -596,7 +596,8 @@ async def test_evidence_recalled_from_earlier_runs_alone_never_makes_a_run_succe
     down = [PUBMED_DOWN, WEB_DOWN]
     store = FakeStore(library=CORPUS)  # an earlier run found all of these
     handler = FakeHandler(answer=lambda _query: [], failures=down, sources=("pubmed", "web"))
-    harness = Harness(store=store, handler=handler)
+    recalling = demo_settings().model_copy(update={"recall": True})  # the demo preset alone never recalls
+    harness = Harness(recalling, store=store, handler=handler)
     outcome = await harness.run()
     assert outcome.evidence
     assert set(outcome.recalled_ids) == {item.id for item in outcome.evidence}

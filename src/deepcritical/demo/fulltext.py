@@ -4,7 +4,7 @@
 The JATS follows PMC's layout (front matter with article ids, a structured abstract, a body of titled
 sections, a table, a reference list), so the live fetcher and the JATS parser run unchanged. The body
 restates the abstract's sections at full-text length and adds nothing that could pass for a finding:
-its Discussion says that the article is synthetic.
+its back matter says that the article is synthetic.
 """
 
 from __future__ import annotations
@@ -100,9 +100,11 @@ def _body(article: ET.Element, record: PubmedRecord) -> None:
             table = _sub(sec, "table-wrap", id="t1")
             _sub(table, "label", "Table 1")
             _sub(_sub(table, "caption"), "p", "Outcomes as reported in the abstract (synthetic demo data).")
-        if title == "Discussion":
-            _sub(sec, "p", _SYNTHETIC)
     back = _sub(article, "back")
+    # In the back matter, where a reader looks for notes and a report never takes a finding from.
+    notes = _sub(back, "notes")
+    _sub(notes, "title", "Notes")
+    _sub(notes, "p", _SYNTHETIC)
     references = _sub(back, "ref-list")
     ref = _sub(references, "ref", id="r1")
     _sub(ref, "label", "1")
