@@ -33,7 +33,7 @@ from deepcritical.run.setup import assemble
 # Random-looking values: no fragment of four characters of them occurs in ordinary output.
 SECRETS = {
     "GOOGLE_API_KEY": "AIzaQx7Vb2Kp9Wm4Zr8Tj3",
-    "OPENAI_API_KEY": "sk-probe-OPq8Zx2Vw7Jk4Rm9",
+    "OPENAI_API_KEY": "sk-qzvx-OPq8Zx2Vw7Jk4Rm9",  # no English word inside ("probe" would match "probabilities")
     "ANTHROPIC_API_KEY": "ak-ZQ4vx9Lp2Wn7Bt5Kc",
     "NCBI_API_KEY": "f3Qz8Wx2Lk9Vb7Np4Rt",
     "YOU_API_KEY": "yk-Gh5Zq2Xw8Pm3Lv",

@@ -101,7 +101,7 @@ CRASHING_RUN = """
 import sys
 from deepcritical.run import orchestrator
 
-async def crash(self, deps):
+async def crash(self, deps, *_rest):
     raise RuntimeError("injected failure in the research loop")
 
 orchestrator.Orchestrator._loop = crash

@@ -146,7 +146,12 @@ async def test_mcp_over_stdio_lists_tools_searches_and_researches(tmp_path: Path
         command=sys.executable, args=["-m", "deepcritical", "mcp", "--demo"], env=environment(tmp_path)
     )
     async with Client(command, read_timeout_seconds=RUN_MS / 1000) as client:
-        assert {tool.name for tool in (await client.list_tools()).tools} == {"search_literature", "research", "get_run"}
+        assert {tool.name for tool in (await client.list_tools()).tools} == {
+            "search_literature",
+            "research",
+            "get_run",
+            "library_add",
+        }
         found = await client.call_tool("search_literature", {"query": "metformin alzheimer", "max_results": 3})
         assert not found.is_error, text_of(found)
         assert found.structured_content is not None
