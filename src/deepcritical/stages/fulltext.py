@@ -68,4 +68,8 @@ async def read_full_texts(
         item.model_copy(update={"relevance": relevance.get(item.citation.pmcid or "", item.relevance)})
         for item in bearing_passages(question, report.passages, PASSAGES_PER_ARTICLE)
     ]
-    return report, await evidence.add(chosen)
+    # A passage of a study recalled from an earlier run is recalled too: it never makes this run succeed.
+    recalled = {item.citation.pmcid for item in collected if item.id in evidence.recalled_ids and item.citation.pmcid}
+    found = [item for item in chosen if item.citation.pmcid not in recalled]
+    again = [item for item in chosen if item.citation.pmcid in recalled]
+    return report, [*await evidence.add(found), *await evidence.add(again, recalled=True)]
