@@ -248,7 +248,9 @@ async def test_a_worker_killed_with_sigkill_loses_no_run(team: Team, redis: Redi
 
     kinds, last = await ending(redis, run_id)
     assert last["status"] == "finished", team.logs()
-    assert kinds.count("run_started") == 2  # the first delivery, and the one that resumed it
+    # The first delivery, and at least one that resumed it (delivery is at least once: a survivor busy loading
+    # its model can be swept once too; each delivery resumes from the last checkpoint).
+    assert kinds.count("run_started") >= 2
     record = json.loads((team.folder(run_id) / "run.json").read_text(encoding="utf-8"))
     assert record["resumed"] is True
     status = json.loads((team.folder(run_id) / "status.json").read_text(encoding="utf-8"))
