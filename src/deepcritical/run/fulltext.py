@@ -49,9 +49,7 @@ async def read_key_full_texts(
 
     connection = await asyncio.to_thread(chroma.connect, settings)
     try:
-        cache = LibraryFullText(
-            connection, EmbeddingService(settings.embedding_model), settings.library_collection, grade
-        )
+        cache = LibraryFullText(connection, EmbeddingService.for_settings(settings), settings.library_collection, grade)
         return await read_full_texts(
             evidence, question, fetcher, max_articles=settings.fulltext_max_articles, cache=cache
         )

@@ -58,7 +58,7 @@ def add_paths(
     on_start(summary.files)
     for result in refused:
         on_file(result)
-    embeddings = EmbeddingService(settings.embedding_model)
+    embeddings = EmbeddingService.for_settings(settings)
     for result in read_files(files, limits_from(settings)):
         if result.error is not None:
             summary.failures.append(result.line)
@@ -82,6 +82,6 @@ def add_upload(
     limits = limits_from(settings)
     with ParserWorker(limits) as worker:
         documents = read_bytes(data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename)
-    embeddings = EmbeddingService(settings.embedding_model)
+    embeddings = EmbeddingService.for_settings(settings)
     outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
     return [(document, outcome[document.id]) for document in documents]
