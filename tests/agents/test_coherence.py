@@ -76,6 +76,9 @@ ADVICE = (
     "Choosing {i} and monitoring {c} closely may reduce harm.",
 )
 ADVICE_WORDS = ("is required", "should consider", "further research", "may reduce harm")
+# Counts a model may state in its brief, true or not.
+COUNTED_TRIALS = "{} randomised controlled trials found a benefit."
+COUNTED_LAB = "In {} animal studies it worked."
 SR_ABSENT = "No systematic review or meta-analysis among the evidence judged"
 RCT_ABSENT = "No randomised controlled trial among the evidence judged"
 
@@ -156,9 +159,11 @@ def drafts(draw: st.DrawFn, case: Case) -> ResearchReport:
     ]
     named = ", ".join(draw(st.lists(st.sampled_from(ids), max_size=3, unique=True)))
     urls = " ".join(item.citation.url for item in draw(st.lists(st.sampled_from(case.items), max_size=2)))
+    trials, animals = draw(st.integers(1, 4)), draw(st.sampled_from(("two", "three")))
     return ResearchReport(
         question=case.question,
-        answer_brief=f"The evidence is mixed ({named}); see {urls} and pmid:424242.",
+        answer_brief=f"The evidence is mixed ({named}); see {urls} and pmid:424242. {COUNTED_TRIALS.format(trials)} "
+        f"{COUNTED_LAB.format(animals)}",
         key_findings=findings[: len(findings) // 2 + 1] if findings else [],
         contrary_evidence=findings[len(findings) // 2 + 1 :],
         limitations=[SR_ABSENT, RCT_ABSENT, f"Mostly small studies ({named})."],
@@ -270,6 +275,19 @@ def test_the_rendered_report_is_coherent(data: st.DataObject) -> None:
         numbers = [int(n) for n in strongest.group(3).split(", ")]
         assert int(strongest.group(2)) == len(numbers)
         assert {by_id[doc.references[n]].grade.level for n in numbers} == {int(strongest.group(1))}
+
+    # A count the brief states is never more than the table counts.
+    views = [strength.views[i] for i in strength.counted]
+    trials = sum(
+        v.design == "randomized_controlled_trial" and v.population not in ("animals", "in_vitro") for v in views
+    )
+    lab = sum(v.population in ("animals", "in_vitro") or v.design == "preclinical" for v in views)
+    if stated_trials := re.search(r"(\d+) randomised controlled trials found", draft.answer_brief):
+        assert (COUNTED_TRIALS.format(stated_trials.group(1)) in brief) == (int(stated_trials.group(1)) <= trials)
+    if stated_lab := re.search(r"In (two|three) animal studies", draft.answer_brief):
+        assert (COUNTED_LAB.format(stated_lab.group(1)) in brief) == (
+            {"two": 2, "three": 3}[stated_lab.group(1)] <= lab
+        )
 
     # Every number cites a listed reference; no raw id stands beside the numbers.
     for group in re.findall(r"\\\[([\d, ]+)\\\]", doc.body):

@@ -32,7 +32,7 @@ from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import AspectScore, Assessment, ScoreCap
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import SUFFICIENT_SCORE, aspects_of, informative
-from deepcritical.stages.strength import DIRECTIONS, Strength
+from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab
 
 LEVEL_CEILINGS: dict[int, int] = {1: 10, 2: 8, 3: 6, 4: 4, 5: 3}
 OUTSIDE_SCALE_CEILING = 3
@@ -175,3 +175,38 @@ ABSENCE_CLAIMS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
 def untrue(limitation: str, designs: set[str]) -> bool:
     """Whether a limitation claims that a kind of study is missing when the report counts or cites one."""
     return any(pattern.search(limitation) and designs & kinds for pattern, kinds in ABSENCE_CLAIMS)
+
+
+# A count of a kind of study stated in model text, and the designs it counts ("three randomised trials").
+_NUMBER_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_NUMBER_WORDS |= {"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+_COUNT = r"\b(?P<count>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\s+(?:(?:[\w-]+\s+){0,2}?)"
+COUNT_CLAIMS: tuple[tuple[re.Pattern[str], frozenset[str] | None], ...] = (
+    (re.compile(_COUNT + r"(?:randomi[sz]ed (?:controlled )?trials?|RCTs?)\b", re.IGNORECASE), TRIAL_DESIGNS),
+    (re.compile(_COUNT + r"(?:systematic reviews?|meta-analys[ie]s)\b", re.IGNORECASE), REVIEW_DESIGNS),
+    (re.compile(_COUNT + r"cohort stud(?:y|ies)\b", re.IGNORECASE), frozenset({"cohort"})),
+    # None: animal or cell studies, whatever their design.
+    (
+        re.compile(_COUNT + r"(?:animal|mouse|rodent|cell|in vitro|preclinical)(?: or cell)? stud(?:y|ies)\b", re.I),
+        None,
+    ),
+)
+
+
+def _counted_kind(strength: Strength, designs: frozenset[str] | None) -> int:
+    views = [strength.views[i] for i in strength.counted]
+    if designs is None:
+        return sum(is_lab(view) for view in views)
+    return sum(view.design in designs and not is_lab(view) for view in views)
+
+
+def overcounts(text: str, strength: Strength) -> bool:
+    """Whether ``text`` states more studies of a kind than the report counts (it may state fewer: "two of
+    the trials")."""
+    for pattern, designs in COUNT_CLAIMS:
+        for match in pattern.finditer(text):
+            word = match.group("count").lower()
+            stated = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+            if stated > _counted_kind(strength, designs):
+                return True
+    return False

@@ -14,7 +14,7 @@ from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
-from deepcritical.stages.ratings import cap_assessment, untrue
+from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
 
 DEMO_BANNER = (
@@ -436,6 +436,9 @@ def reference_order(report: ResearchReport, evidence: Mapping[str, Evidence], co
     return [i for i in dict.fromkeys(order) if i in evidence and not evidence[i].retracted]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
+
+
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
     """The report as Markdown. ``report`` must already be citation-checked against ``evidence``. One counted
     set (``counted_set``) feeds the brief's totals, the table, the warnings, the limitations' checks and the
@@ -460,7 +463,10 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
             + " ".join(f"{escape(reason[0].upper() + reason[1:])}." for reason in context.degraded),
             "",
         ]
-    brief = text(report.answer_brief) or "No answer could be given."
+    # A sentence of the brief that counts more studies of a kind than the table does is not shown: the
+    # counted line below it gives the totals.
+    kept = [part for part in _SENTENCE_END.split(report.answer_brief) if not overcounts(part, counted)]
+    brief = text(" ".join(kept)) or "No answer could be given."
     lines += ["## Answer in brief", "", brief, ""]
     if evidence:
         lines += [escape(counted_line(counted, len(evidence))), ""]
