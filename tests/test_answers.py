@@ -18,12 +18,14 @@ from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.models import Grade
+from deepcritical.outputs import Verdict
 from deepcritical.run import eval as evaluation
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.verdict import code_verdict, is_yes_no, results_text
+from deepcritical.stages.strength import Strength, strength_of
+from deepcritical.stages.verdict import code_verdict, is_yes_no, reconciled, results_text
 from test_reliability_cli import environment
 
 pytestmark = pytest.mark.model
@@ -365,3 +367,31 @@ async def test_two_demo_runs_on_one_home_give_the_same_report(tmp_path: Path) ->
     assert first.split("## ")[1].startswith("Verdict")
     # The demo's store is its own: the user's store directory was never created.
     assert not (tmp_path / "home" / "chroma").exists()
+
+
+def test_a_verdict_the_counted_items_contradict_is_stated_as_mixed() -> None:
+    mixed = Strength(weights={"favourable": 1.0, "null": 1.0, "unfavourable": 0.0})
+    one_way = Strength(weights={"favourable": 3.0, "null": 0.0, "unfavourable": 0.0})
+    leaning = {"yes": 0.43, "no": 0.32, "maybe": 0.25}
+    weak_yes = Verdict(label="yes", confidence=0.43, by="code", rationale="pooled.", probabilities=leaning)
+    question = "Could metformin slow Alzheimer's disease?"
+    assert reconciled(weak_yes, question, mixed).label == "maybe"
+    assert "mixed" in (reconciled(weak_yes, question, mixed).rationale or "")
+    assert reconciled(weak_yes.model_copy(update={"label": "supported"}), "Metformin slows AD.", mixed).label == "mixed"
+    # A strong lean, or counted results that agree, keep the verdict; insufficient stays insufficient.
+    assert reconciled(weak_yes.model_copy(update={"confidence": 0.7}), question, mixed).label == "yes"
+    assert reconciled(weak_yes, question, one_way).label == "yes"
+    nothing = Verdict(label="insufficient", confidence=0.0, by="code")
+    assert reconciled(nothing, question, mixed).label == "insufficient"
+    # However strong the pooled stance, a yes does not rest on a best-level study that found no effect: it
+    # names it as reading against it.
+    strong_yes = weak_yes.model_copy(
+        update={"confidence": 0.8, "probabilities": {"yes": 0.8, "no": 0.1, "maybe": 0.1}, "evidence_ids": ["pmid:1"]}
+    )
+    best_is_null = strength_of("Does vitamin D supplementation reduce fracture risk?", [NULL_TRIAL])
+    assert best_is_null.directions[NULL_TRIAL.id] == "null"
+    contradicted = reconciled(strong_yes, "Does vitamin D supplementation reduce fracture risk?", best_is_null)
+    assert contradicted.label == "yes"
+    assert contradicted.against_ids == [NULL_TRIAL.id]
+    assert NULL_TRIAL.id not in contradicted.evidence_ids
+    assert contradicted.strongest_level is None

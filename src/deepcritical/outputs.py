@@ -263,6 +263,11 @@ class Verdict(BaseModel):
     method: str = Field(default="", description="How the verdict was reached")
     probabilities: dict[str, float] = Field(default_factory=dict, description="Pooled stance, code verdicts only")
     rationale: Sentence = ""
+    against_ids: Annotated[list[EvidenceId], _first(MAX_VERDICT_IDS)] = Field(
+        default_factory=list,
+        max_length=MAX_VERDICT_IDS,
+        description="The report's studies at its best level of evidence that read against the verdict",
+    )
 
     @property
     def headline(self) -> str:

@@ -402,10 +402,14 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
     if verdict.strongest_design:
         level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
         strongest = f"; the strongest design behind it: {escape(verdict.strongest_design)}{level}"
+    against = [numbers[i] for i in dict.fromkeys(verdict.against_ids) if i in numbers]
+    caution = (
+        f" The studies at this report's best level of evidence read the other way: {cite(against)}." if against else ""
+    )
     return [
         "## Verdict",
         "",
-        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.",
+        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.{caution}",
         "",
     ]
 
