@@ -204,6 +204,7 @@ async def test_a_job_whose_worker_died_while_taking_it_is_queued_again(redis: Re
     assert isinstance(queue, RunRedisQueue)
     job = await taken_job(queue, "taker-died")
     assert await sweep_now(queue) == []
+    assert await queue.sweep(lock=60) == []  # another worker's sweep holds the lock: nothing read, nothing forgotten
     assert await sweep_now(queue) == [job.id]  # still not marked active a sweep later: its taker is gone
     assert await Lists(queue).of(job) == (True, False, True)
     stored = await queue.job(job.key)

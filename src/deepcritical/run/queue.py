@@ -149,7 +149,8 @@ class RunRedisQueue(RedisQueue):
                     swept.append(job_id)
             else:
                 unstarted[job_id] = job_bytes
-        self._unstarted = unstarted
+        if id_jobs:  # nothing read means another worker holds the sweep's lock: what this one saw still stands
+            self._unstarted = unstarted
         return [job_id.decode() for job_id in swept]
 
     async def _requeue(self, job_id: bytes, job_bytes: bytes, job: Job, abort: float) -> bool:
