@@ -246,6 +246,20 @@ async def test_a_lost_job_with_no_retries_left_ends_aborted(redis: Redis) -> Non
     assert (stored.status, stored.error) == (Status.ABORTED, SWEPT)
 
 
+async def test_a_finished_job_left_in_the_active_list_is_dropped_not_run_again(redis: Redis) -> None:
+    queue = saq_queue(redis)
+    assert isinstance(queue, RunRedisQueue)
+    job = await taken_job(queue, "finished")
+    await started(job)
+    await queue.finish(job, Status.COMPLETE, result="done")
+    await redis.rpush(queue.namespace("active"), job.id)  # as if a write had been lost in between
+    assert await sweep_now(queue) == [job.id]
+    assert await Lists(queue).of(job) == (False, False, False)
+    stored = await queue.job(job.key)
+    assert stored is not None
+    assert stored.status == Status.COMPLETE
+
+
 async def test_a_beating_job_is_not_swept(redis: Redis) -> None:
     queue = saq_queue(redis)
     assert isinstance(queue, RunRedisQueue)

@@ -29,6 +29,7 @@ from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, WatchError
 from saq import Job, Queue, Status, Worker
+from saq.job import TERMINAL_STATUSES
 from saq.queue.redis import RedisQueue
 from saq.types import Context
 
@@ -135,7 +136,7 @@ class RunRedisQueue(RedisQueue):
         unstarted: dict[bytes, bytes] = {}
         for job_id, job_bytes in id_jobs:
             job = self.deserialize(job_bytes)
-            if job is None:  # its record expired or was deleted: nothing is left to run
+            if job is None or job.status in TERMINAL_STATUSES:  # nothing is left to run (saq would run it again)
                 async with self.redis.pipeline(transaction=True) as pipe:
                     pipe.lrem(self._active, 0, job_id)
                     pipe.zrem(self._incomplete, job_id)
