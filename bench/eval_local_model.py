@@ -31,6 +31,10 @@ def main() -> None:
     parser.add_argument("--model-path", type=Path)
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--llm-timeout", type=float, default=600.0)
+    # A 135M model reads ~100 prompt tokens/s on two cores: the Judge's and the report's evidence (2x
+    # the Judge's items) are kept short so that an item costs about a minute, not five.
+    parser.add_argument("--judge-items", type=int, default=3, help="items the Judge reads (the report: twice)")
+    parser.add_argument("--results-per-source", type=int, default=5)
     options = parser.parse_args()
     weights = options.model_path or find_weights(options.server_python)
     port = free_port()
@@ -54,7 +58,8 @@ def main() -> None:
                 "DEEPCRITICAL_OPENAI_BASE_URL": base_url,
                 "DEEPCRITICAL_LLM_TIMEOUT": str(options.llm_timeout),
                 "DEEPCRITICAL_MAX_SECONDS": str(options.llm_timeout * 6),
-                "DEEPCRITICAL_JUDGE_MAX_ITEMS": "6",
+                "DEEPCRITICAL_JUDGE_MAX_ITEMS": str(options.judge_items),
+                "DEEPCRITICAL_MAX_RESULTS": str(options.results_per_source),
                 "DEEPCRITICAL_BRAIN_MAX_TOKENS": "256",
                 "DEEPCRITICAL_JUDGE_MAX_TOKENS": "512",
                 "DEEPCRITICAL_REPORT_MAX_TOKENS": "1024",

@@ -150,6 +150,10 @@ def test_a_claim_gets_a_claim_label_and_a_question_a_yes_no_label() -> None:
     assert claim.label in ("supported", "refuted", "mixed")
     assert is_yes_no("Is coffee good for the liver?")
     assert not is_yes_no("Coffee lowers liver enzymes.")
+    assert is_yes_no("Therapeutic anticoagulation in the trauma patient: is it safe?")
+    assert is_yes_no("Secondhand smoke in infants: potential for health disparities?")
+    assert not is_yes_no("What lowers liver enzymes?")
+    assert not is_yes_no("Liver enzymes: which drugs lower them?")
 
 
 def test_a_claim_of_no_effect_is_supported_by_a_null_result() -> None:
@@ -165,6 +169,17 @@ def test_nothing_on_topic_or_nothing_at_all_is_insufficient() -> None:
     off_topic = code_verdict("Does metformin slow Alzheimer's disease progression?", [NULL_TRIAL, POSITIVE_TRIAL])
     assert off_topic.label == "insufficient"
     assert off_topic.evidence_ids == []
+
+
+def test_a_claim_is_insufficient_when_no_item_names_most_of_what_it_asserts() -> None:
+    # The trial is about vitamin D and fractures; a claim about vitamin D and three things it never names
+    # is on its topic but not settled by it.
+    claim = "Vitamin D supplementation reduces depressive symptoms, insomnia and migraine frequency."
+    verdict = code_verdict(claim, [NULL_TRIAL])
+    assert verdict.label == "insufficient"
+    assert "claim asserts" in (verdict.rationale or "")
+    # The same evidence still answers a question in the question's own words.
+    assert code_verdict("Does vitamin D lower depressive symptoms or fractures?", [NULL_TRIAL]).label != "insufficient"
 
 
 def test_retracted_items_and_registrations_never_carry_the_verdict() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from deepcritical.sources.query import OPERATORS, STOP_WORDS, to_pubmed_query, with_terms
+from deepcritical.sources.query import OPERATORS, STOP_WORDS, is_search_query, to_pubmed_query, with_terms
 
 
 @pytest.mark.parametrize(
@@ -98,3 +98,31 @@ def test_with_terms_adds_only_missing_terms_and_keeps_boolean_queries_whole() ->
     assert with_terms("(metformin OR biguanide) AND dementia", ["Alzheimer's"]) == (
         "((metformin OR biguanide) AND dementia) AND Alzheimer's"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'metformin[tiab] AND ("alzheimer disease"[mh] OR dementia)',
+        "statins sepsis mortality randomized",
+        "SGLT2 inhibitors heart failure outcomes 2020-2024",
+    ],
+)
+def test_real_queries_with_pubmed_syntax_are_search_queries(text: str) -> None:
+    assert is_search_query(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```python\nimport requests\n```",
+        "def search(term): return term",
+        "response = requests.get(url)",
+        "see https://example.org/metformin",
+        "<b>metformin</b>",
+        "",
+        " ".join(["word"] * 33),
+    ],
+)
+def test_code_markup_urls_and_paragraphs_are_not(text: str) -> None:
+    assert not is_search_query(text)

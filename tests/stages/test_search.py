@@ -183,3 +183,20 @@ async def test_a_real_pubmed_record_wins_over_a_news_page_about_the_same_study(
     )
     await later.run(["again"], question=record.citation.title)
     assert [item.id for item in later.evidence] == [record.id]
+
+
+async def test_code_or_a_paragraph_written_as_a_query_is_never_searched() -> None:
+    # What SmolLM2-135M wrote as queries in a real run, and a paragraph, beside one real query.
+    code = "(]) ```python # Replace with your code here. ``` import requests as cx def search_tail(term): url = f)"
+    call = "(, id=908423165) response = requests.get(url) return json.loads(response.json())[term]"
+    paragraph = " ".join(["metformin"] * 40)
+    handler = FakeHandler()
+    agent = search_stage(handler, FakeStore(), max_evidence=100)
+    only_noise = await agent.search([code, call, paragraph])
+    assert only_noise["status"].startswith("not run: these are not search queries")
+    assert handler.queries == []
+    mixed = await agent.search([code, "metformin dementia cohort"])
+    assert mixed["status"] == "searched"
+    assert len(handler.queries) == 1
+    assert "requests" not in handler.queries[0]
+    assert "dementia cohort" in handler.queries[0]

@@ -23,6 +23,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError, StoreError
 from deepcritical.evidence import chroma, library
 from deepcritical.evidence.dedup import StoreMatch, plan
+from deepcritical.evidence.document_files import DocumentGrader, LibraryFullText
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
 from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
@@ -103,6 +104,11 @@ class EvidenceStore:
     @property
     def collection_name(self) -> str:
         return self._run
+
+    def full_text_cache(self, documents: str, grade: DocumentGrader) -> LibraryFullText:
+        """The document collection ``documents`` as the run's full-text cache, on this store's connection
+        and embedder: a run holds one connection to its store, whatever reads it."""
+        return LibraryFullText(self._connection, self._embeddings, documents, grade)
 
     async def _call(
         self, operation: str, work: Callable[[chroma.Session], T], *, touches: tuple[str, ...], writes: bool = False

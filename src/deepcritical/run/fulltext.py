@@ -4,20 +4,18 @@ run's item for it was (its PubMed publication types), else from the article itse
 
 from __future__ import annotations
 
-import asyncio
-
 import httpx2
 
 from deepcritical.config import Settings
 from deepcritical.documents.model import Document
 from deepcritical.documents.reader import limits_from
-from deepcritical.evidence import EmbeddingService, chroma
-from deepcritical.evidence.document_files import LibraryFullText
+from deepcritical.evidence.store import EvidenceStore
 from deepcritical.models import Evidence, Grade
 from deepcritical.sources.fulltext import FullTextFetcher, FullTextReport, document_grade
 from deepcritical.sources.ratelimit import ncbi_limiter
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.fulltext import read_full_texts
+from deepcritical.stages.ports import EvidenceStoreLike
 
 
 async def _no_pacing() -> None:
@@ -25,9 +23,11 @@ async def _no_pacing() -> None:
 
 
 async def read_key_full_texts(
-    settings: Settings, client: httpx2.AsyncClient, evidence: RunEvidence, question: str
+    settings: Settings, client: httpx2.AsyncClient, store: EvidenceStoreLike, evidence: RunEvidence, question: str
 ) -> tuple[FullTextReport, list[Evidence]]:
-    """Read the key studies' full texts into the run's evidence (see ``stages.fulltext``)."""
+    """Read the key studies' full texts into the run's evidence (see ``stages.fulltext``), kept in and
+    recalled from the library's document collection of the run's own store (a store with no library, such
+    as an evaluation's in-memory one, reads without keeping)."""
     # With stand-in sources and a live model only the stand-in hosts are answered offline: Europe PMC is
     # not asked, so no request for a synthetic article leaves the machine.
     europepmc = None if settings.demo_sources and not settings.demo_mode else str(settings.europepmc_base_url)
@@ -47,11 +47,5 @@ async def read_key_full_texts(
     def grade(document: Document) -> Grade:
         return grades.get(document.meta.pmcid or "") or document_grade(document)
 
-    connection = await asyncio.to_thread(chroma.connect, settings)
-    try:
-        cache = LibraryFullText(connection, EmbeddingService.for_settings(settings), settings.library_collection, grade)
-        return await read_full_texts(
-            evidence, question, fetcher, max_articles=settings.fulltext_max_articles, cache=cache
-        )
-    finally:
-        connection.close()
+    cache = store.full_text_cache(settings.library_collection, grade) if isinstance(store, EvidenceStore) else None
+    return await read_full_texts(evidence, question, fetcher, max_articles=settings.fulltext_max_articles, cache=cache)

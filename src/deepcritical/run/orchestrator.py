@@ -267,7 +267,7 @@ class Orchestrator:
         with deps.state.timed("full_text"):
             try:
                 report, added = await read_key_full_texts(
-                    self.settings, self.parts.client, deps.evidence, deps.state.question
+                    self.settings, self.parts.client, deps.store, deps.evidence, deps.state.question
                 )
             except DeepCriticalError as error:
                 deps.emit(RunWarning(message=f"full text not read, abstracts kept: {error}"))

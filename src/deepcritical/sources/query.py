@@ -126,3 +126,18 @@ def with_terms(query: str, terms: Sequence[str]) -> str:
     if "(" in query or any(token in OPERATORS for token in query.split()):
         return f"({query}) AND {' '.join(missing)}"
     return f"{query} {' '.join(missing)}"
+
+
+# A search query is a few terms, perhaps with PubMed syntax. A weak model sometimes writes code, markup or
+# a paragraph where a query belongs; sent on, such text only searches for its own noise.
+MAX_QUERY_WORDS = 32
+_NOT_A_QUERY = re.compile(
+    r"```|\b(?:import|def|return|print|function|const|var)\b\s*[\w(]|[{}<>=;]|https?://|\w\(\)|\w+\.\w+\(",
+    re.IGNORECASE,
+)
+
+
+def is_search_query(text: str) -> bool:
+    """Whether ``text`` reads as a search query rather than code, markup, a URL or a paragraph."""
+    words = text.split()
+    return 0 < len(words) <= MAX_QUERY_WORDS and not _NOT_A_QUERY.search(text)

@@ -15,7 +15,7 @@ import structlog
 from deepcritical.events import QueriesPlanned, SearchFinished, StageEvent
 from deepcritical.models import Evidence, SearchResult, first_errors, merge_evidence
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, SearchStep
-from deepcritical.sources.query import with_terms
+from deepcritical.sources.query import is_search_query, with_terms
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
 from deepcritical.stages.reading import ASPECT_QUERY_WORDS, question_frame
@@ -102,9 +102,13 @@ class SearchStage:
         state = self._state
         # Whoever planned them, queries keep the question's intervention and condition.
         required = question_frame(state.question).required
-        anchored = (with_terms(q, required) for q in queries if q.strip())
+        rejected = [q for q in queries if q.strip() and not is_search_query(q)]
+        anchored = (with_terms(q, required) for q in queries if q.strip() and q not in rejected)
         fresh = [q for q in dict.fromkeys(anchored) if q and state.is_new_query(q)]
         fresh = fresh[:MAX_QUERIES_PER_TURN]
+        if rejected and not fresh:
+            logger.info("queries_rejected", count=len(rejected), by=by)
+            return {"status": "not run: these are not search queries (code, markup or a paragraph); send a few terms"}
         if (refusal := self._refusal(fresh)) is not None:
             return {"status": refusal, "queries_already_run": state.queries_run} if not fresh else {"status": refusal}
         state.search_calls[state.iteration] = state.search_calls.get(state.iteration, 0) + 1

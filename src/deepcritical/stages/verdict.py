@@ -39,12 +39,20 @@ UNGRADED_WEIGHT = 1.0
 MIN_COVERAGE = 0.34
 # How sharply the pool leans on the items that name most of the question (coverage to this power).
 COVERAGE_POWER = 4.0
+# A claim ("X reduces Y in Z") is settled only by an item that names most of what it asserts; below this
+# best coverage its verdict is insufficient. Not applied to yes/no questions: they are phrased in words of
+# their own, and there the best item's coverage does not tell answerable from not (measured: see
+# phases/11_measured_answers.md, where the threshold was read off a plateau of 0.55 to 0.65).
+CLAIM_MIN_COVERAGE = 0.6
 MAX_VERDICT_ITEMS = 5
 VERDICT_TEXT_CHARS = 8000
 
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might|must)\b", re.IGNORECASE
 )
+_OPEN_QUESTION = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.IGNORECASE)
+# A title-style question puts its topic first: "Double balloon enteroscopy: is it safe?".
+_CLAUSE = re.compile(r"[:;,]|\s[-–—]\s")
 _SECTION = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][A-Z /&]{2,40}):\s+")
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _RESULTS_LABEL = re.compile(r"RESULT|FINDING|OUTCOME", re.IGNORECASE)
@@ -87,9 +95,16 @@ _P_VALUE = re.compile(r"\bp\s?(<|=|>|≤|≥)\s?(0?\.\d+)", re.IGNORECASE)
 
 
 def is_yes_no(question: str) -> bool:
-    """A question answered by yes or no ("Does X reduce Y?"), rather than a claim to check."""
+    """A question answered by yes or no ("Does X reduce Y?", "Statins in sepsis: do they help?", "Aspirin
+    after 70, worth it?"), rather than a claim to check (no question mark) or an open question ("What
+    reduces Y?", "How does X work?")."""
     text = question.strip()
-    return (text.endswith("?") and bool(_AUXILIARY.match(text))) or bool(_AUXILIARY.match(text) and "?" in text)
+    if "?" not in text:
+        return False
+    clauses = [clause.strip() for clause in _CLAUSE.split(text.split("?")[0]) if clause.strip()]
+    if any(_AUXILIARY.match(clause) for clause in clauses):
+        return True
+    return not any(_OPEN_QUESTION.match(clause) for clause in clauses)
 
 
 def results_text(text: str) -> str:
@@ -231,6 +246,10 @@ def claim_label(claim: str, stance: str) -> VerdictLabel:
     return (_FLIPPED if _NEGATED_CLAIM.search(claim) else _TO_CLAIM)[stance]
 
 
+def _insufficient(rationale: str) -> Verdict:
+    return Verdict(label="insufficient", confidence=0.0, evidence_ids=[], by="code", method=METHOD, rationale=rationale)
+
+
 def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceModel | None = None) -> Verdict:
     """The verdict on ``question`` from ``items`` (the report's pool), computed in code."""
     yes_no = is_yes_no(question)
@@ -241,13 +260,12 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
         if weight > 0 and share >= MIN_COVERAGE:
             scored.append((item, weight * share**COVERAGE_POWER))
     if not scored:
-        return Verdict(
-            label="insufficient",
-            confidence=0.0,
-            evidence_ids=[],
-            by="code",
-            method=METHOD,
-            rationale=f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.",
+        return _insufficient(f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.")
+    best_coverage = max(coverage(question, f"{item.title} {item.text}") for item, _ in scored)
+    if not yes_no and best_coverage < CLAIM_MIN_COVERAGE:
+        return _insufficient(
+            f"No item of the {len(items)} reviewed names most of what the claim asserts "
+            f"(the closest names {best_coverage:.0%} of its key terms)."
         )
     model = model or stance_model()
     rows = np.stack([features(question, f"{item.title}. {item.text}") for item, _ in scored])
