@@ -12,7 +12,8 @@ Prints per mode: time to the last report, p50 and p95 of POST to report, runs pe
 
 The kill measure (two workers): a worker holds the run after its first search (the test-only hold), is
 killed with SIGKILL, and the time from the kill to ``run_ended`` (finished by the other worker from the
-checkpoint) is printed, with the heartbeat (DEEPCRITICAL_QUEUE_HEARTBEAT, here 10 s) that bounds it.
+checkpoint) is printed, with what bounds it: the heartbeat (DEEPCRITICAL_QUEUE_HEARTBEAT, here 10 s), the
+sweep interval and the sweep's wait for a live holder.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import httpx2  # noqa: E402
+
+from deepcritical.run.queue import ABORT_WAIT_SECONDS, SWEEP_SECONDS  # noqa: E402
 
 QUESTIONS = [
     "Can metformin be repurposed for Alzheimer's disease?",
@@ -193,7 +196,11 @@ async def kill_to_finish() -> None:
                 elapsed = time.monotonic() - killed
         finally:
             deployment.stop()
-    print(f"SIGKILL to report on the other worker: {elapsed:.1f} s ({status}; heartbeat {HEARTBEAT} s, sweep 5 s)")
+    print(
+        f"SIGKILL to report on the other worker: {elapsed:.1f} s ({status}; heartbeat {HEARTBEAT} s, sweep "
+        f"{SWEEP_SECONDS} s, abort wait {ABORT_WAIT_SECONDS:g} s: queued again within "
+        f"{int(HEARTBEAT) + SWEEP_SECONDS + ABORT_WAIT_SECONDS + 1:g} s of the kill, then the rest of the run)"
+    )
 
 
 async def main() -> None:
