@@ -1,7 +1,7 @@
 r"""Demo questions through the HTTP API: in-process runs against the team deployment's job queue, and the
 time a run takes to finish elsewhere after its worker is killed with SIGKILL.
 
-    python bench/queue.py [--questions 20] [--modes inprocess,1,2] [--no-kill]
+    python bench/queue_throughput.py [--questions 20] [--modes inprocess,1,2] [--no-kill]
 
 Each mode starts a real ``deepcritical serve --demo`` on a free loopback port with a fresh
 DEEPCRITICAL_HOME; ``inprocess`` runs one run at a time in the server (DEEPCRITICAL_MAX_CONCURRENT_RUNS=1,
