@@ -199,6 +199,25 @@ async def test_a_sweep_leaves_a_job_that_a_worker_is_just_taking(redis: Redis) -
     assert await sweep_now(queue) == []
 
 
+async def test_a_cancel_is_left_to_the_caller_to_record_unless_a_live_worker_holds_the_run(redis: Redis) -> None:
+    runs = RunQueue(Settings(), redis)
+    queue = runs.queue
+    assert isinstance(queue, RunRedisQueue)
+    beating = await taken_job(queue, "held-by-a-live-worker")
+    await started(beating)
+    assert await runs.cancel(beating.key, "cancelled by the user")  # the worker stops it and records the end
+    waiting = await taken_job(queue, "waiting")
+    assert not await runs.cancel(waiting.key, "cancelled by the user")  # no worker has it yet
+    orphan = await taken_job(queue, "worker-died", heartbeat=1)
+    await started(orphan)
+    await lost(queue, orphan)
+    assert not await runs.cancel(orphan.key, "cancelled by the user")  # nobody would ever record it
+    for key in ("waiting", "worker-died"):
+        stored = await queue.job(key)
+        assert stored is not None
+        assert stored.status in (Status.ABORTING, Status.ABORTED)  # never delivered again
+
+
 async def test_a_job_whose_worker_died_while_taking_it_is_queued_again(redis: Redis) -> None:
     queue = saq_queue(redis)
     assert isinstance(queue, RunRedisQueue)

@@ -224,12 +224,15 @@ class RunQueue:
         await self.queue.enqueue(job)
 
     async def cancel(self, run_id: str, reason: str) -> bool:
-        """Ask whichever worker runs it to stop (it checks every second); False when it is not queued or running."""
+        """Take the run off the queue and ask the worker running it to stop (it checks every second). True
+        only when a live worker holds it, and so records the end itself; False when it was waiting, had
+        ended, or its worker died (its heartbeat is late), so that the caller records the cancel."""
         job = await self.queue.job(run_id)
         if job is None or job.completed:
             return False
+        held = job.status == Status.ACTIVE and not job.stuck
         await self.queue.abort(job, error=reason)
-        return True
+        return held
 
     async def waiting(self) -> int:
         info = await self.queue.info()
