@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from deepcritical.models import Citation, Evidence, Passage
+from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.stages.citations import quote_in, verify_citations
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.render import RenderContext, citation_mark, passage_link, render_markdown
+from deepcritical.stages.strength import strength_of
 
 TEXT = "Major bleeding occurred in 3.8% with aspirin and 2.8% with placebo (HR 1.38; 95% CI 1.18 to 1.62)."
 
@@ -103,3 +104,42 @@ def test_a_passage_id_written_in_the_brief_becomes_its_reference_number() -> Non
     brief = markdown.split("## Answer in brief")[1].split("##")[0]
     assert "Aspirin raised major bleeding \\[1\\]." in brief
     assert "library:" not in brief
+
+
+def _numbered(item: Evidence, passage_id: str, content: str) -> Evidence:
+    """Another passage of the same article."""
+    assert item.passage is not None
+    url = f"library://documents/pmid:30221597/{passage_id}"
+    return item.model_copy(
+        update={
+            "content": content,
+            "passage": item.passage.model_copy(update={"passage_id": passage_id}),
+            "citation": item.citation.model_copy(update={"url": url}),
+        }
+    )
+
+
+def test_a_study_is_counted_once_and_never_by_its_introduction() -> None:
+    question = "Does aspirin cause major bleeding in older adults?"
+    abstract = Evidence(
+        content="Major bleeding was higher with aspirin than with placebo in older adults (3.8% vs 2.8%).",
+        citation=Citation(
+            source="pubmed",
+            title="Aspirin in older adults",
+            url="https://pubmed.ncbi.nlm.nih.gov/30221597/",
+            pmid="30221597",
+        ),
+        grade=Grade(design="randomized_controlled_trial", level=2, population="humans"),
+    )
+    assert abstract.id == "pmid:30221597"
+    introduction = _numbered(_passage("Introduction"), "2", "Aspirin reduced major bleeding in earlier cohort studies.")
+    methods = _numbered(_passage("Methods"), "3", "Older adults were randomised to aspirin or placebo.")
+    views = [EvidenceView.of(item) for item in (introduction, methods, abstract)]
+    assert {view.document for view in views} == {"pmid:30221597"}
+    strength = strength_of(question, views)
+    assert strength.counted == [abstract.id]
+    assert set(strength.same_study) == {introduction.id, methods.id}
+    # Alone, an introduction passage is placed but states no result of its own.
+    alone = strength_of(question, [EvidenceView.of(introduction)])
+    assert alone.counted == [introduction.id]
+    assert alone.directions[introduction.id] is None

@@ -6,7 +6,7 @@ strength-of-evidence table, a visible retraction warning)."""
 
 from __future__ import annotations
 
-from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.citations import verify_citations
@@ -90,6 +90,19 @@ def test_the_models_view_carries_the_grade_through_the_evidence_block() -> None:
         370,
         False,
     )
+
+
+def test_every_field_of_the_view_survives_the_evidence_block() -> None:
+    # What a model (and the demo's stand-in) reads must be what the report counts: a passage's section and
+    # study included, or the brief and the table count different sets.
+    passage = RETRACTED.model_copy(
+        update={
+            "passage": Passage(collection="documents", document_id="pmid:1", passage_id="4", section="Introduction")
+        }
+    )
+    for item in (*ALL, passage):
+        (view,) = parse_evidence(evidence_block([item]))
+        assert view == EvidenceView.of(item)
 
 
 def test_items_are_placed_by_design_and_direction_and_weighed_by_level() -> None:

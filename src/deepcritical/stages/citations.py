@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
+from deepcritical.stages.framing import no_result_section
 from deepcritical.stages.reading import result_only
 
 URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp|library)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
@@ -166,17 +167,6 @@ class _Checker:
 
 
 # Sections of a full text that report no result of the paper's own (JATS and PDF section titles, lower case).
-_NO_RESULT_SECTION = re.compile(
-    r"^(?:\d+[.)]?\s*)?(?:introduction|background|(?:materials|patients|subjects)? ?(?:and )?methods?|study design|"
-    r"front matter|back matter|references|acknowledge?ments?|funding|abbreviations)\b"
-)
-
-
-def no_result_section(section: str | None) -> bool:
-    """Whether a full text's section (its title) reports no result of the paper's own: introduction, methods..."""
-    return section is not None and _NO_RESULT_SECTION.match(section.strip().lower()) is not None
-
-
 def _outside_results(item: Evidence) -> bool:
     return no_result_section(item.passage.section if item.passage is not None else None)
 

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Assessment, Finding, ResearchReport
 from deepcritical.stages.assessment import REVIEW_DESIGNS, TRIAL_DESIGNS
-from deepcritical.stages.citations import no_result_section
-from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.framing import EvidenceView, no_result_section
 from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, result_only, sentences, stem
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab, strength_of
 

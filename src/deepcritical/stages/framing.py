@@ -41,6 +41,15 @@ class EvidenceView:
     n: int | None = None
     retracted: bool = False
     expression_of_concern: bool = False
+    # A full-text passage's section ("Results", "Introduction"), and the study it belongs to: the document's
+    # id for a passage, the item's own id otherwise (an abstract and its article's passages share it).
+    section: str | None = None
+    document: str = ""
+
+    @property
+    def states_no_result(self) -> bool:
+        """A passage from a section that reports no result of the paper's own (introduction, methods...)."""
+        return no_result_section(self.section)
 
     @classmethod
     def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
@@ -59,7 +68,20 @@ class EvidenceView:
             n=item.grade.sample_size,
             retracted=item.retracted,
             expression_of_concern=item.expression_of_concern,
+            section=item.passage.section if item.passage is not None else None,
+            document=item.passage.document_id if item.passage is not None else item.id,
         )
+
+
+_NO_RESULT_SECTION = re.compile(
+    r"^(?:\d+[.)]?\s*)?(?:introduction|background|(?:materials|patients|subjects)? ?(?:and )?methods?|study design|"
+    r"front matter|back matter|references|acknowledge?ments?|funding|abbreviations)\b"
+)
+
+
+def no_result_section(section: str | None) -> bool:
+    """Whether a full text's section (its title) reports no result of the paper's own: introduction, methods..."""
+    return section is not None and _NO_RESULT_SECTION.match(section.strip().lower()) is not None
 
 
 _CONCLUSIONS = re.compile(r"\b(?:CONCLUSIONS?|INTERPRETATION|CONCLUSIONS AND RELEVANCE)\s*:", re.IGNORECASE)
@@ -127,6 +149,8 @@ def parse_evidence(text: str) -> list[EvidenceView]:
                 n=_int_or_none(record.get("n")),
                 retracted=record.get("retracted") is True,
                 expression_of_concern=record.get("expression_of_concern") is True,
+                section=str(record["section"]) if record.get("section") else None,
+                document=str(record.get("document") or record.get("id", "")),
             )
         )
     return views

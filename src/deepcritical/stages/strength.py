@@ -68,6 +68,8 @@ class Strength:
     retracted: list[str] = field(default_factory=list)  # on topic and retracted: listed under a warning
     concern: list[str] = field(default_factory=list)  # on topic, under an expression of concern (and counted)
     off_topic: list[str] = field(default_factory=list)
+    # Other passages (or the abstract) of a study already placed: a study is counted once.
+    same_study: list[str] = field(default_factory=list)
     directions: dict[str, Direction | None] = field(default_factory=dict)
     views: dict[str, EvidenceView] = field(default_factory=dict)  # every item placed, by id
     reviewed: int = 0
@@ -144,9 +146,12 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
     """Every item placed: off topic, retracted, a registration, or in its design group under its direction."""
     stems = [stem(term) for term in key_terms(question)]
     strength = Strength(reviewed=len(items))
+    placed = _one_per_study(items, stems)
     for item in items:
         strength.views[item.id] = item
-        if not on_topic(item, stems):
+        if item.id not in placed:
+            strength.same_study.append(item.id)
+        elif not on_topic(item, stems):
             strength.off_topic.append(item.id)
         elif item.retracted:
             strength.retracted.append(item.id)
@@ -155,7 +160,7 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
         else:
             if item.expression_of_concern:
                 strength.concern.append(item.id)
-            way = direction(item, stems)
+            way = None if item.states_no_result else direction(item, stems)
             strength.directions[item.id] = way
             group = group_of(item)
             strength.cells.setdefault(group, {}).setdefault(way, []).append(item.id)
@@ -166,3 +171,18 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
                 if item.level is not None and item.population not in ("animals", "in_vitro"):
                     strength.best_level[way] = min(strength.best_level.get(way, 6), item.level)
     return strength
+
+
+def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str]) -> set[str]:
+    """The item that stands for each study, among an abstract and its article's passages: never an
+    introduction or methods passage when another is there; first one that states a result on the question
+    (an abstract before a passage), else the abstract, else the first passage."""
+    studies: dict[str, list[EvidenceView]] = {}
+    for item in items:
+        studies.setdefault(item.document or item.id, []).append(item)
+
+    def rank(item: EvidenceView) -> tuple[bool, bool, bool]:
+        states = not item.states_no_result and on_topic(item, stems) and direction(item, stems) is not None
+        return (item.states_no_result, not states, item.section is not None)
+
+    return {min(group, key=rank).id for group in studies.values()}

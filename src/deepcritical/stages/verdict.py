@@ -256,12 +256,16 @@ def _insufficient(rationale: str) -> Verdict:
 def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceModel | None = None) -> Verdict:
     """The verdict on ``question`` from ``items`` (the report's pool), computed in code."""
     yes_no = is_yes_no(question)
-    scored = []
+    best_of_study: dict[str, tuple[EvidenceView, float]] = {}
     for item in items:
         weight = _item_weight(item)
         share = coverage(question, f"{item.title} {item.text}")
-        if weight > 0 and share >= MIN_COVERAGE:
-            scored.append((item, weight * share**COVERAGE_POWER))
+        study, weighed = item.document or item.id, weight * share**COVERAGE_POWER
+        counts = weight > 0 and share >= MIN_COVERAGE and not item.states_no_result
+        # A study weighs once, by its passage (or abstract) that bears most on the question.
+        if counts and (study not in best_of_study or weighed > best_of_study[study][1]):
+            best_of_study[study] = (item, weighed)
+    scored = list(best_of_study.values())
     if not scored:
         return _insufficient(f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.")
     best_coverage = max(coverage(question, f"{item.title} {item.text}") for item, _ in scored)
