@@ -11,6 +11,7 @@ They read only what the agent sends them (the prompt and tool returns): no globa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from deepcritical.sources.query import with_terms
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import parse_brief, parse_evidence
-from deepcritical.stages.reading import ASPECT_QUERY_WORDS, context_terms, key_terms, question_frame
+from deepcritical.stages.reading import ASPECT_QUERY_WORDS, context_terms, key_terms, question_frame, stem
 
 _EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
 
@@ -55,7 +56,11 @@ def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
     terms = key_terms(question)
     frame = question_frame(question)
     base = frame.base
-    background = context_terms(" ".join(contexts), exclude=terms)
+    # Background only from what the context says about the question's intervention or condition: a lookup
+    # that found nothing on them (another topic's documents) adds no term to a query.
+    anchors = [stem(term) for term in frame.required] or [stem(term) for term in terms]
+    about = [part for part in re.split(r"(?<=[.!?])\s+", " ".join(contexts)) if any(a in part.lower() for a in anchors)]
+    background = context_terms(" ".join(about), exclude=terms)
     candidates = [str(query) for query in brief.get("judge_next_queries", [])]
     if int(brief.get("iteration", 1)) <= 1:
         candidates += [base, *(f"{base} {term}" for term in background[:1])]
