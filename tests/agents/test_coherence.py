@@ -449,3 +449,11 @@ def test_the_verdict_comes_first_under_the_title_cites_by_number_and_the_brief_f
     assert "It rests on \\[1\\]" in verdict_section
     assert item.id not in verdict_section  # a number, never a raw id
     assert "## Verdict" not in render_markdown(report, {item.id: item}, RenderContext(True, "sufficient"))
+
+
+def test_a_background_term_comes_only_from_context_about_the_question() -> None:
+    brief = {"question": "Do statins reduce mortality in sepsis?", "iteration": 1}
+    off_topic = "SGLT2 inhibitors reduced mortality in heart failure. SGLT2 inhibitors lowered mortality in diabetes."
+    about = "Statins inhibit HMG-CoA reductase. In sepsis, statins may dampen inflammation via HMG-CoA pathways."
+    assert not any("SGLT2" in query for query in demo_queries(brief, [off_topic]))
+    assert any("HMG-CoA" in query for query in demo_queries(brief, [off_topic, about]))
