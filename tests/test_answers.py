@@ -23,6 +23,7 @@ from deepcritical.run import eval as evaluation
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool
+from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.strength import Strength, strength_of
 from deepcritical.stages.verdict import code_verdict, is_yes_no, reconciled, results_text
@@ -395,3 +396,13 @@ def test_a_verdict_the_counted_items_contradict_is_stated_as_mixed() -> None:
     assert contradicted.against_ids == [NULL_TRIAL.id]
     assert NULL_TRIAL.id not in contradicted.evidence_ids
     assert contradicted.strongest_level is None
+
+
+def test_an_extractive_report_quotes_nothing_when_nothing_is_on_the_question() -> None:
+    report = extractive_report("Does melatonin prevent delirium in ICU patients?", [NULL_TRIAL, POSITIVE_TRIAL])
+    assert report.key_findings == []
+    assert report.contrary_evidence == []
+    on_topic = extractive_report("Does vitamin D supplementation reduce fracture risk?", [NULL_TRIAL, POSITIVE_TRIAL])
+    assert [i for finding in (*on_topic.key_findings, *on_topic.contrary_evidence) for i in finding.evidence_ids] == [
+        NULL_TRIAL.id
+    ]

@@ -16,6 +16,7 @@ from deepcritical.run.stage import Cause, Stage, run_stage
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
+from deepcritical.stages.strength import strength_of
 
 ReportWriter = Callable[[ResearchDeps, list[Evidence], StopReason], Awaitable[ResearchReport]]
 
@@ -96,6 +97,10 @@ def uncited(deps: ResearchDeps, checked: CheckedReport) -> str | None:
         return None
     if checked.drafted_findings:
         return "None of the Report agent's findings cited collected evidence; this report is extractive."
+    items = deps.evidence.items
+    pooled = [EvidenceView.of(items[i], REPORT_TEXT_CHARS) for i in checked.pool if i in items]
+    if not strength_of(deps.state.question, pooled).counted:  # nothing on the question: no finding is right
+        return None
     return "The Report agent gave no findings; this report is extractive."
 
 

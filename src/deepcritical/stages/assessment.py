@@ -135,8 +135,10 @@ def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: boo
     weak = [name for name in ASPECTS if scores[name] < SUFFICIENT_SCORE]
     missing, design_words = design_gaps(relevant)
     gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak] + missing
-    if len(sources) < 2:
-        gaps.append(f"Evidence comes from {len(sources)} source(s) only")
+    if not relevant:
+        gaps.append("None of the items judged is on the question's topic")
+    elif len(sources) < 2:
+        gaps.append(f"On-topic evidence comes from {len(sources)} source only")
     # The same classifier as the extractive report's: an item is contrary when its quoted result reads contrary.
     contrary = [item.id for item in relevant if (found := quote(item, stems)) is not None and found.contrary]
     supportive = len(relevant) - len(contrary)

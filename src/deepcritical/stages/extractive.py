@@ -134,7 +134,7 @@ def extractive_report(
     strength = strength_of(question, items)
     usable = [item for item in items if not item.retracted and item.design != "registered_trial"]
     counted = [strength.views[i] for i in strength.counted]
-    relevant = sorted(counted or [item for item in usable if is_relevant(item, stems)] or usable, key=_rank)
+    relevant = sorted(counted or [item for item in usable if is_relevant(item, stems)], key=_rank)
     findings: list[Finding] = []
     contrary: list[Finding] = []
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
