@@ -406,3 +406,22 @@ def test_an_extractive_report_quotes_nothing_when_nothing_is_on_the_question() -
     assert [i for finding in (*on_topic.key_findings, *on_topic.contrary_evidence) for i in finding.evidence_ids] == [
         NULL_TRIAL.id
     ]
+
+
+def test_eval_prints_only_its_summary_on_stdout_and_adds_up_the_time_of_every_session(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    items = tmp_path / "items.json"
+    items.write_text(json.dumps(pubmedqa_items()), encoding="utf-8")
+    out = tmp_path / "eval"
+    first = run_cli(home, "eval", "pubmedqa", str(items), "--no-llm", "--limit", "2", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    summary = json.loads(first.stdout)  # nothing but the summary: no log line
+    assert summary["items"] == 2
+    second = run_cli(home, "eval", "pubmedqa", str(items), "--no-llm", "--out", str(out))
+    assert second.returncode == 0, second.stderr
+    resumed = json.loads(second.stdout)
+    assert resumed["items"] == 3
+    assert resumed["sessions"] == 2
+    assert resumed["setup_seconds"] >= summary["setup_seconds"]
+    assert resumed["predict_seconds"] >= summary["predict_seconds"]

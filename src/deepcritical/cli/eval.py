@@ -25,6 +25,7 @@ Model = Annotated[str | None, typer.Option("--model", help="A pydantic-ai model 
 Mode = Annotated[OutputMode | None, typer.Option("--output-mode", help="How the model gives structured answers.")]
 Iterations = Annotated[int, typer.Option("--max-iterations", min=1, max=20, help="Rounds per question.")]
 Results = Annotated[int, typer.Option("--max", min=1, max=100, help="Passages per query from the collection.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
 
 
 def _run(
@@ -34,9 +35,13 @@ def _run(
     out: Path | None,
     limit: int | None,
     overrides: dict[str, Any],
+    verbose: bool,
 ) -> None:
     from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
+    from deepcritical.logs import configure_logging
     from deepcritical.run import eval as evaluation
+
+    configure_logging(verbose=verbose)  # stdout carries the summary alone
 
     target = out or Path("eval") / benchmark
     settings = settings_from(**overrides)
@@ -71,7 +76,9 @@ def _run(
     summary["settings"] = {"no_llm": settings.no_llm, "model": None if settings.no_llm else settings.model}
     (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-    err.print(f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False)
+    err.print(
+        f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False, soft_wrap=True
+    )
 
 
 def _overrides(
@@ -96,6 +103,7 @@ def pubmedqa(
     output_mode: Mode = None,
     max_iterations: Iterations = 1,
     max_results: Results = 10,
+    verbose: Verbose = False,
 ) -> None:
     """Research each QUESTION over the pool of every item's CONTEXTS; the verdict maps to yes/no/maybe."""
     from deepcritical.run import eval as evaluation
@@ -107,6 +115,7 @@ def pubmedqa(
         out,
         limit,
         _overrides(no_llm, model, output_mode, max_iterations, max_results),
+        verbose,
     )
 
 
@@ -121,6 +130,7 @@ def scifact(
     output_mode: Mode = None,
     max_iterations: Iterations = 1,
     max_results: Results = 10,
+    verbose: Verbose = False,
 ) -> None:
     """Research each claim over the corpus; the verdict maps to SUPPORT/REFUTE/NEI."""
     from deepcritical.run import eval as evaluation
@@ -132,4 +142,5 @@ def scifact(
         out,
         limit,
         _overrides(no_llm, model, output_mode, max_iterations, max_results),
+        verbose,
     )

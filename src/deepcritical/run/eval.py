@@ -252,7 +252,22 @@ async def predict(
                 sink.write(json.dumps(line) + "\n")
                 sink.flush()
                 on_progress(number, len(chosen))
-    return {"setup_seconds": round(setup_seconds, 2), "predict_seconds": round(time.perf_counter() - started, 2)}
+    return _add_timing(out / "timing.json", setup_seconds, time.perf_counter() - started)
+
+
+def _add_timing(path: Path, setup_seconds: float, predict_seconds: float) -> dict[str, float]:
+    """The seconds of every session of this evaluation so far (a resumed one adds to them), kept in ``path``."""
+    spent = {"setup_seconds": 0.0, "predict_seconds": 0.0, "sessions": 0.0}
+    if path.exists():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        spent |= {key: float(stored.get(key, 0.0)) for key in spent}
+    spent = {
+        "setup_seconds": round(spent["setup_seconds"] + setup_seconds, 2),
+        "predict_seconds": round(spent["predict_seconds"] + predict_seconds, 2),
+        "sessions": spent["sessions"] + 1,
+    }
+    path.write_text(json.dumps(spent) + "\n", encoding="utf-8")
+    return spent
 
 
 # --- Scoring: the only place that reads the answers, after every prediction is made ---
