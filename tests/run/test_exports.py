@@ -13,9 +13,9 @@ from bibtexparser.middlewares import LatexDecodingMiddleware
 from typer.testing import CliRunner
 
 from deepcritical.cli.app import EXIT_USAGE, app
-from deepcritical.models import Citation, Evidence, Grade, Registration
+from deepcritical.models import Citation, Evidence, Grade, Passage, Registration
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
-from deepcritical.run.exports import to_bibtex, to_csl_json, to_ris
+from deepcritical.run.exports import EXPORT_FORMATS, ExportFormat, export, to_bibtex, to_csl_json, to_ris
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
 from deepcritical.run.record import write_outputs
 
@@ -243,3 +243,19 @@ def test_a_bad_run_directory_exits_2_with_one_line(tmp_path: Path, content: str 
     result = CliRunner().invoke(app, ["export", str(tmp_path), "-f", "ris"])
     assert result.exit_code == EXIT_USAGE
     assert message in result.output
+
+
+@pytest.mark.parametrize("form", EXPORT_FORMATS)
+def test_a_synthetic_record_or_a_local_passage_is_exported_without_a_link(form: ExportFormat) -> None:
+    passage = TRIAL.model_copy(
+        update={
+            "citation": TRIAL.citation.model_copy(update={"url": "library://documents/pmid:12345678/4"}),
+            "passage": Passage(collection="documents", document_id="pmid:12345678", passage_id="4", section="Results"),
+        }
+    )
+    real = export([TRIAL, passage], form)
+    assert TRIAL.citation.url in real
+    assert "library://" not in real
+    demo = export([TRIAL], form, synthetic=True)
+    assert TRIAL.citation.url not in demo
+    assert "SYNTHETIC DEMO RECORD" in demo

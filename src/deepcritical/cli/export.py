@@ -14,9 +14,10 @@ from deepcritical.models import Evidence
 from deepcritical.run.exports import ExportFormat, export, referenced
 
 
-def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence]]:
-    """The report's reference ids and every collected item of the run recorded in ``run_dir``. Anything
-    that is not a readable run record is a ConfigError naming the file and the problem."""
+def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence], bool]:
+    """The report's reference ids, every collected item of the run recorded in ``run_dir``, and whether it was
+    a demo run (synthetic records). Anything that is not a readable run record is a ConfigError naming the
+    file and the problem."""
     path = run_dir / "run.json" if run_dir.is_dir() else run_dir
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
@@ -37,11 +38,11 @@ def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence]]:
     report = data.get("report")
     listed = report.get("references", []) if isinstance(report, dict) else []
     references = [ref for ref in listed if isinstance(ref, str)] if isinstance(listed, list) else []
-    return references, {item.id: item for item in items}
+    return references, {item.id: item for item in items}, data.get("demo") is True
 
 
 def export_run(run_dir: Path, form: ExportFormat, *, every_item: bool = False) -> tuple[str, int]:
     """The run's references (or, with ``every_item``, every collected item) in ``form``, and how many."""
-    references, evidence = load_run(run_dir)
+    references, evidence, synthetic = load_run(run_dir)
     items = list(evidence.values()) if every_item else referenced(references, evidence)
-    return export(items, form), len(items)
+    return export(items, form, synthetic=synthetic), len(items)

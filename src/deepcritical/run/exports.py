@@ -45,6 +45,13 @@ def _date_parts(date: str) -> list[int]:
     return [int(part) for part in match.groups() if part] if match else []
 
 
+def link(item: Evidence, *, synthetic: bool) -> str | None:
+    """The item's web address for a reference manager: none for a synthetic demo record (its PMID or DOI
+    names no real page) nor for a passage of a local document (``library://`` opens nothing elsewhere)."""
+    url = item.citation.url
+    return None if synthetic or url.startswith("library://") else url
+
+
 def _kind(item: Evidence) -> Literal["article", "preprint", "registration", "web"]:
     design = item.grade.design
     if design == "registered_trial" or (item.citation.registration is not None and item.citation.pmid is None):
@@ -70,8 +77,10 @@ def keywords(item: Evidence) -> list[str]:
     return words
 
 
-def note(item: Evidence) -> str:
+def note(item: Evidence, *, synthetic: bool = False) -> str:
     parts = [f"DeepCritical evidence id {item.id}", f"design: {item.grade.label}"]
+    if synthetic:
+        parts.insert(0, "SYNTHETIC DEMO RECORD, not real literature")
     if item.citation.nct_id:
         parts.append(f"ClinicalTrials.gov {item.citation.nct_id}")
     if item.expression_of_concern:
@@ -86,7 +95,7 @@ def note(item: Evidence) -> str:
 _RIS_TYPES = {"article": "JOUR", "preprint": "UNPB", "registration": "DBASE", "web": "ELEC"}
 
 
-def ris_entry(item: Evidence) -> dict[str, Any]:
+def ris_entry(item: Evidence, *, synthetic: bool = False) -> dict[str, Any]:
     citation = item.citation
     authors = []
     for name in citation.authors:
@@ -95,11 +104,12 @@ def ris_entry(item: Evidence) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "type_of_reference": _RIS_TYPES[_kind(item)],
         "title": citation.title,
-        "urls": [citation.url],
         "keywords": keywords(item),
-        "notes": [note(item)],
+        "notes": [note(item, synthetic=synthetic)],
         "id": item.id,
     }
+    if url := link(item, synthetic=synthetic):
+        entry["urls"] = [url]
     if authors:
         entry["authors"] = authors
     if parts := _date_parts(citation.date):
@@ -124,8 +134,8 @@ class _RisWriter(rispy.RisWriter):  # type: ignore[misc]
         return ""
 
 
-def to_ris(items: Sequence[Evidence]) -> str:
-    return str(rispy.dumps([ris_entry(item) for item in items], implementation=_RisWriter))
+def to_ris(items: Sequence[Evidence], *, synthetic: bool = False) -> str:
+    return str(rispy.dumps([ris_entry(item, synthetic=synthetic) for item in items], implementation=_RisWriter))
 
 
 # --- BibTeX ---
@@ -163,7 +173,7 @@ def _bibtex_author(name: str) -> str:
     return f"{_tex(person[0])}, {person[1]}"
 
 
-def bibtex_entry(item: Evidence, key: str) -> Entry:
+def bibtex_entry(item: Evidence, key: str, *, synthetic: bool = False) -> Entry:
     citation = item.citation
     kind = _kind(item)
     fields = [Field("title", _tex(citation.title))]
@@ -179,15 +189,16 @@ def bibtex_entry(item: Evidence, key: str) -> Entry:
         fields.append(Field("pmid", citation.pmid))
     if citation.pmcid:
         fields.append(Field("pmcid", citation.pmcid))
-    fields.append(Field("url", citation.url))
+    if url := link(item, synthetic=synthetic):
+        fields.append(Field("url", url))
     fields.append(Field("keywords", _tex(", ".join(keywords(item)))))
-    fields.append(Field("note", _tex(note(item))))
+    fields.append(Field("note", _tex(note(item, synthetic=synthetic))))
     return Entry("article" if kind == "article" else "misc", key, fields)
 
 
-def to_bibtex(items: Sequence[Evidence]) -> str:
+def to_bibtex(items: Sequence[Evidence], *, synthetic: bool = False) -> str:
     taken: set[str] = set()
-    library = Library([bibtex_entry(item, citation_key(item, taken)) for item in items])
+    library = Library([bibtex_entry(item, citation_key(item, taken), synthetic=synthetic) for item in items])
     return str(write_string(library))
 
 
@@ -196,10 +207,12 @@ def to_bibtex(items: Sequence[Evidence]) -> str:
 _CSL_TYPES = {"article": "article-journal", "preprint": "article", "registration": "report", "web": "webpage"}
 
 
-def csl_item(item: Evidence) -> dict[str, Any]:
+def csl_item(item: Evidence, *, synthetic: bool = False) -> dict[str, Any]:
     citation = item.citation
     kind = _kind(item)
-    entry: dict[str, Any] = {"id": item.id, "type": _CSL_TYPES[kind], "title": citation.title, "URL": citation.url}
+    entry: dict[str, Any] = {"id": item.id, "type": _CSL_TYPES[kind], "title": citation.title}
+    if url := link(item, synthetic=synthetic):
+        entry["URL"] = url
     authors: list[dict[str, str]] = []
     for name in citation.authors:
         person = _person(name)
@@ -221,19 +234,20 @@ def csl_item(item: Evidence) -> dict[str, Any]:
     if citation.pmcid:
         entry["PMCID"] = citation.pmcid
     entry["keyword"] = ", ".join(keywords(item))
-    entry["note"] = note(item)
+    entry["note"] = note(item, synthetic=synthetic)
     return entry
 
 
-def to_csl_json(items: Sequence[Evidence]) -> str:
-    return json.dumps([csl_item(item) for item in items], indent=2, ensure_ascii=False) + "\n"
+def to_csl_json(items: Sequence[Evidence], *, synthetic: bool = False) -> str:
+    return json.dumps([csl_item(item, synthetic=synthetic) for item in items], indent=2, ensure_ascii=False) + "\n"
 
 
 EXPORTERS = {"ris": to_ris, "bibtex": to_bibtex, "csljson": to_csl_json}
 
 
-def export(items: Sequence[Evidence], form: ExportFormat) -> str:
-    return EXPORTERS[form](items)
+def export(items: Sequence[Evidence], form: ExportFormat, *, synthetic: bool = False) -> str:
+    """The items in ``form``; ``synthetic`` (a demo run's records) gives no link and says so in each note."""
+    return EXPORTERS[form](items, synthetic=synthetic)
 
 
 def referenced(references: Iterable[str], evidence: Mapping[str, Evidence]) -> list[Evidence]:

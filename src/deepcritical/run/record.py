@@ -39,5 +39,5 @@ def write_references(outcome: ResearchOutcome, out_dir: Path) -> dict[ExportForm
     paths: dict[ExportFormat, Path] = {}
     for form in EXPORT_FORMATS:
         paths[form] = out_dir / FILE_NAMES[form]
-        paths[form].write_text(export(items, form), encoding="utf-8")
+        paths[form].write_text(export(items, form, synthetic=outcome.demo), encoding="utf-8")
     return paths
