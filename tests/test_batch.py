@@ -112,6 +112,30 @@ def test_a_batch_answers_every_question_and_a_rerun_skips_them(tmp_path: Path) -
     assert summary(out) == rows
 
 
+def test_a_batch_takes_the_research_options_no_llm_and_sources(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "out"
+    file = write(tmp_path / "questions.txt", QUESTIONS[0] + "\n")
+    done = run_cli(
+        "batch",
+        str(file),
+        "--demo",
+        "--no-llm",
+        "--sources",
+        "pubmed",
+        "--no-recall",
+        "--out",
+        str(out),
+        "-q",
+        home=home,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = summary(out)
+    record = json.loads((Path(row["folder"]) / "run.json").read_text(encoding="utf-8"))
+    assert record["llm_usage"]["requests"] == 0  # no model at all
+    # Searched on PubMed alone (full-text passages of its articles are found by the library, its cache).
+    assert {source for item in record["evidence"] for source in item["found_by"]} - {"library"} == {"pubmed"}
+
+
 @pytest.mark.model
 def test_a_killed_batch_resumes_its_cut_off_question_and_a_failure_sets_the_exit_code(tmp_path: Path) -> None:
     home, out = tmp_path / "home", tmp_path / "out"

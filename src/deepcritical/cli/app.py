@@ -35,7 +35,7 @@ from deepcritical.cli.common import (
 )
 from deepcritical.cli.eval import eval_app
 from deepcritical.cli.library import library_app
-from deepcritical.config import OutputMode
+from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
 from deepcritical.text import one_line
@@ -160,6 +160,31 @@ def search(
         fail("no source answered: " + "; ".join(result.errors), EXIT_FAILED)
 
 
+def _run_settings(
+    demo: bool,
+    demo_sources: bool,
+    max_iterations: int | None,
+    model: str | None,
+    output_mode: OutputMode | None,
+    sources: str | None,
+    collection: str | None,
+    no_llm: bool,
+    no_recall: bool,
+) -> Settings:
+    """The settings of a research run from the options ``research`` and ``batch`` share."""
+    return settings_from(
+        demo_mode=demo or None,
+        demo_sources=demo_sources or None,
+        max_iterations=max_iterations,
+        model=model,
+        output_mode=output_mode,
+        sources=sources,
+        library_collection=collection,
+        no_llm=no_llm or None,
+        recall=False if no_recall else None,
+    )
+
+
 @app.command()
 def research(
     question: Annotated[str | None, typer.Argument(help="The research question (not with --resume).")] = None,
@@ -193,16 +218,8 @@ def research(
     if resume is None and question is None:
         fail("missing QUESTION: give the research question, or --resume OUT to continue a run")
     question = require_text(question, "question") if question is not None else ""
-    settings = settings_from(
-        demo_mode=demo or None,
-        demo_sources=demo_sources or None,
-        max_iterations=max_iterations,
-        model=model,
-        output_mode=output_mode,
-        sources=sources,
-        library_collection=collection,
-        no_llm=no_llm or None,
-        recall=False if no_recall else None,
+    settings = _run_settings(
+        demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
     if settings.demo_mode and model is not None:
         err.print(
@@ -248,6 +265,10 @@ def batch(
     output_mode: OutputModeOption = None,
     demo: Demo = False,
     demo_sources: DemoSources = False,
+    sources: Sources = None,
+    collection: Collection = None,
+    no_llm: NoLlm = False,
+    no_recall: NoRecall = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar; print only the summary line.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -264,12 +285,8 @@ def batch(
     except ConfigError as error:
         fail(str(error))
     target = out_dir if out_dir is not None else Path("runs") / (file.stem or "batch")
-    settings = settings_from(
-        demo_mode=demo or None,
-        demo_sources=demo_sources or None,
-        max_iterations=max_iterations,
-        model=model,
-        output_mode=output_mode,
+    settings = _run_settings(
+        demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
     checked_preflight(settings)
     try:
