@@ -176,7 +176,8 @@ StopReason = Literal[
 ]
 STOP_EXPLANATIONS: dict[str, str] = {
     "sufficient": "The judge found the evidence sufficient, with confidence at or above the threshold.",
-    "max_iterations": "The iteration budget ran out before the judge found the evidence sufficient.",
+    "max_iterations": "The iteration budget ran out: every planned round was run. Only a language-model judge "
+    "that finds the evidence sufficient ends a run sooner; a judge computed in code never does.",
     "max_evidence": "The run reached its cap on collected evidence.",
     "time_budget": "The wall-clock budget ran out.",
     "llm_budget": "The budget of language-model requests ran out.",

@@ -198,18 +198,6 @@ class Orchestrator:
                             await self._read_full_texts(deps)
                         checked = await write_report(deps, self.stages.report, stop)
                         await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
-                    report, audit = checked.report, checked.audit
-                    deps.emit(
-                        ReportWritten(
-                            findings=len(report.key_findings),
-                            contrary=len(report.contrary_evidence),
-                            references=len(report.references),
-                            fallback=checked.fallback is not None,
-                            fallback_reason=checked.fallback,
-                            dropped_citations=len(audit.dropped_ids),
-                            repaired_citations=len(audit.repaired),
-                        )
-                    )
                     outcome = assemble_outcome(
                         deps,
                         run_id=run_id,
@@ -222,6 +210,18 @@ class Orchestrator:
                         fallback=checked.fallback,
                         error=error or checked.crash,
                         pool=checked.pool,
+                    )
+                    report, audit = outcome.report, checked.audit  # its references: the report's numbered list
+                    deps.emit(
+                        ReportWritten(
+                            findings=len(report.key_findings),
+                            contrary=len(report.contrary_evidence),
+                            references=len(report.references),
+                            fallback=checked.fallback is not None,
+                            fallback_reason=checked.fallback,
+                            dropped_citations=len(audit.dropped_ids),
+                            repaired_citations=len(audit.repaired),
+                        )
                     )
                     if progress.resumptions:
                         outcome = outcome.model_copy(update={"resumed": True, "resumptions": progress.resumptions})

@@ -379,7 +379,7 @@ def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
     decision = "sufficient" if assessment.sufficient else "not sufficient"
     stop_caps = [cap for cap in assessment.caps if cap.aspect == "sufficient"]
     note = f" *(the judge said sufficient; {text(stop_caps[-1].reason)})*" if stop_caps else ""
-    lines.append(f"- **Judge's decision:** {decision} to stop searching, confidence {assessment.confidence:.2f}.{note}")
+    lines.append(f"- **Judge's decision:** {decision}, confidence {assessment.confidence:.2f}.{note}")
     return lines
 
 

@@ -295,7 +295,8 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
         by="code",
         method=METHOD,
         probabilities={name: round(float(p), 3) for name, p in zip(STANCES, pooled, strict=True)},
-        rationale=f"{len(scored)} on-topic item(s) of {len(items)} weighed; "
+        rationale=f"{len(scored)} stud(ies) of the {len(items)} item(s) reviewed weighed (those naming a third of "
+        f"the question's key terms, a study once); "
         f"pooled stance yes {pooled[0]:.2f}, no {pooled[1]:.2f}, maybe {pooled[2]:.2f}.",
     )
 
@@ -336,9 +337,12 @@ def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
     if counted.lean == "is mixed" and verdict.confidence < WEAK_LEAN:
         label: VerdictLabel = "maybe" if is_yes_no(question) else "mixed"
         why = f"the counted results are mixed and the pooled stance is weak ({verdict.confidence:.2f})"
-        return verdict.model_copy(
-            update={"label": label, "rationale": f"{verdict.rationale} Stated as {label}: {why}."}
+        # How far the pooled stance is from a clear yes or no: one minus the stronger of the two.
+        sure = round(1.0 - max(verdict.probabilities.get("yes", 0.0), verdict.probabilities.get("no", 0.0)), 3)
+        rationale = (
+            f"{verdict.rationale} Stated as {label}: {why}; its confidence is 1 minus the stronger of yes and no."
         )
+        return verdict.model_copy(update={"label": label, "confidence": sure, "rationale": rationale})
     stance = max(verdict.probabilities, key=verdict.probabilities.__getitem__)
     contrary = {"yes": {"null", "unfavourable"}, "no": {"favourable"}}.get(stance, set())
     strongest = counted.strongest()
