@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.ratings import cap_assessment
@@ -124,11 +123,12 @@ def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: boo
             # Strongest first, so the reason names the best evidence.
             ids = sorted(ids, key=lambda i: _level_rank(by_id[i]))
             best = by_id[ids[0]]
-            design = DESIGN_LABELS.get(best.design, best.design)  # type: ignore[call-overload]
-            level = f", the strongest at OCEBM level {best.level} ({design})" if best.level else ""
+            studies = sum(by_id[i].level is not None for i in ids)
+            level = f", the strongest at OCEBM level {best.level}" if best.level else ""
             return (
-                f"{len(ids)} of {len(relevant)} on-topic items judged are clinical evidence in humans{level} "
-                f"{cite(ids)}."
+                f"{len(ids)} of {len(relevant)} on-topic items judged speak to clinical use in people: "
+                f"{studies} graded stud(ies){level}, the rest commentary, web pages or ungraded items, weighed "
+                f"less {cite(ids)}."
             )
         return f"{len(ids)} of {len(relevant)} on-topic items judged address {ASPECT_LABELS[name]} {cite(ids)}."
 
