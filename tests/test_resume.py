@@ -177,16 +177,18 @@ async def test_a_checkpoint_file_round_trips(tmp_path: Path) -> None:
     ("files", "expected"),
     [
         ({}, "no checkpoint.json there"),
+        (None, "no such folder"),
         ({"run.json": "{}"}, "has finished"),
         ({CHECKPOINT_FILE: '{"stage": "plan"}'}, "cannot be read"),
     ],
 )
 def test_resume_refuses_a_folder_it_cannot_continue_in_one_line(
-    tmp_path: Path, files: dict[str, str], expected: str
+    tmp_path: Path, files: dict[str, str] | None, expected: str
 ) -> None:
     folder = tmp_path / "run"
-    folder.mkdir()
-    for name, text in files.items():
+    if files is not None:
+        folder.mkdir()
+    for name, text in (files or {}).items():
         (folder / name).write_text(text, encoding="utf-8")
     result = run_cli("research", "--resume", str(folder), "--demo", home=tmp_path / "home")
     assert result.returncode == 2

@@ -183,6 +183,8 @@ def read_checkpoint(folder: Path) -> Checkpoint:
     """The run's last checkpoint; a ConfigError naming the problem when there is none to resume."""
     path = folder / CHECKPOINT_FILE
     if not path.is_file():
+        if not folder.is_dir():
+            raise ConfigError(f"--resume {folder}: no such folder (give the --out folder of the run to continue)")
         if (folder / "run.json").is_file():
             raise ConfigError(f"--resume {folder}: the run there has finished (run.json); there is nothing to resume")
         raise ConfigError(f"--resume {folder}: no {CHECKPOINT_FILE} there; it is not the folder of a started run")
