@@ -87,10 +87,12 @@ class ReportWritten(BaseModel):
 
 
 class RunWarning(BaseModel):
-    """Something went wrong that the run survived (a source down, a judge that failed)."""
+    """Something went wrong that the run survived (a source down, a judge that failed); or, as a ``note``,
+    something the run did that a reader should know of (what full text it read)."""
 
     kind: Literal["warning"] = "warning"
     message: str
+    level: Literal["warning", "note"] = "warning"
 
 
 StageEvent = Annotated[

@@ -272,7 +272,9 @@ class Orchestrator:
             except DeepCriticalError as error:
                 deps.emit(RunWarning(message=f"full text not read, abstracts kept: {error}"))
                 return
-        deps.emit(RunWarning(message=f"{report.summary} {len(added)} passage(s) bearing on the question added."))
+        deps.emit(
+            RunWarning(message=f"{report.summary} {len(added)} passage(s) bearing on the question added.", level="note")
+        )
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
         settings, parts = self.settings, self.parts

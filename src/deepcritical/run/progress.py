@@ -78,7 +78,12 @@ def describe(event: ProgressEvent) -> list[Span] | None:
             ),
         ]
     if isinstance(event, RunWarning):
-        return [("  ", "plain"), ("warning", "warning"), (" ", "plain"), _t(event.message)]
+        return [
+            ("  ", "plain"),
+            (event.level, "warning" if event.level == "warning" else "plain"),
+            (" ", "plain"),
+            _t(event.message),
+        ]
     if isinstance(event, RunFinished):
         outcome = event.outcome
         seconds = outcome.timings.get("total", 0.0)

@@ -172,7 +172,7 @@
           "",
         ];
       case "warning":
-        return ["Warning: " + event.message, "warn"];
+        return event.level === "note" ? ["Note: " + event.message, ""] : ["Warning: " + event.message, "warn"];
       case "run_ended":
         return ["Run " + event.status + (event.error ? ": " + event.error : "."), event.status === "finished" ? "done" : "warn"];
       default:
