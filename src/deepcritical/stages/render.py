@@ -332,7 +332,7 @@ def counted_line(strength: Strength, collected: int) -> str:
             (len(strength.off_topic), "off the question's topic"),
             (len(strength.registrations), "trial registration(s) (plans, not results)"),
             (len(strength.retracted), "retracted"),
-            (len(strength.same_study), "other passage(s) of a study counted once"),
+            (len(strength.same_study), "other part(s) of a study counted once (its abstract or passages)"),
         )
         if count
     ]

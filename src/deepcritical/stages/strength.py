@@ -176,13 +176,14 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
 def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str]) -> set[str]:
     """The item that stands for each study, among an abstract and its article's passages: never an
     introduction or methods passage when another is there; first one that states a result on the question
-    (an abstract before a passage), else the abstract, else the first passage."""
+    (a full-text passage before the abstract: it is the more detailed, and is cited with its section), else
+    the first passage, else the abstract."""
     studies: dict[str, list[EvidenceView]] = {}
     for item in items:
         studies.setdefault(item.document or item.id, []).append(item)
 
     def rank(item: EvidenceView) -> tuple[bool, bool, bool]:
         states = not item.states_no_result and on_topic(item, stems) and direction(item, stems) is not None
-        return (item.states_no_result, not states, item.section is not None)
+        return (item.states_no_result, not states, item.section is None)
 
     return {min(group, key=rank).id for group in studies.values()}

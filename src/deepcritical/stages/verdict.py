@@ -281,8 +281,10 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
     pooled = weights @ probabilities / weights.sum()
     best = int(np.argmax(pooled))
     stance = STANCES[best]
-    # The items the verdict rests on: the heaviest, strongest design first among equals.
-    order = sorted(range(len(scored)), key=lambda i: (-weights[i], scored[i][0].level or 6))
+    # The items the verdict rests on: those whose own stance is the verdict's (every item when none is), the
+    # heaviest first, the strongest design first among equals.
+    agreeing = [i for i in range(len(scored)) if int(np.argmax(probabilities[i])) == best] or range(len(scored))
+    order = sorted(agreeing, key=lambda i: (-weights[i], scored[i][0].level or 6))
     chosen = [scored[i][0] for i in order[:MAX_VERDICT_ITEMS]]
     strongest = min(chosen, key=lambda item: item.level or 6)
     label: VerdictLabel = stance if yes_no else claim_label(question, stance)  # type: ignore[assignment]
@@ -328,10 +330,11 @@ def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
     """The verdict as the report can state it beside its brief, which reads the same counted items.
 
     A weak yes or no (under ``WEAK_LEAN``) over counted results the brief calls mixed is stated as mixed
-    (``maybe`` for a yes/no question). When the studies at the report's best OCEBM level read the other way,
-    the verdict does not rest on them: they are named as reading against it (``against_ids``), and its
-    strongest design is that of the items it does rest on. (Turning such a verdict into ``maybe`` as well
-    cost 1.8 points of PubMedQA accuracy for 0.6 of macro-F1; see phases/11_measured_answers.md.)"""
+    (``maybe`` for a yes/no question). A verdict never rests on an item whose result the report reads the
+    other way; when the studies at the report's best OCEBM level all do, they are named as reading against
+    it (``against_ids``). Its strongest design is that of the items it does rest on. (Turning such a verdict
+    into ``maybe`` as well cost 1.8 points of PubMedQA accuracy for 0.6 of macro-F1; see
+    phases/11_measured_answers.md.)"""
     if verdict.label in ("insufficient", "maybe", "mixed") or not verdict.probabilities:
         return verdict
     if counted.lean == "is mixed" and verdict.confidence < WEAK_LEAN:
@@ -347,9 +350,12 @@ def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
     contrary = {"yes": {"null", "unfavourable"}, "no": {"favourable"}}.get(stance, set())
     strongest = counted.strongest()
     against = [view.id for view in strongest if counted.directions.get(view.id) in contrary]
-    if not against or len(against) < len([v for v in strongest if counted.directions.get(v.id) is not None]):
+    if len(against) < len([view for view in strongest if counted.directions.get(view.id) is not None]):
+        against = []  # named only when every best-level study that states a result reads the other way
+    # Nor does it rest on any item whose result the report reads the other way.
+    resting = [i for i in verdict.evidence_ids if i not in against and counted.directions.get(i) not in contrary]
+    if not against and resting == verdict.evidence_ids:
         return verdict
-    resting = [i for i in verdict.evidence_ids if i not in against]
     views = [counted.views[i] for i in resting if i in counted.views]
     best = min(views, key=lambda view: view.level or 6, default=None)
     return verdict.model_copy(
