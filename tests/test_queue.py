@@ -34,6 +34,7 @@ from test_reliability_cli import environment
 from web.fakes import serving, sse_events
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+HOLD_DEADLINE = 300.0  # seconds; generous on a loaded two-core machine
 START_DEADLINE = 60.0
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 
@@ -331,10 +332,12 @@ class Team:
         return run_id
 
     async def held(self, run_id: str, worker: subprocess.Popen[bytes]) -> None:
-        """Until the worker reaches its hold in this run; a worker that exits first fails the test."""
+        """Until the worker reaches its hold in this run; a worker that exits first, or never gets there,
+        fails the test (polled: the hold is a file another process writes)."""
+        deadline = time.monotonic() + HOLD_DEADLINE
         while not (self.folder(run_id) / "held").exists():
-            if worker.poll() is not None:
-                pytest.fail(f"the worker exited: {self.logs()}")
+            if worker.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the worker did not reach its hold: {self.logs()}")
             await asyncio.sleep(0.05)
         (self.folder(run_id) / "held").unlink()
 

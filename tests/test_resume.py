@@ -205,10 +205,14 @@ def test_resume_with_a_question_too_is_refused(tmp_path: Path) -> None:
 
 
 def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
-    """Until the run reaches its hold (it writes ``path``); a run that ends first fails the test."""
+    """Until the run reaches its hold (it writes ``path``); a run that ends first, or never gets there (300 s),
+    fails the test (polled: the hold is a file another process writes)."""
+    deadline = time.monotonic() + 300.0
     while not path.exists():
         if process.poll() is not None:
             pytest.fail(f"the run ended before its hold: {process.stderr.read() if process.stderr else ''}")
+        if time.monotonic() > deadline:
+            pytest.fail("the run did not reach its hold within 300 s")
         time.sleep(0.05)
 
 

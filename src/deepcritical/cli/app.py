@@ -324,6 +324,18 @@ def batch(
     raise typer.Exit(code)
 
 
+def _check_runs_home(settings: Settings) -> None:
+    """What a long-lived process (a worker, a server) needs before it starts: a usable store, and a runs
+    folder it can write; else one line and exit 2."""
+    from deepcritical.cli.research import ensure_writable
+
+    checked_preflight(settings)
+    try:
+        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
+    except ConfigError as error:
+        fail(str(error))
+
+
 @app.command()
 def worker(
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Runs worked on at once.")] = 1,
@@ -331,18 +343,13 @@ def worker(
     verbose: Verbose = False,
 ) -> None:
     """Take runs from the team's queue (DEEPCRITICAL_QUEUE_URL) and run them, until Ctrl+C or SIGTERM."""
-    from deepcritical.cli.research import ensure_writable
     from deepcritical.cli.worker import run_worker, where
 
     configure_logging(verbose=verbose)
     settings = settings_from(demo_mode=demo or None)
     if settings.queue_url is None:
         fail("DEEPCRITICAL_QUEUE_URL: not set; set it to the team's Redis (redis://host:6379/0)")
-    checked_preflight(settings)
-    try:
-        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
-    except ConfigError as error:
-        fail(str(error))
+    _check_runs_home(settings)
     url = settings.queue_url.get_secret_value()
     err.print(f"worker: taking runs from {where(url)}, {concurrency} at a time; Ctrl+C stops", markup=False)
     run_async(run_worker(settings, concurrency=concurrency))
@@ -358,15 +365,13 @@ def serve(
     verbose: Verbose = False,
 ) -> None:
     """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
-    from deepcritical.cli.research import ensure_writable
     from deepcritical.cli.serve import listening_socket, serve_app
     from deepcritical.web.app import create_app
 
     configure_logging(verbose=verbose)
     settings = settings_from(demo_mode=demo or None)
-    checked_preflight(settings)
+    _check_runs_home(settings)
     try:
-        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
         web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
         sock = listening_socket(host, port)  # a port in use ends here, before the line that says it is served
     except ConfigError as error:

@@ -11,7 +11,6 @@ They read only what the agent sends them (the prompt and tool returns): no globa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +22,14 @@ from deepcritical.sources.query import with_terms
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import parse_brief, parse_evidence
-from deepcritical.stages.reading import ASPECT_QUERY_WORDS, context_terms, key_terms, question_frame, stem
+from deepcritical.stages.reading import (
+    ASPECT_QUERY_WORDS,
+    context_terms,
+    key_terms,
+    question_frame,
+    split_sentences,
+    stem,
+)
 
 _EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
 
@@ -59,7 +65,7 @@ def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
     # Background only from what the context says about the question's intervention or condition: a lookup
     # that found nothing on them (another topic's documents) adds no term to a query.
     anchors = [stem(term) for term in frame.required] or [stem(term) for term in terms]
-    about = [part for part in re.split(r"(?<=[.!?])\s+", " ".join(contexts)) if any(a in part.lower() for a in anchors)]
+    about = [part for part in split_sentences(" ".join(contexts)) if any(a in part.lower() for a in anchors)]
     background = context_terms(" ".join(about), exclude=terms)
     candidates = [str(query) for query in brief.get("judge_next_queries", [])]
     if int(brief.get("iteration", 1)) <= 1:

@@ -129,6 +129,11 @@ def labelled_sentences(text: str) -> list[tuple[str, bool]]:
     return parts
 
 
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut into sentences, every one kept as written (``sentences`` keeps only those that report)."""
+    return [part for part in _SPLIT.split(text) if part.strip()]
+
+
 def sentences(text: str) -> list[str]:
     return [sentence for sentence, _ in labelled_sentences(text)]
 

@@ -15,6 +15,7 @@ from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, Researc
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
+from deepcritical.stages.reading import split_sentences
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
 
 DEMO_BANNER = (
@@ -441,9 +442,6 @@ def reference_order(report: ResearchReport, evidence: Mapping[str, Evidence], co
     return [i for i in dict.fromkeys(order) if i in evidence and not evidence[i].retracted]
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
-
-
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
     """The report as Markdown. ``report`` must already be citation-checked against ``evidence``. One counted
     set (``counted_set``) feeds the brief's totals, the table, the warnings, the limitations' checks and the
@@ -470,7 +468,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
         ]
     # A sentence of the brief that counts more studies of a kind than the table does is not shown: the
     # counted line below it gives the totals.
-    kept = [part for part in _SENTENCE_END.split(report.answer_brief) if not overcounts(part, counted)]
+    kept = [part for part in split_sentences(report.answer_brief) if not overcounts(part, counted)]
     brief = text(" ".join(kept)) or "No answer could be given."
     lines += ["## Answer in brief", "", brief, ""]
     if evidence:

@@ -27,7 +27,7 @@ import numpy as np
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
-from deepcritical.stages.reading import key_terms, stem
+from deepcritical.stages.reading import key_terms, split_sentences, stem
 from deepcritical.stages.strength import Strength, strength_of
 
 STANCES = ("yes", "no", "maybe")
@@ -57,7 +57,6 @@ _OPEN_QUESTION = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\
 # A title-style question puts its topic first: "Double balloon enteroscopy: is it safe?".
 _CLAUSE = re.compile(r"[:;,]|\s[-–—]\s")
 _SECTION = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][A-Z /&]{2,40}):\s+")
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _RESULTS_LABEL = re.compile(r"RESULT|FINDING|OUTCOME", re.IGNORECASE)
 _METHOD_LABEL = re.compile(r"BACKGROUND|INTRODUCTION|OBJECTIVE|AIM|PURPOSE|METHOD|DESIGN|SETTING|PARTICIPANT", re.I)
 
@@ -125,7 +124,7 @@ def results_text(text: str) -> str:
             chosen = [body for label, body in sections if not _METHOD_LABEL.search(label)]
         if chosen:
             return " ".join(chosen).strip()
-    parts = _SPLIT.split(flat)
+    parts = split_sentences(flat)
     return " ".join(parts[len(parts) // 2 :])
 
 
@@ -162,7 +161,7 @@ def features(question: str, text: str) -> np.ndarray:
     """The stance features of one item's text toward a question (see ``FEATURE_NAMES``)."""
     results = results_text(text)
     whole = " ".join(text.split())
-    sentences = [s for s in _SPLIT.split(results) if s.strip()] or [results]
+    sentences = split_sentences(results) or [results]
     last = " ".join(sentences[-2:])
     values: list[float] = []
     for body in (results, whole):
