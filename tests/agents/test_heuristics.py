@@ -8,7 +8,15 @@ from research_fakes import CORPUS, QUESTION, evidence
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report, sentences
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import aspects_of, context_terms, key_terms, reads_contrary
+from deepcritical.stages.reading import (
+    aspects_of,
+    context_terms,
+    key_terms,
+    quote,
+    reads_contrary,
+    share_named,
+    stem,
+)
 
 
 def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]
@@ -24,6 +32,43 @@ def test_key_terms_drop_question_words() -> None:
         "older",
         "adults",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "share"),
+    [
+        # A word named by another form of it: its root, or its plural s folded.
+        ("Does edaravone offer protection?", "Edaravone was protective in every group.", 2 / 3),
+        ("Is the attenuation of injury real?", "Injury was attenuated.", 2 / 3),
+        ("Do statins help?", "A statin was given.", 1.0),
+        # A compound by every one of its parts, in any form.
+        ("reperfusion-induced damage", "damage induced by ischemia and reperfusion", 1.0),
+        ("reperfusion-induced injury", "reperfusion injury", 0.5),
+        # A root too short to stand for its word is matched as written only: "rat" begins "rate".
+        ("rats", "the response rate was high", 0.0),
+        # A root matches at the start of a word, not inside one.
+        ("validation", "an invalid score", 0.0),
+    ],
+)
+def test_share_named_reads_forms_of_a_word_not_its_look_alikes(question: str, text: str, share: float) -> None:
+    assert share_named([stem(term) for term in key_terms(question)], text) == pytest.approx(share)
+
+
+def test_a_title_standing_in_for_a_missing_abstract_is_not_quoted_as_a_result() -> None:
+    stems = [stem(term) for term in key_terms("Can metformin treat Alzheimer's disease?")]
+    editorial = "Metformin for Alzheimer's disease: promising signals, premature conclusions."
+    title_only = EvidenceView(id="pmid:1", title=editorial, source="pubmed", date="2021", text=editorial)
+    assert quote(title_only, stems) is None
+    # A title that states a contrary result is still quoted: the text may stop before the conclusions.
+    claim = "Metformin increases amyloid generation in Alzheimer's disease models."
+    contrary = EvidenceView(id="pmid:2", title=claim, source="pubmed", date="2021", text=claim)
+    found = quote(contrary, stems)
+    assert found is not None
+    assert found.contrary
+    # With an abstract, its sentences are read as before.
+    result = "Metformin improved memory scores in Alzheimer's disease (p < 0.01)."
+    abstract = EvidenceView(id="pmid:3", title=editorial, source="pubmed", date="2021", text=f"{editorial} {result}")
+    assert quote(abstract, stems) == type(found)(result, contrary=False)
 
 
 def test_context_terms_prefer_repeated_technical_terms_not_in_the_query() -> None:

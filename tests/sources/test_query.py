@@ -106,6 +106,12 @@ def test_with_terms_adds_only_missing_terms_and_keeps_boolean_queries_whole() ->
         'metformin[tiab] AND ("alzheimer disease"[mh] OR dementia)',
         "statins sepsis mortality randomized",
         "SGLT2 inhibitors heart failure outcomes 2020-2024",
+        "Does cognitive function predict speech recognition in listeners with normal hearing?",
+        "return to work after stroke rehabilitation",
+        "print media coverage of vaccine safety",
+        "import of counterfeit antimalarial drugs",
+        "HbA1c <7% target in older adults; hypoglycaemia",
+        "BMI>=30 bariatric surgery mortality",
     ],
 )
 def test_real_queries_with_pubmed_syntax_are_search_queries(text: str) -> None:
@@ -117,6 +123,10 @@ def test_real_queries_with_pubmed_syntax_are_search_queries(text: str) -> None:
     [
         "```python\nimport requests\n```",
         "def search(term): return term",
+        "import pubmed",
+        "from Bio import Entrez",
+        "function search(term) { return term }",
+        "print(results)",
         "response = requests.get(url)",
         "see https://example.org/metformin",
         "<b>metformin</b>",

@@ -279,6 +279,22 @@ async def test_bad_requests_get_a_4xx_naming_the_field(tmp_path: Path, body: dic
         assert (await client.get("/api/runs")).json() == []
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ({"question": ""}, {"question": "   "}),
+        ({"question": QUESTION, "max_iterations": 0}, {"question": QUESTION, "max_iterations": 25}),
+        ({"question": QUESTION, "max_iterations": 3}, {"question": QUESTION, "max_iterations": 25}),
+    ],
+)
+async def test_one_mistake_gets_one_message(tmp_path: Path, first: dict[str, Any], second: dict[str, Any]) -> None:
+    app = app_for(tmp_path, ScriptedRuns(), max_iterations=2)
+    async with serving(app) as client:
+        one = (await client.post("/api/runs", json=first)).json()["error"]
+        other = (await client.post("/api/runs", json=second)).json()["error"]
+    assert one == other
+
+
 async def test_malformed_input_and_unknown_runs_get_json_errors(tmp_path: Path) -> None:
     async with serving(app_for(tmp_path, ScriptedRuns())) as client:
         broken = await client.post("/api/runs", content=b"{not json", headers={"Content-Type": "application/json"})

@@ -31,8 +31,9 @@ MMR_LAMBDA = 0.5
 _STOPWORDS = "en"
 
 
-def _stemmer() -> Stemmer.Stemmer:
-    # English Snowball: "inhibits"/"inhibition"/"inhibitor" share a stem, which matters in abstracts.
+def english_stemmer() -> Stemmer.Stemmer:
+    """English Snowball: "inhibits"/"inhibition"/"inhibitor" share a stem, which matters in abstracts. A new
+    one per caller: a stemmer keeps a cache of its own, not made to be shared between threads."""
     return Stemmer.Stemmer("english")
 
 
@@ -41,7 +42,7 @@ class BM25Index:
 
     def __init__(self, texts: Sequence[str]) -> None:
         self._size = len(texts)
-        self._stemmer = _stemmer()
+        self._stemmer = english_stemmer()
         self._retriever: bm25s.BM25 | None = None
         if texts:
             tokens = bm25s.tokenize(

@@ -23,7 +23,13 @@ from deepcritical.outputs import (
     StopReason,
     Verdict,
 )
-from deepcritical.stages.render import RenderContext, counted_set, reference_order, render_markdown, shown_assessment
+from deepcritical.stages.render import (
+    RenderContext,
+    counted_items,
+    reference_order,
+    render_markdown,
+    shown_assessment,
+)
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -150,7 +156,9 @@ def assemble_outcome(
     pool: Sequence[str] = (),
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
-    verdict = run_verdict(state.question, report, evidence.items, pool)
+    # One counted set for the verdict, the numbering, the Markdown and the capped assessment.
+    counted = counted_items(state.question, evidence.items, pool)
+    verdict = run_verdict(state.question, report, evidence.items, pool, counted)
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
         stop_reason=stop,
@@ -165,6 +173,7 @@ def assemble_outcome(
         recalled=evidence.recalled_ids,
         pool=pool,
         verdict=verdict,
+        counted=counted,
     )
     # One numbering: every item the report cites or counts is a reference, in run.json and the exports too.
     report = report.model_copy(update={"references": reference_order(report, evidence.items, context)})
@@ -187,7 +196,7 @@ def assemble_outcome(
         evidence=list(evidence),
         recalled_ids=evidence.recalled_ids,
         assessments=state.assessments,
-        report_assessment=shown_assessment(state.last_assessment, counted_set(report, evidence.items, context)),
+        report_assessment=shown_assessment(state.last_assessment, counted),
         plans=state.plans,
         searches=state.searches,
         timings=_timings(state.timings, started),

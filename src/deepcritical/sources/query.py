@@ -131,9 +131,12 @@ def with_terms(query: str, terms: Sequence[str]) -> str:
 # A search query is a few terms, perhaps with PubMed syntax. A weak model sometimes writes code, markup or
 # a paragraph where a query belongs; sent on, such text only searches for its own noise.
 MAX_QUERY_WORDS = 32
+# Code and markup by their syntax, not by keywords or symbols: "cognitive function", "return to work",
+# "HbA1c <7%" and "BMI>=30" are biomedical queries.
 _NOT_A_QUERY = re.compile(
-    r"```|\b(?:import|def|return|print|function|const|var)\b\s*[\w(]|[{}<>=;]|https?://|\w\(\)|\w+\.\w+\(",
-    re.IGNORECASE,
+    r"```|\bdef\s+\w+\s*\(|\bfunction\s*\w*\s*\(|\bprint\s*\(|^\s*import\s+[\w.]+(?:\s+as\s+\w+)?\s*$"
+    r"|\bfrom\s+[\w.]+\s+import\s|[{}]|==|</?[a-z][a-z0-9]*\b[^<>]*>|https?://|\w\(\)|\w+\.\w+\(",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 

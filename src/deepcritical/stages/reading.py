@@ -9,8 +9,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
+from deepcritical.evidence.retrieval import english_stemmer
 from deepcritical.stages.framing import EvidenceView
 
 ASPECTS = ("mechanism", "clinical", "safety")
@@ -161,8 +163,14 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
     conclusions speak for it when one of them states a result; else a title whose claim is contrary
     ("Metformin increases ... amyloid-β generation") does, as the text may be cut before its conclusions;
     else any contrary result wins, as one null finding is easily outnumbered by favourable-sounding ones."""
-    # Advice ("a randomised trial is required") is never an item's result: such clauses are dropped first.
-    labelled = [(found, concluding) for s, concluding in labelled_sentences(item.text) if (found := result_only(s))]
+    # Advice ("a randomised trial is required") is never an item's result: such clauses are dropped first. Nor
+    # is the title that a record without an abstract carries as its text ("X for Y: promising signals").
+    title = _bare(item.title)
+    labelled = [
+        (found, concluding)
+        for s, concluding in labelled_sentences(item.text)
+        if (found := result_only(s)) and _bare(s) != title
+    ]
     every = [s for s, _ in labelled]
     conclusions = [s for s, concluding in labelled if concluding]
     for contrary in (True, False):
@@ -174,6 +182,10 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
         if found := best_sentence([s for s in every if reads_contrary(s) == contrary], stems):
             return Quote(found, contrary)
     return None
+
+
+def _bare(sentence: str) -> str:
+    return " ".join(sentence.lower().split()).rstrip(" .")
 
 
 def stem(term: str) -> str:
@@ -253,9 +265,37 @@ def entity_terms(stems: Sequence[str]) -> list[str]:
     return [term for term in stems if term not in EFFECT_WORDS] or list(stems)
 
 
+# A word's root shorter than this is too common a prefix to stand for it ("rat" begins "rate").
+MIN_ROOT_CHARS = 5
+_COMPOUND = re.compile(r"[-/]")
+
+
+@cache
+def _root_pattern(term: str) -> re.Pattern[str] | None:
+    # The stemmer the retrieval index uses: "protection" and "protective" share "protect".
+    root = english_stemmer().stemWord(term)
+    return re.compile(rf"\b{re.escape(root)}") if len(root) >= MIN_ROOT_CHARS else None
+
+
 def _mentions(term: str, haystack: str) -> bool:
-    # "statins" in the question, "statin" in the text: fold a plural s.
-    return term in haystack or (len(term) > 4 and term.endswith("s") and term[:-1] in haystack)
+    """Whether the lower-cased ``haystack`` names the stemmed ``term``: as written, with its plural s folded
+    ("statins", "statin"), by its root ("attenuation", "attenuated"), or a compound by every part
+    ("ischemia/reperfusion", "reperfusion-induced")."""
+    if term in haystack or (len(term) > 4 and term.endswith("s") and term[:-1] in haystack):
+        return True
+    parts = [part for part in _COMPOUND.split(term) if len(part) >= 3]
+    if len(parts) > 1:
+        return all(_mentions(part, haystack) for part in parts)
+    pattern = _root_pattern(term)
+    return pattern is not None and pattern.search(haystack) is not None
+
+
+def share_named(stems: Sequence[str], text: str) -> float:
+    """The share of ``stems`` (key terms, stemmed) that ``text`` names; 1 when there are none."""
+    if not stems:
+        return 1.0
+    haystack = text.lower()
+    return sum(_mentions(term, haystack) for term in stems) / len(stems)
 
 
 def on_topic(item: EvidenceView, stems: Sequence[str]) -> bool:
@@ -275,7 +315,7 @@ def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
     if not stems:
         return True
     haystack = f"{item.title} {item.text}".lower()
-    hits = [term in haystack for term in stems]
+    hits = [_mentions(term, haystack) for term in stems]
     return hits[0] or sum(hits) >= 2 * len(stems) / 3
 
 

@@ -150,6 +150,8 @@ class RenderContext:
     recalled: Sequence[str] = ()
     pool: Sequence[str] = ()  # the items the report was written from; empty: every collected item
     verdict: Verdict | None = None
+    # The counted set of ``pool``, when the run computed it already (the verdict reads the same set).
+    counted: Strength | None = None
 
 
 BASIS_WORDS = {
@@ -416,10 +418,15 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
     ]
 
 
-def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:
+def counted_items(question: str, evidence: Mapping[str, Evidence], pool: Sequence[str]) -> Strength:
     """The report's one counted set: the items it was written from (every collected item when not told)."""
-    pooled = [evidence[i] for i in context.pool if i in evidence] or list(evidence.values())
-    return strength_of(report.question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pooled])
+    pooled = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
+    return strength_of(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pooled])
+
+
+def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:
+    """The counted set the run computed once (``context.counted``), else ``counted_items``."""
+    return context.counted or counted_items(report.question, evidence, context.pool)
 
 
 def shown_assessment(assessment: Assessment | None, counted: Strength) -> Assessment | None:

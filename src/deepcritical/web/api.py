@@ -57,8 +57,12 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Strict types: ``true`` is not 1 and ``"2"`` is not 2; a client that sends them has a bug to hear about.
-    question: StrictStr = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The research question")
-    max_iterations: StrictInt | None = Field(default=None, ge=1, le=20, description="Plan-search-judge rounds at most")
+    # The bounds that depend on the value (an empty or blank question, rounds beyond this server's limit) are
+    # checked once, by the run manager, so "" and "   " (or 0 and 25 rounds) get the same message.
+    question: StrictStr = Field(max_length=MAX_QUESTION_CHARS, description="The research question (not blank)")
+    max_iterations: StrictInt | None = Field(
+        default=None, description="Plan-search-judge rounds at most (1 to this server's limit)"
+    )
     sources: list[Annotated[StrictStr, Field(max_length=40)]] | None = Field(
         default=None, min_length=1, max_length=len(KNOWN_SOURCES), description="Sources to search (a subset)"
     )

@@ -1,0 +1,105 @@
+"""The honest estimate of ``deepcritical eval pubmedqa --no-llm`` on items whose labels the verdict never saw.
+
+The shipped stance weights (``stages/verdict_model.json``) were fitted on PubMedQA's 500 dev items, so
+``eval`` on those items is in-sample. Here every item is predicted by the full loop (search over the pool,
+grading, pooling, the report's reconciliation) with stance weights fitted by ``bench/train_verdict.py``'s
+``fit`` on the *other* folds only: stratified K-fold over the items, one run of the real loop per fold.
+
+    PYTHONPATH=src python bench/eval_cv.py [--data FILE] [--folds 5] [--store DIR] [--out DIR]
+
+``--store`` reuses an evaluation's embedded pool (``eval/pubmedqa/store``); without it the pool is embedded
+once into ``OUT/store``. Prints accuracy, macro-F1, per-class F1 and the confusion matrix, beside the same
+figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+from unittest import mock
+
+import numpy as np
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+from sklearn.model_selection import StratifiedKFold
+
+from deepcritical.cli.common import settings_from
+from deepcritical.logs import configure_logging
+from deepcritical.run import eval as evaluation
+from deepcritical.stages import verdict
+
+HERE = Path(__file__).resolve().parent
+
+
+def _trainer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("train_verdict", HERE / "train_verdict.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _figures(name: str, gold: np.ndarray, predicted: np.ndarray) -> None:
+    f1 = f1_score(gold, predicted, average=None, labels=[0, 1, 2])
+    print(
+        f"{name}: accuracy {accuracy_score(gold, predicted):.3f}, macro-F1 {f1.mean():.3f}, "
+        f"F1 yes/no/maybe {' / '.join(f'{v:.3f}' for v in f1)}, "
+        f"predicted {np.bincount(predicted, minlength=3).tolist()}, "
+        f"confusion {confusion_matrix(gold, predicted, labels=[0, 1, 2]).tolist()}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    trainer = _trainer()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=trainer.DEFAULT_DATA)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--store", type=Path, help="an evaluation's embedded pool to reuse")
+    parser.add_argument("--out", type=Path, default=Path("eval") / "pubmedqa-cv")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        sys.exit(f"{args.data}: no such file (PubMedQA's pqal_dev.json from ../shared/data/pubmedqa)")
+    configure_logging(verbose=False)
+
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    keys = list(data)
+    rows, gold = trainer.load(args.data)
+    questions, pool = evaluation.read_pubmedqa_inputs(args.data)
+    by_id = {question.id: question for question in questions}
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    settings = settings_from(no_llm=True, max_iterations=1, max_results_per_source=10)
+    looped: dict[str, str] = {}
+    alone = np.zeros_like(gold)
+    splits = StratifiedKFold(n_splits=args.folds, shuffle=True, random_state=args.seed).split(rows, gold)
+    for fold, (train, test) in enumerate(splits):
+        model = trainer.fit(rows[train], gold[train], None)
+        alone[test] = model.probabilities(rows[test]).argmax(axis=1)
+        out = args.out / f"fold{fold}"
+        out.mkdir(parents=True)
+        if args.store is not None:
+            (out / "store").symlink_to(args.store.resolve(), target_is_directory=True)
+        elif fold > 0:
+            shutil.copytree(args.out / "fold0" / "store", out / "store")
+        with mock.patch.object(verdict, "stance_model", lambda model=model: model):
+            asyncio.run(evaluation.predict("pubmedqa", [by_id[keys[i]] for i in test], pool, settings, out))
+        for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            looped[str(record["id"])] = str(record["prediction"])
+        print(f"fold {fold + 1}/{args.folds}: {len(test)} items", file=sys.stderr, flush=True)
+    predicted = np.asarray([verdict.STANCES.index(looped[key]) for key in keys])
+    print(f"PubMedQA {args.data.name}: {len(keys)} items, {args.folds}-fold, seed {args.seed}")
+    print(f"majority baseline accuracy {np.bincount(gold).max() / len(gold):.3f}")
+    _figures("stance model alone, own abstract", gold, alone)
+    _figures("full loop (eval --no-llm)", gold, predicted)
+
+
+if __name__ == "__main__":
+    main()
