@@ -73,6 +73,9 @@ def main() -> None:
     rows, gold = trainer.load(args.data)
     questions, pool = evaluation.read_pubmedqa_inputs(args.data)
     by_id = {question.id: question for question in questions}
+    out_root, store = args.out.resolve(), args.store.resolve() if args.store is not None else None
+    if store is not None and (store.is_relative_to(out_root) or out_root.is_relative_to(store)):
+        sys.exit(f"--out {args.out} and --store {args.store} overlap: --out is cleared before each run")
     if args.out.exists():
         shutil.rmtree(args.out)
     settings = settings_from(no_llm=True, max_iterations=1, max_results_per_source=10)

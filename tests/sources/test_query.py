@@ -112,6 +112,11 @@ def test_with_terms_adds_only_missing_terms_and_keeps_boolean_queries_whole() ->
         "import of counterfeit antimalarial drugs",
         "HbA1c <7% target in older adults; hypoglycaemia",
         "BMI>=30 bariatric surgery mortality",
+        "renal function (eGFR) decline after contrast",
+        "Does lung function (FEV1) predict mortality in COPD?",
+        "fever <three days and >38C in children",
+        "IL-6 <normal range> sepsis",
+        "import restrictions on essential medicines",
     ],
 )
 def test_real_queries_with_pubmed_syntax_are_search_queries(text: str) -> None:
@@ -123,7 +128,9 @@ def test_real_queries_with_pubmed_syntax_are_search_queries(text: str) -> None:
     [
         "```python\nimport requests\n```",
         "def search(term): return term",
-        "import pubmed",
+        "results = search(query)",
+        "const terms = require('pubmed')",
+        '<a href="https://example.org">trial</a>',
         "from Bio import Entrez",
         "function search(term) { return term }",
         "print(results)",

@@ -285,14 +285,18 @@ async def test_bad_requests_get_a_4xx_naming_the_field(tmp_path: Path, body: dic
         ({"question": ""}, {"question": "   "}),
         ({"question": QUESTION, "max_iterations": 0}, {"question": QUESTION, "max_iterations": 25}),
         ({"question": QUESTION, "max_iterations": 3}, {"question": QUESTION, "max_iterations": 25}),
+        ({"question": "x" * (MAX_QUESTION_CHARS + 1)}, {"question": " " + "x" * (MAX_QUESTION_CHARS + 1)}),
     ],
 )
 async def test_one_mistake_gets_one_message(tmp_path: Path, first: dict[str, Any], second: dict[str, Any]) -> None:
     app = app_for(tmp_path, ScriptedRuns(), max_iterations=2)
     async with serving(app) as client:
-        one = (await client.post("/api/runs", json=first)).json()["error"]
-        other = (await client.post("/api/runs", json=second)).json()["error"]
-    assert one == other
+        one = await client.post("/api/runs", json=first)
+        other = await client.post("/api/runs", json=second)
+    assert one.status_code == other.status_code == 422
+    field = "max_iterations" if "max_iterations" in first else "question"
+    assert one.json()["field"] == other.json()["field"] == field
+    assert one.json()["error"] == other.json()["error"]
 
 
 async def test_malformed_input_and_unknown_runs_get_json_errors(tmp_path: Path) -> None:

@@ -131,11 +131,12 @@ def with_terms(query: str, terms: Sequence[str]) -> str:
 # A search query is a few terms, perhaps with PubMed syntax. A weak model sometimes writes code, markup or
 # a paragraph where a query belongs; sent on, such text only searches for its own noise.
 MAX_QUERY_WORDS = 32
-# Code and markup by their syntax, not by keywords or symbols: "cognitive function", "return to work",
-# "HbA1c <7%" and "BMI>=30" are biomedical queries.
+# Code and markup by their syntax, not by keywords or symbols: "cognitive function (MMSE)", "return to work",
+# "HbA1c <7%", "fever <3 days and >38C" and "BMI>=30" are biomedical queries.
 _NOT_A_QUERY = re.compile(
-    r"```|\bdef\s+\w+\s*\(|\bfunction\s*\w*\s*\(|\bprint\s*\(|^\s*import\s+[\w.]+(?:\s+as\s+\w+)?\s*$"
-    r"|\bfrom\s+[\w.]+\s+import\s|[{}]|==|</?[a-z][a-z0-9]*\b[^<>]*>|https?://|\w\(\)|\w+\.\w+\(",
+    r"```|\bdef\s+\w+\s*\(|\bfunction\s+\w+\s*\(|\bfunction\s*\([^)]*\)\s*\{|\bprint\s*\("
+    r"|\bfrom\s+[\w.]+\s+import\s|^\s*(?:const|let|var)\s+\w+\s*=|\b\w+\s*=\s*[\w.]+\(|[{}]|=="
+    r"|</?[a-z][a-z0-9]*(?:\s+[\w:-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*/?>|https?://|\w\(\)|\b\w+\.\w+\(",
     re.IGNORECASE | re.MULTILINE,
 )
 

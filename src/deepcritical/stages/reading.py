@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from typing import Literal
 
 from deepcritical.evidence.retrieval import english_stemmer
@@ -265,29 +265,33 @@ def entity_terms(stems: Sequence[str]) -> list[str]:
     return [term for term in stems if term not in EFFECT_WORDS] or list(stems)
 
 
-# A word's root shorter than this is too common a prefix to stand for it ("rat" begins "rate").
-MIN_ROOT_CHARS = 5
 _COMPOUND = re.compile(r"[-/]")
+_TOKEN = re.compile(r"[a-z0-9]+")
 
 
-@cache
-def _root_pattern(term: str) -> re.Pattern[str] | None:
-    # The stemmer the retrieval index uses: "protection" and "protective" share "protect".
-    root = english_stemmer().stemWord(term)
-    return re.compile(rf"\b{re.escape(root)}") if len(root) >= MIN_ROOT_CHARS else None
+@lru_cache(maxsize=4096)
+def _root(word: str) -> str:
+    # The stemmer the retrieval index uses: "protection" and "protective" share "protect". A new one per
+    # miss: a stemmer is not made to be shared between threads.
+    return str(english_stemmer().stemWord(word))
+
+
+@lru_cache(maxsize=512)
+def _word_roots(haystack: str) -> frozenset[str]:
+    """The roots of the words of a lower-cased text."""
+    return frozenset(_root(word) for word in _TOKEN.findall(haystack))
 
 
 def _mentions(term: str, haystack: str) -> bool:
     """Whether the lower-cased ``haystack`` names the stemmed ``term``: as written, with its plural s folded
-    ("statins", "statin"), by its root ("attenuation", "attenuated"), or a compound by every part
-    ("ischemia/reperfusion", "reperfusion-induced")."""
+    ("statins", "statin"), as a word with the same root ("attenuation", "attenuated"; never a longer word
+    that begins alike: "experience" is not "experimental"), or a compound by every part as such a word
+    ("reperfusion-induced"; "non-diabetic" is not named by "none" and "diabetic")."""
     if term in haystack or (len(term) > 4 and term.endswith("s") and term[:-1] in haystack):
         return True
-    parts = [part for part in _COMPOUND.split(term) if len(part) >= 3]
-    if len(parts) > 1:
-        return all(_mentions(part, haystack) for part in parts)
-    pattern = _root_pattern(term)
-    return pattern is not None and pattern.search(haystack) is not None
+    roots = _word_roots(haystack)
+    parts = [part for part in _COMPOUND.split(term) if part]
+    return bool(parts) and all(_root(part) in roots for part in parts)
 
 
 def share_named(stems: Sequence[str], text: str) -> float:

@@ -150,7 +150,8 @@ class RenderContext:
     recalled: Sequence[str] = ()
     pool: Sequence[str] = ()  # the items the report was written from; empty: every collected item
     verdict: Verdict | None = None
-    # The counted set of ``pool``, when the run computed it already (the verdict reads the same set).
+    # The counted set of ``pool`` over the evidence rendered with this context, when the run computed it
+    # already (the verdict reads the same set): a context serves one run's evidence only.
     counted: Strength | None = None
 
 
@@ -426,7 +427,9 @@ def counted_items(question: str, evidence: Mapping[str, Evidence], pool: Sequenc
 
 def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:
     """The counted set the run computed once (``context.counted``), else ``counted_items``."""
-    return context.counted or counted_items(report.question, evidence, context.pool)
+    if context.counted is not None:
+        return context.counted
+    return counted_items(report.question, evidence, context.pool)
 
 
 def shown_assessment(assessment: Assessment | None, counted: Strength) -> Assessment | None:

@@ -179,7 +179,7 @@ def features(question: str, text: str) -> np.ndarray:
 
 
 def coverage(question: str, text: str) -> float:
-    """The share of the question's key terms (stemmed, a plural s folded) that the text names."""
+    """The share of the question's key terms that the text names, in any form of the word (``reading.share_named``)."""
     return share_named([stem(term) for term in key_terms(question)], text)
 
 

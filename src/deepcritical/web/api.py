@@ -57,9 +57,11 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Strict types: ``true`` is not 1 and ``"2"`` is not 2; a client that sends them has a bug to hear about.
-    # The bounds that depend on the value (an empty or blank question, rounds beyond this server's limit) are
+    # The bounds of a value (a blank or overlong question once stripped, rounds beyond this server's limit) are
     # checked once, by the run manager, so "" and "   " (or 0 and 25 rounds) get the same message.
-    question: StrictStr = Field(max_length=MAX_QUESTION_CHARS, description="The research question (not blank)")
+    question: StrictStr = Field(
+        description=f"The research question (not blank, at most {MAX_QUESTION_CHARS} characters)"
+    )
     max_iterations: StrictInt | None = Field(
         default=None, description="Plan-search-judge rounds at most (1 to this server's limit)"
     )
