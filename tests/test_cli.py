@@ -164,6 +164,11 @@ def test_outside_text_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> No
     assert "\u274c" not in result.stdout + result.stderr
 
 
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
     home, out = tmp_path / "home", tmp_path / "reports" / "metformin"
     environment = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
@@ -174,6 +179,9 @@ def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
         text=True,
         env=environment,
         cwd=tmp_path,
+        # Ctrl+C as at a terminal: a test run started in the background of a shell without job control
+        # inherits SIGINT ignored, and so would the command (as POSIX wants for background jobs).
+        preexec_fn=_sigint_as_at_a_terminal,
     )
     try:
         assert process.stderr is not None
