@@ -87,10 +87,10 @@ def main() -> None:
         alone[test] = model.probabilities(rows[test]).argmax(axis=1)
         out = args.out / f"fold{fold}"
         out.mkdir(parents=True)
-        if args.store is not None:
-            (out / "store").symlink_to(args.store.resolve(), target_is_directory=True)
-        elif fold > 0:
-            shutil.copytree(args.out / "fold0" / "store", out / "store")
+        # The pool is embedded once: into fold 0's store unless one is given, which every later fold reuses.
+        shared_store = args.store.resolve() if args.store is not None else (args.out / "fold0" / "store").resolve()
+        if args.store is not None or fold > 0:
+            (out / "store").symlink_to(shared_store, target_is_directory=True)
         with mock.patch.object(verdict, "stance_model", lambda model=model: model):
             asyncio.run(evaluation.predict("pubmedqa", [by_id[keys[i]] for i in test], pool, settings, out))
         for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():

@@ -252,9 +252,10 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
     """The verdict on ``question`` from ``items`` (the report's pool), computed in code."""
     yes_no = is_yes_no(question)
     best_of_study: dict[str, tuple[EvidenceView, float]] = {}
+    shares: dict[str, float] = {}
     for item in items:
         weight = _item_weight(item)
-        share = coverage(question, f"{item.title} {item.text}")
+        share = shares[item.id] = coverage(question, f"{item.title} {item.text}")
         study, weighed = item.document or item.id, weight * share**COVERAGE_POWER
         counts = weight > 0 and share >= MIN_COVERAGE and not item.states_no_result
         # A study weighs once, by its passage (or abstract) that bears most on the question.
@@ -263,7 +264,7 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
     scored = list(best_of_study.values())
     if not scored:
         return _insufficient(f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.")
-    best_coverage = max(coverage(question, f"{item.title} {item.text}") for item, _ in scored)
+    best_coverage = max(shares[item.id] for item, _ in scored)
     if not yes_no and best_coverage < CLAIM_MIN_COVERAGE:
         return _insufficient(
             f"No item of the {len(items)} reviewed names most of what the claim asserts "
