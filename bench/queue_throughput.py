@@ -38,7 +38,7 @@ import time  # noqa: E402
 
 import httpx2  # noqa: E402
 
-from deepcritical.run.queue import ABORT_WAIT_SECONDS, SWEEP_SECONDS  # noqa: E402
+from deepcritical.service.queue import ABORT_WAIT_SECONDS, SWEEP_SECONDS  # noqa: E402
 
 QUESTIONS = [
     "Can metformin be repurposed for Alzheimer's disease?",

@@ -16,11 +16,12 @@ FOUNDATION = {"config", "errors", "models", "outputs", "events", "redaction", "l
 # Lowest first; a package may import any package of a lower or the same layer.
 LAYERS: list[set[str]] = [
     FOUNDATION,
-    {"sources", "evidence", "documents"},
+    {"sources", "evidence", "documents", "reading"},
     {"stages"},
     {"agents"},
     {"demo"},
     {"run"},
+    {"service"},
     {"cli", "web", "mcp"},
 ]
 

@@ -26,9 +26,9 @@ from saq.utils import now
 
 from deepcritical.config import Settings
 from deepcritical.run.checkpoint import HOLD_VARIABLE, read_checkpoint
-from deepcritical.run.fanout import EventStream
 from deepcritical.run.outcome import new_run_id
-from deepcritical.run.queue import JOB_FUNCTION, SWEPT, QueuedRun, RunQueue, RunRedisQueue, saq_queue
+from deepcritical.service.fanout import EventStream
+from deepcritical.service.queue import JOB_FUNCTION, SWEPT, QueuedRun, RunQueue, RunRedisQueue, saq_queue
 from deepcritical.web.app import create_app
 from test_reliability_cli import environment
 from web.fakes import serving, sse_events

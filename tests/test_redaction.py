@@ -26,9 +26,9 @@ from deepcritical.config import Settings, load_settings
 from deepcritical.events import RunWarning
 from deepcritical.logs import configure_logging, redact_logs
 from deepcritical.redaction import MIN_SECRET_CHARS, Redactor
-from deepcritical.run.manager import RunManager
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble
+from deepcritical.service.manager import RunManager
 
 # Random-looking values: no fragment of four characters of them occurs in ordinary output.
 SECRETS = {

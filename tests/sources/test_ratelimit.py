@@ -290,8 +290,9 @@ def test_two_processes_on_one_machine_share_one_limit(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / RATE_LIMIT_FILE) as database:
         granted = [row[0] for row in database.execute(f"SELECT item_timestamp FROM '{table}'")]
     # Every request of both processes (2 x 5 searches x esearch + efetch) took a slot in one shared log,
-    # and no two slots are closer than the spacing.
-    assert len(granted) == 20
+    # and no two slots are closer than the spacing. A request that missed its slot gave it up and took
+    # the next free one (``PacedLimiter.confirm``), so the log may hold a few more slots than requests.
+    assert 20 <= len(granted) <= 30
     assert smallest_gap(granted) >= round(ncbi_spacing(True) * 1000)
 
 
@@ -339,6 +340,7 @@ def test_processes_anywhere_using_one_redis_share_one_limit(tmp_path: Path, redi
     )
     key = "deepcritical:" + ncbi_bucket_name(SecretStr("test-key-for-the-limit"))
     granted = [int(score) for _, score in Redis.from_url(redis_server).zrange(key, 0, -1, withscores=True)]
-    assert len(granted) == 20
+    # As on one machine: one slot per request at least, more where a late request forfeited its slot.
+    assert 20 <= len(granted) <= 30
     assert smallest_gap(granted) >= round(ncbi_spacing(True) * 1000)
     assert not (tmp_path / "one" / RATE_LIMIT_FILE).exists()

@@ -16,8 +16,8 @@ from mcp_types import TextContent
 
 from deepcritical.config import load_settings
 from deepcritical.mcp.server import build_mcp_server
-from deepcritical.run.admission import RunRateLimit
-from deepcritical.run.manager import RunManager
+from deepcritical.service.admission import RunRateLimit
+from deepcritical.service.manager import RunManager
 from deepcritical.web.app import create_app
 from deepcritical.web.security import MAX_BODY_BYTES
 from web.fakes import ScriptedRuns, offline_client, serving, sse_events

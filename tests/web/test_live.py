@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
-from deepcritical.run.journal import RunInfo
+from deepcritical.service.journal import RunInfo
 from web.hostile_app import PWNED
 
 pytestmark = pytest.mark.model

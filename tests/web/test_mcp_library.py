@@ -12,7 +12,7 @@ from mcp import Client
 
 from deepcritical.config import load_settings
 from deepcritical.mcp.server import build_mcp_server
-from deepcritical.run.manager import RunManager
+from deepcritical.service.manager import RunManager
 from web.fakes import ScriptedRuns, offline_client
 from web.test_mcp_tools import text_of
 

@@ -12,7 +12,7 @@ from mcp_types import TextContent
 
 from deepcritical.config import load_settings
 from deepcritical.mcp.server import build_mcp_server
-from deepcritical.run.manager import RunManager
+from deepcritical.service.manager import RunManager
 from web.fakes import ScriptedRuns, offline_client
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"

@@ -24,7 +24,7 @@ def add_files(
     paths: Sequence[Path], settings: Settings, connection: Connection, name: str, out: Console, err: Console
 ) -> int:
     """Read, split, embed and store every file under ``paths``; returns how many files failed."""
-    from deepcritical.run.library_add import add_paths
+    from deepcritical.service.library_add import add_paths
 
     columns = (TextColumn("adding"), BarColumn(), MofNCompleteColumn(), TextColumn("files"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as bar:

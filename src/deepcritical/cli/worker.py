@@ -13,9 +13,9 @@ from redis.exceptions import RedisError
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import chroma
-from deepcritical.run.fanout import EventStream
-from deepcritical.run.queue import build_worker, queue_url, redis_client
-from deepcritical.run.worker import QueuedRunExecutor
+from deepcritical.service.fanout import EventStream
+from deepcritical.service.queue import build_worker, queue_url, redis_client
+from deepcritical.service.worker import QueuedRunExecutor
 
 
 def where(url: str) -> str:

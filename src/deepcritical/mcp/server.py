@@ -21,13 +21,13 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
 from deepcritical.models import ALL_SOURCES, Evidence
-from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.events import ProgressEvent
-from deepcritical.run.journal import RunInfo, RunSummary, StoredEvent
-from deepcritical.run.library_add import add_paths
-from deepcritical.run.manager import RunManager
 from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.search import run_search
+from deepcritical.service.admission import RunRateLimit
+from deepcritical.service.journal import RunInfo, RunSummary, StoredEvent
+from deepcritical.service.library_add import add_paths
+from deepcritical.service.manager import RunManager
 from deepcritical.text import MAX_QUESTION_CHARS, one_line, shorten
 
 MAX_SNIPPET_CHARS = 1500

@@ -23,9 +23,9 @@ from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import KNOWN_SOURCES, SOURCE_LABELS
-from deepcritical.run.admission import RunRateLimit
-from deepcritical.run.journal import RunInfo
-from deepcritical.run.manager import (
+from deepcritical.service.admission import RunRateLimit
+from deepcritical.service.journal import RunInfo
+from deepcritical.service.manager import (
     QueueFullError,
     RunEndedError,
     RunManager,
@@ -188,7 +188,7 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
     from deepcritical.documents.reader import EXTENSIONS, SUPPORTED
     from deepcritical.errors import DeepCriticalError
     from deepcritical.evidence import chroma
-    from deepcritical.run.library_add import add_upload
+    from deepcritical.service.library_add import add_upload
 
     name = PurePath(filename.replace("\\", "/")).name  # a name, never a path
     if PurePath(name).suffix.lower() not in EXTENSIONS:

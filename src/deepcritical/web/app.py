@@ -22,10 +22,10 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run import setup
-from deepcritical.run.admission import RunRateLimit
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator
-from deepcritical.run.manager import RunManager
-from deepcritical.run.team import TeamRunManager
+from deepcritical.service.admission import RunRateLimit
+from deepcritical.service.manager import RunManager
+from deepcritical.service.team import TeamRunManager
 from deepcritical.web.api import build_router, install_error_handlers
 from deepcritical.web.security import ApiGuard, BodyLimit, LoopbackHosts, SecurityHeaders, is_loopback, script_hash
 

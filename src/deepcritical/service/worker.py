@@ -18,9 +18,9 @@ from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import run_to_folder
-from deepcritical.run.fanout import EventStream
-from deepcritical.run.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
-from deepcritical.run.queue import Attempt, QueuedRun
+from deepcritical.service.fanout import EventStream
+from deepcritical.service.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
+from deepcritical.service.queue import Attempt, QueuedRun
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)

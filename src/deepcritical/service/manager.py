@@ -27,7 +27,8 @@ from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
-from deepcritical.run.journal import (
+from deepcritical.run.outcome import new_run_id
+from deepcritical.service.journal import (
     ENDED,
     RUN_ID,
     RunEnded,
@@ -38,7 +39,6 @@ from deepcritical.run.journal import (
     RunSummary,
     StoredEvent,
 )
-from deepcritical.run.outcome import new_run_id
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 logger = structlog.get_logger(__name__)

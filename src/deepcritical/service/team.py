@@ -16,11 +16,11 @@ import structlog
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
-from deepcritical.run.fanout import EventStream
-from deepcritical.run.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
-from deepcritical.run.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
 from deepcritical.run.outcome import new_run_id
-from deepcritical.run.queue import QueuedRun, RunQueue, queue_url, redis_client
+from deepcritical.service.fanout import EventStream
+from deepcritical.service.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
+from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
+from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
 
 logger = structlog.get_logger(__name__)
 
