@@ -1,0 +1,223 @@
+"""Train the result reader (src/deepcritical/reading/result_reader.json.gz) on Evidence Inference 2.0.
+
+Data: ../shared/data/evidence-inference (DeYoung, Lehman, Nye, Marshall, Wallace, BioNLP 2020; MIT licence):
+prompts (a trial, an outcome, an intervention, a comparator), doctors' labels and evidence spans, and the
+articles. Trained on the ``train`` articles only; every choice (regularisation, units read) is made on the
+``validation`` articles, whose figures this prints. The test articles are held elsewhere.
+
+    .venv/bin/python bench/train_result_reader.py            # train, print validation figures, write weights
+    .venv/bin/python bench/train_result_reader.py --dry-run  # the same, without writing the weights
+
+Two models over the features of ``deepcritical.reading.result_features``:
+- the ranker (binary logistic regression): does a unit of the article overlap the doctors' evidence?
+- the classifier (multinomial logistic regression): the doctors' label, from their evidence text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+
+from deepcritical.reading.result_features import LABELS, Comparison, classifier_features, ranker_features, stems
+from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader
+from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
+OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / WEIGHTS_FILE
+TO_LABEL = {
+    "significantly increased": "increased",
+    "significantly decreased": "decreased",
+    "no significant difference": "no_difference",
+}
+NEGATIVES_PER_PROMPT = 60
+# Weights smaller than this are dropped from the file: they change no reading measurably.
+PRUNE = 1e-3
+
+
+def load() -> tuple[dict[str, Prompt], dict[str, list[dict[str, str]]], dict[str, str]]:
+    prompts = {prompt.id: prompt for prompt in read_prompts(DATA / "prompts.csv")}
+    annotations: dict[str, list[dict[str, str]]] = {}
+    with (DATA / "annotations.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["Label"] in TO_LABEL and row["PromptID"] in prompts:
+                annotations.setdefault(row["PromptID"], []).append(row)
+    with (DATA / "splits.csv").open(encoding="utf-8", newline="") as handle:
+        splits = {row["PMCID"]: row["split"] for row in csv.DictReader(handle)}
+    return prompts, annotations, splits
+
+
+def majority(rows: list[dict[str, str]]) -> str:
+    return TO_LABEL[Counter(row["Label"] for row in rows).most_common(1)[0][0]]
+
+
+def spans_of(rows: list[dict[str, str]]) -> list[tuple[int, int]]:
+    spans = []
+    for row in rows:
+        try:
+            spans.append((int(row["Evidence Start"]), int(row["Evidence End"])))
+        except ValueError:
+            continue
+    return spans
+
+
+def best_share(units: list, comparison: Comparison) -> float:  # type: ignore[type-arg]
+    if not comparison.outcome:
+        return 0.0
+    return max((len(comparison.outcome & set(stems(u.text))) / len(comparison.outcome) for u in units), default=0.0)
+
+
+def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample: bool):  # type: ignore[no-untyped-def]
+    features, targets = [], []
+    cache: dict[str, list] = {}  # type: ignore[type-arg]
+    for prompt_id in ids:
+        prompt = prompts[prompt_id]
+        if prompt.pmcid not in cache:
+            kind, units = article_units(DATA, prompt.pmcid)
+            cache.clear()
+            cache[prompt.pmcid] = units if kind == "fulltext" else []
+        units = cache[prompt.pmcid]
+        spans = spans_of(annotations[prompt_id])
+        if not units or not spans:
+            continue
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        best = best_share(units, comparison)
+        positive = [any(u.start < e and s < u.end for s, e in spans) for u in units]
+        chosen = list(range(len(units)))
+        if sample:
+            negatives = [i for i, p in enumerate(positive) if not p]
+            rng.shuffle(negatives)
+            chosen = [i for i, p in enumerate(positive) if p] + negatives[:NEGATIVES_PER_PROMPT]
+        for index in chosen:
+            features.append(ranker_features(units[index], comparison, best))
+            targets.append(int(positive[index]))
+    return features, np.array(targets)
+
+
+def classifier_data(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    features, targets, seen = [], [], set()
+    for prompt_id in ids:
+        prompt = prompts[prompt_id]
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        for row in annotations[prompt_id]:
+            text = " ".join(row["Annotations"].split())
+            if not text or (prompt_id, text) in seen:
+                continue
+            seen.add((prompt_id, text))
+            features.append(classifier_features(text, comparison))
+            targets.append(TO_LABEL[row["Label"]])
+    return features, targets
+
+
+def export(vectorizer: DictVectorizer, model: LogisticRegression) -> dict[str, object]:
+    names = vectorizer.get_feature_names_out()
+    coef = model.coef_  # (classes, features), or (1, features) for a binary model
+    weights = {}
+    for column, name in enumerate(names):
+        vector = [round(float(value), 4) for value in coef[:, column]]
+        if max(abs(value) for value in vector) >= PRUNE:
+            weights[str(name)] = vector
+    return {"weights": weights, "intercept": [round(float(v), 4) for v in model.intercept_]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if not DATA.is_dir():
+        sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to train the reader")
+    started = time.perf_counter()
+    prompts, annotations, splits = load()
+    train = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "train")
+    validation = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "validation")
+    print(f"prompts: train {len(train)}, validation {len(validation)}")
+    rng = random.Random(args.seed)
+
+    x_train, y_train = classifier_data(train, prompts, annotations)
+    x_val, y_val = classifier_data(validation, prompts, annotations)
+    classifier_vectorizer = DictVectorizer()
+    matrix = classifier_vectorizer.fit_transform(x_train)
+    best_classifier, best_f1 = None, -1.0
+    for c in (0.3, 1.0, 3.0):
+        model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
+        model.fit(matrix, y_train)
+        f1 = f1_score(y_val, model.predict(classifier_vectorizer.transform(x_val)), average="macro")
+        print(f"classifier C={c}: validation macro-F1 on the doctors' evidence {f1:.4f}")
+        if f1 > best_f1:
+            best_classifier, best_f1 = model, f1
+    assert best_classifier is not None
+    print(f"classifier features: {len(classifier_vectorizer.vocabulary_)}; labels {list(best_classifier.classes_)}")
+
+    r_train, t_train = ranker_data(train, prompts, annotations, rng, sample=True)
+    ranker_vectorizer = DictVectorizer()
+    ranker_matrix = ranker_vectorizer.fit_transform(r_train)
+    best_ranker, best_found = None, -1.0
+    for c in (0.1, 1.0):
+        ranker = LogisticRegression(C=c, max_iter=3000)
+        ranker.fit(ranker_matrix, t_train)
+        candidate = ResultReader(
+            LinearModel.from_json(export(ranker_vectorizer, ranker)),
+            LinearClassifier(
+                LinearModel.from_json(export(classifier_vectorizer, best_classifier)),
+                tuple(str(label) for label in best_classifier.classes_),
+            ),
+        )
+        found, f1 = evaluate(candidate, validation, prompts, annotations)
+        print(f"ranker C={c}: validation evidence found (first unit) {found:.4f}, pipeline macro-F1 {f1:.4f}")
+        if found > best_found:
+            best_ranker, best_found = ranker, found
+    assert best_ranker is not None
+
+    data = {
+        "labels": [str(label) for label in best_classifier.classes_],
+        "ranker": export(ranker_vectorizer, best_ranker),
+        "classifier": export(classifier_vectorizer, best_classifier),
+        "trained_on": "Evidence Inference 2.0 train articles (MIT licence); chosen on its validation articles",
+    }
+    assert set(data["labels"]) == set(LABELS)  # type: ignore[arg-type]
+    payload = gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)
+    print(f"weights: {len(payload) / 1e6:.2f} MB compressed; trained in {time.perf_counter() - started:.0f} s")
+    if not args.dry_run:
+        OUT.write_bytes(payload)
+        print(f"wrote {OUT}")
+
+
+def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Evidence found by the first unit read (full-text prompts) and the pipeline's macro-F1."""
+    found = total = 0
+    gold, predicted = [], []
+    cache: dict[str, list] = {}  # type: ignore[type-arg]
+    for prompt_id in ids:
+        prompt = prompts[prompt_id]
+        if prompt.pmcid not in cache:
+            cache.clear()
+            cache[prompt.pmcid] = article_units(DATA, prompt.pmcid)[1]
+        units = cache[prompt.pmcid]
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        ranked = reader.rank(units, comparison)
+        reading = reader.read(units, comparison)
+        probabilities = reading.probabilities or (reader.classify(ranked[0][1].text, comparison) if ranked else {})
+        predicted.append(max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference")
+        gold.append(majority(annotations[prompt_id]))
+        spans = spans_of(annotations[prompt_id])
+        if ranked and spans:
+            total += 1
+            first = ranked[0][1]
+            found += any(first.start < e and s < first.end for s, e in spans)
+    return found / max(1, total), float(f1_score(gold, predicted, average="macro"))
+
+
+if __name__ == "__main__":
+    main()

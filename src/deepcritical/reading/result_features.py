@@ -1,0 +1,462 @@
+"""What the result reader looks at, as named features: the same functions build them for training
+(``bench/train_result_reader.py``) and for reading, so the weights always meet the features they learned.
+
+Two kinds. A *ranker* scores how likely a unit states the result for one comparison and outcome: how much
+of the outcome, intervention and comparator it names, whether it states statistics, and its section. A
+*classifier* reads the unit's result: the words of the unit with the intervention, comparator and outcome
+replaced by placeholders (so "the tranexamic acid group had fewer ..." and "the metformin group had fewer
+..." are one pattern), the significance it states (p-values, intervals against their null), and which
+group a direction word speaks of (which group comes first, which follows "than" or "compared with", and
+which group's number is the larger)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import Stemmer  # type: ignore[import-not-found]  # a compiled module without stubs
+
+from deepcritical.reading.units import TextUnit
+
+LABELS = ("increased", "decreased", "no_difference")
+INTERVENTION, COMPARATOR, OUTCOME = "xint", "xcomp", "xout"
+
+# Words that name no one thing: they never make an intervention, comparator or outcome match.
+_GENERIC = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "without",
+        "by",
+        "or",
+        "from",
+        "vs",
+        "versus",
+        "group",
+        "groups",
+        "arm",
+        "arms",
+        "patients",
+        "patient",
+        "subjects",
+        "participants",
+        "treatment",
+        "treated",
+        "therapy",
+        "plus",
+        "alone",
+        "only",
+        "standard",
+        "usual",
+        "care",
+        "placebo-controlled",
+        "baseline",
+        "level",
+        "levels",
+        "score",
+        "scores",
+        "total",
+        "mean",
+        "rate",
+        "rates",
+        "number",
+        "change",
+        "changes",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "time",
+        "after",
+        "before",
+        "during",
+        "dose",
+        "doses",
+        "mg",
+        "kg",
+        "ml",
+        "daily",
+        "oral",
+        "use",
+        "using",
+        "used",
+        "between",
+        "compared",
+        "compar",
+        "who",
+        "which",
+        "that",
+        "this",
+        "these",
+        "those",
+        "at",
+        "as",
+        "is",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "their",
+        "his",
+        "her",
+        "no",
+        "not",
+        "non",
+        "other",
+    ]
+)
+_UP = frozenset(
+    [
+        "increas",
+        "higher",
+        "high",
+        "greater",
+        "more",
+        "elev",
+        "rais",
+        "longer",
+        "gain",
+        "rise",
+        "rose",
+        "enhanc",
+        "larger",
+        "better",
+        "superior",
+        "improv",
+    ]
+)
+_DOWN = frozenset(
+    [
+        "decreas",
+        "lower",
+        "low",
+        "reduc",
+        "fewer",
+        "less",
+        "shorter",
+        "declin",
+        "drop",
+        "fell",
+        "diminish",
+        "attenu",
+        "inferior",
+        "wors",
+        "smaller",
+    ]
+)
+_NULL = frozenset(["similar", "compar", "equival", "unchang", "differ"])
+_REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
+# How a sentence names the arms when it does not name what they received: "the control group".
+_COMPARATOR_ARM = frozenset(["control", "placebo", "sham", "usual", "convent"])
+_INTERVENTION_ARM = frozenset(["intervent", "experiment", "activ"])
+
+
+_local = threading.local()
+
+
+def _stemmer() -> Any:
+    # A stemmer keeps a cache of its own, not made to be shared between threads: one per thread.
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
+
+
+@cache
+def _regexes() -> dict[str, re.Pattern[str]]:
+    number = r"[-−–]?\d+(?:[.·]\d+)?"
+    return {
+        "token": re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*|\d+(?:[.·]\d+)?|[<>=≤≥±%]"),
+        "p_value": re.compile(
+            r"\bp\s*(?:-?\s*values?|\s*for\s+\w+)?\s*(<|>|=|≤|≥|&lt;|&gt;|<\s*or\s*=)\s*(0?[.·]\d+|1(?:[.·]0+)?|[1-9]\s*[x×]\s*10\s*[-−–]\s*\d+)",
+            re.IGNORECASE,
+        ),
+        "not_significant": re.compile(
+            r"\b(?:no|not|non-?|nor|without)\s+(?:\w+\s+){0,2}?(?:statistically\s+)?significan|\bn\.?s\.?(?=[\s,;)])"
+            r"|\binsignificant|\bnonsignificant|\bdid not (?:\w+\s+){0,2}?differ|\bno (?:\w+\s+){0,2}?differences?\b"
+            r"|\bwere (?:similar|comparable)\b",
+            re.IGNORECASE,
+        ),
+        "significant": re.compile(r"\bsignifican\w*", re.IGNORECASE),
+        "interval": re.compile(
+            r"\(?\s*(?:95\s*%|95\s*per\s*cent|99\s*%)?\s*(?:CI|confidence interval)[\s:,=]*\[?\(?\s*"
+            rf"({number})\s*(?:to|–|-|—|,|;)\s*({number})",
+            re.IGNORECASE,
+        ),
+        "ratio": re.compile(r"\b(?:a?OR|RR|HR|IRR|odds ratio|risk ratio|hazard ratio|relative risk|rate ratio)\b"),
+    }
+
+
+def stems(phrase: str) -> list[str]:
+    """The content words of ``phrase``, stemmed, generic words left out."""
+    words = [word for word in _regexes()["token"].findall(phrase.lower()) if word[0].isalpha()]
+    return [stem for stem in _stemmer().stemWords(words) if stem not in _GENERIC and len(stem) > 1]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What one reading is about: the intervention, its comparator and the outcome, as stems."""
+
+    intervention: frozenset[str]
+    comparator: frozenset[str]
+    outcome: frozenset[str]
+    # As written, for a reader that reads words rather than stems.
+    written: tuple[str, str, str] = ("", "", "")
+
+    @classmethod
+    def of(cls, intervention: str, comparator: str, outcome: str) -> Comparison:
+        arms = set(stems(intervention)), set(stems(comparator))
+        shared = arms[0] & arms[1]  # "metformin plus insulin" against "insulin": insulin names neither
+        return cls(
+            frozenset(arms[0] - shared),
+            frozenset(arms[1] - shared),
+            frozenset(stems(outcome)),
+            (intervention, comparator, outcome),
+        )
+
+
+def _tokens(text: str) -> tuple[list[str], list[str]]:
+    raw = _regexes()["token"].findall(text.lower().replace("·", "."))
+    words = [token for token in raw if token[0].isalpha()]
+    stemmed = iter(_stemmer().stemWords(words))
+    return raw, [next(stemmed) if token[0].isalpha() else token for token in raw]
+
+
+def _masked(text: str, comparison: Comparison) -> list[str]:
+    """The unit's tokens, the arms and the outcome as placeholders, numbers as ``num`` (repeats folded)."""
+    _, stemmed = _tokens(text)
+    masked: list[str] = []
+    for token in stemmed:
+        arm = _arm(token, comparison)
+        if arm is not None:
+            token = arm
+        elif token in comparison.outcome:
+            token = OUTCOME
+        elif token[0].isdigit():
+            token = "num"
+        if not masked or masked[-1] != token or token not in (INTERVENTION, COMPARATOR, OUTCOME, "num"):
+            masked.append(token)
+    return masked
+
+
+def _arm(stem: str, comparison: Comparison) -> str | None:
+    if stem in comparison.intervention:
+        return INTERVENTION
+    if stem in comparison.comparator:
+        return COMPARATOR
+    if stem in _COMPARATOR_ARM:
+        return COMPARATOR
+    if stem in _INTERVENTION_ARM:
+        return INTERVENTION
+    return None
+
+
+def _p_values(text: str) -> list[tuple[str, float]]:
+    values = []
+    for comparator, written in _regexes()["p_value"].findall(text):
+        comparator = {"&lt;": "<", "&gt;": ">"}.get(comparator, comparator)
+        cleaned = written.replace("·", ".").replace(" ", "")
+        if "10" in cleaned and ("x" in cleaned or "×" in cleaned):
+            value = 1e-4
+        else:
+            try:
+                value = float(cleaned)
+            except ValueError:
+                continue
+        values.append(("<" if "<" in comparator or "≤" in comparator else ">" if ">" in comparator else "=", value))
+    return values
+
+
+def significance_features(text: str) -> dict[str, float]:
+    features: dict[str, float] = {}
+    patterns = _regexes()
+    for comparator, value in _p_values(text):
+        small = value < 0.05 or (comparator == "<" and value <= 0.05)
+        features["p_small" if small else "p_large"] = 1.0
+    if patterns["not_significant"].search(text):
+        features["says_not_significant"] = 1.0
+    if patterns["significant"].search(text):
+        features["says_significant"] = 1.0
+    ratio = bool(patterns["ratio"].search(text))
+    for low_text, high_text in patterns["interval"].findall(text):
+        low, high = (float(v.replace("−", "-").replace("–", "-").replace("·", ".")) for v in (low_text, high_text))
+        if ratio and low > 0:
+            features["ratio_below_1" if high < 1 else "ratio_above_1" if low > 1 else "ratio_spans_1"] = 1.0
+        else:
+            features["difference_below_0" if high < 0 else "difference_above_0" if low > 0 else "spans_0"] = 1.0
+    return features
+
+
+def _first(tokens: Sequence[str], wanted: str) -> int | None:
+    return next((index for index, token in enumerate(tokens) if token == wanted), None)
+
+
+def _direction_words(stemmed: Iterable[str]) -> set[str]:
+    found = set()
+    for token in stemmed:
+        if token in _UP:
+            found.add("up")
+        elif token in _DOWN:
+            found.add("down")
+    return found
+
+
+def _arm_numbers(tokens: Sequence[str]) -> str | None:
+    """Which arm's first number after its mention is larger: "xint 28 % ... xcomp 52 %" is ``lt``."""
+    seen: dict[str, float] = {}
+    for index, token in enumerate(tokens):
+        if token not in (INTERVENTION, COMPARATOR) or token in seen:
+            continue
+        for follower in tokens[index + 1 : index + 8]:
+            if follower in (INTERVENTION, COMPARATOR):
+                break
+            if follower.startswith("#"):
+                seen[token] = float(follower[1:])
+                break
+    if len(seen) < 2:
+        return None
+    difference = seen[INTERVENTION] - seen[COMPARATOR]
+    return "gt" if difference > 0 else "lt" if difference < 0 else "eq"
+
+
+def _arm_order(masked: Sequence[str]) -> str:
+    """Which arm the unit names first: a direction word usually speaks of the first."""
+    first_int, first_comp = _first(masked, INTERVENTION), _first(masked, COMPARATOR)
+    if first_int is None:
+        return "none" if first_comp is None else "comp_only"
+    if first_comp is None:
+        return "int_only"
+    return "int_first" if first_int < first_comp else "comp_first"
+
+
+def _reference_arm(masked: Sequence[str]) -> str:
+    """The arm named just after "than", "compared (with)", "versus": the one the other is measured against."""
+    for gap in (1, 2):
+        for index, token in enumerate(masked[:-gap]):
+            if token in _REFERENCE_WORDS and masked[index + gap] in (INTERVENTION, COMPARATOR):
+                return masked[index + gap]
+    return "none"
+
+
+def _with_numbers(text: str, comparison: Comparison) -> list[str]:
+    """Masked tokens with each number written ``#value`` (for the arms' numbers), p-values left out."""
+    cleaned = _regexes()["p_value"].sub(" ", text.replace("·", "."))
+    raw, stemmed = _tokens(cleaned)
+    out = []
+    for token, stem in zip(raw, stemmed, strict=True):
+        arm = _arm(stem, comparison)
+        if arm is not None:
+            out.append(arm)
+        elif token[0].isdigit():
+            try:
+                out.append(f"#{float(token)}")
+            except ValueError:
+                continue
+        else:
+            out.append(stem)
+    return out
+
+
+def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
+    """The features a result's reading is learned from (see the module's docstring)."""
+    masked = _masked(text, comparison)
+    features: dict[str, float] = {}
+    for n in (1, 2, 3):
+        for index in range(len(masked) - n + 1):
+            key = "w:" + " ".join(masked[index : index + n])
+            features[key] = features.get(key, 0.0) + 1.0
+    # Counts of word n-grams are damped: a long unit says no more than a short one.
+    for key, value in features.items():
+        features[key] = 1.0 + (0.0 if value <= 1 else min(value, 4.0) ** 0.5 - 1.0)
+    features |= significance_features(text)
+    directions = _direction_words(masked)
+    order, reference = _arm_order(masked), _reference_arm(masked)
+    features[f"order:{order}"] = 1.0
+    features[f"reference:{reference}"] = 1.0
+    for direction in directions or {"none"}:
+        features[f"dir:{direction}"] = 1.0
+        features[f"dir:{direction}|order:{order}"] = 1.0
+        features[f"dir:{direction}|reference:{reference}"] = 1.0
+    numbers = _arm_numbers(_with_numbers(text, comparison))
+    if numbers is not None:
+        features[f"arms:{numbers}"] = 1.0
+        for direction in directions or {"none"}:
+            features[f"arms:{numbers}|dir:{direction}"] = 1.0
+    if any(token in _NULL for token in masked):
+        features["null_word"] = 1.0
+    features["bias"] = 1.0
+    return features
+
+
+def ranker_features(unit: TextUnit, comparison: Comparison, best_outcome_share: float) -> dict[str, float]:
+    """How likely ``unit`` states the result for ``comparison``; ``best_outcome_share`` is the largest share
+    of the outcome any unit of the same article names (so "names the outcome best" is a feature)."""
+    _, stemmed = _tokens(unit.text)
+    present = set(stemmed)
+    features: dict[str, float] = {"bias": 1.0}
+
+    def share(wanted: frozenset[str]) -> float:
+        return len(wanted & present) / len(wanted) if wanted else 0.0
+
+    outcome, intervention, comparator = (
+        share(comparison.outcome),
+        share(comparison.intervention),
+        share(comparison.comparator),
+    )
+    features["outcome_share"] = outcome
+    features["outcome_all"] = float(outcome == 1.0)
+    features["outcome_best"] = float(outcome > 0 and outcome >= best_outcome_share)
+    features["intervention_share"] = intervention
+    features["comparator_share"] = comparator
+    features["both_arms"] = float(intervention > 0 and comparator > 0)
+    features["outcome_and_arm"] = outcome * max(intervention, comparator)
+    features |= {f"sig:{name}": value for name, value in significance_features(unit.text).items()}
+    features["has_percent"] = float("%" in unit.text)
+    features["digits"] = min(sum(c.isdigit() for c in unit.text), 40) / 40
+    features["direction_word"] = float(bool(_direction_words(stemmed)))
+    features["table_row"] = float(" | " in unit.text)
+    features["long"] = float(len(unit.text) > 400)
+    features["short"] = float(len(unit.text) < 60)
+    section = unit.section
+    kind = (
+        "results"
+        if re.search(r"RESULT|FINDING|OUTCOME|EFFICACY", section)
+        else "conclusion"
+        if re.search(r"CONCLUSION|INTERPRETATION|SUMMARY", section)
+        else "discussion"
+        if "DISCUSSION" in section
+        else "methods"
+        if re.search(
+            r"METHOD|DESIGN|SETTING|PARTICIPANT|PATIENT|SUBJECT|INTERVENTION|STATISTIC|RANDOMI|PROCEDURE|MEASURE",
+            section,
+        )
+        else "background"
+        if re.search(r"BACKGROUND|INTRODUCTION|OBJECTIVE|AIM|PURPOSE|CONTEXT", section)
+        else "title"
+        if "TITLE" in section
+        else "other"
+    )
+    features[f"section:{kind}"] = 1.0
+    features[f"section:{kind}|abstract:{unit.in_abstract}"] = 1.0
+    features[f"section:{kind}|outcome_share"] = outcome
+    return features

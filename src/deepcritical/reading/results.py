@@ -1,0 +1,172 @@
+"""The result reader: which sentence of a study states its result for a comparison and an outcome, and
+what that result is (significantly increased, significantly decreased, no significant difference).
+
+Two linear models over named features (``result_features``): a ranker that scores each unit of the
+study's text, and a classifier that reads the best units. Their weights (``result_reader.json.gz``, a few
+MB) were learned by ``bench/train_result_reader.py`` on the ``train`` articles of Evidence Inference 2.0
+(DeYoung et al. 2020, MIT licence: randomised trials' results labelled by doctors) and chosen on its
+``validation`` articles; the figures are in ``phases/16_result_reader.md``. Reading needs nothing but the
+standard library: a weight lookup per feature."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Literal, Protocol
+
+from deepcritical.reading.result_features import (
+    LABELS,
+    Comparison,
+    classifier_features,
+    ranker_features,
+)
+from deepcritical.reading.units import TextUnit, split_units
+
+WEIGHTS_FILE = "result_reader.json.gz"
+ResultLabel = Literal["increased", "decreased", "no_difference"]
+LABEL_TEXT: dict[str, str] = {
+    "increased": "significantly increased",
+    "decreased": "significantly decreased",
+    "no_difference": "no significant difference",
+}
+# The units read for a result: the best-ranked few, each weighed by how likely it states the result.
+READ_UNITS = 3
+# A study whose best unit is this unlikely to state the result reports none for this comparison.
+MIN_EVIDENCE_PROBABILITY = 0.08
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """A linear model over named features: one weight vector per class (one class for a binary model)."""
+
+    weights: Mapping[str, Sequence[float]]
+    intercept: Sequence[float]
+
+    def scores(self, features: Mapping[str, float]) -> list[float]:
+        totals = list(self.intercept)
+        for name, value in features.items():
+            weights = self.weights.get(name)
+            if weights is not None:
+                for index, weight in enumerate(weights):
+                    totals[index] += weight * value
+        return totals
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LinearModel:
+        return cls(weights={name: tuple(w) for name, w in data["weights"].items()}, intercept=tuple(data["intercept"]))
+
+
+@dataclass(frozen=True)
+class ResultReading:
+    """What a study's text states for one comparison: ``label`` is None when no unit states it."""
+
+    label: ResultLabel | None
+    probabilities: dict[str, float]
+    evidence: list[TextUnit] = field(default_factory=list)
+    evidence_probability: float = 0.0
+
+    @property
+    def text(self) -> str:
+        return LABEL_TEXT[self.label] if self.label else "not reported"
+
+
+def _softmax(scores: Sequence[float]) -> list[float]:
+    top = max(scores)
+    exps = [math.exp(score - top) for score in scores]
+    total = sum(exps)
+    return [value / total for value in exps]
+
+
+def _sigmoid(score: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, score))))
+
+
+class ResultClassifier(Protocol):
+    """Reads units that state a result: a probability per label (``LABELS``) for each text."""
+
+    def probabilities(self, texts: Sequence[str], comparison: Comparison) -> list[dict[str, float]]: ...
+
+
+@dataclass(frozen=True)
+class LinearClassifier:
+    """The multinomial logistic regression over ``classifier_features``."""
+
+    model: LinearModel
+    labels: tuple[str, ...] = LABELS
+
+    def probabilities(self, texts: Sequence[str], comparison: Comparison) -> list[dict[str, float]]:
+        return [
+            dict(zip(self.labels, _softmax(self.model.scores(classifier_features(text, comparison))), strict=True))
+            for text in texts
+        ]
+
+
+class ResultReader:
+    """Reads results with the learned weights; build one with ``ResultReader.load()`` (cached)."""
+
+    def __init__(self, ranker: LinearModel, classifier: ResultClassifier) -> None:
+        self.ranker = ranker
+        self.classifier = classifier
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ResultReader:
+        classifier = LinearClassifier(LinearModel.from_json(data["classifier"]), tuple(data["labels"]))
+        return cls(LinearModel.from_json(data["ranker"]), classifier)
+
+    @staticmethod
+    def load() -> ResultReader:
+        return _bundled()
+
+    def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
+        """Every unit with the probability that it states the result, most likely first."""
+        if not units:
+            return []
+        best = max((_outcome_share(unit, comparison) for unit in units), default=0.0)
+        scored = [(_sigmoid(self.ranker.scores(ranker_features(u, comparison, best))[0]), u) for u in units]
+        return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
+
+    def classify(self, text: str, comparison: Comparison) -> dict[str, float]:
+        """The reading of one unit that states a result: a probability per label."""
+        return self.classifier.probabilities([text], comparison)[0]
+
+    def read(self, units: Sequence[TextUnit], comparison: Comparison, *, read_units: int = READ_UNITS) -> ResultReading:
+        """The result ``units`` state for ``comparison``: the best units' readings, weighed by their rank."""
+        ranked = self.rank(units, comparison)
+        if not ranked or ranked[0][0] < MIN_EVIDENCE_PROBABILITY:
+            return ResultReading(None, {}, [], ranked[0][0] if ranked else 0.0)
+        chosen = ranked[:read_units]
+        totals = dict.fromkeys(LABELS, 0.0)
+        weight_sum = 0.0
+        readings = self.classifier.probabilities([unit.text for _, unit in chosen], comparison)
+        for (probability, _), reading in zip(chosen, readings, strict=True):
+            weight = probability**2
+            weight_sum += weight
+            for label, value in reading.items():
+                totals[label] += weight * value
+        probabilities = {label: value / weight_sum for label, value in totals.items()}
+        label = max(probabilities, key=probabilities.__getitem__)
+        return ResultReading(label, probabilities, [unit for _, unit in chosen], chosen[0][0])  # type: ignore[arg-type]
+
+    def read_text(
+        self, text: str, intervention: str, comparator: str, outcome: str, section: str = ""
+    ) -> ResultReading:
+        return self.read(split_units(text, section), Comparison.of(intervention, comparator, outcome))
+
+
+def _outcome_share(unit: TextUnit, comparison: Comparison) -> float:
+    if not comparison.outcome:
+        return 0.0
+    from deepcritical.reading.result_features import stems
+
+    return len(comparison.outcome & set(stems(unit.text))) / len(comparison.outcome)
+
+
+@cache
+def _bundled() -> ResultReader:
+    raw = resources.files("deepcritical.reading").joinpath(WEIGHTS_FILE).read_bytes()
+    return ResultReader.from_json(json.loads(gzip.decompress(raw)))
