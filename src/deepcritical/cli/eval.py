@@ -14,7 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from deepcritical.config import OutputMode
 
 eval_app = typer.Typer(
-    help="Score the research loop on questions with known answers (PubMedQA, SciFact).", no_args_is_help=True
+    help="Score the research loop on questions with known answers (PubMedQA, SciFact), and the result reader on"
+    " doctors' readings of trials (Evidence Inference).",
+    no_args_is_help=True,
 )
 err = Console(stderr=True, emoji=False)
 
@@ -143,4 +145,62 @@ def scifact(
         limit,
         _overrides(no_llm, model, output_mode, max_iterations, max_results),
         verbose,
+    )
+
+
+@eval_app.command("evidence-inference")
+def evidence_inference(
+    prompts: Annotated[Path, typer.Argument(help="Prompts CSV: PromptID, PMCID, Outcome, Intervention, Comparator.")],
+    articles: Annotated[
+        Path,
+        typer.Option("--articles", help="Folder with abstracts/PMC….txt and fulltext/PMC….txt (either may lack)."),
+    ],
+    annotations: Annotated[
+        Path | None,
+        typer.Option("--annotations", help="The doctors' labels (annotations.csv), read only to score predictions."),
+    ] = None,
+    out: Out = None,
+    limit: Limit = None,
+    no_llm: NoLlm = False,
+    verbose: Verbose = False,
+) -> None:
+    """Read each trial's result for its prompt's comparison and outcome with the trained result reader."""
+    from deepcritical.cli.common import fail
+    from deepcritical.errors import ConfigError
+    from deepcritical.logs import configure_logging
+    from deepcritical.run import eval_inference
+
+    del no_llm  # the result reader is code: the same with or without --no-llm
+    configure_logging(verbose=verbose)
+    if not articles.is_dir():
+        fail(f"--articles {articles}: not a folder")
+    if annotations is not None and not annotations.is_file():
+        fail(f"--annotations {annotations}: no such file")
+    try:
+        items = eval_inference.read_prompts(prompts)
+    except ConfigError as error:
+        fail(str(error))
+    if not items:
+        fail(f"{prompts}: no prompt to evaluate")
+    target = out or Path("eval") / "evidence-inference"
+    with Progress(
+        TextColumn("evidence-inference"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    ) as bar:
+        task = bar.add_task("evidence-inference", total=min(len(items), limit or len(items)))
+        seconds = eval_inference.predict(
+            items, articles, target, limit=limit, on_progress=lambda done, _total: bar.update(task, completed=done)
+        )
+    try:
+        summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds)
+    except ConfigError as error:
+        fail(str(error))
+    (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    err.print(
+        f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False, soft_wrap=True
     )
