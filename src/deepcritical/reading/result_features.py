@@ -245,18 +245,32 @@ def _tokens(text: str) -> tuple[list[str], list[str]]:
 def _masked(text: str, comparison: Comparison) -> list[str]:
     """The unit's tokens, the arms and the outcome as placeholders, numbers as ``num`` (repeats folded)."""
     _, stemmed = _tokens(text)
+    mapped = [_arm(token, comparison) or token for token in stemmed]
+    _name_unnamed_arm(stemmed, mapped)
     masked: list[str] = []
-    for token in stemmed:
-        arm = _arm(token, comparison)
-        if arm is not None:
-            token = arm
-        elif token in comparison.outcome:
+    for token in mapped:
+        if token in comparison.outcome:
             token = OUTCOME
         elif token[0].isdigit():
             token = "num"
         if not masked or masked[-1] != token or token not in (INTERVENTION, COMPARATOR, OUTCOME, "num"):
             masked.append(token)
     return masked
+
+
+_ARM_NOUNS = frozenset({"group", "arm", "recipi", "user", "cohort"})
+
+
+def _name_unnamed_arm(stemmed: Sequence[str], mapped: list[str]) -> None:
+    """A unit that names the comparator but not the intervention by the question's words ("16% of the
+    dapagliflozin group and 21% of the placebo group", asked about SGLT2 inhibitors) names the intervention
+    by the word before "group" or "arm" that is not the comparator's."""
+    if INTERVENTION in mapped or COMPARATOR not in mapped:
+        return
+    for index in range(len(stemmed) - 1):
+        word = stemmed[index]
+        if stemmed[index + 1] in _ARM_NOUNS and mapped[index] == word and word[0].isalpha() and word not in _GENERIC:
+            mapped[index] = INTERVENTION
 
 
 def _arm(stem: str, comparison: Comparison) -> str | None:
@@ -322,11 +336,19 @@ def _direction_words(stemmed: Iterable[str]) -> set[str]:
 
 
 def _arm_numbers(tokens: Sequence[str]) -> str | None:
-    """Which arm's first number after its mention is larger: "xint 28 % ... xcomp 52 %" is ``lt``."""
+    """Which arm's number is larger: "xint 28 % ... xcomp 52 %" and "28 % of the xint group and 52 % of
+    the xcomp group" are both ``lt``. An arm takes the number just before it when "of", "in" or "with"
+    joins them, else the first number after it."""
     seen: dict[str, float] = {}
     for index, token in enumerate(tokens):
         if token not in (INTERVENTION, COMPARATOR) or token in seen:
             continue
+        before = tokens[max(0, index - 4) : index]
+        if any(word in ("of", "in", "with") for word in before):
+            numbers = [word for word in before if word.startswith("#")]
+            if numbers:
+                seen[token] = float(numbers[-1][1:])
+                continue
         for follower in tokens[index + 1 : index + 8]:
             if follower in (INTERVENTION, COMPARATOR):
                 break
@@ -362,18 +384,17 @@ def _with_numbers(text: str, comparison: Comparison) -> list[str]:
     """Masked tokens with each number written ``#value`` (for the arms' numbers), p-values left out."""
     cleaned = _regexes()["p_value"].sub(" ", text.replace("·", "."))
     raw, stemmed = _tokens(cleaned)
+    mapped = [_arm(stem, comparison) or stem for stem in stemmed]
+    _name_unnamed_arm(stemmed, mapped)
     out = []
-    for token, stem in zip(raw, stemmed, strict=True):
-        arm = _arm(stem, comparison)
-        if arm is not None:
-            out.append(arm)
-        elif token[0].isdigit():
-            try:
-                out.append(f"#{float(token)}")
-            except ValueError:
-                continue
-        else:
+    for token, stem in zip(raw, mapped, strict=True):
+        if stem in (INTERVENTION, COMPARATOR) or not token[0].isdigit():
             out.append(stem)
+            continue
+        try:
+            out.append(f"#{float(token)}")
+        except ValueError:
+            continue
     return out
 
 

@@ -21,6 +21,8 @@ BRIEF_TAG = "run_brief"
 DEFAULT_TEXT_CHARS = 1200
 # The slice of text the Report agent and the code-built report read; the strength table reads the same.
 REPORT_TEXT_CHARS = 1000
+# The slice a study's result is read from (the counted table and the verdict): its whole abstract.
+STUDY_TEXT_CHARS = 8000
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
-from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
+from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
 from deepcritical.stages.reading import split_sentences
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
@@ -422,7 +422,8 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
 def counted_items(question: str, evidence: Mapping[str, Evidence], pool: Sequence[str]) -> Strength:
     """The report's one counted set: the items it was written from (every collected item when not told)."""
     pooled = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    return strength_of(question, [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pooled])
+    # The whole text: an abstract states its results last, past the slice a report quotes from.
+    return strength_of(question, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in pooled])
 
 
 def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:

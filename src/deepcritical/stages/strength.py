@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import Direction, direction, key_terms, on_topic, stem
+from deepcritical.stages.reading import Direction, key_terms, on_topic, stem
+from deepcritical.stages.study_reading import StudyReader, study_reader
 
 DIRECTIONS: tuple[Direction, ...] = ("favourable", "null", "unfavourable")
 
@@ -146,7 +147,8 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
     """Every item placed: off topic, retracted, a registration, or in its design group under its direction."""
     stems = [stem(term) for term in key_terms(question)]
     strength = Strength(reviewed=len(items))
-    placed = _one_per_study(items, stems)
+    reader = study_reader(question)
+    placed = _one_per_study(items, stems, reader)
     for item in items:
         strength.views[item.id] = item
         if item.id not in placed:
@@ -160,7 +162,7 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
         else:
             if item.expression_of_concern:
                 strength.concern.append(item.id)
-            way = None if item.states_no_result else direction(item, stems)
+            way = reader.read(item).direction
             strength.directions[item.id] = way
             group = group_of(item)
             strength.cells.setdefault(group, {}).setdefault(way, []).append(item.id)
@@ -173,7 +175,7 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
     return strength
 
 
-def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str]) -> set[str]:
+def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str], reader: StudyReader) -> set[str]:
     """The item that stands for each study, among an abstract and its article's passages: never an
     introduction or methods passage when another is there; first one that states a result on the question
     (a full-text passage before the abstract: it is the more detailed, and is cited with its section), else
@@ -183,7 +185,7 @@ def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str]) -> set[s
         studies.setdefault(item.document or item.id, []).append(item)
 
     def rank(item: EvidenceView) -> tuple[bool, bool, bool]:
-        states = not item.states_no_result and on_topic(item, stems) and direction(item, stems) is not None
+        states = not item.states_no_result and on_topic(item, stems) and reader.read(item).direction is not None
         return (item.states_no_result, not states, item.section is None)
 
     return {min(group, key=rank).id for group in studies.values()}

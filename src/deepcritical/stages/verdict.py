@@ -28,7 +28,8 @@ from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import key_terms, share_named, split_sentences, stem
-from deepcritical.stages.strength import Strength
+from deepcritical.stages.strength import Strength, is_lab
+from deepcritical.stages.study_reading import study_reader
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
@@ -49,7 +50,6 @@ CLAIM_MIN_COVERAGE = 0.7
 MAX_VERDICT_ITEMS = 5
 # A pooled stance this weak, over counted results the brief calls mixed, is stated as mixed.
 WEAK_LEAN = 0.5
-VERDICT_TEXT_CHARS = 8000
 
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might|must)\b", re.IGNORECASE
@@ -244,8 +244,8 @@ def claim_label(claim: str, stance: str) -> VerdictLabel:
     return (_FLIPPED if _NEGATED_CLAIM.search(claim) else _TO_CLAIM)[stance]
 
 
-def _insufficient(rationale: str) -> Verdict:
-    return Verdict(label="insufficient", confidence=0.0, evidence_ids=[], by="code", method=METHOD, rationale=rationale)
+def _insufficient(rationale: str, method: str = METHOD) -> Verdict:
+    return Verdict(label="insufficient", confidence=0.0, evidence_ids=[], by="code", method=method, rationale=rationale)
 
 
 def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceModel | None = None) -> Verdict:
@@ -316,10 +316,91 @@ def run_verdict(
             by="model",
             method="the report model, from the cited evidence",
         )
-    items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    # The whole text: an abstract states its results last, past the slice a report reads.
-    verdict = code_verdict(question, [EvidenceView.of(item, VERDICT_TEXT_CHARS) for item in items])
-    return reconciled(verdict, question, counted)
+    return counted_verdict(question, counted)
+
+
+# What a counted study weighs in the verdict, beyond its level (``strength.weight_of``): commentary and web
+# pages report no study of their own, so they weigh nothing; a study of healthy volunteers answers a
+# question about patients only indirectly; a larger study weighs more (a tenth more per tenfold size).
+_NO_STUDY_DESIGNS = frozenset({"web", "unknown", "editorial_or_letter", "narrative_review"})
+_HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)
+INDIRECT_WEIGHT = 0.25
+# A verdict follows the best designs: one level up the OCEBM scale doubles a study's weight (the counted
+# table's ``strength.LEVEL_WEIGHTS`` are flatter: they say how the items lean, not what they establish).
+VERDICT_LEVEL_WEIGHTS: dict[int, float] = {1: 8.0, 2: 4.0, 3: 1.0, 4: 0.5, 5: 0.25}
+VERDICT_OUTSIDE_SCALE_WEIGHT = 0.5  # a preprint or a guideline
+VERDICT_LAB_WEIGHT = 0.25
+# The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
+CLEAR_SHARE = 0.65
+COUNTED_METHOD = (
+    "code: each counted study's result read by the trained result reader for the question's comparison, "
+    "weighed by design level, size and directness"
+)
+
+
+def verdict_weight(view: EvidenceView, direct: bool) -> float:
+    """How much one counted study's reading weighs in the verdict (0: listed, not weighed)."""
+    if view.design in _NO_STUDY_DESIGNS or view.retracted:
+        return 0.0
+    if is_lab(view):
+        level_weight = VERDICT_LAB_WEIGHT
+    elif view.level is not None:
+        level_weight = VERDICT_LEVEL_WEIGHTS.get(view.level, VERDICT_LEVEL_WEIGHTS[5])
+    else:
+        level_weight = VERDICT_OUTSIDE_SCALE_WEIGHT
+    weight = level_weight * (1.0 + math.log10(view.n) / 10 if view.n and view.n > 1 else 1.0)
+    indirect = not direct or _HEALTHY_VOLUNTEERS.search(view.text)
+    return weight * (INDIRECT_WEIGHT if indirect else 1.0)
+
+
+def counted_verdict(question: str, counted: Strength) -> Verdict:
+    """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
+    (``verdict_weight``). It rests only on counted studies, and only when one of them reports the question's
+    own outcome; else it is insufficient, and says why."""
+    reader = study_reader(question)
+    weighed = []
+    for i in counted.stated:
+        view, way = counted.views[i], counted.directions[i]
+        direct = reader.read(view).direct
+        weight = verdict_weight(view, direct)
+        if way is not None and weight > 0:
+            weighed.append((view, way, weight, direct))
+    if not any(direct for *_, direct in weighed):
+        why = (
+            "no counted study reports a result for the question's outcome"
+            if weighed
+            else "no counted study states a result for the question's comparison"
+            if counted.counted
+            else f"none of the {counted.reviewed} item(s) reviewed is a study on the question's topic"
+        )
+        return _insufficient(f"Insufficient: {why}.", COUNTED_METHOD)
+    favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
+    total = sum(weight for _, _, weight, _ in weighed)
+    share = favourable / total
+    stance = "yes" if share >= CLEAR_SHARE else "no" if share <= 1 - CLEAR_SHARE else "maybe"
+    agreeing = [
+        (view, weight)
+        for view, way, weight, _ in weighed
+        if stance == "maybe" or (way == "favourable") == (stance == "yes")
+    ]
+    agreeing.sort(key=lambda pair: (-pair[1], pair[0].level or 6))
+    chosen = [view for view, _ in agreeing[:MAX_VERDICT_ITEMS]]
+    strongest = min(chosen, key=lambda view: view.level or 6)
+    label: VerdictLabel = stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[assignment]
+    sure = max(share, 1 - share) if stance != "maybe" else 1 - abs(share - 0.5) * 2
+    counts = {way: sum(1 for _, w, _, _ in weighed if w == way) for way in ("favourable", "null", "unfavourable")}
+    return Verdict(
+        label=label,
+        confidence=round(sure, 3),
+        evidence_ids=[view.id for view in chosen],
+        strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
+        strongest_level=strongest.level,
+        by="code",
+        method=COUNTED_METHOD,
+        probabilities={"yes": round(share, 3), "no": round(1 - share, 3)},
+        rationale=f"{len(weighed)} counted stud(ies) weighed: {counts['favourable']} favourable, {counts['null']} "
+        f"null, {counts['unfavourable']} unfavourable; favourable share of the weight {share:.2f}.",
+    )
 
 
 def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:

@@ -1,0 +1,162 @@
+"""One study, one reading: what the trained result reader (``reading.results``) finds a study states for
+the question's comparison, turned into the question's terms (favourable, null, unfavourable).
+
+The reader says which way the outcome moved under the intervention (significantly increased, decreased,
+or no significant difference). Whether that is good depends on the outcome: less mortality, pain or events
+is favourable, less survival, response or quality of life is not. The question says it first ("Do statins
+*reduce* mortality?": a decrease is what it asks); else the outcome the sentence names does."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from deepcritical.reading.result_features import Comparison, stems
+from deepcritical.reading.results import ResultReader, ResultReading
+from deepcritical.reading.units import split_units
+from deepcritical.stages.framing import EvidenceView
+
+Direction = Literal["favourable", "null", "unfavourable"]
+Movement = Literal["increased", "decreased"]
+
+_AUXILIARY = re.compile(
+    r"^(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have|had|may|might|must)\b\s*", re.I
+)
+# The question's wording of the effect it asks about: which way it wants the outcome to move.
+_ASKS_DOWN = re.compile(
+    r"\b(?:reduc\w*|decreas\w*|lower\w*|prevent\w*|slow\w*|protect\w*|delay\w*|shorten\w*|less|fewer)\b", re.I
+)
+_ASKS_UP = re.compile(r"\b(?:increas\w*|rais\w*|enhanc\w*|prolong\w*|boost\w*|higher|longer)\b", re.I)
+# "Does X reduce Y in Z?": the effect verb splits the intervention from the outcome.
+_EFFECT_VERB = re.compile(
+    r"\b(?:reduc|decreas|lower|prevent|slow|protect|increas|improv|rais|enhanc|prolong|affect|influenc|alter"
+    r"|chang|caus|treat|cure|help|benefit|worsen|delay|repurpos)\w*\b",
+    re.IGNORECASE,
+)
+_COMPARATOR = re.compile(r"\b(?:than|versus|vs\.?|compared (?:with|to))\s+(.+)$", re.IGNORECASE)
+# Outcomes whose decrease is good, and outcomes whose increase is good (as a sentence names them).
+_BAD_OUTCOME = re.compile(
+    r"\b(?:mortality|deaths?|died|dying|events?|hospitali[sz]\w*|admissions?|readmissions?|risk|incidence|pain"
+    r"|adverse|fractures?|falls?|relapses?|recurrences?|progression|declines?|symptoms?|depressi\w*|anxiety"
+    r"|infections?|complications?|failure|exacerbations?|bleeding|ha?emorrhage|strokes?|infarctions?|toxicit\w*"
+    r"|severity|burden|length of stay|duration|dementia|disability|amyloid|inflammat\w*|hba1c|glucose"
+    r"|blood pressure|worsening|deteriorat\w*)\b",
+    re.IGNORECASE,
+)
+_GOOD_OUTCOME = re.compile(
+    r"\b(?:survival|surviv\w*|response|remission|quality of life|qol|function(?:ing)?|cognition|cognitive (?:score|"
+    r"performance)|recovery|healing|success\w*|well-?being|improvement|efficacy|cure|abstinence|mmse|adas-cog)\b",
+    re.IGNORECASE,
+)
+_POPULATION = re.compile(
+    r"\s(?:in|among|for|of)\s+(?=(?:the\s+)?(?:\w+\s+){0,3}?(?:patients|people|adults|children"
+    r"|women|men|infants|subjects|individuals|participants|elderly|older|those|\w+ with)\b|\s*\w)",
+    re.I,
+)
+# Words a question uses for "any clinical outcome": a sentence naming a clinical outcome answers it.
+_ANY_OUTCOME = frozenset({"outcom", "benefit", "effect", "efficaci", "result", "prognosi", "endpoint"})
+# A reading this unsure states no result the report can count.
+MIN_LABEL_PROBABILITY = 0.6
+
+
+@dataclass(frozen=True)
+class StudyReading:
+    direction: Direction | None
+    reading: ResultReading
+    # The sentence relied on names the question's outcome: the study answers the question itself, not a
+    # surrogate or another outcome ("PCr/ATP ratio" for "outcomes in heart failure").
+    direct: bool = False
+
+    @property
+    def sentence(self) -> str | None:
+        return self.reading.evidence[0].text if self.reading.evidence and self.direction else None
+
+
+def question_comparison(question: str) -> Comparison:
+    """What each study is read for: the question's intervention (before its effect verb), its outcome
+    (after it) and its comparator (after "than", "versus", "compared with"); the whole question for both
+    when it has no effect verb."""
+    text = _AUXILIARY.sub("", question.strip().rstrip("?").strip()).strip()
+    comparator = ""
+    found = _COMPARATOR.search(text)
+    if found:
+        comparator, text = found.group(1), text[: found.start()]
+    verb = _EFFECT_VERB.search(text)
+    if verb is None or verb.start() == 0:
+        return Comparison.of(text, comparator, text)
+    # "mortality in sepsis", "fractures in older adults": what follows "in" or "among" is the population.
+    # Unless the outcome is only a word for any outcome ("outcomes in heart failure"): then the population
+    # is what the results name.
+    rest = text[verb.end() :]
+    outcome = _POPULATION.split(rest, maxsplit=1)[0].strip()
+    if not outcome or set(stems(outcome)) <= _ANY_OUTCOME:
+        outcome = rest
+    return Comparison.of(text[: verb.start()], comparator, outcome)
+
+
+def favourable_movement(question: str, sentence: str) -> Movement | None:
+    """Which way the outcome must move for the result to answer the question favourably."""
+    down, up = bool(_ASKS_DOWN.search(question)), bool(_ASKS_UP.search(question))
+    if down != up:
+        return "decreased" if down else "increased"
+    bad, good = _BAD_OUTCOME.search(sentence), _GOOD_OUTCOME.search(sentence)
+    if bad and (not good or bad.start() < good.start()):
+        return "decreased"
+    if good:
+        return "increased"
+    bad, good = _BAD_OUTCOME.search(question), _GOOD_OUTCOME.search(question)
+    if bad and not good:
+        return "decreased"
+    return "increased" if good and not bad else None
+
+
+class StudyReader:
+    """Reads studies for one question; each item is read once (a run reads the same pool many times)."""
+
+    def __init__(self, question: str, reader: ResultReader | None = None) -> None:
+        self.question = question
+        self.comparison = question_comparison(question)
+        self._reader = reader or ResultReader.load()
+        self._read: dict[tuple[str, str], StudyReading] = {}
+
+    def read(self, item: EvidenceView) -> StudyReading:
+        key = (item.id, item.text)
+        if key not in self._read:
+            self._read[key] = self._read_uncached(item)
+        return self._read[key]
+
+    def _direct(self, sentence: str, item: EvidenceView) -> bool:
+        """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), and the
+        study names the question's intervention: it answers the question, not a neighbouring one."""
+        named = set(stems(sentence))
+        outcome = self.comparison.outcome
+        names_outcome = not outcome or bool(outcome & named)
+        if outcome & _ANY_OUTCOME:
+            names_outcome = names_outcome or bool(_BAD_OUTCOME.search(sentence) or _GOOD_OUTCOME.search(sentence))
+        intervention = self.comparison.intervention
+        return names_outcome and (not intervention or bool(intervention & set(stems(f"{item.title} {item.text}"))))
+
+    def _read_uncached(self, item: EvidenceView) -> StudyReading:
+        if item.design == "registered_trial" or item.states_no_result:
+            return StudyReading(None, ResultReading(None, {}))
+        reading = self._reader.read(split_units(item.text, item.section or ""), self.comparison)
+        if reading.label is None or reading.probabilities[reading.label] < MIN_LABEL_PROBABILITY:
+            return StudyReading(None, reading)
+        sentence = reading.evidence[0].text
+        direct = self._direct(sentence, item)
+        if reading.label == "no_difference":
+            return StudyReading("null", reading, direct)
+        wanted = favourable_movement(self.question, sentence)
+        if wanted is None:
+            return StudyReading(None, reading, direct)
+        return StudyReading("favourable" if reading.label == wanted else "unfavourable", reading, direct)
+
+
+@lru_cache(maxsize=8)
+def study_reader(question: str) -> StudyReader:
+    """The reader of one question's studies, shared by the counted table, the report and the verdict. Keyed
+    by the question alone: a reading depends only on the question and the item's text, so a run that meets
+    another's reader reads what it would have read itself."""
+    return StudyReader(question)
