@@ -3,6 +3,7 @@ r"""The statistics reader's development texts: the doctors' evidence texts of Ev
 authors' TRAIN articles only (``splits.csv``); the validation articles stay aside as a check.
 
     python bench/effects_devset.py [--split train|validation] [--n 120] [--seed 16] [--out FILE]
+    python bench/effects_devset.py --with-ci --n 40 --seed 1625    # the estimates' own sample
 
 Writes JSON Lines ``{"id", "text"}`` (the input of ``deepcritical extract``) to FILE or stdout. The
 texts stay in ../shared/data: the repository keeps only the labels read by hand from them
@@ -15,12 +16,16 @@ import argparse
 import csv
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "evidence-inference"
 # The seed of the labelled development sample (bench/effects_labels.json was read from this sample).
 SEED = 16
+# The seed of the second labelled sample, texts that state a confidence interval.
+CI_SEED = 1625
+_MENTIONS_CI = re.compile(r"\bCI\b|confidence interval", re.IGNORECASE)
 
 
 def evidence_texts(split: str, data: Path = DATA) -> dict[str, str]:
@@ -42,8 +47,14 @@ def evidence_texts(split: str, data: Path = DATA) -> dict[str, str]:
     return texts
 
 
-def sample(split: str = "train", n: int = 120, seed: int = SEED, data: Path = DATA) -> dict[str, str]:
+def sample(
+    split: str = "train", n: int = 120, seed: int = SEED, data: Path = DATA, *, with_ci: bool = False
+) -> dict[str, str]:
+    """``n`` texts of ``split`` drawn at random; ``with_ci``: only texts that state a confidence interval
+    (a uniform sample holds few: the estimates' own sample)."""
     texts = evidence_texts(split, data)
+    if with_ci:
+        texts = {key: text for key, text in texts.items() if _MENTIONS_CI.search(text)}
     chosen = random.Random(seed).sample(sorted(texts), min(n, len(texts)))
     return {key: texts[key] for key in chosen}
 
@@ -53,9 +64,11 @@ def main() -> None:
     parser.add_argument("--split", choices=("train", "validation"), default="train")
     parser.add_argument("--n", type=int, default=120)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--with-ci", action="store_true", help="only texts that state a confidence interval")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    lines = [json.dumps({"id": key, "text": text}) for key, text in sample(args.split, args.n, args.seed).items()]
+    chosen = sample(args.split, args.n, args.seed, with_ci=args.with_ci)
+    lines = [json.dumps({"id": key, "text": text}) for key, text in chosen.items()]
     output = "\n".join(lines) + "\n"
     if args.out:
         args.out.write_text(output, encoding="utf-8")

@@ -30,20 +30,23 @@ def normalised(text: str) -> str:
     return _middle_dot().sub(".", text.translate(_SAME_LENGTH))
 
 
-# A number as results are written: a sign, digits, a decimal point (a comma is a separator here).
-NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?![\d.]\d)"
+# A number as results are written: a sign, digits, a decimal point; a comma only between thousands
+# ("1,586.01"), else it separates an interval's bounds ("0.8, 1.1").
+NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d.]\d)"
 # A unit or a percent sign after a number ("7.0 mm", "-15%", "41.9 months"), never a word that carries
 # the syntax ("to", "and", "CI", "vs", "p").
-UNIT = r"(?:\s?%|\s?(?!(?:to|and|CI|vs|versus|or|in|p|P|for|with|at|of|on|the)\b)[A-Za-zµμ][A-Za-zµμ/²³0-9]{0,11})?"
+_SYNTAX_WORDS = r"(?:to|and|CI|vs|versus|or|in|p|P|for|with|at|of|on|the)\b"
+UNIT = rf"(?:\s?[%€$£]|\s?(?!{_SYNTAX_WORDS})[A-Za-zµμ][A-Za-zµμ/²³0-9]{{0,11}})?"
 SEP = r"\s*(?:to|-|,|;|and)\s*"
 _LEVEL = r"(?P<{name}>\d{{2}}(?:\.\d+)?)\s?%"
 _CI_WORD = r"(?:CIs?\b|C\.I\.|(?i:confidence\s+intervals?|credib(?:le|ility)\s+intervals?)|CrI\b)"
 
 
 def ci_label(name: str = "level") -> str:
-    """ "95% CI", "95 % confidence interval (CI)", "CI 95%", "CI": its level (if any) in group ``name``."""
+    """ "95% CI", "95 % confidence interval (CI)", "95% confidence interval [CI]", "CI 95%", "CI": its level
+    (if any) in group ``name``."""
     level, after = _LEVEL.format(name=name), _LEVEL.format(name=name + "2")
-    return rf"(?:{level}\s*)?{_CI_WORD}(?:\s*\(CIs?\))?(?:\s*(?:of\s*)?{after})?"
+    return rf"(?:{level}\s*)?{_CI_WORD}(?:\s*[(\[](?:\d{{2}}\s?%\s*)?CIs?[)\]])?(?:\s*(?:of\s*)?{after})?"
 
 
 def interval(low: str = "lo", high: str = "hi") -> str:
@@ -51,12 +54,21 @@ def interval(low: str = "lo", high: str = "hi") -> str:
     return rf"[(\[]?\s*(?P<{low}>{NUM}){UNIT}{SEP}(?P<{high}>{NUM}){UNIT}\s*[)\]]?"
 
 
+# What may stand between a value and its interval: its standard error ("b = 0.31, SE = 0.12, 95% CI"),
+# its comparator ("-28.1 cm2 compared with placebo (95% CI ...").
+_BETWEEN_VALUE_AND_CI = (
+    rf"(?:\s*[,;]?\s*(?:SE|SEM|s\.e\.)\s*[=:]?\s*{NUM}"
+    r"|\s+(?:compared\s+(?:with|to)|vs\.?|versus)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+group)?)?"
+)
+
+
 @cache
 def value_with_ci() -> re.Pattern[str]:
     """A value and its labelled interval: "0.58 (95% CI, 0.34 to 0.97)", "0·80, 95% CI 0·66 to 0·98",
     "-7.0 mm, 95% confidence interval (CI) [-20.7 to +6.7]", "2.1 (CI 95%: 1.2-3.4)"."""
     return re.compile(
-        rf"(?<![\w.+\-])(?P<value>{NUM})(?!\s?%\s*{_CI_WORD}){UNIT}\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:[:=,]|is|was|of)?\s*{interval()}"
+        rf"(?<![\w.+\-])(?P<value>{NUM})(?!\s?%\s*{_CI_WORD}){UNIT}{_BETWEEN_VALUE_AND_CI}"
+        rf"\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:[:=,]|is|was|of)?\s*{interval()}"
     )
 
 
@@ -93,7 +105,7 @@ _MEASURE_NAMES: tuple[tuple[str, str], ...] = (
     (
         "MD",
         r"(?i:(?:weighted\s+)?mean\s+differences?|(?:between|inter)[- ]group\s+differences?|differences?|"
-        r"mean\s+changes?)|\b(?:W)?MDs?(?![A-Za-z])",
+        r"mean\s+changes?)|\b(?:W)?MDs?(?![A-Za-z])|(?<![\w.])[Bbβ](?=\s?=)",
     ),
 )
 
@@ -149,7 +161,7 @@ def count_value() -> re.Pattern[str]:
         rf"|{n}\s*[(\[]\s*{pct}\s*[)\]]\s*of\s+{n}"
         rf"|{n}(?:\s+[a-z][\w-]*){{0,2}}\s*[(\[]\s*{pct}\s*[)\]]"
         rf"|{pct}\s*[(\[]\s*(?:{n}\s*/\s*{n}|{n}\s+(?:out\s+)?of\s+{n})\s*[)\]]"
-        rf"|{pct}\s*,\s*(?:{n}\s*/\s*{n}|{n}\s+(?:out\s+)?of\s+{n}))"
+        rf"|{pct}\s*[,;]\s*(?:{n}\s*/\s*{n}|{n}\s+(?:out\s+)?of\s+{n}))"
     )
 
 
@@ -197,7 +209,10 @@ def paired_values() -> re.Pattern[str]:
 @cache
 def percent_change() -> re.Pattern[str]:
     """ "26% fewer fractures", "a reduction of 26%", "reduced by 12.5%"."""
-    words = r"(?:more|fewer|less|lower|higher|greater|reduction|decrease|increase|improvement|rise|decline|drop)"
+    words = (
+        r"(?:more|fewer|less|lower|higher|greater|reduction|decrease|increase|improvement|rise|decline|drop"
+        r"|reduced|increased|decreased)"
+    )
     verbs = r"(?:reduc|decreas|increas|improv|declin|lower|rais|drop|fell|rose)\w*"
     return re.compile(
         rf"(?:(?<![\w.+\-])(?P<v>{NUM})\s?%\s+(?:relative\s+)?(?i:{words})\b"

@@ -17,7 +17,7 @@ from deepcritical.reading import patterns as pt
 from deepcritical.reading.effects import MEASURES, RATIO_MEASURES, Effect, Measure, judged
 
 # How far before a value its measure's name may stand ("hazard ratio for death at 5 years was 0.77").
-_NAME_REACH = 90
+_NAME_REACH = 150
 # How far after a result a p-value may stand and still be that result's ("...; P = 0.03").
 _P_REACH = 140
 # How far apart two values of the same kind may stand and still be groups of one comparison.
@@ -25,7 +25,12 @@ _GROUP_GAP = 160
 # A hazard or odds ratio above this is a heart rate or a count, not a ratio.
 _LARGEST_RATIO = 60.0
 _RATIO_CONTEXT = re.compile(r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio)")
-_CHANGE_CONTEXT = re.compile(r"(?i:reduc|decreas|increas|chang|improv|declin|lower|higher)")
+# A value named as a change or a difference just before it ("an estimated reduction (95% CI) of 4.3"), or
+# just after its interval ("16% (95% CI: 5 to 26%) lower than the control group").
+_CHANGE_BEFORE = re.compile(
+    r"(?i:reduc|differ|chang|increas|decreas)\w*\s*(?:\(\d{2}\s?%\s*CI\))?\s*(?:of|by|was|is|:|,)?\s*$"
+)
+_CHANGE_AFTER = re.compile(r"[\s;,)\]]*(?:p\s*[<=>][^)]*\)\s*)?(?i:lower|higher|more|fewer|less|greater)\b")
 
 
 @dataclass
@@ -86,7 +91,7 @@ def read_effects(text: str) -> list[Effect]:
 
 
 def _number(text: str) -> float:
-    return float(text.replace("+", ""))
+    return float(text.replace("+", "").replace(",", ""))
 
 
 def _measure(name: str) -> Measure:
@@ -132,8 +137,8 @@ def _estimates(doc: _Text) -> list[_Draft]:
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         value = _number(match.group("value"))
         low, high = (_number(match.group(g) or match.group(g + "2")) for g in ("lo", "hi"))
-        if low > high and not (value < 0 or low < 0):
-            continue  # "12 (18-3 ...)": not an interval
+        if not min(low, high) <= value <= max(low, high):
+            continue  # an estimate lies inside its interval: this interval is some other value's
         measure, start = _estimate_measure(doc, match, named, value)
         if measure in RATIO_MEASURES and not 0 < value <= _LARGEST_RATIO:
             continue
@@ -184,11 +189,13 @@ def _estimate_measure(
     if named is not None:
         return named
     sentence = doc.plain[doc.sentence_start(match.start()) : match.start()]
-    if "%" in doc.plain[match.start("value") : match.end("value") + 3] and _CHANGE_CONTEXT.search(sentence):
+    just_before, just_after = sentence[-40:], doc.plain[match.end() : match.end() + 25]
+    changed = _CHANGE_BEFORE.search(just_before) or _CHANGE_AFTER.match(just_after)
+    if changed and "%" in doc.plain[match.start("value") : match.end("value") + 3]:
         return "percent_change", match.start()
     if _RATIO_CONTEXT.search(sentence):
         return ("OR" if "odds" in sentence.lower() else "HR" if "hazard" in sentence.lower() else "RR"), match.start()
-    if value < 0 or _number(match.group("lo") or match.group("lo2")) < 0 or re.search(r"(?i)differ|chang", sentence):
+    if value < 0 or _number(match.group("lo") or match.group("lo2")) < 0 or changed:
         return "MD", match.start()
     return "group_values", match.start()
 
