@@ -335,10 +335,19 @@ def _blocked(doc: _Text, end: int, start: int, drafts: list[_Draft]) -> bool:
     return doc.sentence_start(start) > end and re.search(r"\d", gap) is not None
 
 
+def _unbalanced(quote: str) -> bool:
+    return quote.count(")") > quote.count("(") or quote.count("]") > quote.count("[")
+
+
 def _effect(doc: _Text, draft: _Draft) -> Effect:
-    start = draft.start
-    while start < draft.end and doc.original[start].isspace():
+    start, end = draft.start, draft.end
+    while start < end and doc.original[start].isspace():
         start += 1
+    # "(HR 0.77, 95% CI 0.72-0.82)": the interval's pattern may take the close of a bracket opened before
+    # the quote; the quote ends before it.
+    while end > start and doc.original[end - 1] in ")]" and _unbalanced(doc.original[start:end]):
+        end -= 1
+    draft.end = end
     sentence = doc.plain[doc.sentence_start(start) : draft.end]
     within = (
         draft.measure in ("p_only", "percent_change", "group_values")
