@@ -1,6 +1,6 @@
 r"""The statistics reader against hand labels, and its speed (issue 25, item 1).
 
-    python bench/effects_bench.py [--labels bench/effects_labels.json]
+    python bench/effects_bench.py [--labels bench/effects_labels.json] [--split train|validation]
 
 Quality, on the development sample (bench/effects_devset.py, train articles; the labels were read by
 hand from each text, ids, offsets and values only): precision, recall and F1 of
@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -163,6 +165,15 @@ def speed() -> None:
     elapsed = time.perf_counter() - started
     print(f"first call (compiles the patterns): {first * 1000:.0f} ms")
     print(f"150 texts: {elapsed:.3f} s ({count} results; target < 5 s)")
+    with tempfile.TemporaryDirectory() as folder:
+        source, out = Path(folder) / "texts.jsonl", Path(folder) / "effects.jsonl"
+        source.write_text(
+            "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)), encoding="utf-8"
+        )
+        command = [sys.executable, "-m", "deepcritical", "extract", str(source), "--out", str(out)]
+        started = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=True, env={**os.environ, "DEEPCRITICAL_HOME": folder})
+        print(f"deepcritical extract on the 150 texts, the whole command: {time.perf_counter() - started:.2f} s")
 
 
 def main() -> None:
