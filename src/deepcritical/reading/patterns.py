@@ -156,7 +156,7 @@ def count_value() -> re.Pattern[str]:
     n = r"\d+(?:,\d{3})*"
     pct = rf"{NUM}\s?%"
     return re.compile(
-        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[;,]?\s*[(\[]?\s*{pct}\s*[)\]]?)?"
+        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[(\[]\s*{pct}\s*[)\]]|\s*[;,]\s*{pct})?"
         rf"|{n}\s+(?:out\s+)?of\s+(?:the\s+)?{n}(?:\s+[A-Za-z][\w-]*){{0,3}}\s*[(\[]\s*{pct}\s*[)\]]"
         rf"|{n}\s*[(\[]\s*{pct}\s*[)\]]\s*of\s+{n}"
         rf"|{n}(?:\s+[a-z][\w-]*){{0,2}}\s*[(\[]\s*{pct}\s*[)\]]"
