@@ -18,6 +18,8 @@ from deepcritical.text import shorten
 # then each group's value with a p-value, then a p-value alone.
 _EFFECT_SIZES = ("HR", "OR", "RR", "IRR", "MD", "SMD", "RD", "NNT", "percent_change")
 QUOTE_CHARS = 160
+# The fields a row takes from the reader's Effect as they are.
+_FROM_EFFECT = ("measure", "value", "ci_low", "ci_high", "ci_level", "p", "groups", "significant")
 
 
 class StudyResult(BaseModel):
@@ -65,21 +67,15 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
         if not effects:
             continue
         best = min(effects, key=_rank)
+        stated = {name: value for name, value in best.as_dict().items() if name in _FROM_EFFECT}
         rows.append(
             StudyResult(
                 id=item.id,
                 design=DESIGNS[item.grade.design].label,
                 n=item.grade.sample_size,
-                measure=best.measure,
-                value=best.value,
-                ci_low=best.ci_low,
-                ci_high=best.ci_high,
-                ci_level=best.ci_level,
-                p=best.p,
-                groups=list(best.groups),
-                significant=best.significant,
                 quote=shorten(best.quote, QUOTE_CHARS, on_word=True),
                 others=len(effects) - 1,
+                **stated,
             )
         )
     return rows
