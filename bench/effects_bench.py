@@ -169,6 +169,16 @@ def speed() -> None:
     elapsed = time.perf_counter() - started
     print(f"first call (compiles the patterns): {first * 1000:.0f} ms")
     print(f"150 texts: {elapsed:.3f} s ({count} results; target < 5 s)")
+    # Untrusted text of any length: the reader's time grows with the text's length, not its square.
+    adversarial = {
+        "one estimate repeated": "HR 0.77 (95% CI 0.72-0.82); p<0.001. " * 3000,
+        "5,000 values joined by vs, no full stop": " vs ".join("1.0 mm" for _ in range(5000)),
+        "10,000 counts in one run": "12 (3%) " * 10000,
+    }
+    for name, text in adversarial.items():
+        started = time.perf_counter()
+        read_effects(text)
+        print(f"{name} ({len(text):,} chars): {time.perf_counter() - started:.2f} s")
     with tempfile.TemporaryDirectory() as folder:
         source, out = Path(folder) / "texts.jsonl", Path(folder) / "effects.jsonl"
         source.write_text(

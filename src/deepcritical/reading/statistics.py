@@ -8,7 +8,7 @@ dot, thin spaces made plain), so every offset is an offset into the text as give
 
 from __future__ import annotations
 
-import itertools
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import cast
@@ -22,6 +22,8 @@ _NAME_REACH = 150
 _P_REACH = 140
 # How far apart two values of the same kind may stand and still be groups of one comparison.
 _GROUP_GAP = 160
+# How much of a sentence before a result is read for its context (and quoted for a p-value alone).
+_CONTEXT = 300
 # A hazard or odds ratio above this is a heart rate or a count, not a ratio.
 _LARGEST_RATIO = 60.0
 _RATIO_CONTEXT = re.compile(r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio)")
@@ -64,7 +66,17 @@ class _Text:
         self.taken[start:end] = b"\x01" * (end - start)
 
     def sentence_start(self, at: int) -> int:
-        return max((s for s in self.sentence_starts if s <= at), default=0)
+        return self.sentence_starts[max(bisect.bisect_right(self.sentence_starts, at) - 1, 0)]
+
+    def context_start(self, at: int) -> int:
+        """Where the words around ``at`` begin: its sentence, at most ``_CONTEXT`` characters back (a
+        table or a text without full stops has no sentence to speak of, and reading it whole for every
+        result would cost time in the square of its length)."""
+        start = max(self.sentence_start(at), at - _CONTEXT)
+        if start > self.sentence_start(at):
+            space = self.plain.find(" ", start, at)
+            start = space + 1 if space >= 0 else start
+        return start
 
 
 def read_effects(text: str) -> list[Effect]:
@@ -188,7 +200,7 @@ def _estimate_measure(
 ) -> tuple[Measure, int]:
     if named is not None:
         return named
-    sentence = doc.plain[doc.sentence_start(match.start()) : match.start()]
+    sentence = doc.plain[doc.context_start(match.start()) : match.start()]
     just_before, just_after = sentence[-40:], doc.plain[match.end() : match.end() + 25]
     changed = _CHANGE_BEFORE.search(just_before) or _CHANGE_AFTER.match(just_after)
     if changed and "%" in doc.plain[match.start("value") : match.end("value") + 3]:
@@ -287,49 +299,61 @@ def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> l
     """Values close together with no p-value between; a pair's values are closer to each other than to
     the next pair ("134/394 [34.0%] versus 118/382 [30.9%]), as was ... (39/394 [9.9%] versus ...")."""
     clusters: list[list[tuple[int, int]]] = []
+    widest = 0  # the widest gap inside the last cluster
     for start, end in spans:
         cluster = clusters[-1] if clusters else []
         gap = start - cluster[-1][1] if cluster else _GROUP_GAP + 1
-        widest = max((b[0] - a[1] for a, b in itertools.pairwise(cluster)), default=0)
         if (
             cluster
             and gap <= _GROUP_GAP
             and (len(cluster) < 2 or gap <= max(60, 2 * widest))
-            and not any(cluster[-1][1] <= p < start for p in p_starts)
+            and not _between(p_starts, cluster[-1][1], start)
             and not _new_table_row(text[cluster[-1][1] : start])
         ):
             cluster.append((start, end))
+            widest = max(widest, gap)
         else:
             clusters.append([(start, end)])
+            widest = 0
     return clusters
+
+
+def _between(positions: list[int], low: int, high: int) -> bool:
+    """Whether a position of the sorted ``positions`` lies in [low, high)."""
+    index = bisect.bisect_left(positions, low)
+    return index < len(positions) and positions[index] < high
 
 
 def _attach_p_values(doc: _Text, drafts: list[_Draft], p_values: list[tuple[int, int, str]]) -> list[_Draft]:
     """A p-value belongs to the nearest result it follows, when no other number stands between them;
     otherwise it is a result of its own, quoted from the start of its sentence."""
+    by_end = sorted(drafts, key=lambda d: d.end)
+    ends = [d.end for d in by_end]  # as found: a draft that takes a p-value is no candidate any more
+    starts = sorted(d.start for d in drafts)
     previous_end = 0
     for start, end, written in p_values:
-        before = [d for d in drafts if d.end <= start and d.p is None and start - d.end <= _P_REACH]
-        owner = before[-1] if before else None
-        if owner is not None and not _blocked(doc, owner.end, start, drafts):
+        owner = None
+        for index in range(bisect.bisect_right(ends, start) - 1, -1, -1):
+            if start - ends[index] > _P_REACH:
+                break
+            if by_end[index].p is None:
+                owner = by_end[index]
+                break
+        if owner is not None and not _blocked(doc, owner.end, start, starts):
             owner.p, owner.end = written, end
         else:
-            clause = max(doc.sentence_start(start), previous_end)
-            drafts.append(
-                _Draft(
-                    "p_only",
-                    clause + len(doc.plain[clause:start]) - len(doc.plain[clause:start].lstrip(" ;,)")),
-                    end,
-                    p=written,
-                )
-            )
+            clause = max(doc.context_start(start), previous_end)
+            head = doc.plain[clause:start]
+            draft = _Draft("p_only", clause + len(head) - len(head.lstrip(" ;,)")), end, p=written)
+            drafts.append(draft)
+            bisect.insort(starts, draft.start)
         previous_end = end
     return drafts
 
 
-def _blocked(doc: _Text, end: int, start: int, drafts: list[_Draft]) -> bool:
+def _blocked(doc: _Text, end: int, start: int, starts: list[int]) -> bool:
     """Whether another result or a sentence with numbers of its own stands between a result and a p."""
-    if any(end <= d.start < start for d in drafts):
+    if _between(starts, end, start):
         return True
     gap = doc.plain[end:start]
     return doc.sentence_start(start) > end and re.search(r"\d", gap) is not None
@@ -348,7 +372,7 @@ def _effect(doc: _Text, draft: _Draft) -> Effect:
     while end > start and doc.original[end - 1] in ")]" and _unbalanced(doc.original[start:end]):
         end -= 1
     draft.end = end
-    sentence = doc.plain[doc.sentence_start(start) : draft.end]
+    sentence = doc.plain[doc.context_start(start) : draft.end]
     within = (
         draft.measure in ("p_only", "percent_change", "group_values")
         and pt.within_group_words().search(sentence) is not None
