@@ -285,3 +285,30 @@ def test_a_generated_p_value_is_read_back(number: float, comparator: str, word: 
     written = f"{number:.4f}".rstrip("0").rstrip(".")
     text = f"Outcomes differed ({word}{space}{comparator}{space}{written})."
     assert [e.p for e in read_effects(text)] == [comparator + written]
+
+
+@st.composite
+def written_difference(draw: st.DrawFn) -> tuple[str, float, float, float]:
+    low, value, high = sorted(draw(st.lists(st.integers(-3000, 3000), min_size=3, max_size=3, unique=True)))
+    minus = draw(st.sampled_from(("-", "−")))
+
+    def number(tenths: int) -> str:
+        sign = minus if tenths < 0 else draw(st.sampled_from(("", "+"))) if tenths > 0 else ""
+        return f"{sign}{abs(tenths) // 10}.{abs(tenths) % 10}"
+
+    separator = draw(st.sampled_from((" to ", ", ", "; ")))
+    name = draw(st.sampled_from(("mean difference", "MD", "difference between groups")))
+    unit = draw(st.sampled_from(("", " mm", " points")))
+    template = draw(st.sampled_from(("{n} {v}{u} (95% CI {lo}{sep}{hi})", "{n} {v}{u}, 95% CI [{lo}{sep}{hi}]")))
+    text = template.format(n=name, v=number(value), u=unit, lo=number(low), sep=separator, hi=number(high))
+    return f"At 12 weeks the {text} favoured neither arm.", value / 10, low / 10, high / 10
+
+
+@given(written_difference())
+def test_a_generated_difference_with_negative_bounds_is_read_back_exactly(
+    case: tuple[str, float, float, float],
+) -> None:
+    text, value, low, high = case
+    effect = only(text)
+    assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == ("MD", value, low, high)
+    assert effect.significant is (not low <= 0 <= high)
