@@ -217,7 +217,9 @@ def read(markdown: str) -> Read:
         for m in re.finditer(r"^(\d+)\. .*? Evidence id: `([^`]+)`", markdown.split("## References")[1], re.M)
     }
     table: dict[str, dict[str, list[int]]] = {}
-    for line in markdown.splitlines():
+    start = markdown.find("## Strength of evidence\n")
+    strength_section = markdown[start : markdown.find("\n## ", start + 1)] if start >= 0 else ""
+    for line in strength_section.splitlines():  # the study-results table below it has its own columns
         if line.startswith("| ") and not line.startswith("| Design"):
             cells = [cell.strip() for cell in line.strip("|").split("|")]
             row: dict[str, list[int]] = {}

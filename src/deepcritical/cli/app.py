@@ -1,6 +1,7 @@
 """The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question,
 ``batch`` a file of questions,
 ``export`` a run's references.
+``extract`` the statistical results stated in texts.
 ``library`` to see, prune and export the evidence store.
 
 Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
@@ -34,6 +35,7 @@ from deepcritical.cli.common import (
     settings_from,
 )
 from deepcritical.cli.eval import eval_app
+from deepcritical.cli.extract import extract_command
 from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
@@ -93,6 +95,7 @@ def root(
 
 app.add_typer(library_app, name="library")
 app.add_typer(eval_app, name="eval")
+app.command("extract")(extract_command)
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
 SOURCES_HELP = (

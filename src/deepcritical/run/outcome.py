@@ -30,6 +30,7 @@ from deepcritical.stages.render import (
     render_markdown,
     shown_assessment,
 )
+from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -100,6 +101,10 @@ class ResearchOutcome(BaseModel):
         description="Evidence recalled from the library of earlier runs rather than found by this run's searches",
     )
     assessments: list[Assessment]
+    study_results: list[StudyResult] = Field(
+        default_factory=list,
+        description="Per counted study, the result its text states in numbers (the report's Study results table)",
+    )
     report_assessment: Assessment | None = Field(
         default=None,
         description="The last assessment as report.md shows it: each score capped by what the report's counted items "
@@ -196,6 +201,7 @@ def assemble_outcome(
         evidence=list(evidence),
         recalled_ids=evidence.recalled_ids,
         assessments=state.assessments,
+        study_results=study_results(counted, evidence.items),
         report_assessment=shown_assessment(state.last_assessment, counted),
         plans=state.plans,
         searches=state.searches,

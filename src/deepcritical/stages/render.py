@@ -16,6 +16,7 @@ from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remo
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
 from deepcritical.stages.reading import split_sentences
+from deepcritical.stages.results import results_table, study_results
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
 
 DEMO_BANNER = (
@@ -497,6 +498,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += ["## Contrary evidence", "", *contrary, ""]
     if evidence:
         lines += ["## Strength of evidence", "", *strength_table(counted, numbers), ""]
+        lines += results_table(study_results(counted, evidence), len(counted.counted), numbers, escape)
     shown = shown_assessment(context.assessment, counted)
     if shown is not None:
         lines += ["## How the judge rated the evidence", "", *_assessment(shown, text), ""]

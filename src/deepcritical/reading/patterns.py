@@ -1,0 +1,255 @@
+"""The written forms of statistical results, as regular expressions over a normalised text (see
+:func:`normalised`): compiled on first use, so importing the reader costs nothing."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+# One character for one character, so every offset into the normalised text is an offset into the
+# original: unicode minus and dashes become "-", thin and no-break spaces a space, full-width
+# comparators their ASCII form. The middle dot (0·77) becomes a point only between digits (below).
+_SAME_LENGTH = str.maketrans(
+    {
+        "\u2212": "-", "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
+        "\ufe63": "-", "\uff0d": "-",
+        "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ",
+        "\u200b": " ", "\u2005": " ", "\u2006": " ", "\u2007": " ", "\u2008": " ",
+        "\uff1c": "<", "\uff1e": ">", "\uff1d": "=", "\u2a7d": "≤", "\u2a7e": "≥",
+    }
+)  # fmt: skip
+
+
+@cache
+def _middle_dot() -> re.Pattern[str]:
+    return re.compile(r"(?<=\d)[\u00b7\u2219\u22c5](?=\d)")
+
+
+def normalised(text: str) -> str:
+    """``text`` with the same length, its look-alike characters made plain (see ``_SAME_LENGTH``)."""
+    return _middle_dot().sub(".", text.translate(_SAME_LENGTH))
+
+
+# A number as results are written: a sign, digits, a decimal point; a comma only between thousands
+# ("1,586.01"), else it separates an interval's bounds ("0.8, 1.1").
+NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d.]\d)"
+# A unit or a percent sign after a number ("7.0 mm", "-15%", "41.9 months"), never a word that carries
+# the syntax ("to", "and", "CI", "vs", "p").
+_SYNTAX_WORDS = r"(?:to|and|CI|vs|versus|or|in|p|P|for|with|at|of|on|the)\b"
+UNIT = rf"(?:\s?[%€$£]|\s?(?!{_SYNTAX_WORDS})[A-Za-zµμ][A-Za-zµμ/²³0-9]{{0,11}})?"
+SEP = r"\s*(?:to|-|,|;|and)\s*"
+_LEVEL = r"(?P<{name}>\d{{2}}(?:\.\d+)?)\s?%"
+_CI_WORD = r"(?:CIs?\b|C\.I\.|(?i:confidence\s+intervals?|credib(?:le|ility)\s+intervals?)|CrI\b)"
+
+
+def ci_label(name: str = "level") -> str:
+    """ "95% CI", "95 % confidence interval (CI)", "95% confidence interval [CI]", "CI 95%", "CI": its level
+    (if any) in group ``name``."""
+    level, after = _LEVEL.format(name=name), _LEVEL.format(name=name + "2")
+    return rf"(?:{level}\s*)?{_CI_WORD}(?:\s*[(\[](?:\d{{2}}\s?%\s*)?CIs?[)\]])?(?:\s*(?:of\s*)?{after})?"
+
+
+def interval(low: str = "lo", high: str = "hi") -> str:
+    """ "0.72-0.82", "-20.7 to +6.7", "0.75, 14.5", "-15% to +13%", optionally bracketed."""
+    return rf"[(\[]?\s*(?P<{low}>{NUM}){UNIT}{SEP}(?P<{high}>{NUM}){UNIT}\s*[)\]]?"
+
+
+# What may stand between a value and its interval: its standard error ("b = 0.31, SE = 0.12, 95% CI"),
+# its comparator ("-28.1 cm2 compared with placebo (95% CI ...").
+_BETWEEN_VALUE_AND_CI = (
+    rf"(?:\s*[,;]?\s*(?:SE|SEM|s\.e\.)\s*[=:]?\s*{NUM}"
+    r"|\s+(?:compared\s+(?:with|to)|vs\.?|versus)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+group)?)?"
+)
+
+
+@cache
+def value_with_ci() -> re.Pattern[str]:
+    """A value and its labelled interval: "0.58 (95% CI, 0.34 to 0.97)", "0·80, 95% CI 0·66 to 0·98",
+    "-7.0 mm, 95% confidence interval (CI) [-20.7 to +6.7]", "2.1 (CI 95%: 1.2-3.4)"."""
+    return re.compile(
+        rf"(?<![\w.+\-])(?P<value>{NUM})(?!\s?%\s*{_CI_WORD}){UNIT}{_BETWEEN_VALUE_AND_CI}"
+        rf"\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:[:=,]|is|was|of)?\s*{interval()}"
+    )
+
+
+@cache
+def value_with_bare_interval() -> re.Pattern[str]:
+    """A value and a bracketed interval without a label: "1.26 (1.00-1.59)", "2.1 [1.2, 3.4]". Read as
+    an estimate only after a measure's name or a CI label; else it is a median and its range."""
+    return re.compile(
+        rf"(?<![\w.+\-])(?P<value>{NUM}){UNIT}\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}\s*[)\]]"
+        rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*-\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/]))"
+    )
+
+
+@cache
+def ci_label_alone() -> re.Pattern[str]:
+    return re.compile(ci_label())
+
+
+# Each measure by its names: abbreviations as written (case matters: "OR" is not "or"), words in any case.
+# A longer name comes first so that "risk difference" is not read as "difference".
+_MEASURE_NAMES: tuple[tuple[str, str], ...] = (
+    (
+        "SMD",
+        r"(?i:standardi[sz]ed\s+mean\s+differences?|cohen'?s\s+d\b|hedges'?\s*g\b|effect\s+sizes?)"
+        r"|\b(?:SMD|ES)s?(?![A-Za-z])",
+    ),
+    ("IRR", r"(?i:incidence\s+rate\s+ratios?|rate\s+ratios?)|\bIRRs?(?![A-Za-z])"),
+    ("HR", r"(?i:(?:sub)?hazards?\s+ratios?)|\b(?:a|adj)?HRs?(?![A-Za-z])"),
+    ("OR", r"(?i:odds\s+ratios?)|\b(?:a|adj)?ORs?(?![A-Za-z])"),
+    ("RD", r"(?i:risk\s+differences?|absolute\s+risk\s+(?:reduction|difference|increase)s?)|\b(?:ARR|ARD|RDs?)\b"),
+    ("RR", r"(?i:relative\s+risks?|risk\s+ratios?|relative\s+rates?)|\b(?:a|adj)?RRs?(?![A-Za-z])"),
+    ("NNT", r"(?i:number\s+needed\s+to\s+(?:treat|harm))|\bNN[TH][BH]?s?\b"),
+    ("percent_change", r"(?i:relative\s+risk\s+reduction|percent(?:age)?\s+change)|\bRRR\b"),
+    (
+        "MD",
+        r"(?i:(?:weighted\s+)?mean\s+differences?|(?:between|inter)[- ]group\s+differences?|differences?|"
+        r"mean\s+changes?)|\b(?:W)?MDs?(?![A-Za-z])|(?<![\w.])[Bbβ](?=\s?=)",
+    ),
+)
+
+
+@cache
+def measure_names() -> re.Pattern[str]:
+    return re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MEASURE_NAMES))
+
+
+@cache
+def measure_then_value() -> re.Pattern[str]:
+    """A measure's name and a value close after it, no interval: "OR = 2.3", "HR 0.6", "NNT of 12"."""
+    return re.compile(
+        rf"(?:{measure_names().pattern})\s*(?:\([^()]{{1,12}}\)|\[[^\[\]]{{1,12}}\])?\s*"
+        rf"(?:[,:=]|was|were|is|of)?\s*(?:[,:=])?\s*(?P<value>{NUM})(?![\d.]*\s*(?:%|[/±]))"
+    )
+
+
+_CMP = r"(?P<cmp><=|>=|=<|=>|[<>=≤≥]|\bis\b|\bwas\b|\bof\b)"
+_P_NUMBER = (
+    r"(?P<num>10\s*\^?\s*(?P<exp3>-\s*\d+)"
+    r"|(?:\d*\.\d+|\d+)(?:\s*[x×*]\s*10\s*\^?\s*(?P<exp>-?\s*\d+)|[eE](?P<exp2>-?\d+))?)"
+)
+
+
+@cache
+def p_value() -> re.Pattern[str]:
+    """ "p = .03", "P<0.05", "p-value 0.02", "P for trend = 0.01", "P = 2.3 × 10-5", "p = NS"."""
+    return re.compile(
+        r"(?<![A-Za-z0-9])[Pp](?P<word>\s*-?\s*values?)?"
+        r"(?:\s*(?:for|of)\s+(?:linear\s+)?(?:trend|interaction|difference|heterogeneity|non-?inferiority))?"
+        r"\s*(?:\(\s*\w+\s*\))?"  # "P (two-sided) ="
+        rf"\s*(?:{_CMP}\s*(?:{_P_NUMBER}|(?P<ns>NS|N\.S\.?|n\.s\.?))|(?(word){_P_NUMBER.replace('?P<', '?P<b_')}|(?!)))"
+    )
+
+
+@cache
+def not_significant_mark() -> re.Pattern[str]:
+    """ "N.S.", "n.s." anywhere; "NS" only as a parenthesised or listed mark ("(NS)", "; NS)"), since
+    "NS" is also normal saline."""
+    return re.compile(r"(?<![\w.+\-])(?:N\.S\.?|n\.s\.?)(?!\w)|(?<=[(;,])\s*NS\s*(?=[);,])")
+
+
+@cache
+def count_value() -> re.Pattern[str]:
+    """One group's count: "59/250 (22%)", "4/24; 17%", "59 out of 250 episodes (22%)", "265 [25%] of
+    1054", "8 cases (16%)", "18 (36%)", "79% (11/14)", "32%, 7 of 22"."""
+    n = r"\d+(?:,\d{3})*"
+    pct = rf"{NUM}\s?%"
+    return re.compile(
+        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[(\[]\s*{pct}\s*[)\]]|\s*[;,]\s*{pct})?"
+        rf"|{n}\s+(?:out\s+)?of\s+(?:the\s+)?{n}(?:\s+[A-Za-z][\w-]*){{0,3}}\s*[(\[]\s*{pct}\s*[)\]]"
+        rf"|{n}\s*[(\[]\s*{pct}\s*[)\]]\s*of\s+{n}"
+        rf"|{n}(?:\s+[a-z][\w-]*){{0,2}}\s*[(\[]\s*{pct}\s*[)\]]"
+        rf"|{pct}\s*[(\[]\s*(?:{n}\s*/\s*{n}|{n}\s+(?:out\s+)?of\s+{n})\s*[)\]]"
+        rf"|{pct}\s*[,;]\s*(?:{n}\s*/\s*{n}|{n}\s+(?:out\s+)?of\s+{n}))"
+    )
+
+
+@cache
+def range_value() -> re.Pattern[str]:
+    """One group's value with its interval or range: "3.8% (0.4%-12.9%)", "15 (7.5 to 24.75)"."""
+    return re.compile(rf"(?<![\w.+\-]){NUM}{UNIT}\s*[(\[]\s*{NUM}{UNIT}{SEP}{NUM}{UNIT}\s*[)\]]")
+
+
+@cache
+def mean_sd_value() -> re.Pattern[str]:
+    """ "6.4 ± 0.9", "12 +/- 3 mmHg", "4.41 [1.63] days" is not one (brackets are read as a range)."""
+    return re.compile(rf"(?<![\w.+\-])(?P<mean>{NUM})\s*(?:±|\+/-|\+-)\s*(?P<sd>{NUM}){UNIT}")
+
+
+@cache
+def percent_value() -> re.Pattern[str]:
+    # Not a threshold ("≥ 90% of baseline") nor a concentration ("2% CHX", "0.2% chlorhexidine gel").
+    return re.compile(rf"(?<![\w.+\-<>≤≥])(?<![<>≤≥]\s)(?P<v>{NUM})\s?%(?!\s*(?:[A-Z]|w/|v/|(?i:solution|gel|cream)))")
+
+
+_SD_VALUE = rf"{NUM}(?:\s*(?:±|\+/-)\s*{NUM})?{UNIT}(?:,?\s*\(?SD\s*=?\s*{NUM}\)?)?"
+
+
+@cache
+def versus_pair() -> re.Pattern[str]:
+    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3"."""
+    return re.compile(
+        rf"(?<![\w.±+\-])(?<!±\s)(?<!SD\s)(?P<a>{_SD_VALUE})\s*(?:,\s*)?(?:vs\.?|versus|v\.|compared\s+(?:with|to))\s*(?P<b>{_SD_VALUE})"
+    )
+
+
+@cache
+def paired_values() -> re.Pattern[str]:
+    """Two groups' values named in words: "35 mm in the Lozenge group and 51 mm in the Control group",
+    "752 and 707 events, respectively"."""
+    value = rf"{NUM}{UNIT}"
+    return re.compile(
+        rf"(?<![\w.±+\-])(?P<a>{value})\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
+        rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among)\b"
+        rf"|(?<![\w.±+\-])(?P<a2>{NUM})\s+and\s+(?P<b2>{value})(?:\s+[a-z]+){{0,2}},?\s+respectively"
+    )
+
+
+@cache
+def percent_change() -> re.Pattern[str]:
+    """ "26% fewer fractures", "a reduction of 26%", "reduced by 12.5%"."""
+    words = (
+        r"(?:more|fewer|less|lower|higher|greater|reduction|decrease|increase|improvement|rise|decline|drop"
+        r"|reduced|increased|decreased)"
+    )
+    verbs = r"(?:reduc|decreas|increas|improv|declin|lower|rais|drop|fell|rose)\w*"
+    return re.compile(
+        rf"(?:(?<![\w.+\-])(?P<v>{NUM})\s?%\s+(?:relative\s+)?(?i:{words})\b"
+        rf"|\b(?i:{verbs})\s+(?:of|by)\s+(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
+        rf"(?:\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*[:=,]?\s*{interval()})?"
+    )
+
+
+@cache
+def within_group_words() -> re.Pattern[str]:
+    return re.compile(
+        r"\bbaseline\b|\bfrom\s+(?:pre|the\s+start|admission|week\s*0|day\s*0)|\bbefore\s+and\s+after\b"
+        r"|\bpre-?\s*(?:to|and)\s*post|\bwithin[- ](?:group|arm)|\bpre-?(?:op|treatment|intervention)\w*\s+to\b",
+        re.IGNORECASE,
+    )
+
+
+@cache
+def between_group_words() -> re.Pattern[str]:
+    return re.compile(
+        r"\bbetween\b|\bvs\.?\b|\bversus\b|\bcompared\s+(?:with|to)\s+(?!baseline|pre)"
+        r"|\bthan\b|\bgroups\b",
+        re.IGNORECASE,
+    )
+
+
+@cache
+def look_alikes() -> re.Pattern[str]:
+    """Where a text defines an abbreviation as something else: heart rate (HR), respiratory rate (RR),
+    continuous infusion (CI), normal saline (NS)."""
+    return re.compile(
+        r"(?i:heart\s+rate)\s*\(HR\)|(?i:respiratory\s+rate)\s*\(RR\)|(?i:continuous\s+infusion)\s*\(CI\)"
+        r"|(?i:normal\s+saline)\s*\(NS\)|\bHR\b[^.;]{0,30}(?i:beats|bpm|/\s*min)|\bRR\b[^.;]{0,30}(?i:breaths|/\s*min)"
+    )
+
+
+@cache
+def sentence_ends() -> re.Pattern[str]:
+    """A sentence ends at ". " before a capital, or at a line break; "p = .03" and "vs." are not ends."""
+    return re.compile(r"(?<![vV]s)(?<!\b[a-z])\.\s+(?=[A-Z(\[])|\n+")

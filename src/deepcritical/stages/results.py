@@ -1,0 +1,129 @@
+"""The study-results table: for each counted study, its design, n and the result its text states in
+numbers (an effect with its interval, else each group's value, else a p-value), read by the statistics
+reader (reading/statistics.py). One list of rows feeds ``run.json`` and ``report.md``, so both show the
+same numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from pydantic import BaseModel, Field
+
+from deepcritical.models import DESIGNS, Evidence
+from deepcritical.reading.effects import Effect
+from deepcritical.stages.strength import Strength
+from deepcritical.text import shorten
+
+# Which stated result stands for a study: an effect size with its interval first, then one without,
+# then each group's value with a p-value, then a p-value alone.
+_EFFECT_SIZES = ("HR", "OR", "RR", "IRR", "MD", "SMD", "RD", "NNT", "percent_change")
+QUOTE_CHARS = 160
+# The fields a row takes from the reader's Effect as they are.
+_FROM_EFFECT = ("measure", "value", "ci_low", "ci_high", "ci_level", "p", "groups", "significant")
+
+
+class StudyResult(BaseModel):
+    """One counted study's stated result, as the statistics reader read it from the item's text."""
+
+    id: str
+    design: str = Field(description="The design as the report names it")
+    n: int | None = Field(default=None, description="Participants, when the grader found them")
+    measure: str
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_level: float | None = None
+    p: str | None = Field(default=None, description='As written, with its comparator: "<0.001", "=0.03", "NS"')
+    groups: list[str] = Field(default_factory=list, description="Each group's value as written")
+    significant: bool | None = None
+    quote: str = Field(description="The words the result was read from")
+    others: int = Field(default=0, description="Further results the same text states")
+
+
+def _rank(effect: Effect) -> tuple[int, int]:
+    if effect.measure in _EFFECT_SIZES and effect.ci_low is not None:
+        kind = 0
+    elif effect.measure in _EFFECT_SIZES:
+        kind = 1
+    elif effect.measure == "group_values" and effect.p is not None:
+        kind = 2
+    elif effect.measure == "p_only":
+        kind = 3
+    else:
+        kind = 4
+    return kind + (5 if effect.within_group else 0), effect.start
+
+
+def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[StudyResult]:
+    """A row for each counted study whose text states a result in numbers, in the table's order."""
+    from deepcritical.reading.statistics import read_effects
+
+    rows = []
+    for item_id in counted.counted:
+        item = evidence.get(item_id)
+        if item is None:
+            continue
+        effects = [e for e in read_effects(item.content) if _rank(e)[0] < 4]
+        if not effects:
+            continue
+        best = min(effects, key=_rank)
+        stated = {name: value for name, value in best.as_dict().items() if name in _FROM_EFFECT}
+        rows.append(
+            StudyResult(
+                id=item.id,
+                design=DESIGNS[item.grade.design].label,
+                n=item.grade.sample_size,
+                quote=shorten(best.quote, QUOTE_CHARS, on_word=True),
+                others=len(effects) - 1,
+                **stated,
+            )
+        )
+    return rows
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def effect_text(row: StudyResult) -> str:
+    """ "HR 0.77 [0.72, 0.82]", "group values: 79 % vs 59 %", or "" for a p-value alone."""
+    if row.value is not None and row.measure in _EFFECT_SIZES:
+        name = "change" if row.measure == "percent_change" else row.measure
+        interval = f" [{_number(row.ci_low)}, {_number(row.ci_high)}]" if row.ci_low is not None else ""
+        return f"{name} {_number(row.value)}{interval}"
+    if row.groups:
+        return " vs ".join(row.groups)
+    return ""
+
+
+def p_text(p: str | None) -> str:
+    """A p-value as a table shows it: "< 0.001", "0.03" (its "=" dropped), "NS"; "–" when none."""
+    if p is None:
+        return "–"
+    if p.startswith("="):
+        return p[1:]
+    return f"{p[0]} {p[1:]}" if p[0] in "<>≤≥" else p
+
+
+def results_table(
+    rows: list[StudyResult], counted: int, numbers: Mapping[str, int], escape: Callable[[str], str]
+) -> list[str]:
+    """The report's section: one row per study with a stated number, each cell escaped."""
+    lines = ["## Study results", ""]
+    if not rows:
+        return [*lines, "None of the counted studies states a result in numbers in the text read.", ""]
+    lines += ["| Study | Design | n | Result as stated | Effect [95% CI] | p |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        reference = f"[{numbers[row.id]}]" if row.id in numbers else "–"
+        n = f"{row.n:,}" if row.n else "–"
+        more = f" (+{row.others} more)" if row.others else ""
+        cells = [escape(reference), escape(row.design), n, escape(row.quote) + more, escape(effect_text(row)) or "–"]
+        lines.append("| " + " | ".join([*cells, escape(p_text(row.p))]) + " |")
+    lines += [
+        "",
+        f"{len(rows)} of {counted} counted studies state a result in numbers in the text read (abstract or passage). "
+        "Each is read in code from the study's own words (the first effect size with its interval, else each "
+        "group's value with a p-value, else a p-value); the numbers are not appraised or pooled.",
+        "",
+    ]
+    return lines

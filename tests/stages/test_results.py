@@ -1,0 +1,84 @@
+"""The study-results table: one row per counted study that states a number, the best stated result
+chosen, the same numbers in the rows (run.json) and in report.md, every cell escaped."""
+
+from __future__ import annotations
+
+from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.outputs import ResearchReport
+from deepcritical.stages.render import RenderContext, counted_items, escape, render_markdown
+from deepcritical.stages.results import effect_text, p_text, study_results
+
+QUESTION = "Does drug X reduce mortality in heart failure?"
+RCT = Grade(
+    design="randomized_controlled_trial", level=2, population="humans", basis="publication_type", sample_size=4744
+)
+
+
+def make(key: str, text: str, grade: Grade = RCT) -> Evidence:
+    citation = Citation(
+        source="pubmed",
+        title=f"Drug X in heart failure: trial {key}",
+        url=f"https://pubmed.ncbi.nlm.nih.gov/{key}/",
+        pmid=key,
+        date="2021",
+    )
+    return Evidence(content=text, citation=citation, grade=grade)
+
+
+HAZARD = make(
+    "201",
+    "RESULTS: Drug X reduced mortality in heart failure: 386 of 2373 (16.3%) vs 502 of 2371 (21.2%), "
+    "p<0.001; cardiovascular death or worsening heart failure occurred less often (HR 0.74, 95% CI 0.65 "
+    "to 0.85; p<0.001).",
+)
+GROUPS = make(
+    "202",
+    "RESULTS: In heart failure, mortality with drug X was 12/80 (15%) vs 20/81 (25%) with placebo, p = 0.11.",
+    Grade(design="cohort", level=3, population="humans", basis="mesh"),
+)
+WORDS = make("203", "RESULTS: Drug X did not reduce mortality in heart failure compared with placebo.")
+HOSTILE = make(
+    "204",
+    "RESULTS: Drug X in heart failure <script>alert(1)</script> | mortality OR 0.80 (95% CI 0.66 to 0.98), p=0.03.",
+)
+EVIDENCE = {item.id: item for item in (HAZARD, GROUPS, WORDS, HOSTILE)}
+
+
+def test_each_counted_study_with_a_number_gets_its_best_stated_result() -> None:
+    counted = counted_items(QUESTION, EVIDENCE, ())
+    rows = {row.id: row for row in study_results(counted, EVIDENCE)}
+    assert set(rows) == {HAZARD.id, GROUPS.id, HOSTILE.id}  # the study stating no number has no row
+    hazard = rows[HAZARD.id]
+    # the effect size with its interval, not the group counts written first
+    assert (hazard.measure, hazard.value, hazard.ci_low, hazard.ci_high, hazard.p) == ("HR", 0.74, 0.65, 0.85, "<0.001")
+    assert (hazard.design, hazard.n, hazard.significant, hazard.others) == (
+        "randomised controlled trial",
+        4744,
+        True,
+        1,
+    )
+    groups = rows[GROUPS.id]
+    assert (groups.measure, groups.groups, groups.p) == ("group_values", ["12/80 (15%)", "20/81 (25%)"], "=0.11")
+    assert effect_text(groups) == "12/80 (15%) vs 20/81 (25%)"
+    assert groups.significant is False
+
+
+def test_the_report_shows_the_rows_numbers_escaped() -> None:
+    report = ResearchReport(question=QUESTION, answer_brief="Drug X may help.", key_findings=[], contrary_evidence=[])
+    markdown = render_markdown(report, EVIDENCE, RenderContext(demo=False, stop_reason="max_iterations"))
+    section = markdown.split("## Study results", 1)[1].split("\n## ", 1)[0]
+    counted = counted_items(QUESTION, EVIDENCE, ())
+    rows = study_results(counted, EVIDENCE)
+    table = [line for line in section.splitlines() if line.startswith("| \\[")]
+    assert len(table) == len(rows)
+    for row, line in zip(rows, table, strict=True):  # one order: the table's rows are the record's rows
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        assert cells[4:] == [escape(effect_text(row)) or "–", escape(p_text(row.p))]
+    assert "HR 0.74 \\[0.65, 0.85\\]" in section
+    assert "<script>" not in markdown
+    assert all(line.count(" | ") == 5 for line in table)  # a "|" in a study's words does not split its row
+    assert f"{len(rows)} of {len(counted.counted)} counted studies state a result in numbers" in section
+
+
+def test_p_values_read_as_a_table_shows_them() -> None:
+    assert [p_text(p) for p in ("<0.001", "=0.03", "NS", "≤0.05", None)] == ["< 0.001", "0.03", "NS", "≤ 0.05", "–"]
