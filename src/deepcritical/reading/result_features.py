@@ -273,6 +273,12 @@ def _name_unnamed_arm(stemmed: Sequence[str], mapped: list[str]) -> None:
             mapped[index] = INTERVENTION
 
 
+def names_intervention_arm(text: str, comparison: Comparison) -> bool:
+    """Whether ``text`` speaks of the intervention's arm: by the comparison's words, or as the treated group
+    beside the comparator's ("the dapagliflozin group and the placebo group")."""
+    return INTERVENTION in _masked(text, comparison)
+
+
 def _arm(stem: str, comparison: Comparison) -> str | None:
     if stem in comparison.intervention:
         return INTERVENTION

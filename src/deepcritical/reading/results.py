@@ -19,12 +19,14 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, Protocol
 
+from deepcritical.reading.effects import RATIO_MEASURES
 from deepcritical.reading.result_features import (
     LABELS,
     Comparison,
     classifier_features,
     ranker_features,
 )
+from deepcritical.reading.statistics import read_effects
 from deepcritical.reading.units import TextUnit, split_units
 
 WEIGHTS_FILE = "result_reader.json.gz"
@@ -142,7 +144,12 @@ class ResultReader:
         chosen = ranked[:read_units]
         totals = dict.fromkeys(LABELS, 0.0)
         weight_sum = 0.0
-        readings = self.classifier.probabilities([unit.text for _, unit in chosen], comparison)
+        readings = [
+            stated_by_numbers(unit.text) or reading
+            for (_, unit), reading in zip(
+                chosen, self.classifier.probabilities([unit.text for _, unit in chosen], comparison), strict=True
+            )
+        ]
         for (probability, _), reading in zip(chosen, readings, strict=True):
             weight = probability**2
             weight_sum += weight
@@ -156,6 +163,29 @@ class ResultReader:
         self, text: str, intervention: str, comparator: str, outcome: str, section: str = ""
     ) -> ResultReading:
         return self.read(split_units(text, section), Comparison.of(intervention, comparator, outcome))
+
+
+# How sure a reading is when the unit's own numbers settle it.
+NUMBERS_PROBABILITY = 0.9
+
+
+def stated_by_numbers(text: str) -> dict[str, float] | None:
+    """The reading the unit's first comparative estimate gives by the field's conventions, when its
+    significance is stated (a p-value, or an interval against its null value): a ratio below 1, or a
+    difference below 0, is a decrease under the intervention. None when no such estimate is there."""
+    for effect in read_effects(text):
+        if effect.within_group or effect.significant is None or effect.value is None:
+            continue
+        if effect.measure in RATIO_MEASURES:
+            null = 1.0
+        elif effect.measure in ("MD", "SMD", "RD"):
+            null = 0.0
+        else:
+            continue
+        label = "no_difference" if not effect.significant else "decreased" if effect.value < null else "increased"
+        rest = (1.0 - NUMBERS_PROBABILITY) / 2
+        return {name: NUMBERS_PROBABILITY if name == label else rest for name in LABELS}
+    return None
 
 
 def _outcome_share(unit: TextUnit, comparison: Comparison) -> float:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from deepcritical.reading.result_features import Comparison, stems
+from deepcritical.reading.result_features import Comparison, names_intervention_arm, stems
 from deepcritical.reading.results import ResultReader, ResultReading
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView
@@ -57,8 +57,15 @@ _POPULATION = re.compile(
 )
 # Words a question uses for "any clinical outcome": a sentence naming a clinical outcome answers it.
 _ANY_OUTCOME = frozenset({"outcom", "benefit", "effect", "efficaci", "result", "prognosi", "endpoint"})
+# A sentence states a comparative result when it gives a statistic or words of change or difference;
+# "X is well tolerated in heart failure" states none.
+_STATES_A_RESULT = re.compile(
+    r"\d\s*%|\bp\s*[<=>≤]|\bCI\b|confidence interval|\b(?:H|O|R|I?R)R\b|signific|differ|similar|compar|chang"
+    r"|reduc|increas|decreas|lower|higher|fewer|more\b|less\b|improv|worse|associat|effect|benefit|risk",
+    re.IGNORECASE,
+)
 # A reading this unsure states no result the report can count.
-MIN_LABEL_PROBABILITY = 0.6
+MIN_LABEL_PROBABILITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -136,13 +143,22 @@ class StudyReader:
         if outcome & _ANY_OUTCOME:
             names_outcome = names_outcome or bool(_BAD_OUTCOME.search(sentence) or _GOOD_OUTCOME.search(sentence))
         intervention = self.comparison.intervention
-        return names_outcome and (not intervention or bool(intervention & set(stems(f"{item.title} {item.text}"))))
+        names_intervention = (
+            not intervention
+            or bool(intervention & set(stems(f"{item.title} {item.text}")))
+            or names_intervention_arm(sentence, self.comparison)
+        )
+        return names_outcome and names_intervention
 
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
         reading = self._reader.read(split_units(item.text, item.section or ""), self.comparison)
-        if reading.label is None or reading.probabilities[reading.label] < MIN_LABEL_PROBABILITY:
+        if (
+            reading.label is None
+            or reading.probabilities[reading.label] < MIN_LABEL_PROBABILITY
+            or not _STATES_A_RESULT.search(reading.evidence[0].text)
+        ):
             return StudyReading(None, reading)
         sentence = reading.evidence[0].text
         direct = self._direct(sentence, item)
