@@ -41,7 +41,9 @@ GRADED = [
 
 @pytest.mark.parametrize(
     ("items", "lean"),
-    [(CORPUS[:3], "leans favourable"), (CORPUS[3:5], "leans against"), (CORPUS, "is mixed")],
+    # Over the whole corpus two results read favourable and one null: a sentence that only speculates ("the
+    # findings suggest metformin may benefit ...") states no result, and the B12 page states no clear one.
+    [(CORPUS[:3], "leans favourable"), (CORPUS[3:5], "leans against"), (CORPUS, "leans favourable")],
 )
 def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], lean: str) -> None:
     brief = extractive_report(QUESTION, views(items)).answer_brief
@@ -56,7 +58,8 @@ def test_the_answer_starts_from_the_strongest_studies_in_people_and_cites_each()
     trials = [CORPUS[1].id, CORPUS[3].id]
     assert brief.startswith("The strongest evidence in people is at OCEBM level 2 (randomised trials): 2 studies")
     strongest = brief.split("Weighing")[0]
-    assert "1 favourable and 1 null (no effect)" in strongest
+    # The second trial's abstract only speculates ("may benefit"): one result in the strongest row.
+    assert "1 null (no effect) and 1 with no clear result" in strongest
     assert set(re.findall(r"pmid:\d+", strongest)) == set(trials)
     assert "/10" not in brief  # the judge's scores have their own section, capped there
 
@@ -102,7 +105,7 @@ def test_the_answer_renders_every_id_as_a_reference_number() -> None:
 
 NULL_TRIAL = (
     "BACKGROUND: Metformin modulates pathways implicated in Alzheimer's disease. RESULTS: Executive function "
-    "z-scores improved slightly (p=0.04), but CSF tau was unchanged. CONCLUSIONS: Eight weeks of metformin reached "
+    "z-scores did not differ from placebo (p=0.41), and CSF tau was unchanged. CONCLUSIONS: Eight weeks of metformin reached "
     "the brain but did not change CSF markers of amyloid or tau pathology, or global cognition, in mild dementia."
 )
 HARM = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -136,16 +137,25 @@ class ResultReader:
         """The reading of one unit that states a result: a probability per label."""
         return self.classifier.probabilities([text], comparison)[0]
 
-    def read(self, units: Sequence[TextUnit], comparison: Comparison, *, read_units: int = READ_UNITS) -> ResultReading:
-        """The result ``units`` state for ``comparison``: the best units' readings, weighed by their rank."""
+    def read(
+        self,
+        units: Sequence[TextUnit],
+        comparison: Comparison,
+        *,
+        read_units: int = READ_UNITS,
+        min_evidence_probability: float = MIN_EVIDENCE_PROBABILITY,
+    ) -> ResultReading:
+        """The result ``units`` state for ``comparison``: the best units' readings, weighed by their rank.
+        ``min_evidence_probability`` is for a whole article, where most units state no result; an abstract
+        states its study's result somewhere, so its best unit is read whatever its rank."""
         ranked = self.rank(units, comparison)
-        if not ranked or ranked[0][0] < MIN_EVIDENCE_PROBABILITY:
+        if not ranked or ranked[0][0] < min_evidence_probability:
             return ResultReading(None, {}, [], ranked[0][0] if ranked else 0.0)
         chosen = ranked[:read_units]
         totals = dict.fromkeys(LABELS, 0.0)
         weight_sum = 0.0
         readings = [
-            stated_by_numbers(unit.text) or reading
+            stated_by_numbers(unit.text) or stated_as_no_effect(unit.text) or reading
             for (_, unit), reading in zip(
                 chosen, self.classifier.probabilities([unit.text for _, unit in chosen], comparison), strict=True
             )
@@ -186,6 +196,27 @@ def stated_by_numbers(text: str) -> dict[str, float] | None:
         rest = (1.0 - NUMBERS_PROBABILITY) / 2
         return {name: NUMBERS_PROBABILITY if name == label else rest for name in LABELS}
     return None
+
+
+@cache
+def _no_effect() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(?:did|does|do|was|were|is|are|had|has|have)\s+not\s+(?:significantly\s+)?(?:slow|reduce|improve|change"
+        r"|affect|alter|prevent|lower|increase|decrease|differ|benefit|shorten|prolong|delay|influence|modify)\w*"
+        r"|\bfailed\s+to\s+(?:slow|reduce|improve|change|affect|prevent|lower|show|demonstrate)\w*"
+        r"|\bno\s+(?:significant\s+|statistically\s+significant\s+|meaningful\s+|clinically\s+relevant\s+)?"
+        r"(?:effect|difference|change|benefit|improvement|reduction|increase|decrease|association)s?\b",
+        re.IGNORECASE,
+    )
+
+
+def stated_as_no_effect(text: str) -> dict[str, float] | None:
+    """A unit that states no effect in words ("did not slow", "failed to improve", "no difference") and no
+    significant estimate reads as no significant difference."""
+    if not _no_effect().search(text) or any(effect.significant for effect in read_effects(text)):
+        return None
+    rest = (1.0 - NUMBERS_PROBABILITY) / 2
+    return {name: NUMBERS_PROBABILITY if name == "no_difference" else rest for name in LABELS}
 
 
 def _outcome_share(unit: TextUnit, comparison: Comparison) -> float:

@@ -61,9 +61,13 @@ _ANY_OUTCOME = frozenset({"outcom", "benefit", "effect", "efficaci", "result", "
 # "X is well tolerated in heart failure" states none.
 _STATES_A_RESULT = re.compile(
     r"\d\s*%|\bp\s*[<=>≤]|\bCI\b|confidence interval|\b(?:H|O|R|I?R)R\b|signific|differ|similar|compar|chang"
-    r"|reduc|increas|decreas|lower|higher|fewer|more\b|less\b|improv|worse|associat|effect|benefit|risk",
+    r"|reduc|increas|decreas|lower|higher|fewer|more\b|less\b|improv|worse|associat|effect|benefit|risk|promot|harm"
+    r"|protect|caus|prevent",
     re.IGNORECASE,
 )
+_ASKS_MORE = re.compile(r"\b(?:improv\w*|better|enhanc\w*)\b", re.IGNORECASE)
+_BETTER = re.compile(r"\b(?:improv\w*|better|benefi\w*)\b", re.IGNORECASE)
+_WORSE = re.compile(r"\b(?:worse\w*|worsen\w*|deteriorat\w*|harm\w*)\b", re.IGNORECASE)
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
 
@@ -103,20 +107,28 @@ def question_comparison(question: str) -> Comparison:
     return Comparison.of(text[: verb.start()], comparator, outcome)
 
 
-def favourable_movement(question: str, sentence: str) -> Movement | None:
+def favourable_movement(question: str, sentence: str) -> Movement:
     """Which way the outcome must move for the result to answer the question favourably."""
     down, up = bool(_ASKS_DOWN.search(question)), bool(_ASKS_UP.search(question))
     if down != up:
         return "decreased" if down else "increased"
+    # A sentence whose own verb says the change is for the better ("improved memory recall") or worse.
+    better, worse = _BETTER.search(sentence), _WORSE.search(sentence)
+    if better and not worse:
+        return "increased"
+    if worse and not better:
+        return "decreased"
     bad, good = _BAD_OUTCOME.search(sentence), _GOOD_OUTCOME.search(sentence)
     if bad and (not good or bad.start() < good.start()):
         return "decreased"
     if good:
         return "increased"
     bad, good = _BAD_OUTCOME.search(question), _GOOD_OUTCOME.search(question)
-    if bad and not good:
-        return "decreased"
-    return "increased" if good and not bad else None
+    if good and not bad:
+        return "increased"
+    # Else what a study of a treatment measures is mostly what the condition does (risk, pathology,
+    # symptoms): less of it is favourable, unless the question asks for more of something.
+    return "increased" if _ASKS_MORE.search(question) else "decreased"
 
 
 class StudyReader:
@@ -153,7 +165,9 @@ class StudyReader:
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
-        reading = self._reader.read(split_units(item.text, item.section or ""), self.comparison)
+        reading = self._reader.read(
+            split_units(item.text, item.section or ""), self.comparison, min_evidence_probability=0.0
+        )
         if (
             reading.label is None
             or reading.probabilities[reading.label] < MIN_LABEL_PROBABILITY
@@ -165,8 +179,6 @@ class StudyReader:
         if reading.label == "no_difference":
             return StudyReading("null", reading, direct)
         wanted = favourable_movement(self.question, sentence)
-        if wanted is None:
-            return StudyReading(None, reading, direct)
         return StudyReading("favourable" if reading.label == wanted else "unfavourable", reading, direct)
 
 
