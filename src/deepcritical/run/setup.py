@@ -27,14 +27,14 @@ StoreOpener = Callable[[Settings, str], Awaitable[EvidenceStoreLike]]
 def http_client(settings: Settings, network: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
     """The run's one HTTP client. In demo mode its transport is the local stand-in for every API; with demo
     sources the stand-ins answer the sources' hosts and ``network`` (by default the real one) the rest."""
-    if settings.demo_mode:
-        from deepcritical.demo.transport import demo_transport
+    if settings.demo_mode or settings.demo_sources:  # the stand-ins answer on the demo clock's today
+        from deepcritical.demo.clock import ClockedTransport
+        from deepcritical.demo.transport import StandInRouter, demo_transport
 
-        return make_http_client(demo_transport())
-    if settings.demo_sources:
-        from deepcritical.demo.transport import StandInRouter
-
-        return make_http_client(StandInRouter(network or httpx2.AsyncHTTPTransport()))
+        stand_ins: httpx2.AsyncBaseTransport = (
+            demo_transport() if settings.demo_mode else StandInRouter(network or httpx2.AsyncHTTPTransport())
+        )
+        return make_http_client(ClockedTransport(stand_ins, settings.demo_today))
     return make_http_client(network)
 
 

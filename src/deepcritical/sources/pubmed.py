@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import date
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
@@ -29,6 +30,8 @@ T = TypeVar("T")
 EUTILS_BASE_URL = NCBI_EUTILS_URL
 # esearch's own ceiling for one page of ids.
 MAX_RETMAX = 10_000
+# esearch takes a date range only with both ends; a "since" search leaves the far end open.
+OPEN_MAXDATE = "3000/12/31"
 
 
 class PubMedTool(SearchTool):
@@ -54,8 +57,10 @@ class PubMedTool(SearchTool):
         base_url: str = EUTILS_BASE_URL,
         limiter: Callable[[], Awaitable[None]] | None = None,
         sleep: Sleep = asyncio.sleep,
+        since: date | None = None,
     ) -> None:
         self._client = client
+        self.since = since  # only records PubMed added (Entrez date) on or after this date; None: all
         self._api_key = api_key if api_key is not None and api_key.get_secret_value().strip() else None
         self._email = email.strip() if email and email.strip() else None
         self._tool = tool
@@ -98,6 +103,13 @@ class PubMedTool(SearchTool):
             sleep=self._sleep,
         )
 
+    def _date_filter(self) -> dict[str, str]:
+        """esearch's date range: by Entrez date (when PubMed added the record, which a new record and a
+        newly indexed old one both have), from ``since`` on; esearch wants both ends, so the far one is open."""
+        if self.since is None:
+            return {}
+        return {"datetype": "edat", "mindate": f"{self.since:%Y/%m/%d}", "maxdate": OPEN_MAXDATE}
+
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         return await self._esearch_then_efetch(query, max_results)
 
@@ -113,6 +125,7 @@ class PubMedTool(SearchTool):
                 "retmode": "json",
                 "sort": "relevance",
                 "retmax": min(max_results, MAX_RETMAX),
+                **self._date_filter(),
             },
             parse_esearch,
         )
