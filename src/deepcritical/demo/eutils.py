@@ -94,11 +94,8 @@ def esearch(request: httpx2.Request) -> httpx2.Response:
         since, until = _date_range(params)
     except ValueError:
         return _esearch_error("Invalid mindate or maxdate", as_json)
-    pmids = [
-        hit.record.pmid
-        for hit in hits("pubmed", text)
-        if isinstance(hit.record, PubmedRecord) and since <= entry_date(hit.record) <= until
-    ]
+    found = [hit.record for hit in hits("pubmed", text) if isinstance(hit.record, PubmedRecord)]
+    pmids = [record.pmid for record in found if since <= entry_date(record) <= until]
     retstart = _int_param(params, "retstart", 0, MAX_RETMAX)
     retmax = _int_param(params, "retmax", DEFAULT_RETMAX, MAX_RETMAX)
     page = pmids[retstart : retstart + retmax]
@@ -111,8 +108,9 @@ def esearch(request: httpx2.Request) -> httpx2.Response:
         "translationset": [],
         "querytranslation": translation,
     }
-    if not pmids:
+    if not found:  # words PubMed does not know; a date range that excludes every hit is no error
         result["errorlist"] = {"phrasesnotfound": text.split() or [term], "fieldsnotfound": []}
+    if not pmids:
         result["warninglist"] = {
             "phrasesignored": [],
             "quotedphrasesnotfound": [],

@@ -6,7 +6,7 @@ Request building only; parsing lives in ``ncbi_parse`` and the error policy in `
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
@@ -112,6 +112,20 @@ class PubMedTool(SearchTool):
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         return await self._esearch_then_efetch(query, max_results)
+
+    async def fetch(self, pmids: Sequence[str]) -> list[Evidence]:
+        """The records of ``pmids`` as PubMed holds them now, a retraction or an expression of concern
+        issued since they were first read included (one efetch). Unknown ids are skipped, as NCBI does.
+        Raises the errors of ``get_with_retry`` (the caller decides what a failed re-check means)."""
+        ids = list(dict.fromkeys(pmid.strip() for pmid in pmids if pmid.strip()))
+        if not ids:
+            return []
+        batch: ParsedBatch = await self._get(
+            "efetch.fcgi",
+            {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"},
+            lambda text: parse_efetch(text, order=ids),
+        )
+        return batch.evidence
 
     async def _esearch_then_efetch(self, query: str, max_results: int) -> list[Evidence]:
         if max_results < 1:
