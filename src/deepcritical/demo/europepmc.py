@@ -158,7 +158,11 @@ def search(request: httpx2.Request) -> httpx2.Response:
         since, until = date.fromisoformat(ranged[1]), date.fromisoformat(ranged[2])
         query = _FIRST_PDATE.sub("", query).strip()
     found = sorted(
-        (hit for hit in (*hits("pubmed", query), *hits("europepmc", query)) if since <= entry_date(hit.record) <= until),
+        (
+            hit
+            for hit in (*hits("pubmed", query), *hits("europepmc", query))
+            if since <= entry_date(hit.record) <= until
+        ),
         key=lambda hit: -hit.score,
     )
     results: list[dict[str, object]] = []

@@ -51,7 +51,8 @@ class _Record(_Model):
     note: str | None = None
     title: str
     entered: date | None = Field(
-        default=None, description="When the record appeared at its source (the demo clock hides it before); None: always"
+        default=None,
+        description="When the record appeared at its source (the demo clock hides it before); None: always",
     )
 
 

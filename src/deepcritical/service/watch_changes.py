@@ -239,14 +239,19 @@ def markdown_section(changes: Changes) -> str:
         if changes.newly_retracted:
             lines += ["- Retracted since:", *(f"  {_line(study)}" for study in changes.newly_retracted)]
         if changes.newly_under_concern:
-            lines += ["- Under an expression of concern since:", *(f"  {_line(s)}" for s in changes.newly_under_concern)]
+            lines += [
+                "- Under an expression of concern since:",
+                *(f"  {_line(s)}" for s in changes.newly_under_concern),
+            ]
         if changes.new_strongest:
             lines.append(f"- New strongest design: {changes.strongest_before or 'none'} -> {changes.strongest_after}")
         if not changes.changed:
             lines.append("- Nothing in the evidence changed.")
     if changes.sources_unavailable:
         names = ", ".join(sorted(changes.sources_unavailable))
-        lines.append(f"- Not a change in the evidence: {escape(names)} did not answer this time; what they gave before is kept.")
+        lines.append(
+            f"- Not a change in the evidence: {escape(names)} did not answer this time; what they gave before is kept."
+        )
     if changes.recheck:
         lines.append(f"- Retractions: {escape(changes.recheck)}")
     return "\n".join(lines) + "\n"

@@ -171,7 +171,9 @@ async def recheck(
     updated = []
     for item in held:
         now = fresh.get(item.citation.pmid) if item.citation.pmid else None
-        if now is not None and (now.retracted > item.retracted or now.expression_of_concern > item.expression_of_concern):
+        if now is not None and (
+            now.retracted > item.retracted or now.expression_of_concern > item.expression_of_concern
+        ):
             item = item.model_copy(
                 update={
                     "retracted": item.retracted or now.retracted,

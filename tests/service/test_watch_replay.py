@@ -1,0 +1,103 @@
+"""The watch replay on the demo: a run at T0 (the baseline), a run at T1 after a new trial entered PubMed
+and a held trial was retracted, and a run at T2 with nothing new. ``changes.json`` lists exactly the new
+and the retracted study; a webhook receiver on loopback gets one signed alert, for T1 alone."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Iterator
+from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from deepcritical.config import load_settings
+from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
+from deepcritical.service.watch_run import derived, run_watch_once, watch_clock
+from deepcritical.service.watches import WatchOptions, WatchStore
+
+pytestmark = pytest.mark.model
+QUESTION = "Does vitamin D supplementation prevent or treat depression?"
+SECRET = "watch-test-secret-0123456789"
+
+
+class Receiver:
+    """A webhook receiver on a free loopback port: every POST's headers and body."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[dict[str, str], bytes]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.received.append((dict(self.headers.items()), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    hook = Receiver()
+    hook.thread.start()
+    yield hook
+    hook.server.shutdown()
+    hook.server.server_close()
+
+
+async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_once(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    base = load_settings(demo_mode=True, home=tmp_path / "home", webhook_secret=SECRET)
+    store = WatchStore.at_home(base.home)
+    at = {name: derived(base, demo_today=day) for name, day in (("T0", date(2026, 3, 1)), ("T1", date(2026, 7, 1)))}
+    at["T2"] = derived(base, demo_today=date(2026, 7, 9))
+    watch = store.add(
+        QUESTION, every="7d", options=WatchOptions(demo=True), webhook=receiver.url, now=watch_clock(at["T0"])
+    )
+
+    first = await run_watch_once(store.get(watch.id), at["T0"], store)
+    assert first.changes.baseline and not first.alerted
+    assert receiver.received == []
+
+    second = await run_watch_once(store.get(watch.id), at["T1"], store)
+    written = json.loads((second.folder / "changes.json").read_text(encoding="utf-8"))
+    assert written["since"] == "2026-03-01"
+    assert [study["id"] for study in written["new_studies"]] == ["pmid:99000508"]
+    assert written["new_studies"][0]["design"] == "randomized_controlled_trial"
+    assert written["new_studies"][0]["level"] == 2
+    assert [study["id"] for study in written["newly_retracted"]] == ["pmid:99000505"]
+    assert written["newly_under_concern"] == []
+    before, after = written["verdict_before"], written["verdict_after"]
+    assert written["verdict_changed"] == (before["label"] != after["label"])
+    assert written["sources_unavailable"] == {}
+    report = (second.folder / "report.md").read_text(encoding="utf-8")
+    assert report.index("## What changed since 2026-03-01") < report.index("## Verdict")
+    assert second.webhook_delivered is True
+
+    third = await run_watch_once(store.get(watch.id), at["T2"], store)
+    assert not third.changes.changed and not third.alerted
+
+    assert len(receiver.received) == 1  # one alert: the run in which something changed
+    headers, body = receiver.received[0]
+    expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    assert headers[SIGNATURE_HEADER] == f"sha256={expected}"
+    alert = json.loads(body)
+    assert alert["watch_id"] == watch.id
+    assert [study["id"] for study in alert["changes"]["new_studies"]] == ["pmid:99000508"]
+    feed = (store.folder(watch.id) / FEED_NAME).read_text(encoding="utf-8")
+    assert feed.count("<entry>") == 1 and "99000508" not in feed  # titles, not ids, in the feed
+    history = store.history(watch.id)
+    assert [run.changed for run in history] == [False, True, False]
+    assert store.get(watch.id).next_due == watch_clock(at["T2"]) + watch.interval
