@@ -34,7 +34,8 @@ def test_a_watch_keeps_its_question_options_and_webhook_and_is_due_at_once(tmp_p
     assert again.interval == timedelta(weeks=2)
     assert again.options == options
     assert again.webhook == "https://hooks.example/x"
-    assert again.next_due == T0 and again.last_run is None
+    assert again.next_due == T0
+    assert again.last_run is None
     assert [watch.id for watch in store.due(T0)] == [added.id]
 
 
@@ -82,7 +83,8 @@ def test_removing_a_watch_removes_its_history_and_an_unknown_id_is_an_error(tmp_
 def test_an_invalid_interval_is_refused_naming_the_flag(every: str, problem: str) -> None:
     with pytest.raises(WatchError, match=problem) as caught:
         parse_interval(every)
-    assert caught.value.field == "every" and "--every" in str(caught.value)
+    assert caught.value.field == "every"
+    assert "--every" in str(caught.value)
 
 
 @pytest.mark.parametrize("url", ["ftp://example.org/hook", "file:///etc/passwd", "javascript:alert(1)", "https://"])

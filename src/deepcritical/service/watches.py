@@ -125,6 +125,15 @@ def parse_interval(text: str) -> timedelta:
     return interval
 
 
+def describe_interval(interval: timedelta) -> str:
+    """``2w``, ``7d``, ``12h``: the largest unit that divides the interval."""
+    seconds = int(interval.total_seconds())
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
 def check_webhook(url: str | None) -> str | None:
     """An http(s) URL with a host, or None."""
     if url is None or not url.strip():
