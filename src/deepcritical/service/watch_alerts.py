@@ -126,7 +126,7 @@ def atom_feed(watch: Watch, runs: Sequence[WatchRun], *, now: datetime) -> bytes
         if verdict_moved:
             ET.SubElement(entry, f"{{{ATOM}}}category", {"term": "verdict-changed"})
         _text(entry, "content", "\n".join(run.summary), type="text")
-    return ET.tostring(feed, encoding="utf-8", xml_declaration=True)
+    return bytes(ET.tostring(feed, encoding="utf-8", xml_declaration=True))
 
 
 def write_feed(folder: Path, feed: bytes) -> Path:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
-from deepcritical.models import DESIGN_LABELS, Evidence
+from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.stages.render import counted_items, escape
 from deepcritical.stages.strength import Strength
@@ -94,9 +94,14 @@ class Changes(BaseModel):
         return lines or ["nothing changed"]
 
 
+def _design(design: str) -> str:
+    """A design's label ("randomised controlled trial"); a design this version does not know, as recorded."""
+    return DESIGN_LABELS.get(cast(StudyDesign, design), design)
+
+
 def _grade(study: StudyChange) -> str:
     level = f", level {study.level}" if study.level is not None else ""
-    return f"{DESIGN_LABELS.get(study.design, study.design)}{level}"  # type: ignore[call-overload]
+    return f"{_design(study.design)}{level}"
 
 
 def _verdict(state: VerdictState) -> str:
@@ -107,7 +112,7 @@ def _strongest(state: VerdictState | None) -> str | None:
     if state is None or state.strongest_design is None:
         return None
     level = f" (level {state.strongest_level})" if state.strongest_level is not None else ""
-    return f"{DESIGN_LABELS.get(state.strongest_design, state.strongest_design)}{level}"  # type: ignore[call-overload]
+    return f"{_design(state.strongest_design)}{level}"
 
 
 def verdict_state(outcome: ResearchOutcome | None) -> VerdictState | None:
