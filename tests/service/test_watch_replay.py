@@ -13,11 +13,15 @@ from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx2
 import pytest
 
-from deepcritical.config import load_settings
+from deepcritical.config import Settings, load_settings
+from deepcritical.demo.clock import ClockedTransport
+from deepcritical.demo.transport import demo_transport
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
-from deepcritical.service.watch_run import derived, run_watch_once, watch_clock
+from deepcritical.service.watch_run import derived, read_outcome, run_watch_once, watch_clock
+from deepcritical.sources.factory import make_http_client
 from deepcritical.service.watches import WatchOptions, WatchStore
 
 pytestmark = pytest.mark.model
@@ -104,3 +108,44 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     history = store.history(watch.id)
     assert [run.changed for run in history] == [False, True, False]
     assert store.get(watch.id).next_due == watch_clock(at["T2"]) + watch.interval
+
+
+class Unreachable(httpx2.AsyncBaseTransport):
+    """The stand-ins, with the hosts in ``down`` answering 503 every time."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, down: set[str]) -> None:
+        self.inner, self.down = inner, down
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.host in self.down:
+            return httpx2.Response(503, text="down for maintenance")
+        return await self.inner.handle_async_request(request)
+
+
+async def test_a_source_that_does_not_answer_is_never_a_change_in_the_evidence(tmp_path: Path) -> None:
+    base = load_settings(demo_mode=True, home=tmp_path / "home")
+    store = WatchStore.at_home(base.home)
+    early, later = derived(base, demo_today=date(2026, 3, 1)), derived(base, demo_today=date(2026, 3, 9))
+    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
+    await run_watch_once(store.get(watch.id), early, store)
+    last = store.get(watch.id).last_run
+    assert last is not None
+    before = read_outcome(Path(last.folder))
+    assert before is not None
+    held = {item.id for item in before.evidence}
+
+    def degraded(settings: Settings) -> httpx2.AsyncClient:
+        down = {"www.ebi.ac.uk", "clinicaltrials.gov"}
+        return make_http_client(ClockedTransport(Unreachable(demo_transport(), down), settings.demo_today))
+
+    outcome = await run_watch_once(store.get(watch.id), later, store, client_factory=degraded)
+    assert set(outcome.changes.sources_unavailable) == {"europepmc", "clinicaltrials"}
+    assert not outcome.changes.changed
+    assert not outcome.alerted
+    after = read_outcome(outcome.folder)
+    assert after is not None
+    assert held <= {
+        item.id for item in after.evidence
+    }  # what the silent sources gave before is carried forward, not lost
+    report = (outcome.folder / "report.md").read_text(encoding="utf-8")
+    assert "Not a change in the evidence: clinicaltrials, europepmc did not answer" in report

@@ -74,3 +74,14 @@ async def test_the_watch_routes_need_the_token_and_refuse_other_origins(tmp_path
         )
         assert cross.status_code == 403
         assert (await client.get("/api/watches", headers=auth)).json() == []
+
+
+async def test_the_page_has_the_watched_questions_view_without_inline_script(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        page = (await client.get("/")).text
+        script = await client.get("/static/watches.js")
+    assert 'id="watches"' in page
+    assert '<script src="/static/watches.js" defer></script>' in page
+    assert script.status_code == 200
+    assert "innerHTML" not in script.text  # a watch's question and a paper's title are set as text
+    assert "/api/watches" in script.text
