@@ -21,8 +21,8 @@ from deepcritical.demo.clock import ClockedTransport
 from deepcritical.demo.transport import demo_transport
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
 from deepcritical.service.watch_run import derived, read_outcome, run_watch_once, watch_clock
-from deepcritical.sources.factory import make_http_client
 from deepcritical.service.watches import WatchOptions, WatchStore
+from deepcritical.sources.factory import make_http_client
 
 pytestmark = pytest.mark.model
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
