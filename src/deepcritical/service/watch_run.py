@@ -124,9 +124,8 @@ class CarriedHandler:
         held, self._held = self._held, []
         if not held:
             return result
-        return result.model_copy(
-            update={"evidence": [*held, *result.evidence], "total_found": result.total_found + len(held)}
-        )
+        # ``total_found`` stays what the sources found: the held items are not this search's finds.
+        return result.model_copy(update={"evidence": [*held, *result.evidence]})
 
 
 def carrying(held: Sequence[Evidence]) -> Callable[[Settings, httpx2.AsyncClient], RunSource]:
