@@ -69,7 +69,8 @@ def main() -> None:
         asyncio.run(replay(Path(scratch) / "warm-up"))  # loads the embedding model once, unmeasured
         for index in range(args.repeat):
             runs.append(asyncio.run(replay(Path(scratch) / f"home-{index}")))
-    print(f"demo watch replay, median of {args.repeat}; load average {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
+    load, python = os.getloadavg()[0], sys.version.split()[0]
+    print(f"demo watch replay, median of {args.repeat}; load average {load:.2f}; python {python}")
     columns = ("seconds", "cpu", "found", "carried", "holds", "new", "retracted", "verdict_changed", "alert")
     print(f"{'run':4} " + " ".join(f"{column:>15}" for column in columns))
     for name in DATES:

@@ -42,14 +42,19 @@ async def _no_pacing() -> None:
     """The local stand-ins need no politeness limit."""
 
 
+def ncbi_pacing(settings: Settings) -> Callable[[], Awaitable[None]]:
+    """What every NCBI request waits on: nothing for the stand-ins; otherwise one limit shared by every
+    process of the machine (or, with REDIS_URL, every machine of the team), as NCBI counts requests per IP
+    and per key."""
+    return _no_pacing if settings.stand_in_sources else ncbi_limiter(settings)
+
+
 def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
     if settings.stand_in_sources:
         from deepcritical.demo.ddgs import DemoDDGS
 
-        return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=_no_pacing)
-    # NCBI counts requests per IP and per key, so every process on the machine (or, with REDIS_URL, every
-    # machine of the team) shares one limit.
-    return build_sources(settings, client, ncbi_limiter=ncbi_limiter(settings))
+        return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=ncbi_pacing(settings))
+    return build_sources(settings, client, ncbi_limiter=ncbi_pacing(settings))
 
 
 def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:

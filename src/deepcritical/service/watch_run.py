@@ -36,7 +36,6 @@ from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhoo
 from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStore
 from deepcritical.sources.pubmed import PubMedTool
-from deepcritical.sources.ratelimit import ncbi_limiter
 from deepcritical.stages.ports import SearchHandlerLike
 
 logger = structlog.get_logger(__name__)
@@ -138,10 +137,6 @@ def carrying(held: Sequence[Evidence]) -> Callable[[Settings, httpx2.AsyncClient
     return build
 
 
-async def _no_pacing() -> None:
-    """The stand-ins need no politeness limit."""
-
-
 async def recheck(
     held: Sequence[Evidence], settings: Settings, client_factory: ClientFactory | None = None
 ) -> tuple[list[Evidence], str]:
@@ -160,7 +155,7 @@ async def recheck(
             tool=group.tool,
             timeout=group.timeout,
             base_url=group.base_url,
-            limiter=_no_pacing if settings.stand_in_sources else ncbi_limiter(settings),
+            limiter=setup.ncbi_pacing(settings),
         )
         try:
             fresh = {item.citation.pmid: item for item in await tool.fetch(pmids)}
