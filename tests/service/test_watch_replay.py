@@ -19,6 +19,8 @@ import pytest
 from deepcritical.config import Settings, load_settings
 from deepcritical.demo.clock import ClockedTransport
 from deepcritical.demo.transport import demo_transport
+from deepcritical.events import IterationStarted
+from deepcritical.run.events import ProgressEvent
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
 from deepcritical.service.watch_run import derived, read_outcome, run_watch_once, watch_clock
 from deepcritical.service.watches import WatchOptions, WatchStore
@@ -149,3 +151,29 @@ async def test_a_source_that_does_not_answer_is_never_a_change_in_the_evidence(t
     }  # what the silent sources gave before is carried forward, not lost
     report = (outcome.folder / "report.md").read_text(encoding="utf-8")
     assert "Not a change in the evidence: clinicaltrials, europepmc did not answer" in report
+
+
+class Killed(Exception):
+    """Stands for the process dying mid-run."""
+
+
+async def test_a_watch_run_killed_mid_way_continues_where_it_stopped(tmp_path: Path) -> None:
+    base = load_settings(demo_mode=True, home=tmp_path / "home")
+    store = WatchStore.at_home(base.home)
+    early, late = derived(base, demo_today=date(2026, 3, 1)), derived(base, demo_today=date(2026, 7, 1))
+    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
+    await run_watch_once(store.get(watch.id), early, store)
+
+    def die_in_the_second_iteration(event: ProgressEvent) -> None:
+        if isinstance(event, IterationStarted) and event.iteration == 2:  # iteration 1 is checkpointed
+            raise Killed
+
+    with pytest.raises(Killed):
+        await run_watch_once(store.get(watch.id), late, store, on_event=die_in_the_second_iteration)
+    assert len(store.history(watch.id)) == 1  # the killed run is not in the history
+    resumed = await run_watch_once(store.get(watch.id), late, store)
+    record = json.loads((resumed.folder / "run.json").read_text(encoding="utf-8"))
+    assert record["resumed"] is True
+    assert [study.id for study in resumed.changes.new_studies] == ["pmid:99000508"]
+    assert [study.id for study in resumed.changes.newly_retracted] == ["pmid:99000505"]
+    assert [run.folder for run in store.history(watch.id)][-1] == str(resumed.folder)

@@ -130,3 +130,14 @@ def test_migrating_twice_changes_nothing_and_a_newer_database_is_refused(tmp_pat
         connection.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
     with pytest.raises(ConfigError, match="newer"):
         WatchStore(path)
+
+
+def test_of_two_schedulers_that_read_the_same_due_watch_one_claims_it(tmp_path: Path) -> None:
+    store = WatchStore(tmp_path / "watches.sqlite")
+    watch = store.add("Does X reduce Y?", every="1d", now=T0)
+    seen_by_first, seen_by_second = store.due(T0), WatchStore(tmp_path / "watches.sqlite").due(T0)
+    assert store.claim(seen_by_first[0], T0)
+    assert not store.claim(seen_by_second[0], T0)  # read before the first claimed it: skipped
+    assert store.get(watch.id).next_due == T0 + timedelta(days=1)
+    assert store.due(T0) == []
+    assert store.claim(store.due(T0 + timedelta(days=1))[0], T0 + timedelta(days=1))  # the next due time

@@ -28,6 +28,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.models import Evidence, SearchResult, SourceName
 from deepcritical.run import setup
+from deepcritical.run.checkpoint import CHECKPOINT_FILE
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import ClientFactory, RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
@@ -201,6 +202,17 @@ async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
         return await send_webhook(url, body, settings.webhook_secret, client=client)
 
 
+def unfinished_run(store: WatchStore, watch: Watch) -> Path | None:
+    """The newest run folder of ``watch`` that holds a checkpoint and is not in its history: a run that
+    was killed before it finished."""
+    recorded = {Path(run.folder) for run in store.history(watch.id)}
+    runs = store.folder(watch.id) / "runs"
+    candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
+    return next(
+        (folder for folder in candidates if (folder / CHECKPOINT_FILE).is_file() and folder not in recorded), None
+    )
+
+
 async def run_watch_once(
     watch: Watch,
     base: Settings,
@@ -222,8 +234,11 @@ async def run_watch_once(
         held, check = await recheck(before.evidence, settings, client_factory)
         # Room for everything held as well as what is new, and only what appeared since the last run.
         settings = derived(settings, search_since=since, max_evidence=settings.max_evidence + len(held))
-    run_id = new_run_id("watch")
-    folder = store.folder(watch.id) / "runs" / run_id
+    # A run of this watch that was killed (its folder has a checkpoint, the history has no record of it)
+    # continues where it stopped, as any run does; otherwise a new run.
+    killed = unfinished_run(store, watch)
+    run_id = killed.name if killed is not None else new_run_id("watch")
+    folder = killed or store.folder(watch.id) / "runs" / run_id
     finished = await run_to_folder(
         watch.question,
         settings,
@@ -232,6 +247,7 @@ async def run_watch_once(
         on_event=on_event,
         client_factory=client_factory,
         run_source=carrying(held),
+        resume=killed is not None,
     )
     outcome = finished.outcome
     changes = compare(before, outcome, watch_id=watch.id, run_at=now, since=since, recheck=check)
@@ -266,10 +282,11 @@ async def run_due(
     store: WatchStore, base: Settings, *, now: datetime | None = None, on_event: EventSink | None = None
 ) -> list[WatchOutcome]:
     """Every watch due at ``now`` (default: each watch's own clock, the demo clock for a demo watch), one
-    after another, the longest overdue first."""
-    due = [
-        watch
-        for watch in store.due(datetime.max.replace(tzinfo=UTC))
-        if watch.due(now or watch_clock(settings_for(watch.options, base)))
-    ]
-    return [await run_watch_once(watch, base, store, on_event=on_event) for watch in due]
+    after another, the longest overdue first. Each is claimed first (``WatchStore.claim``): a watch another
+    scheduler has taken for this due time is skipped."""
+    outcomes = []
+    for watch in store.due(datetime.max.replace(tzinfo=UTC)):
+        moment = now or watch_clock(settings_for(watch.options, base))
+        if watch.due(moment) and store.claim(watch, moment):
+            outcomes.append(await run_watch_once(watch, base, store, on_event=on_event))
+    return outcomes

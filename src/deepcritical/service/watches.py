@@ -321,6 +321,18 @@ class WatchStore:
             )
             connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (_stamp(next_due), watch_id))
 
+    def claim(self, watch: Watch, now: datetime) -> bool:
+        """Take ``watch``'s run for its due time: its next due time moves on by one interval, if it is still
+        the one ``watch`` was read with (compare-and-set). Of two schedulers that read the same due watch
+        (overlapping cron jobs, a timer and a hand-typed ``--due``), one claims it and the other skips it:
+        one run per due time."""
+        with self._connect() as connection, connection:
+            moved = connection.execute(
+                "UPDATE watches SET next_due = ? WHERE id = ? AND next_due = ?",
+                (_stamp(now + watch.interval), watch.id, _stamp(watch.next_due)),
+            ).rowcount
+        return bool(moved)
+
     def remove(self, watch_id: str) -> None:
         with self._connect() as connection, connection:
             removed = connection.execute("DELETE FROM watches WHERE id = ?", (watch_id,)).rowcount
