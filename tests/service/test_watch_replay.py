@@ -153,7 +153,7 @@ async def test_a_source_that_does_not_answer_is_never_a_change_in_the_evidence(t
     assert "Not a change in the evidence: clinicaltrials, europepmc did not answer" in report
 
 
-class Killed(Exception):
+class KilledError(Exception):
     """Stands for the process dying mid-run."""
 
 
@@ -166,9 +166,9 @@ async def test_a_watch_run_killed_mid_way_continues_where_it_stopped(tmp_path: P
 
     def die_in_the_second_iteration(event: ProgressEvent) -> None:
         if isinstance(event, IterationStarted) and event.iteration == 2:  # iteration 1 is checkpointed
-            raise Killed
+            raise KilledError
 
-    with pytest.raises(Killed):
+    with pytest.raises(KilledError):
         await run_watch_once(store.get(watch.id), late, store, on_event=die_in_the_second_iteration)
     assert len(store.history(watch.id)) == 1  # the killed run is not in the history
     resumed = await run_watch_once(store.get(watch.id), late, store)
