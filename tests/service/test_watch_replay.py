@@ -177,3 +177,27 @@ async def test_a_watch_run_killed_mid_way_continues_where_it_stopped(tmp_path: P
     assert [study.id for study in resumed.changes.new_studies] == ["pmid:99000508"]
     assert [study.id for study in resumed.changes.newly_retracted] == ["pmid:99000505"]
     assert [run.folder for run in store.history(watch.id)][-1] == str(resumed.folder)
+
+
+async def test_a_run_no_source_answered_changes_nothing_and_the_next_searches_from_the_last_full_run(
+    tmp_path: Path,
+) -> None:
+    base = load_settings(demo_mode=True, home=tmp_path / "home", sources="pubmed,europepmc,clinicaltrials")
+    store = WatchStore.at_home(base.home)
+    early, late = derived(base, demo_today=date(2026, 3, 1)), derived(base, demo_today=date(2026, 7, 1))
+    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
+    await run_watch_once(store.get(watch.id), early, store)
+
+    def all_down(settings: Settings) -> httpx2.AsyncClient:
+        hosts = {"eutils.ncbi.nlm.nih.gov", "www.ebi.ac.uk", "clinicaltrials.gov"}
+        return make_http_client(ClockedTransport(Unreachable(demo_transport(), hosts), settings.demo_today))
+
+    silent = await run_watch_once(store.get(watch.id), late, store, client_factory=all_down)
+    assert set(silent.changes.sources_unavailable) == {"pubmed", "europepmc", "clinicaltrials"}
+    assert not silent.changes.changed
+    assert not silent.alerted
+    assert "not re-checked" in silent.changes.recheck
+    later = await run_watch_once(store.get(watch.id), derived(base, demo_today=date(2026, 7, 2)), store)
+    assert later.changes.since == date(2026, 3, 1)  # not 2026-07-01: nothing was asked for then
+    assert [study.id for study in later.changes.new_studies] == ["pmid:99000508"]
+    assert [study.id for study in later.changes.newly_retracted] == ["pmid:99000505"]

@@ -47,7 +47,9 @@ class Changes(BaseModel):
     watch_id: str
     question: str
     run_at: datetime
-    since: date | None = Field(description="The date of the run compared against; None for the first run")
+    since: date | None = Field(
+        description="The date searched from: the last run in which every source answered (None: the first run)"
+    )
     baseline: bool = Field(description="The watch's first run: nothing to compare, so nothing changed")
     failed: str | None = Field(default=None, description="This run failed: nothing is compared")
     new_studies: list[StudyChange] = Field(default_factory=list)

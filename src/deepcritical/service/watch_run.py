@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from deepcritical.run.execute import ClientFactory, RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
-from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section
+from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section, unavailable_sources
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStore
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.stages.ports import SearchHandlerLike
@@ -42,7 +42,7 @@ from deepcritical.stages.ports import SearchHandlerLike
 logger = structlog.get_logger(__name__)
 CHANGES_NAME = "changes.json"
 EventSink = Callable[[ProgressEvent], None]
-WebhookSender = Callable[[str, dict[str, Any], Settings], Any]
+WebhookSender = Callable[[str, dict[str, Any], Settings], Awaitable[bool]]
 
 
 def _variable(name: str) -> str:
@@ -202,6 +202,22 @@ async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
         return await send_webhook(url, body, settings.webhook_secret, client=client)
 
 
+def last_good_run(store: WatchStore, watch: Watch) -> tuple[ResearchOutcome | None, date | None]:
+    """What a re-run compares with, and the date it searches from. The comparison is with the newest run
+    that did not fail (a failed run holds too little). The date is that of the newest run in which every
+    source answered: a source that was down then has not yet been asked for what appeared since the run
+    before, so the window stays open from there."""
+    before: ResearchOutcome | None = None
+    for run in reversed(store.history(watch.id)):
+        outcome = read_outcome(Path(run.folder))
+        if outcome is None or outcome.error is not None:
+            continue
+        before = before or outcome
+        if not unavailable_sources(outcome):
+            return before, run.run_at.date()
+    return before, None
+
+
 def unfinished_run(store: WatchStore, watch: Watch) -> Path | None:
     """The newest run folder of ``watch`` that holds a checkpoint and is not in its history: a run that
     was killed before it finished."""
@@ -225,9 +241,7 @@ async def run_watch_once(
     """Run ``watch`` once (whether due or not), record it, and alert when something changed."""
     settings = settings_for(watch.options, base)
     now = watch_clock(settings)
-    previous = watch.last_run
-    before = read_outcome(Path(previous.folder)) if previous is not None else None
-    since: date | None = previous.run_at.date() if previous is not None and before is not None else None
+    before, since = last_good_run(store, watch)
     held: list[Evidence] = []
     check = ""
     if before is not None:
@@ -271,7 +285,7 @@ async def run_watch_once(
     if changes.changed:
         write_feed(store.folder(watch.id), atom_feed(watch, store.history(watch.id), now=now))
         if watch.webhook:
-            delivered = bool(await webhook(watch.webhook, alert_body(watch, changes, folder), settings))
+            delivered = await webhook(watch.webhook, alert_body(watch, changes, folder), settings)
     logger.info("watch_run", watch=watch.id, changed=changes.changed, folder=str(folder))
     return WatchOutcome(
         watch_id=watch.id, folder=folder, changes=changes, alerted=changes.changed, webhook_delivered=delivered
