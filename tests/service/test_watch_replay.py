@@ -92,6 +92,7 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     report = (second.folder / "report.md").read_text(encoding="utf-8")
     assert report.index("## What changed since 2026-03-01") < report.index("## Verdict")
     assert second.webhook_delivered is True
+    assert SECRET not in (second.folder / "run.json").read_text(encoding="utf-8")  # recorded as "set" only
 
     third = await run_watch_once(store.get(watch.id), at["T2"], store)
     assert not third.changes.changed
