@@ -40,15 +40,16 @@ def web_page(key: str) -> Evidence:
 
 def outcome(items: list[Evidence], label: str, confidence: float, *, design: str = "randomized_controlled_trial",
             failed_sources: dict[str, str] | None = None, error: str | None = None) -> ResearchOutcome:  # fmt: skip
-    verdict = Verdict(label=label, confidence=confidence, strongest_design=design, strongest_level=1 if design == "meta-analysis" else 2)  # type: ignore[arg-type]  # fmt: skip
+    level = 1 if design == "meta-analysis" else 2
+    verdict = Verdict(label=label, confidence=confidence, strongest_design=design, strongest_level=level)  # type: ignore[arg-type]
     step = SearchStep(
         queries=["q"], sources_answered=["pubmed"], sources_failed=failed_sources or {}, found=len(items),
         kept_ids=[], deduplicated=0, related_ids=[], duplicates={}, already_collected=0, capped=False, errors=[],
         search_seconds=0.0, store_seconds=0.0,
     )  # fmt: skip
     return ResearchOutcome(
-        question=QUESTION, run_id="r", started_at=AT.isoformat(), demo=False, model="none", stop_reason="max_iterations",
-        iterations=1, report=ResearchReport(question=QUESTION, answer_brief="-", key_findings=[]), verdict=verdict,
+        question=QUESTION, run_id="r", started_at=AT.isoformat(), demo=False, model="none",
+        stop_reason="max_iterations", iterations=1, report=ResearchReport(question=QUESTION, answer_brief="-", key_findings=[]), verdict=verdict,
         markdown="", report_fallback=True, citation_audit=CitationAudit(), evidence=items, assessments=[], plans=[],
         searches=[step], timings={}, llm_usage=LlmUsage(), errors=[], settings={}, error=error,
     )  # fmt: skip
