@@ -47,12 +47,30 @@ def outcome(items: list[Evidence], label: str, confidence: float, *, design: str
         kept_ids=[], deduplicated=0, related_ids=[], duplicates={}, already_collected=0, capped=False, errors=[],
         search_seconds=0.0, store_seconds=0.0,
     )  # fmt: skip
+    report = ResearchReport(question=QUESTION, answer_brief="-", key_findings=[])
     return ResearchOutcome(
-        question=QUESTION, run_id="r", started_at=AT.isoformat(), demo=False, model="none",
-        stop_reason="max_iterations", iterations=1, report=ResearchReport(question=QUESTION, answer_brief="-", key_findings=[]), verdict=verdict,
-        markdown="", report_fallback=True, citation_audit=CitationAudit(), evidence=items, assessments=[], plans=[],
-        searches=[step], timings={}, llm_usage=LlmUsage(), errors=[], settings={}, error=error,
-    )  # fmt: skip
+        question=QUESTION,
+        run_id="r",
+        started_at=AT.isoformat(),
+        demo=False,
+        model="none",
+        stop_reason="max_iterations",
+        iterations=1,
+        report=report,
+        verdict=verdict,
+        markdown="",
+        report_fallback=True,
+        citation_audit=CitationAudit(),
+        evidence=items,
+        assessments=[],
+        plans=[],
+        searches=[step],
+        timings={},
+        llm_usage=LlmUsage(),
+        errors=[],
+        settings={},
+        error=error,
+    )
 
 
 def test_only_additions_and_new_flags_are_changes_matched_by_every_identity() -> None:
