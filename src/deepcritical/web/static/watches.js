@@ -126,6 +126,8 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("watch-form").addEventListener("submit", addWatch);
     $("watch-refresh").addEventListener("click", loadWatches);
+    // A server with a token: the first load was refused; load again once the token is given.
+    $("token-form").addEventListener("submit", () => setTimeout(loadWatches, 0));
     loadWatches();
   });
 })();
