@@ -138,6 +138,8 @@ def run(
         out.print(f"{outcome.watch_id}: {outcome.folder}", markup=False, highlight=False)
         for line in outcome.changes.summary():
             out.print(f"  {shown(line)}", markup=False, highlight=False)
+        if outcome.webhook_delivered is False:
+            err.print(f"{outcome.watch_id}: the webhook did not answer; the alert is in the feed", markup=False)
     if any(outcome.changes.failed for outcome in outcomes):
         raise typer.Exit(EXIT_FAILED)
 
