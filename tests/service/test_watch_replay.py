@@ -23,7 +23,7 @@ from deepcritical.events import IterationStarted
 from deepcritical.run.events import ProgressEvent
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
 from deepcritical.service.watch_run import derived, read_outcome, run_watch_once, watch_clock
-from deepcritical.service.watches import WatchOptions, WatchStore
+from deepcritical.service.watches import Watch, WatchOptions, WatchStore
 from deepcritical.sources.factory import make_http_client
 
 pytestmark = pytest.mark.model
@@ -113,6 +113,16 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     assert store.get(watch.id).next_due == watch_clock(at["T2"]) + watch.interval
 
 
+async def baseline(tmp_path: Path, **overrides: str) -> tuple[Settings, WatchStore, Watch]:
+    """Demo settings, the watch store, and a vitamin D watch whose baseline ran at the demo clock's 2026-03-01."""
+    base = load_settings(demo_mode=True, home=tmp_path / "home", **overrides)
+    store = WatchStore.at_home(base.home)
+    early = derived(base, demo_today=date(2026, 3, 1))
+    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
+    await run_watch_once(store.get(watch.id), early, store)
+    return base, store, watch
+
+
 class Unreachable(httpx2.AsyncBaseTransport):
     """The stand-ins, with the hosts in ``down`` answering 503 every time."""
 
@@ -126,11 +136,8 @@ class Unreachable(httpx2.AsyncBaseTransport):
 
 
 async def test_a_source_that_does_not_answer_is_never_a_change_in_the_evidence(tmp_path: Path) -> None:
-    base = load_settings(demo_mode=True, home=tmp_path / "home")
-    store = WatchStore.at_home(base.home)
-    early, later = derived(base, demo_today=date(2026, 3, 1)), derived(base, demo_today=date(2026, 3, 9))
-    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
-    await run_watch_once(store.get(watch.id), early, store)
+    base, store, watch = await baseline(tmp_path)
+    later = derived(base, demo_today=date(2026, 3, 9))
     last = store.get(watch.id).last_run
     assert last is not None
     before = read_outcome(Path(last.folder))
@@ -147,9 +154,8 @@ async def test_a_source_that_does_not_answer_is_never_a_change_in_the_evidence(t
     assert not outcome.alerted
     after = read_outcome(outcome.folder)
     assert after is not None
-    assert held <= {
-        item.id for item in after.evidence
-    }  # what the silent sources gave before is carried forward, not lost
+    kept = {item.id for item in after.evidence}
+    assert held <= kept  # what the silent sources gave before is carried forward, not lost
     report = (outcome.folder / "report.md").read_text(encoding="utf-8")
     assert "Not a change in the evidence: clinicaltrials, europepmc did not answer" in report
 
@@ -159,11 +165,8 @@ class KilledError(Exception):
 
 
 async def test_a_watch_run_killed_mid_way_continues_where_it_stopped(tmp_path: Path) -> None:
-    base = load_settings(demo_mode=True, home=tmp_path / "home")
-    store = WatchStore.at_home(base.home)
-    early, late = derived(base, demo_today=date(2026, 3, 1)), derived(base, demo_today=date(2026, 7, 1))
-    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
-    await run_watch_once(store.get(watch.id), early, store)
+    base, store, watch = await baseline(tmp_path)
+    late = derived(base, demo_today=date(2026, 7, 1))
 
     def die_in_the_second_iteration(event: ProgressEvent) -> None:
         if isinstance(event, IterationStarted) and event.iteration == 2:  # iteration 1 is checkpointed
@@ -183,11 +186,8 @@ async def test_a_watch_run_killed_mid_way_continues_where_it_stopped(tmp_path: P
 async def test_a_run_no_source_answered_changes_nothing_and_the_next_searches_from_the_last_full_run(
     tmp_path: Path,
 ) -> None:
-    base = load_settings(demo_mode=True, home=tmp_path / "home", sources="pubmed,europepmc,clinicaltrials")
-    store = WatchStore.at_home(base.home)
-    early, late = derived(base, demo_today=date(2026, 3, 1)), derived(base, demo_today=date(2026, 7, 1))
-    watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
-    await run_watch_once(store.get(watch.id), early, store)
+    base, store, watch = await baseline(tmp_path, sources="pubmed,europepmc,clinicaltrials")
+    late = derived(base, demo_today=date(2026, 7, 1))
 
     def all_down(settings: Settings) -> httpx2.AsyncClient:
         hosts = {"eutils.ncbi.nlm.nih.gov", "www.ebi.ac.uk", "clinicaltrials.gov"}
