@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -110,6 +110,8 @@ class SearchSettings(Group):
 
     enabled: tuple[SourceName, ...]
     max_results_per_source: int
+    # Only what a source added since this date (a watch's re-run); None: everything, as a normal run.
+    since: date | None = None
     pubmed: PubMedSettings
     web: WebSettings
     searxng: SearxngSettings
@@ -269,6 +271,17 @@ class Settings(BaseSettings):
     queue_heartbeat: float = Field(default=30.0, ge=1.0, le=3600.0, validation_alias="DEEPCRITICAL_QUEUE_HEARTBEAT")
     queue_attempts: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_QUEUE_ATTEMPTS")
 
+    # Living evidence (``deepcritical watch``): a re-run searches only what appeared since ``search_since``;
+    # a watch's webhook alerts are signed with ``webhook_secret``; ``demo_today`` is the stand-ins' clock.
+    search_since: date | None = Field(default=None, validation_alias="DEEPCRITICAL_SEARCH_SINCE")
+    webhook_secret: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_WEBHOOK_SECRET")
+    demo_today: date | None = Field(default=None, validation_alias="DEEPCRITICAL_DEMO_TODAY")
+
+    @field_validator("search_since", "webhook_secret", "demo_today", mode="before")
+    @classmethod
+    def _blank_watch_setting_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("redis_url", "queue_url", mode="before")
     @classmethod
     def _blank_redis_is_unset(cls, value: Any) -> Any:
@@ -385,6 +398,7 @@ class Settings(BaseSettings):
         return SearchSettings(
             enabled=tuple(self.sources),
             max_results_per_source=self.max_results_per_source,
+            since=self.search_since,
             pubmed=PubMedSettings(
                 timeout=self.pubmed_timeout,
                 base_url=str(self.ncbi_eutils_url),

@@ -37,7 +37,15 @@ async def test_the_tools_are_listed_with_descriptions_for_the_calling_model(tmp_
     async with connected(tmp_path) as client:
         listed = await client.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    assert set(tools) == {"search_literature", "research", "get_run", "library_add"}
+    assert set(tools) == {
+        "search_literature",
+        "research",
+        "get_run",
+        "library_add",
+        "watch_add",
+        "watch_list",
+        "watch_changes",
+    }
     assert all(tool.description and len(tool.description) > 60 for tool in tools.values())
     research = tools["research"].input_schema
     assert research["required"] == ["question"]

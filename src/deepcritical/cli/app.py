@@ -37,6 +37,7 @@ from deepcritical.cli.common import (
 from deepcritical.cli.eval import eval_app
 from deepcritical.cli.extract import extract_command
 from deepcritical.cli.library import library_app
+from deepcritical.cli.watch import watch_app
 from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
@@ -96,6 +97,7 @@ def root(
 app.add_typer(library_app, name="library")
 app.add_typer(eval_app, name="eval")
 app.command("extract")(extract_command)
+app.add_typer(watch_app, name="watch")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
 SOURCES_HELP = (

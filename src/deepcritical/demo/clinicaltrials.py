@@ -6,17 +6,22 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+from datetime import date
 
 import httpx2
 
 from deepcritical.demo.corpus import search as corpus_search
-from deepcritical.demo.records import ClinicalTrialsRecord
+from deepcritical.demo.records import ClinicalTrialsRecord, entry_date
 
 CLINICALTRIALS_HOST = "clinicaltrials.gov"
 STUDIES_PATH = "/api/v2/studies"
 DEFAULT_PAGE_SIZE = 10  # the service's default
 MAX_PAGE_SIZE = 1000
 _MATCHES = 1000
+# The one advanced filter served: entries updated on or after a date. A demo entry is never updated after it
+# is first posted, so its first posting is its last update.
+_LAST_UPDATE = re.compile(r"AREA\[LastUpdatePostDate\]RANGE\[(\d{4}-\d{2}-\d{2}),\s*MAX\]")
 
 
 def _json(status: int, body: object) -> httpx2.Response:
@@ -98,7 +103,14 @@ def studies(request: httpx2.Request) -> httpx2.Response:
             return _text(400, "Parameter `pageToken` has incorrect format")
         offset = found
     query = " ".join(params.get(name, "") for name in ("query.term", "query.cond", "query.intr")).strip()
-    records = [r for r in corpus_search("clinicaltrials", query, k=_MATCHES) if isinstance(r, ClinicalTrialsRecord)]
+    since = date.min
+    if ranged := _LAST_UPDATE.fullmatch(params.get("filter.advanced", "")):
+        since = date.fromisoformat(ranged[1])
+    records = [
+        r
+        for r in corpus_search("clinicaltrials", query, k=_MATCHES)
+        if isinstance(r, ClinicalTrialsRecord) and entry_date(r) >= since
+    ]
     page = records[offset : offset + size]
     body: dict[str, object] = {"studies": [study(record) for record in page]}
     if offset + size < len(records):

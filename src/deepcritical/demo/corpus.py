@@ -14,7 +14,8 @@ from typing import Any
 import bm25s
 from bm25s.stopwords import STOPWORDS_EN
 
-from deepcritical.demo.records import Record, RecordKind, load_corpus, strip_markup
+from deepcritical.demo import clock
+from deepcritical.demo.records import Record, RecordKind, as_of, load_corpus, strip_markup
 
 # Single characters are kept ("vitamin D", "type 2") except the leftovers of English apostrophes.
 _TOKEN_PATTERN = r"(?u)\b\w+\b"
@@ -118,9 +119,12 @@ def hits(kind: RecordKind, query: str) -> list[Hit]:
     """Every relevant record of ``kind`` for ``query``, best first; ties keep corpus order (deterministic).
 
     Relevant means: it contains at least half of the query's known terms (PubMed ANDs terms; web engines
-    reward matching most of them), and its score is at least ``RELATIVE_FLOOR`` of the best score.
+    reward matching most of them), and its score is at least ``RELATIVE_FLOOR`` of the best score. Records
+    are as the source shows them on the demo clock's today (``clock``): a later record is not there yet.
     """
     index = _index(kind)
+    today = clock.today()
+    shown = [as_of(record, today) for record in index.records]
     term_ids = list(dict.fromkeys(index.retriever.get_tokens_ids(tokenize([query])[0])))
     if not term_ids:
         return []
@@ -129,12 +133,16 @@ def hits(kind: RecordKind, query: str) -> list[Hit]:
     scores: list[float] = []
     for doc in range(len(index.records)):
         matched = [column[doc] for column in per_term if column[doc] > 0.0]
-        scores.append(sum(matched) if len(matched) >= required else 0.0)
+        scores.append(sum(matched) if len(matched) >= required and shown[doc] is not None else 0.0)
     best = max(scores)
     if best <= 0.0:
         return []
     ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-    return [Hit(index.records[i], scores[i]) for i in ranked if scores[i] > 0.0 and scores[i] >= best * RELATIVE_FLOOR]
+    return [
+        Hit(record, scores[i])
+        for i in ranked
+        if scores[i] > 0.0 and scores[i] >= best * RELATIVE_FLOOR and (record := shown[i]) is not None
+    ]
 
 
 def search(kind: RecordKind, query: str, k: int = 10) -> list[Record]:

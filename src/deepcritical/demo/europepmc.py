@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
+from datetime import date
 
 import httpx2
 
 from deepcritical.demo.corpus import hits
-from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord
+from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord, entry_date
 
 EUROPEPMC_HOST = "www.ebi.ac.uk"
 REST_PATH = "/europepmc/webservices/rest/"
 SEARCH_PATH = REST_PATH + "search"
 DEFAULT_PAGE_SIZE = 25  # the service's default
 MAX_PAGE_SIZE = 1000
+# ``AND FIRST_PDATE:[2026-05-01 TO 3000-12-31]``: Europe PMC's first-publication date range.
+_FIRST_PDATE = re.compile(r"\s*\bAND\s+FIRST_PDATE:\[(\d{4}-\d{2}-\d{2}) TO (\d{4}-\d{2}-\d{2})\]", re.IGNORECASE)
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
@@ -149,7 +153,18 @@ def search(request: httpx2.Request) -> httpx2.Response:
     offset = _offset(params.get("cursorMark", "*"))
     if not 0 < size <= MAX_PAGE_SIZE or offset is None:
         return _json(400, {"errCode": 400, "errMsg": "demo Europe PMC stand-in: bad pageSize or cursorMark"})
-    found = sorted([*hits("pubmed", query), *hits("europepmc", query)], key=lambda hit: -hit.score)
+    since, until = date.min, date.max
+    if ranged := _FIRST_PDATE.search(query):
+        since, until = date.fromisoformat(ranged[1]), date.fromisoformat(ranged[2])
+        query = _FIRST_PDATE.sub("", query).strip()
+    found = sorted(
+        (
+            hit
+            for hit in (*hits("pubmed", query), *hits("europepmc", query))
+            if since <= entry_date(hit.record) <= until
+        ),
+        key=lambda hit: -hit.score,
+    )
     results: list[dict[str, object]] = []
     for hit in found:
         if isinstance(hit.record, PubmedRecord):

@@ -10,16 +10,18 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
+from datetime import date
 from xml.sax.saxutils import escape
 
 import httpx2
 
-from deepcritical.demo import fulltext
+from deepcritical.demo import clock, fulltext
 from deepcritical.demo.corpus import hits
 from deepcritical.demo.records import (
     INLINE_TAGS,
     CollectiveAuthor,
     PubmedRecord,
+    entry_date,
     pubmed_record,
 )
 
@@ -88,7 +90,12 @@ def esearch(request: httpx2.Request) -> httpx2.Response:
     if not term:
         return _esearch_error("Empty term and query_key - nothing todo", as_json)
     text = term_to_text(term)
-    pmids = [hit.record.pmid for hit in hits("pubmed", text) if isinstance(hit.record, PubmedRecord)]
+    try:
+        since, until = _date_range(params)
+    except ValueError:
+        return _esearch_error("Invalid mindate or maxdate", as_json)
+    found = [hit.record for hit in hits("pubmed", text) if isinstance(hit.record, PubmedRecord)]
+    pmids = [record.pmid for record in found if since <= entry_date(record) <= until]
     retstart = _int_param(params, "retstart", 0, MAX_RETMAX)
     retmax = _int_param(params, "retmax", DEFAULT_RETMAX, MAX_RETMAX)
     page = pmids[retstart : retstart + retmax]
@@ -101,8 +108,9 @@ def esearch(request: httpx2.Request) -> httpx2.Response:
         "translationset": [],
         "querytranslation": translation,
     }
-    if not pmids:
+    if not found:  # words PubMed does not know; a date range that excludes every hit is no error
         result["errorlist"] = {"phrasesnotfound": text.split() or [term], "fieldsnotfound": []}
+    if not pmids:
         result["warninglist"] = {
             "phrasesignored": [],
             "quotedphrasesnotfound": [],
@@ -113,6 +121,26 @@ def esearch(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, content=json.dumps(body).encode(), headers={"Content-Type": _JSON_TYPE})
     xml = _esearch_xml(len(pmids), page, retstart, translation)
     return httpx2.Response(200, content=xml, headers={"Content-Type": _XML_TYPE})
+
+
+def _ncbi_date(text: str, *, end: bool) -> date:
+    """``2026``, ``2026/05`` or ``2026/05/12`` (NCBI's forms), as the first or last day it covers."""
+    parts = [int(part) for part in text.strip().split("/")]
+    year, month = parts[0], parts[1] if len(parts) > 1 else (12 if end else 1)
+    day = parts[2] if len(parts) > 2 else (31 if end and month == 12 else 1)
+    if end and len(parts) == 2:  # the month's last day
+        following = date(year + month // 12, month % 12 + 1, 1)
+        return date.fromordinal(following.toordinal() - 1)
+    return date(year, month, day)
+
+
+def _date_range(params: Mapping[str, str]) -> tuple[date, date]:
+    """esearch's ``mindate``/``maxdate`` by Entrez date (``datetype=edat``), the only date type served;
+    without them, every date."""
+    low, high = params.get("mindate"), params.get("maxdate")
+    if not low or not high or params.get("datetype", "edat") != "edat":
+        return date.min, date.max
+    return _ncbi_date(low, end=False), _ncbi_date(high, end=True)
 
 
 def _esearch_error(message: str, as_json: bool) -> httpx2.Response:
@@ -148,8 +176,8 @@ def efetch(request: httpx2.Request) -> httpx2.Response:
         return fulltext.pmc_efetch(ids)
     root = ET.Element("PubmedArticleSet")
     for pmid in ids:
-        record = pubmed_record(pmid)
-        if record is not None:  # unknown PMIDs are skipped, as NCBI does
+        record = pubmed_record(pmid, clock.today())
+        if record is not None:  # unknown PMIDs (and those not entered yet) are skipped, as NCBI does
             root.append(article_element(record))
     body = _XML_HEADER + ET.tostring(root, encoding="unicode") + "\n"
     return httpx2.Response(200, content=body.encode("utf-8"), headers={"Content-Type": _XML_TYPE})

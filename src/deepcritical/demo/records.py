@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from datetime import date
 from importlib import resources
 from typing import Annotated, Literal
 
@@ -49,6 +50,10 @@ class _Record(_Model):
     injection_test: bool = Field(default=False, description="The text holds a prompt-injection attempt on purpose")
     note: str | None = None
     title: str
+    entered: date | None = Field(
+        default=None,
+        description="When the record appeared at its source (the demo clock hides it before); None: always",
+    )
 
 
 class AbstractSection(_Model):
@@ -96,6 +101,9 @@ class PubmedRecord(_Record):
     nct_id: str | None = Field(default=None, description="A ClinicalTrials.gov number in the record's DataBankList")
     retraction_in: str | None = Field(default=None, description="PMID of the retraction notice")
     expression_of_concern_in: str | None = Field(default=None, description="PMID of the expression of concern")
+    retracted_on: date | None = Field(
+        default=None, description="When the retraction was issued: before it (demo clock), the record is not retracted"
+    )
 
     @property
     def text(self) -> str:
@@ -198,6 +206,36 @@ class EuropePmcRecord(_Record):
 
 
 Record = PubmedRecord | WebRecord | SearxngRecord | YouRecord | ClinicalTrialsRecord | EuropePmcRecord
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def entry_date(record: Record) -> date:
+    """When the record entered its source: ``entered`` when the corpus says, else its own dates (a PubMed
+    record's publication date, a preprint's first publication, a registration's first posting); a record
+    with no date at all counts as long there."""
+    if record.entered is not None:
+        return record.entered
+    if isinstance(record, PubmedRecord):
+        year = record.pub_date.year or (record.pub_date.medline_date or "")[:4]
+        month = (record.pub_date.month or "jan")[:3].lower()
+        return date(int(year), _MONTHS.index(month) + 1 if month in _MONTHS else 1, 1) if year.isdigit() else date.min
+    if isinstance(record, EuropePmcRecord):
+        return date.fromisoformat(record.first_publication_date[:10])
+    if isinstance(record, ClinicalTrialsRecord):
+        text = record.first_posted
+        return date.fromisoformat(text if len(text) == 10 else f"{text[:7]}-01")
+    return date.min
+
+
+def as_of(record: Record, today: date) -> Record | None:
+    """The record as its source shows it on ``today``: None before it entered; a PubMed record whose
+    retraction was issued later is not retracted yet (no notice, no ``Retracted Publication`` type)."""
+    if record.entered is not None and record.entered > today:
+        return None
+    if isinstance(record, PubmedRecord) and record.retracted_on is not None and record.retracted_on > today:
+        types = tuple(kind for kind in record.publication_types if kind != "Retracted Publication")
+        return record.model_copy(update={"retraction_in": None, "publication_types": types})
+    return record
 
 
 class Topic(_Model):
@@ -228,9 +266,14 @@ def _pubmed_by_pmid() -> dict[str, PubmedRecord]:
     return {r.pmid: r for r in load_corpus().records if isinstance(r, PubmedRecord)}
 
 
-def pubmed_record(pmid: str) -> PubmedRecord | None:
-    """The PubMed record with this PMID, or None (as E-utilities silently skips unknown ids)."""
-    return _pubmed_by_pmid().get(pmid.strip())
+def pubmed_record(pmid: str, today: date | None = None) -> PubmedRecord | None:
+    """The PubMed record with this PMID, or None (as E-utilities silently skips unknown ids); with
+    ``today``, as the source shows it that day (None before it entered)."""
+    record = _pubmed_by_pmid().get(pmid.strip())
+    if record is None or today is None:
+        return record
+    shown = as_of(record, today)
+    return shown if isinstance(shown, PubmedRecord) else None
 
 
 def topic_question(topic_id: str) -> str:

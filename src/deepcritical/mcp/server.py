@@ -20,6 +20,7 @@ from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
+from deepcritical.mcp.watch_tools import register_watch_tools
 from deepcritical.models import ALL_SOURCES, Evidence
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.progress import progress_line as event_line
@@ -290,6 +291,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             raise ToolError(one_line(str(error))) from error
         return _result(manager, info)
 
+    register_watch_tools(server, settings)  # watch_add, watch_list, watch_changes
     return server
 
 

@@ -27,14 +27,14 @@ StoreOpener = Callable[[Settings, str], Awaitable[EvidenceStoreLike]]
 def http_client(settings: Settings, network: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
     """The run's one HTTP client. In demo mode its transport is the local stand-in for every API; with demo
     sources the stand-ins answer the sources' hosts and ``network`` (by default the real one) the rest."""
-    if settings.demo_mode:
-        from deepcritical.demo.transport import demo_transport
+    if settings.demo_mode or settings.demo_sources:  # the stand-ins answer on the demo clock's today
+        from deepcritical.demo.clock import ClockedTransport
+        from deepcritical.demo.transport import StandInRouter, demo_transport
 
-        return make_http_client(demo_transport())
-    if settings.demo_sources:
-        from deepcritical.demo.transport import StandInRouter
-
-        return make_http_client(StandInRouter(network or httpx2.AsyncHTTPTransport()))
+        stand_ins: httpx2.AsyncBaseTransport = (
+            demo_transport() if settings.demo_mode else StandInRouter(network or httpx2.AsyncHTTPTransport())
+        )
+        return make_http_client(ClockedTransport(stand_ins, settings.demo_today))
     return make_http_client(network)
 
 
@@ -42,14 +42,19 @@ async def _no_pacing() -> None:
     """The local stand-ins need no politeness limit."""
 
 
+def ncbi_pacing(settings: Settings) -> Callable[[], Awaitable[None]]:
+    """What every NCBI request waits on: nothing for the stand-ins; otherwise one limit shared by every
+    process of the machine (or, with REDIS_URL, every machine of the team), as NCBI counts requests per IP
+    and per key."""
+    return _no_pacing if settings.stand_in_sources else ncbi_limiter(settings)
+
+
 def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
     if settings.stand_in_sources:
         from deepcritical.demo.ddgs import DemoDDGS
 
-        return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=_no_pacing)
-    # NCBI counts requests per IP and per key, so every process on the machine (or, with REDIS_URL, every
-    # machine of the team) shares one limit.
-    return build_sources(settings, client, ncbi_limiter=ncbi_limiter(settings))
+        return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=ncbi_pacing(settings))
+    return build_sources(settings, client, ncbi_limiter=ncbi_pacing(settings))
 
 
 def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:

@@ -14,7 +14,7 @@ import email.utils
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, ClassVar, TypeVar
 
 import httpx2
@@ -320,8 +320,10 @@ class JsonApiTool(SearchTool):
         base_url: str | None = None,
         timeout: float | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        since: date | None = None,
     ) -> None:
         self._client = client
+        self.since = since  # only what the service added on or after this date; None: everything
         self.base_url = (base_url or self.default_base_url).strip().rstrip("/")
         self.timeout = self.default_timeout if timeout is None else timeout
         self._sleep = sleep

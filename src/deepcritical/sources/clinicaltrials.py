@@ -203,6 +203,8 @@ class ClinicalTrialsTool(JsonApiTool):
 
     async def _page(self, term: str, size: int, token: str | None) -> tuple[list[Evidence], str | None]:
         params: dict[str, str | int] = {"query.term": term, "pageSize": size, "format": "json"}
+        if self.since is not None:  # entries registered or updated on or after ``since``
+            params["filter.advanced"] = f"AREA[LastUpdatePostDate]RANGE[{self.since:%Y-%m-%d},MAX]"
         if token:
             params["pageToken"] = token
         try:

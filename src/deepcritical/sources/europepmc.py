@@ -30,6 +30,7 @@ logger = structlog.get_logger(__name__)
 EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
 MAX_PAGE_SIZE = 1000  # the API's limit
+OPEN_END = "3000-12-31"  # the far end of a "since" date range
 _PMID = re.compile(r"\d{1,9}")
 _PMCID = re.compile(r"PMC\d+", re.IGNORECASE)
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
@@ -180,6 +181,8 @@ class EuropePmcTool(JsonApiTool):
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         term = to_europepmc_query(query)
+        if self.since is not None:  # first published (online or in print) on or after ``since``
+            term = f"({term}) AND FIRST_PDATE:[{self.since:%Y-%m-%d} TO {OPEN_END}]"
         params: dict[str, str | int] = {
             "query": term,
             "format": "json",

@@ -59,7 +59,7 @@ def build_sources(
         if search.you.api_key is not None
         else None
     )
-    context = SourceContext(client, ddgs_factory, ncbi_limiter, research_engine)
+    context = SourceContext(client, ddgs_factory, ncbi_limiter, research_engine, since=search.since)
     unavailable: dict[SourceName, str] = {}
     tools: list[SearchTool] = []
     for name in search.enabled:

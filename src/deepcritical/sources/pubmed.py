@@ -6,7 +6,8 @@ Request building only; parsing lives in ``ncbi_parse`` and the error policy in `
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import date
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
@@ -29,6 +30,8 @@ T = TypeVar("T")
 EUTILS_BASE_URL = NCBI_EUTILS_URL
 # esearch's own ceiling for one page of ids.
 MAX_RETMAX = 10_000
+# esearch takes a date range only with both ends; a "since" search leaves the far end open.
+OPEN_MAXDATE = "3000/12/31"
 
 
 class PubMedTool(SearchTool):
@@ -54,8 +57,10 @@ class PubMedTool(SearchTool):
         base_url: str = EUTILS_BASE_URL,
         limiter: Callable[[], Awaitable[None]] | None = None,
         sleep: Sleep = asyncio.sleep,
+        since: date | None = None,
     ) -> None:
         self._client = client
+        self.since = since  # only records PubMed added (Entrez date) on or after this date; None: all
         self._api_key = api_key if api_key is not None and api_key.get_secret_value().strip() else None
         self._email = email.strip() if email and email.strip() else None
         self._tool = tool
@@ -98,8 +103,29 @@ class PubMedTool(SearchTool):
             sleep=self._sleep,
         )
 
+    def _date_filter(self) -> dict[str, str]:
+        """esearch's date range: by Entrez date (when PubMed added the record, which a new record and a
+        newly indexed old one both have), from ``since`` on; esearch wants both ends, so the far one is open."""
+        if self.since is None:
+            return {}
+        return {"datetype": "edat", "mindate": f"{self.since:%Y/%m/%d}", "maxdate": OPEN_MAXDATE}
+
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         return await self._esearch_then_efetch(query, max_results)
+
+    async def fetch(self, pmids: Sequence[str]) -> list[Evidence]:
+        """The records of ``pmids`` as PubMed holds them now, a retraction or an expression of concern
+        issued since they were first read included (one efetch). Unknown ids are skipped, as NCBI does.
+        Raises the errors of ``get_with_retry`` (the caller decides what a failed re-check means)."""
+        ids = list(dict.fromkeys(pmid.strip() for pmid in pmids if pmid.strip()))
+        if not ids:
+            return []
+        batch: ParsedBatch = await self._get(
+            "efetch.fcgi",
+            {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"},
+            lambda text: parse_efetch(text, order=ids),
+        )
+        return batch.evidence
 
     async def _esearch_then_efetch(self, query: str, max_results: int) -> list[Evidence]:
         if max_results < 1:
@@ -113,6 +139,7 @@ class PubMedTool(SearchTool):
                 "retmode": "json",
                 "sort": "relevance",
                 "retmax": min(max_results, MAX_RETMAX),
+                **self._date_filter(),
             },
             parse_esearch,
         )

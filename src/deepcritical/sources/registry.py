@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import httpx2
@@ -40,6 +41,8 @@ class SourceContext:
     ncbi_limiter: Callable[[], Awaitable[None]] | None = None
     # The You.com engine serves the Brain's background lookups and the ``you`` source: one per run.
     research_engine: ResearchEngine | None = None
+    # Only what a source added since this date (a watch's re-run); sources without a date filter ignore it.
+    since: date | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ def _pubmed(group: PubMedSettings, context: SourceContext) -> SearchTool:
         timeout=group.timeout,
         base_url=group.base_url,
         limiter=context.ncbi_limiter,
+        since=context.since,
     )
 
 
@@ -97,11 +101,11 @@ def _you(group: YouSettings, context: SourceContext) -> SearchTool:
 
 
 def _clinicaltrials(group: JsonApiSettings, context: SourceContext) -> SearchTool:
-    return ClinicalTrialsTool(context.client, base_url=group.base_url, timeout=group.timeout)
+    return ClinicalTrialsTool(context.client, base_url=group.base_url, timeout=group.timeout, since=context.since)
 
 
 def _europepmc(group: JsonApiSettings, context: SourceContext) -> SearchTool:
-    return EuropePmcTool(context.client, base_url=group.base_url, timeout=group.timeout)
+    return EuropePmcTool(context.client, base_url=group.base_url, timeout=group.timeout, since=context.since)
 
 
 SOURCES: tuple[SourceSpec, ...] = (

@@ -28,6 +28,7 @@ from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
 from deepcritical.web.api import build_router, install_error_handlers
 from deepcritical.web.security import ApiGuard, BodyLimit, LoopbackHosts, SecurityHeaders, is_loopback, script_hash
+from deepcritical.web.watch_api import build_watch_router
 
 STATIC = Path(__file__).parent / "static"
 DOCS_ASSETS = "/docs-assets"
@@ -97,6 +98,7 @@ def create_app(
     app.state.manager = manager
     install_error_handlers(app)
     app.include_router(build_router(manager, settings, rate_limit))
+    app.include_router(build_watch_router(settings))
     app.router.routes.extend(mcp_routes)
 
     @app.get("/", include_in_schema=False)

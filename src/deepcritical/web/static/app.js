@@ -49,6 +49,8 @@
     return body;
   }
 
+  window.deepcritical = { api: api, el: el }; // for watches.js: one API client, one token
+
   function askForToken() {
     $("token-panel").hidden = false;
     $("token").focus();

@@ -1,0 +1,128 @@
+"""The MCP tools of watched questions: ``watch_add``, ``watch_list`` and ``watch_changes``. A watch is
+run by ``deepcritical watch run --due`` (cron, a timer); these tools add one and read what its runs found.
+Docstrings and field descriptions are written for the calling model: they are what it reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from deepcritical.config import Settings
+from deepcritical.errors import DeepCriticalError
+from deepcritical.service.watch_run import settings_for, watch_clock
+from deepcritical.service.watches import WatchOptions, WatchStore, describe_interval
+from deepcritical.text import one_line
+
+MAX_WATCH_ID_CHARS = 20
+
+
+class WatchSummary(BaseModel):
+    """A watched question and where it stands."""
+
+    id: str = Field(description="The watch id, e.g. w-1a2b3c4d (watch_changes takes it)")
+    question: str
+    every: str = Field(description="How often it runs: 12h, 7d, 2w")
+    next_due: datetime
+    last_run: datetime | None
+    verdict: str | None = Field(description="The verdict of its last run (yes, no, maybe, supported, ...)")
+    confidence: float | None
+
+
+class WatchList(BaseModel):
+    watches: list[WatchSummary]
+
+
+class RunChanges(BaseModel):
+    """One run of a watch and what changed since the run before it."""
+
+    run_at: datetime
+    verdict: str | None
+    confidence: float | None
+    counted_studies: int
+    changed: bool = Field(description="Whether the evidence or the verdict moved (an alert was sent)")
+    changes: list[str] = Field(description="One line per change: new studies, retractions, the verdict's move")
+    folder: str = Field(description="The run's folder: report.md, run.json, changes.json")
+
+
+class WatchHistory(BaseModel):
+    id: str
+    question: str
+    runs: list[RunChanges] = Field(description="Every run, oldest first")
+
+
+def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
+    """Add the watch tools to ``server``; watches live under the server's home (``watches.sqlite``)."""
+
+    def store() -> WatchStore:
+        try:
+            return WatchStore.at_home(settings.home)
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+
+    @server.tool(annotations=ToolAnnotations(title="Watch a research question", read_only_hint=False))
+    async def watch_add(
+        question: Annotated[str, Field(description="The research question to keep re-running, in plain words")],
+        every: Annotated[str, Field(max_length=20, description="How often: 12h, 7d, 2w (at least 1h)")] = "7d",
+    ) -> WatchSummary:
+        """Keep watching QUESTION: DeepCritical re-runs it every interval (from the next scheduled
+        `deepcritical watch run --due`), searching only what appeared since the last run, re-checking
+        retractions, and records what changed: new studies, retractions, the verdict moving. Returns the
+        watch id; watch_changes reads its history later."""
+        options = WatchOptions(demo=settings.demo_mode)
+        try:
+            watch = store().add(
+                question, every=every, options=options, now=watch_clock(settings_for(options, settings))
+            )
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        return _summary(watch_id=watch.id, store=store())
+
+    @server.tool(annotations=ToolAnnotations(title="List watched questions", read_only_hint=True))
+    async def watch_list() -> WatchList:
+        """Every watched question with its last run's verdict and confidence and when it runs next."""
+        watches = store()
+        return WatchList(watches=[_summary(watch_id=watch.id, store=watches) for watch in watches.watches()])
+
+    @server.tool(annotations=ToolAnnotations(title="What changed for a watched question", read_only_hint=True))
+    async def watch_changes(
+        watch_id: Annotated[str, Field(max_length=MAX_WATCH_ID_CHARS, description="The id watch_add returned")],
+    ) -> WatchHistory:
+        """A watched question's history: each run's date, verdict, confidence, counted studies and what
+        changed since the run before (new studies with their design, retractions, a verdict change)."""
+        watches = store()
+        try:
+            watch, history = watches.get(watch_id.strip()), watches.history(watch_id.strip())
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        runs = [
+            RunChanges(
+                run_at=run.run_at,
+                verdict=run.verdict,
+                confidence=run.confidence,
+                counted_studies=run.counted,
+                changed=run.changed,
+                changes=run.summary,
+                folder=run.folder,
+            )
+            for run in history
+        ]
+        return WatchHistory(id=watch.id, question=watch.question, runs=runs)
+
+
+def _summary(*, watch_id: str, store: WatchStore) -> WatchSummary:
+    watch = store.get(watch_id)
+    last = watch.last_run
+    return WatchSummary(
+        id=watch.id,
+        question=watch.question,
+        every=describe_interval(watch.interval),
+        next_due=watch.next_due,
+        last_run=last.run_at if last else None,
+        verdict=last.verdict if last else None,
+        confidence=last.confidence if last else None,
+    )

@@ -1,0 +1,264 @@
+"""What changed between two runs of a watch, computed in code from their run records: the studies new to
+the watch (design, level and how each reads), the studies held before that are now retracted or under an
+expression of concern, a new strongest design, and the verdict and its confidence before and after.
+
+Only additions and new flags are changes. A study the earlier run held and this one did not find again is
+not "removed": the watch carries its evidence forward, so a source that did not answer this time (its
+availability) can never read as a change in the evidence; which sources did not answer is said apart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+from typing import Literal, cast
+
+from pydantic import BaseModel, Field
+
+from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
+from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.stages.render import counted_items, escape
+from deepcritical.stages.strength import Strength
+
+Reading = Literal["favourable", "null", "unfavourable", "no clear result", "a registration", "retracted"]
+
+
+class StudyChange(BaseModel):
+    """A study in a change: what it is and how it reads for the question."""
+
+    id: str
+    title: str
+    url: str | None
+    date: str
+    design: str
+    level: int | None
+    reading: Reading
+
+
+class VerdictState(BaseModel):
+    label: str
+    confidence: float
+    strongest_design: str | None
+    strongest_level: int | None
+
+
+class Changes(BaseModel):
+    """``changes.json``: what one run of a watch found changed since the run before it."""
+
+    watch_id: str
+    question: str
+    run_at: datetime
+    since: date | None = Field(
+        description="The date searched from: the last run in which every source answered (None: the first run)"
+    )
+    baseline: bool = Field(description="The watch's first run: nothing to compare, so nothing changed")
+    failed: str | None = Field(default=None, description="This run failed: nothing is compared")
+    new_studies: list[StudyChange] = Field(default_factory=list)
+    newly_retracted: list[StudyChange] = Field(default_factory=list)
+    newly_under_concern: list[StudyChange] = Field(default_factory=list)
+    strongest_before: str | None = None
+    strongest_after: str | None = None
+    verdict_before: VerdictState | None = None
+    verdict_after: VerdictState | None = None
+    verdict_changed: bool = False
+    sources_unavailable: dict[str, str] = Field(
+        default_factory=dict, description="Sources that did not answer this run: availability, not evidence"
+    )
+    recheck: str = Field(default="", description="How the retractions of the held studies were re-checked")
+
+    @property
+    def new_strongest(self) -> bool:
+        return self.strongest_after is not None and self.strongest_after != self.strongest_before
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything in the evidence or the verdict moved: what an alert is sent for."""
+        return bool(
+            self.new_studies
+            or self.newly_retracted
+            or self.newly_under_concern
+            or self.new_strongest
+            or self.verdict_changed
+        )
+
+    def summary(self) -> list[str]:
+        """One plain line per change (the history, the feed, the webhook)."""
+        if self.failed:
+            return [f"the run failed: {self.failed}"]
+        if self.baseline:
+            return ["first run: the baseline later runs are compared with"]
+        lines = [f"new: {study.title} ({_grade(study)}; reads {study.reading})" for study in self.new_studies]
+        lines += [f"retracted since: {study.title}" for study in self.newly_retracted]
+        lines += [f"under an expression of concern since: {study.title}" for study in self.newly_under_concern]
+        if self.new_strongest:
+            lines.append(f"strongest design: {self.strongest_before or 'none'} -> {self.strongest_after}")
+        if self.verdict_changed and self.verdict_before and self.verdict_after:
+            lines.append(f"VERDICT CHANGED: {_verdict(self.verdict_before)} -> {_verdict(self.verdict_after)}")
+        return lines or ["nothing changed"]
+
+
+def _design(design: str) -> str:
+    """A design's label ("randomised controlled trial"); a design this version does not know, as recorded."""
+    return DESIGN_LABELS.get(cast(StudyDesign, design), design)
+
+
+def _grade(study: StudyChange) -> str:
+    level = f", level {study.level}" if study.level is not None else ""
+    return f"{_design(study.design)}{level}"
+
+
+def _verdict(state: VerdictState) -> str:
+    return f"{state.label} ({state.confidence:.2f})"
+
+
+def _strongest(state: VerdictState | None) -> str | None:
+    if state is None or state.strongest_design is None:
+        return None
+    level = f" (level {state.strongest_level})" if state.strongest_level is not None else ""
+    return f"{_design(state.strongest_design)}{level}"
+
+
+def verdict_state(outcome: ResearchOutcome | None) -> VerdictState | None:
+    if outcome is None or outcome.verdict is None:
+        return None
+    verdict = outcome.verdict
+    return VerdictState(
+        label=verdict.label,
+        confidence=verdict.confidence,
+        strongest_design=verdict.strongest_design,
+        strongest_level=verdict.strongest_level,
+    )
+
+
+def counted(outcome: ResearchOutcome) -> Strength:
+    """The run's studies placed as its report places them (on topic, retracted, registrations, counted)."""
+    return counted_items(outcome.question, {item.id: item for item in outcome.evidence}, ())
+
+
+def _reading(item: Evidence, strength: Strength) -> Reading:
+    if item.retracted:
+        return "retracted"
+    if item.id in strength.registrations:
+        return "a registration"
+    return strength.directions.get(item.id) or "no clear result"
+
+
+def _study(item: Evidence, strength: Strength) -> StudyChange:
+    return StudyChange(
+        id=item.id,
+        title=item.citation.title,
+        url=item.citation.url,
+        date=item.citation.date,
+        design=item.grade.design,
+        level=item.grade.level,
+        reading=_reading(item, strength),
+    )
+
+
+def _by_identity(items: Iterable[Evidence]) -> dict[str, Evidence]:
+    return {key: item for item in items for key in item.identity_keys}
+
+
+def _held_as(item: Evidence, held: Mapping[str, Evidence]) -> Evidence | None:
+    return next((held[key] for key in item.identity_keys if key in held), None)
+
+
+def unavailable_sources(outcome: ResearchOutcome) -> dict[str, str]:
+    """Sources that failed in every search of the run they were asked in, with their first error."""
+    answered = {name for step in outcome.searches for name in step.sources_answered}
+    failed: dict[str, str] = {}
+    for step in outcome.searches:
+        for name, error in step.sources_failed.items():
+            if name not in answered:
+                failed.setdefault(name, error)
+    return failed
+
+
+def compare(
+    before: ResearchOutcome | None,
+    after: ResearchOutcome,
+    *,
+    watch_id: str,
+    run_at: datetime,
+    since: date | None,
+    recheck: str = "",
+) -> Changes:
+    """What ``after`` holds that ``before`` did not (by every identity of a study: PMID, DOI, NCT, URL)."""
+    common = {
+        "watch_id": watch_id,
+        "question": after.question,
+        "run_at": run_at,
+        "since": since,
+        "recheck": recheck,
+        "sources_unavailable": unavailable_sources(after),
+        "verdict_after": verdict_state(after),
+    }
+    if after.error:
+        return Changes(baseline=before is None, failed=after.error, **common)
+    if before is None:
+        return Changes(baseline=True, **common)
+    held = _by_identity(before.evidence)
+    strength = counted(after)
+    on_topic = set(strength.counted) | set(strength.registrations) | set(strength.retracted)
+    new, retracted, concern = [], [], []
+    for item in after.evidence:
+        earlier = _held_as(item, held)
+        if earlier is None:
+            if item.id in on_topic and item.grade.design != "web":  # a study that bears on the question
+                new.append(_study(item, strength))
+            continue
+        if item.retracted and not earlier.retracted:
+            retracted.append(_study(item, strength))
+        elif item.expression_of_concern and not earlier.expression_of_concern and not item.retracted:
+            concern.append(_study(item, strength))
+    before_state, after_state = verdict_state(before), verdict_state(after)
+    return Changes(
+        baseline=False,
+        new_studies=new,
+        newly_retracted=retracted,
+        newly_under_concern=concern,
+        strongest_before=_strongest(before_state),
+        strongest_after=_strongest(after_state),
+        verdict_before=before_state,
+        verdict_changed=before_state is not None
+        and after_state is not None
+        and before_state.label != after_state.label,
+        **common,
+    )
+
+
+def _line(study: StudyChange) -> str:
+    title = escape(study.title)
+    return f"- {title} ({_grade(study)}, {escape(study.date)}; reads {study.reading})"
+
+
+def markdown_section(changes: Changes) -> str:
+    """The "What changed since DATE" section that opens the watch run's report."""
+    since = f"{changes.since:%Y-%m-%d}" if changes.since else "the first run"
+    lines = [f"## What changed since {since}", ""]
+    if changes.failed or changes.baseline:
+        lines += [f"- {escape(line)}" for line in changes.summary()]
+    else:
+        if changes.verdict_before and changes.verdict_after:
+            moved = "**The verdict changed**: " if changes.verdict_changed else "The verdict: "
+            lines.append(f"- {moved}{_verdict(changes.verdict_before)} -> {_verdict(changes.verdict_after)}")
+        if changes.new_studies:
+            lines += ["- New studies:", *(f"  {_line(study)}" for study in changes.new_studies)]
+        if changes.newly_retracted:
+            lines += ["- Retracted since:", *(f"  {_line(study)}" for study in changes.newly_retracted)]
+        if changes.newly_under_concern:
+            lines += [
+                "- Under an expression of concern since:",
+                *(f"  {_line(s)}" for s in changes.newly_under_concern),
+            ]
+        if changes.new_strongest:
+            lines.append(f"- New strongest design: {changes.strongest_before or 'none'} -> {changes.strongest_after}")
+        if not changes.changed:
+            lines.append("- Nothing in the evidence changed.")
+    if changes.sources_unavailable:
+        names = ", ".join(sorted(changes.sources_unavailable))
+        lines.append(
+            f"- Not a change in the evidence: {escape(names)} did not answer this time; what they gave before is kept."
+        )
+    if changes.recheck:
+        lines.append(f"- Retractions: {escape(changes.recheck)}")
+    return "\n".join(lines) + "\n"

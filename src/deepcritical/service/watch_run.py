@@ -1,0 +1,306 @@
+"""One run of a watch: a normal run of its question that knows what the watch already holds.
+
+1. The sources with a date filter search only what appeared since the last run (``search_since``: PubMed's
+   Entrez date, Europe PMC's first publication, ClinicalTrials.gov's last update); the others are searched
+   whole, and what they find that the watch holds merges into the held record (one study, every identity).
+2. The earlier run's evidence is carried forward into this run, after its retractions and expressions of
+   concern are re-checked at PubMed (one efetch of every held PMID): a study retracted since is set aside.
+3. The run writes its normal folder (``run_to_folder``, the one "run a question into a folder" path), then
+   ``changes.json`` and a "What changed since DATE" section at the top of ``report.md``.
+4. The history is recorded; when something changed, the feed is rewritten and the webhook is called.
+
+``run_watch_once`` is the one entry: the command line (``watch run``), the server and a scheduler call it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import structlog
+from pydantic import AliasChoices, BaseModel, ValidationError
+
+from deepcritical.config import Settings
+from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.models import Evidence, SearchResult, SourceName
+from deepcritical.run import setup
+from deepcritical.run.checkpoint import CHECKPOINT_FILE
+from deepcritical.run.events import ProgressEvent
+from deepcritical.run.execute import ClientFactory, RunSource, run_to_folder
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.outcome import ResearchOutcome, new_run_id
+from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
+from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section, unavailable_sources
+from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStore
+from deepcritical.sources.pubmed import PubMedTool
+from deepcritical.stages.ports import SearchHandlerLike
+
+logger = structlog.get_logger(__name__)
+CHANGES_NAME = "changes.json"
+EventSink = Callable[[ProgressEvent], None]
+WebhookSender = Callable[[str, dict[str, Any], Settings], Awaitable[bool]]
+
+
+def _variable(name: str) -> str:
+    alias = Settings.model_fields[name].validation_alias
+    return str(alias.choices[0]) if isinstance(alias, AliasChoices) else str(alias)
+
+
+def derived(base: Settings, **updates: Any) -> Settings:
+    """``base`` with ``updates`` (by field name), validated as a whole (``Settings.model_validate``), so a
+    watch's options pass the checks an environment variable would."""
+    data = {_variable(name): getattr(base, name) for name in Settings.model_fields}
+    data.update({_variable(name): value for name, value in updates.items()})
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
+        raise ConfigError(f"invalid watch settings: {problems}") from error
+
+
+def settings_for(options: WatchOptions, base: Settings) -> Settings:
+    """The settings a watch runs with: ``base`` (the environment) under the watch's own options."""
+    updates: dict[str, Any] = {}
+    if options.sources:
+        updates["sources"] = options.sources
+    if options.collection:
+        updates["library_collection"] = options.collection
+    if options.model:
+        updates["model"] = options.model
+    if options.max_iterations is not None:
+        updates["max_iterations"] = options.max_iterations
+    if options.no_llm:
+        updates["no_llm"] = True
+    if options.no_recall:
+        updates["recall"] = False
+    if options.demo:
+        updates["demo_mode"] = True
+    settings = derived(base, **updates) if updates else base
+    return settings.demo_preset() if options.demo and not base.demo_mode else settings
+
+
+def watch_clock(settings: Settings) -> datetime:
+    """Now, for a watch: the demo clock's day (at noon UTC) when the stand-ins run on one, else the time."""
+    if settings.stand_in_sources and settings.demo_today is not None:
+        return datetime.combine(settings.demo_today, time(12), UTC)
+    return datetime.now(UTC)
+
+
+def read_outcome(folder: Path) -> ResearchOutcome | None:
+    """The outcome a run folder's ``run.json`` records; None when there is none or it cannot be read."""
+    try:
+        record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        record.pop("record_version", None)
+        record.pop("sources", None)
+        return ResearchOutcome.model_validate({**record, "markdown": ""})
+    except (OSError, ValueError) as error:
+        logger.warning("watch_earlier_run_unreadable", folder=str(folder), error=type(error).__name__)
+        return None
+
+
+class CarriedHandler:
+    """The run's search handler with the watch's held evidence added to the first search's result: the
+    run collects it as it collects what its sources find (merged by identity with a record found again),
+    so the verdict and the report weigh everything the watch holds."""
+
+    def __init__(self, inner: SearchHandlerLike, held: Sequence[Evidence]) -> None:
+        self._inner = inner
+        self._held = list(held)
+
+    @property
+    def source_names(self) -> list[SourceName]:
+        return self._inner.source_names
+
+    @property
+    def unavailable(self) -> Mapping[SourceName, str]:
+        return self._inner.unavailable
+
+    async def execute(self, query: str, max_results_per_tool: int = 10) -> SearchResult:
+        result = await self._inner.execute(query, max_results_per_tool)
+        held, self._held = self._held, []
+        if not held:
+            return result
+        # ``total_found`` stays what the sources found: the held items are not this search's finds.
+        return result.model_copy(update={"evidence": [*held, *result.evidence]})
+
+
+def carrying(held: Sequence[Evidence]) -> Callable[[Settings, httpx2.AsyncClient], RunSource]:
+    """A run source (``run_to_folder``'s ``run_source``) whose first search brings ``held`` along."""
+
+    def build(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
+        parts = setup.assemble(settings, client)
+        return Orchestrator(dataclasses.replace(parts, handler=CarriedHandler(parts.handler, held)))
+
+    return build
+
+
+async def recheck(
+    held: Sequence[Evidence], settings: Settings, client_factory: ClientFactory | None = None
+) -> tuple[list[Evidence], str]:
+    """``held`` with each PubMed record's retraction and expression of concern as PubMed shows them now,
+    and one line saying what was re-checked. A flag once seen is kept (a failed or partial answer never
+    clears one); a re-check that fails leaves every flag as it was and says so."""
+    pmids = [item.citation.pmid for item in held if item.citation.pmid]
+    if not pmids:
+        return list(held), "no held study has a PMID to re-check"
+    group = settings.search.pubmed
+    async with (client_factory or setup.http_client)(settings) as client:
+        tool = PubMedTool(
+            client,
+            api_key=group.api_key,
+            email=group.email,
+            tool=group.tool,
+            timeout=group.timeout,
+            base_url=group.base_url,
+            limiter=setup.ncbi_pacing(settings),
+        )
+        try:
+            fresh = {item.citation.pmid: item for item in await tool.fetch(pmids)}
+        except (DeepCriticalError, httpx2.HTTPError) as error:
+            logger.warning("watch_recheck_failed", error=str(error))
+            return list(held), f"not re-checked this time (PubMed: {type(error).__name__}); earlier flags kept"
+    updated = []
+    for item in held:
+        now = fresh.get(item.citation.pmid) if item.citation.pmid else None
+        if now is not None and (
+            now.retracted > item.retracted or now.expression_of_concern > item.expression_of_concern
+        ):
+            item = item.model_copy(
+                update={
+                    "retracted": item.retracted or now.retracted,
+                    "expression_of_concern": item.expression_of_concern or now.expression_of_concern,
+                }
+            )
+        updated.append(item)
+    return updated, f"{len(fresh)} of {len(set(pmids))} held PubMed record(s) re-checked at PubMed"
+
+
+class WatchOutcome(BaseModel):
+    """What one run of a watch did."""
+
+    watch_id: str
+    folder: Path
+    changes: Changes
+    alerted: bool
+    webhook_delivered: bool | None = None
+
+
+def _with_section(report: Path, section: str) -> None:
+    """``section`` at the top of ``report``, under its title line."""
+    text = report.read_text(encoding="utf-8")
+    head, newline, rest = text.partition("\n")
+    body = f"{head}\n\n{section}{rest}" if head.startswith("# ") and newline else f"{section}\n{text}"
+    report.write_text(body, encoding="utf-8")
+
+
+async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
+    async with httpx2.AsyncClient(follow_redirects=False) as client:
+        return await send_webhook(url, body, settings.webhook_secret, client=client)
+
+
+def last_good_run(store: WatchStore, watch: Watch) -> tuple[ResearchOutcome | None, date | None]:
+    """What a re-run compares with, and the date it searches from. The comparison is with the newest run
+    that did not fail (a failed run holds too little). The date is that of the newest run in which every
+    source answered: a source that was down then has not yet been asked for what appeared since the run
+    before, so the window stays open from there."""
+    before: ResearchOutcome | None = None
+    for run in reversed(store.history(watch.id)):
+        outcome = read_outcome(Path(run.folder))
+        if outcome is None or outcome.error is not None:
+            continue
+        before = before or outcome
+        if not unavailable_sources(outcome):
+            return before, run.run_at.date()
+    return before, None
+
+
+def unfinished_run(store: WatchStore, watch: Watch) -> Path | None:
+    """The newest run folder of ``watch`` that holds a checkpoint and is not in its history: a run that
+    was killed before it finished."""
+    recorded = {Path(run.folder) for run in store.history(watch.id)}
+    runs = store.folder(watch.id) / "runs"
+    candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
+    return next(
+        (folder for folder in candidates if (folder / CHECKPOINT_FILE).is_file() and folder not in recorded), None
+    )
+
+
+async def run_watch_once(
+    watch: Watch,
+    base: Settings,
+    store: WatchStore,
+    *,
+    on_event: EventSink | None = None,
+    client_factory: ClientFactory | None = None,
+    webhook: WebhookSender = _deliver,
+) -> WatchOutcome:
+    """Run ``watch`` once (whether due or not), record it, and alert when something changed."""
+    settings = settings_for(watch.options, base)
+    now = watch_clock(settings)
+    before, since = last_good_run(store, watch)
+    held: list[Evidence] = []
+    check = ""
+    if before is not None:
+        held, check = await recheck(before.evidence, settings, client_factory)
+        # Room for everything held as well as what is new, and only what appeared since the last run.
+        settings = derived(settings, search_since=since, max_evidence=settings.max_evidence + len(held))
+    # A run of this watch that was killed (its folder has a checkpoint, the history has no record of it)
+    # continues where it stopped, as any run does; otherwise a new run.
+    killed = unfinished_run(store, watch)
+    run_id = killed.name if killed is not None else new_run_id("watch")
+    folder = killed or store.folder(watch.id) / "runs" / run_id
+    finished = await run_to_folder(
+        watch.question,
+        settings,
+        folder=folder,
+        run_id=run_id,
+        on_event=on_event,
+        client_factory=client_factory,
+        run_source=carrying(held),
+        resume=killed is not None,
+    )
+    outcome = finished.outcome
+    changes = compare(before, outcome, watch_id=watch.id, run_at=now, since=since, recheck=check)
+    (folder / CHANGES_NAME).write_text(changes.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    _with_section(finished.report_path, markdown_section(changes))
+    verdict = outcome.verdict
+    store.record_run(
+        watch.id,
+        WatchRun(
+            run_at=now,
+            folder=str(folder),
+            verdict=verdict.label if verdict is not None else None,
+            confidence=verdict.confidence if verdict is not None else None,
+            counted=len(counted(outcome).counted),
+            changed=changes.changed,
+            summary=changes.summary(),
+        ),
+        next_due=now + watch.interval,
+    )
+    delivered: bool | None = None
+    if changes.changed:
+        write_feed(store.folder(watch.id), atom_feed(watch, store.history(watch.id), now=now))
+        if watch.webhook:
+            delivered = await webhook(watch.webhook, alert_body(watch, changes, folder), settings)
+    logger.info("watch_run", watch=watch.id, changed=changes.changed, folder=str(folder))
+    return WatchOutcome(
+        watch_id=watch.id, folder=folder, changes=changes, alerted=changes.changed, webhook_delivered=delivered
+    )
+
+
+async def run_due(
+    store: WatchStore, base: Settings, *, now: datetime | None = None, on_event: EventSink | None = None
+) -> list[WatchOutcome]:
+    """Every watch due at ``now`` (default: each watch's own clock, the demo clock for a demo watch), one
+    after another, the longest overdue first. Each is claimed first (``WatchStore.claim``): a watch another
+    scheduler has taken for this due time is skipped."""
+    outcomes = []
+    for watch in store.due(datetime.max.replace(tzinfo=UTC)):
+        moment = now or watch_clock(settings_for(watch.options, base))
+        if watch.due(moment) and store.claim(watch, moment):
+            outcomes.append(await run_watch_once(watch, base, store, on_event=on_event))
+    return outcomes

@@ -1,0 +1,354 @@
+"""Watched questions, kept in SQLite beside the evidence store (``$DEEPCRITICAL_HOME/watches.sqlite``).
+
+A watch is a question DeepCritical re-runs on a schedule: its research options, its interval, an optional
+webhook, and the history of its runs (each run's folder, verdict, confidence, counted studies and what
+changed). The schema carries a version (``schema_version``) and grows by ``MIGRATIONS``, a list of SQL
+steps applied in order, each once, in one transaction with the version it brings: an older database is
+brought up to date when it is opened, and a newer one (written by a later DeepCritical) is refused rather
+than misread."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field
+
+from deepcritical.config import parse_duration
+from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.text import one_line
+
+DATABASE_NAME = "watches.sqlite"
+MIN_INTERVAL = timedelta(hours=1)
+MAX_QUESTION_CHARS = 2000
+
+# Each step is applied once, in order; step N brings the schema to version N. Never edit a shipped step:
+# add one.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the watches
+    """
+    CREATE TABLE watches (
+        id TEXT PRIMARY KEY,
+        question TEXT NOT NULL,
+        interval_seconds INTEGER NOT NULL,
+        options TEXT NOT NULL,
+        webhook TEXT,
+        created TEXT NOT NULL,
+        next_due TEXT NOT NULL
+    );
+    """,
+    # 2: each watch's runs, newest last
+    """
+    CREATE TABLE watch_runs (
+        watch_id TEXT NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
+        run_at TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        verdict TEXT,
+        confidence REAL,
+        counted INTEGER NOT NULL,
+        changed INTEGER NOT NULL,
+        summary TEXT NOT NULL,
+        PRIMARY KEY (watch_id, run_at)
+    );
+    CREATE INDEX watches_next_due ON watches (next_due);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class WatchError(DeepCriticalError):
+    """A watch that cannot be added, found or run; ``field`` names the input at fault (for the API)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class WatchNotFoundError(WatchError):
+    def __init__(self, watch_id: str) -> None:
+        super().__init__("id", f"no watch has the id {watch_id!r} (see `deepcritical watch list`)")
+
+
+class WatchOptions(BaseModel):
+    """The research options a watch runs with (None: the settings of whoever runs it)."""
+
+    sources: list[str] | None = None
+    collection: str | None = None
+    model: str | None = None
+    no_llm: bool = False
+    no_recall: bool = False
+    demo: bool = False
+    max_iterations: int | None = None
+
+
+class WatchRun(BaseModel):
+    """One run of a watch, as its history shows it."""
+
+    run_at: datetime
+    folder: str
+    verdict: str | None
+    confidence: float | None
+    counted: int
+    changed: bool
+    summary: list[str] = Field(default_factory=list, description="What changed, one line each")
+
+
+class Watch(BaseModel):
+    id: str
+    question: str
+    interval: timedelta
+    options: WatchOptions
+    webhook: str | None
+    created: datetime
+    next_due: datetime
+    last_run: WatchRun | None = None
+
+    def due(self, now: datetime) -> bool:
+        return self.next_due <= now
+
+
+def parse_interval(text: str) -> timedelta:
+    """``12h``, ``7d``, ``2w`` (the duration form of ``DEEPCRITICAL_RETENTION``), at least an hour."""
+    try:
+        interval = parse_duration(text)
+    except ValueError as error:
+        raise WatchError("every", f"--every {text!r}: {error}") from None
+    if interval is None or interval < MIN_INTERVAL:
+        raise WatchError("every", f"--every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
+    return interval
+
+
+def describe_interval(interval: timedelta) -> str:
+    """``2w``, ``7d``, ``12h``: the largest unit that divides the interval."""
+    seconds = int(interval.total_seconds())
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def check_webhook(url: str | None) -> str | None:
+    """An http(s) URL with a host, or None."""
+    if url is None or not url.strip():
+        return None
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise WatchError("webhook", f"--webhook {url!r}: expected an http:// or https:// URL")
+    return url
+
+
+def check_question(question: str) -> str:
+    text = one_line(question)
+    if not text:
+        raise WatchError("question", "the question is empty")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise WatchError("question", f"the question is longer than {MAX_QUESTION_CHARS} characters")
+    return text
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def migrate(connection: sqlite3.Connection) -> int:
+    """Bring the database to ``SCHEMA_VERSION``; returns the version it had. A database of a later version
+    is refused (ConfigError): its tables may mean what this version cannot know."""
+    connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = connection.execute("SELECT version FROM schema_version").fetchone()
+    found = int(row[0]) if row is not None else 0
+    if row is None:
+        connection.execute("INSERT INTO schema_version (version) VALUES (0)")
+    if found > SCHEMA_VERSION:
+        raise ConfigError(
+            f"the watches database is of version {found}, newer than this DeepCritical knows ({SCHEMA_VERSION})"
+        )
+    for version in range(found + 1, SCHEMA_VERSION + 1):
+        # One transaction per step: the step and the version it brings are written together, or neither.
+        with connection:
+            for statement in MIGRATIONS[version - 1].split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+            connection.execute("UPDATE schema_version SET version = ?", (version,))
+    return found
+
+
+class WatchStore:
+    """The watches database. Every call opens its own short connection, so the command line, the server
+    and a cron job can share the file (SQLite's own locking)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as connection:
+                migrate(connection)
+        except (sqlite3.Error, OSError) as error:
+            raise ConfigError(f"cannot open the watches database {path}: {error}") from error
+
+    @classmethod
+    def at_home(cls, home: Path) -> WatchStore:
+        return cls(home / DATABASE_NAME)
+
+    def folder(self, watch_id: str) -> Path:
+        """Where a watch's runs and its feed are written."""
+        return self.path.parent / "watches" / watch_id
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        connection.row_factory = sqlite3.Row
+        try:
+            connection.execute("PRAGMA foreign_keys = ON")
+            yield connection
+        finally:
+            connection.close()
+
+    def add(
+        self,
+        question: str,
+        *,
+        every: str = "7d",
+        options: WatchOptions | None = None,
+        webhook: str | None = None,
+        now: datetime,
+    ) -> Watch:
+        """A new watch, due at once (its first run is its baseline)."""
+        watch = Watch(
+            id=f"w-{uuid.uuid4().hex[:8]}",
+            question=check_question(question),
+            interval=parse_interval(every),
+            options=options or WatchOptions(),
+            webhook=check_webhook(webhook),
+            created=now,
+            next_due=now,
+        )
+        with self._connect() as connection, connection:
+            connection.execute(
+                "INSERT INTO watches (id, question, interval_seconds, options, webhook, created, next_due) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    watch.id,
+                    watch.question,
+                    int(watch.interval.total_seconds()),
+                    watch.options.model_dump_json(),
+                    watch.webhook,
+                    _stamp(now),
+                    _stamp(now),
+                ),
+            )
+        return watch
+
+    def _watch(self, row: sqlite3.Row, last: WatchRun | None) -> Watch:
+        return Watch(
+            id=row["id"],
+            question=row["question"],
+            interval=timedelta(seconds=row["interval_seconds"]),
+            options=WatchOptions.model_validate_json(row["options"]),
+            webhook=row["webhook"],
+            created=datetime.fromisoformat(row["created"]),
+            next_due=datetime.fromisoformat(row["next_due"]),
+            last_run=last,
+        )
+
+    @staticmethod
+    def _run(row: sqlite3.Row) -> WatchRun:
+        return WatchRun(
+            run_at=datetime.fromisoformat(row["run_at"]),
+            folder=row["folder"],
+            verdict=row["verdict"],
+            confidence=row["confidence"],
+            counted=row["counted"],
+            changed=bool(row["changed"]),
+            summary=json.loads(row["summary"]),
+        )
+
+    def get(self, watch_id: str) -> Watch:
+        with self._connect() as connection:
+            row = connection.execute("SELECT * FROM watches WHERE id = ?", (watch_id,)).fetchone()
+            if row is None:
+                raise WatchNotFoundError(watch_id)
+            last = connection.execute(
+                "SELECT * FROM watch_runs WHERE watch_id = ? ORDER BY run_at DESC LIMIT 1", (watch_id,)
+            ).fetchone()
+        return self._watch(row, self._run(last) if last is not None else None)
+
+    def watches(self) -> list[Watch]:
+        with self._connect() as connection:
+            rows = connection.execute("SELECT id FROM watches ORDER BY created, id").fetchall()
+        return [self.get(row["id"]) for row in rows]
+
+    def due(self, now: datetime) -> list[Watch]:
+        """The watches whose next run is due at ``now``, the longest overdue first."""
+        with self._connect() as connection:
+            rows = connection.execute(
+                "SELECT id FROM watches WHERE next_due <= ? ORDER BY next_due, id", (_stamp(now),)
+            ).fetchall()
+        return [self.get(row["id"]) for row in rows]
+
+    def history(self, watch_id: str) -> list[WatchRun]:
+        self.get(watch_id)  # an unknown id is an error, not an empty history
+        with self._connect() as connection:
+            rows = connection.execute(
+                "SELECT * FROM watch_runs WHERE watch_id = ? ORDER BY run_at", (watch_id,)
+            ).fetchall()
+        return [self._run(row) for row in rows]
+
+    def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
+        """A finished run joins the history and the watch is due again at ``next_due``, in one transaction."""
+        with self._connect() as connection, connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO watch_runs "
+                "(watch_id, run_at, folder, verdict, confidence, counted, changed, summary) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    watch_id,
+                    _stamp(run.run_at),
+                    run.folder,
+                    run.verdict,
+                    run.confidence,
+                    run.counted,
+                    int(run.changed),
+                    json.dumps(run.summary),
+                ),
+            )
+            connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (_stamp(next_due), watch_id))
+
+    def claim(self, watch: Watch, now: datetime) -> bool:
+        """Take ``watch``'s run for its due time: its next due time moves on by one interval, if it is still
+        the one ``watch`` was read with (compare-and-set). Of two schedulers that read the same due watch
+        (overlapping cron jobs, a timer and a hand-typed ``--due``), one claims it and the other skips it:
+        one run per due time."""
+        with self._connect() as connection, connection:
+            moved = connection.execute(
+                "UPDATE watches SET next_due = ? WHERE id = ? AND next_due = ?",
+                (_stamp(now + watch.interval), watch.id, _stamp(watch.next_due)),
+            ).rowcount
+        return bool(moved)
+
+    def remove(self, watch_id: str) -> None:
+        with self._connect() as connection, connection:
+            removed = connection.execute("DELETE FROM watches WHERE id = ?", (watch_id,)).rowcount
+        if not removed:
+            raise WatchNotFoundError(watch_id)
+
+
+def describe_options(options: WatchOptions) -> Sequence[str]:
+    """The options as the command line would give them, for a listing."""
+    shown: list[str] = []
+    if options.sources:
+        shown.append("--sources " + ",".join(options.sources))
+    for flag, value in (("--collection", options.collection), ("--model", options.model)):
+        if value:
+            shown.append(f"{flag} {value}")
+    if options.max_iterations is not None:
+        shown.append(f"--max-iterations {options.max_iterations}")
+    shown += [flag for flag, on in (("--no-llm", options.no_llm), ("--no-recall", options.no_recall)) if on]
+    return [*shown, *(["--demo"] if options.demo else [])]

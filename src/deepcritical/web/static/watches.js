@@ -1,0 +1,133 @@
+// The page's "Watched questions": add, list and remove watches, each with its history and the verdict's
+// confidence over time as a small SVG chart. Everything from a watch is set as text, never as HTML.
+"use strict";
+
+(function () {
+  const SVG = "http://www.w3.org/2000/svg";
+  const CHART_WIDTH = 240;
+  const CHART_HEIGHT = 60;
+  const $ = (id) => document.getElementById(id);
+
+  function svg(tag, attributes) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+    return node;
+  }
+
+  // The confidence of each run's verdict (0 to 1), oldest on the left; a run without a verdict is skipped.
+  function chart(history) {
+    const points = history.filter((run) => typeof run.confidence === "number");
+    if (points.length < 2) return null;
+    const box = svg("svg", {
+      class: "confidence-chart", width: CHART_WIDTH, height: CHART_HEIGHT,
+      viewBox: "0 0 " + CHART_WIDTH + " " + CHART_HEIGHT, role: "img",
+    });
+    const title = svg("title", {});
+    title.textContent = "Verdict confidence over " + points.length + " runs: " +
+      points.map((run) => run.confidence.toFixed(2)).join(", ");
+    box.appendChild(title);
+    box.appendChild(svg("line", { x1: 0, y1: CHART_HEIGHT - 1, x2: CHART_WIDTH, y2: CHART_HEIGHT - 1 }));
+    const step = (CHART_WIDTH - 8) / (points.length - 1);
+    const xy = points.map((run, i) => [4 + i * step, 4 + (1 - run.confidence) * (CHART_HEIGHT - 8)]);
+    box.appendChild(svg("polyline", { points: xy.map((p) => p[0].toFixed(1) + "," + p[1].toFixed(1)).join(" ") }));
+    for (const [x, y] of xy) box.appendChild(svg("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 3 }));
+    return box;
+  }
+
+  function verdictText(run) {
+    if (!run || !run.verdict) return "not run yet";
+    return run.verdict + (typeof run.confidence === "number" ? " (" + run.confidence.toFixed(2) + ")" : "");
+  }
+
+  async function showHistory(watch, item, toggle) {
+    const { api, el } = window.deepcritical;
+    const open = item.querySelector(".watch-details");
+    if (open) {
+      open.remove();
+      toggle.setAttribute("aria-expanded", "false");
+      return;
+    }
+    const view = await api("/api/watches/" + encodeURIComponent(watch.id));
+    const details = el("div", null, "watch-details");
+    const drawn = chart(view.history || []);
+    if (drawn) details.appendChild(drawn);
+    const list = el("ol", null, "watch-history");
+    for (const run of view.history || []) {
+      const entry = el("li", new Date(run.run_at).toLocaleDateString() + ": " + verdictText(run) +
+        ", " + run.counted + " counted", run.changed ? "changed" : "");
+      const lines = el("ul");
+      for (const line of run.summary) lines.appendChild(el("li", line));
+      entry.appendChild(lines);
+      list.appendChild(entry);
+    }
+    details.appendChild(list);
+    const feed = el("a", "Atom feed");
+    feed.href = view.links.feed;
+    details.appendChild(feed);
+    item.appendChild(details);
+    toggle.setAttribute("aria-expanded", "true");
+  }
+
+  async function loadWatches() {
+    if (!window.deepcritical) return;
+    const { api, el } = window.deepcritical;
+    let watches;
+    try {
+      watches = await api("/api/watches");
+    } catch (error) {
+      return;
+    }
+    const list = $("watch-list");
+    list.replaceChildren();
+    for (const watch of watches) {
+      const item = el("li");
+      item.appendChild(el("strong", watch.question));
+      item.appendChild(el("div", "every " + watch.every + " · last verdict: " + verdictText(watch.last_run) +
+        " · next due " + new Date(watch.next_due).toLocaleString(), "meta"));
+      const history = el("button", "History", "secondary");
+      history.type = "button";
+      history.setAttribute("aria-expanded", "false");
+      history.addEventListener("click", () => showHistory(watch, item, history));
+      const remove = el("button", "Stop watching", "secondary");
+      remove.type = "button";
+      remove.addEventListener("click", async () => {
+        try {
+          await api("/api/watches/" + encodeURIComponent(watch.id), { method: "DELETE" });
+        } catch (error) {
+          $("watch-error").textContent = error.message;
+          return;
+        }
+        loadWatches();
+      });
+      item.append(" ", history, " ", remove);
+      list.appendChild(item);
+    }
+    $("no-watches").hidden = watches.length > 0;
+  }
+
+  async function addWatch(event) {
+    event.preventDefault();
+    const { api } = window.deepcritical;
+    $("watch-error").textContent = "";
+    try {
+      await api("/api/watches", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ question: $("watch-question").value, every: $("watch-every").value }),
+      });
+    } catch (error) {
+      $("watch-error").textContent = error.message;
+      return;
+    }
+    $("watch-question").value = "";
+    loadWatches();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("watch-form").addEventListener("submit", addWatch);
+    $("watch-refresh").addEventListener("click", loadWatches);
+    // A server with a token: the first load was refused; load again once the token is given.
+    $("token-form").addEventListener("submit", () => setTimeout(loadWatches, 0));
+    loadWatches();
+  });
+})();

@@ -1,0 +1,129 @@
+"""The watches over HTTP: list, add and remove watched questions, read one's history, and its Atom feed
+(``/api/watches/{id}/feed.atom``) for a feed reader. Under ``/api``, so ``ApiGuard`` applies its token and
+same-origin rules as to every other route; errors have the API's one shape, ``{"error", "field"}``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response
+from fastapi import Path as PathParameter
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from deepcritical.config import Settings
+from deepcritical.errors import ConfigError
+from deepcritical.service.watch_alerts import atom_feed
+from deepcritical.service.watch_run import settings_for, watch_clock
+from deepcritical.service.watches import (
+    MAX_QUESTION_CHARS,
+    Watch,
+    WatchError,
+    WatchNotFoundError,
+    WatchOptions,
+    WatchRun,
+    WatchStore,
+    describe_interval,
+)
+from deepcritical.web.api import ErrorBody, error_response
+
+WatchId = Annotated[str, PathParameter(pattern=r"^w-[0-9a-f]{8}$")]
+
+
+class WatchRequest(BaseModel):
+    """A question to watch. Options left out take the server's settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: StrictStr = Field(max_length=MAX_QUESTION_CHARS * 2)
+    every: StrictStr = Field(default="7d", max_length=20, description="12h, 7d, 2w (at least 1h)")
+    webhook: StrictStr | None = Field(default=None, max_length=2000, description="An http(s) URL for alerts")
+    sources: list[Annotated[StrictStr, Field(max_length=40)]] | None = Field(default=None, min_length=1, max_length=10)
+    no_llm: StrictBool = False
+
+
+class WatchView(BaseModel):
+    id: str
+    question: str
+    every: str
+    webhook: bool = Field(description="Whether alerts go to a webhook (its URL is not shown)")
+    created: datetime
+    next_due: datetime
+    last_run: WatchRun | None
+    history: list[WatchRun] | None = Field(default=None, description="Every run, oldest first (one watch only)")
+    links: dict[str, str]
+
+
+def watch_view(watch: Watch, history: list[WatchRun] | None = None) -> WatchView:
+    return WatchView(
+        id=watch.id,
+        question=watch.question,
+        every=describe_interval(watch.interval),
+        webhook=watch.webhook is not None,
+        created=watch.created,
+        next_due=watch.next_due,
+        last_run=watch.last_run,
+        history=history,
+        links={"self": f"/api/watches/{watch.id}", "feed": f"/api/watches/{watch.id}/feed.atom"},
+    )
+
+
+def build_watch_router(settings: Settings) -> APIRouter:
+    bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
+    router = APIRouter(prefix="/api", dependencies=[Depends(bearer)], tags=["watches"])
+
+    def store() -> WatchStore:
+        return WatchStore.at_home(settings.home)
+
+    @router.get("/watches", response_model=list[WatchView])
+    async def list_watches() -> list[WatchView]:
+        """Every watched question: its last run, its verdict then and when it is next due."""
+        return [watch_view(watch) for watch in store().watches()]
+
+    @router.post("/watches", status_code=201, response_model=WatchView, responses={422: {"model": ErrorBody}})
+    async def add_watch(body: WatchRequest) -> WatchView | JSONResponse:
+        """Watch a question: it runs at the next ``deepcritical watch run --due``, then every interval."""
+        options = WatchOptions(sources=body.sources, no_llm=body.no_llm, demo=settings.demo_mode)
+        try:
+            watch_settings = settings_for(options, settings)
+            watch = store().add(
+                body.question, every=body.every, options=options, webhook=body.webhook, now=watch_clock(watch_settings)
+            )
+        except WatchError as error:
+            return error_response(422, error.message, error.field)
+        except ConfigError as error:
+            return error_response(422, str(error), "sources")
+        return watch_view(watch)
+
+    @router.get("/watches/{watch_id}", response_model=WatchView, responses={404: {"model": ErrorBody}})
+    async def get_watch(watch_id: WatchId) -> WatchView | JSONResponse:
+        """One watch with its history: each run's verdict, confidence, counted studies and what changed."""
+        try:
+            watches = store()
+            return watch_view(watches.get(watch_id), watches.history(watch_id))
+        except WatchNotFoundError as error:
+            return error_response(404, error.message, "id")
+
+    @router.delete("/watches/{watch_id}", status_code=204, responses={404: {"model": ErrorBody}})
+    async def remove_watch(watch_id: WatchId) -> Response:
+        """Stop watching (the run folders stay)."""
+        try:
+            store().remove(watch_id)
+        except WatchNotFoundError as error:
+            return error_response(404, error.message, "id")
+        return Response(status_code=204)
+
+    @router.get("/watches/{watch_id}/feed.atom", responses={404: {"model": ErrorBody}})
+    async def watch_feed(watch_id: WatchId) -> Response:
+        """The watch's Atom feed: one entry per run in which something changed."""
+        try:
+            watches = store()
+            watch = watches.get(watch_id)
+            feed = atom_feed(watch, watches.history(watch_id), now=watch_clock(settings_for(watch.options, settings)))
+        except WatchNotFoundError as error:
+            return error_response(404, error.message, "id")
+        return Response(feed, media_type="application/atom+xml; charset=utf-8")
+
+    return router

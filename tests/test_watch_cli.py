@@ -1,0 +1,62 @@
+"""``deepcritical watch`` as a user runs it from the README: a real subprocess, the demo, the demo clock."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from test_cli import run_cli
+
+QUESTION = "Does vitamin D supplementation prevent or treat depression?"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("watch", "add", "   "), "the question is empty"),
+        (("watch", "add", QUESTION, "--every", "7x"), "--every '7x'"),
+        (("watch", "add", QUESTION, "--every", "30m"), "at most once an hour"),
+        (("watch", "add", QUESTION, "--webhook", "ftp://example.org/hook"), "--webhook"),
+        (("watch", "add", QUESTION, "--sources", "pubmed,nowhere"), "DEEPCRITICAL_SOURCES"),
+        (("watch", "show", "w-unknown"), "no watch has the id 'w-unknown'"),
+        (("watch", "remove", "w-unknown"), "no watch has the id 'w-unknown'"),
+        (("watch", "run", "w-unknown"), "no watch has the id 'w-unknown'"),
+        (("watch", "run"), "give a watch id or --due"),
+    ],
+)
+def test_bad_watch_input_gets_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+    result = run_cli(*args, home=tmp_path / "home")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error:")
+    assert expected in lines[0]
+
+
+@pytest.mark.model
+def test_the_readme_demo_watch_run_twice_shows_the_new_trial_and_the_retraction(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    early, late = {"DEEPCRITICAL_DEMO_TODAY": "2026-03-01"}, {"DEEPCRITICAL_DEMO_TODAY": "2026-07-01"}
+    added = run_cli("watch", "add", QUESTION, "--demo", "--every", "7d", home=home, env=early)
+    assert added.returncode == 0, added.stderr
+    watch_id = re.search(r"w-[0-9a-f]{8}", added.stdout)
+    assert watch_id is not None
+    first = run_cli("watch", "run", "--due", home=home, env=early)
+    assert first.returncode == 0, first.stderr
+    assert "first run" in first.stdout
+    assert "no watch is due" in run_cli("watch", "run", "--due", home=home, env=early).stdout
+    second = run_cli("watch", "run", "--due", home=home, env=late)
+    assert second.returncode == 0, second.stderr
+    assert "new: [DEMO] Prenatal vitamin D3" in second.stdout
+    assert "retracted since: [DEMO] Adjunctive high-dose vitamin D3" in second.stdout
+    shown = run_cli("watch", "show", watch_id[0], home=home).stdout
+    assert shown.count("2026-03-01") == 1
+    assert "2026-07-01" in shown
+    assert "every 1w" in shown
+    listed = run_cli("watch", "list", home=home).stdout
+    assert watch_id[0] in listed
+    assert "2026-07-08" in listed  # next due: a week after the last run
+    assert run_cli("watch", "remove", watch_id[0], home=home).returncode == 0
+    assert "no watches yet" in run_cli("watch", "list", home=home).stdout
