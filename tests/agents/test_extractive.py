@@ -105,7 +105,8 @@ def test_the_answer_renders_every_id_as_a_reference_number() -> None:
 
 NULL_TRIAL = (
     "BACKGROUND: Metformin modulates pathways implicated in Alzheimer's disease. RESULTS: Executive function "
-    "z-scores did not differ from placebo (p=0.41), and CSF tau was unchanged. CONCLUSIONS: Eight weeks of metformin reached "
+    "z-scores did not differ from placebo (p=0.41), and CSF tau was unchanged. CONCLUSIONS: Eight weeks of "
+    "metformin reached "
     "the brain but did not change CSF markers of amyloid or tau pathology, or global cognition, in mild dementia."
 )
 HARM = (
