@@ -210,7 +210,14 @@ def _regexes() -> dict[str, re.Pattern[str]]:
 def stems(phrase: str) -> list[str]:
     """The content words of ``phrase``, stemmed, generic words left out."""
     words = [word for word in _regexes()["token"].findall(phrase.lower()) if word[0].isalpha()]
-    return [stem for stem in _stemmer().stemWords(words) if stem not in _GENERIC and len(stem) > 1]
+    generic = _generic_stems()
+    return [stem for stem in _stemmer().stemWords(words) if stem not in generic and len(stem) > 1]
+
+
+@cache
+def _generic_stems() -> frozenset[str]:
+    # The list is written as words; stems are what it is compared with ("alone" is "alon").
+    return _GENERIC | frozenset(Stemmer.Stemmer("english").stemWords(sorted(_GENERIC)))
 
 
 @dataclass(frozen=True)
@@ -269,7 +276,8 @@ def _name_unnamed_arm(stemmed: Sequence[str], mapped: list[str]) -> None:
         return
     for index in range(len(stemmed) - 1):
         word = stemmed[index]
-        if stemmed[index + 1] in _ARM_NOUNS and mapped[index] == word and word[0].isalpha() and word not in _GENERIC:
+        arm_word = word[0].isalpha() and word not in _generic_stems()
+        if stemmed[index + 1] in _ARM_NOUNS and mapped[index] == word and arm_word:
             mapped[index] = INTERVENTION
 
 

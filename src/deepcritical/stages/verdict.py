@@ -26,7 +26,7 @@ import numpy as np
 
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
-from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.reading import key_terms, share_named, split_sentences, stem
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import study_reader
@@ -316,7 +316,8 @@ def run_verdict(
             by="model",
             method="the report model, from the cited evidence",
         )
-    return counted_verdict(question, counted)
+    items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
+    return counted_verdict(question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items])
 
 
 # What a counted study weighs in the verdict, beyond its level (``strength.weight_of``): commentary and web
@@ -353,10 +354,14 @@ def verdict_weight(view: EvidenceView, direct: bool) -> float:
     return weight * (INDIRECT_WEIGHT if indirect else 1.0)
 
 
-def counted_verdict(question: str, counted: Strength) -> Verdict:
+def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
     """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
-    (``verdict_weight``). It rests only on counted studies, and only when one of them reports the question's
-    own outcome; else it is insufficient, and says why."""
+    (``verdict_weight``), resting only on counted studies whose result names the question's outcome.
+
+    When counted studies state results, but none for the question's outcome, the verdict is insufficient
+    and says so. When no counted study's result could be read at all (a question that is no comparison:
+    "Is X associated with Y?"), the items of ``pool`` are read whole by the stance model (``code_verdict``,
+    which has its own test of what is on the question)."""
     reader = study_reader(question)
     weighed = []
     for i in counted.stated:
@@ -366,8 +371,10 @@ def counted_verdict(question: str, counted: Strength) -> Verdict:
         if way is not None and weight > 0:
             weighed.append((view, way, weight, direct))
     if not any(direct for *_, direct in weighed):
+        if not weighed and pool:
+            return reconciled(code_verdict(question, pool), question, counted)
         why = (
-            "no counted study reports a result for the question's outcome"
+            "the counted studies report results for other outcomes than the question's"
             if weighed
             else "no counted study states a result for the question's comparison"
             if counted.counted

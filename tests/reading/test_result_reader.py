@@ -1,0 +1,278 @@
+"""The result reader: text units, the bundled reader on sentences written here, the question's comparison and
+the reading's direction, the counted verdict, and the reader measured on Evidence Inference's validation
+articles (skipped without ../shared/data)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from deepcritical.reading.result_features import Comparison, names_intervention_arm
+from deepcritical.reading.results import ResultReader, stated_as_no_effect, stated_by_numbers
+from deepcritical.reading.units import split_units
+from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.strength import strength_of
+from deepcritical.stages.study_reading import StudyReader, favourable_movement, question_comparison
+from deepcritical.stages.verdict import counted_verdict
+
+ARTICLE = """TITLE:
+Drug A for condition B
+
+ABSTRACT.BACKGROUND:
+Condition B is common. Drug A may help.
+ABSTRACT.RESULTS:
+Mortality was 10% with drug A and 15% with placebo (p = 0.01). Adverse events were similar.
+Table 1 Outcomes
+Mortality
+10/100 (10%)
+15/100 (15%)
+0.01
+Stroke
+2/100
+3/100
+0.65
+"""
+
+
+def test_units_keep_offsets_sections_and_table_rows() -> None:
+    units = split_units(ARTICLE)
+    for unit in units:
+        if " | " not in unit.text:
+            assert ARTICLE[unit.start : unit.end] == unit.text
+    results = [unit for unit in units if unit.section == "ABSTRACT.RESULTS"]
+    assert results[0].text.startswith("Mortality was 10% with drug A")
+    assert results[0].in_abstract
+    rows = [unit.text for unit in units if " | " in unit.text]
+    # A table's caption stands with its first row (a short line, as a cell is).
+    assert any(row.endswith("Mortality | 10/100 (10%) | 15/100 (15%) | 0.01") for row in rows)
+    assert "Stroke | 2/100 | 3/100 | 0.65" in rows
+    background = next(unit for unit in units if unit.text.startswith("Condition B"))
+    assert background.section == "ABSTRACT.BACKGROUND"
+
+
+def test_an_inline_label_of_a_structured_abstract_names_the_section() -> None:
+    units = split_units("BACKGROUND: X is unclear. RESULTS: X lowered Y (p=0.02). CONCLUSIONS: X helps.")
+    assert [unit.section for unit in units] == ["BACKGROUND", "RESULTS", "CONCLUSIONS"]
+    assert units[1].text == "X lowered Y (p=0.02)."
+
+
+def test_words_both_arms_share_name_neither() -> None:
+    comparison = Comparison.of("metformin plus insulin", "insulin alone", "HbA1c")
+    assert comparison.intervention == {"metformin"}
+    assert comparison.comparator == frozenset()
+    assert names_intervention_arm(
+        "16% of the dapagliflozin group and 21% of the placebo group",
+        Comparison.of("SGLT2 inhibitors", "placebo", "death"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Mortality was lower with drug A than with placebo (HR 0.70, 95% CI 0.60 to 0.82).", "decreased"),
+        ("Mortality was higher with drug A than with placebo (OR 1.52, 95% CI 1.10-2.10; p=0.01).", "increased"),
+        ("Mortality did not differ between drug A and placebo (HR 0.97, 95% CI 0.85 to 1.10).", "no_difference"),
+        (
+            "Patients given drug A had significantly fewer exacerbations than those given placebo (p < 0.001).",
+            "decreased",
+        ),
+        ("Drug A did not slow cognitive decline compared with placebo.", "no_difference"),
+    ],
+)
+def test_the_bundled_reader_reads_results_written_here(sentence: str, expected: str) -> None:
+    reading = ResultReader.load().read_text(sentence, "drug A", "placebo", "mortality exacerbations decline")
+    assert reading.label == expected
+    assert reading.evidence
+    assert reading.evidence[0].text == sentence
+
+
+def test_numbers_settle_a_reading_by_the_fields_conventions() -> None:
+    assert (
+        max(
+            stated_by_numbers("HR 0.77, 95% CI 0.72 to 0.82") or {},
+            key=lambda k: (stated_by_numbers("HR 0.77, 95% CI 0.72 to 0.82") or {})[k],
+        )
+        == "decreased"
+    )
+    spans_one = stated_by_numbers("the pooled RR was 0.92 (95% CI 0.77 to 1.10)") or {}
+    assert max(spans_one, key=spans_one.__getitem__) == "no_difference"
+    assert stated_by_numbers("Mortality was lower with drug A.") is None
+    assert stated_as_no_effect("The scores did not differ (p=0.41).") is not None
+    # Words of no effect do not overrule a significant estimate.
+    assert stated_as_no_effect("No change in weight, but HR 0.70 (95% CI 0.60 to 0.80) for death.") is None
+
+
+def test_the_question_gives_the_comparison_and_which_way_is_good() -> None:
+    statins = question_comparison("Do statins reduce mortality in sepsis?")
+    assert statins.intervention == {"statin"}
+    assert statins.outcome == {"mortal"}
+    sglt2 = question_comparison("Do SGLT2 inhibitors improve outcomes in heart failure?")
+    assert {"heart", "failur"} <= sglt2.outcome  # "outcomes" alone names no outcome: the population stays
+    versus = question_comparison("Is surgery better than physiotherapy for knee pain?")
+    assert "physiotherapi" in versus.comparator
+    assert favourable_movement("Do statins reduce mortality in sepsis?", "mortality was 28%") == "decreased"
+    assert favourable_movement("Does drug A help?", "overall survival was longer") == "increased"
+    assert favourable_movement("Does drug A help?", "memory recall improved") == "increased"
+    assert favourable_movement("Does drug A help?", "tau phosphorylation was lower") == "decreased"
+
+
+def view(identifier: str, text: str, design: str, level: int | None, n: int | None = None) -> EvidenceView:
+    return EvidenceView(
+        id=identifier,
+        title="Statins in sepsis",
+        source="pubmed",
+        date="2020",
+        text=text,
+        design=design,
+        level=level,
+        population="humans",
+        n=n,
+    )
+
+
+QUESTION = "Do statins reduce mortality in sepsis?"
+META_NULL = view(
+    "pmid:1",
+    "RESULTS: Statins did not reduce mortality in sepsis (RR 0.98, 95% CI 0.90 to 1.07).",
+    "meta_analysis",
+    1,
+    400_000,
+)
+TRIAL_NULL = view(
+    "pmid:2",
+    "RESULTS: Mortality in sepsis was 28.5% with rosuvastatin and 24.9% with placebo (95% CI -2.8 to 10.0; p=0.21).",
+    "randomized_controlled_trial",
+    2,
+    745,
+)
+COHORT_GOOD = view(
+    "pmid:3",
+    "RESULTS: Statin use in sepsis was associated with lower 30-day mortality (HR 0.82, 95% CI 0.76 to 0.88).",
+    "cohort",
+    3,
+    53_926,
+)
+WEB_GOOD = view("url:x", "Statins cut sepsis deaths (HR 0.80, 95% CI 0.70 to 0.90), says a clinic.", "web", None)
+
+
+def test_the_verdict_follows_the_best_designs_and_rests_only_on_counted_studies() -> None:
+    items = [META_NULL, TRIAL_NULL, COHORT_GOOD, WEB_GOOD]
+    verdict = counted_verdict(QUESTION, strength_of(QUESTION, items))
+    assert verdict.label == "no"
+    assert verdict.evidence_ids[:2] == ["pmid:1", "pmid:2"]
+    assert "url:x" not in verdict.evidence_ids
+    assert verdict.strongest_level == 1
+    # Observational studies alone lean the other way: the same reader follows them.
+    cohorts = counted_verdict(QUESTION, strength_of(QUESTION, [COHORT_GOOD, WEB_GOOD]))
+    assert cohorts.label == "yes"
+    assert cohorts.evidence_ids == ["pmid:3"]
+
+
+def test_a_question_no_counted_study_reports_is_insufficient_and_says_why() -> None:
+    question = "Do statins reduce fractures in older adults?"
+    verdict = counted_verdict(question, strength_of(question, [META_NULL, TRIAL_NULL]))
+    assert verdict.label == "insufficient"
+    assert verdict.evidence_ids == []
+    assert verdict.rationale.startswith("Insufficient:")
+    # Web pages alone never carry a verdict.
+    assert counted_verdict(QUESTION, strength_of(QUESTION, [WEB_GOOD])).label == "insufficient"
+
+
+def test_a_study_is_read_once_per_question() -> None:
+    reader = StudyReader(QUESTION)
+    first = reader.read(COHORT_GOOD)
+    assert reader.read(COHORT_GOOD) is first
+    assert first.direction == "favourable"
+    assert first.direct
+
+
+def write_benchmark(folder: Path) -> Path:
+    (folder / "abstracts").mkdir(parents=True)
+    (folder / "abstracts" / "PMC1.txt").write_text(
+        "TITLE:\nDrug A in condition B\n\nABSTRACT.RESULTS:\nMortality was lower with drug A than with placebo "
+        "(HR 0.70, 95% CI 0.60 to 0.82). Nausea did not differ between the groups (p=0.62).\n",
+        encoding="utf-8",
+    )
+    prompts = folder / "prompts.csv"
+    with prompts.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["PromptID", "PMCID", "Outcome", "Intervention", "Comparator"])
+        writer.writerow(["1", "1", "Mortality", "drug A", "placebo"])
+        writer.writerow(["2", "1", "Nausea", "drug A", "placebo"])
+        writer.writerow(["3", "2", "Nausea", "drug A", "placebo"])  # an article that is not there
+    with (folder / "annotations.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["UserID", "PromptID", "PMCID", "Label", "Annotations", "Evidence Start", "Evidence End"])
+        writer.writerow(["0", "1", "1", "significantly decreased", "Mortality was lower", "0", "10"])
+        writer.writerow(["0", "2", "1", "no significant difference", "Nausea did not differ", "0", "10"])
+    return prompts
+
+
+def run_eval(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "deepcritical", "eval", "evidence-inference", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> None:
+    prompts = write_benchmark(tmp_path / "data")
+    out = tmp_path / "out"
+    args = [str(prompts), "--articles", str(tmp_path / "data"), "--out", str(out)]
+    first = run_eval(*args, "--annotations", str(tmp_path / "data" / "annotations.csv"))
+    assert first.returncode == 0, first.stderr
+    lines = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    by_id = {line["id"]: line for line in lines}
+    assert by_id["1"]["prediction"] == "significantly decreased"
+    assert by_id["2"]["prediction"] == "no significant difference"
+    assert by_id["3"]["article"] == "missing"
+    assert not by_id["3"]["found"]
+    summary = json.loads(first.stdout)
+    assert summary["scored"] == 2
+    assert summary["accuracy"] == 1.0
+    # Run again: nothing is predicted twice.
+    assert run_eval(*args).returncode == 0
+    assert len((out / "predictions.jsonl").read_text().splitlines()) == 3
+
+
+def test_eval_evidence_inference_refuses_a_file_without_its_columns(tmp_path: Path) -> None:
+    bad = tmp_path / "prompts.csv"
+    bad.write_text("id,question\n1,x\n", encoding="utf-8")
+    result = run_eval(str(bad), "--articles", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "missing PromptID" in result.stderr
+
+
+def test_the_reader_on_evidence_inference_validation_articles(
+    tmp_path: Path, shared_data: Callable[[str], Path]
+) -> None:
+    """The figures phases/16_result_reader.md reports, bounded below: the bundled weights must keep them."""
+    data = shared_data("evidence-inference")
+    with (data / "splits.csv").open(encoding="utf-8") as handle:
+        validation = {row["PMCID"] for row in csv.DictReader(handle) if row["split"] == "validation"}
+    prompts = tmp_path / "validation.csv"
+    with (data / "prompts.csv").open(encoding="utf-8") as source, prompts.open("w", encoding="utf-8") as target:
+        rows = list(csv.DictReader(source))
+        writer = csv.DictWriter(target, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(row for row in rows if row["PMCID"] in validation)
+    result = run_eval(
+        str(prompts),
+        "--articles",
+        str(data),
+        "--annotations",
+        str(data / "annotations.csv"),
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["scored"] >= 200
+    assert summary["macro_f1"] >= 0.6
+    assert summary["evidence_found"] >= 0.8
+    assert summary["macro_f1"] > 3 * summary["majority_macro_f1"]
