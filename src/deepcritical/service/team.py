@@ -17,7 +17,7 @@ from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
 from deepcritical.run.outcome import new_run_id
-from deepcritical.service.fanout import EventStream
+from deepcritical.service.fanout import ENDED_KIND, EventStream
 from deepcritical.service.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
 from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
 from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
@@ -84,7 +84,8 @@ class TeamRunManager(RunManager):
         """End a run no worker holds (never started, or its queue entry lost) from this server."""
         info.status, info.error, info.ended_at = status, error, _now()
         journal.save(info)
-        await self.stream.publish(info.run_id, RunEnded(status=status, error=error).model_dump(mode="json"))
+        stored = RunJournal(journal.folder).append(RunEnded(status=status, error=error).model_dump(mode="json"))
+        await self.stream.publish(info.run_id, stored.data, number=stored.id)
 
     def _run(self, run_id: str) -> _Run:
         """The run's record as the shared folder has it now (another server or a worker may have changed it)."""
@@ -124,9 +125,19 @@ class TeamRunManager(RunManager):
         )
 
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
-        self._run(run_id)
-        async for number, data in self.stream.follow(run_id, after=after):
-            yield StoredEvent(id=number, data=data)
+        """Live from the stream while the run goes on; from the folder's ``events.jsonl`` (the record, which
+        the stream only mirrors) once it has ended, so a run whose stream expired, or was lost with a
+        restarted Redis, is still followed to its end."""
+        last = max(after, 0)
+        if not self._run(run_id).ended:
+            async for number, data in self.stream.follow(run_id, after=last, ended=lambda: self._run(run_id).ended):
+                last = number
+                yield StoredEvent(id=number, data=data)
+                if data.get("kind") == ENDED_KIND:
+                    return
+        for stored in RunJournal(self.runs_dir / run_id).events:
+            if stored.id > last:
+                yield stored
 
     async def wait(self, run_id: str) -> RunInfo:
         if not self._run(run_id).ended:

@@ -1,7 +1,8 @@
 """What a ``deepcritical worker`` does with a run it takes from the queue: run the question in the run's
-folder under the shared runs folder, checkpointing after every stage, and publish every progress event on
-the run's Redis stream (``run.fanout``); or, when the run was delivered again after its worker was lost,
-resume it from its last checkpoint; or, when every allowed attempt was used up, record it as failed."""
+folder under the shared runs folder, checkpointing after every stage, and record every progress event in
+the folder's ``events.jsonl`` (the record) and on the run's Redis stream (``service.fanout``, its mirror);
+or, when the run was delivered again after its worker was lost, resume it from its last checkpoint; or,
+when every allowed attempt was used up, record it as failed."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from deepcritical.errors import DeepCriticalError
 from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.run.execute import run_to_folder
+from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
 from deepcritical.service.fanout import EventStream
 from deepcritical.service.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
 from deepcritical.service.queue import Attempt, QueuedRun
@@ -37,10 +38,20 @@ def _now() -> str:
 class QueuedRunExecutor:
     """Runs queued runs in their folders under ``runs_dir`` and publishes their events."""
 
-    def __init__(self, settings: Settings, events: EventStream, runs_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        events: EventStream,
+        runs_dir: Path | None = None,
+        *,
+        client_factory: ClientFactory | None = None,
+        run_source: RunSourceFactory = orchestrator,
+    ) -> None:
         self.settings = settings
         self.events = events
         self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
+        self._client_factory = client_factory
+        self._run_source = run_source
         self._redact = Redactor.for_settings(settings)
 
     async def __call__(self, run: QueuedRun, attempt: Attempt) -> None:
@@ -69,6 +80,11 @@ class QueuedRunExecutor:
     async def cancelled(self, run: QueuedRun, reason: str) -> None:
         await self._end(run, self.runs_dir / run.run_id, "cancelled", reason)
 
+    async def _publish(self, run_id: str, journal: RunJournal, data: dict[str, Any]) -> None:
+        """Record an event in the run's folder, then mirror it on the stream under the folder's number."""
+        stored = journal.append(self._redact.value(data))
+        await self.events.publish(run_id, stored.data, number=stored.id)
+
     def _record(self, run: QueuedRun, folder: Path, **changes: Any) -> None:
         """Update the run's ``status.json`` (written by the server that took the request) for every server."""
         try:
@@ -89,7 +105,7 @@ class QueuedRunExecutor:
         self, run: QueuedRun, folder: Path, status: RunStatus, error: str | None, summary: RunSummary | None = None
     ) -> None:
         self._record(run, folder, status=status, error=error, summary=summary, ended_at=_now())
-        await self.events.publish(run.run_id, ended(status, error, summary))
+        await self._publish(run.run_id, RunJournal(folder), ended(status, error, summary))
 
     def given_up(self, folder: Path, attempt: Attempt) -> str:
         where = ""
@@ -107,11 +123,12 @@ class QueuedRunExecutor:
         )
         # The run hands its events over synchronously; one task publishes them, in order.
         pending: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
+        journal = RunJournal(folder)  # a delivery after a lost worker numbers on from the folder's events
 
         async def publish() -> None:
             while (event := await pending.get()) is not None:
                 if not isinstance(event, RunFinished):  # the end is published once the files are written
-                    await self.events.publish(run.run_id, event.model_dump(mode="json"))
+                    await self._publish(run.run_id, journal, event.model_dump(mode="json"))
 
         publisher = asyncio.create_task(publish())
         try:
@@ -121,6 +138,8 @@ class QueuedRunExecutor:
                 folder=folder,
                 run_id=run.run_id,
                 on_event=pending.put_nowait,
+                client_factory=self._client_factory,
+                run_source=self._run_source,
                 resume=has_checkpoint(folder),
             )
         finally:
