@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +28,11 @@ RunStatus = Literal["queued", "running", "finished", "failed", "cancelled", "int
 ENDED: frozenset[RunStatus] = frozenset({"finished", "failed", "cancelled", "interrupted"})
 RUN_ID = re.compile(r"^research-\d{8}-\d{6}-[0-9a-f]{6}$")
 # The manager's own files in a run folder; every other file there is an output to download.
-STATUS_FILE, EVENTS_FILE = "status.json", "events.jsonl"
+STATUS_FILE, EVENTS_FILE, LEASE_FILE = "status.json", "events.jsonl", "lease.json"
+# The owner of a queued or running run rewrites its lease this often; a lease not rewritten for
+# LEASE_STALE_SECONDS belongs to an owner that is gone (killed, its machine lost).
+LEASE_BEAT_SECONDS = 10.0
+LEASE_STALE_SECONDS = 60.0
 
 
 class RunSummary(BaseModel):
@@ -73,6 +79,41 @@ class RunInfo(BaseModel):
     ended_at: str | None = None
     error: str | None = None
     summary: RunSummary | None = None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (signal 0 checks, sends nothing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+class Lease(BaseModel):
+    """Who owns a queued or running run (``lease.json``): the owning process (its id, its machine and a token
+    drawn when it started, so a reused process id is not taken for the owner) and when it last said so."""
+
+    pid: int
+    host: str
+    token: str
+    beat_at: float  # seconds since the epoch
+
+    @classmethod
+    def of_this_process(cls, token: str, now: float) -> Lease:
+        return cls(pid=os.getpid(), host=socket.gethostname(), token=token, beat_at=now)
+
+    def owner_gone(self, now: float, *, alive: Callable[[int], bool] = process_alive) -> bool:
+        """The owner is gone when its process is dead on this machine, or its heartbeat is too old."""
+        if self.host == socket.gethostname() and not alive(self.pid):
+            return True
+        return now - self.beat_at > LEASE_STALE_SECONDS
+
+
+def new_owner_token() -> str:
+    return uuid.uuid4().hex
 
 
 class RunQueued(BaseModel):
@@ -168,9 +209,37 @@ class RunJournal:
         except OSError as error:
             logger.warning("run_status_not_written", folder=str(self.folder), error=str(error))
 
+    def take_lease(self, lease: Lease) -> None:
+        """Write (or renew) the run's lease, whole: a reader never sees half of it."""
+        _write_whole(self.folder / LEASE_FILE, lease.model_dump_json())
+
+    def lease(self) -> Lease | None:
+        """The run's lease; None when it has none (an ended run, or one of a version without leases)."""
+        try:
+            return Lease.model_validate_json((self.folder / LEASE_FILE).read_bytes())
+        except (OSError, ValidationError):
+            return None
+
+    def drop_lease(self, token: str) -> None:
+        """Remove the lease if this owner (``token``) holds it."""
+        held = self.lease()
+        if held is not None and held.token == token:
+            (self.folder / LEASE_FILE).unlink(missing_ok=True)
+
     def outputs(self) -> list[str]:
         """The run's outputs, by name (``report.md``, ``run.json`` and any other export)."""
         if not self.folder.is_dir():
             return []
         names = (path.name for path in self.folder.iterdir() if path.is_file())
-        return sorted(name for name in names if name not in (STATUS_FILE, EVENTS_FILE) and not name.startswith("."))
+        own = (STATUS_FILE, EVENTS_FILE, LEASE_FILE)
+        return sorted(name for name in names if name not in own and not name.startswith("."))
+
+
+def _write_whole(target: Path, text: str) -> None:
+    """Replace ``target`` by a complete new copy (a partial file renamed over it)."""
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)
+    except OSError as error:
+        logger.warning("run_file_not_written", file=str(target), error=str(error))

@@ -1,16 +1,19 @@
 """Runs started from the page, the API or MCP: queued, run at most ``max_concurrent_runs`` at a time,
 and recorded in a runs folder (``run.journal``) so that a run outlives the browser that started it and a
 restarted server still lists it. Each run goes through ``run.execute.run_to_folder``, like a run from the
-command line. A run that was queued or running when the server stopped is marked ``interrupted`` at the
-next start, never silently lost.
+command line. Each queued or running run's folder holds a lease naming its owner (process, machine, start
+token) that the owner renews; a run whose owner is gone (its process dead, or its lease not renewed for
+``LEASE_STALE_SECONDS``) is marked ``interrupted`` at the next start, never silently lost. A run another
+live process owns (``serve`` and ``deepcritical mcp`` on one runs folder) is listed as that process has it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +33,10 @@ from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrat
 from deepcritical.run.outcome import new_run_id
 from deepcritical.service.journal import (
     ENDED,
+    LEASE_BEAT_SECONDS,
     RUN_ID,
+    STATUS_FILE,
+    Lease,
     RunEnded,
     RunInfo,
     RunJournal,
@@ -38,6 +44,7 @@ from deepcritical.service.journal import (
     RunStatus,
     RunSummary,
     StoredEvent,
+    new_owner_token,
 )
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
@@ -45,6 +52,8 @@ logger = structlog.get_logger(__name__)
 
 # Beyond this many waiting runs a new one is refused rather than left to wait for hours.
 MAX_QUEUED_RUNS = 20
+# How often a follower looks at the folder of a run another process owns (its events come by file only).
+FOREIGN_POLL_SECONDS = 1.0
 STOPPED = {
     "cancelled": "cancelled by the user",
     "interrupted": "the server stopped before the run ended",
@@ -85,6 +94,7 @@ class _Run:
     stop_as: Literal["cancelled", "interrupted"] = "cancelled"
     position: int | None = None
     resume: bool = False  # the next start continues from the run's checkpoint
+    foreign: bool = False  # queued or running in another live process (its lease says so): read, never run
 
     @property
     def ended(self) -> bool:
@@ -108,6 +118,7 @@ class RunManager:
         client_factory: ClientFactory = setup.http_client,
         run_source: RunSourceFactory = orchestrator,
         max_queued: int = MAX_QUEUED_RUNS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
@@ -120,9 +131,13 @@ class RunManager:
         self._queue: deque[str] = deque()
         self._running: set[str] = set()
         self._store_anchor: chroma.Connection | None = None
+        self._clock = clock
+        self._token = new_owner_token()  # this manager's runs' leases carry it
+        self._heartbeat: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> RunManager:
         self.open()
+        self._heartbeat = asyncio.create_task(self._beat(), name="run leases")
         if self.settings.chroma_host is None:
             # Chroma's embedded clients share one System per directory, created on the first client and
             # stopped when the last one closes, with no lock around either: runs opening and closing their
@@ -135,6 +150,9 @@ class RunManager:
         try:
             await self.close()
         finally:
+            if self._heartbeat is not None:
+                self._heartbeat.cancel()
+                await asyncio.gather(self._heartbeat, return_exceptions=True)
             if self._store_anchor is not None:
                 await asyncio.to_thread(self._store_anchor.close)
                 self._store_anchor = None
@@ -146,8 +164,29 @@ class RunManager:
         for journal, info in RunJournal.found_in(self.runs_dir):
             run = _Run(info=info, journal=journal)
             self._runs[info.run_id] = run
-            if not run.ended:  # a server stopped while it was queued or running
-                self._end(run, "interrupted", STOPPED["interrupted"])
+            if run.ended:
+                continue
+            lease = journal.lease()
+            if lease is not None and not lease.owner_gone(self._clock()):
+                run.foreign = True  # another live process (a server, ``deepcritical mcp``) runs it
+                continue
+            if lease is not None:
+                journal.drop_lease(lease.token)
+            self._end(run, "interrupted", STOPPED["interrupted"])  # its owner stopped, or was killed
+
+    def renew_leases(self) -> None:
+        """Say again that this process owns its queued and running runs."""
+        for run in list(self._runs.values()):
+            if not run.ended and not run.foreign:
+                self._lease(run)
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(LEASE_BEAT_SECONDS)
+            self.renew_leases()
+
+    def _lease(self, run: _Run) -> None:
+        run.journal.take_lease(Lease.of_this_process(self._token, self._clock()))
 
     async def close(self) -> None:
         """Interrupt every run still queued or running, and record it as interrupted."""
@@ -220,6 +259,7 @@ class RunManager:
         )
         run = _Run(info=info, journal=RunJournal.create(self.runs_dir / run_id))
         self._runs[run_id] = run
+        self._lease(run)
         self._save(run)
         self._queue.append(run_id)
         self._dispatch()
@@ -230,7 +270,7 @@ class RunManager:
 
     def all_runs(self) -> list[RunInfo]:
         """Every run, newest first."""
-        return [run.info for run in reversed(self._runs.values())]
+        return [self._run(run_id).info for run_id in reversed(self._runs)]
 
     def position(self, run_id: str) -> int | None:
         """1 for the next queued run to start; None when the run is not waiting."""
@@ -251,6 +291,8 @@ class RunManager:
         run = self._run(run_id)
         if run.ended:
             raise RunEndedError(f"run {run_id} has ended already ({run.info.status})")
+        if run.foreign:
+            raise RunEndedError(f"run {run_id} is run by another process (a server on this runs folder); stop it there")
         if run_id in self._queue:
             self._queue.remove(run_id)
             self._end(run, "cancelled", STOPPED["cancelled"])
@@ -274,6 +316,7 @@ class RunManager:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
         run.info.status, run.info.error, run.info.ended_at, run.info.summary = "queued", None, None, None
         run.resume, run.stop_as = True, "cancelled"
+        self._lease(run)
         self._save(run)
         self._queue.append(run_id)
         self._dispatch()
@@ -282,6 +325,10 @@ class RunManager:
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
         """The run's events numbered above ``after``, as they come, until its last (``run_ended``)."""
         run = self._run(run_id)
+        if run.foreign:
+            async for stored in self._follow_foreign(run, after):
+                yield stored
+            return
         events = run.journal.events
         index = max(after, 0)
         while True:
@@ -292,6 +339,19 @@ class RunManager:
                 return
             # Nothing is awaited between the checks above and this wait, so no change can be missed.
             await run.signal.wait()
+
+    async def _follow_foreign(self, run: _Run, after: int) -> AsyncIterator[StoredEvent]:
+        """A run another process owns: its events as its folder gets them (read again while it goes on)."""
+        last = max(after, 0)
+        while True:
+            ended = self._run(run.info.run_id).ended  # read before the events, so none written last is missed
+            for stored in RunJournal(run.journal.folder).events:
+                if stored.id > last:
+                    last = stored.id
+                    yield stored
+            if ended:
+                return
+            await asyncio.sleep(FOREIGN_POLL_SECONDS)
 
     async def wait(self, run_id: str) -> RunInfo:
         """The run's record once it has ended."""
@@ -305,6 +365,9 @@ class RunManager:
         run = self._runs.get(run_id) if RUN_ID.match(run_id) else None
         if run is None:
             raise RunNotFoundError(f"no run has the id {run_id!r}")
+        if run.foreign and not run.ended:  # its owner changes the record: read it as the folder has it now
+            with contextlib.suppress(OSError, ValueError):
+                run.info = RunInfo.model_validate_json((run.journal.folder / STATUS_FILE).read_bytes())
         return run
 
     def _dispatch(self) -> None:
@@ -365,6 +428,7 @@ class RunManager:
         run.info.ended_at = _now()
         run.position = None
         self._save(run)
+        run.journal.drop_lease(self._token)
         self._append(run, RunEnded(status=status, error=error, summary=summary).model_dump(mode="json"))
 
     def _without_server_paths(self, message: str) -> str:
