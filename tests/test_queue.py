@@ -27,6 +27,7 @@ from saq.utils import now
 from deepcritical.config import Settings
 from deepcritical.run.checkpoint import HOLD_VARIABLE, read_checkpoint
 from deepcritical.run.outcome import new_run_id
+from deepcritical.run.request import RunRequest
 from deepcritical.service.fanout import EventStream, stream_key
 from deepcritical.service.queue import (
     JOB_FUNCTION,
@@ -338,7 +339,7 @@ class Team:
     async def enqueue(self, redis: Redis) -> str:
         queue = RunQueue(self.settings, redis)
         run_id = new_run_id()
-        await queue.enqueue(QueuedRun(run_id=run_id, question=QUESTION, max_iterations=2))
+        await queue.enqueue(QueuedRun(run_id=run_id, request=RunRequest(question=QUESTION, max_iterations=2)))
         return run_id
 
     async def held(self, run_id: str, worker: subprocess.Popen[bytes]) -> None:
@@ -493,7 +494,7 @@ async def test_a_worker_records_every_event_in_the_run_folder_and_a_lost_stream_
     executor = QueuedRunExecutor(
         settings, EventStream(redis), runs_dir, client_factory=offline_client, run_source=ScriptedRuns()
     )
-    run = QueuedRun(run_id=new_run_id(), question=QUESTION, max_iterations=1)
+    run = QueuedRun(run_id=new_run_id(), request=RunRequest(question=QUESTION, max_iterations=1))
     await executor(run, Attempt(number=1, allowed=3))
 
     recorded = _folder_events(runs_dir / run.run_id)

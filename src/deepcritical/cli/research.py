@@ -18,6 +18,7 @@ from deepcritical.run import progress
 from deepcritical.run.checkpoint import read_checkpoint
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import FolderRun, run_to_folder
+from deepcritical.run.request import RunRequest
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
 DEMO_SOURCES_BANNER = (
@@ -73,7 +74,7 @@ def check_store_directory(settings: Settings) -> None:
 
 
 async def run_research(
-    question: str,
+    request: RunRequest,
     settings: Settings,
     *,
     out_dir: Path | None,
@@ -96,4 +97,4 @@ async def run_research(
         if console is not None and (line := describe(event)) is not None:
             console.print(line, highlight=False)
 
-    return await run_to_folder(question, settings, folder=target, on_event=show, resume=resume_from is not None)
+    return await run_to_folder(request.question, settings, folder=target, on_event=show, resume=resume_from is not None)

@@ -11,6 +11,7 @@ import re
 import socket
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from deepcritical.models import SourceName
 from deepcritical.outputs import Verdict
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.request import RunPlan
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
@@ -66,7 +68,7 @@ class RunSummary(BaseModel):
 
 
 class RunInfo(BaseModel):
-    """A run's ``status.json``."""
+    """A run's ``status.json``: built by ``of`` alone, from the run's plan."""
 
     run_id: str
     question: str
@@ -79,6 +81,24 @@ class RunInfo(BaseModel):
     ended_at: str | None = None
     error: str | None = None
     summary: RunSummary | None = None
+
+    @classmethod
+    def of(cls, plan: RunPlan, status: RunStatus = "queued") -> RunInfo:
+        """The record of a run of ``plan``, created now."""
+        return cls(
+            run_id=plan.run_id,
+            question=plan.request.question,
+            status=status,
+            demo=plan.settings.demo_mode,
+            max_iterations=plan.settings.max_iterations,
+            sources=list(plan.settings.sources),
+            created_at=now_text(),
+        )
+
+
+def now_text() -> str:
+    """The time now, as the records write it (UTC, to the second)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def process_alive(pid: int) -> bool:

@@ -14,23 +14,23 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import structlog
 
 from deepcritical.config import Settings
-from deepcritical.errors import DeepCriticalError
+from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.evidence import chroma
-from deepcritical.models import KNOWN_SOURCES, SourceName
+from deepcritical.models import SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
-from deepcritical.run.outcome import new_run_id
+from deepcritical.run.request import RunPlan, RunRequest, checked_sources
+from deepcritical.run.request import RunRequestError as RunRequestError  # importable from here, as before
 from deepcritical.service.journal import (
     ENDED,
     LEASE_BEAT_SECONDS,
@@ -45,8 +45,9 @@ from deepcritical.service.journal import (
     RunSummary,
     StoredEvent,
     new_owner_token,
+    now_text,
 )
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
 
@@ -58,15 +59,6 @@ STOPPED = {
     "cancelled": "cancelled by the user",
     "interrupted": "the server stopped before the run ended",
 }
-
-
-class RunRequestError(DeepCriticalError):
-    """A request for a run that cannot be accepted; ``field`` names the offending input."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class QueueFullError(DeepCriticalError):
@@ -82,7 +74,13 @@ class RunEndedError(DeepCriticalError):
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return now_text()
+
+
+def _request(question: str, max_iterations: int | None, sources: Sequence[str] | None) -> RunRequest:
+    return RunRequest(
+        question=question, max_iterations=max_iterations, sources=None if sources is None else list(sources)
+    )
 
 
 @dataclass
@@ -95,6 +93,7 @@ class _Run:
     position: int | None = None
     resume: bool = False  # the next start continues from the run's checkpoint
     foreign: bool = False  # queued or running in another live process (its lease says so): read, never run
+    plan: RunPlan | None = None  # None for a run of an earlier start, until it is resumed
 
     @property
     def ended(self) -> bool:
@@ -203,65 +202,45 @@ class RunManager:
 
     # Requests
 
+    def accept(self, request: RunRequest) -> RunPlan:
+        """The plan of ``request`` as this server runs it; a RunRequestError naming the field when a value is
+        outside what this server allows (or its settings would not validate)."""
+        request = request.within(self.settings)
+        try:
+            return request.plan(self.settings)
+        except ConfigError as error:
+            raise RunRequestError("request", str(error)) from error
+
     def check_request(
         self, question: str, max_iterations: int | None, sources: Sequence[str] | None
     ) -> tuple[str, int, list[SourceName]]:
-        """The question stripped, the iterations and sources to use; a RunRequestError naming the field
-        when a value is outside what this server allows."""
-        question = question.strip()
-        if not question:
-            raise RunRequestError("question", "the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise RunRequestError("question", f"at most {MAX_QUESTION_CHARS} characters")
-        limit = self.settings.max_iterations
-        iterations = limit if max_iterations is None else max_iterations
-        if not 1 <= iterations <= limit:
-            raise RunRequestError("max_iterations", f"must be between 1 and {limit} on this server")
-        return question, iterations, self.check_sources(sources)
+        """The question stripped, the iterations and sources to use (``accept`` for a question and two options)."""
+        plan = self.accept(_request(question, max_iterations, sources))
+        return plan.request.question, plan.settings.max_iterations, list(plan.settings.sources)
 
     def check_sources(self, sources: Sequence[str] | None) -> list[SourceName]:
         """The sources to search: all enabled ones for None, else the named ones if this server enables them."""
-        enabled = list(self.settings.sources)
-        if sources is None:
-            return enabled
-        chosen: list[SourceName] = []
-        for name in dict.fromkeys(sources):
-            known = next((source for source in KNOWN_SOURCES if source == name), None)
-            if known is None:
-                raise RunRequestError("sources", f"unknown source {name!r}; known: {', '.join(KNOWN_SOURCES)}")
-            if known not in enabled:
-                raise RunRequestError(
-                    "sources", f"{name!r} is not enabled on this server; enabled: {', '.join(enabled)}"
-                )
-            chosen.append(known)
-        if not chosen:
-            raise RunRequestError("sources", "name at least one source")
-        return chosen
+        return checked_sources(None if sources is None else list(sources), self.settings)
 
     def create(
-        self, question: str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
+        self, request: RunRequest | str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
     ) -> RunInfo:
-        """Queue a run (it starts at once when a slot is free) and return its record."""
-        question, iterations, chosen = self.check_request(question, max_iterations, sources)
+        """Queue a run of ``request`` (a question alone: with ``max_iterations`` and ``sources``) and return
+        its record; it starts at once when a slot is free."""
+        if isinstance(request, str):
+            request = _request(request, max_iterations, sources)
+        plan = self.accept(request)
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
-        run_id = new_run_id()
-        while run_id in self._runs:  # two runs in one second share the time part; the random part differs
-            run_id = new_run_id()
-        info = RunInfo(
-            run_id=run_id,
-            question=question,
-            status="queued",
-            demo=self.settings.demo_mode,
-            max_iterations=iterations,
-            sources=chosen,
-            created_at=_now(),
-        )
-        run = _Run(info=info, journal=RunJournal.create(self.runs_dir / run_id))
-        self._runs[run_id] = run
+        while plan.run_id in self._runs:  # two runs in one second share the time part; the random part differs
+            plan = self.accept(request)
+        plan = replace(plan, folder=self.runs_dir / plan.run_id)
+        info = RunInfo.of(plan)
+        run = _Run(info=info, journal=RunJournal.create(plan.folder), plan=plan)
+        self._runs[plan.run_id] = run
         self._lease(run)
         self._save(run)
-        self._queue.append(run_id)
+        self._queue.append(plan.run_id)
         self._dispatch()
         return info
 
@@ -370,6 +349,13 @@ class RunManager:
                 run.info = RunInfo.model_validate_json((run.journal.folder / STATUS_FILE).read_bytes())
         return run
 
+    def _plan_of(self, run: _Run) -> RunPlan:
+        """The run's plan; a run of an earlier start is planned again from its record."""
+        if run.plan is None:
+            request = _request(run.info.question, run.info.max_iterations, run.info.sources)
+            run.plan = request.plan(self.settings, run_id=run.info.run_id, folder=run.journal.folder)
+        return run.plan
+
     def _dispatch(self) -> None:
         """Start waiting runs while slots are free, then tell each waiting run its new place."""
         while self._queue and len(self._running) < self.max_concurrent:
@@ -387,7 +373,7 @@ class RunManager:
 
     async def _execute(self, run: _Run) -> None:
         info = run.info
-        settings = self.settings.model_copy(update={"max_iterations": info.max_iterations, "sources": info.sources})
+        settings = self._plan_of(run).settings
 
         def record(event: ProgressEvent) -> None:
             if not isinstance(event, RunFinished):  # the run's end is recorded once its files are written

@@ -16,7 +16,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
-from deepcritical.run.outcome import new_run_id
+from deepcritical.run.request import RunRequest
 from deepcritical.service.fanout import ENDED_KIND, EventStream
 from deepcritical.service.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
 from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
@@ -50,26 +50,20 @@ class TeamRunManager(RunManager):
         await self.run_queue.disconnect()
 
     def create(
-        self, question: str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
+        self, request: RunRequest | str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
     ) -> RunInfo:
-        question, iterations, chosen = self.check_request(question, max_iterations, sources)
-        run_id = new_run_id()
-        while (self.runs_dir / run_id).exists():
-            run_id = new_run_id()
-        info = RunInfo(
-            run_id=run_id,
-            question=question,
-            status="queued",
-            demo=self.settings.demo_mode,
-            max_iterations=iterations,
-            sources=chosen,
-            created_at=_now(),
-        )
-        journal = RunJournal.create(self.runs_dir / run_id)
+        if isinstance(request, str):
+            request = RunRequest(
+                question=request, max_iterations=max_iterations, sources=None if sources is None else list(sources)
+            )
+        plan = self.accept(request)
+        while (self.runs_dir / plan.run_id).exists():
+            plan = self.accept(request)
+        info = RunInfo.of(plan)
+        journal = RunJournal.create(self.runs_dir / plan.run_id)
         journal.save(info)
-        self._runs[run_id] = _Run(info=info, journal=journal)
-        queued = QueuedRun(run_id=run_id, question=question, max_iterations=iterations, sources=chosen)
-        task = asyncio.create_task(self._enqueue(info, journal, queued))
+        self._runs[plan.run_id] = _Run(info=info, journal=journal, plan=plan)
+        task = asyncio.create_task(self._enqueue(info, journal, QueuedRun(run_id=plan.run_id, request=plan.request)))
         self._enqueuing.add(task)
         task.add_done_callback(self._enqueuing.discard)
         return info

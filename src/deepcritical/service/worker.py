@@ -19,6 +19,7 @@ from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
+from deepcritical.run.request import RunPlan
 from deepcritical.service.fanout import EventStream
 from deepcritical.service.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
 from deepcritical.service.queue import Attempt, QueuedRun
@@ -90,16 +91,8 @@ class QueuedRunExecutor:
         try:
             info = RunInfo.model_validate_json((folder / STATUS_FILE).read_bytes())
         except (OSError, ValueError):  # enqueued by hand (a bench, a test): the worker starts the record
-            info = RunInfo(
-                run_id=run.run_id,
-                question=run.question,
-                status="queued",
-                demo=self.settings.demo_mode,
-                max_iterations=run.max_iterations,
-                sources=run.sources or list(self.settings.sources),
-                created_at=_now(),
-            )
-        RunJournal(folder).save(info.model_copy(update=changes))
+            info = RunInfo.of(self._plan(run, folder))
+        RunJournal(folder).save(RunInfo.model_validate(info.model_dump() | changes))
 
     async def _end(
         self, run: QueuedRun, folder: Path, status: RunStatus, error: str | None, summary: RunSummary | None = None
@@ -117,10 +110,12 @@ class QueuedRunExecutor:
             f"(killed, or its machine lost){where}; it is not tried again"
         )
 
+    def _plan(self, run: QueuedRun, folder: Path) -> RunPlan:
+        """The run's plan on this worker: the request the server accepted, on the worker's own settings."""
+        return run.request.plan(self.settings, run_id=run.run_id, folder=folder)
+
     async def _research(self, run: QueuedRun, folder: Path) -> None:
-        settings = self.settings.model_copy(
-            update={"max_iterations": run.max_iterations, "sources": run.sources or self.settings.sources}
-        )
+        settings = self._plan(run, folder).settings
         # The run hands its events over synchronously; one task publishes them, in order.
         pending: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
         journal = RunJournal(folder)  # a delivery after a lost worker numbers on from the folder's events
@@ -133,7 +128,7 @@ class QueuedRunExecutor:
         publisher = asyncio.create_task(publish())
         try:
             done = await run_to_folder(
-                run.question,
+                run.request.question,
                 settings,
                 folder=folder,
                 run_id=run.run_id,
