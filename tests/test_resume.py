@@ -257,3 +257,49 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: s
     assert record["report"]["key_findings"]
     assert (out / "report.md").read_text(encoding="utf-8").startswith("#")
     assert not (out / CHECKPOINT_FILE).exists()  # finished: nothing left to resume
+
+
+def killed_at(tmp_path: Path, hold: str) -> Path:
+    """A demo run started from the command line and killed with SIGKILL at ``hold``; its folder."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    question = "Can metformin be repurposed for Alzheimer's disease?"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deepcritical", "research", question, "--demo", "--quiet", "--out", str(out)],
+        env=environment(home, {HOLD_VARIABLE: hold}),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(out / "held", process)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    assert not (out / "run.json").exists()
+    return out
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("hold", ["start", "search:1"])
+def test_resume_alone_finishes_a_demo_run_killed_at_any_point(tmp_path: Path, hold: str) -> None:
+    """Before its first checkpoint ("no checkpoint.json there") or after one (demo mode forgotten: "needs an
+    API key"), ``research --resume OUT`` with nothing else finishes the run: its folder recorded the request
+    as the run started."""
+    out = killed_at(tmp_path, hold)
+    assert (out / CHECKPOINT_FILE).exists() is (hold != "start")
+    started = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    assert started["status"] == "running"
+
+    result = run_cli("research", "--resume", str(out), "--quiet", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr[-2000:]
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert record["demo"] is True
+    assert record["run_id"] == started["run_id"]
+    assert record["resumed"] is (hold != "start")
+    assert record["report"]["key_findings"]
+    status = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    assert status["status"] == "finished"
+    assert not (out / "lease.json").exists()

@@ -39,7 +39,7 @@ from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.run.request import RunRequest
+from deepcritical.run.request import RunRequest, runs_folder
 from deepcritical.text import one_line
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
@@ -202,7 +202,8 @@ def _run_settings(request: RunRequest) -> Settings:
 def research(
     question: Annotated[str | None, typer.Argument(help="The research question (not with --resume).")] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Where to write report.md and run.json (default: runs/RUN_ID).")
+        Path | None,
+        typer.Option("--out", help="Where to write report.md and run.json (default: $DEEPCRITICAL_HOME/runs/RUN_ID)."),
     ] = None,
     resume: Annotated[
         Path | None,
@@ -230,14 +231,21 @@ def research(
         fail("--out: a resumed run writes into its own folder (--resume OUT); leave --out out")
     if resume is None and question is None:
         fail("missing QUESTION: give the research question, or --resume OUT to continue a run")
+    from deepcritical.cli.research import resumable_request
+
     question = require_text(question, "question") if question is not None else ""
     request = _run_request(
         question, demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
+    if resume is not None:
+        try:
+            request = resumable_request(resume, request)
+        except ConfigError as error:
+            fail(str(error))
     settings = _run_settings(request)
-    if settings.demo_mode and model is not None:
+    if settings.demo_mode and request.model is not None:
         err.print(
-            f"note: demo mode uses its deterministic stand-in models; --model {one_line(model)} is not used",
+            f"note: demo mode uses its deterministic stand-in models; --model {one_line(request.model)} is not used",
             markup=False,
         )
     checked_preflight(settings)
@@ -271,7 +279,9 @@ def batch(
     ],
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", help="A folder per question and summary.csv go here (default: runs/FILE-NAME)."),
+        typer.Option(
+            "--out", help="A folder per question and summary.csv go here (default: $DEEPCRITICAL_HOME/runs/FILE-NAME)."
+        ),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, max=32, help="Questions researched at once.")] = 1,
     max_iterations: MaxIterations = None,
@@ -298,11 +308,11 @@ def batch(
         questions = read_questions(file)
     except ConfigError as error:
         fail(str(error))
-    target = out_dir if out_dir is not None else Path("runs") / (file.stem or "batch")
     request = _run_request(
         "", demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
     settings = _run_settings(request)
+    target = out_dir if out_dir is not None else runs_folder(settings) / (file.stem or "batch")
     checked_preflight(settings)
     try:
         ensure_writable(target)

@@ -87,9 +87,12 @@ class RunRequest(BaseModel):
         return {name: value for name, value in values.items() if value is not None}
 
     def settings(self, base: Settings) -> Settings:
-        """``base`` with this request's options, validated as settings read from the environment, presets
-        applied (demo mode, demo sources). A bad value is a ConfigError naming its flag or variable."""
-        return base.with_values(**self.overrides()).with_presets()
+        """``base`` with this request's options, validated as settings read from the environment, the preset
+        it asks for applied (demo mode, demo sources). A bad value is a ConfigError naming its flag or
+        variable."""
+        settings = base.with_values(**self.overrides())
+        # ``base`` comes with its presets applied (``load_settings``); a request that asks for one applies it.
+        return settings.with_presets() if self.demo or self.demo_sources else settings
 
     def within(self, server: Settings) -> RunRequest:
         """This request as a server with ``server``'s settings runs it: the question as one stripped line,

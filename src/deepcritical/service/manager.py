@@ -1,5 +1,5 @@
 """Runs started from the page, the API or MCP: queued, run at most ``max_concurrent_runs`` at a time,
-and recorded in a runs folder (``run.journal``) so that a run outlives the browser that started it and a
+and recorded in a runs folder (``run.store``) so that a run outlives the browser that started it and a
 restarted server still lists it. Each run goes through ``run.execute.run_to_folder``, like a run from the
 command line. Each queued or running run's folder holds a lease naming its owner (process, machine, start
 token) that the owner renews; a run whose owner is gone (its process dead, or its lease not renewed for
@@ -27,25 +27,24 @@ from deepcritical.models import SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
-from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
 from deepcritical.run.request import RunPlan, RunRequest, checked_sources
 from deepcritical.run.request import RunRequestError as RunRequestError  # importable from here, as before
-from deepcritical.service.journal import (
+from deepcritical.run.store import (
     ENDED,
     LEASE_BEAT_SECONDS,
     RUN_ID,
     STATUS_FILE,
     Lease,
-    RunEnded,
     RunInfo,
-    RunJournal,
     RunQueued,
     RunStatus,
+    RunStore,
     RunSummary,
     StoredEvent,
     new_owner_token,
     now_text,
+    without_paths,
 )
 from deepcritical.text import one_line
 
@@ -86,7 +85,7 @@ def _request(question: str, max_iterations: int | None, sources: Sequence[str] |
 @dataclass
 class _Run:
     info: RunInfo
-    journal: RunJournal
+    store: RunStore
     signal: asyncio.Event = field(default_factory=asyncio.Event)  # set, and replaced, at every change
     task: asyncio.Task[None] | None = None
     stop_as: Literal["cancelled", "interrupted"] = "cancelled"
@@ -160,17 +159,24 @@ class RunManager:
 
     def open(self) -> None:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        for journal, info in RunJournal.found_in(self.runs_dir):
-            run = _Run(info=info, journal=journal)
+        self._discover()
+
+    def _discover(self) -> None:
+        """Take up the runs in the folder this manager does not know yet: at start every run there, later
+        those another process started (a command-line run, another server's)."""
+        for store, info in RunStore.found_in(self.runs_dir, self._redact.value):
+            if info.run_id in self._runs:
+                continue
+            run = _Run(info=info, store=store)
             self._runs[info.run_id] = run
             if run.ended:
                 continue
-            lease = journal.lease()
+            lease = store.lease()
             if lease is not None and not lease.owner_gone(self._clock()):
-                run.foreign = True  # another live process (a server, ``deepcritical mcp``) runs it
+                run.foreign = True  # another live process (a server, ``deepcritical mcp``, the CLI) runs it
                 continue
             if lease is not None:
-                journal.drop_lease(lease.token)
+                store.drop_lease(lease.token)
             self._end(run, "interrupted", STOPPED["interrupted"])  # its owner stopped, or was killed
 
     def renew_leases(self) -> None:
@@ -185,7 +191,7 @@ class RunManager:
             self.renew_leases()
 
     def _lease(self, run: _Run) -> None:
-        run.journal.take_lease(Lease.of_this_process(self._token, self._clock()))
+        run.store.take_lease(Lease.of_this_process(self._token, self._clock()))
 
     async def close(self) -> None:
         """Interrupt every run still queued or running, and record it as interrupted."""
@@ -236,10 +242,11 @@ class RunManager:
             plan = self.accept(request)
         plan = replace(plan, folder=self.runs_dir / plan.run_id)
         info = RunInfo.of(plan)
-        run = _Run(info=info, journal=RunJournal.create(plan.folder), plan=plan)
+        run = _Run(info=info, store=RunStore.create(plan.folder, self._redact.value), plan=plan)
         self._runs[plan.run_id] = run
         self._lease(run)
         self._save(run)
+        run.store.write_request(plan.request)
         self._queue.append(plan.run_id)
         self._dispatch()
         return info
@@ -249,7 +256,9 @@ class RunManager:
 
     def all_runs(self) -> list[RunInfo]:
         """Every run, newest first."""
-        return [self._run(run_id).info for run_id in reversed(self._runs)]
+        self._discover()
+        runs = sorted(self._runs.values(), key=lambda run: (run.info.created_at, run.info.run_id), reverse=True)
+        return [self._run(run.info.run_id).info for run in runs]
 
     def position(self, run_id: str) -> int | None:
         """1 for the next queued run to start; None when the run is not waiting."""
@@ -257,13 +266,13 @@ class RunManager:
 
     def files(self, run_id: str) -> list[str]:
         """The run's outputs, by name (``report.md``, ``run.json`` and any other export)."""
-        return self._run(run_id).journal.outputs()
+        return self._run(run_id).store.outputs()
 
     def file(self, run_id: str, name: str) -> Path:
         """One output of the run; RunNotFoundError when the run has no such file."""
         if name not in self.files(run_id):
             raise RunNotFoundError(f"run {run_id} has no file {name!r}")
-        return self._run(run_id).journal.folder / name
+        return self._run(run_id).store.folder / name
 
     async def cancel(self, run_id: str) -> RunInfo:
         """Stop a queued or running run; it is recorded as cancelled."""
@@ -285,11 +294,12 @@ class RunManager:
 
     def resume(self, run_id: str) -> RunInfo:
         """Queue an interrupted run again; it continues from its last checkpoint (no finished search is
-        sent again, its budgets carry over). RunEndedError when the run is not interrupted or saved none."""
+        sent again, its budgets carry over), or, stopped before its first, starts over from the request its
+        folder recorded. RunEndedError when the run is not interrupted."""
         run = self._run(run_id)
         if run.info.status != "interrupted":
             raise RunEndedError(f"run {run_id} is {run.info.status}; only an interrupted run can be resumed")
-        if not has_checkpoint(run.journal.folder):
+        if not has_checkpoint(run.store.folder) and run.store.request() is None:  # a folder of an older version
             raise RunEndedError(f"run {run_id} stopped before its first checkpoint; start it again instead")
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
@@ -308,7 +318,7 @@ class RunManager:
             async for stored in self._follow_foreign(run, after):
                 yield stored
             return
-        events = run.journal.events
+        events = run.store.events
         index = max(after, 0)
         while True:
             while index < len(events):
@@ -324,7 +334,7 @@ class RunManager:
         last = max(after, 0)
         while True:
             ended = self._run(run.info.run_id).ended  # read before the events, so none written last is missed
-            for stored in RunJournal(run.journal.folder).events:
+            for stored in RunStore(run.store.folder).events:
                 if stored.id > last:
                     last = stored.id
                     yield stored
@@ -334,26 +344,29 @@ class RunManager:
 
     async def wait(self, run_id: str) -> RunInfo:
         """The run's record once it has ended."""
-        async for _ in self.follow(run_id, after=len(self._run(run_id).journal.events)):
+        async for _ in self.follow(run_id, after=len(self._run(run_id).store.events)):
             pass
         return self.get(run_id)
 
     # Internals
 
     def _run(self, run_id: str) -> _Run:
+        if RUN_ID.match(run_id) and run_id not in self._runs:
+            self._discover()
         run = self._runs.get(run_id) if RUN_ID.match(run_id) else None
         if run is None:
             raise RunNotFoundError(f"no run has the id {run_id!r}")
         if run.foreign and not run.ended:  # its owner changes the record: read it as the folder has it now
             with contextlib.suppress(OSError, ValueError):
-                run.info = RunInfo.model_validate_json((run.journal.folder / STATUS_FILE).read_bytes())
+                run.info = RunInfo.model_validate_json((run.store.folder / STATUS_FILE).read_bytes())
         return run
 
     def _plan_of(self, run: _Run) -> RunPlan:
         """The run's plan; a run of an earlier start is planned again from its record."""
         if run.plan is None:
-            request = _request(run.info.question, run.info.max_iterations, run.info.sources)
-            run.plan = request.plan(self.settings, run_id=run.info.run_id, folder=run.journal.folder)
+            recorded = run.store.request()
+            request = recorded or _request(run.info.question, run.info.max_iterations, run.info.sources)
+            run.plan = request.plan(self.settings, run_id=run.info.run_id, folder=run.store.folder)
         return run.plan
 
     def _dispatch(self) -> None:
@@ -375,17 +388,14 @@ class RunManager:
         info = run.info
         settings = self._plan_of(run).settings
 
-        def record(event: ProgressEvent) -> None:
-            if not isinstance(event, RunFinished):  # the run's end is recorded once its files are written
-                self._append(run, event.model_dump(mode="json"))
-
         try:
             done = await run_to_folder(
                 info.question,
                 settings,
-                folder=run.journal.folder,
                 run_id=info.run_id,
-                on_event=record,
+                store=run.store,  # the run's events go into its folder; followers are told of each
+                on_stored=lambda _stored: run.notify(),
+                request=self._plan_of(run).request,
                 client_factory=self._client_factory,
                 run_source=self._run_source,
                 resume=run.resume,
@@ -409,23 +419,14 @@ class RunManager:
     def _end(self, run: _Run, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
         if run.ended:
             return
-        error = self._without_server_paths(error) if error else error
-        run.info.status, run.info.error, run.info.summary = status, error, summary
-        run.info.ended_at = _now()
         run.position = None
-        self._save(run)
-        run.journal.drop_lease(self._token)
-        self._append(run, RunEnded(status=status, error=error, summary=summary).model_dump(mode="json"))
-
-    def _without_server_paths(self, message: str) -> str:
-        """A message for clients: the server's own directories named by their setting, not their path."""
-        return message.replace(str(self.settings.home.resolve()), "$DEEPCRITICAL_HOME").replace(
-            str(self.settings.home), "$DEEPCRITICAL_HOME"
-        )
+        run.store.end(run.info, status, without_paths(error, self.settings, self.runs_dir), summary)
+        run.store.drop_lease(self._token)
+        run.notify()
 
     def _append(self, run: _Run, data: dict[str, Any]) -> None:
-        run.journal.append(self._redact.value(data))  # the last redaction before the file and the stream
+        run.store.append(data)  # the store redacts what it writes, before the file and the stream
         run.notify()
 
     def _save(self, run: _Run) -> None:
-        run.journal.save(run.info, redact=self._redact.value)
+        run.store.save(run.info)

@@ -17,8 +17,8 @@ from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
 from deepcritical.run.request import RunRequest
+from deepcritical.run.store import RUN_ID, RunInfo, RunStatus, RunStore, StoredEvent
 from deepcritical.service.fanout import ENDED_KIND, EventStream
-from deepcritical.service.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
 from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
 from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
 
@@ -60,25 +60,25 @@ class TeamRunManager(RunManager):
         while (self.runs_dir / plan.run_id).exists():
             plan = self.accept(request)
         info = RunInfo.of(plan)
-        journal = RunJournal.create(self.runs_dir / plan.run_id)
-        journal.save(info)
-        self._runs[plan.run_id] = _Run(info=info, journal=journal, plan=plan)
-        task = asyncio.create_task(self._enqueue(info, journal, QueuedRun(run_id=plan.run_id, request=plan.request)))
+        store = RunStore.create(self.runs_dir / plan.run_id, self._redact.value)
+        store.save(info)
+        store.write_request(plan.request)
+        self._runs[plan.run_id] = _Run(info=info, store=store, plan=plan)
+        task = asyncio.create_task(self._enqueue(info, store, QueuedRun(run_id=plan.run_id, request=plan.request)))
         self._enqueuing.add(task)
         task.add_done_callback(self._enqueuing.discard)
         return info
 
-    async def _enqueue(self, info: RunInfo, journal: RunJournal, queued: QueuedRun) -> None:
+    async def _enqueue(self, info: RunInfo, store: RunStore, queued: QueuedRun) -> None:
         try:
             await self.run_queue.enqueue(queued)
         except (RedisError, OSError) as error:
-            await self._end_here(info, journal, "failed", f"the job queue did not take the run: {error}")
+            await self._end_here(info, store, "failed", f"the job queue did not take the run: {error}")
 
-    async def _end_here(self, info: RunInfo, journal: RunJournal, status: Any, error: str) -> None:
+    async def _end_here(self, info: RunInfo, store: RunStore, status: RunStatus, error: str) -> None:
         """End a run no worker holds (never started, or its queue entry lost) from this server."""
-        info.status, info.error, info.ended_at = status, error, _now()
-        journal.save(info)
-        stored = RunJournal(journal.folder).append(RunEnded(status=status, error=error).model_dump(mode="json"))
+        # A fresh store reads the events a worker may have added since: the end is numbered after them.
+        stored = RunStore(store.folder, self._redact.value).end(info, status, error, None)
         await self.stream.publish(info.run_id, stored.data, number=stored.id)
 
     def _run(self, run_id: str) -> _Run:
@@ -90,7 +90,7 @@ class TeamRunManager(RunManager):
             info = RunInfo.model_validate_json((folder / "status.json").read_bytes())
         except (OSError, ValueError) as error:
             raise RunNotFoundError(f"no run has the id {run_id!r}") from error
-        run = self._runs.get(run_id) or _Run(info=info, journal=RunJournal(folder))
+        run = self._runs.get(run_id) or _Run(info=info, store=RunStore(folder, self._redact.value))
         run.info = info
         self._runs[run_id] = run
         return run
@@ -99,7 +99,7 @@ class TeamRunManager(RunManager):
         return self._run(run_id).info
 
     def all_runs(self) -> list[RunInfo]:
-        return [info for _journal, info in reversed(RunJournal.found_in(self.runs_dir))]
+        return [info for _store, info in reversed(RunStore.found_in(self.runs_dir))]
 
     def position(self, run_id: str) -> int | None:
         return None
@@ -110,7 +110,7 @@ class TeamRunManager(RunManager):
             raise RunEndedError(f"run {run_id} has ended already ({run.info.status})")
         reached = await self.run_queue.cancel(run_id, STOPPED["cancelled"])
         if run.info.status == "queued" or not reached:  # no worker holds it: this server records the end
-            await self._end_here(run.info, run.journal, "cancelled", STOPPED["cancelled"])
+            await self._end_here(run.info, run.store, "cancelled", STOPPED["cancelled"])
         return run.info
 
     def resume(self, run_id: str) -> RunInfo:
@@ -129,7 +129,7 @@ class TeamRunManager(RunManager):
                 yield StoredEvent(id=number, data=data)
                 if data.get("kind") == ENDED_KIND:
                     return
-        for stored in RunJournal(self.runs_dir / run_id).events:
+        for stored in RunStore(self.runs_dir / run_id).events:
             if stored.id > last:
                 yield stored
 

@@ -17,19 +17,21 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
-from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
 from deepcritical.run.request import RunPlan
+from deepcritical.run.store import (
+    RunInfo,
+    RunStatus,
+    RunStore,
+    RunSummary,
+    StoredEvent,
+    without_paths,
+)
 from deepcritical.service.fanout import EventStream
-from deepcritical.service.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
 from deepcritical.service.queue import Attempt, QueuedRun
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
-
-
-def ended(status: RunStatus, error: str | None = None, summary: RunSummary | None = None) -> dict[str, Any]:
-    return RunEnded(status=status, error=error, summary=summary).model_dump(mode="json")
 
 
 def _now() -> str:
@@ -81,24 +83,23 @@ class QueuedRunExecutor:
     async def cancelled(self, run: QueuedRun, reason: str) -> None:
         await self._end(run, self.runs_dir / run.run_id, "cancelled", reason)
 
-    async def _publish(self, run_id: str, journal: RunJournal, data: dict[str, Any]) -> None:
-        """Record an event in the run's folder, then mirror it on the stream under the folder's number."""
-        stored = journal.append(self._redact.value(data))
-        await self.events.publish(run_id, stored.data, number=stored.id)
+    def _store(self, folder: Path) -> RunStore:
+        return RunStore(folder, self._redact.value)
 
     def _record(self, run: QueuedRun, folder: Path, **changes: Any) -> None:
         """Update the run's ``status.json`` (written by the server that took the request) for every server."""
-        try:
-            info = RunInfo.model_validate_json((folder / STATUS_FILE).read_bytes())
-        except (OSError, ValueError):  # enqueued by hand (a bench, a test): the worker starts the record
-            info = RunInfo.of(self._plan(run, folder))
-        RunJournal(folder).save(RunInfo.model_validate(info.model_dump() | changes))
+        store = self._store(folder)
+        # Enqueued by hand (a bench, a test), the run has no record yet: the worker starts it.
+        info = store.status() or RunInfo.of(self._plan(run, folder))
+        store.save(RunInfo.model_validate(info.model_dump() | changes))
 
     async def _end(
         self, run: QueuedRun, folder: Path, status: RunStatus, error: str | None, summary: RunSummary | None = None
     ) -> None:
-        self._record(run, folder, status=status, error=error, summary=summary, ended_at=_now())
-        await self._publish(run.run_id, RunJournal(folder), ended(status, error, summary))
+        store = self._store(folder)
+        info = store.status() or RunInfo.of(self._plan(run, folder))
+        stored = store.end(info, status, without_paths(error, self.settings, self.runs_dir), summary)
+        await self.events.publish(run.run_id, stored.data, number=stored.id)
 
     def given_up(self, folder: Path, attempt: Attempt) -> str:
         where = ""
@@ -116,23 +117,23 @@ class QueuedRunExecutor:
 
     async def _research(self, run: QueuedRun, folder: Path) -> None:
         settings = self._plan(run, folder).settings
-        # The run hands its events over synchronously; one task publishes them, in order.
-        pending: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
-        journal = RunJournal(folder)  # a delivery after a lost worker numbers on from the folder's events
+        # The run records its events in the folder and hands them over synchronously; one task mirrors
+        # them on the stream, in order, under the folder's numbers.
+        pending: asyncio.Queue[StoredEvent | None] = asyncio.Queue()
 
         async def publish() -> None:
-            while (event := await pending.get()) is not None:
-                if not isinstance(event, RunFinished):  # the end is published once the files are written
-                    await self._publish(run.run_id, journal, event.model_dump(mode="json"))
+            while (stored := await pending.get()) is not None:
+                await self.events.publish(run.run_id, stored.data, number=stored.id)
 
         publisher = asyncio.create_task(publish())
         try:
             done = await run_to_folder(
                 run.request.question,
                 settings,
-                folder=folder,
                 run_id=run.run_id,
-                on_event=pending.put_nowait,
+                store=self._store(folder),  # a delivery after a lost worker numbers on from the folder's events
+                on_stored=pending.put_nowait,
+                request=run.request,
                 client_factory=self._client_factory,
                 run_source=self._run_source,
                 resume=has_checkpoint(folder),
