@@ -39,6 +39,7 @@ from deepcritical.cli.library import library_app
 from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
+from deepcritical.models import KNOWN_SOURCES
 from deepcritical.run.request import RunRequest, runs_folder
 from deepcritical.text import one_line
 
@@ -97,9 +98,7 @@ app.add_typer(library_app, name="library")
 app.add_typer(eval_app, name="eval")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
-SOURCES_HELP = (
-    "Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc,library (default: DEEPCRITICAL_SOURCES)."
-)
+SOURCES_HELP = f"Comma-separated: {','.join(KNOWN_SOURCES)} (default: DEEPCRITICAL_SOURCES)."
 Sources = Annotated[str | None, typer.Option("--sources", help=SOURCES_HELP)]
 Collection = Annotated[
     str | None,
