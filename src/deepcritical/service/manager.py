@@ -14,9 +14,9 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 
@@ -31,7 +31,6 @@ from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrat
 from deepcritical.run.request import RunPlan, RunRequest, checked_sources
 from deepcritical.run.request import RunRequestError as RunRequestError  # importable from here, as before
 from deepcritical.run.store import (
-    ENDED,
     LEASE_BEAT_SECONDS,
     RUN_ID,
     STATUS_FILE,
@@ -46,6 +45,11 @@ from deepcritical.run.store import (
     now_text,
     without_paths,
 )
+from deepcritical.service.entries import STOPPED as STOPPED
+from deepcritical.service.entries import QueueFullError as QueueFullError
+from deepcritical.service.entries import RunEndedError as RunEndedError
+from deepcritical.service.entries import RunEntry, question_request
+from deepcritical.service.entries import RunNotFoundError as RunNotFoundError
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
@@ -54,53 +58,10 @@ logger = structlog.get_logger(__name__)
 MAX_QUEUED_RUNS = 20
 # How often a follower looks at the folder of a run another process owns (its events come by file only).
 FOREIGN_POLL_SECONDS = 1.0
-STOPPED = {
-    "cancelled": "cancelled by the user",
-    "interrupted": "the server stopped before the run ended",
-}
-
-
-class QueueFullError(DeepCriticalError):
-    """Too many runs are waiting already."""
-
-
-class RunNotFoundError(DeepCriticalError):
-    """No run has this id."""
-
-
-class RunEndedError(DeepCriticalError):
-    """The run has ended already, so it cannot be cancelled."""
 
 
 def _now() -> str:
     return now_text()
-
-
-def _request(question: str, max_iterations: int | None, sources: Sequence[str] | None) -> RunRequest:
-    return RunRequest(
-        question=question, max_iterations=max_iterations, sources=None if sources is None else list(sources)
-    )
-
-
-@dataclass
-class _Run:
-    info: RunInfo
-    store: RunStore
-    signal: asyncio.Event = field(default_factory=asyncio.Event)  # set, and replaced, at every change
-    task: asyncio.Task[None] | None = None
-    stop_as: Literal["cancelled", "interrupted"] = "cancelled"
-    position: int | None = None
-    resume: bool = False  # the next start continues from the run's checkpoint
-    foreign: bool = False  # queued or running in another live process (its lease says so): read, never run
-    plan: RunPlan | None = None  # None for a run of an earlier start, until it is resumed
-
-    @property
-    def ended(self) -> bool:
-        return self.info.status in ENDED
-
-    def notify(self) -> None:
-        self.signal.set()
-        self.signal = asyncio.Event()
 
 
 class RunManager:
@@ -125,7 +86,7 @@ class RunManager:
         self._client_factory = client_factory
         self._run_source = run_source
         self._redact = Redactor.for_settings(settings)
-        self._runs: dict[str, _Run] = {}  # oldest first
+        self._runs: dict[str, RunEntry] = {}  # oldest first
         self._queue: deque[str] = deque()
         self._running: set[str] = set()
         self._store_anchor: chroma.Connection | None = None
@@ -167,7 +128,7 @@ class RunManager:
         for store, info in RunStore.found_in(self.runs_dir, self._redact.value):
             if info.run_id in self._runs:
                 continue
-            run = _Run(info=info, store=store)
+            run = RunEntry(info=info, store=store)
             self._runs[info.run_id] = run
             if run.ended:
                 continue
@@ -190,7 +151,7 @@ class RunManager:
             await asyncio.sleep(LEASE_BEAT_SECONDS)
             self.renew_leases()
 
-    def _lease(self, run: _Run) -> None:
+    def _lease(self, run: RunEntry) -> None:
         run.store.take_lease(Lease.of_this_process(self._token, self._clock()))
 
     async def close(self) -> None:
@@ -221,7 +182,7 @@ class RunManager:
         self, question: str, max_iterations: int | None, sources: Sequence[str] | None
     ) -> tuple[str, int, list[SourceName]]:
         """The question stripped, the iterations and sources to use (``accept`` for a question and two options)."""
-        plan = self.accept(_request(question, max_iterations, sources))
+        plan = self.accept(question_request(question, max_iterations, sources))
         return plan.request.question, plan.settings.max_iterations, list(plan.settings.sources)
 
     def check_sources(self, sources: Sequence[str] | None) -> list[SourceName]:
@@ -234,7 +195,7 @@ class RunManager:
         """Queue a run of ``request`` (a question alone: with ``max_iterations`` and ``sources``) and return
         its record; it starts at once when a slot is free."""
         if isinstance(request, str):
-            request = _request(request, max_iterations, sources)
+            request = question_request(request, max_iterations, sources)
         plan = self.accept(request)
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
@@ -242,7 +203,7 @@ class RunManager:
             plan = self.accept(request)
         plan = replace(plan, folder=self.runs_dir / plan.run_id)
         info = RunInfo.of(plan)
-        run = _Run(info=info, store=RunStore.create(plan.folder, self._redact.value), plan=plan)
+        run = RunEntry(info=info, store=RunStore.create(plan.folder, self._redact.value), plan=plan)
         self._runs[plan.run_id] = run
         self._lease(run)
         self._save(run)
@@ -329,7 +290,7 @@ class RunManager:
             # Nothing is awaited between the checks above and this wait, so no change can be missed.
             await run.signal.wait()
 
-    async def _follow_foreign(self, run: _Run, after: int) -> AsyncIterator[StoredEvent]:
+    async def _follow_foreign(self, run: RunEntry, after: int) -> AsyncIterator[StoredEvent]:
         """A run another process owns: its events as its folder gets them (read again while it goes on)."""
         last = max(after, 0)
         while True:
@@ -350,7 +311,7 @@ class RunManager:
 
     # Internals
 
-    def _run(self, run_id: str) -> _Run:
+    def _run(self, run_id: str) -> RunEntry:
         if RUN_ID.match(run_id) and run_id not in self._runs:
             self._discover()
         run = self._runs.get(run_id) if RUN_ID.match(run_id) else None
@@ -361,11 +322,11 @@ class RunManager:
                 run.info = RunInfo.model_validate_json((run.store.folder / STATUS_FILE).read_bytes())
         return run
 
-    def _plan_of(self, run: _Run) -> RunPlan:
+    def _plan_of(self, run: RunEntry) -> RunPlan:
         """The run's plan; a run of an earlier start is planned again from its record."""
         if run.plan is None:
             recorded = run.store.request()
-            request = recorded or _request(run.info.question, run.info.max_iterations, run.info.sources)
+            request = recorded or question_request(run.info.question, run.info.max_iterations, run.info.sources)
             run.plan = request.plan(self.settings, run_id=run.info.run_id, folder=run.store.folder)
         return run.plan
 
@@ -384,7 +345,7 @@ class RunManager:
                 run.position = position
                 self._append(run, RunQueued(position=position).model_dump(mode="json"))
 
-    async def _execute(self, run: _Run) -> None:
+    async def _execute(self, run: RunEntry) -> None:
         info = run.info
         settings = self._plan_of(run).settings
 
@@ -416,7 +377,7 @@ class RunManager:
             self._running.discard(info.run_id)
             self._dispatch()
 
-    def _end(self, run: _Run, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
+    def _end(self, run: RunEntry, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
         if run.ended:
             return
         run.position = None
@@ -424,9 +385,9 @@ class RunManager:
         run.store.drop_lease(self._token)
         run.notify()
 
-    def _append(self, run: _Run, data: dict[str, Any]) -> None:
+    def _append(self, run: RunEntry, data: dict[str, Any]) -> None:
         run.store.append(data)  # the store redacts what it writes, before the file and the stream
         run.notify()
 
-    def _save(self, run: _Run) -> None:
+    def _save(self, run: RunEntry) -> None:
         run.store.save(run.info)

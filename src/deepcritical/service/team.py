@@ -18,8 +18,9 @@ from redis.exceptions import RedisError
 from deepcritical.config import Settings
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RUN_ID, RunInfo, RunStatus, RunStore, StoredEvent
+from deepcritical.service.entries import RunEntry
 from deepcritical.service.fanout import ENDED_KIND, EventStream
-from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
+from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError
 from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
 
 logger = structlog.get_logger(__name__)
@@ -63,7 +64,7 @@ class TeamRunManager(RunManager):
         store = RunStore.create(self.runs_dir / plan.run_id, self._redact.value)
         store.save(info)
         store.write_request(plan.request)
-        self._runs[plan.run_id] = _Run(info=info, store=store, plan=plan)
+        self._runs[plan.run_id] = RunEntry(info=info, store=store, plan=plan)
         task = asyncio.create_task(self._enqueue(info, store, QueuedRun(run_id=plan.run_id, request=plan.request)))
         self._enqueuing.add(task)
         task.add_done_callback(self._enqueuing.discard)
@@ -81,7 +82,7 @@ class TeamRunManager(RunManager):
         stored = RunStore(store.folder, self._redact.value).end(info, status, error, None)
         await self.stream.publish(info.run_id, stored.data, number=stored.id)
 
-    def _run(self, run_id: str) -> _Run:
+    def _run(self, run_id: str) -> RunEntry:
         """The run's record as the shared folder has it now (another server or a worker may have changed it)."""
         if not RUN_ID.match(run_id):
             raise RunNotFoundError(f"no run has the id {run_id!r}")
@@ -90,7 +91,7 @@ class TeamRunManager(RunManager):
             info = RunInfo.model_validate_json((folder / "status.json").read_bytes())
         except (OSError, ValueError) as error:
             raise RunNotFoundError(f"no run has the id {run_id!r}") from error
-        run = self._runs.get(run_id) or _Run(info=info, store=RunStore(folder, self._redact.value))
+        run = self._runs.get(run_id) or RunEntry(info=info, store=RunStore(folder, self._redact.value))
         run.info = info
         self._runs[run_id] = run
         return run
