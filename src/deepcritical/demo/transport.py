@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 import httpx2
 import structlog
 
-from deepcritical.config import DEMO_SEARXNG_URL
+from deepcritical.config import CLINICALTRIALS_BASE_URL, DEMO_SEARXNG_URL, EUROPEPMC_BASE_URL, NCBI_EUTILS_URL
 from deepcritical.demo import clinicaltrials, europepmc, eutils, fulltext, searxng, you
+from deepcritical.sources.you import YOU_BASE_URL
 
 logger = structlog.get_logger(__name__)
 
@@ -65,17 +66,24 @@ def _europepmc(request: httpx2.Request) -> httpx2.Response:
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
+
+def _host(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
 # The one table of stand-ins: the host each answers at, and its handler. ``route`` dispatches by it and
 # ``StandInRouter`` intercepts exactly its hosts, so a stand-in added here is both answered and kept off
 # the network (a host missing from the interception set would send that source's searches to the real
 # service while the banner says every piece of evidence is synthetic).
+# Keyed by the host of each service's base URL as the sources call it (the demo presets point every source
+# at these), so a stand-in answers wherever its source sends.
 STAND_INS: Mapping[str, Handler] = MappingProxyType(
     {
-        eutils.EUTILS_HOST: _eutils,
-        urlsplit(DEMO_SEARXNG_URL).hostname or "": _searxng,
-        you.YOU_HOST: _you,
-        clinicaltrials.CLINICALTRIALS_HOST: _clinicaltrials,
-        europepmc.EUROPEPMC_HOST: _europepmc,
+        _host(NCBI_EUTILS_URL): _eutils,
+        _host(DEMO_SEARXNG_URL): _searxng,
+        _host(YOU_BASE_URL): _you,
+        _host(CLINICALTRIALS_BASE_URL): _clinicaltrials,
+        _host(EUROPEPMC_BASE_URL): _europepmc,
     }
 )
 STAND_IN_HOSTS = frozenset(STAND_INS)
