@@ -38,6 +38,7 @@ from test_orchestrator import assert_cited, insufficient
 from test_reliability_cli import environment, error_lines, run_cli
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
+QUESTION_ASKED = "Can metformin be repurposed for Alzheimer's disease?"
 _ = plain_logs
 
 
@@ -216,11 +217,10 @@ def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.model
-@pytest.mark.parametrize("hold", ["search:1", "judge:1"])
-def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: str) -> None:
-    home, out = tmp_path / "home", tmp_path / "out"
-    question = "Can metformin be repurposed for Alzheimer's disease?"
+def killed_at(tmp_path: Path, hold: str) -> Path:
+    """A demo run of ``QUESTION_ASKED`` started from the command line and killed with SIGKILL at ``hold``;
+    its folder."""
+    home, out, question = tmp_path / "home", tmp_path / "out", QUESTION_ASKED
     process = subprocess.Popen(
         [sys.executable, "-m", "deepcritical", "research", question, "--demo", "--quiet", "--out", str(out)],
         env=environment(home, {HOLD_VARIABLE: hold}),
@@ -237,6 +237,14 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: s
         process.communicate()
     assert process.returncode == -signal.SIGKILL
     assert not (out / "run.json").exists()
+    return out
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("hold", ["search:1", "judge:1"])
+def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: str) -> None:
+    home, out = tmp_path / "home", killed_at(tmp_path, hold)
+    question = QUESTION_ASKED
     before = read_checkpoint(out)
     assert f"{before.stage}:{before.iteration}" == hold
 
@@ -257,29 +265,6 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: s
     assert record["report"]["key_findings"]
     assert (out / "report.md").read_text(encoding="utf-8").startswith("#")
     assert not (out / CHECKPOINT_FILE).exists()  # finished: nothing left to resume
-
-
-def killed_at(tmp_path: Path, hold: str) -> Path:
-    """A demo run started from the command line and killed with SIGKILL at ``hold``; its folder."""
-    home, out = tmp_path / "home", tmp_path / "out"
-    question = "Can metformin be repurposed for Alzheimer's disease?"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "deepcritical", "research", question, "--demo", "--quiet", "--out", str(out)],
-        env=environment(home, {HOLD_VARIABLE: hold}),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_for(out / "held", process)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.kill()
-        process.communicate()
-    assert process.returncode == -signal.SIGKILL
-    assert not (out / "run.json").exists()
-    return out
 
 
 @pytest.mark.model
