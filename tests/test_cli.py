@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from deepcritical.run.checkpoint import HOLD_VARIABLE
+from test_resume import wait_for
+
 # PYTHONPATH too: the code under test is the checkout's, whatever the virtualenv has installed.
 PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "HF_HOME", "PYTHONPATH"}
 
@@ -169,10 +172,12 @@ def _sigint_as_at_a_terminal() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
+def test_ctrl_c_leaves_a_run_that_resume_can_finish(tmp_path: Path) -> None:
+    """Ctrl+C once the run started: its folder keeps the request and an ``interrupted`` record (no lease),
+    which ``research --resume OUT`` continues; nothing else is left behind."""
     home, out = tmp_path / "home", tmp_path / "reports" / "metformin"
     environment = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
-    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1"}
+    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1", HOLD_VARIABLE: "start"}
     process = subprocess.Popen(
         [sys.executable, "-m", "deepcritical", "research", "Does metformin help?", "--demo", "--out", str(out)],
         stderr=subprocess.PIPE,
@@ -187,7 +192,7 @@ def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
         assert process.stderr is not None
         banner = process.stderr.readline()  # the demo banner: the run has begun, --out exists
         assert "DEMO MODE" in banner, banner
-        assert out.is_dir()
+        wait_for(out / "held", process)  # the run recorded its request and holds before any stage
         process.send_signal(signal.SIGINT)
         rest = process.stderr.read()
         assert process.wait(timeout=120) == 130, rest
@@ -195,6 +200,8 @@ def test_ctrl_c_leaves_no_empty_out_folder(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert not out.exists()
-    assert not out.parent.exists()  # the parent it made for --out goes too
+    status = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    assert status["status"] == "interrupted"
+    assert json.loads((out / "request.json").read_text(encoding="utf-8"))["demo"] is True
+    assert not (out / "lease.json").exists()
     assert "error: interrupted" in rest

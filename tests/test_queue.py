@@ -27,11 +27,22 @@ from saq.utils import now
 from deepcritical.config import Settings
 from deepcritical.run.checkpoint import HOLD_VARIABLE, read_checkpoint
 from deepcritical.run.outcome import new_run_id
-from deepcritical.service.fanout import EventStream
-from deepcritical.service.queue import JOB_FUNCTION, SWEPT, QueuedRun, RunQueue, RunRedisQueue, saq_queue
+from deepcritical.run.request import RunRequest
+from deepcritical.service.fanout import EventStream, stream_key
+from deepcritical.service.queue import (
+    JOB_FUNCTION,
+    SWEPT,
+    Attempt,
+    QueuedRun,
+    RunQueue,
+    RunRedisQueue,
+    saq_queue,
+)
+from deepcritical.service.team import TeamRunManager
+from deepcritical.service.worker import QueuedRunExecutor
 from deepcritical.web.app import create_app
 from test_reliability_cli import environment
-from web.fakes import serving, sse_events
+from web.fakes import KINDS, ScriptedRuns, offline_client, serving, sse_events
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 HOLD_DEADLINE = 300.0  # seconds; generous on a loaded two-core machine
@@ -328,7 +339,7 @@ class Team:
     async def enqueue(self, redis: Redis) -> str:
         queue = RunQueue(self.settings, redis)
         run_id = new_run_id()
-        await queue.enqueue(QueuedRun(run_id=run_id, question=QUESTION, max_iterations=2))
+        await queue.enqueue(QueuedRun(run_id=run_id, request=RunRequest(question=QUESTION, max_iterations=2)))
         return run_id
 
     async def held(self, run_id: str, worker: subprocess.Popen[bytes]) -> None:
@@ -460,3 +471,72 @@ async def test_two_servers_and_a_worker_share_one_redis(team: Team, redis: Redis
         view = (await second.get(f"/api/runs/{run_id}")).json()
         assert view["status"] == "finished"
         assert "report.md" in view["files"]
+
+
+# --- The run folder is the record, the stream its mirror ---
+
+
+def _folder_events(folder: Path) -> list[tuple[int, str]]:
+    lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [(event["id"], event["data"]["kind"]) for event in map(json.loads, lines)]
+
+
+async def _followed(manager: TeamRunManager, run_id: str, after: int = 0) -> list[tuple[int, str]]:
+    async with asyncio.timeout(ENDING_DEADLINE_SECONDS):  # a follower that never ends fails, not hangs
+        return [(event.id, event.kind) async for event in manager.follow(run_id, after=after)]
+
+
+async def test_a_worker_records_every_event_in_the_run_folder_and_a_lost_stream_is_followed_from_it(
+    tmp_path: Path, redis_url: str, redis: Redis
+) -> None:
+    settings = settings_for(redis_url, DEEPCRITICAL_HOME=str(tmp_path / "home"))
+    runs_dir = tmp_path / "home" / "runs"
+    executor = QueuedRunExecutor(
+        settings, EventStream(redis), runs_dir, client_factory=offline_client, run_source=ScriptedRuns()
+    )
+    run = QueuedRun(run_id=new_run_id(), request=RunRequest(question=QUESTION, max_iterations=1))
+    await executor(run, Attempt(number=1, allowed=3))
+
+    recorded = _folder_events(runs_dir / run.run_id)
+    assert [kind for _, kind in recorded] == KINDS
+    assert [number for number, _ in recorded] == list(range(1, len(KINDS) + 1))
+    streamed = await EventStream(redis).events(run.run_id)
+    assert [(number, data["kind"]) for number, data in streamed] == recorded  # the mirror has the same numbers
+
+    await redis.delete(stream_key(run.run_id))  # the stream expired, or Redis restarted without it
+    async with TeamRunManager(settings, runs_dir=runs_dir) as manager:
+        assert await _followed(manager, run.run_id) == recorded
+        assert await _followed(manager, run.run_id, after=2) == recorded[2:]  # Last-Event-ID: 2
+        assert (await manager.wait(run.run_id)).status == "finished"
+
+
+async def test_an_ended_run_without_a_stream_is_followed_to_its_end_not_waited_on_forever(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = settings_for(redis_url, DEEPCRITICAL_HOME=str(tmp_path / "home"))
+    runs_dir = tmp_path / "home" / "runs"
+    run_id = new_run_id()
+    folder = runs_dir / run_id
+    folder.mkdir(parents=True)
+    (folder / "status.json").write_text(
+        json.dumps(
+            {
+                "run_id": run_id,
+                "question": QUESTION,
+                "status": "finished",
+                "demo": True,
+                "max_iterations": 1,
+                "sources": ["pubmed"],
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "ended_at": "2026-01-01T00:01:00+00:00",
+            }
+        ),
+        encoding="utf-8",
+    )
+    events = [{"kind": "run_started"}, {"kind": "run_ended", "status": "finished"}]
+    (folder / "events.jsonl").write_text(
+        "".join(json.dumps({"id": number, "data": data}) + "\n" for number, data in enumerate(events, start=1)),
+        encoding="utf-8",
+    )
+    async with TeamRunManager(settings, runs_dir=runs_dir) as manager:
+        assert await _followed(manager, run_id) == [(1, "run_started"), (2, "run_ended")]

@@ -38,6 +38,7 @@ from test_orchestrator import assert_cited, insufficient
 from test_reliability_cli import environment, error_lines, run_cli
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
+QUESTION_ASKED = "Can metformin be repurposed for Alzheimer's disease?"
 _ = plain_logs
 
 
@@ -216,11 +217,10 @@ def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.model
-@pytest.mark.parametrize("hold", ["search:1", "judge:1"])
-def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: str) -> None:
-    home, out = tmp_path / "home", tmp_path / "out"
-    question = "Can metformin be repurposed for Alzheimer's disease?"
+def killed_at(tmp_path: Path, hold: str) -> Path:
+    """A demo run of ``QUESTION_ASKED`` started from the command line and killed with SIGKILL at ``hold``;
+    its folder."""
+    home, out, question = tmp_path / "home", tmp_path / "out", QUESTION_ASKED
     process = subprocess.Popen(
         [sys.executable, "-m", "deepcritical", "research", question, "--demo", "--quiet", "--out", str(out)],
         env=environment(home, {HOLD_VARIABLE: hold}),
@@ -237,6 +237,14 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: s
         process.communicate()
     assert process.returncode == -signal.SIGKILL
     assert not (out / "run.json").exists()
+    return out
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("hold", ["search:1", "judge:1"])
+def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: str) -> None:
+    home, out = tmp_path / "home", killed_at(tmp_path, hold)
+    question = QUESTION_ASKED
     before = read_checkpoint(out)
     assert f"{before.stage}:{before.iteration}" == hold
 
@@ -257,3 +265,26 @@ def test_a_run_killed_with_sigkill_is_finished_by_resume(tmp_path: Path, hold: s
     assert record["report"]["key_findings"]
     assert (out / "report.md").read_text(encoding="utf-8").startswith("#")
     assert not (out / CHECKPOINT_FILE).exists()  # finished: nothing left to resume
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("hold", ["start", "search:1"])
+def test_resume_alone_finishes_a_demo_run_killed_at_any_point(tmp_path: Path, hold: str) -> None:
+    """Before its first checkpoint ("no checkpoint.json there") or after one (demo mode forgotten: "needs an
+    API key"), ``research --resume OUT`` with nothing else finishes the run: its folder recorded the request
+    as the run started."""
+    out = killed_at(tmp_path, hold)
+    assert (out / CHECKPOINT_FILE).exists() is (hold != "start")
+    started = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    assert started["status"] == "running"
+
+    result = run_cli("research", "--resume", str(out), "--quiet", home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr[-2000:]
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert record["demo"] is True
+    assert record["run_id"] == started["run_id"]
+    assert record["resumed"] is (hold != "start")
+    assert record["report"]["key_findings"]
+    status = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    assert status["status"] == "finished"
+    assert not (out / "lease.json").exists()

@@ -361,23 +361,41 @@ class Settings(BaseSettings):
         """The same settings with the sources answered by the local stand-ins; the model is left as configured.
         The SearXNG URL and the You.com key point at the stand-ins; real source keys are dropped so that
         nothing real is ever sent to a stand-in."""
-        return self.model_copy(
-            update={
-                "demo_sources": True,
-                "searxng_base_url": AnyHttpUrl(DEMO_SEARXNG_URL),
-                # The stand-ins answer at the public services' addresses, not at a mirror's.
-                "clinicaltrials_base_url": AnyHttpUrl(CLINICALTRIALS_BASE_URL),
-                "europepmc_base_url": AnyHttpUrl(EUROPEPMC_BASE_URL),
-                "you_api_key": SecretStr("demo-key"),
-                "ncbi_api_key": None,
-                "ncbi_eutils_url": AnyHttpUrl(NCBI_EUTILS_URL),
-            }
+        return self.with_values(
+            demo_sources=True,
+            searxng_base_url=DEMO_SEARXNG_URL,
+            # The stand-ins answer at the public services' addresses, not at a mirror's.
+            clinicaltrials_base_url=CLINICALTRIALS_BASE_URL,
+            europepmc_base_url=EUROPEPMC_BASE_URL,
+            you_api_key="demo-key",
+            ncbi_api_key=None,
+            ncbi_eutils_url=NCBI_EUTILS_URL,
         )
 
     def demo_preset(self) -> Settings:
         """The same settings with demo mode on: the stand-in sources and the deterministic stand-in models."""
         # No recall: the same demo question gives the same report, whatever earlier demo runs found.
-        return self.demo_sources_preset().model_copy(update={"demo_mode": True, "recall": False})
+        return self.demo_sources_preset().with_values(demo_mode=True, recall=False)
+
+    def with_presets(self) -> Settings:
+        """The settings with the preset their flags ask for applied (demo mode, demo sources), else as they are."""
+        if self.demo_mode:
+            return self.demo_preset()
+        return self.demo_sources_preset() if self.demo_sources else self
+
+    def with_values(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (by field name) validated exactly as values read from the environment are
+        (never ``model_copy(update=...)``, which skips validation). A bad value is a ConfigError naming its
+        flag or variable."""
+        data = {_env_name(name): getattr(self, name) for name in type(self).model_fields}
+        data.update({_env_name(name): value for name, value in changes.items()})
+        try:
+            settings = type(self).model_validate(data)
+        except ValidationError as error:
+            flags = {_env_name(name): flag for name, flag in self._flags.items()}
+            raise ConfigError(f"invalid configuration: {_describe(error, flags)}") from error
+        settings._flags = dict(self._flags)
+        return settings
 
     def public_dict(self) -> dict[str, Any]:
         """The settings as recorded in a run record: secrets and the contact e-mail reduced to whether
@@ -470,6 +488,4 @@ def load_settings(*, flags: Mapping[str, str] | None = None, **overrides: Any) -
     except ValidationError as error:
         raise ConfigError(f"invalid configuration: {_describe(error, typed)}") from error
     settings._flags = {name: flag for name, flag in (flags or {}).items() if name in given}
-    if settings.demo_mode:
-        return settings.demo_preset()
-    return settings.demo_sources_preset() if settings.demo_sources else settings
+    return settings.with_presets()

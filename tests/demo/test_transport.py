@@ -213,10 +213,12 @@ def test_searxng_refuses_non_json_and_empty_queries(client: httpx2.Client) -> No
     assert _searxng(client, q="  ").status_code == 400
 
 
-def test_searxng_answers_under_a_path_prefix_and_any_searxng_host(client: httpx2.Client) -> None:
-    response = client.get("http://my-searxng:8080/searxng/search", params={"q": "SGLT2", "format": "json"})
+def test_searxng_answers_under_a_path_prefix_at_its_stand_in_host_only(client: httpx2.Client) -> None:
+    response = client.get(f"{DEMO_SEARXNG_URL}/searxng/search", params={"q": "SGLT2", "format": "json"})
     assert response.status_code == 200
     assert response.json()["results"]
+    # Another instance is not a stand-in: the presets point SearXNG at the stand-in's host.
+    assert client.get("http://my-searxng:8080/search", params={"q": "SGLT2", "format": "json"}).status_code == 404
 
 
 # --- You.com ---

@@ -1,6 +1,6 @@
-"""One contract, two stores: the loop's tests use ``FakeStore``, runs use ``EvidenceStore``. Every test here
-runs against both, so the fake cannot drift from what the real store does (add, merge of a better record,
-de-duplication, selection for the judge)."""
+"""One contract, three stores: the loop's tests use ``FakeStore``, runs use ``EvidenceStore``, an evaluation
+``MemoryStore``. Every test here runs against each, so no store can drift from what the real store does (add,
+merge of a better record, de-duplication, selection for the judge)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from agents.research_fakes import FakeStore
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
+from deepcritical.evidence.memory import MemoryStore
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.stages.ports import EvidenceStoreLike
 
@@ -44,10 +45,17 @@ RECORD = item(
 ).model_copy(update={"grade": Grade(design="randomized_controlled_trial", level=2, basis="publication_type")})
 
 
-@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.model)])
+@pytest.fixture(
+    params=["fake", pytest.param("real", marks=pytest.mark.model), pytest.param("memory", marks=pytest.mark.model)]
+)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EvidenceStoreLike]:
     if request.param == "fake":
         yield FakeStore()
+        return
+    if request.param == "memory":  # the store an evaluation gives each question
+        memory = MemoryStore(EmbeddingService())
+        yield memory
+        await memory.close()
         return
     settings = Settings(DEEPCRITICAL_HOME=str(tmp_path), CHROMA_HOST=None)  # type: ignore[call-arg]
     real = await EvidenceStore.open(settings, EmbeddingService(), "run-contract")

@@ -202,7 +202,7 @@ async def test_a_restart_marks_unfinished_runs_interrupted_never_lost(tmp_path: 
         assert [kind for _, kind, _ in running_events] == ["run_started", "iteration_started", "run_ended"]
 
 
-async def test_an_interrupted_run_is_resumed_from_its_checkpoint(tmp_path: Path) -> None:
+async def test_an_interrupted_run_is_resumed_from_its_checkpoint_or_its_request(tmp_path: Path) -> None:
     script = ScriptedRuns(hold=True)
     async with serving(app_for(tmp_path, script, max_concurrent_runs=1)) as client:
         held = (await start(client, "interrupted after a checkpoint"))["run_id"]
@@ -225,9 +225,6 @@ async def test_an_interrupted_run_is_resumed_from_its_checkpoint(tmp_path: Path)
     write_checkpoint(tmp_path / "runs" / held, checkpoint)
     script = ScriptedRuns()
     async with serving(app_for(tmp_path, script)) as client:
-        refused = await client.post(f"/api/runs/{early}/resume")
-        assert refused.status_code == 409
-        assert "before its first checkpoint" in refused.json()["error"]
         before = await events_of(client, held)
         resumed = await client.post(f"/api/runs/{held}/resume")
         assert resumed.status_code == 202
@@ -239,6 +236,10 @@ async def test_an_interrupted_run_is_resumed_from_its_checkpoint(tmp_path: Path)
         assert script.log[0] == ("resume", held)
         again = await client.post(f"/api/runs/{held}/resume")
         assert again.status_code == 409  # finished now
+        # Stopped before its first checkpoint: it starts over, in its folder, from the request it recorded.
+        assert (await client.post(f"/api/runs/{early}/resume")).status_code == 202
+        assert (await events_of(client, early))[-1][2]["status"] == "finished"
+        assert script.log[-2:] == [("start", early), ("finish", early)]
 
 
 async def test_a_failed_run_keeps_its_report_and_says_why(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
@@ -41,6 +42,8 @@ from deepcritical.cli.watch import watch_app
 from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
+from deepcritical.models import KNOWN_SOURCES
+from deepcritical.run.request import RunRequest, runs_folder
 from deepcritical.text import one_line
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
@@ -100,9 +103,7 @@ app.command("extract")(extract_command)
 app.add_typer(watch_app, name="watch")
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
-SOURCES_HELP = (
-    "Comma-separated: pubmed,web,searxng,you,clinicaltrials,europepmc,library (default: DEEPCRITICAL_SOURCES)."
-)
+SOURCES_HELP = f"Comma-separated: {','.join(KNOWN_SOURCES)} (default: DEEPCRITICAL_SOURCES)."
 Sources = Annotated[str | None, typer.Option("--sources", help=SOURCES_HELP)]
 Collection = Annotated[
     str | None,
@@ -165,7 +166,8 @@ def search(
         fail("no source answered: " + "; ".join(result.errors), EXIT_FAILED)
 
 
-def _run_settings(
+def _run_request(
+    question: str,
     demo: bool,
     demo_sources: bool,
     max_iterations: int | None,
@@ -175,26 +177,37 @@ def _run_settings(
     collection: str | None,
     no_llm: bool,
     no_recall: bool,
-) -> Settings:
-    """The settings of a research run from the options ``research`` and ``batch`` share."""
-    return settings_from(
-        demo_mode=demo or None,
-        demo_sources=demo_sources or None,
-        max_iterations=max_iterations,
-        model=model,
-        output_mode=output_mode,
-        sources=sources,
-        library_collection=collection,
-        no_llm=no_llm or None,
-        recall=False if no_recall else None,
-    )
+) -> RunRequest:
+    """The run request of the options ``research`` and ``batch`` share (the one every front end builds)."""
+    try:
+        return RunRequest(
+            question=question,
+            demo=demo,
+            demo_sources=demo_sources,
+            max_iterations=max_iterations,
+            model=model,
+            output_mode=output_mode,
+            sources=None if sources is None else [part.strip() for part in sources.split(",") if part.strip()],
+            collection=collection,
+            no_llm=no_llm,
+            recall=False if no_recall else None,
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
+
+
+def _run_settings(request: RunRequest) -> Settings:
+    """The settings of a request's run: the environment's, with the request's options named by their flags."""
+    return settings_from(**request.overrides())
 
 
 @app.command()
 def research(
     question: Annotated[str | None, typer.Argument(help="The research question (not with --resume).")] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Where to write report.md and run.json (default: runs/RUN_ID).")
+        Path | None,
+        typer.Option("--out", help="Where to write report.md and run.json (default: $DEEPCRITICAL_HOME/runs/RUN_ID)."),
     ] = None,
     resume: Annotated[
         Path | None,
@@ -222,20 +235,28 @@ def research(
         fail("--out: a resumed run writes into its own folder (--resume OUT); leave --out out")
     if resume is None and question is None:
         fail("missing QUESTION: give the research question, or --resume OUT to continue a run")
+    from deepcritical.cli.research import resumable_request
+
     question = require_text(question, "question") if question is not None else ""
-    settings = _run_settings(
-        demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
+    request = _run_request(
+        question, demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
-    if settings.demo_mode and model is not None:
+    if resume is not None:
+        try:
+            request = resumable_request(resume, request)
+        except ConfigError as error:
+            fail(str(error))
+    settings = _run_settings(request)
+    if settings.demo_mode and request.model is not None:
         err.print(
-            f"note: demo mode uses its deterministic stand-in models; --model {one_line(model)} is not used",
+            f"note: demo mode uses its deterministic stand-in models; --model {one_line(request.model)} is not used",
             markup=False,
         )
     checked_preflight(settings)
     made = _missing_directories(out_dir) if out_dir is not None else []
     try:
         done = run_async(
-            run_research(question, settings, out_dir=out_dir, console=None if quiet else err, resume_from=resume)
+            run_research(request, settings, out_dir=out_dir, console=None if quiet else err, resume_from=resume)
         )
     finally:  # interrupted (Ctrl+C) or stopped before any output: leave no empty --out folder behind
         _remove_if_empty(made)
@@ -262,7 +283,9 @@ def batch(
     ],
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", help="A folder per question and summary.csv go here (default: runs/FILE-NAME)."),
+        typer.Option(
+            "--out", help="A folder per question and summary.csv go here (default: $DEEPCRITICAL_HOME/runs/FILE-NAME)."
+        ),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, max=32, help="Questions researched at once.")] = 1,
     max_iterations: MaxIterations = None,
@@ -289,10 +312,11 @@ def batch(
         questions = read_questions(file)
     except ConfigError as error:
         fail(str(error))
-    target = out_dir if out_dir is not None else Path("runs") / (file.stem or "batch")
-    settings = _run_settings(
-        demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
+    request = _run_request(
+        "", demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
+    settings = _run_settings(request)
+    target = out_dir if out_dir is not None else runs_folder(settings) / (file.stem or "batch")
     checked_preflight(settings)
     try:
         ensure_writable(target)
@@ -319,7 +343,7 @@ def batch(
         progress.update(bar, advance=1, failed=failures)
 
     with progress:
-        rows = run_async(run_batch(plans, settings, target, jobs=jobs, on_done=done))
+        rows = run_async(run_batch(plans, settings, target, jobs=jobs, on_done=done, request=request))
     code = exit_code(rows)
     line = summary_line(rows, target / "summary.csv")
     if code == EXIT_OK:

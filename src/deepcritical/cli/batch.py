@@ -22,6 +22,7 @@ from typing import Any
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.run.checkpoint import has_checkpoint, write_atomic
+from deepcritical.run.request import RunRequest
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 SUMMARY_FILE = "summary.csv"
@@ -204,8 +205,11 @@ async def run_batch(
     *,
     jobs: int,
     on_done: Callable[[Row], None] = lambda _row: None,
+    request: RunRequest | None = None,
 ) -> list[Row]:
-    """Run every planned question, ``jobs`` at a time; rows in FILE's order."""
+    """Run every planned question, ``jobs`` at a time; rows in FILE's order. ``request``: the options every
+    question is asked with (its question is replaced by each of FILE's)."""
+    template = request if request is not None else RunRequest(question="")
     from deepcritical.cli.research import run_research
 
     rows: dict[int, Row] = {index: plan.done for index, plan in enumerate(plans) if plan.done is not None}
@@ -220,7 +224,7 @@ async def run_batch(
         async with limit:
             try:
                 await run_research(
-                    plan.question,
+                    template.asking(plan.question),
                     settings,
                     out_dir=plan.folder,
                     console=None,

@@ -18,6 +18,8 @@ from deepcritical.run import progress
 from deepcritical.run.checkpoint import read_checkpoint
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import FolderRun, run_to_folder
+from deepcritical.run.request import RunRequest
+from deepcritical.run.store import RunStore
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
 DEMO_SOURCES_BANNER = (
@@ -73,7 +75,7 @@ def check_store_directory(settings: Settings) -> None:
 
 
 async def run_research(
-    question: str,
+    request: RunRequest,
     settings: Settings,
     *,
     out_dir: Path | None,
@@ -81,9 +83,8 @@ async def run_research(
     resume_from: Path | None = None,
 ) -> FolderRun:
     """Run one question to the end, checkpointing into its folder after every stage; ``report.md`` and
-    ``run.json`` are written even when the run failed. ``resume_from``: continue the run of that folder."""
-    if resume_from is not None:
-        read_checkpoint(resume_from)  # a folder with nothing to resume is refused before anything starts
+    ``run.json`` are written even when the run failed. ``resume_from``: continue the run of that folder
+    (``request`` is then ``resumable_request``'s, with any option given again)."""
     target = resume_from or out_dir
     if target is not None:
         ensure_writable(target)
@@ -96,4 +97,19 @@ async def run_research(
         if console is not None and (line := describe(event)) is not None:
             console.print(line, highlight=False)
 
-    return await run_to_folder(question, settings, folder=target, on_event=show, resume=resume_from is not None)
+    return await run_to_folder(
+        request.question, settings, folder=target, on_event=show, resume=resume_from is not None, request=request
+    )
+
+
+def resumable_request(folder: Path, given: RunRequest) -> RunRequest:
+    """The request of the run in ``folder``, as its folder recorded it when it started (demo mode included),
+    with the options ``given`` again on the command line; a ConfigError when there is nothing to resume."""
+    store = RunStore(folder)
+    recorded = store.request()
+    if recorded is None or ((folder / "run.json").is_file() and not store.has_checkpoint()):
+        # A run of a version that recorded no request resumes from its checkpoint's question; a finished
+        # run, a folder that is not a run's or none at all is refused, before anything starts.
+        recorded = RunRequest(question=read_checkpoint(folder).question)
+    again = given.model_dump(exclude_defaults=True, exclude={"question"})
+    return RunRequest.model_validate(recorded.model_dump() | again)

@@ -14,7 +14,6 @@ import httpx2
 from deepcritical.demo.corpus import search as corpus_search
 from deepcritical.demo.records import ClinicalTrialsRecord, entry_date
 
-CLINICALTRIALS_HOST = "clinicaltrials.gov"
 STUDIES_PATH = "/api/v2/studies"
 DEFAULT_PAGE_SIZE = 10  # the service's default
 MAX_PAGE_SIZE = 1000

@@ -16,7 +16,6 @@ import httpx2
 from deepcritical.demo.corpus import hits
 from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord, entry_date
 
-EUROPEPMC_HOST = "www.ebi.ac.uk"
 REST_PATH = "/europepmc/webservices/rest/"
 SEARCH_PATH = REST_PATH + "search"
 DEFAULT_PAGE_SIZE = 25  # the service's default

@@ -25,7 +25,6 @@ from deepcritical.demo.records import (
     pubmed_record,
 )
 
-EUTILS_HOST = "eutils.ncbi.nlm.nih.gov"
 _XML_HEADER = (
     '<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
     '"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n'

@@ -6,13 +6,16 @@ and parses the answers exactly as in live mode; only where the bytes come from d
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from urllib.parse import urlsplit
 
 import httpx2
 import structlog
 
-from deepcritical.config import DEMO_SEARXNG_URL
+from deepcritical.config import CLINICALTRIALS_BASE_URL, DEMO_SEARXNG_URL, EUROPEPMC_BASE_URL, NCBI_EUTILS_URL
 from deepcritical.demo import clinicaltrials, europepmc, eutils, fulltext, searxng, you
+from deepcritical.sources.you import YOU_BASE_URL
 
 logger = structlog.get_logger(__name__)
 
@@ -61,31 +64,43 @@ def _europepmc(request: httpx2.Request) -> httpx2.Response:
     return _not_found(request, "Europe PMC path")
 
 
+Handler = Callable[[httpx2.Request], httpx2.Response]
+
+
+def _host(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+# The one table of stand-ins: the host each answers at, and its handler. ``route`` dispatches by it and
+# ``StandInRouter`` intercepts exactly its hosts, so a stand-in added here is both answered and kept off
+# the network (a host missing from the interception set would send that source's searches to the real
+# service while the banner says every piece of evidence is synthetic).
+# Keyed by the host of each service's base URL as the sources call it (the demo presets point every source
+# at these), so a stand-in answers wherever its source sends.
+STAND_INS: Mapping[str, Handler] = MappingProxyType(
+    {
+        _host(NCBI_EUTILS_URL): _eutils,
+        _host(DEMO_SEARXNG_URL): _searxng,
+        _host(YOU_BASE_URL): _you,
+        _host(CLINICALTRIALS_BASE_URL): _clinicaltrials,
+        _host(EUROPEPMC_BASE_URL): _europepmc,
+    }
+)
+STAND_IN_HOSTS = frozenset(STAND_INS)
+
+
 def route(request: httpx2.Request) -> httpx2.Response:
     """Dispatch a request to the stand-in for its host."""
     host = request.url.host.lower()
     logger.debug("demo_request", method=request.method, host=host, path=request.url.path)
-    if host == eutils.EUTILS_HOST:
-        return _eutils(request)
-    if "searxng" in host:
-        return _searxng(request)
-    if host == you.YOU_HOST:
-        return _you(request)
-    if host == clinicaltrials.CLINICALTRIALS_HOST:
-        return _clinicaltrials(request)
-    if host == europepmc.EUROPEPMC_HOST:
-        return _europepmc(request)
-    return _not_found(request, "host")
+    handler = STAND_INS.get(host)
+    return handler(request) if handler is not None else _not_found(request, "host")
 
 
 def demo_transport() -> httpx2.MockTransport:
-    """A transport answering E-utilities, SearXNG (any host containing "searxng"), You.com, ClinicalTrials.gov and
-    Europe PMC from the demo corpus."""
+    """A transport answering every host of ``STAND_INS`` (E-utilities, SearXNG, You.com, ClinicalTrials.gov,
+    Europe PMC) from the demo corpus."""
     return httpx2.MockTransport(route)
-
-
-# The hosts the stand-ins answer when a live model shares the run's client with them (demo sources).
-STAND_IN_HOSTS = frozenset({eutils.EUTILS_HOST, you.YOU_HOST, urlsplit(DEMO_SEARXNG_URL).hostname or ""})
 
 
 class StandInRouter(httpx2.AsyncBaseTransport):

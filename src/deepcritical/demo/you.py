@@ -10,7 +10,6 @@ import httpx2
 from deepcritical.demo.corpus import search as corpus_search
 from deepcritical.demo.records import YouRecord
 
-YOU_HOST = "api.ydc-index.io"
 DEFAULT_COUNT = 10
 MAX_COUNT = 100
 _UUID_NAMESPACE = uuid.UUID("8f6d2a4e-2b1c-4d3e-9f70-0d1e5c0a7b11")  # fixed, so answers are deterministic

@@ -14,7 +14,7 @@ from deepcritical.evidence.embeddings import EmbeddingService, Vectors
 from deepcritical.evidence.retrieval import HybridIndex
 from deepcritical.evidence.store import _MMR_POOL_FACTOR, embedding_text
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
-from deepcritical.models import Evidence, merge_evidence
+from deepcritical.models import Evidence, merge_evidence, merge_records
 
 
 class MemoryStore:
@@ -24,21 +24,42 @@ class MemoryStore:
         self._embeddings = embeddings
         self.dedup_threshold = dedup_threshold
         self._items: dict[str, Evidence] = {}
+        self._owner: dict[str, str] = {}  # every identity (id, PMID, DOI, URL) of a stored item -> its id
         self._vectors: dict[str, Vectors] = {}
+        self._texts: dict[str, str] = {}  # the text each stored vector embeds
         self._index: tuple[list[Evidence], HybridIndex] | None = None
 
     async def _embed(self, items: Sequence[Evidence]) -> Vectors:
         return await self._embeddings.aembed([embedding_text(item) for item in items])
 
+    def _stored_as(self, item: Evidence) -> list[str]:
+        """The ids of the stored records of ``item``: those that share its id or any of its identities."""
+        keys = (item.id, *item.identity_keys)
+        return list(dict.fromkeys(self._owner[key] for key in keys if key in self._owner))
+
     async def add(self, evidence: Sequence[Evidence]) -> int:
-        items = merge_evidence(evidence)
-        fresh = [item for item in items if item.id not in self._items]
-        vectors = await self._embed(fresh) if fresh else np.zeros((0, 0), dtype=np.float32)
-        for item in items:
-            self._items[item.id] = self._items[item.id].merged_with(item) if item.id in self._items else item
-        self._vectors.update(zip((item.id for item in fresh), vectors, strict=True))
+        """Like ``EvidenceStore.add``: an item already stored under any identity merges with the stored record
+        by ``merge_records`` (the record the merge keeps replaces the others, under its own id); returns how
+        many items were new. Only records whose text changed are embedded again."""
+        new = 0
+        for item in merge_evidence(evidence):
+            stored = self._stored_as(item)
+            new += not stored
+            merged = item
+            for item_id in stored:
+                merged = merge_records(self._items.pop(item_id), merged)
+                self._owner = {key: owner for key, owner in self._owner.items() if owner != item_id}
+                if item_id != merged.id:
+                    self._vectors.pop(item_id, None)
+                    self._texts.pop(item_id, None)
+            self._items[merged.id] = merged
+            self._owner.update(dict.fromkeys((merged.id, *merged.identity_keys), merged.id))
+        stale = [item for item in self._items.values() if self._texts.get(item.id) != embedding_text(item)]
+        if stale:
+            self._vectors.update(zip((item.id for item in stale), await self._embed(stale), strict=True))
+            self._texts.update((item.id, embedding_text(item)) for item in stale)
         self._index = None
-        return len(fresh)
+        return new
 
     async def deduplicate(self, new: Sequence[Evidence]) -> DedupResult:
         items = merge_evidence(new)
@@ -97,5 +118,7 @@ class MemoryStore:
 
     async def close(self) -> None:
         self._items.clear()
+        self._owner.clear()
         self._vectors.clear()
+        self._texts.clear()
         self._index = None

@@ -14,16 +14,17 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as ToolDescription
-from pydantic import BaseModel, Field, StrictInt, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, StrictBool, StrictInt, TypeAdapter, ValidationError
 
 from deepcritical import __version__
-from deepcritical.config import Settings
+from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
 from deepcritical.mcp.watch_tools import register_watch_tools
-from deepcritical.models import ALL_SOURCES, Evidence
+from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES, Evidence
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.progress import progress_line as event_line
+from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.journal import RunInfo, RunSummary, StoredEvent
@@ -180,6 +181,18 @@ def _client(ctx: Context) -> str:
     return host if isinstance(host, str) else "stdio"
 
 
+def _option(name: str) -> str:
+    """A run option's description, as the one run request states it."""
+    return RunRequest.model_fields[name].description or name
+
+
+def _first_error(error: ValidationError) -> str:
+    """``field: message`` of a request's first invalid value."""
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"][:1]) or "request"
+    return one_line(f"{field}: {first['msg']}")
+
+
 def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> MCPServer[Any]:
     """The DeepCritical MCP server over ``manager``'s runs. ``rate_limit`` is shared with the HTTP API when
     both serve the same runs, so that new runs are limited per client across both."""
@@ -208,9 +221,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             raise ToolError(f"query: give between 1 and {MAX_QUESTION_CHARS} characters")
         try:
             chosen = manager.check_sources(sources)
-            found = await run_search(
-                query, settings.model_copy(update={"sources": chosen}), max_results=max_results, store=True
-            )
+            found = await run_search(query, settings.with_values(sources=chosen), max_results=max_results, store=True)
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
         if not found.result.answered_sources:
@@ -231,6 +242,20 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             StrictInt | None,
             Field(ge=1, le=20, description="Plan-search-judge rounds at most (default: the server's)"),
         ] = None,
+        sources: Annotated[
+            list[str] | None,
+            Field(
+                description=f"Sources to search, any of: {', '.join(KNOWN_SOURCES)} (default: all enabled)",
+                max_length=len(KNOWN_SOURCES),
+            ),
+        ] = None,
+        collection: Annotated[str | None, Field(description=_option("collection"), max_length=40)] = None,
+        model: Annotated[str | None, Field(description=_option("model"), max_length=200)] = None,
+        output_mode: Annotated[OutputMode | None, Field(description=_option("output_mode"))] = None,
+        no_llm: Annotated[StrictBool, Field(description=_option("no_llm"))] = False,
+        recall: Annotated[StrictBool | None, Field(description=_option("recall"))] = None,
+        demo: Annotated[StrictBool, Field(description=_option("demo"))] = False,
+        demo_sources: Annotated[StrictBool, Field(description=_option("demo_sources"))] = False,
     ) -> Annotated[CallToolResult, RunResult]:
         """Research QUESTION the way a systematic reviewer would: plan searches, search every source, judge
         whether the evidence suffices, repeat, then write a report in Markdown whose every claim cites a
@@ -238,14 +263,28 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
         reported as it goes. Returns the report and the run id (keep it: get_run returns the report later).
         If the call is dropped, the run still finishes on the server."""
         try:
-            manager.check_request(question, max_iterations, None)
+            request = RunRequest(
+                question=question,
+                max_iterations=max_iterations,
+                sources=sources,
+                collection=collection,
+                model=model,
+                output_mode=output_mode,
+                no_llm=no_llm,
+                recall=recall,
+                demo=demo,
+                demo_sources=demo_sources,
+            )
+            manager.accept(request)
+        except ValidationError as error:
+            raise ToolError(_first_error(error)) from error
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
         client = _client(ctx)
         if await limit.retry_after(client) is not None:
             raise ToolError(limit.refusal(client) + "; try again in a minute")
         try:
-            info = manager.create(question, max_iterations=max_iterations)
+            info = manager.create(request)
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
         step = 0

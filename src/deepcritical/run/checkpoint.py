@@ -39,8 +39,9 @@ from deepcritical.stages.state import RunState
 
 CHECKPOINT_FILE = "checkpoint.json"
 CHECKPOINT_VERSION = 1
-# Tests only: after the named checkpoint is written, the run writes ``held`` beside it and waits until
-# ``release`` appears (or it is killed), so a test stops a run at a known stage without timing anything.
+# Tests only: after the named checkpoint is written (or, for ``start``, once the run's request and record
+# are, before any stage), the run writes ``held`` beside it and waits until ``release`` appears (or it is
+# killed), so a test stops a run at a known point without timing anything.
 HOLD_VARIABLE = "DEEPCRITICAL_TEST_HOLD_AFTER"
 HOLD_POLL_SECONDS = 0.05
 
@@ -230,6 +231,12 @@ def folder_sink(folder: Path) -> CheckpointSink:
             await _held(folder)
 
     return sink
+
+
+async def hold_point(folder: Path, name: str) -> None:
+    """The test-only hold at a point that is not a checkpoint (``start``)."""
+    if os.environ.get(HOLD_VARIABLE, "") == name:
+        await _held(folder)
 
 
 async def _held(folder: Path) -> None:

@@ -36,6 +36,7 @@ from deepcritical.outputs import Verdict
 from deepcritical.run import setup
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources, make_http_client
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.library import LibraryTool
@@ -181,19 +182,16 @@ async def ensure_collection(
     return time.perf_counter() - started
 
 
+def eval_request(question: str, collection: str) -> RunRequest:
+    """An evaluation's run of ``question``: the library source only (the benchmark's collection), no recall."""
+    return RunRequest(question=question, sources=["library"], collection=collection, recall=False)
+
+
 def eval_settings(settings: Settings, out: Path, collection: str) -> Settings:
-    """The evaluation's settings: its own store under ``out``, the library source only, no recall."""
-    return settings.model_copy(
-        update={
-            "home": out / "store",
-            "sources": ["library"],
-            "library_collection": collection,
-            "recall": False,
-            "retention": None,
-            "demo_mode": False,
-            "demo_sources": False,
-        }
-    )
+    """The evaluation's settings: its own store under ``out``, kept for good, never demo; its runs' options
+    are ``eval_request``'s."""
+    base = settings.with_values(home=out / "store", retention=None, demo_mode=False, demo_sources=False)
+    return eval_request("", collection).settings(base)
 
 
 async def predict(

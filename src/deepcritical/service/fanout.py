@@ -10,10 +10,14 @@ number is the SSE event id, so ``Last-Event-ID: 17`` reads on from ``0-17`` on a
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import structlog
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+logger = structlog.get_logger(__name__)
 
 STREAM_PREFIX = "deepcritical:events:"
 # Long enough for any client to come back for a run's events; the run folder keeps them for good.
@@ -39,12 +43,18 @@ class EventStream:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
 
-    async def publish(self, run_id: str, data: dict[str, Any]) -> int:
-        """Add one event; its number."""
+    async def publish(self, run_id: str, data: dict[str, Any], number: int | None = None) -> int:
+        """Add one event; its number. ``number``: the number the run's folder gave it (``events.jsonl`` is the
+        record, the stream its mirror), so a stream lost with a restarted Redis goes on with the same numbers."""
         key = stream_key(run_id)
-        added = await self.redis.xadd(
-            key, {"data": json.dumps(data, ensure_ascii=False)}, id="0-*", maxlen=MAX_EVENTS_PER_RUN, approximate=True
-        )
+        fields: dict[Any, Any] = {"data": json.dumps(data, ensure_ascii=False)}
+        try:
+            added = await self.redis.xadd(
+                key, fields, id=f"0-{number}" if number else "0-*", maxlen=MAX_EVENTS_PER_RUN, approximate=True
+            )
+        except ResponseError:  # the stream is ahead of the folder (two writers at once): Redis numbers it
+            logger.warning("event_number_taken", run_id=run_id, number=number)
+            added = await self.redis.xadd(key, fields, id="0-*", maxlen=MAX_EVENTS_PER_RUN, approximate=True)
         await self.redis.expire(key, STREAM_TTL_SECONDS)
         return event_number(added)
 
@@ -52,11 +62,17 @@ class EventStream:
         """The events numbered above ``after`` that are there now."""
         return _parsed(await self.redis.xrange(stream_key(run_id), min=f"(0-{max(after, 0)}", max="+"))
 
-    async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
-        """The run's events numbered above ``after``, as they come, until its ``run_ended``."""
+    async def follow(
+        self, run_id: str, after: int = 0, *, ended: Callable[[], bool] | None = None
+    ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        """The run's events numbered above ``after``, as they come, until its ``run_ended``; or, when a read
+        finds nothing new and ``ended()`` says the run has ended (its stream expired, or Redis restarted and
+        lost it), until then: the caller reads the rest from the run's folder."""
         key, last = stream_key(run_id), max(after, 0)
         while True:
             answer: Any = await self.redis.xread({key: f"0-{last}"}, block=READ_BLOCK_MS, count=100)
+            if not answer and ended is not None and ended():
+                return
             for _key, entries in answer or []:
                 for number, data in _parsed(entries):
                     last = number

@@ -1,98 +1,67 @@
 """Runs started from the page, the API or MCP: queued, run at most ``max_concurrent_runs`` at a time,
-and recorded in a runs folder (``run.journal``) so that a run outlives the browser that started it and a
+and recorded in a runs folder (``run.store``) so that a run outlives the browser that started it and a
 restarted server still lists it. Each run goes through ``run.execute.run_to_folder``, like a run from the
-command line. A run that was queued or running when the server stopped is marked ``interrupted`` at the
-next start, never silently lost.
+command line. Each queued or running run's folder holds a lease naming its owner (process, machine, start
+token) that the owner renews; a run whose owner is gone (its process dead, or its lease not renewed for
+``LEASE_STALE_SECONDS``) is marked ``interrupted`` at the next start, never silently lost. A run another
+live process owns (``serve`` and ``deepcritical mcp`` on one runs folder) is listed as that process has it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 
 from deepcritical.config import Settings
-from deepcritical.errors import DeepCriticalError
+from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.evidence import chroma
-from deepcritical.models import KNOWN_SOURCES, SourceName
+from deepcritical.models import SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
-from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
-from deepcritical.run.outcome import new_run_id
-from deepcritical.service.journal import (
-    ENDED,
+from deepcritical.run.request import RunPlan, RunRequest, checked_sources
+from deepcritical.run.request import RunRequestError as RunRequestError  # importable from here, as before
+from deepcritical.run.store import (
+    LEASE_BEAT_SECONDS,
     RUN_ID,
-    RunEnded,
+    STATUS_FILE,
+    Lease,
     RunInfo,
-    RunJournal,
     RunQueued,
     RunStatus,
+    RunStore,
     RunSummary,
     StoredEvent,
+    new_owner_token,
+    now_text,
+    without_paths,
 )
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.service.entries import STOPPED as STOPPED
+from deepcritical.service.entries import QueueFullError as QueueFullError
+from deepcritical.service.entries import RunEndedError as RunEndedError
+from deepcritical.service.entries import RunEntry, question_request
+from deepcritical.service.entries import RunNotFoundError as RunNotFoundError
+from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
 
 # Beyond this many waiting runs a new one is refused rather than left to wait for hours.
 MAX_QUEUED_RUNS = 20
-STOPPED = {
-    "cancelled": "cancelled by the user",
-    "interrupted": "the server stopped before the run ended",
-}
-
-
-class RunRequestError(DeepCriticalError):
-    """A request for a run that cannot be accepted; ``field`` names the offending input."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-class QueueFullError(DeepCriticalError):
-    """Too many runs are waiting already."""
-
-
-class RunNotFoundError(DeepCriticalError):
-    """No run has this id."""
-
-
-class RunEndedError(DeepCriticalError):
-    """The run has ended already, so it cannot be cancelled."""
+# How often a follower looks at the folder of a run another process owns (its events come by file only).
+FOREIGN_POLL_SECONDS = 1.0
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-@dataclass
-class _Run:
-    info: RunInfo
-    journal: RunJournal
-    signal: asyncio.Event = field(default_factory=asyncio.Event)  # set, and replaced, at every change
-    task: asyncio.Task[None] | None = None
-    stop_as: Literal["cancelled", "interrupted"] = "cancelled"
-    position: int | None = None
-    resume: bool = False  # the next start continues from the run's checkpoint
-
-    @property
-    def ended(self) -> bool:
-        return self.info.status in ENDED
-
-    def notify(self) -> None:
-        self.signal.set()
-        self.signal = asyncio.Event()
+    return now_text()
 
 
 class RunManager:
@@ -108,6 +77,7 @@ class RunManager:
         client_factory: ClientFactory = setup.http_client,
         run_source: RunSourceFactory = orchestrator,
         max_queued: int = MAX_QUEUED_RUNS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
@@ -116,13 +86,17 @@ class RunManager:
         self._client_factory = client_factory
         self._run_source = run_source
         self._redact = Redactor.for_settings(settings)
-        self._runs: dict[str, _Run] = {}  # oldest first
+        self._runs: dict[str, RunEntry] = {}  # oldest first
         self._queue: deque[str] = deque()
         self._running: set[str] = set()
         self._store_anchor: chroma.Connection | None = None
+        self._clock = clock
+        self._token = new_owner_token()  # this manager's runs' leases carry it
+        self._heartbeat: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> RunManager:
         self.open()
+        self._heartbeat = asyncio.create_task(self._beat(), name="run leases")
         if self.settings.chroma_host is None:
             # Chroma's embedded clients share one System per directory, created on the first client and
             # stopped when the last one closes, with no lock around either: runs opening and closing their
@@ -135,6 +109,9 @@ class RunManager:
         try:
             await self.close()
         finally:
+            if self._heartbeat is not None:
+                self._heartbeat.cancel()
+                await asyncio.gather(self._heartbeat, return_exceptions=True)
             if self._store_anchor is not None:
                 await asyncio.to_thread(self._store_anchor.close)
                 self._store_anchor = None
@@ -143,11 +120,39 @@ class RunManager:
 
     def open(self) -> None:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        for journal, info in RunJournal.found_in(self.runs_dir):
-            run = _Run(info=info, journal=journal)
+        self._discover()
+
+    def _discover(self) -> None:
+        """Take up the runs in the folder this manager does not know yet: at start every run there, later
+        those another process started (a command-line run, another server's)."""
+        for store, info in RunStore.found_in(self.runs_dir, self._redact.value):
+            if info.run_id in self._runs:
+                continue
+            run = RunEntry(info=info, store=store)
             self._runs[info.run_id] = run
-            if not run.ended:  # a server stopped while it was queued or running
-                self._end(run, "interrupted", STOPPED["interrupted"])
+            if run.ended:
+                continue
+            lease = store.lease()
+            if lease is not None and not lease.owner_gone(self._clock()):
+                run.foreign = True  # another live process (a server, ``deepcritical mcp``, the CLI) runs it
+                continue
+            if lease is not None:
+                store.drop_lease(lease.token)
+            self._end(run, "interrupted", STOPPED["interrupted"])  # its owner stopped, or was killed
+
+    def renew_leases(self) -> None:
+        """Say again that this process owns its queued and running runs."""
+        for run in list(self._runs.values()):
+            if not run.ended and not run.foreign:
+                self._lease(run)
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(LEASE_BEAT_SECONDS)
+            self.renew_leases()
+
+    def _lease(self, run: RunEntry) -> None:
+        run.store.take_lease(Lease.of_this_process(self._token, self._clock()))
 
     async def close(self) -> None:
         """Interrupt every run still queued or running, and record it as interrupted."""
@@ -164,64 +169,46 @@ class RunManager:
 
     # Requests
 
+    def accept(self, request: RunRequest) -> RunPlan:
+        """The plan of ``request`` as this server runs it; a RunRequestError naming the field when a value is
+        outside what this server allows (or its settings would not validate)."""
+        request = request.within(self.settings)
+        try:
+            return request.plan(self.settings)
+        except ConfigError as error:
+            raise RunRequestError("request", str(error)) from error
+
     def check_request(
         self, question: str, max_iterations: int | None, sources: Sequence[str] | None
     ) -> tuple[str, int, list[SourceName]]:
-        """The question stripped, the iterations and sources to use; a RunRequestError naming the field
-        when a value is outside what this server allows."""
-        question = question.strip()
-        if not question:
-            raise RunRequestError("question", "the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise RunRequestError("question", f"at most {MAX_QUESTION_CHARS} characters")
-        limit = self.settings.max_iterations
-        iterations = limit if max_iterations is None else max_iterations
-        if not 1 <= iterations <= limit:
-            raise RunRequestError("max_iterations", f"must be between 1 and {limit} on this server")
-        return question, iterations, self.check_sources(sources)
+        """The question stripped, the iterations and sources to use (``accept`` for a question and two options)."""
+        plan = self.accept(question_request(question, max_iterations, sources))
+        return plan.request.question, plan.settings.max_iterations, list(plan.settings.sources)
 
     def check_sources(self, sources: Sequence[str] | None) -> list[SourceName]:
         """The sources to search: all enabled ones for None, else the named ones if this server enables them."""
-        enabled = list(self.settings.sources)
-        if sources is None:
-            return enabled
-        chosen: list[SourceName] = []
-        for name in dict.fromkeys(sources):
-            known = next((source for source in KNOWN_SOURCES if source == name), None)
-            if known is None:
-                raise RunRequestError("sources", f"unknown source {name!r}; known: {', '.join(KNOWN_SOURCES)}")
-            if known not in enabled:
-                raise RunRequestError(
-                    "sources", f"{name!r} is not enabled on this server; enabled: {', '.join(enabled)}"
-                )
-            chosen.append(known)
-        if not chosen:
-            raise RunRequestError("sources", "name at least one source")
-        return chosen
+        return checked_sources(None if sources is None else list(sources), self.settings)
 
     def create(
-        self, question: str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
+        self, request: RunRequest | str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
     ) -> RunInfo:
-        """Queue a run (it starts at once when a slot is free) and return its record."""
-        question, iterations, chosen = self.check_request(question, max_iterations, sources)
+        """Queue a run of ``request`` (a question alone: with ``max_iterations`` and ``sources``) and return
+        its record; it starts at once when a slot is free."""
+        if isinstance(request, str):
+            request = question_request(request, max_iterations, sources)
+        plan = self.accept(request)
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
-        run_id = new_run_id()
-        while run_id in self._runs:  # two runs in one second share the time part; the random part differs
-            run_id = new_run_id()
-        info = RunInfo(
-            run_id=run_id,
-            question=question,
-            status="queued",
-            demo=self.settings.demo_mode,
-            max_iterations=iterations,
-            sources=chosen,
-            created_at=_now(),
-        )
-        run = _Run(info=info, journal=RunJournal.create(self.runs_dir / run_id))
-        self._runs[run_id] = run
+        while plan.run_id in self._runs:  # two runs in one second share the time part; the random part differs
+            plan = self.accept(request)
+        plan = replace(plan, folder=self.runs_dir / plan.run_id)
+        info = RunInfo.of(plan)
+        run = RunEntry(info=info, store=RunStore.create(plan.folder, self._redact.value), plan=plan)
+        self._runs[plan.run_id] = run
+        self._lease(run)
         self._save(run)
-        self._queue.append(run_id)
+        run.store.write_request(plan.request)
+        self._queue.append(plan.run_id)
         self._dispatch()
         return info
 
@@ -230,7 +217,9 @@ class RunManager:
 
     def all_runs(self) -> list[RunInfo]:
         """Every run, newest first."""
-        return [run.info for run in reversed(self._runs.values())]
+        self._discover()
+        runs = sorted(self._runs.values(), key=lambda run: (run.info.created_at, run.info.run_id), reverse=True)
+        return [self._run(run.info.run_id).info for run in runs]
 
     def position(self, run_id: str) -> int | None:
         """1 for the next queued run to start; None when the run is not waiting."""
@@ -238,19 +227,21 @@ class RunManager:
 
     def files(self, run_id: str) -> list[str]:
         """The run's outputs, by name (``report.md``, ``run.json`` and any other export)."""
-        return self._run(run_id).journal.outputs()
+        return self._run(run_id).store.outputs()
 
     def file(self, run_id: str, name: str) -> Path:
         """One output of the run; RunNotFoundError when the run has no such file."""
         if name not in self.files(run_id):
             raise RunNotFoundError(f"run {run_id} has no file {name!r}")
-        return self._run(run_id).journal.folder / name
+        return self._run(run_id).store.folder / name
 
     async def cancel(self, run_id: str) -> RunInfo:
         """Stop a queued or running run; it is recorded as cancelled."""
         run = self._run(run_id)
         if run.ended:
             raise RunEndedError(f"run {run_id} has ended already ({run.info.status})")
+        if run.foreign:
+            raise RunEndedError(f"run {run_id} is run by another process (a server on this runs folder); stop it there")
         if run_id in self._queue:
             self._queue.remove(run_id)
             self._end(run, "cancelled", STOPPED["cancelled"])
@@ -264,16 +255,18 @@ class RunManager:
 
     def resume(self, run_id: str) -> RunInfo:
         """Queue an interrupted run again; it continues from its last checkpoint (no finished search is
-        sent again, its budgets carry over). RunEndedError when the run is not interrupted or saved none."""
+        sent again, its budgets carry over), or, stopped before its first, starts over from the request its
+        folder recorded. RunEndedError when the run is not interrupted."""
         run = self._run(run_id)
         if run.info.status != "interrupted":
             raise RunEndedError(f"run {run_id} is {run.info.status}; only an interrupted run can be resumed")
-        if not has_checkpoint(run.journal.folder):
+        if not has_checkpoint(run.store.folder) and run.store.request() is None:  # a folder of an older version
             raise RunEndedError(f"run {run_id} stopped before its first checkpoint; start it again instead")
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
         run.info.status, run.info.error, run.info.ended_at, run.info.summary = "queued", None, None, None
         run.resume, run.stop_as = True, "cancelled"
+        self._lease(run)
         self._save(run)
         self._queue.append(run_id)
         self._dispatch()
@@ -282,7 +275,11 @@ class RunManager:
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
         """The run's events numbered above ``after``, as they come, until its last (``run_ended``)."""
         run = self._run(run_id)
-        events = run.journal.events
+        if run.foreign:
+            async for stored in self._follow_foreign(run, after):
+                yield stored
+            return
+        events = run.store.events
         index = max(after, 0)
         while True:
             while index < len(events):
@@ -293,19 +290,45 @@ class RunManager:
             # Nothing is awaited between the checks above and this wait, so no change can be missed.
             await run.signal.wait()
 
+    async def _follow_foreign(self, run: RunEntry, after: int) -> AsyncIterator[StoredEvent]:
+        """A run another process owns: its events as its folder gets them (read again while it goes on)."""
+        last = max(after, 0)
+        while True:
+            ended = self._run(run.info.run_id).ended  # read before the events, so none written last is missed
+            for stored in RunStore(run.store.folder).events:
+                if stored.id > last:
+                    last = stored.id
+                    yield stored
+            if ended:
+                return
+            await asyncio.sleep(FOREIGN_POLL_SECONDS)
+
     async def wait(self, run_id: str) -> RunInfo:
         """The run's record once it has ended."""
-        async for _ in self.follow(run_id, after=len(self._run(run_id).journal.events)):
+        async for _ in self.follow(run_id, after=len(self._run(run_id).store.events)):
             pass
         return self.get(run_id)
 
     # Internals
 
-    def _run(self, run_id: str) -> _Run:
+    def _run(self, run_id: str) -> RunEntry:
+        if RUN_ID.match(run_id) and run_id not in self._runs:
+            self._discover()
         run = self._runs.get(run_id) if RUN_ID.match(run_id) else None
         if run is None:
             raise RunNotFoundError(f"no run has the id {run_id!r}")
+        if run.foreign and not run.ended:  # its owner changes the record: read it as the folder has it now
+            with contextlib.suppress(OSError, ValueError):
+                run.info = RunInfo.model_validate_json((run.store.folder / STATUS_FILE).read_bytes())
         return run
+
+    def _plan_of(self, run: RunEntry) -> RunPlan:
+        """The run's plan; a run of an earlier start is planned again from its record."""
+        if run.plan is None:
+            recorded = run.store.request()
+            request = recorded or question_request(run.info.question, run.info.max_iterations, run.info.sources)
+            run.plan = request.plan(self.settings, run_id=run.info.run_id, folder=run.store.folder)
+        return run.plan
 
     def _dispatch(self) -> None:
         """Start waiting runs while slots are free, then tell each waiting run its new place."""
@@ -322,21 +345,18 @@ class RunManager:
                 run.position = position
                 self._append(run, RunQueued(position=position).model_dump(mode="json"))
 
-    async def _execute(self, run: _Run) -> None:
+    async def _execute(self, run: RunEntry) -> None:
         info = run.info
-        settings = self.settings.model_copy(update={"max_iterations": info.max_iterations, "sources": info.sources})
-
-        def record(event: ProgressEvent) -> None:
-            if not isinstance(event, RunFinished):  # the run's end is recorded once its files are written
-                self._append(run, event.model_dump(mode="json"))
+        settings = self._plan_of(run).settings
 
         try:
             done = await run_to_folder(
                 info.question,
                 settings,
-                folder=run.journal.folder,
                 run_id=info.run_id,
-                on_event=record,
+                store=run.store,  # the run's events go into its folder; followers are told of each
+                on_stored=lambda _stored: run.notify(),
+                request=self._plan_of(run).request,
                 client_factory=self._client_factory,
                 run_source=self._run_source,
                 resume=run.resume,
@@ -357,25 +377,17 @@ class RunManager:
             self._running.discard(info.run_id)
             self._dispatch()
 
-    def _end(self, run: _Run, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
+    def _end(self, run: RunEntry, status: RunStatus, error: str | None, summary: RunSummary | None = None) -> None:
         if run.ended:
             return
-        error = self._without_server_paths(error) if error else error
-        run.info.status, run.info.error, run.info.summary = status, error, summary
-        run.info.ended_at = _now()
         run.position = None
-        self._save(run)
-        self._append(run, RunEnded(status=status, error=error, summary=summary).model_dump(mode="json"))
-
-    def _without_server_paths(self, message: str) -> str:
-        """A message for clients: the server's own directories named by their setting, not their path."""
-        return message.replace(str(self.settings.home.resolve()), "$DEEPCRITICAL_HOME").replace(
-            str(self.settings.home), "$DEEPCRITICAL_HOME"
-        )
-
-    def _append(self, run: _Run, data: dict[str, Any]) -> None:
-        run.journal.append(self._redact.value(data))  # the last redaction before the file and the stream
+        run.store.end(run.info, status, without_paths(error, self.settings, self.runs_dir), summary)
+        run.store.drop_lease(self._token)
         run.notify()
 
-    def _save(self, run: _Run) -> None:
-        run.journal.save(run.info, redact=self._redact.value)
+    def _append(self, run: RunEntry, data: dict[str, Any]) -> None:
+        run.store.append(data)  # the store redacts what it writes, before the file and the stream
+        run.notify()
+
+    def _save(self, run: RunEntry) -> None:
+        run.store.save(run.info)

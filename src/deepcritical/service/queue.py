@@ -24,7 +24,7 @@ import time
 from typing import Any, Protocol
 
 import structlog
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, WatchError
@@ -35,7 +35,7 @@ from saq.types import Context
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
-from deepcritical.models import SourceName
+from deepcritical.run.request import RunRequest
 
 logger = structlog.get_logger(__name__)
 
@@ -55,12 +55,10 @@ DEQUEUE_TIMEOUT_SECONDS = 1.0
 
 class QueuedRun(BaseModel):
     """What a worker needs to run a question someone asked a server: the run's id (its folder under the
-    shared runs folder), the question and the per-run choices. Keys and endpoints are the worker's own."""
+    shared runs folder) and the request, as the server accepted it. Keys and endpoints are the worker's own."""
 
     run_id: str
-    question: str
-    max_iterations: int
-    sources: list[SourceName] = Field(default_factory=list)
+    request: RunRequest
 
 
 class Attempt(BaseModel):

@@ -16,10 +16,11 @@ import structlog
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
-from deepcritical.run.outcome import new_run_id
-from deepcritical.service.fanout import EventStream
-from deepcritical.service.journal import RUN_ID, RunEnded, RunInfo, RunJournal, StoredEvent
-from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError, _Run
+from deepcritical.run.request import RunRequest
+from deepcritical.run.store import RUN_ID, RunInfo, RunStatus, RunStore, StoredEvent
+from deepcritical.service.entries import RunEntry
+from deepcritical.service.fanout import ENDED_KIND, EventStream
+from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError
 from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
 
 logger = structlog.get_logger(__name__)
@@ -50,43 +51,38 @@ class TeamRunManager(RunManager):
         await self.run_queue.disconnect()
 
     def create(
-        self, question: str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
+        self, request: RunRequest | str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
     ) -> RunInfo:
-        question, iterations, chosen = self.check_request(question, max_iterations, sources)
-        run_id = new_run_id()
-        while (self.runs_dir / run_id).exists():
-            run_id = new_run_id()
-        info = RunInfo(
-            run_id=run_id,
-            question=question,
-            status="queued",
-            demo=self.settings.demo_mode,
-            max_iterations=iterations,
-            sources=chosen,
-            created_at=_now(),
-        )
-        journal = RunJournal.create(self.runs_dir / run_id)
-        journal.save(info)
-        self._runs[run_id] = _Run(info=info, journal=journal)
-        queued = QueuedRun(run_id=run_id, question=question, max_iterations=iterations, sources=chosen)
-        task = asyncio.create_task(self._enqueue(info, journal, queued))
+        if isinstance(request, str):
+            request = RunRequest(
+                question=request, max_iterations=max_iterations, sources=None if sources is None else list(sources)
+            )
+        plan = self.accept(request)
+        while (self.runs_dir / plan.run_id).exists():
+            plan = self.accept(request)
+        info = RunInfo.of(plan)
+        store = RunStore.create(self.runs_dir / plan.run_id, self._redact.value)
+        store.save(info)
+        store.write_request(plan.request)
+        self._runs[plan.run_id] = RunEntry(info=info, store=store, plan=plan)
+        task = asyncio.create_task(self._enqueue(info, store, QueuedRun(run_id=plan.run_id, request=plan.request)))
         self._enqueuing.add(task)
         task.add_done_callback(self._enqueuing.discard)
         return info
 
-    async def _enqueue(self, info: RunInfo, journal: RunJournal, queued: QueuedRun) -> None:
+    async def _enqueue(self, info: RunInfo, store: RunStore, queued: QueuedRun) -> None:
         try:
             await self.run_queue.enqueue(queued)
         except (RedisError, OSError) as error:
-            await self._end_here(info, journal, "failed", f"the job queue did not take the run: {error}")
+            await self._end_here(info, store, "failed", f"the job queue did not take the run: {error}")
 
-    async def _end_here(self, info: RunInfo, journal: RunJournal, status: Any, error: str) -> None:
+    async def _end_here(self, info: RunInfo, store: RunStore, status: RunStatus, error: str) -> None:
         """End a run no worker holds (never started, or its queue entry lost) from this server."""
-        info.status, info.error, info.ended_at = status, error, _now()
-        journal.save(info)
-        await self.stream.publish(info.run_id, RunEnded(status=status, error=error).model_dump(mode="json"))
+        # A fresh store reads the events a worker may have added since: the end is numbered after them.
+        stored = RunStore(store.folder, self._redact.value).end(info, status, error, None)
+        await self.stream.publish(info.run_id, stored.data, number=stored.id)
 
-    def _run(self, run_id: str) -> _Run:
+    def _run(self, run_id: str) -> RunEntry:
         """The run's record as the shared folder has it now (another server or a worker may have changed it)."""
         if not RUN_ID.match(run_id):
             raise RunNotFoundError(f"no run has the id {run_id!r}")
@@ -95,7 +91,7 @@ class TeamRunManager(RunManager):
             info = RunInfo.model_validate_json((folder / "status.json").read_bytes())
         except (OSError, ValueError) as error:
             raise RunNotFoundError(f"no run has the id {run_id!r}") from error
-        run = self._runs.get(run_id) or _Run(info=info, journal=RunJournal(folder))
+        run = self._runs.get(run_id) or RunEntry(info=info, store=RunStore(folder, self._redact.value))
         run.info = info
         self._runs[run_id] = run
         return run
@@ -104,7 +100,7 @@ class TeamRunManager(RunManager):
         return self._run(run_id).info
 
     def all_runs(self) -> list[RunInfo]:
-        return [info for _journal, info in reversed(RunJournal.found_in(self.runs_dir))]
+        return [info for _store, info in reversed(RunStore.found_in(self.runs_dir))]
 
     def position(self, run_id: str) -> int | None:
         return None
@@ -115,7 +111,7 @@ class TeamRunManager(RunManager):
             raise RunEndedError(f"run {run_id} has ended already ({run.info.status})")
         reached = await self.run_queue.cancel(run_id, STOPPED["cancelled"])
         if run.info.status == "queued" or not reached:  # no worker holds it: this server records the end
-            await self._end_here(run.info, run.journal, "cancelled", STOPPED["cancelled"])
+            await self._end_here(run.info, run.store, "cancelled", STOPPED["cancelled"])
         return run.info
 
     def resume(self, run_id: str) -> RunInfo:
@@ -124,9 +120,19 @@ class TeamRunManager(RunManager):
         )
 
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
-        self._run(run_id)
-        async for number, data in self.stream.follow(run_id, after=after):
-            yield StoredEvent(id=number, data=data)
+        """Live from the stream while the run goes on; from the folder's ``events.jsonl`` (the record, which
+        the stream only mirrors) once it has ended, so a run whose stream expired, or was lost with a
+        restarted Redis, is still followed to its end."""
+        last = max(after, 0)
+        if not self._run(run_id).ended:
+            async for number, data in self.stream.follow(run_id, after=last, ended=lambda: self._run(run_id).ended):
+                last = number
+                yield StoredEvent(id=number, data=data)
+                if data.get("kind") == ENDED_KIND:
+                    return
+        for stored in RunStore(self.runs_dir / run_id).events:
+            if stored.id > last:
+                yield stored
 
     async def wait(self, run_id: str) -> RunInfo:
         if not self._run(run_id).ended:

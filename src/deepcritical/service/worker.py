@@ -1,7 +1,8 @@
 """What a ``deepcritical worker`` does with a run it takes from the queue: run the question in the run's
-folder under the shared runs folder, checkpointing after every stage, and publish every progress event on
-the run's Redis stream (``run.fanout``); or, when the run was delivered again after its worker was lost,
-resume it from its last checkpoint; or, when every allowed attempt was used up, record it as failed."""
+folder under the shared runs folder, checkpointing after every stage, and record every progress event in
+the folder's ``events.jsonl`` (the record) and on the run's Redis stream (``service.fanout``, its mirror);
+or, when the run was delivered again after its worker was lost, resume it from its last checkpoint; or,
+when every allowed attempt was used up, record it as failed."""
 
 from __future__ import annotations
 
@@ -16,18 +17,21 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
-from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.run.execute import run_to_folder
+from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
+from deepcritical.run.request import RunPlan
+from deepcritical.run.store import (
+    RunInfo,
+    RunStatus,
+    RunStore,
+    RunSummary,
+    StoredEvent,
+    without_paths,
+)
 from deepcritical.service.fanout import EventStream
-from deepcritical.service.journal import STATUS_FILE, RunEnded, RunInfo, RunJournal, RunStatus, RunSummary
 from deepcritical.service.queue import Attempt, QueuedRun
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
-
-
-def ended(status: RunStatus, error: str | None = None, summary: RunSummary | None = None) -> dict[str, Any]:
-    return RunEnded(status=status, error=error, summary=summary).model_dump(mode="json")
 
 
 def _now() -> str:
@@ -37,10 +41,20 @@ def _now() -> str:
 class QueuedRunExecutor:
     """Runs queued runs in their folders under ``runs_dir`` and publishes their events."""
 
-    def __init__(self, settings: Settings, events: EventStream, runs_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        events: EventStream,
+        runs_dir: Path | None = None,
+        *,
+        client_factory: ClientFactory | None = None,
+        run_source: RunSourceFactory = orchestrator,
+    ) -> None:
         self.settings = settings
         self.events = events
         self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
+        self._client_factory = client_factory
+        self._run_source = run_source
         self._redact = Redactor.for_settings(settings)
 
     async def __call__(self, run: QueuedRun, attempt: Attempt) -> None:
@@ -69,27 +83,23 @@ class QueuedRunExecutor:
     async def cancelled(self, run: QueuedRun, reason: str) -> None:
         await self._end(run, self.runs_dir / run.run_id, "cancelled", reason)
 
+    def _store(self, folder: Path) -> RunStore:
+        return RunStore(folder, self._redact.value)
+
     def _record(self, run: QueuedRun, folder: Path, **changes: Any) -> None:
         """Update the run's ``status.json`` (written by the server that took the request) for every server."""
-        try:
-            info = RunInfo.model_validate_json((folder / STATUS_FILE).read_bytes())
-        except (OSError, ValueError):  # enqueued by hand (a bench, a test): the worker starts the record
-            info = RunInfo(
-                run_id=run.run_id,
-                question=run.question,
-                status="queued",
-                demo=self.settings.demo_mode,
-                max_iterations=run.max_iterations,
-                sources=run.sources or list(self.settings.sources),
-                created_at=_now(),
-            )
-        RunJournal(folder).save(info.model_copy(update=changes))
+        store = self._store(folder)
+        # Enqueued by hand (a bench, a test), the run has no record yet: the worker starts it.
+        info = store.status() or RunInfo.of(self._plan(run, folder))
+        store.save(RunInfo.model_validate(info.model_dump() | changes))
 
     async def _end(
         self, run: QueuedRun, folder: Path, status: RunStatus, error: str | None, summary: RunSummary | None = None
     ) -> None:
-        self._record(run, folder, status=status, error=error, summary=summary, ended_at=_now())
-        await self.events.publish(run.run_id, ended(status, error, summary))
+        store = self._store(folder)
+        info = store.status() or RunInfo.of(self._plan(run, folder))
+        stored = store.end(info, status, without_paths(error, self.settings, self.runs_dir), summary)
+        await self.events.publish(run.run_id, stored.data, number=stored.id)
 
     def given_up(self, folder: Path, attempt: Attempt) -> str:
         where = ""
@@ -101,26 +111,31 @@ class QueuedRunExecutor:
             f"(killed, or its machine lost){where}; it is not tried again"
         )
 
+    def _plan(self, run: QueuedRun, folder: Path) -> RunPlan:
+        """The run's plan on this worker: the request the server accepted, on the worker's own settings."""
+        return run.request.plan(self.settings, run_id=run.run_id, folder=folder)
+
     async def _research(self, run: QueuedRun, folder: Path) -> None:
-        settings = self.settings.model_copy(
-            update={"max_iterations": run.max_iterations, "sources": run.sources or self.settings.sources}
-        )
-        # The run hands its events over synchronously; one task publishes them, in order.
-        pending: asyncio.Queue[ProgressEvent | None] = asyncio.Queue()
+        settings = self._plan(run, folder).settings
+        # The run records its events in the folder and hands them over synchronously; one task mirrors
+        # them on the stream, in order, under the folder's numbers.
+        pending: asyncio.Queue[StoredEvent | None] = asyncio.Queue()
 
         async def publish() -> None:
-            while (event := await pending.get()) is not None:
-                if not isinstance(event, RunFinished):  # the end is published once the files are written
-                    await self.events.publish(run.run_id, event.model_dump(mode="json"))
+            while (stored := await pending.get()) is not None:
+                await self.events.publish(run.run_id, stored.data, number=stored.id)
 
         publisher = asyncio.create_task(publish())
         try:
             done = await run_to_folder(
-                run.question,
+                run.request.question,
                 settings,
-                folder=folder,
                 run_id=run.run_id,
-                on_event=pending.put_nowait,
+                store=self._store(folder),  # a delivery after a lost worker numbers on from the folder's events
+                on_stored=pending.put_nowait,
+                request=run.request,
+                client_factory=self._client_factory,
+                run_source=self._run_source,
                 resume=has_checkpoint(folder),
             )
         finally:

@@ -15,14 +15,15 @@ from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
 from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
-from deepcritical.models import KNOWN_SOURCES, SOURCE_LABELS
+from deepcritical.models import SOURCE_LABELS
+from deepcritical.run.request import RunRequest, RunRequestError
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.journal import RunInfo
 from deepcritical.service.manager import (
@@ -30,7 +31,6 @@ from deepcritical.service.manager import (
     RunEndedError,
     RunManager,
     RunNotFoundError,
-    RunRequestError,
 )
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import report_html
@@ -49,25 +49,6 @@ MEDIA_TYPES = {
     ".ris": "application/x-research-info-systems",
     ".bib": "application/x-bibtex; charset=utf-8",
 }
-
-
-class RunRequest(BaseModel):
-    """A research run to start. Options left out take the server's settings."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    # Strict types: ``true`` is not 1 and ``"2"`` is not 2; a client that sends them has a bug to hear about.
-    # The bounds of a value (a blank or overlong question once stripped, rounds beyond this server's limit) are
-    # checked once, by the run manager, so "" and "   " (or 0 and 25 rounds) get the same message.
-    question: StrictStr = Field(
-        description=f"The research question (not blank, at most {MAX_QUESTION_CHARS} characters)"
-    )
-    max_iterations: StrictInt | None = Field(
-        default=None, description="Plan-search-judge rounds at most (1 to this server's limit)"
-    )
-    sources: list[Annotated[StrictStr, Field(max_length=40)]] | None = Field(
-        default=None, min_length=1, max_length=len(KNOWN_SOURCES), description="Sources to search (a subset)"
-    )
 
 
 class RunView(RunInfo):
@@ -257,13 +238,14 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         responses={422: {"model": ErrorBody}, 429: {"model": ErrorBody}, 503: {"model": ErrorBody}},
     )
     async def create_run(body: RunRequest, request: Request) -> RunView | JSONResponse:
-        """Start a research run; it waits in a queue while the server runs its maximum at once."""
-        manager.check_request(body.question, body.max_iterations, body.sources)
+        """Start a research run; it waits in a queue while the server runs its maximum at once. Every
+        per-run option of the command line is here; what is left out takes the server's settings."""
+        manager.accept(body)  # a request outside this server's limits is refused before it counts
         client = request.client.host if request.client else "unknown"
         wait = await rate_limit.retry_after(client)
         if wait is not None:
             return error_response(429, rate_limit.refusal(client), **{"Retry-After": str(wait)})
-        info = manager.create(body.question, max_iterations=body.max_iterations, sources=body.sources)
+        info = manager.create(body)
         return run_view(manager, info)
 
     @router.post(
