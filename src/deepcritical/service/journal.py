@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import structlog
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from deepcritical.models import SourceName
 from deepcritical.outputs import Verdict
+from deepcritical.reading.frame import QuestionFrame
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.text import one_line
 
@@ -64,6 +65,7 @@ class RunInfo(BaseModel):
 
     run_id: str
     question: str
+    frame: QuestionFrame | None = Field(default=None, description="The question's PICO, read when it was asked")
     status: RunStatus
     demo: bool
     max_iterations: int

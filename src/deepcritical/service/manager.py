@@ -22,6 +22,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
 from deepcritical.models import KNOWN_SOURCES, SourceName
+from deepcritical.reading.frame import frame_question
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
@@ -212,6 +213,7 @@ class RunManager:
         info = RunInfo(
             run_id=run_id,
             question=question,
+            frame=frame_question(question),
             status="queued",
             demo=self.settings.demo_mode,
             max_iterations=iterations,

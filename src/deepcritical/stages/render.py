@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
+from deepcritical.reading.frame import QuestionFrame
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
@@ -153,6 +154,7 @@ class RenderContext:
     # The counted set of ``pool`` over the evidence rendered with this context, when the run computed it
     # already (the verdict reads the same set): a context serves one run's evidence only.
     counted: Strength | None = None
+    frame: QuestionFrame | None = None  # the question's PICO, shown under its title
 
 
 BASIS_WORDS = {
@@ -468,6 +470,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     ]
     if meta:
         lines += [" · ".join(meta), ""]
+    if context.frame is not None and (frame := context.frame.summary()):
+        lines += [f"**Question frame.** {escape(frame)}", ""]
     if context.verdict is not None:
         lines += verdict_block(context.verdict, numbers)
     if context.degraded:
