@@ -16,7 +16,7 @@ from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import direction, labelled_sentences, quote, stem
 from deepcritical.stages.render import RenderContext, counted_items, render_markdown
-from deepcritical.stages.studies import group_studies, readable, study_numbers, with_study_parts
+from deepcritical.stages.studies import group_studies, readable, studies_of, study_numbers, with_study_parts
 
 QUESTION = "Does aspirin prevent stroke in older adults?"
 STEMS = [stem(word) for word in ("aspirin", "stroke", "older", "adults")]
@@ -66,12 +66,23 @@ def test_an_abstract_and_its_passages_are_one_study_whatever_the_documents_id() 
     assert len(group_studies([abstract(), other])) == 2
 
 
+def test_each_study_is_one_reading_unit_for_the_verdict() -> None:
+    units = studies_of([METHODS, DISCUSSION, abstract(), RESULTS, passage("2", "Results", "Other.", pmid="1")])
+    assert [unit.key for unit in units] == ["pmid:30221597", "pmid:1"]
+    first = units[0]
+    assert first.lead.id == "pmid:30221597"
+    assert [item.id for item in first.parts] == ["pmid:30221597", RESULTS.id, DISCUSSION.id]
+    assert set(first.ids) == {METHODS.id, DISCUSSION.id, "pmid:30221597", RESULTS.id}
+    assert studies_of([METHODS])[0].parts == (METHODS,)  # what there is of it
+
+
 def test_a_study_is_read_by_its_abstract_and_results_never_its_methods_alone() -> None:
     group = [DISCUSSION, METHODS, RESULTS, abstract()]
-    assert [item.id for item in readable(group)] == ["pmid:30221597", RESULTS.id]
+    assert [item.id for item in readable(group)] == ["pmid:30221597"]
+    assert [item.id for item in readable([DISCUSSION, METHODS, RESULTS])] == [RESULTS.id]
     assert readable([METHODS]) == [METHODS]  # all there is of the study
     collected = {item.id: item for item in (abstract(), METHODS, RESULTS)}
-    assert [item.id for item in with_study_parts([METHODS], collected)] == ["pmid:30221597", RESULTS.id]
+    assert [item.id for item in with_study_parts([METHODS], collected)] == ["pmid:30221597"]
 
 
 def test_background_methods_and_speculation_never_state_the_result() -> None:

@@ -30,8 +30,20 @@ from deepcritical.stages.reading import (
     split_sentences,
     stem,
 )
+from deepcritical.stages.selection import HELD_KINDS, without_held_kinds
 
-_EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
+# Angles beyond the aspects; a kind of study the run holds is left out (``without_held_kinds``), so there are
+# enough others for every round.
+_EXTRA_ANGLES = (
+    "systematic review",
+    "cohort study",
+    "randomized controlled trial",
+    "animal model",
+    "biomarkers",
+    "dose response",
+    "long-term outcomes",
+    "guideline",
+)
 
 
 def _prompt(messages: Sequence[ModelMessage]) -> str:
@@ -79,7 +91,10 @@ def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
     done = {str(query).lower() for query in brief.get("queries_already_run", [])}
     # Every query keeps the frame's intervention and population, whole (a background term never replaces them).
     anchored = (with_terms(query, frame.required) for query in candidates if query.strip())
+    # No search for a kind of study the run holds on the question already (the brief says which).
+    held = [str(kind) for kind in brief.get("designs_collected", [])]
     fresh = [query for query in dict.fromkeys(anchored) if query.lower() not in done]
+    fresh = without_held_kinds(fresh, [kind for kind in held if kind in HELD_KINDS])
     return fresh[: min(4, MAX_QUERIES_PER_TURN)]
 
 

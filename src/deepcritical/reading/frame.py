@@ -17,9 +17,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from deepcritical.sources.query import STOP_WORDS
 from deepcritical.text import one_line
 
 Role = Literal["intervention", "comparator", "outcome", "population"]
+
+
+def _words(text: str) -> frozenset[str]:
+    """A vocabulary written as words separated by white space."""
+    return frozenset(text.split())
 
 
 class QuestionFrame(BaseModel):
@@ -79,328 +85,56 @@ class QuestionFrame(BaseModel):
 MAX_OUTCOME_WORDS = 4
 
 # Function words: never part of an entity's edges, and (except "of", "with" and "'s") the end of one.
-_FUNCTION = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "any",
-        "some",
-        "this",
-        "these",
-        "that",
-        "those",
-        "their",
-        "its",
-        "his",
-        "her",
-        "our",
-        "your",
-        "my",
-        "such",
-        "each",
-        "every",
-        "all",
-        "both",
-        "either",
-        "neither",
-        "no",
-        "not",
-        "nor",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "than",
-        "as",
-        "at",
-        "by",
-        "from",
-        "into",
-        "onto",
-        "to",
-        "up",
-        "down",
-        "out",
-        "over",
-        "under",
-        "about",
-        "above",
-        "below",
-        "between",
-        "through",
-        "during",
-        "after",
-        "before",
-        "without",
-        "within",
-        "upon",
-        "via",
-        "per",
-        "whether",
-        "who",
-        "whom",
-        "whose",
-        "which",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "there",
-        "here",
-        "it",
-        "they",
-        "them",
-        "he",
-        "she",
-        "we",
-        "you",
-        "i",
-        "me",
-        "us",
-        "one",
-        "ones",
-        "more",
-        "most",
-        "less",
-        "least",
-        "very",
-        "much",
-        "many",
-        "also",
-        "still",
-        "really",
-        "actually",
-        "significantly",
-        "truly",
-        "ever",
-        "just",
-        "only",
-        "even",
-        "further",
-        "again",
-        "already",
-        "be",
-        "been",
-        "being",
-        "is",
-        "are",
-        "was",
-        "were",
-        "am",
-        "do",
-        "does",
-        "did",
-        "done",
-        "doing",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "has",
-        "have",
-        "had",
-        "having",
-        "get",
-        "gets",
-        "got",
-        "of",
-        "with",
-        "in",
-        "on",
-        "for",
-        "among",
-        "amongst",
-        "against",
-        "versus",
-        "vs",
-        "compared",
-        "true",
-        "false",
-        "evidence",
-        "likely",
-    ]
-)
-_AUX = frozenset(
-    [
-        "do",
-        "does",
-        "did",
-        "is",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "may",
-        "might",
-        "must",
-        "has",
-        "have",
-        "had",
-        "shall",
-    ]
+_FUNCTION = _words(
+    """
+    a an the any some this these that those their its his her our your my such each every all both
+    either neither no not nor and or but if then than as at by from into onto to up down out over under
+    about above below between through during after before without within upon via per whether who whom
+    whose which what when where why how there here it they them he she we you i me us one ones more most
+    less least very much many also still really actually significantly truly ever just only even further
+    again already be been being is are was were am do does did done doing can could should would will
+    shall may might must has have had having get gets got of with in on for among amongst against versus
+    vs compared true false evidence likely
+    """
+) | {word for word in STOP_WORDS if word.isalpha() or "'" in word}  # what a PubMed query drops ("know", "it's")
+_AUX = _words(
+    """
+    do does did is are was were can could should would will may might must has have had shall
+    """
 )
 _BE = frozenset({"be", "been", "being", "is", "are", "was", "were", "am"})
 _WH = frozenset({"what", "which", "who", "whom"})
 _SUBJECT_PRONOUNS = frozenset({"it", "they", "this", "these", "them"})
 # Heads that ask for an intervention rather than name one: "What treatments ...", "the best therapy for".
-_OPEN_HEADS = frozenset(
-    [
-        "treatment",
-        "treatments",
-        "therapy",
-        "therapies",
-        "drug",
-        "drugs",
-        "medication",
-        "medications",
-        "medicine",
-        "medicines",
-        "intervention",
-        "interventions",
-        "supplement",
-        "supplements",
-        "option",
-        "options",
-        "agent",
-        "agents",
-        "approach",
-        "approaches",
-        "strategy",
-        "strategies",
-        "factor",
-        "factors",
-        "management",
-    ]
+_OPEN_HEADS = _words(
+    """
+    treatment treatments therapy therapies drug drugs medication medications medicine medicines
+    intervention interventions supplement supplements option options agent agents approach approaches
+    strategy strategies factor factors management
+    """
 )
 # Heads that say how an intervention is looked at, not what it is: "the use of aspirin" is about aspirin.
-_ASPECT_HEADS = frozenset(
-    [
-        "use",
-        "effect",
-        "effects",
-        "impact",
-        "role",
-        "influence",
-        "efficacy",
-        "effectiveness",
-        "safety",
-        "benefit",
-        "benefits",
-        "administration",
-        "addition",
-        "value",
-        "usefulness",
-        "contribution",
-        "association",
-        "associations",
-        "relationship",
-        "link",
-    ]
+_ASPECT_HEADS = _words(
+    """
+    use effect effects impact role influence efficacy effectiveness safety benefit benefits
+    administration addition value usefulness contribution association associations relationship link
+    """
 )
 # People in general: "patients with heart failure" is about heart failure.
 _PEOPLE = frozenset(
     ["patients", "people", "persons", "individuals", "subjects", "participants", "those", "cases", "adults"]
 )
 # Verbs that link an intervention to an outcome; their -s, -es, -d, -ed and -ing forms are built below.
-_VERB_ROOTS = [
-    "reduce",
-    "lower",
-    "decrease",
-    "improve",
-    "increase",
-    "prevent",
-    "treat",
-    "cure",
-    "slow",
-    "delay",
-    "affect",
-    "influence",
-    "alter",
-    "change",
-    "cause",
-    "protect",
-    "benefit",
-    "help",
-    "raise",
-    "worsen",
-    "shorten",
-    "prolong",
-    "extend",
-    "predict",
-    "modify",
-    "attenuate",
-    "enhance",
-    "promote",
-    "induce",
-    "inhibit",
-    "restore",
-    "relieve",
-    "alleviate",
-    "mitigate",
-    "contribute",
-    "lead",
-    "work",
-    "confer",
-    "impact",
-    "control",
-    "boost",
-    "suppress",
-    "stop",
-    "reverse",
-    "harm",
-    "trigger",
-    "lessen",
-    "lengthen",
-    "impair",
-    "impede",
-    "accelerate",
-    "regulate",
-    "mediate",
-    "correlate",
-    "limit",
-    "block",
-    "halt",
-    "ameliorate",
-    "normalize",
-    "normalise",
-    "counteract",
-    "aggravate",
-    "exacerbate",
-    "diminish",
-    "elevate",
-    "damage",
-    "lack",
-    "show",
-    "play",
-    "offer",
-    "provide",
-    "decline",
-    "result",
-    "relate",
-    "associate",
-    "link",
-    "predispose",
-    "protect",
-    "reduce",
-    "require",
-    "need",
-    "remain",
-    "stay",
-    "exist",
-    "occur",
-]
+_VERB_ROOTS = _words(
+    """
+    reduce lower decrease improve increase prevent treat cure slow delay affect influence alter change cause
+    protect benefit help raise worsen shorten prolong extend predict modify attenuate enhance promote induce
+    inhibit restore relieve alleviate mitigate contribute lead work confer impact control boost suppress stop
+    reverse harm trigger lessen lengthen impair impede accelerate regulate mediate correlate limit block halt
+    ameliorate normalize normalise counteract aggravate exacerbate diminish elevate damage lack show play offer
+    provide decline result relate associate link predispose protect reduce require need remain stay exist occur
+    """
+)
 
 
 def _forms(root: str) -> set[str]:
@@ -410,52 +144,14 @@ def _forms(root: str) -> set[str]:
 
 _VERBS = frozenset(form for root in _VERB_ROOTS for form in _forms(root)) | {"led", "shown", "worked"}
 # Words after "is/are/be" that say what the question asks of its subject.
-_PREDICATES = frozenset(
-    [
-        "effective",
-        "efficacious",
-        "safe",
-        "beneficial",
-        "superior",
-        "inferior",
-        "better",
-        "worse",
-        "useful",
-        "helpful",
-        "harmful",
-        "protective",
-        "appropriate",
-        "feasible",
-        "predictive",
-        "able",
-        "sufficient",
-        "necessary",
-        "noninferior",
-        "non-inferior",
-        "equivalent",
-        "comparable",
-        "similar",
-        "preferable",
-        "associated",
-        "linked",
-        "related",
-        "correlated",
-        "repurposed",
-        "used",
-        "given",
-        "prescribed",
-        "recommended",
-        "indicated",
-        "needed",
-        "required",
-        "considered",
-        "involved",
-        "implicated",
-        "responsible",
-        "critical",
-        "important",
-        "essential",
-    ]
+_PREDICATES = _words(
+    """
+    effective efficacious safe beneficial superior inferior better worse useful helpful harmful
+    protective appropriate feasible predictive able sufficient necessary noninferior non-inferior
+    equivalent comparable similar preferable associated linked related correlated repurposed used given
+    prescribed recommended indicated needed required considered involved implicated responsible critical
+    important essential
+    """
 )
 _COMPARATIVES = frozenset({"superior", "inferior", "better", "worse", "noninferior", "non-inferior", "equivalent"})
 _COMPARATIVES |= {"comparable", "similar", "preferable", "preferred"}

@@ -41,7 +41,7 @@ _TOKEN = re.compile(
 
 
 # A capital letter or a Roman numeral after a word is part of a name, not the article or pronoun it spells:
-# "vitamin A", "hepatitis A", "type I diabetes".
+# "vitamin A", "hepatitis A", "type I diabetes"; so is an acronym in capitals ("WHO guidelines").
 _LETTER = re.compile(r"[A-Z]|[IVX]{1,4}")
 
 
@@ -60,6 +60,7 @@ def _tokens(text: str) -> list[str]:
             or "[" in token
             or token.lower().strip("'") not in STOP_WORDS
             or (_LETTER.fullmatch(token) and previous.isalnum() and previous.lower() not in STOP_WORDS)
+            or (len(token) > 1 and token.isupper())  # an acronym that spells a filler word: "WHO", "US"
         ):
             kept.append(token)
         previous = token

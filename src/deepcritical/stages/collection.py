@@ -136,7 +136,7 @@ class RunEvidence:
     async def select(self, question: str, k: int) -> list[Evidence]:
         """At most ``k`` collected items for a model to read: the strongest studies on the question first,
         then the relevant and diverse (the store's hybrid retrieval, then MMR), whatever the store returns;
-        each study read whole, its abstract with its results passage (``stages.selection``)."""
+        each study read once, by its abstract or else its results passage (``stages.selection``)."""
         ranked = [
             self._items[item.id] for item in await self._store.select_for_judge(question, k) if item.id in self._items
         ]

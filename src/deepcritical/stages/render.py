@@ -385,7 +385,8 @@ ASPECT_NAMES = (
 def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
     """The judge's scores as capped, each with what it gave and why it was capped."""
     lines = [
-        "The judge rated the items it was shown in its last round (chosen by relevance and diversity, not every "
+        "The judge rated the items it was shown in its last round (the strongest studies on the question first, then "
+        "by relevance and diversity; not every "
         "item collected); each score is capped in code by what the counted studies can support.",
         "",
     ]

@@ -20,6 +20,7 @@ from deepcritical.sources.query import is_search_query, with_terms
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
 from deepcritical.stages.reading import ASPECT_QUERY_WORDS
+from deepcritical.stages.selection import asks_for_held_kind, held_kinds
 from deepcritical.stages.state import Budget, RunState
 
 logger = structlog.get_logger(__name__)
@@ -106,7 +107,14 @@ class SearchStage:
         rejected = [q for q in queries if q.strip() and not is_search_query(q)]
         anchored = (with_terms(q, required) for q in queries if q.strip() and q not in rejected)
         fresh = [q for q in dict.fromkeys(anchored) if q and state.is_new_query(q)]
-        fresh = fresh[:MAX_QUERIES_PER_TURN]
+        # No round searches again for a kind of study it holds on the question (it would find the same trials).
+        kinds = held_kinds(state.question, self.evidence.items.values())
+        held = {q: kind for q in fresh if (kind := asks_for_held_kind(q, kinds)) is not None}
+        fresh = [q for q in fresh if q not in held][:MAX_QUERIES_PER_TURN]
+        if held and not fresh:
+            logger.info("queries_for_collected_designs", count=len(held), by=by)
+            named = ", ".join(dict.fromkeys(held.values()))
+            return {"status": f"not run: the run already holds {named} on the question; search for what is missing"}
         if rejected and not fresh:
             logger.info("queries_rejected", count=len(rejected), by=by)
             return {"status": "not run: these are not search queries (code, markup or a paragraph); send a few terms"}
