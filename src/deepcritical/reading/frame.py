@@ -191,7 +191,7 @@ def _content(tokens: Sequence[_Token], index: int) -> bool:
     token = tokens[index]
     if not _is_word(token):
         return False
-    after_word = index > 0 and _is_word(tokens[index - 1]) and tokens[index - 1].low not in _FUNCTION
+    after_word = index > 0 and _content(tokens, index - 1)  # "hepatitis A", and "A" after it again
     if after_word and re.fullmatch(r"[A-Z]|[IVX]{1,4}", token.text):
         return True
     return token.low not in _FUNCTION
