@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from deepcritical.models import Evidence, Grade
+from deepcritical.models import Evidence, Grade, Passage
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
@@ -217,8 +217,8 @@ def _reference(number: int, study: Sequence[Evidence], recalled: bool, demo: boo
         place = f"page {item.passage.page}" if item.passage.page else item.passage.section
         span = f"characters {item.passage.start}-{item.passage.end}" if item.passage.start is not None else ""
         parts.append(f" Passage: {escape(', '.join(part for part in (place, span) if part))}.")
-    if others := [part for part in study if part is not item and part.passage is not None]:
-        parts.append(f" Passages used: {'; '.join(_passage_used(part) for part in others)}.")
+    if others := [(part.id, where) for part in study if part is not item and (where := part.passage) is not None]:
+        parts.append(f" Passages used: {'; '.join(_passage_used(*other) for other in others)}.")
     if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
         parts.append(" (synthetic demo record: no web page)")
         return "".join(parts)
@@ -227,12 +227,11 @@ def _reference(number: int, study: Sequence[Evidence], recalled: bool, demo: boo
     return "".join(parts)
 
 
-def _passage_used(item: Evidence) -> str:
+def _passage_used(evidence_id: str, passage: Passage) -> str:
     """'Results, characters 1698-2147 (`url:library://…/6`)'."""
-    assert item.passage is not None
-    place = f"page {item.passage.page}" if item.passage.page else item.passage.section or "passage"
-    span = f", characters {item.passage.start}-{item.passage.end}" if item.passage.start is not None else ""
-    return f"{escape(place + span)} ({code_span(item.id)})"
+    place = f"page {passage.page}" if passage.page else passage.section or "passage"
+    span = f", characters {passage.start}-{passage.end}" if passage.start is not None else ""
+    return f"{escape(place + span)} ({code_span(evidence_id)})"
 
 
 def best_grade(ids: Sequence[str], evidence: Mapping[str, Evidence]) -> Grade | None:
