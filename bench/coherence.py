@@ -28,11 +28,13 @@ from pathlib import Path
 from deepcritical.config import load_settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.logs import configure_logging
+from deepcritical.reading.frame import frame_question
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble, http_client
+from deepcritical.sources.query import query_names
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import ADVICE, key_terms, mentions, on_topic, question_frame, stem
+from deepcritical.stages.reading import ADVICE, key_terms, on_topic, stem
 
 RAW_ID = re.compile(r"\b(?:pmid|pmcid|doi):|\burl:", re.IGNORECASE)
 CELL = re.compile(r"^(\d+)(?: \\\[([\d, ]+)\\\])?$")
@@ -75,9 +77,9 @@ def measure(outcome: ResearchOutcome) -> dict[str, int]:
         for title in warned
         if (item := by_title.get(title.replace("\\", ""))) is not None and not on_topic(EvidenceView.of(item), stems)
     )
-    frame = question_frame(outcome.question)
+    frame = frame_question(outcome.question)
     queries = [query for step in outcome.searches for query in step.queries]
-    drifting = sum(1 for query in queries if not all(mentions(term, query) for term in frame.required))
+    drifting = sum(1 for query in queries if not all(query_names(term, query) for term in frame.required))
     limitations = section(markdown, "Limitations")
     table = section(markdown, "Strength of evidence")
     untrue = int("No systematic review" in limitations and "| Systematic reviews and meta-analyses |" in table)

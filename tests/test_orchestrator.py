@@ -148,7 +148,9 @@ async def test_stops_after_max_iterations_with_the_judges_queries_run() -> None:
     assert outcome.iterations == 3
     assert len(outcome.assessments) == 3
     assert len(outcome.plans) == 3
-    assert "metformin dementia trial Alzheimer's" in harness.handler.queries  # the judge's query, condition kept
+    assert (
+        "metformin dementia trial Alzheimer's disease" in harness.handler.queries
+    )  # the judge's query, condition kept
     assert len(harness.handler.queries) == len(set(harness.handler.queries))  # no query runs twice
     assert_cited(outcome)
 

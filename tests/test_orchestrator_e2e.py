@@ -60,6 +60,10 @@ async def test_demo_research_ends_in_a_cited_report_from_several_sources(tmp_pat
     assert "DEMO MODE" in markdown.splitlines()[2]
     assert "You must report" not in markdown  # the corpus's planted injection is data, never a finding
     assert set(record["timings"]) >= {"search", "embedding_dedup", "judge", "report", "total"}
+    # The question's frame, in run.json and under the report's title.
+    assert record["frame"]["intervention"] == outcome.frame.intervention == "metformin"
+    assert record["frame"]["population"] == "Alzheimer's disease"
+    assert "**Question frame.** Population: Alzheimer's disease · Intervention: metformin" in markdown
 
 
 async def test_a_second_run_in_the_same_home_collects_its_own_evidence(tmp_path: Path) -> None:

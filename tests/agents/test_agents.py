@@ -57,7 +57,7 @@ async def test_demo_brain_asks_for_context_then_searches_from_it() -> None:
     brain, _, _ = demo_models()
     turn = await Planner(brain, term_lookups=True)(deps)
     assert engine.terms == ["metformin", "Alzheimer's"]
-    assert "metformin Alzheimer's AMPK" in handler.queries
+    assert "metformin Alzheimer's disease AMPK" in handler.queries
     assert turn.queries == handler.queries
     assert [type(event) for event in events] == [QueriesPlanned, SearchFinished]
 
@@ -65,7 +65,7 @@ async def test_demo_brain_asks_for_context_then_searches_from_it() -> None:
 async def test_a_repeated_query_is_not_run_again() -> None:
     handler = FakeHandler()
     deps = make_deps(handler=handler)
-    deps.state.queries_run = ["metformin ampk alzheimer's"]  # the model's query gains the question's condition
+    deps.state.queries_run = ["metformin ampk alzheimer's disease"]  # the model's query gains the question's condition
 
     def search_twice(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         if len(messages) == 1:
@@ -161,5 +161,5 @@ async def test_a_turn_cannot_search_or_look_up_terms_without_end() -> None:
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
 
     await Planner(FunctionModel(greedy), term_lookups=True)(deps)
-    assert handler.queries == [f"metformin query {n} Alzheimer's" for n in range(3)]  # the condition is kept
+    assert handler.queries == [f"metformin query {n} Alzheimer's disease" for n in range(3)]  # the condition is kept
     assert engine.terms == ["term 10", "term 11", "term 12", "term 13"]

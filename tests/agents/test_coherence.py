@@ -24,16 +24,12 @@ from deepcritical.agents.judge import Judge
 from deepcritical.demo.models import demo_queries
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport, Verdict
-from deepcritical.sources.query import with_terms
-from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import ceilings
-from deepcritical.stages.reading import question_frame, result_only
+from deepcritical.stages.reading import result_only
 from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.stages.search import fallback_queries
-from deepcritical.stages.state import RunState
 from deepcritical.stages.strength import DIRECTIONS, strength_of
 
 INTERVENTIONS = ("metformin", "lithium", "colchicine", "semaglutide", "statins", "melatonin")
@@ -335,47 +331,6 @@ def test_the_rendered_report_is_coherent(data: st.DataObject) -> None:
     # A key finding is a result, never advice.
     findings = doc.section("Key findings") + doc.section("Contrary evidence")
     assert not any(words in findings for words in ADVICE_WORDS), findings
-
-
-def _names(text: str, term: str) -> bool:
-    term = term.lower()
-    return term in text.lower() or term.rstrip("s") in text.lower()
-
-
-@EXAMPLES
-@given(
-    i=st.sampled_from(INTERVENTIONS),
-    c=st.sampled_from(CONDITIONS),
-    o=st.sampled_from(OUTCOMES),
-    template=st.sampled_from(TEMPLATES),
-    planned=st.lists(st.text(alphabet="abcdefghij klmnop()", min_size=1, max_size=30), max_size=4),
-    judge_queries=st.lists(st.sampled_from(("systematic review", "adverse effects", "SGLT2 cohort")), max_size=3),
-)
-def test_every_query_keeps_the_questions_intervention_and_condition(
-    i: str, c: str, o: str, template: str, planned: list[str], judge_queries: list[str]
-) -> None:
-    question = template.format(i=i, c=c, o=o)
-    frame = question_frame(question)
-    assert any(_names(term, i) for term in frame.intervention)
-    assert any(_names(term, c) for term in frame.condition)
-    state = RunState(question=question)
-    score = AspectScore(score=2, reason="Little.")
-    state.assessments.append(
-        Assessment(
-            mechanism=score, clinical=score, safety=score, sufficient=False, confidence=0.2, next_queries=judge_queries
-        )
-    )
-    built = [
-        *fallback_queries(state),  # the loop's code-built search
-        *code_assessment(question, []).next_queries,  # the code-built judge's next queries
-        *(with_terms(query, frame.required) for query in planned),  # whatever a model planned, as searched
-    ]
-    for iteration in (1, 2):
-        built += demo_queries({"question": question, "iteration": iteration, "judge_next_queries": judge_queries}, [])
-    assert built
-    for query in built:
-        assert _names(query, i), (question, query)
-        assert _names(query, c), (question, query)
 
 
 async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_refute() -> None:

@@ -27,12 +27,12 @@ from agents.llm_server import (
 from agents.llm_wires import OPENAI, OPENAI_PROMPTED, WIRES, Ask, Reply, Wire
 from agents.research_fakes import QUESTION, plain_logs
 from deepcritical.errors import ConfigError
+from deepcritical.reading.frame import frame_question
 from deepcritical.sources.query import with_terms
-from deepcritical.stages.reading import question_frame
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
 _ = plain_logs  # imported for its fixture
-SEARCHED = [with_terms(query, question_frame(QUESTION).required) for query in BRAIN_QUERIES]
+SEARCHED = [with_terms(query, frame_question(QUESTION).required) for query in BRAIN_QUERIES]
 
 CITED = re.compile(r"Evidence id: `([^`]+)`")
 

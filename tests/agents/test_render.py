@@ -8,6 +8,7 @@ from research_fakes import evidence
 
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
+from deepcritical.reading.frame import frame_question
 from deepcritical.stages.render import DEMO_BANNER, RenderContext, code_span, escape, render_markdown, safe_link
 
 HOSTILE_TITLE = '<script>alert("x")</script> [click](http://evil.example) **bold** `code` & <img src=x>'
@@ -93,6 +94,28 @@ def test_a_markdown_renderer_sees_only_text_and_the_collected_links() -> None:
     assert not re.search(r"<(?:script|img|b)\b", page)
     assert re.findall(r'href="([^"]+)"', page) == [item.citation.url for item in items]
     assert "<strong>Metformin</strong>" not in page
+
+
+def test_the_question_frame_is_shown_under_the_title_as_inert_text() -> None:
+    from markdown_it import MarkdownIt
+
+    question = "Does *vitamin D* reduce falls in older adults?"
+    # As a model or a tampered record could give it: markup and a script link in its entities.
+    frame = frame_question(question).model_copy(
+        update={"intervention": "<img src=x onerror=alert(1)> *vitamin D*", "outcomes": ["[falls](javascript:x)"]}
+    )
+    items = [evidence(1, "Text."), evidence(2, "Text.")]
+    report = make_report(items).model_copy(update={"question": question})
+    markdown = render_markdown(report, {item.id: item for item in items}, RenderContext(False, "error", frame=frame))
+    line = next(line for line in markdown.splitlines() if line.startswith("**Question frame.**"))
+    assert "Population: older adults" in line
+    page = MarkdownIt("commonmark").render(line)
+    assert "<img" not in page
+    assert "<em>" not in page
+    assert "href" not in page
+    assert "Intervention: &lt;img src=x onerror=alert(1)&gt; *vitamin D*" in page
+    no_frame = render_markdown(report, {item.id: item for item in items}, RenderContext(False, "error"))
+    assert "Question frame" not in no_frame
 
 
 def test_a_source_problem_names_the_source_once_and_renders_its_error_escaped() -> None:

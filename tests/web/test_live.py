@@ -19,6 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
+from deepcritical.reading.frame import QuestionFrame
 from deepcritical.service.journal import RunInfo
 from web.hostile_app import PWNED
 
@@ -66,6 +67,7 @@ def plant_hostile_run(home: Path) -> None:
     info = RunInfo(
         run_id=PLANTED_RUN,
         question=f"<img src=x onerror=\"{PWNED}='question'\">",
+        frame=QuestionFrame(intervention=f"<img src=x onerror=\"{PWNED}='frame'\">", outcomes=["<b>x</b>"]),
         status="finished",
         demo=True,
         max_iterations=1,
@@ -252,6 +254,9 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     assert "Iteration 1 of" in progress
     assert "Searched " in progress
     assert "Run finished." in progress
+    expect(page.locator("#run-frame")).to_have_text(
+        "Question frame. Population: Alzheimer's disease · Intervention: metformin"
+    )
     assert page.locator("#report li[id^='ref-']").count() >= 3
     expect(page.locator("#files")).to_contain_text("report.md")
     expect(page.locator("#files")).to_contain_text("run.json")
@@ -279,5 +284,7 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     page.goto(f"{server.url}/?run={PLANTED_RUN}")
     expect(page.locator("#report")).to_contain_text(f"<script>{PWNED}='heading'</script>")
     expect(page.locator("#run-question")).to_contain_text("onerror")
+    expect(page.locator("#run-frame")).to_contain_text("Intervention: <img src=x onerror")
+    expect(page.locator("#run-frame")).to_contain_text("Outcomes: <b>x</b>")
     expect(page.locator("#run-list")).to_contain_text("onerror")
     assert_nothing_ran(page, console, dialogs)

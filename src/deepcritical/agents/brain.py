@@ -3,6 +3,7 @@ and runs the search stage through its ``search`` tool. Tool docstrings are what 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic_ai import Agent, RunContext, Tool
@@ -14,6 +15,7 @@ from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.outputs import BrainTurn
 from deepcritical.stages.framing import BRIEF_TAG, block
+from deepcritical.stages.selection import held_kinds
 from deepcritical.stages.state import RunState
 
 MAX_CONTEXT_CHARS = 1500
@@ -77,7 +79,11 @@ def build_brain(*, term_lookups: bool, output: Mode = "tool") -> Agent[ResearchD
     )
 
 
-def brain_prompt(state: RunState, max_iterations: int, evidence_collected: int) -> str:
+def brain_prompt(
+    state: RunState, max_iterations: int, evidence_collected: int, designs_collected: Sequence[str] = ()
+) -> str:
+    """The Brain's brief; ``designs_collected``: the kinds of study the run holds on the question already
+    (a search for them is not run)."""
     last = state.last_assessment
     brief = {
         "question": state.question,
@@ -87,6 +93,7 @@ def brain_prompt(state: RunState, max_iterations: int, evidence_collected: int) 
         "queries_already_run": state.queries_run[-40:],
         "judge_gaps": last.gaps if last else [],
         "judge_next_queries": last.next_queries if last else [],
+        "designs_collected": list(designs_collected),
     }
     return (
         f"Research question: {state.question}\n\nPlan and run this iteration's searches.\n\n{block(BRIEF_TAG, [brief])}"
@@ -103,7 +110,8 @@ class Planner:
         self.model = model
 
     async def __call__(self, deps: ResearchDeps) -> BrainTurn:
-        prompt = brain_prompt(deps.state, deps.budget.max_iterations, len(deps.evidence))
+        held = held_kinds(deps.state.question, deps.evidence.items.values())
+        prompt = brain_prompt(deps.state, deps.budget.max_iterations, len(deps.evidence), held)
         turn = await run_agent(
             self.agents, prompt, deps=deps, model=self.model, name="brain", max_tokens=deps.settings.brain_max_tokens
         )

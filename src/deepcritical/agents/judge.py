@@ -15,6 +15,7 @@ from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Judgement
 from deepcritical.stages.framing import BRIEF_TAG, EvidenceView, block, evidence_block
 from deepcritical.stages.ratings import cap_assessment, untrue
+from deepcritical.stages.selection import held_kinds, without_held_kinds
 from deepcritical.stages.state import RunState
 from deepcritical.stages.strength import strength_of
 
@@ -77,6 +78,10 @@ class Judge:
             update={
                 "cited_ids": [i for i in assessment.cited_ids if i in shown],
                 "gaps": [gap for gap in assessment.gaps if not untrue(gap, designs)],  # no gap the items refute
+                # No next search for a kind of study the run holds on the question.
+                "next_queries": without_held_kinds(
+                    assessment.next_queries, held_kinds(deps.state.question, evidence.items.values())
+                ),
                 "caps": [],
             }
         )

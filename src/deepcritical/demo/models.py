@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
+from deepcritical.reading.frame import frame_question, terms_of
 from deepcritical.sources.query import with_terms
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report
@@ -26,12 +27,23 @@ from deepcritical.stages.reading import (
     ASPECT_QUERY_WORDS,
     context_terms,
     key_terms,
-    question_frame,
     split_sentences,
     stem,
 )
+from deepcritical.stages.selection import HELD_KINDS, without_held_kinds
 
-_EXTRA_ANGLES = ("systematic review", "cohort study", "randomized controlled trial", "animal model", "biomarkers")
+# Angles beyond the aspects; a kind of study the run holds is left out (``without_held_kinds``), so there are
+# enough others for every round.
+_EXTRA_ANGLES = (
+    "systematic review",
+    "cohort study",
+    "randomized controlled trial",
+    "animal model",
+    "biomarkers",
+    "dose response",
+    "long-term outcomes",
+    "guideline",
+)
 
 
 def _prompt(messages: Sequence[ModelMessage]) -> str:
@@ -60,11 +72,12 @@ def _output(info: AgentInfo, args: dict[str, Any]) -> ModelResponse:
 def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
     question = str(brief.get("question", ""))
     terms = key_terms(question)
-    frame = question_frame(question)
+    frame = frame_question(question)
     base = frame.base
     # Background only from what the context says about the question's intervention or condition: a lookup
     # that found nothing on them (another topic's documents) adds no term to a query.
-    anchors = [stem(term) for term in frame.required] or [stem(term) for term in terms]
+    # Words of three letters or more: "D" of "vitamin D" would match inside any word.
+    anchors = [stem(term) for term in terms_of(frame.required) if len(term) >= 3] or [stem(term) for term in terms]
     about = [part for part in split_sentences(" ".join(contexts)) if any(a in part.lower() for a in anchors)]
     background = context_terms(" ".join(about), exclude=terms)
     candidates = [str(query) for query in brief.get("judge_next_queries", [])]
@@ -76,9 +89,12 @@ def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
         candidates += [f"{base} {term}" for term in background]
     candidates += [f"{base} {angle}" for angle in _EXTRA_ANGLES]
     done = {str(query).lower() for query in brief.get("queries_already_run", [])}
-    # Every query keeps the question's intervention and condition (a background term never replaces them).
+    # Every query keeps the frame's intervention and population, whole (a background term never replaces them).
     anchored = (with_terms(query, frame.required) for query in candidates if query.strip())
+    # No search for a kind of study the run holds on the question already (the brief says which).
+    held = [str(kind) for kind in brief.get("designs_collected", [])]
     fresh = [query for query in dict.fromkeys(anchored) if query.lower() not in done]
+    fresh = without_held_kinds(fresh, [kind for kind in held if kind in HELD_KINDS])
     return fresh[: min(4, MAX_QUERIES_PER_TURN)]
 
 

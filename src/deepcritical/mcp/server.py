@@ -22,6 +22,7 @@ from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence import chroma
 from deepcritical.mcp.watch_tools import register_watch_tools
 from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES, Evidence
+from deepcritical.reading.frame import QuestionFrame
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.request import RunRequest
@@ -92,6 +93,9 @@ class RunResult(BaseModel):
 
     run_id: str
     question: str
+    frame: QuestionFrame | None = Field(
+        default=None, description="The question's population, intervention, comparator and outcomes, read in code"
+    )
     status: str = Field(description="queued, running, finished, failed, cancelled or interrupted")
     queue_position: int | None = Field(default=None, description="1 for the next queued run to start")
     error: str | None = None
@@ -121,6 +125,7 @@ def _result(manager: RunManager, info: RunInfo) -> CallToolResult:
     result = RunResult(
         run_id=info.run_id,
         question=info.question,
+        frame=info.frame,
         status=info.status,
         queue_position=manager.position(info.run_id),
         error=info.error,
@@ -130,7 +135,8 @@ def _result(manager: RunManager, info: RunInfo) -> CallToolResult:
     )
     if info.status == "finished" and markdown is not None:
         verdict = f" Verdict: {info.summary.verdict.headline}." if info.summary and info.summary.verdict else ""
-        text = f"Run {info.run_id} finished.{verdict}\n\n{markdown}"
+        frame = f" Question frame: {info.frame.summary()}." if info.frame and info.frame.summary() else ""
+        text = f"Run {info.run_id} finished.{verdict}{frame}\n\n{markdown}"
     else:
         where = f", position {result.queue_position} in the queue" if result.queue_position else ""
         text = f"Run {info.run_id} is {info.status}{where}."

@@ -23,6 +23,7 @@ from deepcritical.outputs import (
     StopReason,
     Verdict,
 )
+from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.stages.render import (
     RenderContext,
     counted_items,
@@ -77,6 +78,11 @@ class ResearchOutcome(BaseModel):
     """Everything a run produced: what ``run.json`` records and ``report.md`` renders."""
 
     question: str
+    frame: QuestionFrame | None = Field(
+        default=None,
+        description="The question's population, intervention, comparator and outcomes, as read in code "
+        "(None only in records written before frames existed)",
+    )
     run_id: str
     started_at: str
     demo: bool
@@ -163,6 +169,7 @@ def assemble_outcome(
     state, evidence = deps.state, deps.evidence
     # One counted set for the verdict, the numbering, the Markdown and the capped assessment.
     counted = counted_items(state.question, evidence.items, pool)
+    frame = frame_question(state.question)
     verdict = run_verdict(state.question, report, evidence.items, pool, counted)
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
@@ -179,6 +186,7 @@ def assemble_outcome(
         pool=pool,
         verdict=verdict,
         counted=counted,
+        frame=frame,
     )
     # One numbering: every item the report cites or counts is a reference, in run.json and the exports too.
     report = report.model_copy(update={"references": reference_order(report, evidence.items, context)})
@@ -186,6 +194,7 @@ def assemble_outcome(
     failed = sum(stats.failed_requests for stats in state.agents.values())
     outcome = ResearchOutcome(
         question=state.question,
+        frame=frame,
         run_id=run_id,
         started_at=started_at.isoformat(),
         demo=deps.settings.stand_in_sources,

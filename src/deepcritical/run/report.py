@@ -17,6 +17,7 @@ from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.strength import strength_of
+from deepcritical.stages.studies import with_study_parts
 
 ReportWriter = Callable[[ResearchDeps, list[Evidence], StopReason], Awaitable[ResearchReport]]
 
@@ -64,7 +65,9 @@ def nothing_found(deps: ResearchDeps) -> ResearchReport:
 
 def _extractive(deps: ResearchDeps, items: list[Evidence], note: str, reason: FallbackReason) -> CheckedReport:
     collected = deps.evidence.items
-    pool = items or sorted(collected.values(), key=lambda item: item.relevance, reverse=True)[:MAX_REPORT_ITEMS]
+    relevant = sorted(collected.values(), key=lambda item: item.relevance, reverse=True)[:MAX_REPORT_ITEMS]
+    # Each study read whole: a methods passage among the most relevant brings in its abstract and results.
+    pool = items or with_study_parts(relevant, collected)[:MAX_REPORT_ITEMS]
     views = [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pool]
     draft = extractive_report(deps.state.question, views, assessment=deps.state.last_assessment, notes=[note])
     report, audit = verify_citations(draft, collected, question=deps.state.question)

@@ -17,6 +17,7 @@ from deepcritical.run.report import CheckedReport, ReportRequest, ReportWriter, 
 from deepcritical.run.stage import Cause, Stage
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.selection import held_kinds, without_held_kinds
 
 
 async def search_in_code(deps: ResearchDeps, _: None, cause: Cause) -> None:
@@ -56,6 +57,8 @@ async def judge_in_code(deps: ResearchDeps, _: None, cause: Cause) -> Judgement:
     """The judge's code half: keyword coverage of the items the Judge would have read."""
     items = await deps.evidence.select(deps.state.question, deps.settings.judge_max_items)
     assessment = code_assessment(deps.state.question, [EvidenceView.of(item) for item in items])
+    held = held_kinds(deps.state.question, deps.evidence.items.values())
+    assessment = assessment.model_copy(update={"next_queries": without_held_kinds(assessment.next_queries, held)})
     return Judgement(assessment=assessment, items_judged=len(items), by="code")
 
 

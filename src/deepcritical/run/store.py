@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import structlog
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from deepcritical.config import Settings
 from deepcritical.models import SourceName
 from deepcritical.outputs import Verdict
+from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.run.checkpoint import (
     CHECKPOINT_FILE,
     Checkpoint,
@@ -87,6 +88,7 @@ class RunInfo(BaseModel):
 
     run_id: str
     question: str
+    frame: QuestionFrame | None = Field(default=None, description="The question's PICO, read when it was asked")
     status: RunStatus
     demo: bool
     max_iterations: int
@@ -103,6 +105,7 @@ class RunInfo(BaseModel):
         return cls(
             run_id=plan.run_id,
             question=plan.request.question,
+            frame=frame_question(plan.request.question),
             status=status,
             demo=plan.settings.demo_mode,
             max_iterations=plan.settings.max_iterations,

@@ -40,9 +40,15 @@ _TOKEN = re.compile(
 )
 
 
+# A capital letter or a Roman numeral after a word is part of a name, not the article or pronoun it spells:
+# "vitamin A", "hepatitis A", "type I diabetes"; so is an acronym in capitals ("WHO guidelines").
+_LETTER = re.compile(r"[A-Z]|[IVX]{1,4}")
+
+
 def _tokens(text: str) -> list[str]:
     """Phrases, words and parentheses, in order; every other character is punctuation and goes."""
     kept: list[str] = []
+    previous = ""
     for match in _TOKEN.finditer(text):
         token = match.group(0)
         if match.group("phrase") is not None:
@@ -53,8 +59,11 @@ def _tokens(text: str) -> list[str]:
             or token in OPERATORS
             or "[" in token
             or token.lower().strip("'") not in STOP_WORDS
+            or (_LETTER.fullmatch(token) and previous.isalnum() and previous.lower() not in STOP_WORDS)
+            or (len(token) > 1 and token.isupper())  # an acronym that spells a filler word: "WHO", "US"
         ):
             kept.append(token)
+        previous = token
     return kept
 
 
@@ -106,19 +115,36 @@ def to_pubmed_query(text: str) -> str:
     return words or " ".join(normalized.split())  # the original, its whitespace folded (control characters too)
 
 
-def _names(term: str, query: str) -> bool:
-    """Whether ``query`` names ``term``: case folded, a possessive or a plural s folded."""
-    key = re.sub(r"['’]s$", "", term.lower().strip("'’-"))
+_WORD = re.compile(r"\w+(?:['’\-]\w+)*")
+
+
+def _key(word: str) -> str:
+    return re.sub(r"['’]s$", "", word.lower().strip("'’-"))
+
+
+def query_names(term: str, query: str) -> bool:
+    """Whether ``query`` names ``term``: every word of it that is not filler ("of", "with"), case folded, a
+    possessive or a plural s folded. A short word must stand as a word: the "D" of "vitamin D" is not named
+    by the d of "disease"."""
+    words = [w for w in _WORD.findall(term) if _LETTER.fullmatch(w) or w.lower() not in STOP_WORDS]
     lowered = query.lower()
-    return key in lowered or (len(key) > 4 and key.endswith("s") and key[:-1] in lowered)
+    query_words = {_key(word) for word in _WORD.findall(query)}
+    for word in words or [term]:
+        key = _key(word)
+        if len(key) < 4:
+            if key not in query_words:
+                return False
+        elif key not in lowered and not (len(key) > 4 and key.endswith("s") and key[:-1] in lowered):
+            return False
+    return True
 
 
 def with_terms(query: str, terms: Sequence[str]) -> str:
-    """``query`` with each of ``terms`` it does not name added, so a search cannot drift off the question
-    (a query about the drug that lost the disease). A query written with Boolean operators or parentheses
-    is kept whole and ANDed with the missing terms."""
+    """``query`` with each of ``terms`` it does not name added whole, so a search cannot drift off the question
+    (a query about the drug that lost the disease, or "vitamin" that lost its "D"). A query written with
+    Boolean operators or parentheses is kept whole and ANDed with the missing terms."""
     query = " ".join(query.split())
-    missing = [term for term in dict.fromkeys(terms) if term.strip() and not _names(term, query)]
+    missing = [term for term in dict.fromkeys(terms) if term.strip() and not query_names(term, query)]
     if not missing:
         return query
     if not query:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from deepcritical.outputs import AspectScore, Assessment
+from deepcritical.reading.frame import frame_question
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.ratings import cap_assessment
 from deepcritical.stages.reading import (
@@ -22,7 +23,6 @@ from deepcritical.stages.reading import (
     aspects_of,
     informative,
     key_terms,
-    question_frame,
     quote,
     stem,
 )
@@ -104,7 +104,7 @@ def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: boo
     sources = {source for item in relevant for source in (item.found_by or [item.source])}
     coverage = sum(scores.values()) / (10 * len(ASPECTS))
     confidence = round(0.75 * coverage + 0.25 * min(1.0, len(sources) / 3), 2)
-    base = question_frame(question).base
+    base = frame_question(question).base
 
     def cite(ids: Sequence[str], budget: int = 380) -> str:
         """Every id when they fit in a reason (a model's sentence is bounded), else as many as fit, said so."""

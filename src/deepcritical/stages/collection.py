@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from deepcritical.models import Evidence, count_by_source, merge_records
 from deepcritical.stages.ports import EvidenceStoreLike
+from deepcritical.stages.selection import select_studies
 
 
 class RunEvidence:
@@ -133,7 +134,10 @@ class RunEvidence:
         return dict(counts.most_common())
 
     async def select(self, question: str, k: int) -> list[Evidence]:
-        """At most ``k`` collected items for a model to read: relevant to ``question`` and diverse (the
-        store's hybrid retrieval, then MMR), whatever the store returns."""
-        chosen = [item for item in await self._store.select_for_judge(question, k) if item.id in self._items]
-        return [self._items[item.id] for item in chosen[:k]]
+        """At most ``k`` collected items for a model to read: the strongest studies on the question first,
+        then the relevant and diverse (the store's hybrid retrieval, then MMR), whatever the store returns;
+        each study read once, by its abstract or else its results passage (``stages.selection``)."""
+        ranked = [
+            self._items[item.id] for item in await self._store.select_for_judge(question, k) if item.id in self._items
+        ]
+        return select_studies(question, ranked, self._items, k)

@@ -100,10 +100,11 @@ def answer_brief(strength: Strength, terms: Sequence[str]) -> str:
     return " ".join(parts)
 
 
-def _rank(item: EvidenceView) -> tuple[int, int]:
+def _rank(item: EvidenceView) -> tuple[int, int, int]:
     """Stronger designs first: human studies by level, then items outside the scale, animal and cell
-    studies last among those."""
-    return (item.level if item.level is not None and not is_lab(item) else 6, 1 if is_lab(item) else 0)
+    studies last among those; within a tier, a study before a web page that reports one."""
+    level = item.level if item.level is not None and not is_lab(item) else 6
+    return (level, 1 if is_lab(item) else 0, 1 if item.design in ("web", "unknown") else 0)
 
 
 # A full-text passage's title ends in its section, "(Methods)": the library source names passages so.

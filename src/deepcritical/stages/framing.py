@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from deepcritical.models import Evidence
+from deepcritical.models import Evidence, normalize_doi
 from deepcritical.text import shorten as shorten_text
 
 EVIDENCE_TAG = "evidence_items"
@@ -43,8 +43,8 @@ class EvidenceView:
     n: int | None = None
     retracted: bool = False
     expression_of_concern: bool = False
-    # A full-text passage's section ("Results", "Introduction"), and the study it belongs to: the document's
-    # id for a passage, the item's own id otherwise (an abstract and its article's passages share it).
+    # A full-text passage's section ("Results", "Introduction"), and the study it belongs to (``study_key``):
+    # an abstract and its article's passages share it.
     section: str | None = None
     document: str = ""
 
@@ -71,8 +71,21 @@ class EvidenceView:
             retracted=item.retracted,
             expression_of_concern=item.expression_of_concern,
             section=item.passage.section if item.passage is not None else None,
-            document=item.passage.document_id if item.passage is not None else item.id,
+            document=study_key(item),
         )
+
+
+def study_key(item: Evidence) -> str:
+    """The study an item reports, by the identity its abstract is collected under: a full-text passage by its
+    article's PMID, else its DOI, else its document; any other item is its own study (its id is PMID-first,
+    then DOI, as ``models.evidence_id`` makes it)."""
+    if item.passage is None:
+        return item.id
+    if item.citation.pmid:
+        return f"pmid:{item.citation.pmid}"
+    if item.citation.doi:
+        return f"doi:{normalize_doi(item.citation.doi)}"
+    return item.passage.document_id
 
 
 _NO_RESULT_SECTION = re.compile(

@@ -108,6 +108,27 @@ _LABEL = re.compile(
     r"|Conclusions?|Interpretation|Discussion|Significance):\s+"
 )
 _CONCLUSION_LABEL = re.compile(r"conclu|interpret", re.IGNORECASE)
+# Labels of the parts of a structured abstract that state no result of the study's own.
+_NO_RESULT_LABEL = re.compile(
+    r"background|introduction|context|rationale|objectives?|aims?|purpose|methods?|design|setting|participants"
+    r"|patients|interventions?|materials|study selection|data sources|eligibility",
+    re.IGNORECASE,
+)
+# A sentence that says what the study did (methods) or what might explain something (speculation, background),
+# not what it found: "We pooled five trials ...", "These effects may contribute to ...", "... is the rationale
+# for testing statins". Never quoted as a study's result.
+NOT_A_RESULT = re.compile(
+    r"^(?:we|the authors|investigators) (?:\w+ ){0,2}?(?:pooled|searched|included|enrolled|recruited|randomi[sz]ed"
+    r"|randomly assigned|assigned|conducted|performed|designed|aimed|sought|set out|hypothesi[sz]ed|investigated"
+    r"|examined|assessed|analy[sz]ed|measured|compared|used|identified|extracted|collected)\b"
+    r"|^(?:participants|patients|subjects|adults|children|women|men|volunteers|mice|rats)\b[^.;]{0,80}?"
+    r"\b(?:were|was) (?:randomi[sz]ed|randomly assigned|assigned|enrolled|recruited|included|allocated)\b"
+    r"|\b(?:may|might|could) (?:\w+ ){0,2}?(?:contribute|explain|underlie|account for|mediate|be responsible"
+    r"|play a role|reflect|be due)\b"
+    r"|\brationale\b|\bhypothes[ie]s\b|\b(?:is|are) (?:thought|believed|proposed) to\b"
+    r"|\b(?:it is|it remains) (?:plausible|possible|unknown|unclear) (?:that|whether)\b",
+    re.IGNORECASE,
+)
 # Wording of a reported result, null results ("did not change", "did not differ", "unchanged") included.
 _RESULT = re.compile(
     r"\b(?:conclu\w*|result\w*|suggest\w*|show\w*|found|find\w*|associated|reduc\w*|improv\w*|increas\w*"
@@ -117,15 +138,21 @@ _RESULT = re.compile(
 )
 
 
-def labelled_sentences(text: str) -> list[tuple[str, bool]]:
+def labelled_sentences(text: str, *, results_only: bool = False) -> list[tuple[str, bool]]:
     """Sentences that report something, each with whether it sits under a "CONCLUSIONS:"-like label:
-    section labels removed, and sentences that read as instructions (to a reader or a model) left out."""
+    section labels removed, and sentences that read as instructions (to a reader or a model) left out.
+    With ``results_only``, also the sentences under a background or methods label and those that say what
+    the study did or what might explain something (``NOT_A_RESULT``): what is left may state a result."""
     parts: list[tuple[str, bool]] = []
-    in_conclusion = False
+    in_conclusion = no_result = False
     for raw in _SPLIT.split(" ".join(text.split())):
         if label := _LABEL.match(raw):
             in_conclusion = bool(_CONCLUSION_LABEL.match(label.group(1)))
+            name = label.group(1)
+            no_result = bool(_NO_RESULT_LABEL.search(name)) and not re.search(r"result|finding|conclu", name, re.I)
         sentence = _LABEL.sub("", raw).strip()
+        if results_only and (no_result or NOT_A_RESULT.search(sentence)):
+            continue
         if 30 <= len(sentence) <= 500 and not sentence.endswith("…") and not INSTRUCTION.search(sentence):
             parts.append((sentence, in_conclusion))
     return parts
@@ -168,7 +195,7 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
     title = _bare(item.title)
     labelled = [
         (found, concluding)
-        for s, concluding in labelled_sentences(item.text)
+        for s, concluding in labelled_sentences(item.text, results_only=True)
         if (found := result_only(s)) and _bare(s) != title
     ]
     every = [s for s, _ in labelled]
@@ -341,7 +368,9 @@ _PRESCRIPTIVE = re.compile(
     r"\b(?:may|might|could|can|should)\b",
     re.IGNORECASE,
 )
-_CLAUSES = re.compile(r"(;\s+|(?<=[.!?])\s+)")
+# Clauses end at a semicolon, a sentence's end, or before advice joined by "and" ("... reduce deaths and
+# should be considered foundational therapy": the result stands without the advice).
+_CLAUSES = re.compile(r"(;\s+|(?<=[.!?])\s+|,?\s+(?=and (?:should|must|ought to)\b))")
 
 
 def is_advice(clause: str) -> bool:
@@ -363,80 +392,6 @@ def result_only(statement: str) -> str | None:
         return flat or None
     text = "".join(clause + separator for clause, separator in kept if not is_advice(clause)).strip().rstrip(";")
     return text or None
-
-
-# What a question asks about: the intervention (before the effect verb, or before the first
-# preposition), the condition (after the first preposition that follows), and in between the outcome.
-_MARKERS = frozenset({*EFFECT_WORDS, "repurposed", "repurpose", "treat", "treats", "used", "help", "helps"})
-_PREPOSITIONS = frozenset({"in", "for", "with", "among", "against", "on", "of", "after", "during"})
-MAX_FRAME_TERMS = 3
-MAX_SEARCH_TERMS = 6
-
-
-@dataclass(frozen=True)
-class QuestionFrame:
-    """A question's intervention, outcome and condition terms, as written in the question."""
-
-    intervention: tuple[str, ...]
-    outcome: tuple[str, ...]
-    condition: tuple[str, ...]
-
-    @property
-    def required(self) -> tuple[str, ...]:
-        """The terms every search must keep: the intervention and the condition."""
-        return tuple(dict.fromkeys((*self.intervention, *self.condition)))
-
-    @property
-    def base(self) -> str:
-        """The words code-built queries start from: intervention, outcome and condition, in question order."""
-        terms = list(dict.fromkeys((*self.intervention, *self.outcome, *self.condition)))
-        required = set(self.required)
-        while len(terms) > MAX_SEARCH_TERMS:  # shed outcome words first, never a required term
-            extra = next((t for t in reversed(terms) if t not in required), None)
-            if extra is None:
-                break
-            terms.remove(extra)
-        return " ".join(terms)
-
-
-def _entities(words: Sequence[str]) -> list[str]:
-    """Key terms among ``words`` that name things, as written, without repeats."""
-    found: dict[str, str] = {}
-    for word in words:
-        key = stem(word)
-        if len(key) >= 3 and key not in STOPWORDS and key not in EFFECT_WORDS and key not in found:
-            found[key] = word.strip("'’-")
-    return list(found.values())
-
-
-def question_frame(question: str) -> QuestionFrame:
-    """The intervention and condition of a question, read from its shape: "Do statins reduce mortality in
-    sepsis?" -> statins / mortality / sepsis; "Can metformin be repurposed for Alzheimer's disease?" ->
-    metformin / - / Alzheimer's. With no such shape, the first and the last key terms."""
-    words = _WORD.findall(question)
-    lowered = [stem(word) for word in words]
-    verb = next((i for i, word in enumerate(lowered) if word in _MARKERS), None)
-    start = 0 if verb is None else verb + 1
-    preposition = next((i for i in range(start, len(words)) if lowered[i] in _PREPOSITIONS), None)
-    if verb is not None:
-        intervention = _entities(words[:verb])
-        outcome = _entities(words[start:preposition]) if preposition is not None else []
-        condition = _entities(words[preposition + 1 :]) if preposition is not None else _entities(words[start:])
-    elif preposition is not None:
-        intervention, outcome, condition = _entities(words[:preposition]), [], _entities(words[preposition + 1 :])
-    else:
-        every = _entities(words)
-        intervention, outcome, condition = every[:1], [], every[1 : 1 + MAX_FRAME_TERMS]
-    every = _entities(words)
-    if not intervention and every:
-        intervention = every[:1]
-    if not condition and len(every) > 1:
-        condition = [term for term in every[-1:] if term not in intervention]
-    return QuestionFrame(
-        intervention=tuple(intervention[:MAX_FRAME_TERMS]),
-        outcome=tuple(t for t in outcome if t not in intervention and t not in condition),
-        condition=tuple(t for t in condition[:MAX_FRAME_TERMS] if t not in intervention),
-    )
 
 
 def mentions(term: str, text: str) -> bool:

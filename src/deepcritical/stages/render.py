@@ -10,14 +10,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from deepcritical.models import Evidence, Grade
+from deepcritical.models import Evidence, Grade, Passage
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
+from deepcritical.reading.frame import QuestionFrame
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
 from deepcritical.stages.reading import split_sentences
 from deepcritical.stages.results import results_table, study_results
 from deepcritical.stages.strength import DIRECTIONS, Strength, strength_of
+from deepcritical.stages.studies import group_studies, lead, study_numbers, with_study_parts
 
 DEMO_BANNER = (
     "> **DEMO MODE: SYNTHETIC SOURCES.** Every source cited in this report is synthetic demo data served "
@@ -72,8 +74,9 @@ def _group(match: re.Match[str]) -> str:
 
 
 def cite(numbers: Sequence[int]) -> str:
-    """The one citation style: "\\[1, 4\\]" (escaped brackets, so no renderer reads a link)."""
-    return f"\\[{', '.join(str(number) for number in numbers)}\\]" if numbers else ""
+    """The one citation style: "\\[1, 4\\]" (escaped brackets, so no renderer reads a link); a study's
+    number once, however many of its passages are behind it."""
+    return f"\\[{', '.join(str(number) for number in dict.fromkeys(numbers))}\\]" if numbers else ""
 
 
 class ModelText:
@@ -154,6 +157,7 @@ class RenderContext:
     # The counted set of ``pool`` over the evidence rendered with this context, when the run computed it
     # already (the verdict reads the same set): a context serves one run's evidence only.
     counted: Strength | None = None
+    frame: QuestionFrame | None = None  # the question's PICO, shown under its title
 
 
 BASIS_WORDS = {
@@ -195,7 +199,9 @@ def passage_link(item: Evidence) -> str | None:
     return PMC_ARTICLE.format(pmcid=item.citation.pmcid) + (f"#:~:text={fragment}" if fragment else "")
 
 
-def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) -> str:
+def _reference(number: int, study: Sequence[Evidence], recalled: bool, demo: bool = False) -> str:
+    """A study's one reference: its abstract's record (else its first passage's), and the passages used."""
+    item = lead(study)
     citation = item.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
@@ -212,12 +218,21 @@ def _reference(number: int, item: Evidence, recalled: bool, demo: bool = False) 
         place = f"page {item.passage.page}" if item.passage.page else item.passage.section
         span = f"characters {item.passage.start}-{item.passage.end}" if item.passage.start is not None else ""
         parts.append(f" Passage: {escape(', '.join(part for part in (place, span) if part))}.")
+    if others := [(part.id, where) for part in study if part is not item and (where := part.passage) is not None]:
+        parts.append(f" Passages used: {'; '.join(_passage_used(*other) for other in others)}.")
     if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
         parts.append(" (synthetic demo record: no web page)")
         return "".join(parts)
     link = passage_link(item) or safe_link(citation.url)
     parts.append(f" [Link]({link})" if link else " (no web link)")
     return "".join(parts)
+
+
+def _passage_used(evidence_id: str, passage: Passage) -> str:
+    """'Results, characters 1698-2147 (`url:library://…/6`)'."""
+    place = f"page {passage.page}" if passage.page else passage.section or "passage"
+    span = f", characters {passage.start}-{passage.end}" if passage.start is not None else ""
+    return f"{escape(place + span)} ({code_span(evidence_id)})"
 
 
 def best_grade(ids: Sequence[str], evidence: Mapping[str, Evidence]) -> Grade | None:
@@ -244,7 +259,9 @@ def _findings(
     lines = []
     for finding in findings:
         marks = "; ".join(
-            citation_mark(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
+            dict.fromkeys(
+                citation_mark(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
+            )
         )
         grade = best_grade(finding.evidence_ids, evidence)
         shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
@@ -368,7 +385,8 @@ ASPECT_NAMES = (
 def _assessment(assessment: Assessment, text: ModelText) -> list[str]:
     """The judge's scores as capped, each with what it gave and why it was capped."""
     lines = [
-        "The judge rated the items it was shown in its last round (chosen by relevance and diversity, not every "
+        "The judge rated the items it was shown in its last round (the strongest studies on the question first, then "
+        "by relevance and diversity; not every "
         "item collected); each score is capped in code by what the counted studies can support.",
         "",
     ]
@@ -423,7 +441,10 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
 def counted_items(question: str, evidence: Mapping[str, Evidence], pool: Sequence[str]) -> Strength:
     """The report's one counted set: the items it was written from (every collected item when not told)."""
     pooled = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    # The whole text: an abstract states its results last, past the slice a report quotes from.
+    # A study is counted by what states its results: its abstract or results passage, when collected, stands
+    # for a methods passage that was in the pool. The whole text: an abstract states its results last, past the
+    # slice a report quotes from.
+    pooled = with_study_parts(pooled, evidence)
     return strength_of(question, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in pooled])
 
 
@@ -459,8 +480,9 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     set (``counted_set``) feeds the brief's totals, the table, the warnings, the limitations' checks and the
     caps on the judge's scores; one numbering (``reference_order``) and one citation style serve every section."""
     counted = counted_set(report, evidence, context)
-    references = [evidence[i] for i in reference_order(report, evidence, context)]
-    numbers = {item.id: number for number, item in enumerate(references, start=1)}
+    # One number per study: an article's abstract and its passages share it (``stages.studies``).
+    studies = group_studies(evidence[i] for i in reference_order(report, evidence, context))
+    numbers = study_numbers(studies)
     text = ModelText(evidence, numbers)
     lines = [f"# {escape(report.question)}", ""]
     if context.demo:
@@ -470,6 +492,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     ]
     if meta:
         lines += [" · ".join(meta), ""]
+    if context.frame is not None and (frame := context.frame.summary()):
+        lines += [f"**Question frame.** {escape(frame)}", ""]
     if context.verdict is not None:
         lines += verdict_block(context.verdict, numbers)
     if context.degraded:
@@ -520,6 +544,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     lines += ["", "## References", ""]
     recalled = set(context.recalled)
     lines += [
-        _reference(number, item, item.id in recalled, context.demo) for number, item in enumerate(references, start=1)
+        _reference(number, study, lead(study).id in recalled, context.demo)
+        for number, study in enumerate(studies, start=1)
     ] or ["None."]
     return "\n".join(lines).rstrip() + "\n"

@@ -15,10 +15,12 @@ import structlog
 from deepcritical.events import QueriesPlanned, SearchFinished, StageEvent
 from deepcritical.models import Evidence, SearchResult, first_errors, merge_evidence
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, SearchStep
+from deepcritical.reading.frame import frame_question
 from deepcritical.sources.query import is_search_query, with_terms
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
-from deepcritical.stages.reading import ASPECT_QUERY_WORDS, question_frame
+from deepcritical.stages.reading import ASPECT_QUERY_WORDS
+from deepcritical.stages.selection import asks_for_held_kind, held_kinds
 from deepcritical.stages.state import Budget, RunState
 
 logger = structlog.get_logger(__name__)
@@ -44,9 +46,9 @@ def source_status(results: Iterable[SearchResult]) -> tuple[list[str], dict[str,
 
 def fallback_queries(state: RunState) -> list[str]:
     """Queries built in code, for an iteration in which the Brain ran no search of its own: the judge's
-    next queries, the question, and its intervention, outcome and condition terms with each aspect's words.
-    Every one keeps the question's intervention and condition."""
-    frame = question_frame(state.question)
+    next queries, the question, and its frame (intervention, outcomes, population) with each aspect's words.
+    Every one keeps the frame's intervention and population whole ("vitamin D", never "vitamin")."""
+    frame = frame_question(state.question)
     base = frame.base or state.question
     last = state.last_assessment
     candidates = [*(last.next_queries if last else []), state.question, base]
@@ -101,11 +103,18 @@ class SearchStage:
         """Run the new queries among ``queries``, record the step, and summarise it for the model."""
         state = self._state
         # Whoever planned them, queries keep the question's intervention and condition.
-        required = question_frame(state.question).required
+        required = frame_question(state.question).required
         rejected = [q for q in queries if q.strip() and not is_search_query(q)]
         anchored = (with_terms(q, required) for q in queries if q.strip() and q not in rejected)
         fresh = [q for q in dict.fromkeys(anchored) if q and state.is_new_query(q)]
-        fresh = fresh[:MAX_QUERIES_PER_TURN]
+        # No round searches again for a kind of study it holds on the question (it would find the same trials).
+        kinds = held_kinds(state.question, self.evidence.items.values())
+        held = {q: kind for q in fresh if (kind := asks_for_held_kind(q, kinds)) is not None}
+        fresh = [q for q in fresh if q not in held][:MAX_QUERIES_PER_TURN]
+        if held and not fresh:
+            logger.info("queries_for_collected_designs", count=len(held), by=by)
+            named = ", ".join(dict.fromkeys(held.values()))
+            return {"status": f"not run: the run already holds {named} on the question; search for what is missing"}
         if rejected and not fresh:
             logger.info("queries_rejected", count=len(rejected), by=by)
             return {"status": "not run: these are not search queries (code, markup or a paragraph); send a few terms"}

@@ -186,6 +186,21 @@
     return iso.replace("T", " ").replace("+00:00", " UTC");
   }
 
+  // The question's frame (population, intervention, comparator, outcomes), as the report's head shows it.
+  // Set as text: what the question says is never markup.
+  function frameText(frame) {
+    if (!frame) return "";
+    const intervention = frame.open_intervention ? "any (the question asks which)" : frame.intervention;
+    const parts = [
+      ["Population", frame.population],
+      ["Intervention", intervention],
+      ["Comparator", frame.comparator],
+      ["Outcomes", (frame.outcomes || []).join("; ")],
+    ];
+    const shown = parts.filter(([, value]) => value).map(([label, value]) => label + ": " + value);
+    return shown.length ? "Question frame. " + shown.join(" · ") : "";
+  }
+
   function statusText(view) {
     if (view.status === "queued") {
       return view.position ? "Waiting in the queue (position " + view.position + ")." : "Waiting in the queue.";
@@ -226,12 +241,16 @@
     $("report").hidden = true;
     $("report").replaceChildren();
     $("run-question").textContent = "";
+    $("run-frame").textContent = "";
+    $("run-frame").hidden = true;
     $("run-id").textContent = "";
     $("run-status").textContent = "Loading…";
     try {
       const view = await api("/api/runs/" + encodeURIComponent(runId));
       $("run-id").textContent = "Run " + view.run_id + " · started " + formatTime(view.created_at);
       $("run-question").textContent = view.question;
+      $("run-frame").textContent = frameText(view.frame);
+      $("run-frame").hidden = !$("run-frame").textContent;
       $("run-status").textContent = statusText(view);
       $("cancel").hidden = !(view.status === "queued" || view.status === "running");
       $("resume").hidden = view.status !== "interrupted";

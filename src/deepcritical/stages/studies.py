@@ -1,0 +1,94 @@
+"""One study, one entry. An article reaches a run as its abstract (from PubMed or Europe PMC) and as
+passages of its full text (from the library): several items, one study. The report numbers the study
+once, lists the passages it used under that one reference, and counts the study once (``strength``);
+a model reads a study by its abstract or else its results passage, never by its methods alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from deepcritical.models import Evidence
+from deepcritical.stages.framing import no_result_section, study_key
+
+# What a model reads of one study in a selection: one item, its abstract (which states the main result), else
+# its results passage; a study's other parts would take the place of other studies in a bounded prompt.
+MAX_PARTS_READ = 1
+
+
+def group_studies(items: Iterable[Evidence]) -> list[list[Evidence]]:
+    """``items`` grouped by study, in the order each study first appears; within a study, in the order given."""
+    groups: dict[str, list[Evidence]] = {}
+    for item in items:
+        groups.setdefault(study_key(item), []).append(item)
+    return list(groups.values())
+
+
+def lead(group: Sequence[Evidence]) -> Evidence:
+    """The item a study's reference shows: its abstract (the record of the whole article), else its first
+    passage."""
+    return next((item for item in group if item.passage is None), group[0])
+
+
+def study_numbers(groups: Sequence[Sequence[Evidence]]) -> dict[str, int]:
+    """Every item's reference number: one number per study, from 1, in the order of ``groups``."""
+    return {item.id: number for number, group in enumerate(groups, start=1) for item in group}
+
+
+def states_results(item: Evidence) -> bool:
+    """Whether an item may state its study's result: an abstract, a snippet, or a full-text passage from a
+    section other than the introduction, methods, background or back matter."""
+    return item.passage is None or not no_result_section(item.passage.section)
+
+
+def _reading_order(item: Evidence) -> tuple[bool, bool]:
+    """The abstract first, then a results section, then the rest (a discussion)."""
+    section = (item.passage.section or "") if item.passage is not None else ""
+    return item.passage is not None, "result" not in section.lower()
+
+
+def readable(group: Sequence[Evidence]) -> list[Evidence]:
+    """What a model reads of a study: its abstract, else its results passage (else another passage that may
+    state results), and only when there is none of those, what there is (a methods passage alone still
+    says what the study did)."""
+    stating = [item for item in group if states_results(item)]
+    stating.sort(key=_reading_order)
+    return (stating or list(group))[:MAX_PARTS_READ]
+
+
+def with_study_parts(chosen: Sequence[Evidence], collected: Mapping[str, Evidence]) -> list[Evidence]:
+    """``chosen`` with every study it touches read by its best part: a methods passage chosen brings in the
+    study's abstract or results passage from ``collected`` (and gives way to them), in the order of
+    ``chosen``'s studies."""
+    by_study = {study_key(group[0]): group for group in group_studies(collected.values())}
+    whole: list[Evidence] = []
+    for group in group_studies(chosen):
+        whole += readable(by_study.get(study_key(group[0]), group))
+    return list({item.id: item for item in whole}.values())
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study and every collected item of it: what the verdict weighs once. ``parts`` is what may state
+    its result (its abstract, then its results passages; its methods only when nothing else was collected)."""
+
+    key: str
+    items: tuple[Evidence, ...]
+
+    @property
+    def lead(self) -> Evidence:
+        return lead(self.items)
+
+    @property
+    def parts(self) -> tuple[Evidence, ...]:
+        stating = [item for item in self.items if states_results(item)]
+        return tuple(sorted(stating, key=_reading_order)) or self.items[:1]
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(item.id for item in self.items)
+
+
+def studies_of(items: Iterable[Evidence]) -> list[Study]:
+    """``items`` as studies, in the order each study first appears: one reading unit per study."""
+    return [Study(study_key(group[0]), tuple(group)) for group in group_studies(items)]

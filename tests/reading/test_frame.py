@@ -1,0 +1,238 @@
+"""Issue 23, item 1: the question's frame (population, intervention, comparator, outcomes), read in code with
+its entities whole, and kept whole by every query a run builds in code or a model plans."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from deepcritical.demo.models import demo_queries
+from deepcritical.outputs import AspectScore, Assessment
+from deepcritical.reading.frame import QuestionFrame, frame_question
+from deepcritical.sources.query import to_pubmed_query, with_terms
+from deepcritical.stages.assessment import code_assessment
+from deepcritical.stages.search import fallback_queries
+from deepcritical.stages.state import RunState
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+@pytest.mark.parametrize(
+    ("question", "population", "intervention", "comparator", "outcomes"),
+    [
+        ("Do statins reduce mortality in sepsis?", "sepsis", "statins", None, ["mortality"]),
+        (
+            "Do SGLT2 inhibitors improve outcomes in heart failure?",
+            "heart failure",
+            "SGLT2 inhibitors",
+            None,
+            ["outcomes"],
+        ),
+        (
+            "Does vitamin D supplementation prevent fractures in older adults?",
+            "older adults",
+            "vitamin D supplementation",
+            None,
+            ["fractures"],
+        ),
+        (
+            "Does vitamin D supplementation prevent or treat depression?",
+            None,
+            "vitamin D supplementation",
+            None,
+            ["depression"],
+        ),
+        ("Can metformin be repurposed for Alzheimer's disease?", "Alzheimer's disease", "metformin", None, []),
+        (
+            "Does metformin lower HbA1c in patients with type 2 diabetes?",
+            "type 2 diabetes",
+            "metformin",
+            None,
+            ["HbA1c"],
+        ),
+        (
+            "Does insulin glargine versus NPH insulin reduce hypoglycemia in type I diabetes?",
+            "type I diabetes",
+            "insulin glargine",
+            "NPH insulin",
+            ["hypoglycemia"],
+        ),
+        (
+            "What is the effect of vitamin A on measles mortality in children?",
+            "children",
+            "vitamin A",
+            None,
+            ["measles mortality"],
+        ),
+        ("Is there an association between coffee and liver cancer?", None, "coffee", None, ["liver cancer"]),
+        (
+            "Is external palliative radiotherapy for gallbladder carcinoma effective?",
+            "gallbladder carcinoma",
+            "external palliative radiotherapy",
+            None,
+            [],
+        ),
+        (
+            "Scapular stabilizer exercises are more effective than general exercise therapy in reducing pain.",
+            None,
+            "Scapular stabilizer exercises",
+            "general exercise therapy",
+            ["pain"],
+        ),
+        (
+            "ALDH1 expression is associated with poor prognosis in breast cancer.",
+            "breast cancer",
+            "ALDH1 expression",
+            None,
+            ["poor prognosis"],
+        ),
+        (
+            "Double balloon enteroscopy: is it safe in a community setting?",
+            "community setting",
+            "Double balloon enteroscopy",
+            None,
+            [],
+        ),
+    ],
+)
+def test_a_question_is_read_into_its_frame_with_its_entities_whole(
+    question: str, population: str | None, intervention: str, comparator: str | None, outcomes: list[str]
+) -> None:
+    frame = frame_question(question)
+    assert (frame.population, frame.intervention, frame.comparator, frame.outcomes) == (
+        population,
+        intervention,
+        comparator,
+        outcomes,
+    )
+    assert not frame.open_intervention
+
+
+@pytest.mark.parametrize(
+    ("question", "population", "outcomes"),
+    [
+        ("What treatments reduce fatigue in long COVID?", "long COVID", ["fatigue"]),
+        ("Which drugs are effective for long COVID?", "long COVID", []),
+        ("What is the best therapy for gout?", "gout", []),
+    ],
+)
+def test_a_what_or_which_question_has_an_open_intervention(question: str, population: str, outcomes: list[str]) -> None:
+    frame = frame_question(question)
+    assert frame.open_intervention
+    assert frame.intervention is None
+    assert (frame.population, frame.outcomes) == (population, outcomes)
+    assert population in frame.required  # the searches keep the condition the question asks about
+    assert "any (the question asks which)" in frame.summary()
+
+
+def test_the_frame_is_frozen_and_its_terms_keep_short_words() -> None:
+    frame = frame_question("Does vitamin D supplementation prevent fractures in older adults?")
+    with pytest.raises(ValueError, match="frozen"):
+        frame.intervention = "x"  # type: ignore[misc]
+    assert frame.terms() == ["vitamin", "D", "supplementation", "fractures", "older", "adults"]
+    assert frame.entities == ["vitamin D supplementation", "fractures", "older adults"]
+    assert QuestionFrame.model_validate_json(frame.model_dump_json()) == frame
+    assert frame.summary() == (
+        "Population: older adults · Intervention: vitamin D supplementation · Outcomes: fractures"
+    )
+
+
+# Entities as questions name them: made-up words (no corpus's vocabulary), acronyms with digits, and names
+# with a capital letter, a number or a Roman numeral in them ("vitamin D", "type 2 diabetes", "type I").
+_SYLLABLES = ("ka", "lo", "mex", "tri", "zon", "vu", "dal", "pin", "sur", "gel", "obi", "nar")
+_made_up = st.lists(st.sampled_from(_SYLLABLES), min_size=2, max_size=3).map("".join)
+_acronym = st.from_regex(r"[A-Z]{2,4}[0-9]", fullmatch=True)
+_tail = st.one_of(_made_up, st.from_regex(r"[A-Z]|[0-9]{1,2}|II|III", fullmatch=True))
+_REAL = ("vitamin D", "SGLT2 inhibitors", "long COVID", "HbA1c", "type 2 diabetes", "heart failure", "vitamin A")
+_REAL += ("hepatitis B vaccine", "type I diabetes", "omega-3 fatty acids", "older adults", "chronic kidney disease")
+
+
+@st.composite
+def entity(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        return draw(st.sampled_from(_REAL))
+    words = [draw(st.one_of(_made_up, _acronym))]
+    words += draw(st.lists(_tail, max_size=2))
+    return " ".join(words)
+
+
+TEMPLATES = (
+    "Does {i} reduce {o} in {p}?",
+    "Do {i} improve {o} in patients with {p}?",
+    "Does {i} prevent {o} among {p}?",
+    "Can {i} be repurposed for {p}?",
+    "Is {i} effective for {p}?",
+    "Is {i} compared with placebo associated with {o} in {p}?",
+    "What is the effect of {i} on {o} in {p}?",
+    "Could {i} slow {o}?",
+    "Does {i} prevent or treat {o}?",
+    "{i} reduces {o} in {p}.",
+    "Trial title: does {i} increase {o} in {p}?",
+)
+
+
+def _named(entity: str, query: str) -> bool:
+    """Every word of ``entity`` stands as a word in ``query`` (case folded): "vitamin supplementation" does
+    not name "vitamin D"."""
+    words = {word.lower() for word in re.findall(r"[\w'\-]+", query)}
+    return all(word.lower() in words for word in re.findall(r"[\w'\-]+", entity))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    i=entity(),
+    o=entity(),
+    p=entity(),
+    template=st.sampled_from(TEMPLATES),
+    planned=st.lists(st.text(alphabet="abcdefgh D()", min_size=1, max_size=30), max_size=3),
+    judge_queries=st.lists(
+        st.sampled_from(("systematic review", "vitamin supplementation", "adverse effects")), max_size=2
+    ),
+    context=st.sampled_from(("", "Background on vitamin levels and receptor pathways in many tissues.")),
+)
+def test_no_word_of_an_entity_is_dropped_from_any_query(
+    i: str, o: str, p: str, template: str, planned: list[str], judge_queries: list[str], context: str
+) -> None:
+    question = template.format(i=i, o=o, p=p)
+    frame = frame_question(question)
+    assert frame.intervention == i, question
+    required = [i, p] if "{p}" in template else [i, o]
+    assert all(entity in frame.required for entity in required), (question, frame)
+
+    state = RunState(question=question)
+    score = AspectScore(score=2, reason="Little.")
+    state.assessments.append(
+        Assessment(
+            mechanism=score, clinical=score, safety=score, sufficient=False, confidence=0.2, next_queries=judge_queries
+        )
+    )
+    built = [
+        *fallback_queries(state),
+        *code_assessment(question, []).next_queries,
+        *(with_terms(query, frame.required) for query in planned),
+    ]
+    for iteration in (1, 2):
+        brief = {"question": question, "iteration": iteration, "judge_next_queries": judge_queries}
+        built += demo_queries(brief, [context] if context else [])
+    assert built
+    for query in built:
+        for searched in (query, to_pubmed_query(query)):
+            assert all(_named(entity, searched) for entity in required), (question, searched)
+
+
+@pytest.mark.skipif(not (SHARED / "pubmedqa").is_dir(), reason="../shared/data/pubmedqa is absent (real questions)")
+def test_real_questions_get_a_frame_whose_entities_are_in_the_question() -> None:
+    """PubMedQA's 500 dev questions (titles written by authors): each has an intervention or an open one,
+    and every entity is a piece of the question as written."""
+    items = json.loads((SHARED / "pubmedqa" / "pqal_dev.json").read_text(encoding="utf-8"))
+    questions = [item["QUESTION"] for item in items.values()]
+    framed = [(question, frame_question(question)) for question in questions]
+    assert all(frame.intervention or frame.open_intervention for _, frame in framed)
+    assert all(entity in question for question, frame in framed for entity in frame.entities)
+    with_population = sum(frame.population is not None for _, frame in framed)
+    assert with_population >= len(questions) // 4  # "in", "among", "for" ... are common in titles
