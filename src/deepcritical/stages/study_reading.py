@@ -126,6 +126,8 @@ def favourable_movement(question: str, sentence: str) -> Movement:
     bad, good = _BAD_OUTCOME.search(question), _GOOD_OUTCOME.search(question)
     if good and not bad:
         return "increased"
+    if bad and not good:  # "improve outcomes in heart failure": the outcomes are its events
+        return "decreased"
     # Else what a study of a treatment measures is mostly what the condition does (risk, pathology,
     # symptoms): less of it is favourable, unless the question asks for more of something.
     return "increased" if _ASKS_MORE.search(question) else "decreased"
