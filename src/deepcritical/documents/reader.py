@@ -43,6 +43,7 @@ EXTENSIONS: dict[str, DocumentFormat | None] = {
 }
 SUPPORTED = ", ".join(sorted(EXTENSIONS))
 HASH_PREFIX_CHARS = 16
+_TOO_DEEP = "nested too deeply to read (a hostile or broken file); not read"
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def limits_from(settings: Settings) -> Limits:
     )
 
 
-def _too_large(size: int, limits: Limits) -> DocumentError:
+def too_large(size: int, limits: Limits) -> DocumentError:
     return DocumentError(
         f"{size / 2**20:.1f} MB, more than the limit of {limits.max_bytes / 2**20:.3g} MB "
         "(DEEPCRITICAL_LIBRARY_MAX_FILE_MB)"
@@ -152,6 +153,8 @@ class ParserWorker:
             raise DocumentError(
                 f"reading needed more than {self.limits.max_memory_bytes / 2**20:.0f} MB of memory; stopped"
             ) from None
+        except RecursionError:  # a JSON or BibTeX file nested thousands deep: this file only, not the add
+            raise DocumentError(_TOO_DEEP) from None
 
     def close(self) -> None:
         if self._pool is not None:
@@ -215,11 +218,17 @@ def read_bytes(
 ) -> list[Document]:
     """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
     if len(data) > limits.max_bytes:
-        raise _too_large(len(data), limits)
+        raise too_large(len(data), limits)
     if not data.strip():
         raise DocumentError("the file is empty")
     form = sniffed_format(suffix, data)
-    parsed = worker.run(parse_bytes, form, data, limits) if worker is not None else parse_bytes(form, data, limits)
+    if worker is not None:
+        parsed = worker.run(parse_bytes, form, data, limits)
+    else:
+        try:
+            parsed = parse_bytes(form, data, limits)
+        except RecursionError:
+            raise DocumentError(_TOO_DEEP) from None
     if not parsed:
         raise DocumentError(f"no records with a title or text in this {form} file")
     return build_documents(parsed, content_hash(data), source_path)
@@ -232,7 +241,7 @@ def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) ->
     try:
         size = path.stat().st_size
         if size > limits.max_bytes:
-            raise _too_large(size, limits)
+            raise too_large(size, limits)
         data = path.read_bytes()
         result.content_hash = content_hash(data)
         result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=str(path))

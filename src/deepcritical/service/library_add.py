@@ -10,8 +10,18 @@ from pathlib import Path
 
 from deepcritical.config import Settings
 from deepcritical.documents.model import Document
-from deepcritical.documents.reader import FileResult, ParserWorker, files_under, limits_from, read_bytes, read_files
-from deepcritical.evidence import EmbeddingService, chroma
+from deepcritical.documents.reader import (
+    FileResult,
+    Limits,
+    ParserWorker,
+    files_under,
+    limits_from,
+    read_bytes,
+    read_files,
+    too_large,
+)
+from deepcritical.errors import DocumentError
+from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.evidence.document_files import Added, add_file_documents
 from deepcritical.sources.fulltext import document_grade
 
@@ -85,3 +95,22 @@ def add_upload(
     embeddings = EmbeddingService.for_settings(settings)
     outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
     return [(document, outcome[document.id]) for document in documents]
+
+
+def read_corpus(path: Path, limits: Limits) -> list[documents.Document]:
+    """A JSON Lines corpus (``library add corpus.jsonl``) read under the limits every other file is read
+    under: its size first, then parsed whole in the parser worker (memory ceiling, time limit), so one
+    100 MB line costs that worker, not the add. Raises DocumentError or ConfigError: the file's one reason."""
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise DocumentError(f"cannot read the file ({error.strerror or error})") from None
+    if size > limits.max_bytes:
+        raise too_large(size, limits)
+    with ParserWorker(limits) as worker:
+        return worker.run(_corpus_documents, str(path))
+
+
+def _corpus_documents(path: str) -> list[documents.Document]:
+    """Runs in the parser worker."""
+    return list(documents.read_jsonl(Path(path)))
