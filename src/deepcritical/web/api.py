@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import PurePath
 from typing import Annotated, Any
@@ -42,6 +43,8 @@ SSE_PING_SECONDS = 15
 MAX_RUN_ID_CHARS = 64
 # No error message repeats more of what a client sent than this.
 MAX_ERROR_CHARS = 300
+# The route that takes a file: held to DEEPCRITICAL_LIBRARY_MAX_FILE_MB, not to the 64 KiB of the others.
+UPLOAD_PATH = "/api/library/documents"
 RunId = Annotated[str, PathParameter(max_length=MAX_RUN_ID_CHARS, description="A run id, as POST /api/runs gave it")]
 MEDIA_TYPES = {
     ".md": "text/markdown; charset=utf-8",
@@ -195,25 +198,30 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
         return error_response(415, f"unsupported file type {name!r}; supported: {SUPPORTED}", field="filename")
     limit = int(settings.library_max_file_mb * 2**20)
     declared = request.headers.get("content-length", "")
+    too_large = f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)"
     if declared.isdigit() and int(declared) > limit:
-        return error_response(413, f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return error_response(413, f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)")
+        return error_response(413, too_large)
+    # Streamed to disk as it arrives (the 64 KiB cap of the other routes does not hold here), read once.
+    with tempfile.TemporaryFile() as body:
+        received = 0
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                return error_response(413, too_large)
+            body.write(chunk)
 
-    def store() -> list[tuple[Any, str]]:
-        connection = chroma.connect(settings)
+        def store() -> list[tuple[Any, str]]:
+            body.seek(0)
+            connection = chroma.connect(settings)
+            try:
+                return list(add_upload(body.read(), name, settings, connection, settings.library_collection))
+            finally:
+                connection.close()
+
         try:
-            return list(add_upload(bytes(body), name, settings, connection, settings.library_collection))
-        finally:
-            connection.close()
-
-    try:
-        added = await asyncio.to_thread(store)
-    except DeepCriticalError as error:
-        return error_response(422, f"{name}: {error}", field="body")
+            added = await asyncio.to_thread(store)
+        except DeepCriticalError as error:
+            return error_response(422, f"{name}: {error}", field="body")
     return UploadResult(
         collection=settings.library_collection,
         documents=[
@@ -267,7 +275,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         return run_view(manager, info)
 
     @router.post(
-        "/library/documents",
+        UPLOAD_PATH.removeprefix("/api"),
         status_code=201,
         response_model=UploadResult,
         tags=["library"],
