@@ -186,13 +186,16 @@ class FileResult:
 
 
 def build_documents(parsed: Sequence[ParsedDocument], file_hash: str, source_path: str | None) -> list[Document]:
-    """Parsed documents with identities and passages. A file of one document is identified by the file's
-    hash; a record of a multi-record file (a RIS export) by its own content's hash, so re-exporting the
-    library with one more record leaves the others unchanged."""
+    """Parsed documents with identities and passages. A document is identified by its PMID, DOI or PMCID;
+    without one, a file of one document by its path (within its collection), so an edited file replaces
+    its passages rather than being added beside them; a record of a multi-record file (a RIS export) by its
+    own content's hash, so re-exporting the library with one more record leaves the others unchanged; a
+    text without a path (a fetched article) by its hash."""
     documents = []
     for record in parsed:
         record_hash = file_hash if len(parsed) == 1 else content_hash(record.model_dump_json().encode())
-        identity = record.identity or f"file:{record_hash[:HASH_PREFIX_CHARS]}"
+        key = content_hash(source_path.encode()) if source_path and len(parsed) == 1 else record_hash
+        identity = record.identity or f"file:{key[:HASH_PREFIX_CHARS]}"
         # The title heads every passage's indexed text already; alone it is a passage only when it is all there is.
         blocks = [block for block in record.blocks if block.kind != "title"] or list(record.blocks)
         full, passages = split(identity, blocks)
@@ -244,7 +247,9 @@ def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) ->
             raise too_large(size, limits)
         data = path.read_bytes()
         result.content_hash = content_hash(data)
-        result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=str(path))
+        # The real path: ``notes.md``, ``./notes.md`` and its absolute path are one file, one document.
+        source = str(path.resolve())
+        result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=source)
     except DocumentError as error:
         result.error = str(error)
     except OSError as error:

@@ -128,7 +128,19 @@ def add_file_documents(
                     metadatas=[{**metadata, **extra} for _, metadata in encoded],
                 )
         outcome[document.id] = "replaced" if document.id in known else "added"
+    _drop_stale(connection, target, documents)
     return outcome
+
+
+def _drop_stale(connection: chroma.Connection, target: str, documents: Sequence[FileDocument]) -> None:
+    """What a file gave before and gives no more (a record edited in a RIS export, a file that now names its
+    PMID) goes: a file's documents replace everything that file added, never sit beside its old text."""
+    paths = {document.source_path for document in documents if document.source_path}
+    if len(paths) != 1:
+        return
+    current = [document.id for document in documents]
+    with connection.session(touches=(target,), writes=True) as session:
+        session.collection(target).delete(where={"$and": [{PATH_KEY: paths.pop()}, {DOCUMENT_KEY: {"$nin": current}}]})
 
 
 @dataclass(frozen=True)
