@@ -19,7 +19,14 @@ import httpx2
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError
 from deepcritical.run import setup
-from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, folder_sink, read_checkpoint, remove_checkpoint
+from deepcritical.run.checkpoint import (
+    RESUMABLE,
+    Checkpoint,
+    CheckpointSink,
+    folder_sink,
+    read_checkpoint,
+    remove_checkpoint,
+)
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
@@ -93,6 +100,6 @@ async def run_to_folder(
     try:
         report_path, record_path = write_outputs(outcome, target)
     except OSError as error:
-        raise ResearchError(f"cannot write the report to {target}: {error.strerror or error}") from error
+        raise ResearchError(f"cannot write the report to {target}: {error.strerror or error}; {RESUMABLE}") from None
     remove_checkpoint(target)  # run.json is written: the run is over, nothing is left to resume
     return FolderRun(outcome, target, report_path, record_path)
