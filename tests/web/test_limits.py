@@ -97,6 +97,20 @@ async def test_a_bad_host_gets_the_json_error_shape(tmp_path: Path) -> None:
             assert (await client.get("/api/info", headers={"Host": host})).status_code == 200
 
 
+async def test_a_loopback_host_name_in_any_case_is_accepted(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path)) as client:
+        for host in ("LOCALHOST", "LocalHost:8000", "localhost.:8000"):
+            assert (await client.get("/api/info", headers={"Host": host})).status_code == 200, host
+
+
+async def test_the_resume_route_caps_the_run_id_and_never_echoes_it(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path)) as client:
+        response = await client.post(f"/api/runs/{'r' * 300}/resume")
+    assert response.status_code == 422
+    assert response.json()["field"] == "run_id"
+    assert "r" * 65 not in response.text
+
+
 @asynccontextmanager
 async def mcp_client(tmp_path: Path, rate_limit: RunRateLimit | None = None, **overrides: Any) -> AsyncIterator[Client]:
     settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2, **overrides)

@@ -316,7 +316,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         tags=["runs"],
         responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}, 429: {"model": ErrorBody}},
     )
-    async def resume_run(run_id: str) -> RunView:
+    async def resume_run(run_id: RunId) -> RunView:
         """Continue an interrupted run from its last checkpoint (409 when it is not interrupted, or stopped
         before its first checkpoint). Its events go on from the last one."""
         return run_view(manager, manager.resume(run_id))

@@ -134,7 +134,7 @@ class LoopbackHosts:
             return
         host = Headers(scope=scope).get("host", "")
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if name.strip("[]") not in LOOPBACK_NAMES:
+        if name.strip("[]").rstrip(".").lower() not in LOOPBACK_NAMES:  # host names are case-insensitive
             await _json_error(send, 400, f"this server answers only to a loopback host name, not {host[:100]!r}")
             return
         await self.app(scope, receive, send)
