@@ -15,6 +15,8 @@ from mcp import Client
 from mcp_types import TextContent
 
 from deepcritical.config import load_settings
+from deepcritical.errors import DeepCriticalError
+from deepcritical.mcp import server as mcp_server
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
@@ -164,6 +166,49 @@ async def test_mcp_and_the_api_share_one_limit(tmp_path: Path) -> None:
         result = await client.call_tool("research", {"question": QUESTION})
     assert result.is_error
     assert "too many runs" in text_of(result)
+
+
+async def test_mcp_search_literature_counts_against_the_limit_research_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 searches in 36 s were all answered: a search calls every source as a run does."""
+    searched: list[str] = []
+
+    async def no_source_answers(query: str, *args: Any, **kwargs: Any) -> Any:
+        searched.append(query)
+        raise DeepCriticalError("no source answered")
+
+    monkeypatch.setattr(mcp_server, "run_search", no_source_answers)
+    shared = RunRateLimit(2)
+    async with mcp_client(tmp_path, rate_limit=shared) as client:
+        first = await client.call_tool("search_literature", {"query": "metformin"})
+        run = await client.call_tool("research", {"question": QUESTION})
+        refused_search = await client.call_tool("search_literature", {"query": "metformin dementia"})
+        refused_run = await client.call_tool("research", {"question": QUESTION})
+    assert first.is_error  # searched (and its source failed): it counted all the same
+    assert not run.is_error
+    assert searched == ["metformin"]
+    assert "too many searches and runs from stdio: at most 2 a minute" in text_of(refused_search)
+    assert "too many runs started from stdio" in text_of(refused_run)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"),
+    [
+        ("search_literature", {"query": "x", "max_results": "many"}, "search_literature: max_results: Input should be"),
+        ("get_run", {"run_id": 12345}, "get_run: run_id: Input should be a valid string"),
+        ("research", {"question": "q?", "max_iterations": 99}, "research: max_iterations: Input should be less"),
+    ],
+)
+async def test_mcp_errors_are_one_line_without_the_callers_value(
+    tmp_path: Path, tool: str, arguments: dict[str, Any], expected: str
+) -> None:
+    async with mcp_client(tmp_path) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    assert text_of(result).startswith(expected)
+    assert "\n" not in text_of(result)
+    assert "input_value" not in text_of(result)
 
 
 def test_the_mcp_descriptions_name_every_source(tmp_path: Path) -> None:

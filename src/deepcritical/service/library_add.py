@@ -26,6 +26,9 @@ from deepcritical.evidence.document_files import Added, add_file_documents
 from deepcritical.sources.fulltext import document_grade
 
 
+HARD_LINK = "a hard link (it may name a file outside); not read"
+
+
 @dataclass
 class AddSummary:
     """What adding files did."""
@@ -57,13 +60,19 @@ def add_paths(
     within: Path | None = None,
 ) -> AddSummary:
     """Read every file under ``paths`` into the collection ``name``; never raises for a bad file. With
-    ``within``, a file whose real path (links followed) lies outside that folder is refused, unread."""
+    ``within``, a file whose real path (links followed) lies outside that folder is refused, unread, and so
+    is a hard link (a second name of a file, which may lie anywhere on the same disk)."""
     files, refused = files_under(paths)
     if within is not None:
         root = within.resolve()
         outside = [path for path in files if not path.resolve().is_relative_to(root)]
         refused += [FileResult(path=path, error="outside the library folder; not read") for path in outside]
-        files = [path for path in files if path not in outside]
+        # A hard link has no one real path: its other name may be a file outside the folder.
+        linked = [path for path in files if path not in outside and _hard_linked(path)]
+        refused += [
+            FileResult(path=path, error="a hard link (it may name a file outside); not read") for path in linked
+        ]
+        files = [path for path in files if path not in outside and path not in linked]
     summary = AddSummary(files=len(files) + len(refused), failures=[result.line for result in refused])
     on_start(summary.files)
     for result in refused:
@@ -82,6 +91,13 @@ def add_paths(
                     summary.passages += len(document.passages)
         on_file(result)
     return summary
+
+
+def _hard_linked(path: Path) -> bool:
+    try:
+        return path.stat().st_nlink > 1
+    except OSError:
+        return False  # gone: reading it gives its own one line
 
 
 def add_upload(
