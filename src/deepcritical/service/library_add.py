@@ -25,7 +25,6 @@ from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.evidence.document_files import Added, add_file_documents
 from deepcritical.sources.fulltext import document_grade
 
-
 HARD_LINK = "a hard link (it may name a file outside); not read"
 
 
