@@ -43,6 +43,8 @@ SSE_PING_SECONDS = 15
 MAX_RUN_ID_CHARS = 64
 # No error message repeats more of what a client sent than this.
 MAX_ERROR_CHARS = 300
+# A run has at most 10,000 events; an id past any (a hostile or broken client) is refused, never sent on.
+MAX_EVENT_ID = 2**53
 # The route that takes a file: held to DEEPCRITICAL_LIBRARY_MAX_FILE_MB, not to the 64 KiB of the others.
 UPLOAD_PATH = "/api/library/documents"
 RunId = Annotated[str, PathParameter(max_length=MAX_RUN_ID_CHARS, description="A run id, as POST /api/runs gave it")]
@@ -328,7 +330,8 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         responses={200: {"content": {"text/event-stream": {}}}, 404: {"model": ErrorBody}},
     )
     async def run_events(
-        run_id: RunId, last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0)] = None
+        run_id: RunId,
+        last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_EVENT_ID)] = None,
     ) -> EventSourceResponse:
         """The run's progress as Server-Sent Events, from the first (or after ``Last-Event-ID``) to the
         last, ``run_ended``; a finished run replays them all. Each event's ``event`` is its ``kind``."""
