@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from evidence_factory import settings_for
 
 from deepcritical.documents.reader import Limits, read_bytes, read_file
 from deepcritical.evidence import EmbeddingService, chroma
 from deepcritical.evidence.document_files import (
+    WRITE_PASSAGES,
     add_file_documents,
     full_text_passages,
     list_documents,
@@ -127,3 +129,40 @@ def test_an_edited_file_without_identifiers_replaces_its_passages(  # type: igno
     add_file_documents(connection, embeddings, "documents", read_file(export_file, Limits()).documents, _grade)
     titles = sorted(document.title for document in list_documents(connection, "documents") if document.format == "ris")
     assert titles == ["Drug X", "Drug Y"]
+
+
+class CountingEmbeddings:
+    """Stands in for the embedding model: counts its calls, gives each text a fixed unit vector."""
+
+    model_name = "counting-embeddings-for-tests"
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(len(texts))
+        rows = np.random.default_rng(len(self.calls)).standard_normal((len(texts), 16)).astype(np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_large_export_is_embedded_and_written_in_batches_not_record_by_record(tmp_path: Path) -> None:
+    """A 20,000-record RIS stored 8 records a second: one embedding call and one store write per record."""
+    records = 1_200
+    ris = "".join(
+        f"TY  - JOUR\nTI  - Record {n} on drug X\nAB  - Nausea in {n} of 4000 adults on drug X.\nER  - \n\n"
+        for n in range(records)
+    )
+    documents = read_bytes(ris.encode(), suffix=".ris", limits=Limits(), source_path=str(tmp_path / "export.ris"))
+    embeddings = CountingEmbeddings()
+    connection = chroma.connect(settings_for(tmp_path))
+    try:
+        added = add_file_documents(connection, embeddings, "documents", documents, _grade)  # type: ignore[arg-type]
+        again = add_file_documents(connection, embeddings, "documents", documents, _grade)  # type: ignore[arg-type]
+        stored = list_documents(connection, "documents")
+    finally:
+        connection.close()
+    assert list(added.values()) == ["added"] * records
+    assert list(again.values()) == ["unchanged"] * records
+    assert len(stored) == records
+    assert sum(embeddings.calls) == records  # one passage each, each embedded once
+    assert len(embeddings.calls) <= -(-records // WRITE_PASSAGES)

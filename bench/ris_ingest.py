@@ -1,0 +1,78 @@
+r"""How fast a large RIS export (a Zotero or EndNote library) is stored: records per second, end to end.
+
+    python bench/ris_ingest.py [--records 20000] [--measure 2000]
+
+Writes a RIS file of ``--records`` synthetic records (title, 2-3 sentence abstract, PMID for half of them,
+as a reference manager exports them), then times what ``library add`` does with it in a temporary home:
+parsing in the parser worker (``documents.reader.read_files``) and storing every record with its passages
+(``service.library_add``: embedded with the bundled model and written to Chroma). Prints the parse rate
+over the whole file and the store rate over the first ``--measure`` records (the store rate is flat, and the
+whole file takes minutes at the old rate), and, for the ceiling, the embedding model alone on the same
+passages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from deepcritical.config import load_settings
+from deepcritical.documents.reader import Limits, read_files
+from deepcritical.evidence import EmbeddingService, chroma
+from deepcritical.evidence.document_files import add_file_documents
+from deepcritical.sources.fulltext import document_grade
+
+WORDS = "metformin statin dementia cohort trial placebo mortality sepsis nausea adults risk outcome".split()
+
+
+def ris(records: int) -> str:
+    lines = []
+    for number in range(records):
+        words = [WORDS[(number * 7 + k) % len(WORDS)] for k in range(12)]
+        lines += ["TY  - JOUR", f"TI  - Record {number}: {' '.join(words[:6])}", f"PY  - {1990 + number % 35}"]
+        if number % 2:
+            lines.append(f"N1  - PMID: {30000000 + number}")
+        abstract = f"We followed {number + 40} adults. " + " ".join(words) + ". " + " ".join(reversed(words)) + "."
+        lines += [f"AB  - {abstract}", "ER  - ", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--measure", type=int, default=2_000)
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "library.ris"
+        path.write_text(ris(arguments.records), encoding="utf-8")
+        started = time.perf_counter()
+        (result,) = list(read_files([path], Limits()))
+        parsed = time.perf_counter() - started
+        assert result.error is None, result.error
+        print(
+            f"records: {len(result.documents)}; parsed in the worker: {len(result.documents) / parsed:,.0f} records/s"
+        )
+        settings = load_settings(home=Path(folder) / "home", demo_mode=False)
+        connection = chroma.connect(settings)
+        embeddings = EmbeddingService.for_settings(settings)
+        embeddings.embed(["warm up"])
+        try:
+            chosen = result.documents[: arguments.measure]
+            started = time.perf_counter()
+            add_file_documents(connection, embeddings, "documents", chosen, document_grade)
+            stored = time.perf_counter() - started
+        finally:
+            connection.close()
+        passages = sum(len(document.passages) for document in chosen)
+        print(f"stored: {len(chosen)} records ({passages} passages) at {len(chosen) / stored:,.0f} records/s")
+        texts = [passage.text for document in chosen for passage in document.passages]
+        started = time.perf_counter()
+        embeddings.embed(texts)
+        alone = time.perf_counter() - started
+        print(f"the embedding model alone on those passages: {len(texts) / alone:,.0f} passages/s (the ceiling)")
+
+
+if __name__ == "__main__":
+    main()
