@@ -24,7 +24,20 @@ from deepcritical.evidence import EmbeddingService, chroma
 from deepcritical.evidence.document_files import add_file_documents
 from deepcritical.sources.fulltext import document_grade
 
-WORDS = "metformin statin dementia cohort trial placebo mortality sepsis nausea adults risk outcome".split()
+WORDS = [
+    "metformin",
+    "statin",
+    "dementia",
+    "cohort",
+    "trial",
+    "placebo",
+    "mortality",
+    "sepsis",
+    "nausea",
+    "adults",
+    "risk",
+    "outcome",
+]
 
 
 def ris(records: int) -> str:
