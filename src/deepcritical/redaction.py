@@ -65,30 +65,26 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        return self._without_split(_masked(text, self._cut_ends(text)))
+        return self._without_parts(text)
 
-    def _without_split(self, text: str) -> str:
-        """Blank a secret (or a cut end of one) broken by whitespace: found in the text without its
-        whitespace, then blanked in the text from its first character to its last."""
-        if not self._secrets:
-            return text
+    def _without_parts(self, text: str) -> str:
+        """Blank what is left of a secret after the whole ones: one broken by whitespace, and a cut end of
+        one. Both are looked for in the text without its whitespace (where a broken secret is whole again,
+        and a cut end is where it was), then blanked in the text from their first character to their last."""
         compact = "".join(text.split())
-        if len(compact) == len(text):
+        suspects = [s for s in self._secrets if s[:MIN_SECRET_CHARS] in compact or s[-MIN_SECRET_CHARS:] in compact]
+        if not suspects:
             return text
-        spans = [
-            (start, start + len(secret)) for secret in self._secrets for start in _occurrences(compact, secret)
-        ] + self._cut_ends(compact)
+        spans = [(start, start + len(secret)) for secret in suspects for start in _occurrences(compact, secret)]
+        spans += self._cut_ends(compact, suspects)
         if not spans:
             return text
         kept = [index for index, char in enumerate(text) if not char.isspace()]
         return _masked(text, [(kept[start], kept[end - 1] + 1) for start, end in spans])
 
-    def _cut_ends(self, text: str) -> list[tuple[int, int]]:
+    def _cut_ends(self, text: str, suspects: list[str]) -> list[tuple[int, int]]:
         """Where a secret's head ends where a cut did (the text's end, an ellipsis or a mask, a closing quote
         at the end) and where a secret's tail starts where one did (the text's start, an ellipsis or a mask)."""
-        suspects = [s for s in self._secrets if s[:MIN_SECRET_CHARS] in text or s[-MIN_SECRET_CHARS:] in text]
-        if not suspects:
-            return []
         ends = {len(text), len(text.rstrip("'\"")), *(match.start() for match in _CUT_END.finditer(text))}
         starts = {0, *(match.end() for match in _CUT_START.finditer(text))}
         spans: list[tuple[int, int]] = []
