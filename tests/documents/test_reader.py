@@ -101,6 +101,14 @@ def test_a_parse_over_the_time_limit_is_stopped_and_the_worker_replaced() -> Non
         assert worker.run(len, "next file") == 9  # a fresh worker takes the next file
 
 
+def test_a_parser_that_fails_in_its_own_way_refuses_that_file_only() -> None:
+    """Any other exception of a third-party parser on a hostile file is that file's one line, not the add's end."""
+    with ParserWorker(Limits()) as worker:
+        with pytest.raises(DocumentError, match=r"^the parser failed on it \(ValueError\); not read$"):
+            worker.run(int, "not a number")
+        assert worker.run(len, "next file") == 9
+
+
 TOO_DEEP = "nested too deeply to read (a hostile or broken file); not read"
 DEEP_JSON = b"[" * 5000 + b"]" * 5000
 DEEP_BIBTEX = b"@article{x, title=" + b"{" * 5000 + b"a" + b"}" * 5000 + b"}\n"

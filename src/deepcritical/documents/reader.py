@@ -23,7 +23,7 @@ from deepcritical.config import Settings
 from deepcritical.documents import bioc, jats, pdf, references, text
 from deepcritical.documents.model import Document, DocumentFormat, ParsedDocument
 from deepcritical.documents.passages import split
-from deepcritical.errors import DocumentError
+from deepcritical.errors import DeepCriticalError, DocumentError
 
 T = TypeVar("T")
 
@@ -155,6 +155,10 @@ class ParserWorker:
             ) from None
         except RecursionError:  # a JSON or BibTeX file nested thousands deep: this file only, not the add
             raise DocumentError(_TOO_DEEP) from None
+        except DeepCriticalError:
+            raise
+        except Exception as error:  # a third-party parser's own failure on hostile input: this file only
+            raise DocumentError(f"the parser failed on it ({type(error).__name__}); not read") from None
 
     def close(self) -> None:
         if self._pool is not None:
