@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deepcritical.cli.batch import folder_name, read_questions, row_from_record, verdict_of
+from deepcritical.cli.batch import Row, folder_name, read_questions, row_from_record, verdict_of, write_summary
 from deepcritical.errors import ConfigError
 from deepcritical.run.checkpoint import CHECKPOINT_FILE, HOLD_VARIABLE
 from deepcritical.text import MAX_QUESTION_CHARS
@@ -181,3 +181,18 @@ def test_bad_batch_input_exits_2_in_one_line(tmp_path: Path) -> None:
     bad_jobs = run_cli("batch", str(tmp_path / "missing.txt"), "--jobs", "0", home=tmp_path / "home")
     assert bad_jobs.returncode == 2
     assert "--jobs" in bad_jobs.stderr
+
+
+def test_summary_cells_that_would_run_as_formulas_are_inert(tmp_path: Path) -> None:
+    """A question like ``=HYPERLINK(...)`` or an error starting ``-`` ran as a formula in a spreadsheet."""
+    rows = [
+        Row(question='=HYPERLINK("http://evil.example","x")', folder=tmp_path, exit_status=1, error="-2+3"),
+        Row(question="+cmd|' /C calc'!A0", folder=tmp_path, exit_status=0, verdict="@SUM(A1)", confidence="-0.5"),
+        Row(question="\tTabbed?", folder=tmp_path, exit_status=0),
+    ]
+    write_summary(tmp_path, rows)
+    written = {row["question"]: row for row in summary(tmp_path)}
+    assert set(written) == {'\'=HYPERLINK("http://evil.example","x")', "'+cmd|' /C calc'!A0", "'\tTabbed?"}
+    assert written['\'=HYPERLINK("http://evil.example","x")']["error"] == "'-2+3"
+    assert written["'+cmd|' /C calc'!A0"]["verdict"] == "'@SUM(A1)"
+    assert written["'+cmd|' /C calc'!A0"]["confidence"] == "-0.5"  # a number is left a number

@@ -115,3 +115,41 @@ def test_the_run_record_view_carries_no_credentials(monkeypatch: pytest.MonkeyPa
     assert public["ncbi_api_key"] == "set"
     assert "sekritpw" not in str(public)
     assert "alice" not in str(public)
+
+
+PASSWORD = "Pq7Zx9Lm2Vw4"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("SEARXNG_BASE_URL", f"ftp://admin:{PASSWORD}@searx.example.org/"),
+        ("DEEPCRITICAL_OPENAI_BASE_URL", f"http://admin:{PASSWORD}@llm.example.org:99999/v1"),
+        ("NCBI_EUTILS_URL", f"gopher://admin:{PASSWORD}@eutils.example.org/"),
+        ("EUROPEPMC_BASE_URL", f"ftp://admin:{PASSWORD}/x@mirror.example.org/"),  # an unencoded "/" in it
+        ("REDIS_URL", f"http://admin:{PASSWORD}@127.0.0.1:6379/0"),
+        ("DEEPCRITICAL_QUEUE_URL", f"memcached://admin:{PASSWORD}@127.0.0.1:6379/0"),
+    ],
+)
+def test_a_config_error_never_echoes_a_password_in_a_url(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as raised:
+        load_settings()
+    message = str(raised.value)
+    assert variable in message
+    assert "\n" not in message
+    assert PASSWORD[:4] not in message
+    assert PASSWORD[-4:] not in message
+    # Nor in a traceback of it: the validation error, which shows every input whole, is not chained.
+    assert raised.value.__cause__ is None
+    assert raised.value.__suppress_context__
+
+
+@pytest.mark.parametrize("variable", ["DEEPCRITICAL_QUEUE_URL", "REDIS_URL"])
+def test_a_non_numeric_redis_port_is_a_one_line_config_error(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.setenv(variable, f"redis://:{PASSWORD}@127.0.0.1:63x79/0")
+    with pytest.raises(ConfigError, match=rf"^invalid configuration: {variable}: .*port must be a number") as raised:
+        load_settings()
+    assert PASSWORD[:4] not in str(raised.value)

@@ -87,3 +87,48 @@ def test_a_demo_run_reads_full_text_and_cites_a_passage_with_its_section(tmp_pat
     again = run_cli("research", question, "--demo", "--out", str(tmp_path / "again"), home=home, env=_env())
     assert again.returncode == 0, again.stderr
     assert "from the library" in " ".join(again.stdout.split() + again.stderr.split())
+
+
+def test_a_corpus_is_read_under_the_same_limits_as_every_file(tmp_path: Path) -> None:
+    """A ``.jsonl`` corpus had no size, memory or time limit (one 100 MB line took 6.5 GB and ran on past
+    300 s): now its size is checked first and it is parsed in the parser worker; each bad file is one reason."""
+    from deepcritical.documents.reader import Limits
+    from deepcritical.errors import ConfigError, DocumentError
+    from deepcritical.service.library_add import read_corpus
+
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps({"_id": "d1", "title": "Statins", "text": "No mortality benefit in sepsis."}) + "\n")
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(json.dumps({"_id": "d2", "text": "y" * 300_000}) + "\n")
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 5000 + "]" * 5000 + "\n")
+    limits = Limits(max_bytes=200_000)
+    assert [document.id for document in read_corpus(good, limits)] == ["d1"]
+    with pytest.raises(DocumentError, match=r"more than the limit of .* \(DEEPCRITICAL_LIBRARY_MAX_FILE_MB\)"):
+        read_corpus(huge, limits)
+    with pytest.raises(DocumentError, match="nested too deeply"):
+        read_corpus(deep, limits)
+    (tmp_path / "prose.jsonl").write_text("not json\n")
+    with pytest.raises(ConfigError, match=r"prose.jsonl, line 1: not JSON"):
+        read_corpus(tmp_path / "prose.jsonl", limits)
+
+
+@pytest.mark.model
+def test_library_add_refuses_each_bad_file_alone_and_keeps_the_others(tmp_path: Path) -> None:
+    """A nested JSON file and a bad corpus used to abort the whole add, blaming the store directory."""
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "deep.json").write_bytes(b"[" * 5000 + b"]" * 5000)
+    (folder / "deep.bib").write_bytes(b"@article{x, title=" + b"{" * 5000 + b"}" * 5000 + b"}\n")
+    (folder / "statins.md").write_text(NOTES)
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 5000 + "]" * 5000 + "\n")
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps({"_id": "d1", "title": "Statins", "text": "No mortality benefit in sepsis."}) + "\n")
+    result = run_cli("library", "add", str(deep), str(good), str(folder), home=tmp_path / "home", env=_env())
+    assert result.returncode == 1, result.stderr
+    for bad in (deep, folder / "deep.json", folder / "deep.bib"):
+        assert f"{bad}: nested too deeply to read (a hostile or broken file); not read" in result.stderr
+    assert "store" not in result.stderr
+    assert "1 passage(s) added" in result.stdout
+    assert "1 of 3 file(s) read: 1 document(s) added" in " ".join(result.stdout.split())

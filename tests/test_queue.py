@@ -540,3 +540,20 @@ async def test_an_ended_run_without_a_stream_is_followed_to_its_end_not_waited_o
     )
     async with TeamRunManager(settings, runs_dir=runs_dir) as manager:
         assert await _followed(manager, run_id) == [(1, "run_started"), (2, "run_ended")]
+
+
+async def test_a_huge_last_event_id_reads_nothing_and_raises_nothing(redis_url: str) -> None:
+    """``Last-Event-ID: 99…9`` was a stream id Redis refuses, logged as a traceback by a team server."""
+    stream = EventStream(Redis.from_url(redis_url))
+    run_id = new_run_id()
+    try:
+        await stream.publish(run_id, {"kind": "run_started"})
+        for after in (2**64 - 1, 2**64, 10**40):
+            assert await stream.events(run_id, after=after) == []
+        await stream.publish(run_id, {"kind": "run_ended", "status": "finished"})
+        assert [number async for number, _ in stream.follow(run_id, after=0)] == [1, 2]
+        following = stream.follow(run_id, after=10**40)
+        with pytest.raises(TimeoutError):  # waits for events after it, and Redis takes the id
+            await asyncio.wait_for(anext(following), timeout=0.5)
+    finally:
+        await stream.redis.aclose()

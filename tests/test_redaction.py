@@ -5,14 +5,18 @@ run.json, report.md or stderr; and every log record, whatever logger it comes fr
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import pytest
 import structlog
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import SecretStr
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -41,8 +45,14 @@ SECRETS = {
     "REDIS_URL": "redis://user:Pw9Zq4Xv7Lm2@127.0.0.1:6379/0",
 }
 SEARXNG_PASSWORD = "Sx7Qz4Vw9Kp2"
+# What httpx sends for ``https://admin:PASSWORD@host``: ``Authorization: Basic base64(admin:PASSWORD)``.
+SEARXNG_BASIC = base64.b64encode(f"admin:{SEARXNG_PASSWORD}".encode()).decode()
 # The values that must never show, whole or in part (the Redis URL's secret is the URL and its password).
-VALUES = [value for name, value in SECRETS.items() if name != "REDIS_URL"] + ["Pw9Zq4Xv7Lm2", SEARXNG_PASSWORD]
+VALUES = [value for name, value in SECRETS.items() if name != "REDIS_URL"] + [
+    "Pw9Zq4Xv7Lm2",
+    SEARXNG_PASSWORD,
+    SEARXNG_BASIC,
+]
 
 
 def leaked(text: str) -> list[str]:
@@ -101,6 +111,78 @@ def test_a_fragment_left_by_a_cut_elsewhere_is_blanked_where_events_are_serialis
         for cut_text in (f"Bearer {secret[:keep]}…", f"'Bearer {secret[:keep]}'", f"…{secret[-keep:]} rest"):
             event = redact.model(RunWarning(message=cut_text))
             assert not leaked(event.model_dump_json()), cut_text
+
+
+def forms(secret: str) -> dict[str, str]:
+    """Every way a secret reaches a message: whole, percent-encoded, split by each kind of break (a server
+    wrapping its message, a wrap folded to a space) at every position, and masked as providers echo keys."""
+    found = {"raw": secret, "percent": quote(secret, safe="")}
+    for at in range(1, len(secret)):
+        for name, gap in (("newline", "\n"), ("space", " "), ("indent", "\r\n    ")):
+            found[f"{name}@{at}"] = secret[:at] + gap + secret[at:]
+    for mask in ("…", "...", "*" * 24):
+        found[f"masked{mask[:1]}"] = secret[:8] + mask + secret[-4:]
+    return found
+
+
+@pytest.mark.parametrize("secret", VALUES)
+def test_every_form_of_every_secret_is_blanked(secret: str) -> None:
+    """Through the model-error line (which folds whitespace and cuts) and the serialisation pass."""
+    redact = Redactor.for_settings(secret_settings())
+    for name, form in forms(secret).items():
+        if name == "percent" and form == secret:
+            continue
+        wrapped = f"Incorrect API key provided: {form}. You can find your API key at https://platform.example"
+        line = describe_model_error(ModelHTTPError(401, "local", {"error": {"message": wrapped}}), redact)
+        event = redact.model(RunWarning(message=f"headers: {{'authorization': 'Basic {form}'}}\n{wrapped}"))
+        for text in (line, event.model_dump_json(), redact(wrapped)):
+            assert not leaked(text), (name, text)
+
+
+def test_a_message_wrapped_at_64_characters_keeps_no_part_of_a_key() -> None:
+    """The probe's server: an error message wrapped at 64 characters, the key across the break."""
+    redact = Redactor.for_settings(secret_settings())
+    for secret in VALUES:
+        for lead in range(40, 64):
+            message = "x" * lead + " key " + secret + " was refused by the upstream gateway"
+            wrapped = "\n".join(message[i : i + 64] for i in range(0, len(message), 64))
+            error = ModelHTTPError(401, "local", {"error": {"message": wrapped}})
+            assert not leaked(describe_model_error(error, redact)), (secret, lead)
+            assert not leaked(redact(" ".join(wrapped.split()))), (secret, lead)
+
+
+_PASSWORD_CHARS = st.characters(min_codepoint=33, max_codepoint=0x17F, blacklist_categories=("Cc", "Zs"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    user=st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1, max_size=8),
+    password=st.text(_PASSWORD_CHARS, min_size=8, max_size=24),
+    form=st.sampled_from(["raw", "percent", "basic", "basic-unpadded", "masked"]),
+    split=st.integers(min_value=0, max_value=40),
+    gap=st.sampled_from(["", "\n", " ", "\n  "]),
+)
+def test_a_url_password_in_any_form_leaves_no_fragment_of_eight_characters(
+    user: str, password: str, form: str, split: int, gap: str
+) -> None:
+    """Any password in a configured URL (the SearXNG or OpenAI base URL), in the form the wire or an echo
+    gives it, split anywhere by a break: no fragment of 8 characters of it or of its Basic token remains."""
+    url = f"https://{user}:{quote(password, safe='')}@upstream.example.org/v1"
+    redact = Redactor.for_settings(Settings(_env_file=None, SEARXNG_BASE_URL=url, OPENAI_BASE_URL=url))  # type: ignore[call-arg]
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    shown = {
+        "raw": password,
+        "percent": quote(password, safe=""),
+        "basic": token,
+        "basic-unpadded": token.rstrip("="),
+        "masked": token[:8] + "…" + token[-4:],
+    }[form]
+    at = min(split, len(shown) - 1)
+    text = f"upstream said: authorization: Basic {shown[:at]}{gap}{shown[at:]} (request id 7)"
+    redacted = redact(text)
+    for value in (password, quote(password, safe=""), token):
+        fragments = {value[i : i + 8] for i in range(len(value) - 7)}
+        assert not [fragment for fragment in fragments if fragment in redacted], (text, redacted)
 
 
 def test_ordinary_text_is_left_alone() -> None:

@@ -4,6 +4,7 @@ written atomically; and ``deepcritical research --resume`` finishes a run killed
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -21,7 +22,10 @@ from agents.research_fakes import QUESTION, FakeClock, FakeEngine, FakeHandler, 
 from deepcritical.agents.models import AgentModels
 from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
+from deepcritical.errors import ResearchError
 from deepcritical.models import Evidence
+from deepcritical.run import checkpoint as checkpoint_module
+from deepcritical.run import execute as execute_module
 from deepcritical.run.checkpoint import (
     CHECKPOINT_FILE,
     HOLD_VARIABLE,
@@ -31,6 +35,7 @@ from deepcritical.run.checkpoint import (
     write_checkpoint,
 )
 from deepcritical.run.events import RunFinished
+from deepcritical.run.execute import run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble
@@ -288,3 +293,87 @@ def test_resume_alone_finishes_a_demo_run_killed_at_any_point(tmp_path: Path, ho
     status = json.loads((out / "status.json").read_text(encoding="utf-8"))
     assert status["status"] == "finished"
     assert not (out / "lease.json").exists()
+
+
+class FillingDisk:
+    """A checkpoint writer on a disk that fills after ``room`` checkpoints (ENOSPC), until space is freed."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.full = False
+
+    def __call__(self, folder: Path, checkpoint: Checkpoint) -> Path:
+        if self.full or self.room == 0:
+            self.full = True
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= 1
+        return write_checkpoint(folder, checkpoint)
+
+
+@pytest.mark.parametrize("room", [1, 4])
+async def test_a_disk_that_fills_mid_run_stops_it_in_one_line_and_resume_finishes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: int
+) -> None:
+    """A full disk mid-run was a 90-line traceback and no report: now one line, the last checkpoint whole,
+    and the same folder resumed once there is space again."""
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2, DEEPCRITICAL_HOME=str(tmp_path / "home"))
+    store = FakeStore()
+
+    def source(run_settings: Settings, client: httpx2.AsyncClient) -> Orchestrator:
+        parts = assemble(
+            run_settings,
+            client,
+            models=judged_models(),
+            store=store,
+            handler=FakeHandler(),
+            research_engine=FakeEngine(),
+        )
+        return Orchestrator(parts)
+
+    disk = FillingDisk(room)
+    monkeypatch.setattr(checkpoint_module, "write_checkpoint", disk)
+    folder = tmp_path / "out"
+    with pytest.raises(ResearchError) as stopped:
+        await run_to_folder(QUESTION, settings, folder=folder, run_source=source)
+    message = str(stopped.value)
+    assert "\n" not in message
+    assert message.startswith("the run stopped: cannot write its checkpoint (No space left on device)")
+    assert "resume the run (--resume)" in message
+    assert not (folder / "run.json").exists()
+    kept = read_checkpoint(folder)  # the checkpoint before the disk filled, whole
+    assert [name for name in os.listdir(folder) if name.endswith(".tmp")] == []
+
+    monkeypatch.setattr(checkpoint_module, "write_checkpoint", write_checkpoint)  # space is back
+    done = await run_to_folder("", settings, folder=folder, run_source=source, resume=True)
+    assert done.outcome.error is None
+    assert done.outcome.run_id == kept.run_id
+    assert done.outcome.resumed
+    assert (folder / "report.md").read_text(encoding="utf-8").startswith("#")
+    assert not (folder / CHECKPOINT_FILE).exists()
+
+
+async def test_a_report_that_cannot_be_written_keeps_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=1, DEEPCRITICAL_HOME=str(tmp_path / "home"))
+
+    def source(run_settings: Settings, client: httpx2.AsyncClient) -> Orchestrator:
+        parts = assemble(
+            run_settings,
+            client,
+            models=judged_models(),
+            store=FakeStore(),
+            handler=FakeHandler(),
+            research_engine=FakeEngine(),
+        )
+        return Orchestrator(parts)
+
+    def full_disk(outcome: ResearchOutcome, folder: Path) -> tuple[Path, Path]:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(execute_module, "write_outputs", full_disk)
+    folder = tmp_path / "out"
+    with pytest.raises(ResearchError, match=r"No space left on device; the last checkpoint is kept") as stopped:
+        await run_to_folder(QUESTION, settings, folder=folder, run_source=source)
+    assert "\n" not in str(stopped.value)
+    assert read_checkpoint(folder).stage == "report"

@@ -290,8 +290,15 @@ class Settings(BaseSettings):
     @field_validator("redis_url", "queue_url")
     @classmethod
     def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and urlsplit(value.get_secret_value()).scheme not in ("redis", "rediss", "unix"):
+        if value is None:
+            return value
+        parts = urlsplit(value.get_secret_value())
+        if parts.scheme not in ("redis", "rediss", "unix"):
             raise ValueError("expected a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
+        try:
+            parts.port  # noqa: B018 - parsed here, once, rather than as a traceback in each worker
+        except ValueError:
+            raise ValueError("the port must be a number from 0 to 65535, e.g. redis://127.0.0.1:6379/0") from None
         return value
 
     @field_validator("retention", mode="before")
@@ -463,10 +470,22 @@ def _describe(error: ValidationError, flags: Mapping[str, str] | None = None) ->
         variable = ".".join(str(part) for part in item["loc"][:1]) or "settings"
         variable = (flags or {}).get(variable, variable)
         value = item.get("input")
-        secret = "key" in variable.lower() or "token" in variable.lower()
-        shown = "" if isinstance(value, dict) or secret else f" (got {value!r})"
+        secret = "key" in variable.lower() or "token" in variable.lower() or variable in _SECRET_VARIABLES
+        shown = "" if isinstance(value, dict) or secret else f" (got {_CREDENTIALS.sub('//***@', repr(value))})"
         lines.append(f"{variable}: {item['msg']}{shown}")
     return "; ".join(lines)
+
+
+# A value shown in a configuration error keeps no URL credentials (``https://user:pass@host``), up to the
+# last ``@``: a password typed with an unencoded ``/`` or ``@`` in it goes too.
+_CREDENTIALS = re.compile(r"//.*@")
+
+
+def _secret_variables() -> frozenset[str]:
+    """The variables of the secret settings (the Redis and queue URLs among them): never echoed."""
+    return frozenset(
+        _env_name(name) for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation)
+    )
 
 
 def _env_name(field_name: str) -> str:
@@ -474,6 +493,9 @@ def _env_name(field_name: str) -> str:
     if isinstance(alias, AliasChoices):
         return str(alias.choices[0])
     return str(alias)
+
+
+_SECRET_VARIABLES = _secret_variables()
 
 
 def load_settings(*, flags: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -486,6 +508,7 @@ def load_settings(*, flags: Mapping[str, str] | None = None, **overrides: Any) -
     try:
         settings = Settings(**{_env_name(name): value for name, value in given.items()})
     except ValidationError as error:
-        raise ConfigError(f"invalid configuration: {_describe(error, typed)}") from error
+        # Not chained: a ValidationError's text shows each input whole, passwords in URLs included.
+        raise ConfigError(f"invalid configuration: {_describe(error, typed)}") from None
     settings._flags = {name: flag for name, flag in (flags or {}).items() if name in given}
     return settings.with_presets()

@@ -7,13 +7,21 @@ serialised (events, the outcome, a run's status) goes through the redactor once 
 pass also blanks what a cut made elsewhere could have left: a secret's first characters (at least
 ``MIN_SECRET_CHARS``) at the end of a text or just before an ellipsis, and its last characters at the
 start of a text or just after one.
+
+A secret travels in more forms than its own: percent-encoded in a query string, as the base64 of
+``user:password`` in the ``Authorization: Basic`` header httpx builds from a URL's credentials, split by
+a line break where a server wrapped its message (or by a space where the wrap was folded), and masked
+the way providers echo a key (``sk-abc1…cdef``, ``sk-abc1****cdef``). Each is blanked: the encodings are
+secrets of their own, a split one is found in the text with its whitespace removed, and a masked one is a
+head before, and a tail after, the mask (``…``, ``...``, ``***``), which the cut-end pass blanks.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
 
@@ -26,8 +34,9 @@ MASK = "***"
 MIN_SECRET_CHARS = 4
 # What a cut leaves beside the part it kept: an ellipsis (one character or three dots), or a quote that
 # closes a ``repr`` of the cut text.
-_CUT_END = re.compile(r"…|\.\.\.")
-_CUT_START = re.compile(r"…|\.\.\.")
+# A provider's masked echo of a key (``sk-abc1****cdef``) is a cut on both sides of its asterisks.
+_CUT_END = re.compile(r"…|\.\.\.|\*{3,}")
+_CUT_START = re.compile(r"…|\.\.\.|\*{3,}")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -56,14 +65,26 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        return self._without_cut_ends(text)
+        return self._without_parts(text)
 
-    def _without_cut_ends(self, text: str) -> str:
-        """Blank a secret's head that ends where a cut did (the text's end, an ellipsis, a closing quote at
-        the end) and a secret's tail that starts where one did (the text's start, an ellipsis)."""
-        suspects = [s for s in self._secrets if s[:MIN_SECRET_CHARS] in text or s[-MIN_SECRET_CHARS:] in text]
+    def _without_parts(self, text: str) -> str:
+        """Blank what is left of a secret after the whole ones: one broken by whitespace, and a cut end of
+        one. Both are looked for in the text without its whitespace (where a broken secret is whole again,
+        and a cut end is where it was), then blanked in the text from their first character to their last."""
+        compact = "".join(text.split())
+        suspects = [s for s in self._secrets if s[:MIN_SECRET_CHARS] in compact or s[-MIN_SECRET_CHARS:] in compact]
         if not suspects:
             return text
+        spans = [(start, start + len(secret)) for secret in suspects for start in _occurrences(compact, secret)]
+        spans += self._cut_ends(compact, suspects)
+        if not spans:
+            return text
+        kept = [index for index, char in enumerate(text) if not char.isspace()]
+        return _masked(text, [(kept[start], kept[end - 1] + 1) for start, end in spans])
+
+    def _cut_ends(self, text: str, suspects: list[str]) -> list[tuple[int, int]]:
+        """Where a secret's head ends where a cut did (the text's end, an ellipsis or a mask, a closing quote
+        at the end) and where a secret's tail starts where one did (the text's start, an ellipsis or a mask)."""
         ends = {len(text), len(text.rstrip("'\"")), *(match.start() for match in _CUT_END.finditer(text))}
         starts = {0, *(match.end() for match in _CUT_START.finditer(text))}
         spans: list[tuple[int, int]] = []
@@ -77,15 +98,7 @@ class Redactor:
                 length = next((n for n in lengths if text.startswith(secret[-n:], start)), 0)
                 if length:
                     spans.append((start, start + length))
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(spans):
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:
-                merged.append((start, end))
-        for start, end in reversed(merged):  # from the right, so the earlier spans keep their place
-            text = text[:start] + MASK + text[end:]
-        return text
+        return spans
 
     def value(self, value: Any) -> Any:
         """``value`` (a string, or lists and dicts of them, as JSON holds them) with every string redacted."""
@@ -106,24 +119,63 @@ class Redactor:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
-        """Every ``SecretStr`` the settings hold, and every password inside a URL they hold."""
+        """Every ``SecretStr`` the settings hold, and every password inside a URL they hold (with the Basic-auth
+        token it makes)."""
         secrets: list[SecretStr | str | None] = []
         for name in type(settings).model_fields:
             value = getattr(settings, name)
             if isinstance(value, SecretStr):
                 secrets.append(value)
-                secrets.append(_url_password(value.get_secret_value()))
+                secrets.extend(url_secrets(value.get_secret_value()))
             elif isinstance(value, AnyHttpUrl):
-                secrets.append(_url_password(str(value)))
+                secrets.extend(url_secrets(str(value)))
         return cls(secrets)
 
 
-def _url_password(text: str) -> str | None:
+def url_secrets(url: str | None) -> list[str]:
+    """The secrets a URL's credentials put on the wire: the password, and the token of the
+    ``Authorization: Basic`` header httpx sends for ``user:password@`` (padded and not)."""
     try:
-        password = urlsplit(text).password
+        parts = urlsplit(url or "")
     except ValueError:
-        return None
-    return unquote(password) if password else None
+        return []
+    if not parts.password:
+        return []
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+    tokens = {
+        base64.b64encode(pair.encode(encoding)).decode("ascii")
+        for encoding in ("utf-8", "latin-1")
+        if _fits(pair, encoding)
+    }
+    return [unquote(parts.password), *tokens, *(token.rstrip("=") for token in tokens)]
+
+
+def _fits(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _occurrences(text: str, secret: str) -> Iterator[int]:
+    start = text.find(secret)
+    while start >= 0:
+        yield start
+        start = text.find(secret, start + 1)
+
+
+def _masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span (merged where they touch) replaced by the mask."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    for start, end in reversed(merged):  # from the right, so the earlier spans keep their place
+        text = text[:start] + MASK + text[end:]
+    return text
 
 
 def _percent_encoded(value: str) -> str | None:

@@ -89,6 +89,19 @@ def test_openai_base_url_is_honoured_for_chat_completions(monkeypatch: pytest.Mo
     assert str(load_settings().openai_base_url) == "http://127.0.0.1:9090/v1"
 
 
+def test_a_key_and_a_password_in_the_base_url_are_refused_together() -> None:
+    """httpx sends the URL's user:password as Basic auth in place of the Bearer key: every call would fail."""
+    url = "http://admin:Pq7Zx9Lm2Vw4@127.0.0.1:9090/v1"
+    with pytest.raises(ConfigError, match=r"^DEEPCRITICAL_OPENAI_BASE_URL: its user:password would be sent") as raised:
+        resolve_models(
+            settings(DEEPCRITICAL_MODEL="openai:x", DEEPCRITICAL_OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-x1")
+        )
+    assert "Pq7Z" not in str(raised.value)
+    # Without a key, the URL's credentials are how a proxy in front of a local server is reached.
+    models = resolve_models(settings(DEEPCRITICAL_MODEL="openai:x", DEEPCRITICAL_OPENAI_BASE_URL=url))
+    assert isinstance(models.brain, OpenAIChatModel)
+
+
 def test_the_responses_api_with_a_base_url_is_refused_naming_the_variable() -> None:
     with pytest.raises(ConfigError, match=r"DEEPCRITICAL_OPENAI_BASE_URL.*Chat Completions"):
         resolve_models(

@@ -99,3 +99,32 @@ def test_a_parse_over_the_time_limit_is_stopped_and_the_worker_replaced() -> Non
         with pytest.raises(DocumentError, match=r"longer than 0\.5 s"):
             worker.run(time.sleep, 30)
         assert worker.run(len, "next file") == 9  # a fresh worker takes the next file
+
+
+def test_a_parser_that_fails_in_its_own_way_refuses_that_file_only() -> None:
+    """Any other exception of a third-party parser on a hostile file is that file's one line, not the add's end."""
+    with ParserWorker(Limits()) as worker:
+        with pytest.raises(DocumentError, match=r"^the parser failed on it \(ValueError\); not read$"):
+            worker.run(int, "not a number")
+        assert worker.run(len, "next file") == 9
+
+
+TOO_DEEP = "nested too deeply to read (a hostile or broken file); not read"
+DEEP_JSON = b"[" * 5000 + b"]" * 5000
+DEEP_BIBTEX = b"@article{x, title=" + b"{" * 5000 + b"a" + b"}" * 5000 + b"}\n"
+
+
+def test_a_deeply_nested_file_is_refused_alone_and_the_others_are_read(tmp_path: Path) -> None:
+    """5,000 ``[`` (or BibTeX braces) raised RecursionError, which ended the whole add; now that file gets
+    its one line and the files after it are still read, in the same worker."""
+    (tmp_path / "deep.json").write_bytes(DEEP_JSON)
+    (tmp_path / "deep.bib").write_bytes(DEEP_BIBTEX)
+    (tmp_path / "notes.md").write_text("# Notes\n\nNausea in 5 of 40 on drug X.\n")
+    paths, _ = files_under([tmp_path])
+    results = {result.path.name: result for result in read_files(paths, Limits())}
+    for name in ("deep.json", "deep.bib"):
+        assert results[name].line == f"{tmp_path / name}: {TOO_DEEP}"
+    assert results["notes.md"].error is None
+    assert results["notes.md"].documents
+    with pytest.raises(DocumentError, match="nested too deeply"):
+        read_bytes(DEEP_JSON, suffix=".json", limits=Limits())  # in this process too, without a worker

@@ -270,3 +270,48 @@ async def test_two_stores_in_one_process_share_the_directory_and_close_independe
     related = await second.related("statins", exclude_ids=[], n=5)
     assert {scored.evidence.id for scored in related} == {"pmid:1", "pmid:2"}
     await second.close()
+
+
+def dead_owner() -> str:
+    """``host:pid`` of a process that has ended: a killed run's owner."""
+    process = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return f"{chroma.this_process().rpartition(':')[0]}:{process.stdout.strip()}"
+
+
+@pytest.mark.parametrize("how", ["killed", "interrupted"])
+async def test_a_resumed_runs_collection_is_never_pruned(tmp_path: Path, how: str) -> None:
+    """``--resume`` reopens the killed (or interrupted and closed) run's collection: it is this process's
+    now, so neither ``library prune`` nor another run's start-up retention takes it while the run goes on."""
+    home = tmp_path / "home"
+    name = chroma.run_collection_name("20240101-000000-resumed")
+    old = datetime.now(UTC) - timedelta(days=2)
+    metadata = {chroma.MODEL_KEY: HashEmbeddings.model_name, chroma.CREATED_KEY: old.isoformat()}
+    metadata[chroma.OPEN_BY_KEY] = dead_owner()
+    if how == "interrupted":
+        metadata[chroma.CLOSED_KEY] = old.isoformat()
+    connection = chroma.connect(settings_for(home))
+    try:
+        with connection.session(touches=(name,), writes=True) as session:
+            session.client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
+    finally:
+        connection.close()
+    resumed = await open_store(home, "20240101-000000-resumed")
+    try:
+        await resumed.add([make_evidence("1", "statins")])
+        other = await open_store(home, "another-run", DEEPCRITICAL_RETENTION="1h")  # its start-up retention
+        await other.close()
+        connection = chroma.connect(settings_for(home))
+        try:
+            assert library.prune(connection, timedelta(hours=1)) == []
+            [info] = [info for info in library.collections(connection) if info.name == name]
+            assert info.open_by == chroma.this_process()
+        finally:
+            connection.close()
+        assert len(await resumed.search("statins", n=1)) == 1  # still there for the run
+    finally:
+        await resumed.close()
+    connection = chroma.connect(settings_for(home))
+    try:  # once the resumed run ends, its collection is old and closed: prunable as ever
+        assert name in {info.name for info in library.prune(connection, timedelta(hours=1))}
+    finally:
+        connection.close()

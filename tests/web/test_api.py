@@ -314,6 +314,10 @@ async def test_malformed_input_and_unknown_runs_get_json_errors(tmp_path: Path) 
         bad_resume = await client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "soon"})
         assert bad_resume.status_code == 422
         assert bad_resume.json()["field"] == "Last-Event-ID"
+        huge_resume = await client.get(f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "9" * 40})
+        assert huge_resume.status_code == 422
+        assert huge_resume.json()["field"] == "Last-Event-ID"
+        assert "9" * 20 not in huge_resume.text
         for name in ("status.json", "events.jsonl", "..%2Fstatus.json", "report.ris"):
             assert (await client.get(f"/api/runs/{run_id}/{name}")).status_code == 404
 

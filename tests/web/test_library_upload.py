@@ -3,6 +3,7 @@ the API, its type checked by name, its size while it is read, and an unreadable 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,30 @@ async def test_an_uploaded_file_is_added_once(tmp_path: Path) -> None:
     (document,) = first.json()["documents"]
     assert (document["format"], document["outcome"], document["passages"]) == ("markdown", "added", 1)
     assert again.json()["documents"][0]["outcome"] == "unchanged"
+
+
+async def test_an_upload_over_64_kib_is_taken_up_to_the_file_limit(tmp_path: Path) -> None:
+    """The 64 KiB body cap of the other routes refused almost any real paper (413 for a 98 KB PDF); the
+    upload route takes DEEPCRITICAL_LIBRARY_MAX_FILE_MB, declared or streamed in chunks, and no more."""
+    paper = b"%PDF-1.4 not really" + b"x" * 100_000  # past the cap, then read (and refused as a PDF: no model)
+
+    async def chunks(total: int) -> AsyncIterator[bytes]:
+        for _ in range(total // 10_000):
+            yield b"y" * 10_000
+
+    async with serving(app_for(tmp_path, ScriptedRuns(), library_max_file_mb=0.5)) as client:
+        read = await client.post(URL, params={"filename": "paper.pdf"}, content=paper)
+        streamed = await client.post(URL, params={"filename": "big.md"}, content=chunks(600_000))
+        other = await client.post("/api/runs", content=b"{" + b" " * 100_000 + b"}")
+    assert read.status_code == 422, read.text
+    assert read.json()["error"].startswith("paper.pdf: not a readable PDF")
+    assert streamed.status_code == 413
+    assert streamed.json()["error"] == "big.md: larger than 0.5 MB (the upload limit)"
+    assert other.status_code == 413  # every other route keeps its 64 KiB
+
+
+async def test_a_deeply_nested_upload_is_one_clear_error_not_a_server_error(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        response = await client.post(URL, params={"filename": "deep.json"}, content=b"[" * 5000 + b"]" * 5000)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == "deep.json: nested too deeply to read (a hostile or broken file); not read"

@@ -15,6 +15,8 @@ from mcp import Client
 from mcp_types import TextContent
 
 from deepcritical.config import load_settings
+from deepcritical.errors import DeepCriticalError
+from deepcritical.mcp import server as mcp_server
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
@@ -97,6 +99,20 @@ async def test_a_bad_host_gets_the_json_error_shape(tmp_path: Path) -> None:
             assert (await client.get("/api/info", headers={"Host": host})).status_code == 200
 
 
+async def test_a_loopback_host_name_in_any_case_is_accepted(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path)) as client:
+        for host in ("LOCALHOST", "LocalHost:8000", "localhost.:8000"):
+            assert (await client.get("/api/info", headers={"Host": host})).status_code == 200, host
+
+
+async def test_the_resume_route_caps_the_run_id_and_never_echoes_it(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path)) as client:
+        response = await client.post(f"/api/runs/{'r' * 300}/resume")
+    assert response.status_code == 422
+    assert response.json()["field"] == "run_id"
+    assert "r" * 65 not in response.text
+
+
 @asynccontextmanager
 async def mcp_client(tmp_path: Path, rate_limit: RunRateLimit | None = None, **overrides: Any) -> AsyncIterator[Client]:
     settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2, **overrides)
@@ -150,6 +166,30 @@ async def test_mcp_and_the_api_share_one_limit(tmp_path: Path) -> None:
         result = await client.call_tool("research", {"question": QUESTION})
     assert result.is_error
     assert "too many runs" in text_of(result)
+
+
+async def test_mcp_search_literature_counts_against_the_limit_research_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 searches in 36 s were all answered: a search calls every source as a run does."""
+    searched: list[str] = []
+
+    async def no_source_answers(query: str, *args: Any, **kwargs: Any) -> Any:
+        searched.append(query)
+        raise DeepCriticalError("no source answered")
+
+    monkeypatch.setattr(mcp_server, "run_search", no_source_answers)
+    shared = RunRateLimit(2)
+    async with mcp_client(tmp_path, rate_limit=shared) as client:
+        first = await client.call_tool("search_literature", {"query": "metformin"})
+        run = await client.call_tool("research", {"question": QUESTION})
+        refused_search = await client.call_tool("search_literature", {"query": "metformin dementia"})
+        refused_run = await client.call_tool("research", {"question": QUESTION})
+    assert first.is_error  # searched (and its source failed): it counted all the same
+    assert not run.is_error
+    assert searched == ["metformin"]
+    assert "too many searches and runs from stdio: at most 2 a minute" in text_of(refused_search)
+    assert "too many runs started from stdio" in text_of(refused_run)
 
 
 def test_the_mcp_descriptions_name_every_source(tmp_path: Path) -> None:

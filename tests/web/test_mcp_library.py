@@ -59,3 +59,20 @@ async def test_files_inside_are_added_and_a_link_leading_out_is_not_read(tmp_pat
     assert added["failures"] == [f"{folder / 'link.md'}: outside the library folder; not read"]
     assert again.structured_content is not None
     assert again.structured_content["documents_unchanged"] == 1
+
+
+async def test_a_hard_link_to_a_file_outside_is_not_read(tmp_path: Path) -> None:
+    """A hard link has no real path to check: ``papers/notes.md`` may be ``secret.md`` under another name."""
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (tmp_path / "secret.md").write_text("# Secret\n\nnot for the library")
+    (folder / "notes.md").hardlink_to(tmp_path / "secret.md")
+    async with connected(tmp_path, folder) as client:
+        whole = await client.call_tool("library_add", {"paths": ["."]})
+        named = await client.call_tool("library_add", {"paths": ["notes.md"]})
+    for result in (whole, named):
+        assert not result.is_error, text_of(result)
+        added = result.structured_content
+        assert added is not None
+        assert added["failures"] == [f"{folder / 'notes.md'}: a hard link (it may name a file outside); not read"]
+        assert added["documents_added"] == 0

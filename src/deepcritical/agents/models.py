@@ -132,6 +132,17 @@ def _compatible_server(settings: Settings, name: str, client: httpx2.AsyncClient
     from pydantic_ai.providers.openai import OpenAIProvider
 
     base_url = str(settings.openai_base_url).rstrip("/")
+    if (
+        settings.openai_api_key is not None
+        and settings.openai_base_url is not None
+        and settings.openai_base_url.username
+    ):
+        # httpx turns the URL's user:password into the request's one Authorization header: the key would
+        # never be sent, and every call would fail as unauthorised.
+        raise ConfigError(
+            f"{BASE_URL_VARIABLE}: its user:password would be sent instead of OPENAI_API_KEY (a request has one "
+            "Authorization header); leave one of them out"
+        )
     # A local server (Ollama, llama.cpp, vLLM) may need no key; the SDK insists on one.
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "not-needed"
     provider = OpenAIProvider(base_url=base_url, api_key=key, http_client=client)

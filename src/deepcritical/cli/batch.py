@@ -125,7 +125,24 @@ class Row:
 
     def cells(self) -> list[str]:
         values = (self.question, self.verdict, self.confidence, self.items, str(self.exit_status), str(self.folder))
-        return [*values, self.error]
+        return [inert(value) for value in (*values, self.error)]
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP); a question or
+# an error message may start so. (defusedcsv does this, but for one function is not worth a dependency.)
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert(cell: str) -> str:
+    """``cell`` as a spreadsheet shows it without running it: text that would start a formula is prefixed
+    with ``'`` (which spreadsheets hide); a number stays a number."""
+    if not cell.startswith(_FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell
 
 
 def row_from_record(question: str, folder: Path, *, skipped: bool = False) -> Row | None:

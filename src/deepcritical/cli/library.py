@@ -20,7 +20,7 @@ from rich.table import Table
 
 from deepcritical.cli.terminal import shown
 from deepcritical.config import MIN_RETENTION, Settings, parse_duration
-from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.errors import ConfigError, DeepCriticalError, DocumentError
 from deepcritical.models import Evidence
 
 if TYPE_CHECKING:
@@ -237,8 +237,11 @@ def add(
 
     from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.library_files import add_files
+    from deepcritical.documents.reader import limits_from
     from deepcritical.evidence import EmbeddingService, documents
+    from deepcritical.service.library_add import read_corpus
     from deepcritical.sources.grading import grade_record
+    from deepcritical.text import one_line
 
     chosen = settings_from(library_collection=collection)  # a bad name fails here, naming the variable
     name = chosen.library_collection
@@ -250,6 +253,12 @@ def add(
     failed = 0
     with _store() as (_, connection):
         for file in jsonl:
+            try:
+                corpus = read_corpus(file, limits_from(chosen))
+            except (DocumentError, ConfigError) as error:  # this file alone; the others are still added
+                err.print(one_line(f"{file}: {str(error).removeprefix(f'{file}: ')}"), markup=False, soft_wrap=True)
+                failed += 1
+                continue
             embeddings = EmbeddingService.for_settings(chosen)
             columns = (TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"))
             with Progress(*columns, console=err) as bar:
@@ -262,7 +271,7 @@ def add(
                     connection,
                     embeddings,
                     name,
-                    documents.read_jsonl(file),
+                    corpus,
                     grader=lambda title, text, types, mesh: grade_record(
                         title=title, text=text, publication_types=types, mesh_headings=mesh
                     ),

@@ -23,7 +23,7 @@ from deepcritical.config import Settings
 from deepcritical.documents import bioc, jats, pdf, references, text
 from deepcritical.documents.model import Document, DocumentFormat, ParsedDocument
 from deepcritical.documents.passages import split
-from deepcritical.errors import DocumentError
+from deepcritical.errors import DeepCriticalError, DocumentError
 
 T = TypeVar("T")
 
@@ -43,6 +43,7 @@ EXTENSIONS: dict[str, DocumentFormat | None] = {
 }
 SUPPORTED = ", ".join(sorted(EXTENSIONS))
 HASH_PREFIX_CHARS = 16
+_TOO_DEEP = "nested too deeply to read (a hostile or broken file); not read"
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def limits_from(settings: Settings) -> Limits:
     )
 
 
-def _too_large(size: int, limits: Limits) -> DocumentError:
+def too_large(size: int, limits: Limits) -> DocumentError:
     return DocumentError(
         f"{size / 2**20:.1f} MB, more than the limit of {limits.max_bytes / 2**20:.3g} MB "
         "(DEEPCRITICAL_LIBRARY_MAX_FILE_MB)"
@@ -152,6 +153,12 @@ class ParserWorker:
             raise DocumentError(
                 f"reading needed more than {self.limits.max_memory_bytes / 2**20:.0f} MB of memory; stopped"
             ) from None
+        except RecursionError:  # a JSON or BibTeX file nested thousands deep: this file only, not the add
+            raise DocumentError(_TOO_DEEP) from None
+        except DeepCriticalError:
+            raise
+        except Exception as error:  # a third-party parser's own failure on hostile input: this file only
+            raise DocumentError(f"the parser failed on it ({type(error).__name__}); not read") from None
 
     def close(self) -> None:
         if self._pool is not None:
@@ -183,13 +190,16 @@ class FileResult:
 
 
 def build_documents(parsed: Sequence[ParsedDocument], file_hash: str, source_path: str | None) -> list[Document]:
-    """Parsed documents with identities and passages. A file of one document is identified by the file's
-    hash; a record of a multi-record file (a RIS export) by its own content's hash, so re-exporting the
-    library with one more record leaves the others unchanged."""
+    """Parsed documents with identities and passages. A document is identified by its PMID, DOI or PMCID;
+    without one, a file of one document by its path (within its collection), so an edited file replaces
+    its passages rather than being added beside them; a record of a multi-record file (a RIS export) by its
+    own content's hash, so re-exporting the library with one more record leaves the others unchanged; a
+    text without a path (a fetched article) by its hash."""
     documents = []
     for record in parsed:
         record_hash = file_hash if len(parsed) == 1 else content_hash(record.model_dump_json().encode())
-        identity = record.identity or f"file:{record_hash[:HASH_PREFIX_CHARS]}"
+        key = content_hash(source_path.encode()) if source_path and len(parsed) == 1 else record_hash
+        identity = record.identity or f"file:{key[:HASH_PREFIX_CHARS]}"
         # The title heads every passage's indexed text already; alone it is a passage only when it is all there is.
         blocks = [block for block in record.blocks if block.kind != "title"] or list(record.blocks)
         full, passages = split(identity, blocks)
@@ -215,11 +225,17 @@ def read_bytes(
 ) -> list[Document]:
     """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
     if len(data) > limits.max_bytes:
-        raise _too_large(len(data), limits)
+        raise too_large(len(data), limits)
     if not data.strip():
         raise DocumentError("the file is empty")
     form = sniffed_format(suffix, data)
-    parsed = worker.run(parse_bytes, form, data, limits) if worker is not None else parse_bytes(form, data, limits)
+    if worker is not None:
+        parsed = worker.run(parse_bytes, form, data, limits)
+    else:
+        try:
+            parsed = parse_bytes(form, data, limits)
+        except RecursionError:
+            raise DocumentError(_TOO_DEEP) from None
     if not parsed:
         raise DocumentError(f"no records with a title or text in this {form} file")
     return build_documents(parsed, content_hash(data), source_path)
@@ -232,10 +248,12 @@ def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) ->
     try:
         size = path.stat().st_size
         if size > limits.max_bytes:
-            raise _too_large(size, limits)
+            raise too_large(size, limits)
         data = path.read_bytes()
         result.content_hash = content_hash(data)
-        result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=str(path))
+        # The real path: ``notes.md``, ``./notes.md`` and its absolute path are one file, one document.
+        source = str(path.resolve())
+        result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=source)
     except DocumentError as error:
         result.error = str(error)
     except OSError as error:

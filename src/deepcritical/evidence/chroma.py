@@ -356,6 +356,8 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
                 # None, not the default: Chroma's default function would download a model.
                 embedding_function=None,
             )
+            if run:
+                _claim(collection, metadata[OPEN_BY_KEY])
     except StoreError:
         raise
     except Exception as error:  # client-side validation and server errors
@@ -367,6 +369,17 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
             f"but this process uses {model_name!r}. Fix: set DEEPCRITICAL_EMBEDDING_MODEL back, or use another "
             "DEEPCRITICAL_HOME (or Chroma server) for the new model."
         )
+
+
+def _claim(collection: Any, owner: str) -> None:
+    """Name this process as the holder of a run collection that already existed (a resumed run's):
+    ``get_or_create_collection`` keeps an existing collection's metadata, which would still name the
+    killed process (or say closed), and a prune would take the collection from under the resumed run."""
+    stored = dict(collection.metadata or {})
+    if stored.get(OPEN_BY_KEY) != owner or CLOSED_KEY in stored:
+        stored[OPEN_BY_KEY] = owner
+        stored.pop(CLOSED_KEY, None)
+        collection.modify(metadata=stored)
 
 
 def close_run_collection(connection: Connection, name: str) -> None:

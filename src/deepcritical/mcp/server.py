@@ -176,7 +176,21 @@ class StrictMCPServer(MCPServer[Any]):
                     f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown[:5])}; "
                     f"it takes {', '.join(known)}"
                 )
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:  # every error one line: pydantic's spans four, with the caller's value
+            cause = error.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"{name}: {_argument_problems(cause)}") from cause
+            if "\n" in str(error):
+                raise type(error)(one_line(str(error))) from cause
+            raise
+
+
+def _argument_problems(error: ValidationError) -> str:
+    """``max_iterations: Input should be less than or equal to 20``: each field and what is wrong, no value."""
+    problems = [f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()]
+    return "; ".join(problems[:5])
 
 
 def _client(ctx: Context) -> str:
@@ -208,6 +222,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
     @server.tool(annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True))
     async def search_literature(
         query: Annotated[str, Field(description="Keywords or a short question, e.g. 'metformin alzheimer'")],
+        ctx: Context,
         sources: Annotated[
             list[str] | None,
             Field(
@@ -227,6 +242,15 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             raise ToolError(f"query: give between 1 and {MAX_QUESTION_CHARS} characters")
         try:
             chosen = manager.check_sources(sources)
+        except DeepCriticalError as error:
+            raise ToolError(one_line(str(error))) from error
+        # A search calls every source as a run does: it counts against the same limit (else 40 a minute).
+        client = _client(ctx)
+        if (wait := await limit.retry_after(client)) is not None:
+            raise ToolError(
+                f"too many searches and runs from {client}: at most {limit.per_minute} a minute; try again in {wait} s"
+            )
+        try:
             found = await run_search(query, settings.with_values(sources=chosen), max_results=max_results, store=True)
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_ai.usage import RunUsage
 
 from deepcritical.agents.deps import ResearchDeps
-from deepcritical.errors import ConfigError
+from deepcritical.errors import ConfigError, ResearchError
 from deepcritical.models import Evidence
 from deepcritical.outputs import CitationAudit, FallbackReason, ResearchReport, StopReason
 from deepcritical.run.outcome import CheckpointStage, Resumption
@@ -219,6 +219,8 @@ def remove_checkpoint(folder: Path) -> None:
 
 
 CheckpointSink = Callable[[Checkpoint], Awaitable[None]]
+# What a run stopped by its disk says: the previous checkpoint stays whole (``write_atomic``).
+RESUMABLE = "the last checkpoint is kept: free some space, then resume the run (--resume)"
 
 
 def folder_sink(folder: Path) -> CheckpointSink:
@@ -226,7 +228,12 @@ def folder_sink(folder: Path) -> CheckpointSink:
     hold = os.environ.get(HOLD_VARIABLE, "")
 
     async def sink(checkpoint: Checkpoint) -> None:
-        await asyncio.to_thread(write_checkpoint, folder, checkpoint)
+        try:
+            await asyncio.to_thread(write_checkpoint, folder, checkpoint)
+        except OSError as error:  # a full disk, mostly: the run stops in one line, its last checkpoint whole
+            raise ResearchError(
+                f"the run stopped: cannot write its checkpoint ({error.strerror or error}); {RESUMABLE}"
+            ) from None
         if hold and hold in (checkpoint.stage, f"{checkpoint.stage}:{checkpoint.iteration}"):
             await _held(folder)
 

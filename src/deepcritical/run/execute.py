@@ -25,7 +25,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import ResearchError
 from deepcritical.redaction import Redactor
 from deepcritical.run import setup
-from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, hold_point
+from deepcritical.run.checkpoint import RESUMABLE, Checkpoint, CheckpointSink, hold_point
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
@@ -134,7 +134,9 @@ async def run_to_folder(
         try:
             report_path, record_path = store.write_outputs(outcome)
         except OSError as error:
-            raise ResearchError(f"cannot write the report to {store.folder}: {error.strerror or error}") from error
+            raise ResearchError(
+                f"cannot write the report to {store.folder}: {error.strerror or error}; {RESUMABLE}"
+            ) from None
     except BaseException as error:
         if keeper is not None:
             stopped = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)

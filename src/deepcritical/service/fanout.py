@@ -23,6 +23,8 @@ STREAM_PREFIX = "deepcritical:events:"
 # Long enough for any client to come back for a run's events; the run folder keeps them for good.
 STREAM_TTL_SECONDS = 7 * 24 * 3600
 MAX_EVENTS_PER_RUN = 10_000
+# The largest sequence number an id such as ``0-N`` may have that Redis also takes as an exclusive start.
+MAX_SEQUENCE = 2**64 - 2
 # Shorter than redis-py 8's default socket timeout (5 s), which would cut a longer blocking read.
 READ_BLOCK_MS = 2_000
 ENDED_KIND = "run_ended"
@@ -60,7 +62,7 @@ class EventStream:
 
     async def events(self, run_id: str, after: int = 0) -> list[tuple[int, dict[str, Any]]]:
         """The events numbered above ``after`` that are there now."""
-        return _parsed(await self.redis.xrange(stream_key(run_id), min=f"(0-{max(after, 0)}", max="+"))
+        return _parsed(await self.redis.xrange(stream_key(run_id), min=f"(0-{_sequence(after)}", max="+"))
 
     async def follow(
         self, run_id: str, after: int = 0, *, ended: Callable[[], bool] | None = None
@@ -68,7 +70,7 @@ class EventStream:
         """The run's events numbered above ``after``, as they come, until its ``run_ended``; or, when a read
         finds nothing new and ``ended()`` says the run has ended (its stream expired, or Redis restarted and
         lost it), until then: the caller reads the rest from the run's folder."""
-        key, last = stream_key(run_id), max(after, 0)
+        key, last = stream_key(run_id), _sequence(after)
         while True:
             answer: Any = await self.redis.xread({key: f"0-{last}"}, block=READ_BLOCK_MS, count=100)
             if not answer and ended is not None and ended():
@@ -83,6 +85,12 @@ class EventStream:
     async def last_number(self, run_id: str) -> int:
         entries = _parsed(await self.redis.xrevrange(stream_key(run_id), count=1))
         return entries[0][0] if entries else 0
+
+
+def _sequence(after: int) -> int:
+    """``after`` as a stream id's sequence number, which Redis takes up to ``MAX_SEQUENCE`` (and refuses beyond, with
+    an error, not an empty answer); no run has that many events, so the clamp changes no answer."""
+    return min(max(after, 0), MAX_SEQUENCE)
 
 
 def _parsed(entries: Any) -> list[tuple[int, dict[str, Any]]]:

@@ -10,10 +10,22 @@ from pathlib import Path
 
 from deepcritical.config import Settings
 from deepcritical.documents.model import Document
-from deepcritical.documents.reader import FileResult, ParserWorker, files_under, limits_from, read_bytes, read_files
-from deepcritical.evidence import EmbeddingService, chroma
+from deepcritical.documents.reader import (
+    FileResult,
+    Limits,
+    ParserWorker,
+    files_under,
+    limits_from,
+    read_bytes,
+    read_files,
+    too_large,
+)
+from deepcritical.errors import DocumentError
+from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.evidence.document_files import Added, add_file_documents
 from deepcritical.sources.fulltext import document_grade
+
+HARD_LINK = "a hard link (it may name a file outside); not read"
 
 
 @dataclass
@@ -47,13 +59,19 @@ def add_paths(
     within: Path | None = None,
 ) -> AddSummary:
     """Read every file under ``paths`` into the collection ``name``; never raises for a bad file. With
-    ``within``, a file whose real path (links followed) lies outside that folder is refused, unread."""
+    ``within``, a file whose real path (links followed) lies outside that folder is refused, unread, and so
+    is a hard link (a second name of a file, which may lie anywhere on the same disk)."""
     files, refused = files_under(paths)
     if within is not None:
         root = within.resolve()
         outside = [path for path in files if not path.resolve().is_relative_to(root)]
         refused += [FileResult(path=path, error="outside the library folder; not read") for path in outside]
-        files = [path for path in files if path not in outside]
+        # A hard link has no one real path: its other name may be a file outside the folder.
+        linked = [path for path in files if path not in outside and _hard_linked(path)]
+        refused += [
+            FileResult(path=path, error="a hard link (it may name a file outside); not read") for path in linked
+        ]
+        files = [path for path in files if path not in outside and path not in linked]
     summary = AddSummary(files=len(files) + len(refused), failures=[result.line for result in refused])
     on_start(summary.files)
     for result in refused:
@@ -74,6 +92,13 @@ def add_paths(
     return summary
 
 
+def _hard_linked(path: Path) -> bool:
+    try:
+        return path.stat().st_nlink > 1
+    except OSError:
+        return False  # gone: reading it gives its own one line
+
+
 def add_upload(
     data: bytes, filename: str, settings: Settings, connection: chroma.Connection, name: str
 ) -> list[tuple[Document, Added]]:
@@ -85,3 +110,22 @@ def add_upload(
     embeddings = EmbeddingService.for_settings(settings)
     outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
     return [(document, outcome[document.id]) for document in documents]
+
+
+def read_corpus(path: Path, limits: Limits) -> list[documents.Document]:
+    """A JSON Lines corpus (``library add corpus.jsonl``) read under the limits every other file is read
+    under: its size first, then parsed whole in the parser worker (memory ceiling, time limit), so one
+    100 MB line costs that worker, not the add. Raises DocumentError or ConfigError: the file's one reason."""
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise DocumentError(f"cannot read the file ({error.strerror or error})") from None
+    if size > limits.max_bytes:
+        raise too_large(size, limits)
+    with ParserWorker(limits) as worker:
+        return worker.run(_corpus_documents, str(path))
+
+
+def _corpus_documents(path: str) -> list[documents.Document]:
+    """Runs in the parser worker."""
+    return list(documents.read_jsonl(Path(path)))

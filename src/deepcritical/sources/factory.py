@@ -14,6 +14,7 @@ from deepcritical.models import SourceName
 from deepcritical.sources.base import USER_AGENT, SearchTool
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.library import LibraryTool
+from deepcritical.sources.redirects import refuse_private_redirects
 from deepcritical.sources.registry import BY_NAME, SOURCES, SourceContext
 from deepcritical.sources.web import DdgsLike
 from deepcritical.sources.you import ResearchEngine
@@ -30,6 +31,7 @@ def make_http_client(transport: httpx2.AsyncBaseTransport | None = None) -> http
         timeout=httpx2.Timeout(30.0, connect=10.0),
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
+        event_hooks={"response": [refuse_private_redirects]},  # never into the server's own network
     )
 
 

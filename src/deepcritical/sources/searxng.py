@@ -9,7 +9,6 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 import httpx2
 import structlog
@@ -17,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from deepcritical.errors import RateLimitError, SearchError, SourceHTTPError, UnusableResponseError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
-from deepcritical.redaction import Redactor
+from deepcritical.redaction import Redactor, url_secrets
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import (
@@ -169,7 +168,7 @@ class SearxngTool(JsonApiTool):
         self.default_language = default_language
         self.default_time_range = default_time_range
         # An instance behind basic auth has its password in the URL; no message may show it.
-        self.secrets = Redactor([urlsplit(self.base_url).password])
+        self.secrets = Redactor(url_secrets(self.base_url))
 
     def _params(
         self, query: str, page: int, categories: Sequence[str] | None, language: str | None, time_range: str | None

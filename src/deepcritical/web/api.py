@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import PurePath
 from typing import Annotated, Any
@@ -42,6 +43,10 @@ SSE_PING_SECONDS = 15
 MAX_RUN_ID_CHARS = 64
 # No error message repeats more of what a client sent than this.
 MAX_ERROR_CHARS = 300
+# A run has at most 10,000 events; an id past any (a hostile or broken client) is refused, never sent on.
+MAX_EVENT_ID = 2**53
+# The route that takes a file: held to DEEPCRITICAL_LIBRARY_MAX_FILE_MB, not to the 64 KiB of the others.
+UPLOAD_PATH = "/api/library/documents"
 RunId = Annotated[str, PathParameter(max_length=MAX_RUN_ID_CHARS, description="A run id, as POST /api/runs gave it")]
 MEDIA_TYPES = {
     ".md": "text/markdown; charset=utf-8",
@@ -176,25 +181,30 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
         return error_response(415, f"unsupported file type {name!r}; supported: {SUPPORTED}", field="filename")
     limit = int(settings.library_max_file_mb * 2**20)
     declared = request.headers.get("content-length", "")
+    too_large = f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)"
     if declared.isdigit() and int(declared) > limit:
-        return error_response(413, f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return error_response(413, f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)")
+        return error_response(413, too_large)
+    # Streamed to disk as it arrives (the 64 KiB cap of the other routes does not hold here), read once.
+    with tempfile.TemporaryFile() as body:
+        received = 0
+        async for chunk in request.stream():
+            received += len(chunk)
+            if received > limit:
+                return error_response(413, too_large)
+            body.write(chunk)
 
-    def store() -> list[tuple[Any, str]]:
-        connection = chroma.connect(settings)
+        def store() -> list[tuple[Any, str]]:
+            body.seek(0)
+            connection = chroma.connect(settings)
+            try:
+                return list(add_upload(body.read(), name, settings, connection, settings.library_collection))
+            finally:
+                connection.close()
+
         try:
-            return list(add_upload(bytes(body), name, settings, connection, settings.library_collection))
-        finally:
-            connection.close()
-
-    try:
-        added = await asyncio.to_thread(store)
-    except DeepCriticalError as error:
-        return error_response(422, f"{name}: {error}", field="body")
+            added = await asyncio.to_thread(store)
+        except DeepCriticalError as error:
+            return error_response(422, f"{name}: {error}", field="body")
     return UploadResult(
         collection=settings.library_collection,
         documents=[
@@ -249,7 +259,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         return run_view(manager, info)
 
     @router.post(
-        "/library/documents",
+        UPLOAD_PATH.removeprefix("/api"),
         status_code=201,
         response_model=UploadResult,
         tags=["library"],
@@ -290,7 +300,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         tags=["runs"],
         responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}, 429: {"model": ErrorBody}},
     )
-    async def resume_run(run_id: str) -> RunView:
+    async def resume_run(run_id: RunId) -> RunView:
         """Continue an interrupted run from its last checkpoint (409 when it is not interrupted, or stopped
         before its first checkpoint). Its events go on from the last one."""
         return run_view(manager, manager.resume(run_id))
@@ -302,7 +312,8 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         responses={200: {"content": {"text/event-stream": {}}}, 404: {"model": ErrorBody}},
     )
     async def run_events(
-        run_id: RunId, last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0)] = None
+        run_id: RunId,
+        last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=MAX_EVENT_ID)] = None,
     ) -> EventSourceResponse:
         """The run's progress as Server-Sent Events, from the first (or after ``Last-Event-ID``) to the
         last, ``run_ended``; a finished run replays them all. Each event's ``event`` is its ``kind``."""

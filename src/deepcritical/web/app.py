@@ -26,7 +26,7 @@ from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrat
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
-from deepcritical.web.api import build_router, install_error_handlers
+from deepcritical.web.api import UPLOAD_PATH, build_router, install_error_handlers
 from deepcritical.web.security import ApiGuard, BodyLimit, LoopbackHosts, SecurityHeaders, is_loopback, script_hash
 from deepcritical.web.watch_api import build_watch_router
 
@@ -114,7 +114,7 @@ def create_app(
 
     token = settings.api_token.get_secret_value() if settings.api_token is not None else None
     app.add_middleware(ApiGuard, token=token)
-    app.add_middleware(BodyLimit)
+    app.add_middleware(BodyLimit, uploads={UPLOAD_PATH})
     if loopback:
         app.add_middleware(LoopbackHosts)
     app.add_middleware(SecurityHeaders)

@@ -9,7 +9,7 @@ import ipaddress
 import json
 import secrets
 from base64 import b64encode
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
@@ -77,14 +77,19 @@ class BodyTooLargeError(HTTPException):
 
 class BodyLimit:
     """Refuses request bodies over ``max_bytes`` with 413: at once when ``Content-Length`` says so, else by
-    counting the bytes as they arrive, so a body sent in chunks is stopped at the limit, never read whole."""
+    counting the bytes as they arrive, so a body sent in chunks is stopped at the limit, never read whole.
+    ``uploads`` names the POST paths that take a file: their route holds them to its own, larger limit
+    (DEEPCRITICAL_LIBRARY_MAX_FILE_MB) the same two ways, naming the file, as it streams the body to disk."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_bytes: int = MAX_BODY_BYTES, uploads: Collection[str] = frozenset()
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.uploads = frozenset(uploads)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (scope["method"] == "POST" and scope["path"] in self.uploads):
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length", "")
@@ -129,7 +134,7 @@ class LoopbackHosts:
             return
         host = Headers(scope=scope).get("host", "")
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if name.strip("[]") not in LOOPBACK_NAMES:
+        if name.strip("[]").rstrip(".").lower() not in LOOPBACK_NAMES:  # host names are case-insensitive
             await _json_error(send, 400, f"this server answers only to a loopback host name, not {host[:100]!r}")
             return
         await self.app(scope, receive, send)
