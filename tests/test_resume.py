@@ -25,7 +25,7 @@ from deepcritical.demo.models import demo_models
 from deepcritical.errors import ResearchError
 from deepcritical.models import Evidence
 from deepcritical.run import checkpoint as checkpoint_module
-from deepcritical.run import execute as execute_module
+from deepcritical.run import store as store_module
 from deepcritical.run.checkpoint import (
     CHECKPOINT_FILE,
     HOLD_VARIABLE,
@@ -371,7 +371,7 @@ async def test_a_report_that_cannot_be_written_keeps_the_checkpoint(
     def full_disk(outcome: ResearchOutcome, folder: Path) -> tuple[Path, Path]:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(execute_module, "write_outputs", full_disk)
+    monkeypatch.setattr(store_module, "write_outputs", full_disk)
     folder = tmp_path / "out"
     with pytest.raises(ResearchError, match=r"No space left on device; the last checkpoint is kept") as stopped:
         await run_to_folder(QUESTION, settings, folder=folder, run_source=source)
