@@ -68,6 +68,17 @@ _STATES_A_RESULT = re.compile(
 _ASKS_MORE = re.compile(r"\b(?:improv\w*|better|enhanc\w*)\b", re.IGNORECASE)
 _BETTER = re.compile(r"\b(?:improv\w*|better|benefi\w*)\b", re.IGNORECASE)
 _WORSE = re.compile(r"\b(?:worse\w*|worsen\w*|deteriorat\w*|harm\w*)\b", re.IGNORECASE)
+# A question about what a treatment does ("Do statins reduce mortality?", "Can metformin be repurposed for
+# Alzheimer's disease?"), as opposed to an association, a prediction or a test's accuracy ("Is X associated
+# with Y?", "Does X predict Y?"), whose "yes" is any effect, in either direction.
+_TREATMENT_EFFECT = re.compile(
+    r"\b(?:reduc|decreas|lower|prevent|slow|protect|increas|improv|rais|enhanc|prolong|treat|cure|help|benefit"
+    r"|delay|repurpos|shorten|effective|efficac)\w*",
+    re.IGNORECASE,
+)
+_ASSOCIATION = re.compile(
+    r"\b(?:associat|predict|correlat|relat|risk factor|determin|accura|diagnos|marker|indicat)\w*", re.IGNORECASE
+)
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
 
@@ -139,6 +150,9 @@ class StudyReader:
     def __init__(self, question: str, reader: ResultReader | None = None) -> None:
         self.question = question
         self.comparison = question_comparison(question)
+        # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
+        # read by the stance model (``stages.verdict.code_verdict``).
+        self.asks_effect = bool(_TREATMENT_EFFECT.search(question)) and not _ASSOCIATION.search(question)
         self._reader = reader or ResultReader.load()
         self._read: dict[tuple[str, str], StudyReading] = {}
 

@@ -363,6 +363,10 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     "Is X associated with Y?"), the items of ``pool`` are read whole by the stance model (``code_verdict``,
     which has its own test of what is on the question)."""
     reader = study_reader(question)
+    if not reader.asks_effect and pool:
+        # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
+        # reads those better (PubMedQA, phases/16_result_reader.md).
+        return reconciled(code_verdict(question, pool), question, counted)
     weighed = []
     for i in counted.stated:
         view, way = counted.views[i], counted.directions[i]
