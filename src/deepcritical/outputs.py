@@ -269,6 +269,9 @@ class Verdict(BaseModel):
         max_length=MAX_VERDICT_IDS,
         description="The report's studies at its best level of evidence that read against the verdict",
     )
+    counted: Verdict | None = Field(
+        default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"
+    )
 
     @property
     def headline(self) -> str:

@@ -276,3 +276,44 @@ def test_the_reader_on_evidence_inference_validation_articles(
     assert summary["macro_f1"] >= 0.6
     assert summary["evidence_found"] >= 0.8
     assert summary["macro_f1"] > 3 * summary["majority_macro_f1"]
+
+
+def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
+    from deepcritical.models import Citation, Evidence, Grade
+    from deepcritical.outputs import ResearchReport
+    from deepcritical.stages.render import verdict_block
+    from deepcritical.stages.verdict import run_verdict
+
+    def evidence(view: EvidenceView) -> Evidence:
+        grade = Grade(
+            design=view.design, level=view.level, population="humans", basis="publication_type", sample_size=view.n
+        )  # type: ignore[arg-type]
+        return Evidence(
+            content=view.text,
+            citation=Citation(
+                source="pubmed", title=view.title, url=f"https://pubmed.ncbi.nlm.nih.gov/{view.id[5:]}/", date="2020"
+            ),
+            grade=grade,
+            id=view.id,
+        )
+
+    items = {view.id: evidence(view) for view in (META_NULL, TRIAL_NULL, COHORT_GOOD)}
+    counted = strength_of(QUESTION, [EvidenceView.of(item, 8000) for item in items.values()])
+    report = ResearchReport(
+        question=QUESTION,
+        answer_brief="Yes.",
+        key_findings=[],
+        references=["pmid:3"],
+        verdict="yes",
+        verdict_confidence=0.7,
+    )
+    verdict = run_verdict(QUESTION, report, items, list(items), counted)
+    assert verdict.by == "model"
+    assert verdict.label == "yes"
+    assert verdict.counted is not None
+    assert verdict.counted.label == "no"
+    shown = " ".join(verdict_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3}))
+    assert "say otherwise: **No**" in shown
+    # When they agree, nothing more is said.
+    agreeing = run_verdict(QUESTION, report.model_copy(update={"verdict": "no"}), items, list(items), counted)
+    assert agreeing.counted is None

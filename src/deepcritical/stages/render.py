@@ -430,10 +430,19 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
     caution = (
         f" The studies at this report's best level of evidence read the other way: {cite(against)}." if against else ""
     )
+    disagreement = ""
+    if verdict.counted is not None:
+        read = [numbers[i] for i in dict.fromkeys(verdict.counted.evidence_ids) if i in numbers]
+        resting = f", resting on {cite(read)}" if read else ""
+        disagreement = (
+            " The counted studies' readings, weighed in code, say otherwise: "
+            f"**{VERDICT_WORDS[verdict.counted.label]}** (confidence {verdict.counted.confidence:.2f}{resting})."
+        )
     return [
         "## Verdict",
         "",
-        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.{caution}",
+        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.{caution}"
+        f"{disagreement}",
         "",
     ]
 

@@ -304,20 +304,24 @@ def run_verdict(
 ) -> Verdict:
     """The run's verdict: the report model's, when it gave one, resting on the items the report cites; else
     the verdict computed in code from the items the report was written from (every item when none is named)."""
-    if report.verdict is not None:
-        cited = [evidence[i] for i in report.references if i in evidence and not evidence[i].retracted]
-        strongest = min(cited, key=lambda item: item.grade.level or 6, default=None)
-        return Verdict(
-            label=report.verdict,
-            confidence=report.verdict_confidence if report.verdict_confidence is not None else 0.5,
-            evidence_ids=[item.id for item in cited[:MAX_VERDICT_ITEMS]],
-            strongest_design=DESIGN_LABELS[strongest.grade.design] if strongest is not None else None,
-            strongest_level=strongest.grade.level if strongest is not None else None,
-            by="model",
-            method="the report model, from the cited evidence",
-        )
     items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    return counted_verdict(question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items])
+    in_code = counted_verdict(question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items])
+    if report.verdict is None:
+        return in_code
+    cited = [evidence[i] for i in report.references if i in evidence and not evidence[i].retracted]
+    strongest = min(cited, key=lambda item: item.grade.level or 6, default=None)
+    # Where the model and the counted studies' readings disagree, both are shown and the difference said.
+    disagrees = in_code.label not in (report.verdict, "insufficient")
+    return Verdict(
+        label=report.verdict,
+        confidence=report.verdict_confidence if report.verdict_confidence is not None else 0.5,
+        evidence_ids=[item.id for item in cited[:MAX_VERDICT_ITEMS]],
+        strongest_design=DESIGN_LABELS[strongest.grade.design] if strongest is not None else None,
+        strongest_level=strongest.grade.level if strongest is not None else None,
+        by="model",
+        method="the report model, from the cited evidence",
+        counted=in_code if disagrees else None,
+    )
 
 
 # What a counted study weighs in the verdict, beyond its level (``strength.weight_of``): commentary and web
