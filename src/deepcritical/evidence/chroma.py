@@ -29,6 +29,7 @@ from filelock import FileLock, Timeout
 
 from deepcritical.config import Settings
 from deepcritical.errors import StoreError
+from deepcritical.evidence import run_index
 from deepcritical.evidence.embeddings import Vectors
 from deepcritical.models import Evidence
 
@@ -343,12 +344,14 @@ def this_process() -> str:
 def open_collection(connection: Connection, name: str, model_name: str, *, run: bool = False) -> None:
     """Get or create a cosine collection with no embedding function, labelled with the model that
     fills it and the time it was created (for retention); a ``run`` collection also with the process
-    that holds it open. Vectors from another model are not comparable, so a mismatch is an error."""
-    metadata = {MODEL_KEY: model_name, CREATED_KEY: datetime.now(UTC).isoformat(timespec="seconds")}
+    that holds it open (and so in ``run_index``). Vectors from another model are not comparable, so a
+    mismatch is an error."""
+    now = datetime.now(UTC)
+    metadata = {MODEL_KEY: model_name, CREATED_KEY: now.isoformat(timespec="seconds")}
     if run:
         metadata[OPEN_BY_KEY] = this_process()
     try:
-        with connection.session(touches=(name,), writes=True) as session:
+        with connection.session(touches=(name, run_index.NAME) if run else (name,), writes=True) as session:
             collection = session.client.get_or_create_collection(
                 name=name,
                 configuration={"hnsw": {"space": "cosine"}},
@@ -356,6 +359,8 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
                 # None, not the default: Chroma's default function would download a model.
                 embedding_function=None,
             )
+            if run:
+                run_index.opened(session.client, name, this_process(), now)
     except StoreError:
         raise
     except Exception as error:  # client-side validation and server errors
@@ -371,11 +376,13 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
 
 def close_run_collection(connection: Connection, name: str) -> None:
     """Mark a run collection closed: its run is over, so pruning may take it once it is old enough."""
-    with connection.session(touches=(name,), writes=True) as session:
+    now = datetime.now(UTC)
+    with connection.session(touches=(name, run_index.NAME), writes=True) as session:
         collection = session.collection(name)
         metadata = dict(collection.metadata or {})
-        metadata[CLOSED_KEY] = datetime.now(UTC).isoformat(timespec="seconds")
+        metadata[CLOSED_KEY] = now.isoformat(timespec="seconds")
         collection.modify(metadata=metadata)
+        run_index.closed(session.client, name, now)
 
 
 def encode(evidence: Evidence) -> tuple[str, dict[str, str | int | bool]]:

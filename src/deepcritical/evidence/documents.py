@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from chromadb.errors import NotFoundError
 
 from deepcritical.errors import ConfigError, StoreError
 from deepcritical.evidence import chroma
@@ -176,8 +177,15 @@ def add_documents(
 
 
 def exists(connection: chroma.Connection, name: str) -> bool:
-    with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
-        return collection_name(name) in {collection.name for collection in session.client.list_collections()}
+    """Looked up by name, not by listing the store: a store with a month of run collections answers as
+    fast as a new one."""
+    target = collection_name(name)
+    with connection.session(touches=(target,), writes=False) as session:
+        try:
+            session.client.get_collection(target, embedding_function=None)
+        except NotFoundError:
+            return False
+    return True
 
 
 @dataclass

@@ -388,10 +388,10 @@ def _upsert_all(
 
 
 def _apply_retention(connection: chroma.Connection, retention: timedelta, *, keep: str) -> None:
-    """Drop run collections older than the retention, killed runs' included. A failure here costs the
-    run nothing: the old collections just stay until the next start."""
+    """Drop run collections older than the retention, killed runs' included, when no pass ran in the last
+    hour. A failure here costs the run nothing: the old collections just stay until the next pass."""
     try:
-        pruned = library.prune(connection, retention, keep=keep)
+        pruned = library.prune_if_due(connection, retention, keep=keep)
     except StoreError as error:
         log.warning("retention_failed", error=str(error))
         return
