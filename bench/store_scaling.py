@@ -69,6 +69,8 @@ async def warm_run(home: Path) -> tuple[float, float, float]:
     started, cpu = time.perf_counter(), time.process_time()
     async with http_client(settings) as client:
         outcome = await Orchestrator(assemble(settings, client)).research(QUESTION)
+    if outcome.error is not None or not outcome.evidence:
+        raise SystemExit(f"the demo run failed: {outcome.stop_reason}: {outcome.error}")
     return time.perf_counter() - started, time.process_time() - cpu, outcome.timings.get("store_open", 0.0)
 
 

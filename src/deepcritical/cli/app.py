@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.exceptions import TyperException
@@ -35,10 +35,13 @@ from deepcritical.cli.common import (
 )
 from deepcritical.cli.eval import eval_app
 from deepcritical.cli.library import library_app
-from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
+from deepcritical.options import OutputMode
 from deepcritical.text import one_line
+
+if TYPE_CHECKING:
+    from deepcritical.config import Settings
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
