@@ -24,6 +24,7 @@ import json
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ MODEL_ENV_VAR = "DEEPCRITICAL_EMBEDDING_MODEL"
 BACKEND_ENV_VAR = "DEEPCRITICAL_EMBEDDING_BACKEND"
 # Bumped whenever the built graph changes, so that a cached graph from an older builder is not used.
 _GRAPH_VERSION = "1"
+# How many computed vectors a service keeps by text (384 float32 each: about 15 MB).
+RECENT_VECTORS = 10_000
 
 Vectors = npt.NDArray[np.float32]
 BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
@@ -444,6 +447,11 @@ class EmbeddingService:
         self.batch_size = batch_size
         # Vectors already known by text (a document collection's stored vectors): not embedded again.
         self._known: dict[str, npt.NDArray[np.float32]] = {}
+        # Vectors this service computed, by text, the most recent ``RECENT_VECTORS``: a run embeds nothing
+        # twice (a dropped duplicate found again in a later round, a full-text passage kept in the library
+        # and then added to the run).
+        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._recent_lock = threading.Lock()  # a run embeds from several threads at once
 
     def remember(self, texts: Sequence[str], vectors: Vectors) -> None:
         """Keep vectors computed earlier (e.g. stored with a collection) so that embedding the same texts
@@ -515,18 +523,30 @@ class EmbeddingService:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Normalised embeddings, shape ``(len(texts), dimension)``. Empty or blank text is an error."""
         texts = _checked(texts)
-        if texts and self._known and all(text in self._known for text in texts):
-            return np.stack([self._known[text] for text in texts]).astype(np.float32)
+        found = {text: vector for text in texts if (vector := self._vector_of(text)) is not None}
+        if texts and len(found) == len(texts):
+            return np.stack([found[text] for text in texts]).astype(np.float32)
         loaded = self._loaded()
         if not texts:
             return np.zeros((0, loaded.encoder.dimension), dtype=np.float32)
-        if self._known:
-            missing = list(dict.fromkeys(text for text in texts if text not in self._known))
-            fresh = dict(zip(missing, self._encode(loaded, missing), strict=True))
-            return np.stack([self._known[text] if text in self._known else fresh[text] for text in texts]).astype(
-                np.float32
-            )
-        return self._encode(loaded, texts)
+        missing = list(dict.fromkeys(text for text in texts if text not in found))
+        computed = dict(zip(missing, self._encode(loaded, missing), strict=True))
+        found.update(computed)
+        with self._recent_lock:
+            self._recent.update(computed)
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
+        return np.stack([found[text] for text in texts]).astype(np.float32)
+
+    def _vector_of(self, text: str) -> npt.NDArray[np.float32] | None:
+        known = self._known.get(text)
+        if known is not None:
+            return known
+        with self._recent_lock:
+            recent = self._recent.get(text)
+            if recent is not None:
+                self._recent.move_to_end(text)
+            return recent
 
     def _encode(self, loaded: _LoadedModel, texts: list[str]) -> Vectors:
         with loaded.lock:
