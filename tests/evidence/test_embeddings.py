@@ -314,6 +314,18 @@ def test_built_graph_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.Mo
     assert list(tmp_path.glob("*.onnx")) == [cached]
 
 
+def test_the_graph_cache_is_one_per_user_not_per_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deepcritical.evidence import embeddings as embeddings_module
+
+    monkeypatch.delenv(embeddings_module.CACHE_ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    for home in ("one", "two"):
+        monkeypatch.setenv("DEEPCRITICAL_HOME", str(tmp_path / home))
+        assert embeddings_module.default_cache_dir() == tmp_path / "user-cache" / "deepcritical" / "models"
+    monkeypatch.setenv(embeddings_module.CACHE_ENV_VAR, str(tmp_path / "chosen"))
+    assert embeddings_module.default_cache_dir() == tmp_path / "chosen"
+
+
 def test_unwritable_cache_still_embeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import deepcritical.evidence.embeddings as embeddings
 
