@@ -1,5 +1,6 @@
-"""Retention reads the run index, not the store: a store with many run collections starts as fast as a new
-one, the pass runs at most once an hour, and the index never overrides a collection's own owner."""
+"""Retention reads the run index (SQLite beside the store), not the store: a store with many run
+collections starts as fast as a new one, the pass runs at most once an hour, and the index never
+overrides a collection's own owner."""
 
 from __future__ import annotations
 
@@ -65,12 +66,11 @@ def test_collections_made_before_the_index_are_seeded_once(tmp_path: Path) -> No
     connected = chroma.connect(settings_for(home))
     try:
         removed = library.prune(connected, 30 * DAY)
-        with connected.session(touches=(run_index.NAME,), writes=True) as session:
-            assert run_index.seeded(session.client)
+        assert run_index.seeded(connected.index_path)
     finally:
         connected.close()
     assert [info.name for info in removed] == ["run-research-old"]
-    assert names(home) == {"run-undated"}  # the index itself is not listed as a collection
+    assert names(home) == {"run-undated"}
 
 
 def test_the_pass_at_a_run_start_runs_at_most_once_an_hour(connection: chroma.Connection) -> None:
@@ -88,8 +88,7 @@ def test_the_owner_recorded_on_the_collection_wins_over_the_index(connection: ch
     """A live owner on the collection keeps it, whatever the index says (a resumed run, or a writer that
     recorded its owner on the collection alone)."""
     chroma.open_collection(connection, "run-live", HashEmbeddings.model_name, run=True)
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        run_index.closed(session.client, "run-live", datetime.now(UTC))  # the index alone says closed
+    run_index.closed(connection.index_path, "run-live", datetime.now(UTC))  # the index alone says closed
     later = datetime.now(UTC) + 365 * DAY
     assert library.prune(connection, DAY, now=later) == []
     chroma.close_run_collection(connection, "run-live")
@@ -99,9 +98,8 @@ def test_the_owner_recorded_on_the_collection_wins_over_the_index(connection: ch
 def test_a_resumed_run_keeps_its_creation_time(connection: chroma.Connection) -> None:
     finished_run(connection, "run-resumed")
     later = datetime.now(UTC) + 2 * DAY
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        run_index.opened(session.client, "run-resumed", chroma.this_process(), later)
-        [entry] = run_index.older_than(session.client, later)
+    run_index.opened(connection.index_path, "run-resumed", chroma.this_process(), later)
+    [entry] = run_index.older_than(connection.index_path, later)
     assert entry.name == "run-resumed"
     assert later - entry.created > DAY
 
@@ -112,8 +110,7 @@ def test_a_record_of_a_collection_deleted_elsewhere_is_forgotten(connection: chr
         session.delete("run-gone")
     later = datetime.now(UTC) + 2 * DAY
     assert library.prune(connection, DAY, now=later) == []
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        assert run_index.older_than(session.client, later) == []
+    assert run_index.older_than(connection.index_path, later) == []
 
 
 async def test_full_text_lookups_of_a_missing_collection_list_nothing(

@@ -83,9 +83,11 @@ class Session:
 
 
 class Connection(ABC):
-    """A Chroma client and where it is (for messages); use it only inside ``session``."""
+    """A Chroma client and where it is (for messages); use it only inside ``session``. ``index_path`` is
+    the run index's file (``run_index``)."""
 
     where: str
+    index_path: Path
 
     @abstractmethod
     def session(self, *, touches: Collection[str], writes: bool) -> AbstractContextManager[Session]:
@@ -109,8 +111,9 @@ class Connection(ABC):
 class ServerConnection(Connection):
     """A Chroma server: it serialises writers itself, so a session is just the client."""
 
-    def __init__(self, client: Any, where: str) -> None:
+    def __init__(self, client: Any, where: str, index_path: Path) -> None:
         self.where = where
+        self.index_path = index_path
         self._client = client
         self._collections: dict[str, Any] = {}
         self._closed = False
@@ -251,6 +254,7 @@ class EmbeddedConnection(Connection):
 
     def __init__(self, store: EmbeddedStore) -> None:
         self.where = store.where
+        self.index_path = store.path.parent / f"{store.path.name}-runs.sqlite3"
         self._store = store
         self._closed = False
 
@@ -290,7 +294,9 @@ def connect(settings: Settings) -> Connection:
                 f"--port {settings.chroma_port} --path DIR`) or unset CHROMA_HOST to use the embedded store "
                 "under DEEPCRITICAL_HOME."
             ) from error
-        return ServerConnection(client, where)
+        # The run index of a server's runs started from this home (``run_index``).
+        server = f"{_UNSAFE.sub('-', settings.chroma_host)}-{settings.chroma_port}"
+        return ServerConnection(client, where, settings.home / f"chroma-server-{server}-runs.sqlite3")
     path = store_directory(settings)
     where = f"the evidence store directory {path}"
     try:
@@ -351,7 +357,7 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
     if run:
         metadata[OPEN_BY_KEY] = this_process()
     try:
-        with connection.session(touches=(name, run_index.NAME) if run else (name,), writes=True) as session:
+        with connection.session(touches=(name,), writes=True) as session:
             collection = session.client.get_or_create_collection(
                 name=name,
                 configuration={"hnsw": {"space": "cosine"}},
@@ -359,8 +365,6 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
                 # None, not the default: Chroma's default function would download a model.
                 embedding_function=None,
             )
-            if run:
-                run_index.opened(session.client, name, this_process(), now)
     except StoreError:
         raise
     except Exception as error:  # client-side validation and server errors
@@ -372,17 +376,19 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
             f"but this process uses {model_name!r}. Fix: set DEEPCRITICAL_EMBEDDING_MODEL back, or use another "
             "DEEPCRITICAL_HOME (or Chroma server) for the new model."
         )
+    if run:
+        run_index.opened(connection.index_path, name, this_process(), now)
 
 
 def close_run_collection(connection: Connection, name: str) -> None:
     """Mark a run collection closed: its run is over, so pruning may take it once it is old enough."""
     now = datetime.now(UTC)
-    with connection.session(touches=(name, run_index.NAME), writes=True) as session:
+    with connection.session(touches=(name,), writes=True) as session:
         collection = session.collection(name)
         metadata = dict(collection.metadata or {})
         metadata[CLOSED_KEY] = now.isoformat(timespec="seconds")
         collection.modify(metadata=metadata)
-        run_index.closed(session.client, name, now)
+    run_index.closed(connection.index_path, name, now)
 
 
 def encode(evidence: Evidence) -> tuple[str, dict[str, str | int | bool]]:

@@ -109,9 +109,7 @@ def collections(connection: chroma.Connection) -> list[CollectionInfo]:
     """Every collection with its creation time and size, oldest first (unknown times last). Counts every
     collection: for listing the store, not for a run's start (retention reads ``run_index``)."""
     with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
-        found = [
-            _info(collection) for collection in session.client.list_collections() if collection.name != run_index.NAME
-        ]
+        found = [_info(collection) for collection in session.client.list_collections()]
     return sorted(found, key=lambda info: (info.created is None, info.created or datetime.min, info.name))
 
 
@@ -144,24 +142,23 @@ def prune(
     now = now or datetime.now(UTC)
     cutoff = now - older_than
     _seed_index(connection)
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        names = [entry.name for entry in run_index.older_than(session.client, cutoff) if entry.name != keep]
+    names = [entry.name for entry in run_index.older_than(connection.index_path, cutoff) if entry.name != keep]
     if not names:
         return []
     doomed: list[CollectionInfo] = []
-    with connection.session(touches=(*names, run_index.NAME), writes=True) as session:
-        gone = []
+    gone: list[str] = []
+    with connection.session(touches=names, writes=True) as session:
         for name in names:
             try:
                 info = _info(session.collection(name))
-            except NotFoundError:  # deleted by hand or by an older version: only its record is left
+            except NotFoundError:  # deleted by hand or by an older version: only its row is left
                 gone.append(name)
                 continue
             if info.is_run and info.created is not None and info.created < cutoff and not is_open(info, now):
                 doomed.append(info)
         for info in doomed:
             session.delete(info.name)
-        run_index.forget(session.client, [*gone, *(info.name for info in doomed)])
+    run_index.forget(connection.index_path, [*gone, *(info.name for info in doomed)])
     return doomed
 
 
@@ -171,28 +168,24 @@ def prune_if_due(
     """``prune`` when no pass ran in the last ``run_index.PASS_INTERVAL`` (None when none was due): the
     retention a run applies at its start."""
     now = now or datetime.now(UTC)
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        if not run_index.pass_due(session.client, now):
-            return None
+    if not run_index.pass_due(connection.index_path, now):
+        return None
     pruned = prune(connection, older_than, keep=keep, now=now)
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        run_index.passed(session.client, now)
+    run_index.passed(connection.index_path, now)
     return pruned
 
 
 def _seed_index(connection: chroma.Connection) -> None:
-    """Record in the index the run collections made before it (once per store: they are listed once)."""
-    with connection.session(touches=(run_index.NAME,), writes=True) as session:
-        if run_index.seeded(session.client):
-            return
-    with connection.session(touches=(*chroma.EVERY_COLLECTION, run_index.NAME), writes=True) as session:
-        if not run_index.seeded(session.client):  # another process may have seeded it in between
-            runs = [
-                (collection.name, created_at(collection.name, collection.metadata))
-                for collection in session.client.list_collections()
-                if collection.name.startswith(RUN_PREFIX)
-            ]
-            run_index.seed(session.client, runs)
+    """Record in the index the run collections made before it (once per index: they are listed once)."""
+    if run_index.seeded(connection.index_path):
+        return
+    with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
+        runs = [
+            (collection.name, created_at(collection.name, collection.metadata))
+            for collection in session.client.list_collections()
+            if collection.name.startswith(RUN_PREFIX)
+        ]
+    run_index.seed(connection.index_path, runs)
 
 
 def _duration(age: timedelta) -> str:
