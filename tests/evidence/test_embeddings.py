@@ -85,6 +85,35 @@ def test_a_text_is_embedded_once_per_service(embeddings: EmbeddingService, monke
     np.testing.assert_array_equal(again[2], first[1])
 
 
+def test_a_preload_and_the_first_use_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings_module
+
+    loading, release = threading.Event(), threading.Event()
+    loads: list[str] = []
+
+    class Loaded:
+        encoder = type("Encoder", (), {"dimension": 3})()
+
+    def slow_load(_source: object, backend: str, _cache: object) -> Loaded:
+        loads.append(backend)
+        loading.set()
+        release.wait(timeout=30)
+        return Loaded()
+
+    monkeypatch.setattr(embeddings_module, "_MODELS", {})
+    monkeypatch.setattr(embeddings_module, "_load_uncached", slow_load)
+    service = EmbeddingService(backend="onnx")
+    service.start_loading()
+    assert loading.wait(timeout=30)
+    dimensions: list[int] = []
+    user = threading.Thread(target=lambda: dimensions.append(service.dimension))
+    user.start()  # asks while the preload is still loading: it waits for it
+    release.set()
+    user.join(timeout=30)
+    assert dimensions == [3]
+    assert loads == ["onnx"]
+
+
 def test_the_memory_of_computed_vectors_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     import deepcritical.evidence.embeddings as embeddings_module
 

@@ -494,6 +494,20 @@ class EmbeddingService:
     def _loaded(self) -> _LoadedModel:
         return _load(self._source, self._backend, self._cache_dir or default_cache_dir())
 
+    def start_loading(self) -> None:
+        """Load the model in a thread of its own, so that it is ready when the first text comes (a
+        process's first run searches for a while before it embeds anything). The first ``embed`` waits
+        for this load rather than starting another; a load that fails here fails again, with its
+        message, at that first ``embed``."""
+
+        def load() -> None:
+            try:
+                self._loaded()
+            except Exception as error:  # reported by the first embed, which tries again
+                log.debug("embedding model not preloaded", error=str(error))
+
+        threading.Thread(target=load, name="embedding-model-load", daemon=True).start()
+
     @property
     def dimension(self) -> int:
         return self._loaded().encoder.dimension

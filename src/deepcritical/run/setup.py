@@ -63,7 +63,9 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
 
 
 async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
-    return await EvidenceStore.open(settings, EmbeddingService.for_settings(settings), run_id)
+    embeddings = EmbeddingService.for_settings(settings)
+    embeddings.start_loading()  # the model loads while the store opens and the first searches run
+    return await EvidenceStore.open(settings, embeddings, run_id)
 
 
 @dataclass(frozen=True)
