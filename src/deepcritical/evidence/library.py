@@ -149,8 +149,8 @@ def prune(
     gone: list[str] = []
     with connection.session(touches=names, writes=True) as session:
         for name in names:
-            try:
-                info = _info(session.collection(name))
+            try:  # read afresh, not a handle this process kept: its metadata may have changed since
+                info = _info(session.client.get_collection(name, embedding_function=None))
             except NotFoundError:  # deleted by hand or by an older version: only its row is left
                 gone.append(name)
                 continue
