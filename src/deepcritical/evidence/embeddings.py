@@ -506,7 +506,9 @@ class EmbeddingService:
             except Exception as error:  # reported by the first embed, which tries again
                 log.debug("embedding model not preloaded", error=str(error))
 
-        threading.Thread(target=load, name="embedding-model-load", daemon=True).start()
+        # Not a daemon: a process ending while ONNX Runtime is still building its session would be
+        # aborted ("terminate called without an active exception"); the interpreter waits for it instead.
+        threading.Thread(target=load, name="embedding-model-load").start()
 
     @property
     def dimension(self) -> int:
