@@ -64,8 +64,11 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
 
 async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
     embeddings = EmbeddingService.for_settings(settings)
-    embeddings.start_loading()  # the model loads while the store opens and the first searches run
-    return await EvidenceStore.open(settings, embeddings, run_id)
+    store = await EvidenceStore.open(settings, embeddings, run_id)
+    # The model loads while the first searches run. Not before the store is open: on a server starting
+    # several runs at once, the load would delay every run's first event.
+    embeddings.start_loading()
+    return store
 
 
 @dataclass(frozen=True)
