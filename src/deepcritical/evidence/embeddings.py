@@ -329,6 +329,7 @@ class EmbeddingService:
         # and then added to the run).
         self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._recent_lock = threading.Lock()  # a run embeds from several threads at once
+        self._loader: threading.Thread | None = None
 
     def remember(self, texts: Sequence[str], vectors: Vectors) -> None:
         """Keep vectors computed earlier (e.g. stored with a collection) so that embedding the same texts
@@ -374,7 +375,14 @@ class EmbeddingService:
 
         # Not a daemon: a process ending while ONNX Runtime is still building its session would be
         # aborted ("terminate called without an active exception"); the interpreter waits for it instead.
-        threading.Thread(target=load, name="embedding-model-load").start()
+        self._loader = threading.Thread(target=load, name="embedding-model-load")
+        self._loader.start()
+
+    def finish_loading(self) -> None:
+        """Wait for a load ``start_loading`` began (at once when none did): a run that ends before its
+        first embed lets the load end with it, not after what the command prints last."""
+        if self._loader is not None:
+            self._loader.join()
 
     @property
     def dimension(self) -> int:

@@ -63,12 +63,7 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
 
 
 async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
-    embeddings = EmbeddingService.for_settings(settings)
-    store = await EvidenceStore.open(settings, embeddings, run_id)
-    # The model loads while the first searches run. Not before the store is open: on a server starting
-    # several runs at once, the load would delay every run's first event.
-    embeddings.start_loading()
-    return store
+    return await EvidenceStore.open(settings, EmbeddingService.for_settings(settings), run_id, preload=True)
 
 
 @dataclass(frozen=True)
