@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,6 +43,19 @@ def ddg_data() -> Path:
 def fulltext_data() -> Path:
     """Real PMC JATS articles and real PDFs (../shared/data/fulltext)."""
     return shared_folder("fulltext")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Built ONNX graphs and cached vectors in one folder for the session (commands run as subprocesses
+    included), never in the developer's own cache."""
+    before = os.environ.get("DEEPCRITICAL_MODEL_CACHE")
+    os.environ["DEEPCRITICAL_MODEL_CACHE"] = str(tmp_path_factory.mktemp("model-cache"))
+    yield
+    if before is None:
+        os.environ.pop("DEEPCRITICAL_MODEL_CACHE", None)
+    else:
+        os.environ["DEEPCRITICAL_MODEL_CACHE"] = before
 
 
 @pytest.fixture(autouse=True)

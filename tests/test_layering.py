@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "deepcritical"
-FOUNDATION = {"config", "errors", "models", "outputs", "events", "redaction", "logs", "text"}
+FOUNDATION = {"config", "errors", "models", "options", "outputs", "events", "redaction", "logs", "text"}
 # Lowest first; a package may import any package of a lower or the same layer.
 LAYERS: list[set[str]] = [
     FOUNDATION,

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
@@ -33,31 +33,19 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from deepcritical.errors import ConfigError
 from deepcritical.models import ALL_SOURCES, SourceName
 
-TimeRange = Literal["day", "week", "month", "year"]
-OutputMode = Literal["auto", "tool", "native", "prompted"]
-EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]
+# Re-exported: the command line imports them from ``options`` so that ``--help`` loads no settings model.
+from deepcritical.options import MIN_RETENTION as MIN_RETENTION
+from deepcritical.options import EmbeddingBackend as EmbeddingBackend
+from deepcritical.options import OutputMode as OutputMode
+from deepcritical.options import TimeRange as TimeRange
+from deepcritical.options import parse_duration as parse_duration
+
 DEFAULT_MODEL = "google:gemini-2.5-flash"
 DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
 CLINICALTRIALS_BASE_URL = "https://clinicaltrials.gov/api/v2"
 EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-_DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
-_DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_NEVER = frozenset({"never", "off", "none", "0"})
-MIN_RETENTION = timedelta(hours=1)
-
-
-def parse_duration(text: str) -> timedelta | None:
-    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` as a timedelta; ``never``/``off``/``0`` as None (keep
-    forever). Anything else raises ValueError naming the accepted forms."""
-    value = text.strip().lower()
-    if value in _NEVER:
-        return None
-    match = _DURATION.fullmatch(value)
-    if match is None:
-        raise ValueError("expected a duration such as 30d, 12h, 90m, 2w, or 'never'")
-    return timedelta(**{_DURATION_UNITS[match["unit"]]: float(match["amount"])})
 
 
 def _split_csv(value: Any) -> Any:

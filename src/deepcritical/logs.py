@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
+from typing import TYPE_CHECKING
 
-import structlog
+if TYPE_CHECKING:  # structlog and the redaction (hence the settings) load when logging is set up, not at
+    # import: ``deepcritical --help`` imports this module and needs neither.
+    import structlog
 
-from deepcritical.redaction import RedactingFilter, Redactor
+    from deepcritical.redaction import RedactingFilter, Redactor
 
-# One filter for the process's log: every record, from any logger (httpx2 logs whole request URLs, with
-# ``api_key=``), is redacted on its way to stderr. ``redact_logs`` gives it the settings' secrets.
-_FILTER = RedactingFilter()
+
+@functools.cache
+def _filter() -> RedactingFilter:
+    """One filter for the process's log: every record, from any logger (httpx2 logs whole request URLs,
+    with ``api_key=``), is redacted on its way to stderr. ``redact_logs`` gives it the settings' secrets."""
+    from deepcritical.redaction import RedactingFilter
+
+    return RedactingFilter()
 
 
 def redact_logs(redactor: Redactor) -> None:
     """Blank ``redactor``'s secrets from every log line from now on (stdlib records and structlog events)."""
-    _FILTER.redact = redactor
+    _filter().redact = redactor
 
 
 def redacted(text: str) -> str:
     """``text`` with the secrets ``redact_logs`` was given blanked: for a line written straight to stderr."""
-    return _FILTER.redact(text)
+    return _filter().redact(text)
 
 
 def _redact_event(_logger: object, _method: str, event_dict: structlog.typing.EventDict) -> structlog.typing.EventDict:
@@ -36,7 +45,7 @@ def _redacted(value: object) -> object:
         return [_redacted(item) for item in value]
     if isinstance(value, dict):
         return {key: _redacted(item) for key, item in value.items()}
-    return _FILTER.redact(str(value))
+    return _filter().redact(str(value))
 
 
 def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None:
@@ -45,12 +54,14 @@ def configure_logging(*, verbose: bool = False, json_logs: bool = False) -> None
     # Every problem reaches the user already: a run survives it (a progress line, a source error) or the
     # command ends with one line saying why. The log repeats them, tracebacks included, only when asked
     # to (--verbose); otherwise a failed run would bury its one line under a traceback or two.
+    import structlog
+
     level = logging.INFO if verbose else logging.CRITICAL
     logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s: %(message)s", force=True)
     # Some libraries (bm25s) set their own logger to DEBUG on import; the handler's level holds anyway.
     for handler in logging.getLogger().handlers:
         handler.setLevel(level)
-        handler.addFilter(_FILTER)
+        handler.addFilter(_filter())
     for noisy in (
         "httpx",
         "httpcore",

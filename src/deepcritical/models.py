@@ -10,10 +10,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
-SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc", "library"]
-# The sources searched by default; ``library`` (the user's own document collections) is asked for by name.
-ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
-KNOWN_SOURCES: tuple[SourceName, ...] = (*ALL_SOURCES, "library")
+from deepcritical.options import ALL_SOURCES as ALL_SOURCES
+from deepcritical.options import KNOWN_SOURCES as KNOWN_SOURCES
+from deepcritical.options import SourceName as SourceName
+
 # How a person calls each source (the page's checkboxes, descriptions for a calling model).
 SOURCE_LABELS: dict[str, str] = {
     "pubmed": "PubMed",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from evidence_factory import make_evidence
 
+from deepcritical.evidence import dedup
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.models import merge_evidence
 
@@ -111,3 +113,22 @@ def test_paraphrases_with_the_same_direction_still_merge() -> None:
     stored = StoreMatch("pmid:9", 0.95, "Metformin use was associated with reduced risk of dementia.")
     result = plan([new], set(), np.stack([unit(1, 0)]), {new.id: stored}, 0.9)
     assert result.duplicates == {new.id: "pmid:9"}
+
+
+def test_direction_words_are_read_only_for_pairs_above_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threshold is the cheap test and rejects most pairs: the direction words (three regular
+    expressions per text) are read only for a pair that passed it."""
+    compared: list[tuple[str, str]] = []
+    real = dedup.may_disagree
+
+    def spy(first: str, second: str) -> bool:
+        compared.append((first, second))
+        return real(first, second)
+
+    monkeypatch.setattr(dedup, "may_disagree", spy)
+    items = [make_evidence(str(n), f"finding {n} increases survival") for n in range(1, 6)]
+    vectors = np.eye(5, dtype=np.float32)
+    vectors[4] = unit(1, 0, 0, 0, 0.1)  # the last is close to the first, and only that pair is read
+    result = plan(items, set(), vectors, {}, 0.9)
+    assert compared == [("finding 5 increases survival", "finding 1 increases survival")]
+    assert result.duplicates == {"pmid:5": "pmid:1"}

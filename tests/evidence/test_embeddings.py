@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,80 @@ def test_a_batch_is_one_model_call(embeddings: EmbeddingService, monkeypatch: py
 
 
 @pytest.mark.model
+def test_a_text_is_embedded_once_per_service(embeddings: EmbeddingService, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = EmbeddingService()
+    encoder = service.encoder
+    calls: list[list[str]] = []
+    original = encoder.encode
+
+    def spy(texts: list[str], *args: Any) -> Any:
+        calls.append(list(texts))
+        return original(texts, *args)
+
+    monkeypatch.setattr(encoder, "encode", spy)
+    first = service.embed(["metformin in dementia", "statins in sepsis"])
+    again = service.embed(["statins in sepsis", "aspirin after stroke", "statins in sepsis"])
+    assert calls == [["metformin in dementia", "statins in sepsis"], ["aspirin after stroke"]]
+    np.testing.assert_array_equal(again[0], first[1])
+    np.testing.assert_array_equal(again[2], first[1])
+
+
+def test_a_preload_and_the_first_use_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings_module
+
+    loading, release = threading.Event(), threading.Event()
+    loads: list[str] = []
+
+    class Loaded:
+        encoder = type("Encoder", (), {"dimension": 3})()
+
+    def slow_load(_source: object, backend: str, _cache: object) -> Loaded:
+        loads.append(backend)
+        loading.set()
+        release.wait(timeout=30)
+        return Loaded()
+
+    monkeypatch.setattr(embeddings_module, "_MODELS", {})
+    monkeypatch.setattr(embeddings_module, "_load_uncached", slow_load)
+    service = EmbeddingService(backend="onnx")
+    service.start_loading()
+    assert loading.wait(timeout=30)
+    dimensions: list[int] = []
+    user = threading.Thread(target=lambda: dimensions.append(service.dimension))
+    user.start()  # asks while the preload is still loading: it waits for it
+    release.set()
+    user.join(timeout=30)
+    assert dimensions == [3]
+    assert loads == ["onnx"]
+
+
+def test_the_memory_of_computed_vectors_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepcritical.evidence.embeddings as embeddings_module
+
+    class Encoder:
+        dimension, max_tokens, special_tokens, batch_size = 2, 512, 2, 1
+
+        def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+            return [[(0, len(text))] for text in texts]
+
+        def encode(self, texts: list[str], _batch: int) -> Any:
+            encoded.extend(texts)
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    class Loaded:
+        encoder = Encoder()
+        lock = threading.Lock()
+
+    encoded: list[str] = []
+    monkeypatch.setattr(embeddings_module, "RECENT_VECTORS", 2)
+    service = EmbeddingService()
+    monkeypatch.setattr(service, "_loaded", lambda: Loaded())
+    service.embed(["a", "b", "c"])  # "a" is the oldest: forgotten
+    service.embed(["c", "b", "a"])
+    assert encoded == ["a", "b", "c", "a"]
+
+
+@pytest.mark.model
 def test_the_model_is_loaded_once_and_shared(embeddings: EmbeddingService) -> None:
     other = EmbeddingService(batch_size=8)
     assert other.encoder is embeddings.encoder
@@ -74,7 +149,8 @@ def test_the_model_is_loaded_once_and_shared(embeddings: EmbeddingService) -> No
 @pytest.mark.model
 async def test_aembed_matches_embed(embeddings: EmbeddingService) -> None:
     texts = ["SGLT2 inhibitors reduce heart failure admissions", "GLP-1 agonists and weight"]
-    np.testing.assert_allclose(await embeddings.aembed(texts), embeddings.embed(texts), atol=1e-6)
+    # Another service (the same loaded model): the first call's vectors are not simply remembered.
+    np.testing.assert_allclose(await embeddings.aembed(texts), EmbeddingService().embed(texts), atol=1e-6)
 
 
 @pytest.mark.model
@@ -255,7 +331,7 @@ def test_both_backends_cut_texts_alike(embeddings: EmbeddingService) -> None:
 @pytest.mark.model
 def test_padding_in_a_batch_does_not_change_a_vector(embeddings: EmbeddingService) -> None:
     alone = embeddings.embed(["aspirin"])
-    beside_long = embeddings.embed(["aspirin", LONG_ABSTRACT])
+    beside_long = EmbeddingService().embed(["aspirin", LONG_ABSTRACT])  # a service that has not seen it
     np.testing.assert_allclose(beside_long[0], alone[0], atol=1e-5)
 
 
@@ -275,6 +351,18 @@ def test_built_graph_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.Mo
     second = EmbeddingService(backend="onnx", cache_dir=tmp_path).embed(["metformin"])
     np.testing.assert_array_equal(first, second)
     assert list(tmp_path.glob("*.onnx")) == [cached]
+
+
+def test_the_graph_cache_is_one_per_user_not_per_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deepcritical.evidence import embeddings as embeddings_module
+
+    monkeypatch.delenv(embeddings_module.CACHE_ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    for home in ("one", "two"):
+        monkeypatch.setenv("DEEPCRITICAL_HOME", str(tmp_path / home))
+        assert embeddings_module.default_cache_dir() == tmp_path / "user-cache" / "deepcritical" / "models"
+    monkeypatch.setenv(embeddings_module.CACHE_ENV_VAR, str(tmp_path / "chosen"))
+    assert embeddings_module.default_cache_dir() == tmp_path / "chosen"
 
 
 def test_unwritable_cache_still_embeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from typer.exceptions import TyperException
 
 from deepcritical import __version__
@@ -39,12 +38,14 @@ from deepcritical.cli.eval import eval_app
 from deepcritical.cli.extract import extract_command
 from deepcritical.cli.library import library_app
 from deepcritical.cli.watch import watch_app
-from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.models import KNOWN_SOURCES
-from deepcritical.run.request import RunRequest, runs_folder
+from deepcritical.options import KNOWN_SOURCES, OutputMode
 from deepcritical.text import one_line
+
+if TYPE_CHECKING:
+    from deepcritical.config import Settings
+    from deepcritical.run.request import RunRequest
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
@@ -179,6 +180,10 @@ def _run_request(
     no_recall: bool,
 ) -> RunRequest:
     """The run request of the options ``research`` and ``batch`` share (the one every front end builds)."""
+    from pydantic import ValidationError
+
+    from deepcritical.run.request import RunRequest
+
     try:
         return RunRequest(
             question=question,
@@ -316,6 +321,8 @@ def batch(
         "", demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
     settings = _run_settings(request)
+    from deepcritical.run.request import runs_folder
+
     target = out_dir if out_dir is not None else runs_folder(settings) / (file.stem or "batch")
     checked_preflight(settings)
     try:

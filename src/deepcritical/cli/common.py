@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 
-from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import redact_logs, redacted
-from deepcritical.redaction import Redactor
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
+
+if TYPE_CHECKING:  # the settings model (pydantic-settings) loads when a command reads the settings
+    from deepcritical.config import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DEGRADED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -43,6 +44,9 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 def settings_from(**overrides: Any) -> Settings:
+    from deepcritical.config import load_settings
+    from deepcritical.redaction import Redactor
+
     try:
         settings = load_settings(flags=FLAGS, **overrides)
     except ConfigError as error:

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from deepcritical.config import OutputMode
+from deepcritical.options import OutputMode
 
 eval_app = typer.Typer(
     help="Score the research loop on questions with known answers (PubMedQA, SciFact), and the result reader on"

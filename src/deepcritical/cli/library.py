@@ -19,13 +19,14 @@ from rich.console import Console
 from rich.table import Table
 
 from deepcritical.cli.terminal import shown
-from deepcritical.config import MIN_RETENTION, Settings, parse_duration
 from deepcritical.errors import ConfigError, DeepCriticalError, DocumentError
-from deepcritical.models import Evidence
+from deepcritical.options import MIN_RETENTION, parse_duration
 
 if TYPE_CHECKING:
+    from deepcritical.config import Settings
     from deepcritical.evidence.chroma import Connection
     from deepcritical.evidence.library import CollectionInfo
+    from deepcritical.models import Evidence
 
 library_app = typer.Typer(
     help="The evidence store and your documents: what it holds, files added, old run collections dropped, exports.",

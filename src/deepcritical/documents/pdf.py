@@ -17,12 +17,14 @@ import statistics
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import pypdfium2
+from typing import TYPE_CHECKING
 
 from deepcritical.documents.model import Block, DocumentMeta, ParsedDocument, clean_doi
 from deepcritical.errors import DocumentError
 from deepcritical.models import DOI_PATTERN
+
+if TYPE_CHECKING:  # PDFium loads when a PDF is read, not with every run that might read one
+    import pypdfium2
 
 _SECTION_NAMES = (
     r"abstract|summary|introduction|background|methods?|materials and methods|methods and materials"
@@ -158,6 +160,8 @@ def _title(metadata: dict[str, str], first_page: str) -> str:
 def parse_pdf(data: bytes, *, max_pages: int, max_seconds: float) -> ParsedDocument:
     """A PDF's text with its pages, sections and paragraphs; raises DocumentError for a PDF that cannot be
     read (broken, encrypted, over ``max_pages``, slower than ``max_seconds``, or without a text layer)."""
+    import pypdfium2
+
     deadline = time.monotonic() + max_seconds
     try:
         document = pypdfium2.PdfDocument(data)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-import trafilatura
 from markdown_it import MarkdownIt
 
 from deepcritical.documents.model import Block, DocumentFormat, DocumentMeta, ParsedDocument, clean_doi
@@ -100,6 +99,8 @@ def parse_text(data: bytes) -> ParsedDocument:
 
 def parse_html(data: bytes) -> ParsedDocument:
     """An HTML page's main text (navigation, footers and ads left out) with its headings as sections."""
+    import trafilatura  # loaded by the first HTML page, not by every run that might read one
+
     html = decoded(data)
     extracted = trafilatura.extract(html, output_format="markdown", include_tables=True, include_comments=False)
     if not extracted or not extracted.strip():

@@ -29,6 +29,7 @@ from filelock import FileLock, Timeout
 
 from deepcritical.config import Settings
 from deepcritical.errors import StoreError
+from deepcritical.evidence import run_index
 from deepcritical.evidence.embeddings import Vectors
 from deepcritical.models import Evidence
 
@@ -82,9 +83,11 @@ class Session:
 
 
 class Connection(ABC):
-    """A Chroma client and where it is (for messages); use it only inside ``session``."""
+    """A Chroma client and where it is (for messages); use it only inside ``session``. ``index_path`` is
+    the run index's file (``run_index``)."""
 
     where: str
+    index_path: Path
 
     @abstractmethod
     def session(self, *, touches: Collection[str], writes: bool) -> AbstractContextManager[Session]:
@@ -108,8 +111,9 @@ class Connection(ABC):
 class ServerConnection(Connection):
     """A Chroma server: it serialises writers itself, so a session is just the client."""
 
-    def __init__(self, client: Any, where: str) -> None:
+    def __init__(self, client: Any, where: str, index_path: Path) -> None:
         self.where = where
+        self.index_path = index_path
         self._client = client
         self._collections: dict[str, Any] = {}
         self._closed = False
@@ -250,6 +254,7 @@ class EmbeddedConnection(Connection):
 
     def __init__(self, store: EmbeddedStore) -> None:
         self.where = store.where
+        self.index_path = store.path.parent / f"{store.path.name}-runs.sqlite3"
         self._store = store
         self._closed = False
 
@@ -289,7 +294,9 @@ def connect(settings: Settings) -> Connection:
                 f"--port {settings.chroma_port} --path DIR`) or unset CHROMA_HOST to use the embedded store "
                 "under DEEPCRITICAL_HOME."
             ) from error
-        return ServerConnection(client, where)
+        # The run index of a server's runs started from this home (``run_index``).
+        server = f"{_UNSAFE.sub('-', settings.chroma_host)}-{settings.chroma_port}"
+        return ServerConnection(client, where, settings.home / f"chroma-server-{server}-runs.sqlite3")
     path = store_directory(settings)
     where = f"the evidence store directory {path}"
     try:
@@ -343,8 +350,10 @@ def this_process() -> str:
 def open_collection(connection: Connection, name: str, model_name: str, *, run: bool = False) -> None:
     """Get or create a cosine collection with no embedding function, labelled with the model that
     fills it and the time it was created (for retention); a ``run`` collection also with the process
-    that holds it open. Vectors from another model are not comparable, so a mismatch is an error."""
-    metadata = {MODEL_KEY: model_name, CREATED_KEY: datetime.now(UTC).isoformat(timespec="seconds")}
+    that holds it open (and so in ``run_index``). Vectors from another model are not comparable, so a
+    mismatch is an error."""
+    now = datetime.now(UTC)
+    metadata = {MODEL_KEY: model_name, CREATED_KEY: now.isoformat(timespec="seconds")}
     if run:
         metadata[OPEN_BY_KEY] = this_process()
     try:
@@ -369,6 +378,8 @@ def open_collection(connection: Connection, name: str, model_name: str, *, run: 
             f"but this process uses {model_name!r}. Fix: set DEEPCRITICAL_EMBEDDING_MODEL back, or use another "
             "DEEPCRITICAL_HOME (or Chroma server) for the new model."
         )
+    if run:
+        run_index.opened(connection.index_path, name, this_process(), now)
 
 
 def _claim(collection: Any, owner: str) -> None:
@@ -384,11 +395,13 @@ def _claim(collection: Any, owner: str) -> None:
 
 def close_run_collection(connection: Connection, name: str) -> None:
     """Mark a run collection closed: its run is over, so pruning may take it once it is old enough."""
+    now = datetime.now(UTC)
     with connection.session(touches=(name,), writes=True) as session:
         collection = session.collection(name)
         metadata = dict(collection.metadata or {})
-        metadata[CLOSED_KEY] = datetime.now(UTC).isoformat(timespec="seconds")
+        metadata[CLOSED_KEY] = now.isoformat(timespec="seconds")
         collection.modify(metadata=metadata)
+    run_index.closed(connection.index_path, name, now)
 
 
 def encode(evidence: Evidence) -> tuple[str, dict[str, str | int | bool]]:

@@ -8,6 +8,7 @@ the bug where every re-check matched itself and the evidence count fell to zero.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,8 +38,10 @@ _DIRECTIONS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def directions(text: str) -> frozenset[str]:
-    """Which kinds of direction word a text uses: up, down, negated."""
+    """Which kinds of direction word a text uses: up, down, negated. Kept per text: a batch compares the
+    same texts again and again."""
     return frozenset(name for name, pattern in _DIRECTIONS.items() if pattern.search(text))
 
 
@@ -108,6 +111,8 @@ def _best_match(
     best_id: str | None = None
     best = threshold
     text = fresh[index].content
+    # The similarity is tested before the direction words everywhere: a number read from the matrix is
+    # cheap, the words are three regular expressions per text, and most pairs fail the threshold anyway.
     if (
         store_match is not None
         and store_match.id != item_id
@@ -115,11 +120,12 @@ def _best_match(
         and not may_disagree(text, store_match.content)
     ):
         best_id, best = store_match.id, store_match.similarity
-    for other in kept_fresh:
-        score = float(similarity[index, other])
-        if may_disagree(text, fresh[other].content):
-            continue
+    if not kept_fresh:
+        return best_id
+    row = similarity[index, kept_fresh]
+    for position in np.flatnonzero(row >= threshold):  # in kept order: the earlier item wins a tie
+        other, score = kept_fresh[position], float(row[position])
         # Strictly better than a store match: the stored item is the older one and wins ties.
-        if score >= threshold and (best_id is None or score > best):
+        if (best_id is None or score > best) and not may_disagree(text, fresh[other].content):
             best_id, best = fresh[other].id, score
     return best_id

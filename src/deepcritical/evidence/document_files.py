@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from chromadb.errors import NotFoundError
+
 from deepcritical.documents.model import Document as FileDocument
 from deepcritical.evidence import chroma
 from deepcritical.evidence.documents import Document, PassageText, collection_name, passage_evidence
@@ -251,12 +253,11 @@ def full_text_passages(connection: chroma.Connection, name: str, pmcid: str) -> 
     """The passages of the full-text article with this PMCID, in document order; empty when not kept."""
     target = collection_name(name)
     with connection.session(touches=(target,), writes=False) as session:
-        names = {collection.name for collection in session.client.list_collections()}
-        if target not in names:
+        try:  # by name: listing every collection cost a run time in proportion to the store's size
+            collection = session.collection(target)
+        except NotFoundError:
             return []
-        found = session.collection(target).get(
-            where={"$and": [{PMCID_KEY: pmcid}, {FULL_TEXT_KEY: True}]}, include=["documents"]
-        )
+        found = collection.get(where={"$and": [{PMCID_KEY: pmcid}, {FULL_TEXT_KEY: True}]}, include=["documents"])
     items = [chroma.decode(text) for text in found["documents"] or []]
     return sorted(items, key=lambda item: int(item.passage.passage_id) if item.passage else 0)
 

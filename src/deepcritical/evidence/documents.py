@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from chromadb.errors import NotFoundError
 
 from deepcritical.errors import ConfigError, StoreError
 from deepcritical.evidence import chroma
@@ -138,6 +139,16 @@ def passage_evidence(collection: str, document: Document, passage: PassageText, 
     return Evidence(content=passage.text, citation=citation, relevance=0.0, grade=grade, passage=where)
 
 
+def embedding_texts(name: str, documents: Iterable[Document]) -> list[str]:
+    """The texts ``add_documents`` embeds for ``documents`` in the collection ``name``, in its order."""
+    return [
+        passage_text(item.citation.title, item.content)
+        for document in documents
+        for passage in document.passages
+        for item in (passage_evidence(name, document, passage, None),)
+    ]
+
+
 def add_documents(
     connection: chroma.Connection,
     embeddings: EmbeddingService,
@@ -176,8 +187,15 @@ def add_documents(
 
 
 def exists(connection: chroma.Connection, name: str) -> bool:
-    with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
-        return collection_name(name) in {collection.name for collection in session.client.list_collections()}
+    """Looked up by name, not by listing the store: a store with a month of run collections answers as
+    fast as a new one."""
+    target = collection_name(name)
+    with connection.session(touches=(target,), writes=False) as session:
+        try:
+            session.client.get_collection(target, embedding_function=None)
+        except NotFoundError:
+            return False
+    return True
 
 
 @dataclass

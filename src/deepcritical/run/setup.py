@@ -68,7 +68,7 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
 
 
 async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
-    return await EvidenceStore.open(settings, EmbeddingService.for_settings(settings), run_id)
+    return await EvidenceStore.open(settings, EmbeddingService.for_settings(settings), run_id, preload=True)
 
 
 @dataclass(frozen=True)

@@ -22,17 +22,18 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import structlog
 from pydantic import SecretStr
-from pyrate_limiter import AbstractBucket, InMemoryBucket, Rate, RateItem, RedisBucket, SQLiteBucket
-from redis import Redis
-from redis.exceptions import RedisError
 
-from deepcritical.config import Settings
 from deepcritical.errors import SearchError
+
+if TYPE_CHECKING:  # pyrate-limiter loads with the first bucket, redis only for a limit kept in Redis
+    from pyrate_limiter import AbstractBucket
+
+    from deepcritical.config import Settings
 
 logger = structlog.get_logger(__name__)
 
@@ -99,6 +100,7 @@ class PacedLimiter:
         fix: str,
         clock: Clock = wall_clock_ms,
         sleep: Sleep = asyncio.sleep,
+        errors: tuple[type[Exception], ...] = (sqlite3.Error, OSError),
     ) -> None:
         if spacing <= 0:
             raise ValueError("spacing must be positive")
@@ -107,6 +109,7 @@ class PacedLimiter:
         self._open_bucket = open_bucket
         self._name = name
         self._fix = fix
+        self._errors = errors  # what the bucket raises when its store fails
         self._clock = clock
         self._sleep = sleep
         self._bucket: AbstractBucket | None = None
@@ -120,6 +123,8 @@ class PacedLimiter:
     @classmethod
     def in_memory(cls, spacing: float, *, clock: Clock = wall_clock_ms, sleep: Sleep = asyncio.sleep) -> PacedLimiter:
         """A limiter shared only by the users of this object (tests, a tool on its own)."""
+        from pyrate_limiter import InMemoryBucket, Rate
+
         return cls(
             lambda interval: InMemoryBucket([Rate(1, interval)]),
             spacing,
@@ -170,13 +175,15 @@ class PacedLimiter:
                     # window's bound (pyrate's bound is inclusive): slots come exactly ``spacing`` apart.
                     self._bucket = self._open_bucket(max(1, _ms(self.spacing) - 1))
                 return self._reserve(self._bucket)
-            except (sqlite3.Error, OSError, RedisError) as error:
+            except self._errors as error:
                 problem = str(error).rstrip(". ")
                 raise SearchError(f"the NCBI rate limit kept in {self.where} failed: {problem}.{self._fix}") from error
 
     def _reserve(self, bucket: AbstractBucket) -> int:
         # In SQLite the file lock makes asking and taking one step for every process; Redis checks and
         # takes atomically, so there a slot taken in between is simply asked for again.
+        from pyrate_limiter import RateItem
+
         with bucket.limiter_lock() or contextlib.nullcontext():  # type: ignore[attr-defined]
             item = RateItem(self._name, self._clock())
             for _ in range(_MAX_RESERVATION_TRIES):
@@ -205,6 +212,8 @@ def sqlite_limiter(path: Path, name: str, spacing: float, *, clock: Clock = wall
     """Shared by every process on the machine: a SQLite bucket at ``path`` under a file lock beside it."""
 
     def open_bucket(interval: int) -> AbstractBucket:
+        from pyrate_limiter import Rate, SQLiteBucket
+
         path.parent.mkdir(parents=True, exist_ok=True)
         return SQLiteBucket.init_from_file(
             [Rate(1, interval)], table=name, db_path=str(path), create_new_table=True, use_file_lock=True
@@ -224,8 +233,12 @@ def redis_limiter(url: str, name: str, spacing: float, *, clock: Clock = wall_cl
     """Shared by every machine using this Redis: pyrate-limiter's Redis bucket (an atomic Lua script)."""
     parts = urlsplit(url)
     where = f"Redis at {parts.hostname or 'localhost'}:{parts.port or 6379}"  # never the password
+    from redis.exceptions import RedisError
 
     def open_bucket(interval: int) -> AbstractBucket:
+        from pyrate_limiter import Rate, RedisBucket
+        from redis import Redis
+
         client = Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
         bucket: AbstractBucket = RedisBucket.init([Rate(1, interval)], client, f"deepcritical:{name}")
         return bucket
@@ -237,6 +250,7 @@ def redis_limiter(url: str, name: str, spacing: float, *, clock: Clock = wall_cl
         where=where,
         fix=" Fix: start that Redis server, or unset REDIS_URL to share the limit on this machine only.",
         clock=clock,
+        errors=(sqlite3.Error, OSError, RedisError),
     )
 
 

@@ -69,6 +69,11 @@ class RunEvidence:
         study is collected, and recalled later, once. An item this run's searches find again (not
         ``recalled``) counts as found by this run even if it was first recalled from an earlier run."""
         unknown: list[Evidence] = []
+        # Merged records are stored in one write at the end (a store write holds the interpreter for tens
+        # of milliseconds whatever its size, and stalls every other run a server streams); the collection
+        # as it was comes back if that write fails, so nothing unstored counts as collected.
+        before = (dict(self._items), dict(self._identities), set(self._recalled))
+        changed: dict[str, Evidence] = {}
         for item in items:
             known = self.collected_as(item)
             if known is None:
@@ -77,10 +82,17 @@ class RunEvidence:
             old = self._items[known]
             merged = merge_records(old, item)
             if merged != old:
-                await self._store.add([merged])  # stored first; the store retires the record it replaces
+                changed.pop(known, None)  # the store retires the record the merged one replaces
+                changed[merged.id] = merged
                 self._replace(known, merged)
             if not recalled:
                 self._recalled.discard(merged.id)
+        if changed:
+            try:
+                await self._store.add(list(changed.values()))
+            except BaseException:
+                self._items, self._identities, self._recalled = before
+                raise
         return unknown
 
     def _replace(self, old_id: str, merged: Evidence) -> None:

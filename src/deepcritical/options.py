@@ -1,0 +1,34 @@
+"""The values the settings and the command line share, importable without pydantic: the command line
+declares its options with these at import, and ``deepcritical --help`` must not pay for the settings
+model (pydantic-settings) it never reads. ``deepcritical.config`` re-exports them."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Literal
+
+# The sources by name: the one list (``sources.registry`` holds one entry per name; a test keeps them equal).
+SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc", "library"]
+# The sources searched by default; ``library`` (the user's own document collections) is asked for by name.
+ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
+KNOWN_SOURCES: tuple[SourceName, ...] = (*ALL_SOURCES, "library")
+TimeRange = Literal["day", "week", "month", "year"]
+OutputMode = Literal["auto", "tool", "native", "prompted"]
+EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]
+_DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
+_DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_NEVER = frozenset({"never", "off", "none", "0"})
+MIN_RETENTION = timedelta(hours=1)
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` as a timedelta; ``never``/``off``/``0`` as None (keep
+    forever). Anything else raises ValueError naming the accepted forms."""
+    value = text.strip().lower()
+    if value in _NEVER:
+        return None
+    match = _DURATION.fullmatch(value)
+    if match is None:
+        raise ValueError("expected a duration such as 30d, 12h, 90m, 2w, or 'never'")
+    return timedelta(**{_DURATION_UNITS[match["unit"]]: float(match["amount"])})
