@@ -41,9 +41,9 @@ GRADED = [
 
 @pytest.mark.parametrize(
     ("items", "lean"),
-    # Over the whole corpus two results read favourable and one null: a sentence that only speculates ("the
-    # findings suggest metformin may benefit ...") states no result, and the B12 page states no clear one.
-    [(CORPUS[:3], "leans favourable"), (CORPUS[3:5], "leans against"), (CORPUS, "leans favourable")],
+    # Over the whole corpus: two favourable, one null, one harm (B12); "the findings suggest metformin may
+    # benefit ..." only speculates and states no result.
+    [(CORPUS[:3], "leans favourable"), (CORPUS[3:5], "leans against"), (CORPUS, "is mixed")],
 )
 def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], lean: str) -> None:
     brief = extractive_report(QUESTION, views(items)).answer_brief

@@ -153,6 +153,9 @@ async def test_mcp_over_stdio_lists_tools_searches_and_researches(tmp_path: Path
             "research",
             "get_run",
             "library_add",
+            "watch_add",
+            "watch_list",
+            "watch_changes",
         }
         found = await client.call_tool("search_literature", {"query": "metformin alzheimer", "max_results": 3})
         assert not found.is_error, text_of(found)
