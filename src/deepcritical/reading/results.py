@@ -120,6 +120,8 @@ class ResultReader:
 
     @staticmethod
     def load() -> ResultReader:
+        """The shipped reader: the linear ranker, and the fine-tuned transformer classifier when its
+        weights and base model are installed (else the linear classifier)."""
         return _bundled()
 
     def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
@@ -169,4 +171,10 @@ def _outcome_share(unit: TextUnit, comparison: Comparison) -> float:
 @cache
 def _bundled() -> ResultReader:
     raw = resources.files("deepcritical.reading").joinpath(WEIGHTS_FILE).read_bytes()
-    return ResultReader.from_json(json.loads(gzip.decompress(raw)))
+    linear = ResultReader.from_json(json.loads(gzip.decompress(raw)))
+    # The fine-tuned transformer reads better than the linear classifier (phases/16_result_reader.md); the
+    # linear one reads when its weights file or the base model is not installed.
+    from deepcritical.reading.transformer_classifier import bundled
+
+    transformer = bundled()
+    return linear if transformer is None else ResultReader(linear.ranker, transformer)
