@@ -40,13 +40,14 @@ from safetensors.torch import load_file
 from sklearn.metrics import confusion_matrix, f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deepcritical.reading.result_features import LABELS, _masked
+from deepcritical.reading.result_features import LABELS
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
     WEIGHTS_FILE,
     configured_tokenizer,
     encode,
+    masked_text,
 )
 from result_classifier_bench import examples as validation_examples
 from train_result_reader import DATA, load
@@ -58,7 +59,6 @@ def AUTOCAST() -> torch.autocast:  # noqa: N802 - used like the context manager 
 
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / WEIGHTS_FILE
-PLACEHOLDERS = {"xint": "intervention", "xcomp": "comparator", "xout": "outcome", "num": "number"}
 
 
 def model_dir() -> Path:
@@ -71,7 +71,7 @@ def examples(ids: list[str], prompts, annotations, masked: bool):  # type: ignor
     """(comparison, text, label) per annotation, deduplicated per prompt and text as ``classifier_data``;
     ``masked``: the text as the linear classifier sees it (stems, the arms and the outcome as placeholders)."""
     return [
-        (comparison, " ".join(PLACEHOLDERS.get(t, t) for t in _masked(text, comparison)) if masked else text, label)
+        (comparison, masked_text(text, comparison) if masked else text, label)
         for _, comparison, text, label in validation_examples(ids, prompts, annotations)
     ]
 
@@ -183,7 +183,7 @@ def main() -> None:
     parser.add_argument("--train-layers", type=int, default=4, help="the top layers trained (5 fit in 20 MB)")
     parser.add_argument("--lr", type=float, default=1e-4, help="the encoder's learning rate (the head's is 10x)")
     parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--masked", action="store_true", help="read the linear classifier's masked stems")
+    parser.add_argument("--raw", action="store_true", help="read the sentence as written, not masked")
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
     args = parser.parse_args()
     if not DATA.is_dir():
@@ -197,8 +197,8 @@ def main() -> None:
     prompts, annotations, splits = load()
     train_ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "train")
     validation_ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "validation")
-    train = examples(train_ids, prompts, annotations, args.masked)
-    validation = examples(validation_ids, prompts, annotations, args.masked)
+    train = examples(train_ids, prompts, annotations, not args.raw)
+    validation = examples(validation_ids, prompts, annotations, not args.raw)
     if args.limit:
         train = rng.sample(train, args.limit)
     print(f"examples: train {len(train)} {dict(Counter(r[2] for r in train))}, validation {len(validation)}")
@@ -286,12 +286,11 @@ def main() -> None:
     size = sum(t.nbytes for t in tensors.values())
     elapsed = time.perf_counter() - started
     print(f"weights: {size / 1e6:.2f} MB float16 ({len(tensors)} tensors); {elapsed:.0f} s in all")
-    if args.masked:
-        print("(masked input: not written, the classifier reads the sentence as written)")
-    elif not args.dry_run:
+    if not args.dry_run:
         metadata = {
             "labels": ",".join(LABELS),
             "pooling": "mean",
+            "input": "raw" if args.raw else "masked",
             "trained_layers": ",".join(map(str, trainable)),
             "validation_macro_f1": f"{f1:.4f}",
             "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
