@@ -162,6 +162,12 @@ def evidence_inference(
     out: Out = None,
     limit: Limit = None,
     no_llm: NoLlm = False,
+    reader: Annotated[
+        str,
+        typer.Option(
+            "--reader", help="linear (the run's reader, fast) or transformer (the fine-tuned classifier, slower)."
+        ),
+    ] = "linear",
     verbose: Verbose = False,
 ) -> None:
     """Read each trial's result for its prompt's comparison and outcome with the trained result reader."""
@@ -182,6 +188,14 @@ def evidence_inference(
         fail(str(error))
     if not items:
         fail(f"{prompts}: no prompt to evaluate")
+    from deepcritical.reading.results import ResultReader
+
+    if reader not in ("linear", "transformer"):
+        fail(f"--reader {reader}: choose linear or transformer")
+    try:
+        chosen = ResultReader.load("transformer" if reader == "transformer" else "linear")
+    except FileNotFoundError as error:
+        fail(str(error))
     target = out or Path("eval") / "evidence-inference"
     with Progress(
         TextColumn("evidence-inference"),
@@ -193,7 +207,12 @@ def evidence_inference(
     ) as bar:
         task = bar.add_task("evidence-inference", total=min(len(items), limit or len(items)))
         seconds = eval_inference.predict(
-            items, articles, target, limit=limit, on_progress=lambda done, _total: bar.update(task, completed=done)
+            items,
+            articles,
+            target,
+            limit=limit,
+            reader=chosen,
+            on_progress=lambda done, _total: bar.update(task, completed=done),
         )
     try:
         summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds)

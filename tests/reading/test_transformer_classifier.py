@@ -1,0 +1,183 @@
+"""The fine-tuned result classifier read without torch: the ONNX graph built from the base model with the
+trained tensors in place, cached, and the shipped weights reading results a doctor would read the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deepcritical.evidence.embeddings import resolve_model
+from deepcritical.reading import transformer_classifier
+from deepcritical.reading.result_features import LABELS, Comparison
+from deepcritical.reading.results import LinearClassifier, ResultReader
+from deepcritical.reading.transformer_classifier import (
+    HEAD_BIAS,
+    HEAD_WEIGHT,
+    TransformerClassifier,
+    bundled_weights,
+)
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    return Path(resolve_model(None).location)
+
+
+def _weights(path: Path, seed: int = 0) -> Path:
+    """A weights file shaped like the trained one: the last layer's output LayerNorm and a random head."""
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(seed)
+    save_file(
+        {
+            "encoder.layer.5.output.LayerNorm.weight": np.zeros(384, dtype=np.float16),
+            "encoder.layer.5.output.LayerNorm.bias": rng.normal(size=384).astype(np.float16),
+            HEAD_WEIGHT: rng.normal(size=(3, 384)).astype(np.float16),
+            HEAD_BIAS: np.zeros(3, dtype=np.float16),
+        },
+        str(path),
+        metadata={"labels": ",".join(LABELS)},
+    )
+    return path
+
+
+def test_replacing_tensors_changes_the_graph_as_written(model_dir: Path) -> None:
+    import onnxruntime
+
+    from deepcritical.evidence.onnx_bert import build_bert_graph
+
+    bias = np.linspace(-1, 1, 384, dtype=np.float32)
+    graph = build_bert_graph(
+        model_dir,
+        replacements={
+            "encoder.layer.5.output.LayerNorm.weight": np.zeros(384, dtype=np.float32),
+            "encoder.layer.5.output.LayerNorm.bias": bias,
+        },
+    )
+    session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
+    ids = np.array([[101, 2023, 102]], dtype=np.int64)
+    (hidden,) = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})
+    # A LayerNorm scaled by zero leaves only its bias: every token's state is the replacement bias.
+    np.testing.assert_allclose(hidden[0], np.tile(bias, (3, 1)), atol=1e-6)
+
+
+def test_probabilities_per_text_in_order_and_summing_to_one(tmp_path: Path, model_dir: Path) -> None:
+    classifier = TransformerClassifier.load(_weights(tmp_path / "w.safetensors"), model_dir, tmp_path)
+    comparison = Comparison.of("aspirin", "placebo", "stroke")
+    texts = ["Stroke was less frequent with aspirin.", "No difference in stroke was seen (p = 0.4)."]
+    readings = classifier.probabilities(texts, comparison)
+    assert [set(r) for r in readings] == [set(LABELS)] * 2
+    assert all(abs(sum(r.values()) - 1.0) < 1e-5 for r in readings)
+    # Batched with a longer text (padding) or alone, a text reads the same.
+    alone = classifier.probabilities(texts[:1], comparison)[0]
+    assert alone == pytest.approx(readings[0], abs=1e-5)
+    assert classifier.probabilities([], comparison) == []
+
+
+def test_the_built_graph_is_cached_and_rebuilt_when_the_weights_change(
+    tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    weights = _weights(tmp_path / "w.safetensors")
+    cache = tmp_path / "cache"
+    comparison = Comparison.of("aspirin", "placebo", "stroke")
+    first = TransformerClassifier.load(weights, model_dir, cache).probabilities(["Stroke fell."], comparison)
+    (cached,) = cache.glob("*.onnx")
+
+    def no_build(*_: object, **__: object) -> bytes:
+        raise AssertionError("the cached graph should have been used")
+
+    monkeypatch.setattr(transformer_classifier, "_build", no_build)
+    again = TransformerClassifier.load(weights, model_dir, cache).probabilities(["Stroke fell."], comparison)
+    assert again == first
+    assert list(cache.glob("*.onnx")) == [cached]
+    monkeypatch.undo()
+    _weights(weights, seed=1)  # retrained: another file, another graph
+    TransformerClassifier.load(weights, model_dir, cache)
+    assert len(list(cache.glob("*.onnx"))) == 2
+
+
+def test_a_head_for_other_labels_is_refused(tmp_path: Path, model_dir: Path) -> None:
+    from safetensors.numpy import save_file
+
+    path = tmp_path / "w.safetensors"
+    head = {HEAD_WEIGHT: np.zeros((2, 384), np.float16), HEAD_BIAS: np.zeros(2, np.float16)}
+    save_file(head, str(path), metadata={"labels": "yes,no"})
+    with pytest.raises(ValueError, match="not the labels"):
+        TransformerClassifier.load(path, model_dir, tmp_path)
+
+
+def test_without_the_weights_the_transformer_reader_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transformer_classifier, "bundled_weights", lambda: None)
+    transformer_classifier.bundled.cache_clear()
+    try:
+        with pytest.raises(FileNotFoundError, match="transformer classifier"):
+            ResultReader.load("transformer")
+        assert isinstance(ResultReader.load().classifier, LinearClassifier)
+    finally:
+        transformer_classifier.bundled.cache_clear()
+
+
+SHIPPED = pytest.mark.skipif(bundled_weights() is None, reason="no result_classifier.safetensors is shipped")
+
+# Written for this test (not from Evidence Inference): intervention, comparator, outcome, text, reading.
+HAND_WRITTEN = [
+    (
+        "dexamethasone",
+        "placebo",
+        "mortality",
+        "Mortality was lower with dexamethasone than with placebo (HR 0.70, 95% CI 0.60-0.80).",
+        "decreased",
+    ),
+    pytest.param(
+        "placebo",
+        "dexamethasone",
+        "mortality",
+        "Mortality was lower with dexamethasone than with placebo (HR 0.70, 95% CI 0.60-0.80).",
+        "increased",
+        # Known limit (phases/16_result_reader.md): trained sentences almost always name the intervention
+        # before the comparator, and it reads "decreased" with the arms swapped, as the linear one does.
+        marks=pytest.mark.xfail(strict=True, reason="direction against a comparator named first is not learned"),
+    ),
+    (
+        "dexamethasone",
+        "placebo",
+        "mortality",
+        "Mortality did not differ between the dexamethasone and placebo groups (HR 0.97, 95% CI 0.85-1.10).",
+        "no_difference",
+    ),
+    (
+        "ibuprofen",
+        "paracetamol",
+        "pain scores",
+        "Pain scores at 24 hours were significantly higher with ibuprofen than with paracetamol (p < 0.001).",
+        "increased",
+    ),
+    (
+        "early mobilisation",
+        "usual care",
+        "length of hospital stay",
+        "Length of hospital stay was similar in both groups (6.1 vs 6.3 days; p = 0.71).",
+        "no_difference",
+    ),
+]
+
+
+@SHIPPED
+def test_the_transformer_reader_is_chosen_by_name_and_the_linear_one_is_the_default() -> None:
+    assert isinstance(ResultReader.load("transformer").classifier, TransformerClassifier)
+    assert isinstance(ResultReader.load().classifier, LinearClassifier)
+
+
+@SHIPPED
+@pytest.mark.parametrize(("intervention", "comparator", "outcome", "text", "expected"), HAND_WRITTEN)
+def test_the_shipped_classifier_reads_hand_written_results(
+    intervention: str, comparator: str, outcome: str, text: str, expected: str
+) -> None:
+    classifier = transformer_classifier.bundled()
+    assert classifier is not None
+    reading = classifier.probabilities([text], Comparison.of(intervention, comparator, outcome))[0]
+    assert max(reading, key=reading.__getitem__) == expected, reading
