@@ -23,6 +23,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.reading.result_features import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader
 from deepcritical.reading.units import TextUnit, split_units
+from deepcritical.run.eval import done_ids
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
@@ -97,18 +98,6 @@ def article_units(articles: Path, pmcid: str) -> tuple[str, list[TextUnit]]:
         if path.is_file():
             return kind.rstrip("s"), split_units(path.read_text(encoding="utf-8", errors="replace"))
     return "missing", []
-
-
-def done_ids(predictions: Path) -> set[str]:
-    if not predictions.exists():
-        return set()
-    done = set()
-    for line in predictions.read_text(encoding="utf-8").splitlines():
-        try:
-            done.add(str(json.loads(line)["id"]))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue  # a line cut by an interruption is predicted again
-    return done
 
 
 def predict(
