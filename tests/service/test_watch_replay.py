@@ -22,7 +22,7 @@ from deepcritical.demo.transport import demo_transport
 from deepcritical.events import IterationStarted
 from deepcritical.run.events import ProgressEvent
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
-from deepcritical.service.watch_run import derived, read_outcome, run_watch_once, watch_clock
+from deepcritical.service.watch_run import read_outcome, run_watch_once, watch_clock
 from deepcritical.service.watches import Watch, WatchOptions, WatchStore
 from deepcritical.sources.factory import make_http_client
 
@@ -67,8 +67,8 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
 ) -> None:
     base = load_settings(demo_mode=True, home=tmp_path / "home", webhook_secret=SECRET)
     store = WatchStore.at_home(base.home)
-    at = {name: derived(base, demo_today=day) for name, day in (("T0", date(2026, 3, 1)), ("T1", date(2026, 7, 1)))}
-    at["T2"] = derived(base, demo_today=date(2026, 7, 9))
+    at = {name: base.with_values(demo_today=day) for name, day in (("T0", date(2026, 3, 1)), ("T1", date(2026, 7, 1)))}
+    at["T2"] = base.with_values(demo_today=date(2026, 7, 9))
     watch = store.add(
         QUESTION, every="7d", options=WatchOptions(demo=True), webhook=receiver.url, now=watch_clock(at["T0"])
     )
@@ -117,7 +117,7 @@ async def baseline(tmp_path: Path, **overrides: str) -> tuple[Settings, WatchSto
     """Demo settings, the watch store, and a vitamin D watch whose baseline ran at the demo clock's 2026-03-01."""
     base = load_settings(demo_mode=True, home=tmp_path / "home", **overrides)
     store = WatchStore.at_home(base.home)
-    early = derived(base, demo_today=date(2026, 3, 1))
+    early = base.with_values(demo_today=date(2026, 3, 1))
     watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(early))
     await run_watch_once(store.get(watch.id), early, store)
     return base, store, watch
@@ -137,7 +137,7 @@ class Unreachable(httpx2.AsyncBaseTransport):
 
 async def test_a_source_that_does_not_answer_is_never_a_change_in_the_evidence(tmp_path: Path) -> None:
     base, store, watch = await baseline(tmp_path)
-    later = derived(base, demo_today=date(2026, 3, 9))
+    later = base.with_values(demo_today=date(2026, 3, 9))
     last = store.get(watch.id).last_run
     assert last is not None
     before = read_outcome(Path(last.folder))
@@ -166,7 +166,7 @@ class KilledError(Exception):
 
 async def test_a_watch_run_killed_mid_way_continues_where_it_stopped(tmp_path: Path) -> None:
     base, store, watch = await baseline(tmp_path)
-    late = derived(base, demo_today=date(2026, 7, 1))
+    late = base.with_values(demo_today=date(2026, 7, 1))
 
     def die_in_the_second_iteration(event: ProgressEvent) -> None:
         if isinstance(event, IterationStarted) and event.iteration == 2:  # iteration 1 is checkpointed
@@ -187,7 +187,7 @@ async def test_a_run_no_source_answered_changes_nothing_and_the_next_searches_fr
     tmp_path: Path,
 ) -> None:
     base, store, watch = await baseline(tmp_path, sources="pubmed,europepmc,clinicaltrials")
-    late = derived(base, demo_today=date(2026, 7, 1))
+    late = base.with_values(demo_today=date(2026, 7, 1))
 
     def all_down(settings: Settings) -> httpx2.AsyncClient:
         hosts = {"eutils.ncbi.nlm.nih.gov", "www.ebi.ac.uk", "clinicaltrials.gov"}
@@ -198,7 +198,7 @@ async def test_a_run_no_source_answered_changes_nothing_and_the_next_searches_fr
     assert not silent.changes.changed
     assert not silent.alerted
     assert "not re-checked" in silent.changes.recheck
-    later = await run_watch_once(store.get(watch.id), derived(base, demo_today=date(2026, 7, 2)), store)
+    later = await run_watch_once(store.get(watch.id), base.with_values(demo_today=date(2026, 7, 2)), store)
     assert later.changes.since == date(2026, 3, 1)  # not 2026-07-01: nothing was asked for then
     assert [study.id for study in later.changes.new_studies] == ["pmid:99000508"]
     assert [study.id for study in later.changes.newly_retracted] == ["pmid:99000505"]

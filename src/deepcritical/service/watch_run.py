@@ -22,10 +22,10 @@ from typing import Any
 
 import httpx2
 import structlog
-from pydantic import AliasChoices, BaseModel, ValidationError
+from pydantic import BaseModel
 
 from deepcritical.config import Settings
-from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.errors import DeepCriticalError
 from deepcritical.models import Evidence, SearchResult, SourceName
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import CHECKPOINT_FILE
@@ -33,6 +33,7 @@ from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import ClientFactory, RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
+from deepcritical.run.request import RunRequest
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
 from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section, unavailable_sources
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStore
@@ -45,42 +46,25 @@ EventSink = Callable[[ProgressEvent], None]
 WebhookSender = Callable[[str, dict[str, Any], Settings], Awaitable[bool]]
 
 
-def _variable(name: str) -> str:
-    alias = Settings.model_fields[name].validation_alias
-    return str(alias.choices[0]) if isinstance(alias, AliasChoices) else str(alias)
+def watch_request(question: str, options: WatchOptions) -> RunRequest:
+    """The run request of one run of a watch: its question under the watch's own research options, the
+    request every front end builds (``run.request``)."""
+    return RunRequest(
+        question=question,
+        sources=options.sources,
+        collection=options.collection,
+        model=options.model,
+        max_iterations=options.max_iterations,
+        no_llm=options.no_llm,
+        recall=False if options.no_recall else None,
+        demo=options.demo,
+    )
 
 
-def derived(base: Settings, **updates: Any) -> Settings:
-    """``base`` with ``updates`` (by field name), validated as a whole (``Settings.model_validate``), so a
-    watch's options pass the checks an environment variable would."""
-    data = {_variable(name): getattr(base, name) for name in Settings.model_fields}
-    data.update({_variable(name): value for name, value in updates.items()})
-    try:
-        return Settings.model_validate(data)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, item['loc']))}: {item['msg']}" for item in error.errors())
-        raise ConfigError(f"invalid watch settings: {problems}") from error
-
-
-def settings_for(options: WatchOptions, base: Settings) -> Settings:
-    """The settings a watch runs with: ``base`` (the environment) under the watch's own options."""
-    updates: dict[str, Any] = {}
-    if options.sources:
-        updates["sources"] = options.sources
-    if options.collection:
-        updates["library_collection"] = options.collection
-    if options.model:
-        updates["model"] = options.model
-    if options.max_iterations is not None:
-        updates["max_iterations"] = options.max_iterations
-    if options.no_llm:
-        updates["no_llm"] = True
-    if options.no_recall:
-        updates["recall"] = False
-    if options.demo:
-        updates["demo_mode"] = True
-    settings = derived(base, **updates) if updates else base
-    return settings.demo_preset() if options.demo and not base.demo_mode else settings
+def settings_for(options: WatchOptions, base: Settings, question: str = "") -> Settings:
+    """The settings a watch runs with: ``base`` (the environment) under the watch's own options, validated
+    as the environment's values are (``RunRequest.settings``)."""
+    return watch_request(question, options).settings(base)
 
 
 def watch_clock(settings: Settings) -> datetime:
@@ -239,7 +223,7 @@ async def run_watch_once(
     webhook: WebhookSender = _deliver,
 ) -> WatchOutcome:
     """Run ``watch`` once (whether due or not), record it, and alert when something changed."""
-    settings = settings_for(watch.options, base)
+    settings = settings_for(watch.options, base, watch.question)
     now = watch_clock(settings)
     before, since = last_good_run(store, watch)
     held: list[Evidence] = []
@@ -247,7 +231,7 @@ async def run_watch_once(
     if before is not None:
         held, check = await recheck(before.evidence, settings, client_factory)
         # Room for everything held as well as what is new, and only what appeared since the last run.
-        settings = derived(settings, search_since=since, max_evidence=settings.max_evidence + len(held))
+        settings = settings.with_values(search_since=since, max_evidence=settings.max_evidence + len(held))
     # A run of this watch that was killed (its folder has a checkpoint, the history has no record of it)
     # continues where it stopped, as any run does; otherwise a new run.
     killed = unfinished_run(store, watch)
