@@ -317,3 +317,19 @@ def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
     # When they agree, nothing more is said.
     agreeing = run_verdict(QUESTION, report.model_copy(update={"verdict": "no"}), items, list(items), counted)
     assert agreeing.counted is None
+
+
+def test_eval_evidence_inference_without_any_article_fails_naming_the_folder(tmp_path: Path) -> None:
+    prompts = write_benchmark(tmp_path / "data")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_eval(str(prompts), "--articles", str(empty), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "--articles" in result.stderr
+    assert "no prompt's article is there" in result.stderr
+    # With some articles there, the missing ones are counted and said once.
+    some = run_eval(str(prompts), "--articles", str(tmp_path / "data"), "--out", str(tmp_path / "out2"))
+    assert some.returncode == 0, some.stderr
+    assert json.loads(some.stdout)["articles_missing"] == 1
+    assert "1 prompt(s) had no article" in some.stderr

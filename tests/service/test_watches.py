@@ -37,6 +37,14 @@ def test_a_watch_keeps_its_question_options_and_webhook_and_is_due_at_once(tmp_p
     assert again.next_due == T0
     assert again.last_run is None
     assert [watch.id for watch in store.due(T0)] == [added.id]
+    # Never run, it is due whatever the clock says: a demo clock set before the day it was added.
+    assert again.due(T0 - timedelta(days=200))
+    store.record_run(
+        added.id,
+        WatchRun(run_at=T0, folder="/f", verdict=None, confidence=None, counted=0, changed=False),
+        next_due=T0 + timedelta(weeks=2),
+    )
+    assert not store.get(added.id).due(T0)
 
 
 def test_a_recorded_run_becomes_the_last_run_and_moves_the_next_due_time(tmp_path: Path) -> None:

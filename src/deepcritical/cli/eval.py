@@ -196,6 +196,9 @@ def evidence_inference(
         chosen = ResultReader.load("transformer" if reader == "transformer" else "linear")
     except FileNotFoundError as error:
         fail(str(error))
+    chosen_prompts = items[:limit] if limit else items
+    if not any(eval_inference.has_article(articles, prompt.pmcid) for prompt in chosen_prompts):
+        fail(f"--articles {articles}: no prompt's article is there (expected fulltext/PMC….txt or abstracts/PMC….txt)")
     target = out or Path("eval") / "evidence-inference"
     with Progress(
         TextColumn("evidence-inference"),
@@ -218,6 +221,12 @@ def evidence_inference(
         summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds)
     except ConfigError as error:
         fail(str(error))
+    if summary["articles_missing"]:
+        err.print(
+            f"note: {summary['articles_missing']} prompt(s) had no article under {articles}: read as not reported",
+            markup=False,
+            soft_wrap=True,
+        )
     (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     err.print(

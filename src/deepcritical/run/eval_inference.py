@@ -91,6 +91,10 @@ def read_evidence_spans(path: Path) -> dict[str, list[tuple[int, int]]]:
     return spans
 
 
+def has_article(articles: Path, pmcid: str) -> bool:
+    return any((articles / kind / f"PMC{pmcid}.txt").is_file() for kind in ("fulltext", "abstracts"))
+
+
 def article_units(articles: Path, pmcid: str) -> tuple[str, list[TextUnit]]:
     """``("fulltext" | "abstract" | "missing", units)`` of one article, its full text first."""
     for kind in ("fulltext", "abstracts"):
@@ -169,6 +173,7 @@ def score(predictions: Path, annotations: Path | None, seconds: float) -> dict[s
         "predicted": len(lines),
         "seconds": round(seconds, 2),
         "seconds_per_prompt": round(sum(line.get("seconds", 0.0) for line in lines) / max(1, len(lines)), 4),
+        "articles_missing": sum(1 for line in lines if line.get("article") == "missing"),
         "published": PUBLISHED,
     }
     if annotations is None:

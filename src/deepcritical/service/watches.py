@@ -111,7 +111,9 @@ class Watch(BaseModel):
     last_run: WatchRun | None = None
 
     def due(self, now: datetime) -> bool:
-        return self.next_due <= now
+        # A watch that never ran is due at once, whatever the clock says: a demo clock set before the day
+        # the watch was added (``DEEPCRITICAL_DEMO_TODAY``) still takes its baseline.
+        return self.last_run is None or self.next_due <= now
 
 
 def parse_interval(text: str) -> timedelta:

@@ -438,11 +438,14 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
             " The counted studies' readings, weighed in code, say otherwise: "
             f"**{VERDICT_WORDS[verdict.counted.label]}** (confidence {verdict.counted.confidence:.2f}{resting})."
         )
+    # A code verdict says how it weighed: by design level, size and directness, which the brief's plain
+    # count by design does not, so the two may read differently.
+    how = f" {escape(verdict.rationale)}" if verdict.by == "code" and verdict.rationale else ""
     return [
         "## Verdict",
         "",
         f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.{caution}"
-        f"{disagreement}",
+        f"{disagreement}{how}",
         "",
     ]
 

@@ -413,8 +413,9 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         by="code",
         method=COUNTED_METHOD,
         probabilities={"yes": round(share, 3), "no": round(1 - share, 3)},
-        rationale=f"{len(weighed)} counted stud(ies) weighed: {counts['favourable']} favourable, {counts['null']} "
-        f"null, {counts['unfavourable']} unfavourable; favourable share of the weight {share:.2f}.",
+        rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "
+        f"{len(weighed)} counted stud(ies), {counts['favourable']} favourable, {counts['null']} null, "
+        f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {share:.2f}.",
     )
 
 
