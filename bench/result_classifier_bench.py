@@ -19,27 +19,14 @@ from pathlib import Path
 from sklearn.metrics import f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deepcritical.reading.result_features import Comparison
 from deepcritical.reading.results import ResultClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
-from train_result_reader import DATA, TO_LABEL, classifier_data, load
+from train_result_reader import DATA, annotation_rows, load
 
 
 def examples(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
-    """(prompt id, comparison, text, label) per annotation, deduplicated per prompt and text exactly as
-    ``classifier_data`` does (checked: the same labels in the same order)."""
-    rows, seen = [], set()
-    for prompt_id in ids:
-        prompt = prompts[prompt_id]
-        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
-        for row in annotations[prompt_id]:
-            text = " ".join(row["Annotations"].split())
-            if not text or (prompt_id, text) in seen:
-                continue
-            seen.add((prompt_id, text))
-            rows.append((prompt_id, comparison, text, TO_LABEL[row["Label"]]))
-    assert [row[3] for row in rows] == classifier_data(ids, prompts, annotations)[1]
-    return rows
+    """(prompt id, comparison, text, label) per annotation: the very examples ``classifier_data`` trains on."""
+    return list(annotation_rows(ids, prompts, annotations))
 
 
 def measure(name: str, classifier: ResultClassifier, rows) -> None:  # type: ignore[no-untyped-def]

@@ -30,8 +30,8 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
-from deepcritical.reading.result_features import LABELS, Comparison, classifier_features, ranker_features, stems
-from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader
+from deepcritical.reading.result_features import LABELS, Comparison, classifier_features, ranker_features
+from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader, best_outcome_share
 from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
@@ -72,12 +72,6 @@ def spans_of(rows: list[dict[str, str]]) -> list[tuple[int, int]]:
     return spans
 
 
-def best_share(units: list, comparison: Comparison) -> float:  # type: ignore[type-arg]
-    if not comparison.outcome:
-        return 0.0
-    return max((len(comparison.outcome & set(stems(u.text))) / len(comparison.outcome) for u in units), default=0.0)
-
-
 def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample: bool):  # type: ignore[no-untyped-def]
     features, targets = [], []
     cache: dict[str, list] = {}  # type: ignore[type-arg]
@@ -92,7 +86,7 @@ def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample
         if not units or not spans:
             continue
         comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
-        best = best_share(units, comparison)
+        best = best_outcome_share(units, comparison)
         positive = [any(u.start < e and s < u.end for s, e in spans) for u in units]
         chosen = list(range(len(units)))
         if sample:
@@ -105,8 +99,9 @@ def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample
     return features, np.array(targets)
 
 
-def classifier_data(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
-    features, targets, seen = [], [], set()
+def annotation_rows(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    """(prompt id, comparison, evidence text, label) per doctor's annotation, deduplicated per prompt and text."""
+    seen = set()
     for prompt_id in ids:
         prompt = prompts[prompt_id]
         comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
@@ -115,9 +110,12 @@ def classifier_data(ids: list[str], prompts, annotations):  # type: ignore[no-un
             if not text or (prompt_id, text) in seen:
                 continue
             seen.add((prompt_id, text))
-            features.append(classifier_features(text, comparison))
-            targets.append(TO_LABEL[row["Label"]])
-    return features, targets
+            yield prompt_id, comparison, text, TO_LABEL[row["Label"]]
+
+
+def classifier_data(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    rows = list(annotation_rows(ids, prompts, annotations))
+    return [classifier_features(text, comparison) for _, comparison, text, _ in rows], [row[3] for row in rows]
 
 
 def export(vectorizer: DictVectorizer, model: LogisticRegression) -> dict[str, object]:

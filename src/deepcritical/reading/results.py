@@ -26,6 +26,7 @@ from deepcritical.reading.result_features import (
     Comparison,
     classifier_features,
     ranker_features,
+    stems,
 )
 from deepcritical.reading.statistics import read_effects
 from deepcritical.reading.units import TextUnit, split_units
@@ -142,7 +143,7 @@ class ResultReader:
         """Every unit with the probability that it states the result, most likely first."""
         if not units:
             return []
-        best = max((_outcome_share(unit, comparison) for unit in units), default=0.0)
+        best = best_outcome_share(units, comparison)
         scored = [(_sigmoid(self.ranker.scores(ranker_features(u, comparison, best))[0]), u) for u in units]
         return sorted(scored, key=lambda pair: (-pair[0], pair[1].start))
 
@@ -232,12 +233,13 @@ def stated_as_no_effect(text: str) -> dict[str, float] | None:
     return {name: NUMBERS_PROBABILITY if name == "no_difference" else rest for name in LABELS}
 
 
-def _outcome_share(unit: TextUnit, comparison: Comparison) -> float:
+def best_outcome_share(units: Sequence[TextUnit], comparison: Comparison) -> float:
+    """The largest share of the outcome's words any of ``units`` names (a ranker feature is "names it best")."""
     if not comparison.outcome:
         return 0.0
-    from deepcritical.reading.result_features import stems
-
-    return len(comparison.outcome & set(stems(unit.text))) / len(comparison.outcome)
+    return max(
+        (len(comparison.outcome & set(stems(unit.text))) / len(comparison.outcome) for unit in units), default=0.0
+    )
 
 
 @cache
