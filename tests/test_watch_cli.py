@@ -54,7 +54,7 @@ def test_the_readme_demo_watch_run_twice_shows_the_new_trial_and_the_retraction(
     shown = run_cli("watch", "show", watch_id[0], home=home).stdout
     assert shown.count("2026-03-01") == 1
     assert "2026-07-01" in shown
-    assert "every 1w" in shown
+    assert "every 7d" in shown
     listed = run_cli("watch", "list", home=home).stdout
     assert watch_id[0] in listed
     assert "2026-07-08" in listed  # next due: a week after the last run

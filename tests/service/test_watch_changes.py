@@ -124,3 +124,5 @@ def test_a_failed_run_and_a_first_run_compare_nothing() -> None:
     assert (failed.failed, failed.changed) == ("no source answered", False)
     assert first.baseline
     assert not first.changed
+    assert markdown_section(first).startswith("## Watch baseline\n")  # not "What changed": nothing to compare
+    assert "What changed" not in markdown_section(first)

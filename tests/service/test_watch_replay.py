@@ -76,6 +76,9 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     first = await run_watch_once(store.get(watch.id), at["T0"], store)
     assert first.changes.baseline
     assert not first.alerted
+    baseline_report = (first.folder / "report.md").read_text(encoding="utf-8")
+    assert "What changed" not in baseline_report  # nothing to compare with: it says it is the baseline
+    assert baseline_report.index("## Watch baseline") < baseline_report.index("## Verdict")
     assert receiver.received == []
 
     second = await run_watch_once(store.get(watch.id), at["T1"], store)

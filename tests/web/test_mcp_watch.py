@@ -17,7 +17,7 @@ async def test_a_watch_added_by_a_model_is_listed_and_its_changes_read(tmp_path:
         added = await client.call_tool("watch_add", {"question": QUESTION, "every": "2w"})
         assert not added.is_error, text_of(added)
         watch = json.loads(text_of(added))
-        assert (watch["question"], watch["every"], watch["verdict"]) == (QUESTION, "2w", None)
+        assert (watch["question"], watch["every"], watch["verdict"]) == (QUESTION, "14d", None)  # shown in days
         at = datetime(2026, 7, 1, 12, tzinfo=UTC)
         summary = ["new: a trial (randomised controlled trial, level 2; reads favourable)"]
         run = WatchRun(run_at=at, folder="/f", verdict="yes", confidence=0.6, counted=7, changed=True, summary=summary)

@@ -22,7 +22,7 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         )
         assert added.status_code == 201, added.text
         view = added.json()
-        assert (view["question"], view["every"], view["webhook"]) == (QUESTION, "2w", True)
+        assert (view["question"], view["every"], view["webhook"]) == (QUESTION, "14d", True)  # shown in days
         assert "h.example" not in added.text  # the webhook's URL (a token may be in it) is never shown
         at = datetime(2026, 7, 1, 12, tzinfo=UTC)
         run = WatchRun(

@@ -17,7 +17,7 @@ from deepcritical.cli.common import EXIT_FAILED, EXIT_USAGE, err, fail, out, run
 from deepcritical.text import one_line as shown  # printed as Text or without markup: no escaping
 
 if TYPE_CHECKING:
-    from deepcritical.service.watches import WatchStore
+    from deepcritical.service.watches import WatchStorage
 
 watch_app = typer.Typer(
     help="Watch a question: re-run it on a schedule and hear what changed.",
@@ -27,12 +27,12 @@ watch_app = typer.Typer(
 WatchId = Annotated[str, typer.Argument(help="The watch's id (see `deepcritical watch list`).")]
 
 
-def _store() -> WatchStore:
+def _store() -> WatchStorage:
     from deepcritical.errors import ConfigError
-    from deepcritical.service.watches import WatchStore
+    from deepcritical.service.watches_redis import open_watches
 
     try:
-        return WatchStore.at_home(settings_from().home)
+        return open_watches(settings_from())  # a team's (DEEPCRITICAL_QUEUE_URL) are in its Redis
     except ConfigError as error:
         fail(str(error))
 

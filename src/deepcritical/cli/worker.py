@@ -1,5 +1,5 @@
 """``deepcritical worker``: takes runs from the team's queue (``DEEPCRITICAL_QUEUE_URL``) and runs them,
-``--concurrency`` at a time, until SIGINT or SIGTERM (its running runs then go back to the queue and are
+``--concurrency`` at a time, and the team's due watches (``service.watch_schedule``), until SIGINT or SIGTERM (its running runs then go back to the queue and are
 resumed by another worker from their checkpoints)."""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from deepcritical.errors import ConfigError
 from deepcritical.evidence import chroma
 from deepcritical.service.fanout import EventStream
 from deepcritical.service.queue import build_worker, queue_url, redis_client
+from deepcritical.service.watch_schedule import WatchJobs
+from deepcritical.service.watches_redis import RedisWatchStore
 from deepcritical.service.worker import QueuedRunExecutor
 
 
@@ -33,13 +35,17 @@ async def run_worker(settings: Settings, *, concurrency: int) -> None:
         except (RedisError, OSError) as error:
             raise ConfigError(f"DEEPCRITICAL_QUEUE_URL: no Redis server answers at {where(url)} ({error})") from error
         executor = QueuedRunExecutor(settings, EventStream(redis))
-        worker = build_worker(settings, redis, executor, concurrency=concurrency, url=url)
+        # Every worker also runs the team's due watches (the queue's cron finds them, one run per due time).
+        watch_store = RedisWatchStore(url, settings.home)
+        watches = WatchJobs(watch_store, settings)
+        worker = build_worker(settings, redis, executor, concurrency=concurrency, url=url, watches=watches)
         # Runs at once on one embedded store: one client held for the worker's life keeps Chroma's shared
         # System from being stopped under a run (as the server does).
         anchor = None if settings.chroma_host else await asyncio.to_thread(chroma.connect, settings)
         try:
             await worker.start()
         finally:
+            watch_store.close()
             if anchor is not None:
                 await asyncio.to_thread(anchor.close)
     finally:

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.service.watch_run import settings_for, watch_clock
-from deepcritical.service.watches import WatchOptions, WatchStore, describe_interval
+from deepcritical.service.watches import WatchOptions, WatchStorage, describe_interval
+from deepcritical.service.watches_redis import open_watches
 from deepcritical.text import one_line
 
 MAX_WATCH_ID_CHARS = 20
@@ -56,13 +57,18 @@ class WatchHistory(BaseModel):
 
 
 def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
-    """Add the watch tools to ``server``; watches live under the server's home (``watches.sqlite``)."""
+    """Add the watch tools to ``server``; watches live under the server's home (``watches.sqlite``), or a team's in its Redis."""
 
-    def store() -> WatchStore:
+    opened: list[WatchStorage] = []
+
+    def store() -> WatchStorage:
+        # Opened at the first call, then kept (a team's store, in its Redis, holds a connection pool).
         try:
-            return WatchStore.at_home(settings.home)
+            if not opened:
+                opened.append(open_watches(settings))
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
+        return opened[0]
 
     @server.tool(annotations=ToolAnnotations(title="Watch a research question", read_only_hint=False))
     async def watch_add(
@@ -114,7 +120,7 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
         return WatchHistory(id=watch.id, question=watch.question, runs=runs)
 
 
-def _summary(*, watch_id: str, store: WatchStore) -> WatchSummary:
+def _summary(*, watch_id: str, store: WatchStorage) -> WatchSummary:
     watch = store.get(watch_id)
     last = watch.last_run
     return WatchSummary(

@@ -21,14 +21,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 from pydantic import BaseModel
 from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, WatchError
-from saq import Job, Queue, Status, Worker
+from saq import CronJob, Job, Queue, Status, Worker
 from saq.job import TERMINAL_STATUSES
 from saq.queue.redis import RedisQueue
 from saq.types import Context
@@ -36,6 +36,9 @@ from saq.types import Context
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.run.request import RunRequest
+
+if TYPE_CHECKING:
+    from deepcritical.service.watch_schedule import WatchJobs
 
 logger = structlog.get_logger(__name__)
 
@@ -283,9 +286,16 @@ class Heartbeat:
 
 
 def build_worker(
-    settings: Settings, redis: Redis, execute: RunExecutor, *, concurrency: int, url: str
+    settings: Settings,
+    redis: Redis,
+    execute: RunExecutor,
+    *,
+    concurrency: int,
+    url: str,
+    watches: WatchJobs | None = None,
 ) -> Worker[Context]:
-    """A saq worker taking runs ``concurrency`` at a time and running each through ``execute``."""
+    """A saq worker taking runs ``concurrency`` at a time and running each through ``execute``; with
+    ``watches``, it also runs the team's due watches (``service.watch_schedule``)."""
     beat = max(settings.queue_heartbeat / 3, 0.2)
 
     async def research_run(ctx: Context, *, run: dict[str, Any]) -> str:
@@ -310,9 +320,15 @@ def build_worker(
         with Heartbeat(url, ctx["job"], beat):
             return await research_run(ctx, run=run)
 
+    functions: list[tuple[str, Any]] = [(JOB_FUNCTION, beating)]
+    cron_jobs: list[CronJob[Context]] = []
+    if watches is not None:
+        watch_functions, cron_jobs = watches.functions(url=url, beat=beat)
+        functions += watch_functions
     return Worker(
         saq_queue(redis),
-        [(JOB_FUNCTION, beating)],
+        functions,
+        cron_jobs=cron_jobs,
         concurrency=concurrency,
         timers={"sweep": SWEEP_SECONDS, "abort": 1, "schedule": 1, "worker_info": 10},
         dequeue_timeout=DEQUEUE_TIMEOUT_SECONDS,

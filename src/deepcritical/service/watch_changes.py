@@ -232,12 +232,16 @@ def _line(study: StudyChange) -> str:
 
 
 def markdown_section(changes: Changes) -> str:
-    """The "What changed since DATE" section that opens the watch run's report."""
-    since = f"{changes.since:%Y-%m-%d}" if changes.since else "the first run"
-    lines = [f"## What changed since {since}", ""]
-    if changes.failed or changes.baseline:
-        lines += [f"- {escape(line)}" for line in changes.summary()]
+    """The "What changed since DATE" section that opens the watch run's report; a watch's first run has
+    nothing to compare with, so its report opens with "Watch baseline" instead."""
+    if changes.baseline:
+        lines = ["## Watch baseline", "", "- The watch's first run: later runs report what changed since this one."]
     else:
+        since = f"{changes.since:%Y-%m-%d}" if changes.since else "the first run"
+        lines = [f"## What changed since {since}", ""]
+    if changes.failed:
+        lines += [f"- {escape(line)}" for line in changes.summary()]
+    elif not changes.baseline:
         if changes.verdict_before and changes.verdict_after:
             moved = "**The verdict changed**: " if changes.verdict_changed else "The verdict: "
             lines.append(f"- {moved}{_verdict(changes.verdict_before)} -> {_verdict(changes.verdict_after)}")

@@ -30,13 +30,13 @@ from deepcritical.models import Evidence, SearchResult, SourceName
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import CHECKPOINT_FILE
 from deepcritical.run.events import ProgressEvent
-from deepcritical.run.execute import ClientFactory, RunSource, run_to_folder
+from deepcritical.run.execute import ClientFactory, RunSource, RunSourceFactory, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
-from deepcritical.run.request import RunRequest
+from deepcritical.run.request import REQUEST_FILE, RunRequest
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
 from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section, unavailable_sources
-from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStore
+from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStorage
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.stages.ports import SearchHandlerLike
 
@@ -186,7 +186,7 @@ async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
         return await send_webhook(url, body, settings.webhook_secret, client=client)
 
 
-def last_good_run(store: WatchStore, watch: Watch) -> tuple[ResearchOutcome | None, date | None]:
+def last_good_run(store: WatchStorage, watch: Watch) -> tuple[ResearchOutcome | None, date | None]:
     """What a re-run compares with, and the date it searches from. The comparison is with the newest run
     that did not fail (a failed run holds too little). The date is that of the newest run in which every
     source answered: a source that was down then has not yet been asked for what appeared since the run
@@ -202,29 +202,38 @@ def last_good_run(store: WatchStore, watch: Watch) -> tuple[ResearchOutcome | No
     return before, None
 
 
-def unfinished_run(store: WatchStore, watch: Watch) -> Path | None:
-    """The newest run folder of ``watch`` that holds a checkpoint and is not in its history: a run that
-    was killed before it finished."""
+def unfinished_run(store: WatchStorage, watch: Watch) -> Path | None:
+    """The newest run folder of ``watch`` that was started and not finished (a checkpoint, or the request a
+    run writes as it starts, and no ``run.json``) and is not in its history: a run that was killed."""
     recorded = {Path(run.folder) for run in store.history(watch.id)}
     runs = store.folder(watch.id) / "runs"
     candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
-    return next(
-        (folder for folder in candidates if (folder / CHECKPOINT_FILE).is_file() and folder not in recorded), None
-    )
+    return next((folder for folder in candidates if folder not in recorded and _killed(folder)), None)
+
+
+def _killed(folder: Path) -> bool:
+    if (folder / CHECKPOINT_FILE).is_file():
+        return True
+    return (folder / REQUEST_FILE).is_file() and not (folder / "run.json").is_file()
 
 
 async def run_watch_once(
     watch: Watch,
     base: Settings,
-    store: WatchStore,
+    store: WatchStorage,
     *,
     on_event: EventSink | None = None,
     client_factory: ClientFactory | None = None,
     webhook: WebhookSender = _deliver,
+    now: datetime | None = None,
+    next_due: datetime | None = None,
+    run_source: Callable[[Sequence[Evidence]], RunSourceFactory] = carrying,
 ) -> WatchOutcome:
-    """Run ``watch`` once (whether due or not), record it, and alert when something changed."""
+    """Run ``watch`` once (whether due or not), record it, and alert when something changed. ``now`` is
+    the run's time (default: the watch's clock), ``next_due`` when the watch is due again (default: an
+    interval after ``now``); ``run_source`` makes the run's source from the held evidence."""
     settings = settings_for(watch.options, base, watch.question)
-    now = watch_clock(settings)
+    now = now or watch_clock(settings)
     before, since = last_good_run(store, watch)
     held: list[Evidence] = []
     check = ""
@@ -244,7 +253,7 @@ async def run_watch_once(
         run_id=run_id,
         on_event=on_event,
         client_factory=client_factory,
-        run_source=carrying(held),
+        run_source=run_source(held),
         resume=killed is not None,
     )
     outcome = finished.outcome
@@ -263,7 +272,7 @@ async def run_watch_once(
             changed=changes.changed,
             summary=changes.summary(),
         ),
-        next_due=now + watch.interval,
+        next_due=next_due or now + watch.interval,
     )
     delivered: bool | None = None
     if changes.changed:
@@ -277,10 +286,10 @@ async def run_watch_once(
 
 
 async def run_due(
-    store: WatchStore, base: Settings, *, now: datetime | None = None, on_event: EventSink | None = None
+    store: WatchStorage, base: Settings, *, now: datetime | None = None, on_event: EventSink | None = None
 ) -> list[WatchOutcome]:
     """Every watch due at ``now`` (default: each watch's own clock, the demo clock for a demo watch), one
-    after another, the longest overdue first. Each is claimed first (``WatchStore.claim``): a watch another
+    after another, the longest overdue first. Each is claimed first (``WatchStorage.claim``): a watch another
     scheduler has taken for this due time is skipped."""
     outcomes = []
     for watch in store.due(datetime.max.replace(tzinfo=UTC)):

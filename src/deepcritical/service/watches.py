@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
@@ -116,6 +117,52 @@ class Watch(BaseModel):
         return self.last_run is None or self.next_due <= now
 
 
+class WatchStorage(Protocol):
+    """Where watches are kept: ``WatchStore`` (SQLite in the user's home) on one machine,
+    ``service.watches_redis.RedisWatchStore`` (the queue's Redis) in a team deployment."""
+
+    def folder(self, watch_id: str) -> Path: ...
+
+    def add(
+        self,
+        question: str,
+        *,
+        every: str = "7d",
+        options: WatchOptions | None = None,
+        webhook: str | None = None,
+        now: datetime,
+    ) -> Watch: ...
+
+    def get(self, watch_id: str) -> Watch: ...
+
+    def watches(self) -> list[Watch]: ...
+
+    def due(self, now: datetime) -> list[Watch]: ...
+
+    def history(self, watch_id: str) -> list[WatchRun]: ...
+
+    def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None: ...
+
+    def claim(self, watch: Watch, now: datetime) -> bool: ...
+
+    def remove(self, watch_id: str) -> None: ...
+
+
+def new_watch(
+    question: str, *, every: str, options: WatchOptions | None, webhook: str | None, now: datetime
+) -> Watch:
+    """A new watch, its input checked, due at once (its first run is its baseline)."""
+    return Watch(
+        id=f"w-{uuid.uuid4().hex[:8]}",
+        question=check_question(question),
+        interval=parse_interval(every),
+        options=options or WatchOptions(),
+        webhook=check_webhook(webhook),
+        created=now,
+        next_due=now,
+    )
+
+
 def parse_interval(text: str) -> timedelta:
     """``12h``, ``7d``, ``2w`` (the duration form of ``DEEPCRITICAL_RETENTION``), at least an hour."""
     try:
@@ -128,9 +175,10 @@ def parse_interval(text: str) -> timedelta:
 
 
 def describe_interval(interval: timedelta) -> str:
-    """``2w``, ``7d``, ``12h``: the largest unit that divides the interval."""
+    """``14d``, ``7d``, ``12h``: in days at most (``--every 7d`` is shown back as ``7d``, not ``1w``), else
+    the largest unit that divides the interval."""
     seconds = int(interval.total_seconds())
-    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
@@ -156,7 +204,8 @@ def check_question(question: str) -> str:
     return text
 
 
-def _stamp(moment: datetime) -> str:
+def stamp(moment: datetime) -> str:
+    """A moment as both stores keep it (UTC, to the second): compared as text, so one form everywhere."""
     return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
@@ -223,15 +272,7 @@ class WatchStore:
         now: datetime,
     ) -> Watch:
         """A new watch, due at once (its first run is its baseline)."""
-        watch = Watch(
-            id=f"w-{uuid.uuid4().hex[:8]}",
-            question=check_question(question),
-            interval=parse_interval(every),
-            options=options or WatchOptions(),
-            webhook=check_webhook(webhook),
-            created=now,
-            next_due=now,
-        )
+        watch = new_watch(question, every=every, options=options, webhook=webhook, now=now)
         with self._connect() as connection, connection:
             connection.execute(
                 "INSERT INTO watches (id, question, interval_seconds, options, webhook, created, next_due) "
@@ -242,8 +283,8 @@ class WatchStore:
                     int(watch.interval.total_seconds()),
                     watch.options.model_dump_json(),
                     watch.webhook,
-                    _stamp(now),
-                    _stamp(now),
+                    stamp(now),
+                    stamp(now),
                 ),
             )
         return watch
@@ -291,7 +332,7 @@ class WatchStore:
         """The watches whose next run is due at ``now``, the longest overdue first."""
         with self._connect() as connection:
             rows = connection.execute(
-                "SELECT id FROM watches WHERE next_due <= ? ORDER BY next_due, id", (_stamp(now),)
+                "SELECT id FROM watches WHERE next_due <= ? ORDER BY next_due, id", (stamp(now),)
             ).fetchall()
         return [self.get(row["id"]) for row in rows]
 
@@ -312,7 +353,7 @@ class WatchStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     watch_id,
-                    _stamp(run.run_at),
+                    stamp(run.run_at),
                     run.folder,
                     run.verdict,
                     run.confidence,
@@ -321,7 +362,7 @@ class WatchStore:
                     json.dumps(run.summary),
                 ),
             )
-            connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (_stamp(next_due), watch_id))
+            connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (stamp(next_due), watch_id))
 
     def claim(self, watch: Watch, now: datetime) -> bool:
         """Take ``watch``'s run for its due time: its next due time moves on by one interval, if it is still
@@ -331,7 +372,7 @@ class WatchStore:
         with self._connect() as connection, connection:
             moved = connection.execute(
                 "UPDATE watches SET next_due = ? WHERE id = ? AND next_due = ?",
-                (_stamp(now + watch.interval), watch.id, _stamp(watch.next_due)),
+                (stamp(now + watch.interval), watch.id, stamp(watch.next_due)),
             ).rowcount
         return bool(moved)
 

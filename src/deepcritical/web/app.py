@@ -98,7 +98,7 @@ def create_app(
     app.state.manager = manager
     install_error_handlers(app)
     app.include_router(build_router(manager, settings, rate_limit))
-    app.include_router(build_watch_router(settings))
+    app.include_router(build_watch_router(settings, manager))
     app.router.routes.extend(mcp_routes)
 
     @app.get("/", include_in_schema=False)

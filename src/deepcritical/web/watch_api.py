@@ -13,10 +13,16 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+import structlog
+from redis.exceptions import RedisError
+
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
+from deepcritical.service.manager import RunManager
+from deepcritical.service.team import TeamRunManager
 from deepcritical.service.watch_alerts import atom_feed
 from deepcritical.service.watch_run import settings_for, watch_clock
+from deepcritical.service.watch_schedule import watch_job
 from deepcritical.service.watches import (
     MAX_QUESTION_CHARS,
     Watch,
@@ -24,11 +30,13 @@ from deepcritical.service.watches import (
     WatchNotFoundError,
     WatchOptions,
     WatchRun,
-    WatchStore,
+    WatchStorage,
     describe_interval,
 )
+from deepcritical.service.watches_redis import open_watches
 from deepcritical.web.api import ErrorBody, error_response
 
+logger = structlog.get_logger(__name__)
 WatchId = Annotated[str, PathParameter(pattern=r"^w-[0-9a-f]{8}$")]
 
 
@@ -70,12 +78,29 @@ def watch_view(watch: Watch, history: list[WatchRun] | None = None) -> WatchView
     )
 
 
-def build_watch_router(settings: Settings) -> APIRouter:
+async def schedule_first_run(manager: RunManager, watch: Watch, settings: Settings) -> None:
+    """In a team deployment, queue a new watch's first run at once rather than at the queue's next scan for
+    due watches (``service.watch_schedule``: its key is the due time's, so the scan adds no second one)."""
+    if not isinstance(manager, TeamRunManager):
+        return
+    try:
+        await manager.run_queue.queue.enqueue(watch_job(watch, settings))
+    except (RedisError, OSError) as error:  # the watch is kept: the next scan finds it due
+        logger.warning("watch_first_run_not_queued", watch=watch.id, error=type(error).__name__)
+
+
+def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
     bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
     router = APIRouter(prefix="/api", dependencies=[Depends(bearer)], tags=["watches"])
 
-    def store() -> WatchStore:
-        return WatchStore.at_home(settings.home)
+    opened: list[WatchStorage] = []
+
+    def store() -> WatchStorage:
+        # Opened at the first request (a server that never serves a watch never opens the database), then kept:
+        # a team's store holds a Redis connection pool.
+        if not opened:
+            opened.append(open_watches(settings))
+        return opened[0]
 
     @router.get("/watches", response_model=list[WatchView])
     async def list_watches() -> list[WatchView]:
@@ -95,6 +120,7 @@ def build_watch_router(settings: Settings) -> APIRouter:
             return error_response(422, error.message, error.field)
         except ConfigError as error:
             return error_response(422, str(error), "sources")
+        await schedule_first_run(manager, watch, settings)
         return watch_view(watch)
 
     @router.get("/watches/{watch_id}", response_model=WatchView, responses={404: {"model": ErrorBody}})
