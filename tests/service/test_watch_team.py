@@ -10,7 +10,7 @@ import glob
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -66,7 +66,9 @@ class CountedJobs(WatchJobs):
 
 def pubmed_answering_nothing(settings: Settings) -> httpx2.AsyncClient:
     """The re-check of held PMIDs meets a PubMed that knows none of them (the scripted runs make no request)."""
-    return httpx2.AsyncClient(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, content=EMPTY_EFETCH)))
+    return httpx2.AsyncClient(
+        transport=httpx2.MockTransport(lambda request: httpx2.Response(200, content=EMPTY_EFETCH))
+    )
 
 
 def team_settings(url: str, home: Path) -> Settings:
@@ -129,7 +131,7 @@ async def in_process_workers(
 
 
 @pytest.fixture
-async def doomed(tmp_path: Path, redis_url: str) -> AsyncIterator[subprocess.Popen[bytes]]:  # noqa: F811
+def doomed(tmp_path: Path, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:  # noqa: F811
     """A real ``deepcritical worker`` that stops each watch run as it starts (the test hold), to be killed."""
     env = {"DEEPCRITICAL_QUEUE_URL": redis_url, "DEEPCRITICAL_QUEUE_HEARTBEAT": "3", HOLD_VARIABLE: "start"}
     with (tmp_path / "doomed.log").open("wb") as log:

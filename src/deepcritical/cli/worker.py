@@ -1,6 +1,7 @@
 """``deepcritical worker``: takes runs from the team's queue (``DEEPCRITICAL_QUEUE_URL``) and runs them,
-``--concurrency`` at a time, and the team's due watches (``service.watch_schedule``), until SIGINT or SIGTERM (its running runs then go back to the queue and are
-resumed by another worker from their checkpoints)."""
+``--concurrency`` at a time, and the team's due watches (``service.watch_schedule``), until SIGINT or
+SIGTERM (its running runs then go back to the queue and are resumed by another worker from their
+checkpoints)."""
 
 from __future__ import annotations
 

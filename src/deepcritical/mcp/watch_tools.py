@@ -57,7 +57,8 @@ class WatchHistory(BaseModel):
 
 
 def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
-    """Add the watch tools to ``server``; watches live under the server's home (``watches.sqlite``), or a team's in its Redis."""
+    """Add the watch tools to ``server``; watches live under the server's home (``watches.sqlite``), or a
+    team's in its Redis."""
 
     opened: list[WatchStorage] = []
 

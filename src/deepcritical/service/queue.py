@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import structlog
 from pydantic import BaseModel
@@ -36,9 +36,6 @@ from saq.types import Context
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.run.request import RunRequest
-
-if TYPE_CHECKING:
-    from deepcritical.service.watch_schedule import WatchJobs
 
 logger = structlog.get_logger(__name__)
 
@@ -82,6 +79,12 @@ class RunExecutor(Protocol):
     async def __call__(self, run: QueuedRun, attempt: Attempt) -> None: ...
 
     async def cancelled(self, run: QueuedRun, reason: str) -> None: ...
+
+
+class ExtraJobs(Protocol):
+    """More work for a worker than research runs (the team's due watches: ``service.watch_schedule``)."""
+
+    def functions(self, *, url: str, beat: float) -> tuple[list[tuple[str, Any]], list[CronJob[Context]]]: ...
 
 
 def queue_url(settings: Settings) -> str:
@@ -292,7 +295,7 @@ def build_worker(
     *,
     concurrency: int,
     url: str,
-    watches: WatchJobs | None = None,
+    watches: ExtraJobs | None = None,
 ) -> Worker[Context]:
     """A saq worker taking runs ``concurrency`` at a time and running each through ``execute``; with
     ``watches``, it also runs the team's due watches (``service.watch_schedule``)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -148,9 +148,7 @@ class WatchStorage(Protocol):
     def remove(self, watch_id: str) -> None: ...
 
 
-def new_watch(
-    question: str, *, every: str, options: WatchOptions | None, webhook: str | None, now: datetime
-) -> Watch:
+def new_watch(question: str, *, every: str, options: WatchOptions | None, webhook: str | None, now: datetime) -> Watch:
     """A new watch, its input checked, due at once (its first run is its baseline)."""
     return Watch(
         id=f"w-{uuid.uuid4().hex[:8]}",
@@ -345,7 +343,14 @@ class WatchStore:
         return [self._run(row) for row in rows]
 
     def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
-        """A finished run joins the history and the watch is due again at ``next_due``, in one transaction."""
+        """A finished run joins the history and the watch is due again at ``next_due``, in one transaction;
+        a watch removed meanwhile is not found (its runs' rows would point at nothing)."""
+        try:
+            self._record(watch_id, run, next_due)
+        except sqlite3.IntegrityError:
+            raise WatchNotFoundError(watch_id) from None
+
+    def _record(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
         with self._connect() as connection, connection:
             connection.execute(
                 "INSERT OR REPLACE INTO watch_runs "
@@ -381,17 +386,3 @@ class WatchStore:
             removed = connection.execute("DELETE FROM watches WHERE id = ?", (watch_id,)).rowcount
         if not removed:
             raise WatchNotFoundError(watch_id)
-
-
-def describe_options(options: WatchOptions) -> Sequence[str]:
-    """The options as the command line would give them, for a listing."""
-    shown: list[str] = []
-    if options.sources:
-        shown.append("--sources " + ",".join(options.sources))
-    for flag, value in (("--collection", options.collection), ("--model", options.model)):
-        if value:
-            shown.append(f"{flag} {value}")
-    if options.max_iterations is not None:
-        shown.append(f"--max-iterations {options.max_iterations}")
-    shown += [flag for flag, on in (("--no-llm", options.no_llm), ("--no-recall", options.no_recall)) if on]
-    return [*shown, *(["--demo"] if options.demo else [])]

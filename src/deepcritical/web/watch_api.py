@@ -7,13 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
+import structlog
 from fastapi import APIRouter, Depends, Response
 from fastapi import Path as PathParameter
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
-
-import structlog
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
@@ -109,7 +108,8 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
 
     @router.post("/watches", status_code=201, response_model=WatchView, responses={422: {"model": ErrorBody}})
     async def add_watch(body: WatchRequest) -> WatchView | JSONResponse:
-        """Watch a question: it runs at the next ``deepcritical watch run --due``, then every interval."""
+        """Watch a question: it runs at the next ``deepcritical watch run --due`` (in a team deployment: queued
+        at once), then every interval."""
         options = WatchOptions(sources=body.sources, no_llm=body.no_llm, demo=settings.demo_mode)
         try:
             watch_settings = settings_for(options, settings)

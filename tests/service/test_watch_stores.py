@@ -1,0 +1,139 @@
+"""The two places watches are kept keep them alike: ``WatchStore`` (SQLite, one machine) and
+``RedisWatchStore`` (a team's Redis, a real ``redis-server`` on loopback). And the team's scheduling rules
+that need no workers: a due time run once is not run again, a removed watch's job does nothing, a run that
+killed its worker every time is recorded as failed, a watch left unrun for long runs once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from redis import Redis
+
+from deepcritical.config import Settings
+from deepcritical.errors import ConfigError
+from deepcritical.models import Evidence
+from deepcritical.run.execute import RunSourceFactory
+from deepcritical.service.queue import Attempt
+from deepcritical.service.watch_schedule import ScheduledWatch, WatchJobs, next_after
+from deepcritical.service.watches import WatchNotFoundError, WatchOptions, WatchRun, WatchStorage, WatchStore
+from deepcritical.service.watches_redis import PREFIX, RedisWatchStore
+from test_queue import redis_url  # noqa: F401  # the real redis-server fixture, used by name
+from web.fakes import ScriptedRuns, offline_client
+
+T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[WatchStorage]:
+    if request.param == "sqlite":
+        yield WatchStore(tmp_path / "watches.sqlite")
+        return
+    redis = RedisWatchStore(request.getfixturevalue("redis_url"), tmp_path)
+    yield redis
+    redis.close()
+
+
+def run_at(moment: datetime, folder: str = "/f", verdict: str | None = "yes") -> WatchRun:
+    return WatchRun(run_at=moment, folder=folder, verdict=verdict, confidence=0.5, counted=1, changed=False)
+
+
+def test_a_watch_reads_back_as_it_was_added(store: WatchStorage) -> None:
+    options = WatchOptions(sources=["pubmed"], collection="papers", no_llm=True, demo=True)
+    added = store.add("  Does X\treduce Y?  ", every="2w", options=options, webhook="https://h.example/x", now=T0)
+    again = store.get(added.id)
+    assert again == added
+    assert (again.question, again.interval, again.options) == ("Does X reduce Y?", timedelta(weeks=2), options)
+    assert [watch.id for watch in store.watches()] == [added.id]
+
+
+def test_due_history_and_the_next_due_time(store: WatchStorage) -> None:
+    later = store.add("Does Z help?", every="1d", now=T0 + timedelta(hours=1))
+    first = store.add("Does X reduce Y?", every="7d", now=T0)
+    assert [watch.id for watch in store.due(T0 + timedelta(hours=1))] == [first.id, later.id]  # longest overdue first
+    store.record_run(first.id, run_at(T0, "/f/1"), next_due=T0 + timedelta(days=7))
+    store.record_run(first.id, run_at(T0 + timedelta(days=7), "/f/2", "no"), next_due=T0 + timedelta(days=14))
+    assert [run.folder for run in store.history(first.id)] == ["/f/1", "/f/2"]
+    assert store.get(first.id).last_run == run_at(T0 + timedelta(days=7), "/f/2", "no")
+    assert [watch.id for watch in store.due(T0 + timedelta(days=13))] == [later.id]
+
+
+def test_of_two_claims_of_one_due_time_one_wins(store: WatchStorage) -> None:
+    watch = store.add("Does X reduce Y?", every="1d", now=T0)
+    seen_first, seen_second = store.due(T0)[0], store.due(T0)[0]
+    assert store.claim(seen_first, T0)
+    assert not store.claim(seen_second, T0)
+    assert store.get(watch.id).next_due == T0 + timedelta(days=1)
+
+
+def test_a_removed_watch_is_gone_with_its_history_and_a_run_of_it_is_not_recorded(store: WatchStorage) -> None:
+    watch = store.add("Does X reduce Y?", now=T0)
+    store.record_run(watch.id, run_at(T0), T0 + timedelta(days=7))
+    store.remove(watch.id)
+    assert store.watches() == []
+    with pytest.raises(WatchNotFoundError):
+        store.history(watch.id)
+    with pytest.raises(WatchNotFoundError):  # a run that ends after its watch was removed does not bring it back
+        store.record_run(watch.id, run_at(T0 + timedelta(days=7)), T0 + timedelta(days=14))
+    with pytest.raises(WatchNotFoundError, match="w-nope"):
+        store.remove("w-nope")
+
+
+def test_a_newer_layout_in_redis_is_refused(tmp_path: Path, redis_url: str) -> None:  # noqa: F811
+    RedisWatchStore(redis_url, tmp_path).close()
+    Redis.from_url(redis_url).set(PREFIX + "version", 2)
+    with pytest.raises(ConfigError, match="newer"):
+        RedisWatchStore(redis_url, tmp_path)
+
+
+def test_an_unreachable_redis_is_one_line_naming_the_setting_not_the_password(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="DEEPCRITICAL_QUEUE_URL") as caught:
+        RedisWatchStore("redis://:s3cret@127.0.0.1:1/0", tmp_path)
+    assert "s3cret" not in str(caught.value)
+
+
+def test_a_watch_left_unrun_for_several_intervals_is_due_once_on_its_beat() -> None:
+    day = timedelta(days=1)
+    assert next_after(T0, day, T0 + timedelta(minutes=1)) == T0 + day
+    assert next_after(T0, day, T0 + 3 * day + timedelta(hours=1)) == T0 + 4 * day
+    assert next_after(T0, day, T0 - day) == T0 + day  # a clock behind the due time: one interval on
+
+
+def jobs(store: WatchStorage, tmp_path: Path) -> WatchJobs:
+    settings = Settings(_env_file=None, DEMO_MODE=True, DEEPCRITICAL_HOME=str(tmp_path / "home"))  # type: ignore[call-arg]
+    scripted = ScriptedRuns()
+
+    def source(held: Sequence[Evidence]) -> RunSourceFactory:
+        return scripted
+
+    return WatchJobs(store, settings, clock=lambda: T0, client_factory=offline_client, run_source=source)
+
+
+async def test_a_due_time_is_run_once_however_often_its_job_is_delivered(tmp_path: Path) -> None:
+    store = WatchStore(tmp_path / "watches.sqlite")
+    watch = store.add("Does X reduce Y?", every="1d", now=T0 - timedelta(hours=1))
+    team = jobs(store, tmp_path)
+    due = ScheduledWatch(watch_id=watch.id, due=watch.next_due)
+    assert await team.run(due, Attempt(number=1, allowed=3)) == "ran"
+    # saq forgets a finished job's key: the same due time enqueued again (a late scan) runs nothing.
+    assert await team.run(due, Attempt(number=1, allowed=3)) == "run already"
+    assert len(store.history(watch.id)) == 1
+    assert store.get(watch.id).next_due == watch.next_due + timedelta(days=1)
+    store.remove(watch.id)
+    assert await team.run(due, Attempt(number=1, allowed=3)) == "removed"
+
+
+async def test_a_run_that_killed_its_worker_every_time_is_recorded_failed_and_waits_for_its_next_due_time(
+    tmp_path: Path,
+) -> None:
+    store = WatchStore(tmp_path / "watches.sqlite")
+    watch = store.add("Does X reduce Y?", every="1d", now=T0 - timedelta(hours=1))
+    team = jobs(store, tmp_path)
+    outcome = await team.run(ScheduledWatch(watch_id=watch.id, due=watch.next_due), Attempt(number=4, allowed=3))
+    assert outcome == "failed"
+    (recorded,) = store.history(watch.id)
+    assert recorded.verdict is None
+    assert "started 3 times" in recorded.summary[0]
+    assert store.get(watch.id).next_due == watch.next_due + timedelta(days=1)
