@@ -24,7 +24,7 @@ from pathlib import Path
 
 from deepcritical.config import load_settings
 from deepcritical.logs import configure_logging
-from deepcritical.service.watch_run import derived, read_outcome, run_watch_once, watch_clock
+from deepcritical.service.watch_run import read_outcome, run_watch_once, watch_clock
 from deepcritical.service.watches import WatchOptions, WatchStore
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
@@ -34,7 +34,7 @@ DATES = {"T0": date(2026, 3, 1), "T1": date(2026, 7, 1), "T2": date(2026, 7, 9)}
 async def replay(home: Path) -> dict[str, dict[str, float]]:
     base = load_settings(demo_mode=True, home=home)
     store = WatchStore.at_home(home)
-    at = {name: derived(base, demo_today=day) for name, day in DATES.items()}
+    at = {name: base.with_values(demo_today=day) for name, day in DATES.items()}
     watch = store.add(QUESTION, every="7d", options=WatchOptions(demo=True), now=watch_clock(at["T0"]))
     figures: dict[str, dict[str, float]] = {}
     held = 0

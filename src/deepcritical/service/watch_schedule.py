@@ -151,8 +151,8 @@ class WatchJobs:
     def _given_up(self, watch: Watch, attempt: Attempt, now: datetime, next_due: datetime) -> None:
         folder = unfinished_run(self.store, watch) or self.store.folder(watch.id)
         reason = (
-            f"the run failed: it was started {attempt.allowed} times and each time its worker stopped answering; "
-            "the watch runs again at its next due time"
+            f"the run failed: it was started {attempt.allowed} times and never finished (its worker stopped "
+            "answering, or the run could not write its folder); the watch runs again at its next due time"
         )
         logger.warning("watch_run_given_up", watch=watch.id, attempts=attempt.allowed)
         run = WatchRun(
