@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import glob
+import re
 import subprocess
 import sys
 import time
@@ -19,21 +20,21 @@ from typing import Any
 import httpx2
 import pytest
 from redis.asyncio import Redis
-from saq import Queue
+from saq import Queue, Status
 
 from deepcritical.config import Settings
 from deepcritical.models import Evidence
 from deepcritical.run.checkpoint import HOLD_VARIABLE
 from deepcritical.run.execute import RunSourceFactory
 from deepcritical.service.fanout import EventStream
-from deepcritical.service.queue import build_worker
-from deepcritical.service.watch_schedule import WatchJobs
+from deepcritical.service.queue import build_worker, saq_queue
+from deepcritical.service.watch_schedule import WatchJobs, job_key
 from deepcritical.service.watches import WatchRun
 from deepcritical.service.watches_redis import RedisWatchStore
 from deepcritical.service.worker import QueuedRunExecutor
 from deepcritical.web.app import create_app
 from test_queue import kill, redis_url, stop  # noqa: F401  # redis_url: the real redis-server fixture, by name
-from test_reliability_cli import environment
+from test_reliability_cli import environment, run_cli
 from web.fakes import ScriptedRuns, serving
 
 WATCHES = 20
@@ -195,3 +196,28 @@ async def test_twenty_due_watches_run_once_per_due_time_on_three_workers_and_a_k
         assert first_run.run_at < clock.now - timedelta(minutes=30) <= second_run.run_at  # one per due time
         assert records.get(watch_id).next_due > clock.now  # due again an interval on
     records.close()
+
+
+def test_a_team_watch_added_from_the_command_line_is_kept_in_redis_and_queued_at_once(
+    tmp_path: Path,
+    redis_url: str,  # noqa: F811
+) -> None:
+    home, env = tmp_path / "home", {"DEEPCRITICAL_QUEUE_URL": redis_url}
+    added = run_cli("watch", "add", "Does X reduce Y?", "--demo", "--every", "7d", home=home, env=env)
+    assert added.returncode == 0, added.stderr
+    found = re.search(r"w-[0-9a-f]{8}", added.stdout)
+    assert found is not None
+    store = RedisWatchStore(redis_url, home)
+    watch = store.get(found[0])
+    store.close()
+    assert not (home / "watches.sqlite").exists()  # a team's watches are where its queue is
+
+    async def queued() -> Status | None:
+        redis = Redis.from_url(redis_url)
+        job = await saq_queue(redis).job(job_key(watch.id, watch.next_due))
+        await redis.aclose()
+        return None if job is None else job.status
+
+    assert asyncio.run(queued()) == Status.QUEUED  # not left for the next scan
+    listed = run_cli("watch", "list", home=home, env=env)
+    assert found[0] in listed.stdout

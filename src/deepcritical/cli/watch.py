@@ -75,6 +75,15 @@ def add(
         watch = _store().add(question, every=every, options=options, webhook=webhook, now=watch_clock(settings))
     except (WatchError, ConfigError) as error:
         fail(str(error))
+    if base.queue_url is not None:  # a team's: its first run is queued now, not at the workers' next scan
+        from redis.exceptions import RedisError
+
+        from deepcritical.service.watch_schedule import queue_first_run
+
+        try:
+            run_async(queue_first_run(base, watch))
+        except (RedisError, OSError) as error:  # kept: the next scan finds it due
+            err.print(f"{watch.id}: not queued now ({type(error).__name__}); the workers' next scan runs it")
     out.print(f"watching {watch.id}: {shown(watch.question)} (every {every})", markup=False, highlight=False)
 
 

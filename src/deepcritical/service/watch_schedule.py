@@ -36,6 +36,9 @@ from deepcritical.service.queue import (
     JOB_TIMEOUT_FACTOR,
     Attempt,
     Heartbeat,
+    queue_url,
+    redis_client,
+    saq_queue,
 )
 from deepcritical.service.watch_run import carrying, run_watch_once, unfinished_run
 from deepcritical.service.watches import Watch, WatchNotFoundError, WatchRun, WatchStorage, stamp
@@ -84,6 +87,19 @@ async def enqueue_due(queue: Queue, store: WatchStorage, settings: Settings, now
         if watch.due(now) and await queue.enqueue(watch_job(watch, settings)) is not None:
             enqueued.append(job_key(watch.id, watch.next_due))
     return enqueued
+
+
+async def queue_first_run(settings: Settings, watch: Watch) -> None:
+    """Queue a watch just added (from the command line) at once, on its own connection, rather than at the
+    next scan for due watches; the key is the scan's, so the scan adds no second run."""
+    redis = redis_client(queue_url(settings))
+    queue = saq_queue(redis)
+    try:
+        await queue.connect()
+        await queue.enqueue(watch_job(watch, settings))
+    finally:
+        await queue.disconnect()
+        await redis.aclose()
 
 
 def next_after(due: datetime, interval: timedelta, now: datetime) -> datetime:
