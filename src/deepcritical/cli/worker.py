@@ -7,24 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from urllib.parse import urlsplit
 
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
-from deepcritical.errors import ConfigError
 from deepcritical.evidence import chroma
 from deepcritical.service.fanout import EventStream
-from deepcritical.service.queue import build_worker, queue_url, redis_client
+from deepcritical.service.queue import build_worker, queue_url, redis_client, unreachable, where
 from deepcritical.service.watch_schedule import WatchJobs
 from deepcritical.service.watches_redis import RedisWatchStore
+
+__all__ = ["run_worker", "where"]  # ``where``: the command's banner names the Redis server by it
 from deepcritical.service.worker import QueuedRunExecutor
-
-
-def where(url: str) -> str:
-    """The Redis server's host and port, never its password."""
-    parts = urlsplit(url)
-    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
 
 
 async def run_worker(settings: Settings, *, concurrency: int) -> None:
@@ -34,7 +28,7 @@ async def run_worker(settings: Settings, *, concurrency: int) -> None:
         try:
             await redis.ping()
         except (RedisError, OSError) as error:
-            raise ConfigError(f"DEEPCRITICAL_QUEUE_URL: no Redis server answers at {where(url)} ({error})") from error
+            raise unreachable(url, error) from error
         executor = QueuedRunExecutor(settings, EventStream(redis))
         # Every worker also runs the team's due watches (the queue's cron finds them, one run per due time).
         watch_store = RedisWatchStore(url, settings.home)

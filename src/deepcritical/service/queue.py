@@ -22,6 +22,7 @@ import asyncio
 import threading
 import time
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import structlog
 from pydantic import BaseModel
@@ -91,6 +92,17 @@ def queue_url(settings: Settings) -> str:
     if settings.queue_url is None:
         raise ConfigError("DEEPCRITICAL_QUEUE_URL: not set; a worker takes its runs from that Redis server")
     return settings.queue_url.get_secret_value()
+
+
+def where(url: str) -> str:
+    """The Redis server's host and port, never its password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+
+
+def unreachable(url: str, error: Exception) -> ConfigError:
+    """The one line for a queue's Redis that does not answer."""
+    return ConfigError(f"DEEPCRITICAL_QUEUE_URL: no Redis server answers at {where(url)} ({error})")
 
 
 def redis_client(url: str) -> Redis:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
@@ -117,11 +117,10 @@ class Watch(BaseModel):
         return self.last_run is None or self.next_due <= now
 
 
-class WatchStorage(Protocol):
+class WatchStorage(ABC):
     """Where watches are kept: ``WatchStore`` (SQLite in the user's home) on one machine,
-    ``service.watches_redis.RedisWatchStore`` (the queue's Redis) in a team deployment."""
-
-    def folder(self, watch_id: str) -> Path: ...
+    ``service.watches_redis.RedisWatchStore`` (the queue's Redis) in a team deployment. Both check a new
+    watch here and keep it their own way."""
 
     def add(
         self,
@@ -131,34 +130,55 @@ class WatchStorage(Protocol):
         options: WatchOptions | None = None,
         webhook: str | None = None,
         now: datetime,
-    ) -> Watch: ...
+    ) -> Watch:
+        """A new watch, its input checked, due at once (its first run is its baseline)."""
+        watch = Watch(
+            id=f"w-{uuid.uuid4().hex[:8]}",
+            question=check_question(question),
+            interval=parse_interval(every),
+            options=options or WatchOptions(),
+            webhook=check_webhook(webhook),
+            created=now,
+            next_due=now,
+        )
+        self._insert(watch)
+        return watch
 
+    @abstractmethod
+    def _insert(self, watch: Watch) -> None: ...
+
+    @abstractmethod
+    def folder(self, watch_id: str) -> Path:
+        """Where a watch's runs and its feed are written."""
+
+    @abstractmethod
     def get(self, watch_id: str) -> Watch: ...
 
+    @abstractmethod
     def watches(self) -> list[Watch]: ...
 
-    def due(self, now: datetime) -> list[Watch]: ...
+    @abstractmethod
+    def due(self, now: datetime) -> list[Watch]:
+        """The watches whose next run is due at ``now``, the longest overdue first."""
 
-    def history(self, watch_id: str) -> list[WatchRun]: ...
+    @abstractmethod
+    def history(self, watch_id: str) -> list[WatchRun]:
+        """Every run of the watch, oldest first; an unknown id is an error, not an empty history."""
 
-    def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None: ...
+    @abstractmethod
+    def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
+        """A finished run joins the history and the watch is due again at ``next_due``, in one step; a
+        watch removed meanwhile is not found (WatchNotFoundError), and not brought back."""
 
-    def claim(self, watch: Watch, now: datetime) -> bool: ...
+    @abstractmethod
+    def claim(self, watch: Watch, now: datetime) -> bool:
+        """Take ``watch``'s run for its due time: its next due time moves on by one interval, if it is still
+        the one ``watch`` was read with (compare-and-set). Of two schedulers that read the same due watch
+        (overlapping cron jobs, a timer and a hand-typed ``--due``), one claims it and the other skips it:
+        one run per due time."""
 
+    @abstractmethod
     def remove(self, watch_id: str) -> None: ...
-
-
-def new_watch(question: str, *, every: str, options: WatchOptions | None, webhook: str | None, now: datetime) -> Watch:
-    """A new watch, its input checked, due at once (its first run is its baseline)."""
-    return Watch(
-        id=f"w-{uuid.uuid4().hex[:8]}",
-        question=check_question(question),
-        interval=parse_interval(every),
-        options=options or WatchOptions(),
-        webhook=check_webhook(webhook),
-        created=now,
-        next_due=now,
-    )
 
 
 def parse_interval(text: str) -> timedelta:
@@ -229,7 +249,7 @@ def migrate(connection: sqlite3.Connection) -> int:
     return found
 
 
-class WatchStore:
+class WatchStore(WatchStorage):
     """The watches database. Every call opens its own short connection, so the command line, the server
     and a cron job can share the file (SQLite's own locking)."""
 
@@ -260,17 +280,7 @@ class WatchStore:
         finally:
             connection.close()
 
-    def add(
-        self,
-        question: str,
-        *,
-        every: str = "7d",
-        options: WatchOptions | None = None,
-        webhook: str | None = None,
-        now: datetime,
-    ) -> Watch:
-        """A new watch, due at once (its first run is its baseline)."""
-        watch = new_watch(question, every=every, options=options, webhook=webhook, now=now)
+    def _insert(self, watch: Watch) -> None:
         with self._connect() as connection, connection:
             connection.execute(
                 "INSERT INTO watches (id, question, interval_seconds, options, webhook, created, next_due) "
@@ -281,11 +291,10 @@ class WatchStore:
                     int(watch.interval.total_seconds()),
                     watch.options.model_dump_json(),
                     watch.webhook,
-                    stamp(now),
-                    stamp(now),
+                    stamp(watch.created),
+                    stamp(watch.next_due),
                 ),
             )
-        return watch
 
     def _watch(self, row: sqlite3.Row, last: WatchRun | None) -> Watch:
         return Watch(
@@ -327,7 +336,6 @@ class WatchStore:
         return [self.get(row["id"]) for row in rows]
 
     def due(self, now: datetime) -> list[Watch]:
-        """The watches whose next run is due at ``now``, the longest overdue first."""
         with self._connect() as connection:
             rows = connection.execute(
                 "SELECT id FROM watches WHERE next_due <= ? ORDER BY next_due, id", (stamp(now),)
@@ -343,8 +351,7 @@ class WatchStore:
         return [self._run(row) for row in rows]
 
     def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
-        """A finished run joins the history and the watch is due again at ``next_due``, in one transaction;
-        a watch removed meanwhile is not found (its runs' rows would point at nothing)."""
+        # One transaction; a removed watch's run would point at nothing (the foreign key refuses it).
         try:
             self._record(watch_id, run, next_due)
         except sqlite3.IntegrityError:
@@ -370,10 +377,6 @@ class WatchStore:
             connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (stamp(next_due), watch_id))
 
     def claim(self, watch: Watch, now: datetime) -> bool:
-        """Take ``watch``'s run for its due time: its next due time moves on by one interval, if it is still
-        the one ``watch`` was read with (compare-and-set). Of two schedulers that read the same due watch
-        (overlapping cron jobs, a timer and a hand-typed ``--due``), one claims it and the other skips it:
-        one run per due time."""
         with self._connect() as connection, connection:
             moved = connection.execute(
                 "UPDATE watches SET next_due = ? WHERE id = ? AND next_due = ?",

@@ -16,21 +16,19 @@ import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 from redis import Redis
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
+from deepcritical.service.queue import unreachable
 from deepcritical.service.watches import (
     Watch,
     WatchNotFoundError,
-    WatchOptions,
     WatchRun,
     WatchStorage,
     WatchStore,
-    new_watch,
     stamp,
 )
 
@@ -53,13 +51,7 @@ return 1
 """
 
 
-def _where(url: str) -> str:
-    """The Redis server's host and port, never its password."""
-    parts = urlsplit(url)
-    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
-
-
-class RedisWatchStore:
+class RedisWatchStore(WatchStorage):
     """The ``WatchStorage`` of a team: one Redis, shared by every server and worker."""
 
     def __init__(self, url: str, home: Path) -> None:
@@ -72,7 +64,7 @@ class RedisWatchStore:
             self.redis.set(PREFIX + "version", LAYOUT_VERSION, nx=True)
             found = int(cast(str, self.redis.get(PREFIX + "version")))
         except (RedisError, OSError) as error:
-            raise ConfigError(f"DEEPCRITICAL_QUEUE_URL: no Redis server answers at {_where(url)} ({error})") from error
+            raise unreachable(url, error) from error
         if found > LAYOUT_VERSION:
             raise ConfigError(
                 f"the team's watches in Redis are of version {found}, newer than this DeepCritical knows "
@@ -89,21 +81,11 @@ class RedisWatchStore:
         """Where a watch's runs and feed are written: under the team's shared home, as its runs are."""
         return self.home / "watches" / watch_id
 
-    def add(
-        self,
-        question: str,
-        *,
-        every: str = "7d",
-        options: WatchOptions | None = None,
-        webhook: str | None = None,
-        now: datetime,
-    ) -> Watch:
-        watch = new_watch(question, every=every, options=options, webhook=webhook, now=now)
+    def _insert(self, watch: Watch) -> None:
         with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(self._all, watch.id, watch.model_dump_json(exclude={"next_due", "last_run"}))
             pipe.hset(self._due, watch.id, stamp(watch.next_due))
             pipe.execute()
-        return watch
 
     def _watch(self, watch_id: str, record: str | None, due: str | None, runs: dict[str, str]) -> Watch:
         if record is None or due is None:
@@ -129,7 +111,6 @@ class RedisWatchStore:
         return sorted(found, key=lambda watch: (watch.created, watch.id))
 
     def due(self, now: datetime) -> list[Watch]:
-        """The watches whose next run is due at ``now``, the longest overdue first."""
         limit = stamp(now)
         dues = cast(dict[str, str], self.redis.hgetall(self._due))
         found = []
@@ -142,7 +123,7 @@ class RedisWatchStore:
         return found
 
     def history(self, watch_id: str) -> list[WatchRun]:
-        self.get(watch_id)  # an unknown id is an error, not an empty history
+        self.get(watch_id)
         runs = cast(dict[str, str], self.redis.hgetall(self._runs(watch_id)))
         return [WatchRun.model_validate_json(runs[key]) for key in sorted(runs)]
 
