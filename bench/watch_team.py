@@ -112,16 +112,17 @@ async def workers(settings: Settings, url: str, count: int, clock: Clock, stack:
         stack.push_async_callback(stopped)
 
 
-async def rounds(url: str, root: Path, watches: int, count: int) -> dict[str, float]:
-    home = root / f"home-{watches}-{count}"
-    settings = settings_for(url, home)
+async def fresh(url: str, home: Path, watches: int) -> tuple[Settings, RedisWatchStore, Clock, list[str]]:
+    """An empty Redis, and ``watches`` hourly demo watches due at once."""
     await Redis.from_url(url).flushdb()
-    store = RedisWatchStore(url, home)
-    clock = Clock()
-    ids = [
-        store.add(f"Does drug {n} work?", every="1h", options=WatchOptions(demo=True), now=clock.now).id
-        for n in range(watches)
-    ]
+    store, clock = RedisWatchStore(url, home), Clock()
+    options = WatchOptions(demo=True)
+    ids = [store.add(f"Does drug {n} work?", every="1h", options=options, now=clock.now).id for n in range(watches)]
+    return settings_for(url, home), store, clock, ids
+
+
+async def rounds(url: str, root: Path, watches: int, count: int) -> dict[str, float]:
+    settings, store, clock, ids = await fresh(url, root / f"home-{watches}-{count}", watches)
 
     def recorded(runs: int) -> bool:
         return all(len(store.history(watch_id)) >= runs for watch_id in ids)
@@ -138,14 +139,7 @@ async def rounds(url: str, root: Path, watches: int, count: int) -> dict[str, fl
 
 async def kill_measure(url: str, root: Path) -> float:
     home = root / "home-kill"
-    settings = settings_for(url, home)
-    await Redis.from_url(url).flushdb()
-    store = RedisWatchStore(url, home)
-    clock = Clock()
-    ids = [
-        store.add(f"Does drug {n} work?", every="1h", options=WatchOptions(demo=True), now=clock.now).id
-        for n in range(5)
-    ]
+    settings, store, clock, ids = await fresh(url, home, 5)
     keep = {"PATH", "HOME", "LANG", "TMPDIR", "VIRTUAL_ENV", "HF_HOME", "PYTHONPATH"}
     env = {k: v for k, v in os.environ.items() if k in keep} | {
         "DEEPCRITICAL_HOME": str(home), "DEEPCRITICAL_QUEUE_URL": url, "DEEPCRITICAL_QUEUE_HEARTBEAT": "3",
