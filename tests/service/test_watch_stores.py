@@ -5,6 +5,8 @@ killed its worker every time is recorded as failed, a watch left unrun for long 
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,7 +18,10 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.models import Evidence
 from deepcritical.run.execute import RunSourceFactory
+from deepcritical.run.request import RunRequest
+from deepcritical.run.store import Lease, RunStore, new_owner_token
 from deepcritical.service.queue import Attempt
+from deepcritical.service.watch_run import unfinished_run
 from deepcritical.service.watch_schedule import ScheduledWatch, WatchJobs, next_after
 from deepcritical.service.watches import WatchNotFoundError, WatchOptions, WatchRun, WatchStorage, WatchStore
 from deepcritical.service.watches_redis import PREFIX, RedisWatchStore
@@ -137,3 +142,21 @@ async def test_a_run_that_killed_its_worker_every_time_is_recorded_failed_and_wa
     assert recorded.verdict is None
     assert "started 3 times" in recorded.summary[0]
     assert store.get(watch.id).next_due == watch.next_due + timedelta(days=1)
+
+
+def test_an_unfinished_run_going_on_in_a_live_process_is_left_to_it_unless_the_caller_holds_the_due_time(
+    tmp_path: Path,
+) -> None:
+    store = WatchStore(tmp_path / "watches.sqlite")
+    watch = store.add("Does X reduce Y?", now=T0)
+    folder = store.folder(watch.id) / "runs" / "watch-20260301-120000-abcdef"
+    run = RunStore.create(folder)
+    run.write_request(RunRequest(question=watch.question))  # started, no run.json: not finished
+    run.take_lease(Lease.of_this_process(new_owner_token(), time.time()))  # this (live) process owns it
+    assert unfinished_run(store, watch) is None  # a manual `watch run` does not take over a live run
+    assert unfinished_run(store, watch, exclusive=True) == folder  # the queue's job for the due time does
+    dead = 2**22 + 1  # above the largest process id Linux gives: no such process
+    run.take_lease(Lease(pid=dead, host=socket.gethostname(), token="t", beat_at=time.time()))
+    assert unfinished_run(store, watch) == folder  # its owner is dead: a killed run, resumed
+    (folder / "run.json").write_text("{}", encoding="utf-8")
+    assert unfinished_run(store, watch, exclusive=True) is None  # finished

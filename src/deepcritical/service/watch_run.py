@@ -34,6 +34,7 @@ from deepcritical.run.execute import ClientFactory, RunSource, RunSourceFactory,
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
 from deepcritical.run.request import REQUEST_FILE, RunRequest
+from deepcritical.run.store import RunStore
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
 from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section, unavailable_sources
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStorage
@@ -202,19 +203,26 @@ def last_good_run(store: WatchStorage, watch: Watch) -> tuple[ResearchOutcome | 
     return before, None
 
 
-def unfinished_run(store: WatchStorage, watch: Watch) -> Path | None:
+def unfinished_run(store: WatchStorage, watch: Watch, *, exclusive: bool = False) -> Path | None:
     """The newest run folder of ``watch`` that was started and not finished (a checkpoint, or the request a
-    run writes as it starts, and no ``run.json``) and is not in its history: a run that was killed."""
+    run writes as it starts, and no ``run.json``) and is not in its history: a run that was killed. A folder
+    whose lease says its owner is alive is a run going on in another process, and is left to it, unless
+    ``exclusive``: the caller alone holds the watch's due time (the queue's job for it), and a worker killed
+    on another machine leaves a lease that looks alive for a minute (``LEASE_STALE_SECONDS``)."""
     recorded = {Path(run.folder) for run in store.history(watch.id)}
     runs = store.folder(watch.id) / "runs"
     candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
-    return next((folder for folder in candidates if folder not in recorded and _killed(folder)), None)
+    return next((folder for folder in candidates if folder not in recorded and _killed(folder, exclusive)), None)
 
 
-def _killed(folder: Path) -> bool:
-    if (folder / CHECKPOINT_FILE).is_file():
-        return True
-    return (folder / REQUEST_FILE).is_file() and not (folder / "run.json").is_file()
+def _killed(folder: Path, exclusive: bool) -> bool:
+    started = (folder / CHECKPOINT_FILE).is_file() or (
+        (folder / REQUEST_FILE).is_file() and not (folder / "run.json").is_file()
+    )
+    if not started or exclusive:
+        return started
+    lease = RunStore(folder).lease()
+    return lease is None or lease.owner_gone(datetime.now(UTC).timestamp())
 
 
 async def run_watch_once(
@@ -228,10 +236,12 @@ async def run_watch_once(
     now: datetime | None = None,
     next_due: datetime | None = None,
     run_source: Callable[[Sequence[Evidence]], RunSourceFactory] = carrying,
+    exclusive: bool = False,
 ) -> WatchOutcome:
     """Run ``watch`` once (whether due or not), record it, and alert when something changed. ``now`` is
     the run's time (default: the watch's clock), ``next_due`` when the watch is due again (default: an
-    interval after ``now``); ``run_source`` makes the run's source from the held evidence."""
+    interval after ``now``); ``run_source`` makes the run's source from the held evidence; ``exclusive``:
+    see ``unfinished_run``."""
     settings = settings_for(watch.options, base, watch.question)
     now = now or watch_clock(settings)
     before, since = last_good_run(store, watch)
@@ -243,7 +253,7 @@ async def run_watch_once(
         settings = settings.with_values(search_since=since, max_evidence=settings.max_evidence + len(held))
     # A run of this watch that was killed (its folder has a checkpoint, the history has no record of it)
     # continues where it stopped, as any run does; otherwise a new run.
-    killed = unfinished_run(store, watch)
+    killed = unfinished_run(store, watch, exclusive=exclusive)
     run_id = killed.name if killed is not None else new_run_id("watch")
     folder = killed or store.folder(watch.id) / "runs" / run_id
     finished = await run_to_folder(

@@ -161,11 +161,12 @@ class WatchJobs:
             next_due=next_due,
             client_factory=self._client_factory,
             run_source=self._run_source,
+            exclusive=True,  # this job alone holds the due time: a folder left unfinished is a killed run's
         )
         return "ran"
 
     def _given_up(self, watch: Watch, attempt: Attempt, now: datetime, next_due: datetime) -> None:
-        folder = unfinished_run(self.store, watch) or self.store.folder(watch.id)
+        folder = unfinished_run(self.store, watch, exclusive=True) or self.store.folder(watch.id)
         reason = (
             f"the run failed: it was started {attempt.allowed} times and never finished (its worker stopped "
             "answering, or the run could not write its folder); the watch runs again at its next due time"
