@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcritical.run.exports import EXPORT_FORMATS, FILE_NAMES, ExportFormat, export, referenced
+from deepcritical.run.figures import write_figures
 from deepcritical.run.outcome import ResearchOutcome
 
 RUN_RECORD_VERSION = 1
@@ -23,13 +24,15 @@ def run_record(outcome: ResearchOutcome) -> dict[str, Any]:
 def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
     """Write ``report.md`` and ``run.json`` into ``out_dir`` (created if needed), and beside them the
     report's references for reference managers (``references.ris``, ``references.bib``,
-    ``references.json`` in CSL-JSON); return the paths of the report and the run record."""
+    ``references.json`` in CSL-JSON) and its figures (``prisma.svg``, ``forest-N.svg`` and ``.png``);
+    return the paths of the report and the run record."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report_path = out_dir / "report.md"
     run_path = out_dir / "run.json"
     report_path.write_text(outcome.markdown, encoding="utf-8")
     run_path.write_text(json.dumps(run_record(outcome), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     write_references(outcome, out_dir)
+    write_figures(outcome.figures, out_dir)
     return report_path, run_path
 
 

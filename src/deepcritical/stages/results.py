@@ -5,6 +5,7 @@ same numbers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, Field
@@ -37,7 +38,9 @@ class StudyResult(BaseModel):
     groups: list[str] = Field(default_factory=list, description="Each group's value as written")
     significant: bool | None = None
     quote: str = Field(description="The words the result was read from")
-    others: int = Field(default=0, description="Further results the same text states")
+    others: int = Field(default=0, description="Further results the same text states, not shown")
+    outcome: str | None = Field(default=None, description="The outcome the words before the result name")
+    unit: str | None = Field(default=None, description="A difference's unit, as written after its value")
 
 
 def _rank(effect: Effect) -> tuple[int, int]:
@@ -55,7 +58,9 @@ def _rank(effect: Effect) -> tuple[int, int]:
 
 
 def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[StudyResult]:
-    """A row for each counted study whose text states a result in numbers, in the table's order."""
+    """Rows for each counted study whose text states a result in numbers, in the table's order: every
+    effect size it states with an interval (one row each, with its outcome), else its best stated result."""
+    from deepcritical.reading.outcomes import outcome_of
     from deepcritical.reading.statistics import read_effects
 
     rows = []
@@ -66,19 +71,41 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
         effects = [e for e in read_effects(item.content) if _rank(e)[0] < 4]
         if not effects:
             continue
-        best = min(effects, key=_rank)
-        stated = {name: value for name, value in best.as_dict().items() if name in _FROM_EFFECT}
-        rows.append(
-            StudyResult(
-                id=item.id,
-                design=DESIGNS[item.grade.design].label,
-                n=item.grade.sample_size,
-                quote=shorten(best.quote, QUOTE_CHARS, on_word=True),
-                others=len(effects) - 1,
-                **stated,
+        shown = [e for e in effects if _rank(e)[0] == 0] or [min(effects, key=_rank)]
+        for effect in shown:
+            stated = {name: value for name, value in effect.as_dict().items() if name in _FROM_EFFECT}
+            rows.append(
+                StudyResult(
+                    id=item.id,
+                    design=DESIGNS[item.grade.design].label,
+                    n=item.grade.sample_size,
+                    quote=shorten(effect.quote, QUOTE_CHARS, on_word=True),
+                    others=len(effects) - len(shown),
+                    outcome=outcome_of(item.content, effect.start),
+                    unit=_unit(item.content, effect),
+                    **stated,
+                )
             )
-        )
     return rows
+
+
+# A difference's unit, written after its value: "-7.0 mm", "2.3 kg/m2", "4.1 percentage points".
+_UNIT = re.compile(r"\s*(percentage points|%|[A-Za-zµ]+(?:/[A-Za-z0-9.]+)*)")
+_NOT_UNITS = frozenset({"CI", "95", "to", "and", "vs", "p", "P", "in", "with", "for", "or", "SD", "SE"})
+
+
+def _unit(text: str, effect: Effect) -> str | None:
+    """The unit of a mean or risk difference ("SD" for a standardised one); None for a ratio or unstated."""
+    if effect.measure == "SMD":
+        return "SD"
+    if effect.measure not in ("MD", "RD") or effect.value is None:
+        return None
+    quote = text[effect.start : effect.end]
+    for number in re.finditer(r"[-+]?\d+(?:\.\d+)?", quote):
+        if float(number.group(0)) == effect.value:
+            match = _UNIT.match(quote, number.end())
+            return match.group(1) if match and match.group(1) not in _NOT_UNITS else None
+    return None
 
 
 def _number(value: float | None) -> str:
