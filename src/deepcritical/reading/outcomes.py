@@ -41,10 +41,10 @@ _PRIMARY_DEFINED = re.compile(
     r"(?P<definition>[^.;]{3,200})",
     re.IGNORECASE,
 )
-# Leading words that say how much, not what: "the", "fewer", "the risk of", "a composite of".
+# Leading words that say how much, not what: "the", "fewer", "the risk of" ("a composite of" stays: it says what).
 _LEADING = re.compile(
     r"^(?:(?:and|or|the|a|an|fewer|less|lower|more|higher|greater|its|their|overall|risk|rate|rates|incidence|"
-    r"hazard|odds|ratio|composite|combined|of|for|in)\b\s*)+",
+    r"hazard|odds|ratio|of|for|in)\b\s*)+",
     re.IGNORECASE,
 )
 _QUALIFIERS = frozenset(

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deepcritical.run.exports import EXPORT_FORMATS, FILE_NAMES, ExportFormat, export, referenced
+from deepcritical.run.exports import FILE_NAMES, REFERENCE_FORMATS, ReferenceFormat, export, referenced
 from deepcritical.run.figures import write_figures
 from deepcritical.run.outcome import ResearchOutcome
 
@@ -36,11 +36,11 @@ def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
     return report_path, run_path
 
 
-def write_references(outcome: ResearchOutcome, out_dir: Path) -> dict[ExportFormat, Path]:
+def write_references(outcome: ResearchOutcome, out_dir: Path) -> dict[ReferenceFormat, Path]:
     """The report's references in every export format, beside the report."""
     items = referenced(outcome.report.references, {item.id: item for item in outcome.evidence})
-    paths: dict[ExportFormat, Path] = {}
-    for form in EXPORT_FORMATS:
+    paths: dict[ReferenceFormat, Path] = {}
+    for form in REFERENCE_FORMATS:
         paths[form] = out_dir / FILE_NAMES[form]
         paths[form].write_text(export(items, form, synthetic=outcome.demo), encoding="utf-8")
     return paths

@@ -135,22 +135,29 @@ def p_text(p: str | None) -> str:
 def results_table(
     rows: list[StudyResult], counted: int, numbers: Mapping[str, int], escape: Callable[[str], str]
 ) -> list[str]:
-    """The report's section: one row per study with a stated number, each cell escaped."""
+    """The report's section: a row per stated result (``study_results``), each cell escaped."""
     lines = ["## Study results", ""]
     if not rows:
         return [*lines, "None of the counted studies states a result in numbers in the text read.", ""]
-    lines += ["| Study | Design | n | Result as stated | Effect [95% CI] | p |", "|---|---|---|---|---|---|"]
+    lines += [
+        "| Study | Design | n | Outcome | Result as stated | Effect [95% CI] | p |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         reference = f"[{numbers[row.id]}]" if row.id in numbers else "–"
         n = f"{row.n:,}" if row.n else "–"
         more = f" (+{row.others} more)" if row.others else ""
-        cells = [escape(reference), escape(row.design), n, escape(row.quote) + more, escape(effect_text(row)) or "–"]
-        lines.append("| " + " | ".join([*cells, escape(p_text(row.p))]) + " |")
+        outcome = escape(row.outcome) if row.outcome else "–"
+        cells = [escape(reference), escape(row.design), n, outcome, escape(row.quote) + more]
+        lines.append("| " + " | ".join([*cells, escape(effect_text(row)) or "–", escape(p_text(row.p))]) + " |")
+    studies = len({row.id for row in rows})
     lines += [
         "",
-        f"{len(rows)} of {counted} counted studies state a result in numbers in the text read (abstract or passage). "
-        "Each is read in code from the study's own words (the first effect size with its interval, else each "
-        "group's value with a p-value, else a p-value); the numbers are not appraised or pooled.",
+        f"{studies} of {counted} counted studies state a result in numbers in the text read (abstract or passage). "
+        "Each is read in code from the study's own words (every effect size stated with its interval, one row "
+        "each, else the first effect size, else each group's value with a p-value, else a p-value), with the "
+        "outcome the words before it name; the numbers are not appraised. `deepcritical export RUN_DIR --format "
+        "results-csv` writes this table as CSV.",
         "",
     ]
     return lines
