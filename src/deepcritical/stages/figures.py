@@ -19,11 +19,12 @@ from deepcritical.text import shorten
 
 FLOW_FILE = "prisma.svg"
 LABEL_CHARS = 60
+# Short enough for a box of the diagram; the report's counted line says each in full.
 EXCLUSION_REASONS = {
-    "not_reviewed": "not among the most relevant items the report was written from",
-    "same_study": "another part of a study counted once (its abstract or passages)",
+    "not_reviewed": "beyond the items the report reviewed",
+    "same_study": "another part of a counted study",
     "off_topic": "off the question's topic",
-    "registrations": "trial registration (plans, not results)",
+    "registrations": "trial registration (no results)",
     "retracted": "retracted",
 }
 
