@@ -219,8 +219,9 @@ def assert_nothing_ran(page: object, console: list[str], dialogs: list[str]) -> 
     assert [line for line in console if "Content Security Policy" in line] == []
     assert page.locator("#report script, #report svg, #report [onerror], #report [onload]").count() == 0
     # The one kind of image: the run's own figures, fetched by the page and shown from blob: URLs
-    for image in page.locator("#report img").evaluate_all("images => images.map(i => [i.className, i.src])"):
-        assert image[0] == "figure" and (image[1] == "" or image[1].startswith("blob:")), image
+    for kind, source in page.locator("#report img").evaluate_all("images => images.map(i => [i.className, i.src])"):
+        assert kind == "figure"
+        assert source == "" or source.startswith("blob:"), source
     for href in page.locator("#report a").evaluate_all("links => links.map(link => link.getAttribute('href'))"):
         assert re.match(r"^(https?://|#ref-\d+$|/api/runs/[\w-]+/(prisma\.svg|forest-\d+\.(svg|png))$)", href), href
 
