@@ -11,8 +11,9 @@ from deepcritical.run.forest import forest_plot_svg
 from deepcritical.run.prisma import FlowCounts, prisma_svg
 from deepcritical.stages.figures import FLOW_FILE, Figures, StudyFlow
 
-# Twice the SVG's size: sharp on a high-density screen and in a slide, ~60-100 KB a plot.
-PNG_ZOOM = 2.0
+# One and a half times the SVG's size (~1,500 px wide): sharp enough for a slide; resvg's time grows with the
+# pixels (text most: a 12-study plot 70 ms at 1x, 260 ms at 2x; bench/plots_bench.py).
+PNG_ZOOM = 1.5
 
 
 def flow_counts(flow: StudyFlow) -> FlowCounts:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from deepcritical.models import DESIGNS
 from deepcritical.reading.effects import RATIO_MEASURES
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, Pooled, StudyEstimate, comparable, pool
 from deepcritical.run import svg
-from deepcritical.stages.figures import ForestPlot
+
+if TYPE_CHECKING:  # the drawing needs only the record's fields; the stages it comes from load with a run
+    from deepcritical.stages.figures import ForestPlot
 
 # Columns (x in px): study, design, n, the plot, the estimate as text.
 _STUDY, _DESIGN, _N_RIGHT, _PLOT_LEFT, _PLOT_RIGHT, _ESTIMATE = 10, 240, 490, 510, 810, 825
