@@ -209,6 +209,18 @@ def browser_page(server: Server) -> Iterator[object]:
             browser.close()
 
 
+def watched(page: object) -> tuple[list[str], list[str]]:
+    """The page's console lines and the dialogs it opened (each dismissed), as they come."""
+    from playwright.sync_api import Page
+
+    assert isinstance(page, Page)
+    console: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    return console, dialogs
+
+
 def assert_nothing_ran(page: object, console: list[str], dialogs: list[str]) -> None:
     from playwright.sync_api import Page
 
@@ -233,10 +245,7 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
 
     page = browser_page
     assert isinstance(page, Page)
-    console: list[str] = []
-    dialogs: list[str] = []
-    page.on("console", lambda message: console.append(message.text))
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    console, dialogs = watched(page)
 
     page.goto(server.url)
     expect(page.locator("#demo-banner")).to_be_visible()
@@ -309,10 +318,7 @@ def test_the_page_shows_the_sglt2_runs_hazard_ratios_sortable_and_its_forest_plo
 
     page = browser_page
     assert isinstance(page, Page)
-    console: list[str] = []
-    dialogs: list[str] = []
-    page.on("console", lambda message: console.append(message.text))
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    console, dialogs = watched(page)
     page.goto(server.url)
     page.get_by_role("button", name=SGLT2).click()
     page.locator("#submit").click()
