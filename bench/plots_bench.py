@@ -110,8 +110,8 @@ def png_comparison(repeat: int) -> None:
     size = installed_mb(("resvg-py",))
     print(
         f"PNG by resvg-py (the SVG rasterised, zoom {PNG_ZOOM:g}): import {resvg_import:.0f} ms; "
-        f"first PNG in a process {first:.0f} ms (system fonts loaded); then {resvg_ms:.1f} ms a plot; {len(png_of(drawing)) / 1024:.0f} KiB; "
-        f"install size {size or 0:.1f} MB"
+        f"first PNG in a process {first:.0f} ms (system fonts loaded); then {resvg_ms:.1f} ms a plot; "
+        f"{len(png_of(drawing)) / 1024:.0f} KiB; install size {size or 0:.1f} MB"
     )
     if import_ms("import matplotlib") is None:
         print("PNG by matplotlib: not installed (pip install matplotlib to compare)")
