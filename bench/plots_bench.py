@@ -1,5 +1,6 @@
 r"""Hand-written SVG against matplotlib for the run's plots (issue 25, items 4-6): import time, render
-time and install size, and what the pooled estimate (statsmodels) costs.
+time and install size; the PNG rasterised from the SVG by resvg (resvg-py) against matplotlib's Agg PNG;
+what the pooled estimate (statsmodels) costs; and what the figures add to the SGLT2 demo run.
 
     python bench/plots_bench.py [--repeat 20]
 
@@ -17,6 +18,7 @@ import io
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -70,7 +72,7 @@ def timed_ms(function: object, repeat: int) -> float:
     return statistics.median(times)
 
 
-def matplotlib_forest() -> str:
+def matplotlib_forest(form: str = "svg") -> str | bytes:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -85,10 +87,90 @@ def matplotlib_forest() -> str:
     axes.set_xscale("log")
     axes.set_yticks(rows, [s.label for s in STUDIES])
     axes.set_xlabel("Hazard ratio (log scale)")
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg")
+    buffer: io.StringIO | io.BytesIO = io.StringIO() if form == "svg" else io.BytesIO()
+    figure.savefig(buffer, format=form, dpi=200)
     plt.close(figure)
     return buffer.getvalue()
+
+
+def png_comparison(repeat: int) -> None:
+    """The PNG of the same plot: resvg rasterising the one SVG, against matplotlib drawing it again."""
+    from deepcritical.run.figures import PNG_ZOOM, png_of
+
+    drawing = forest_svg(STUDIES, "death")
+    resvg_import = import_ms("import resvg_py")
+    png_of(drawing)  # the first call loads the system fonts
+    resvg_ms = timed_ms(lambda: png_of(drawing), repeat)
+    first = import_ms(
+        "png_of(d)",
+        already="from deepcritical.run.figures import png_of; from deepcritical.run.forest import forest_svg; "
+        "from deepcritical.reading.pooling import StudyEstimate as S; "
+        "d = forest_svg([S(str(i), 'HR', 0.8, 0.6, 1.0) for i in range(12)])",
+    )
+    size = installed_mb(("resvg-py",))
+    print(
+        f"PNG by resvg-py (the SVG rasterised, zoom {PNG_ZOOM:g}): import {resvg_import:.0f} ms; "
+        f"first PNG in a process {first:.0f} ms (system fonts loaded); then {resvg_ms:.1f} ms a plot; "
+        f"{len(png_of(drawing)) / 1024:.0f} KiB; install size {size or 0:.1f} MB"
+    )
+    if import_ms("import matplotlib") is None:
+        print("PNG by matplotlib: not installed (pip install matplotlib to compare)")
+        return
+    matplotlib_forest("png")
+    mpl_ms = timed_ms(lambda: matplotlib_forest("png"), repeat)
+    print(f"PNG by matplotlib (Agg, 200 dpi, a second drawing of the plot): {mpl_ms:.1f} ms a plot")
+
+
+DEMO_QUESTION = "Do SGLT2 inhibitors improve outcomes in heart failure?"
+# In a fresh interpreter with the run's own modules loaded (as at the end of a run): the figures' numbers
+# from the recorded evidence, then the files.
+DEMO_FIGURES = """
+import json, sys, time
+from pathlib import Path
+from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.stages.render import counted_items
+folder = Path(sys.argv[1])
+outcome = ResearchOutcome.model_validate(json.loads((folder / "run.json").read_text()) | {"markdown": ""})
+evidence = {item.id: item for item in outcome.evidence}
+counted = counted_items(outcome.question, evidence, ())
+t0 = time.perf_counter()
+from deepcritical.stages.figures import build_figures
+figures = build_figures(counted, evidence, outcome.sources, {})
+t1 = time.perf_counter()
+from deepcritical.run.figures import write_figures
+written = write_figures(figures, folder / "again")
+t2 = time.perf_counter()
+print(f"{(t1 - t0) * 1000:.0f} {(t2 - t1) * 1000:.0f} {len(written)} {len(figures.rows)} {len(figures.forest_plots)}")
+"""
+
+
+def demo_run_figures() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "run"
+        ran = subprocess.run(
+            [sys.executable, "-m", "deepcritical", "research", DEMO_QUESTION, "--demo", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"DEEPCRITICAL_HOME": str(Path(folder) / "home"), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+        )
+        if ran.returncode != 0:
+            print(f"SGLT2 demo run failed: {ran.stderr.strip().splitlines()[-1:]}")
+            return
+        (out / "again").mkdir()
+        done = subprocess.run(
+            [sys.executable, "-c", DEMO_FIGURES, str(out)], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            print(f"SGLT2 demo figures failed: {done.stderr.strip().splitlines()[-1:]}")
+            return
+        numbers_ms, files_ms, files, rows, plots = (float(x) for x in done.stdout.split())
+        print(
+            f"SGLT2 demo run's figures, fresh process: numbers {numbers_ms:.0f} ms ({rows:.0f} result rows, "
+            f"{plots:.0f} forest plot(s), every collected item counted: an upper bound), files {files_ms:.0f} ms "
+            f"({files:.0f}: prisma.svg, forest SVG and PNG; resvg import and fonts included); "
+            f"together {numbers_ms + files_ms:.0f} ms (target < 1 s; no pooling, so no statsmodels import)"
+        )
 
 
 def main() -> None:
@@ -115,6 +197,9 @@ def main() -> None:
         print(f"matplotlib (Agg, SVG): import {mpl_import:.0f} ms; forest plot {mpl_ms:.1f} ms;")
         packages = ", ".join(MATPLOTLIB_DISTS)
         print(f"    {len(matplotlib_forest()) / 1024:.1f} KiB per plot; install size {size or 0:.0f} MB ({packages})")
+
+    png_comparison(args.repeat)
+    demo_run_figures()
 
     sm_import = import_ms("from statsmodels.stats.meta_analysis import combine_effects")
     if sm_import is None:

@@ -66,7 +66,8 @@ def test_report_renders_hostile_sources_inert_and_links_only_collected_urls() ->
     urls = set(re.findall(r"https?://[^\s)`]+", markdown))
     assert urls == {item.citation.url for item in items}
     links = re.findall(r"(?<!\\)\]\((\S+)\)", markdown)  # an escaped bracket opens no link
-    assert sorted(links) == sorted(item.citation.url for item in items)
+    # The collected sources' own URLs, and the run's own flow diagram (its image and its file)
+    assert sorted(links) == sorted([*(item.citation.url for item in items), "prisma.svg", "prisma.svg"])
     assert "## Why the run stopped" in markdown
     assert "The iteration budget ran out" in markdown
     assert "- \\*\\*Metformin\\*\\* helps. \\[1\\]" in markdown
@@ -91,8 +92,11 @@ def test_a_markdown_renderer_sees_only_text_and_the_collected_links() -> None:
     ]
     markdown = render_markdown(make_report(items), {item.id: item for item in items}, RenderContext(False, "error"))
     page = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
-    assert not re.search(r"<(?:script|img|b)\b", page)
-    assert re.findall(r'href="([^"]+)"', page) == [item.citation.url for item in items]
+    assert not re.search(r"<(?:script|b)\b", page)
+    # The one image is the run's own flow diagram
+    assert (page.count("<img"), re.findall(r'<img src="([^"]*)"', page)) == (1, ["prisma.svg"])
+    links = re.findall(r'href="([^"]+)"', page)
+    assert sorted(links) == sorted([*(item.citation.url for item in items), "prisma.svg"])
     assert "<strong>Metformin</strong>" not in page
 
 

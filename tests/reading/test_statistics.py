@@ -82,7 +82,12 @@ def test_what_only_looks_like_a_p_value_is_not_read(text: str) -> None:
         ("NNT 12 (95% CI 7 to 40)", ("NNT", 12.0, 7.0, 40.0)),
         ("HR with 95% CI: 0.77 (0.72–0.82)", ("HR", 0.77, 0.72, 0.82)),
         ("HR (95% CI) 0.77 (0.72–0.82)", ("HR", 0.77, 0.72, 0.82)),
-        ("a 26% reduction (95% CI 10% to 40%)", ("percent_change", 26.0, 10.0, 40.0)),
+        ("a 26% reduction (95% CI 10% to 40%)", ("percent_change", -26.0, -40.0, -10.0)),  # a fall is negative
+        ("a 12% increase (95% CI 2% to 23%)", ("percent_change", 12.0, 2.0, 23.0)),
+        (
+            "cardiovascular death (HR 0.87, 95% CI 0.79 to 0.95), death (HR 0.92, 0.86 to 0.99)",
+            ("HR", 0.92, 0.86, 0.99),
+        ),
         ("hazard ratio −0.5?? no: differences of 0.34, 95% C.I. -0.33, 1.02", ("MD", 0.34, -0.33, 1.02)),
         ("HR 0.61; 90% CI 0.45 to 0.83", ("HR", 0.61, 0.45, 0.83)),
         ("OR\u2009=\u20091.1, 95% CI\u2009=\u20090.3–3.4", ("OR", 1.1, 0.3, 3.4)),
@@ -162,6 +167,20 @@ def test_a_p_value_belongs_to_the_result_it_follows() -> None:
     text = "rash (56% vs 15%, p<0·0001); HR 0.75 [95% CI 0.57–1.00], p\u200a=\u200a0.047. Other (P = 0.3)."
     effects = read_effects(text)
     assert [(e.measure, e.p) for e in effects] == [("group_values", "<0.0001"), ("HR", "=0.047"), ("p_only", "=0.3")]
+
+
+def test_a_fall_is_a_negative_change_and_a_rise_a_positive_one() -> None:
+    effects = read_effects("Plasma volume fell by 7.3%, with a 27% rise in erythropoietin; 16% fewer deaths.")
+    assert [(e.measure, e.value) for e in effects] == [
+        ("percent_change", -7.3),
+        ("percent_change", 27.0),
+        ("percent_change", -16.0),
+    ]
+
+
+def test_an_interaction_p_value_is_not_the_estimates_own() -> None:
+    effects = read_effects("death (HR 0.92, 95% CI 0.86 to 0.99). Effects were consistent (interaction p=0.64).")
+    assert [(e.measure, e.p) for e in effects] == [("HR", None), ("p_only", "=0.64")]
 
 
 def test_a_p_value_after_another_sentence_with_numbers_is_its_own() -> None:

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from deepcritical.cli.app import EXIT_USAGE, app
 from deepcritical.models import Citation, Evidence, Grade, Passage, Registration
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
-from deepcritical.run.exports import EXPORT_FORMATS, ExportFormat, export, to_bibtex, to_csl_json, to_ris
+from deepcritical.run.exports import REFERENCE_FORMATS, ReferenceFormat, export, to_bibtex, to_csl_json, to_ris
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
 from deepcritical.run.record import write_outputs
 
@@ -245,8 +245,8 @@ def test_a_bad_run_directory_exits_2_with_one_line(tmp_path: Path, content: str 
     assert message in result.output
 
 
-@pytest.mark.parametrize("form", EXPORT_FORMATS)
-def test_a_synthetic_record_or_a_local_passage_is_exported_without_a_link(form: ExportFormat) -> None:
+@pytest.mark.parametrize("form", REFERENCE_FORMATS)
+def test_a_synthetic_record_or_a_local_passage_is_exported_without_a_link(form: ReferenceFormat) -> None:
     passage = TRIAL.model_copy(
         update={
             "citation": TRIAL.citation.model_copy(update={"url": "library://documents/pmid:12345678/4"}),

@@ -73,10 +73,10 @@ def test_the_report_shows_the_rows_numbers_escaped() -> None:
     assert len(table) == len(rows)
     for row, line in zip(rows, table, strict=True):  # one order: the table's rows are the record's rows
         cells = [cell.strip() for cell in line.strip("|").split(" | ")]
-        assert cells[4:] == [escape(effect_text(row)) or "–", escape(p_text(row.p))]
+        assert cells[5:] == [escape(effect_text(row)) or "–", escape(p_text(row.p))]
     assert "HR 0.74 \\[0.65, 0.85\\]" in section
     assert "<script>" not in markdown
-    assert all(line.count(" | ") == 5 for line in table)  # a "|" in a study's words does not split its row
+    assert all(line.count(" | ") == 6 for line in table)  # a "|" in a study's words does not split its row
     assert f"{len(rows)} of {len(counted.counted)} counted studies state a result in numbers" in section
 
 

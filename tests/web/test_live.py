@@ -209,6 +209,18 @@ def browser_page(server: Server) -> Iterator[object]:
             browser.close()
 
 
+def watched(page: object) -> tuple[list[str], list[str]]:
+    """The page's console lines and the dialogs it opened (each dismissed), as they come."""
+    from playwright.sync_api import Page
+
+    assert isinstance(page, Page)
+    console: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    return console, dialogs
+
+
 def assert_nothing_ran(page: object, console: list[str], dialogs: list[str]) -> None:
     from playwright.sync_api import Page
 
@@ -217,9 +229,13 @@ def assert_nothing_ran(page: object, console: list[str], dialogs: list[str]) -> 
     assert dialogs == []
     # Had markup reached the DOM as HTML, the CSP would have blocked it and said so: it never had to.
     assert [line for line in console if "Content Security Policy" in line] == []
-    assert page.locator("#report script, #report img, #report svg, #report [onerror], #report [onload]").count() == 0
+    assert page.locator("#report script, #report svg, #report [onerror], #report [onload]").count() == 0
+    # The one kind of image: the run's own figures, fetched by the page and shown from blob: URLs
+    for kind, source in page.locator("#report img").evaluate_all("images => images.map(i => [i.className, i.src])"):
+        assert kind == "figure"
+        assert source == "" or source.startswith("blob:"), source
     for href in page.locator("#report a").evaluate_all("links => links.map(link => link.getAttribute('href'))"):
-        assert re.match(r"^(https?://|#ref-\d+$)", href), href
+        assert re.match(r"^(https?://|#ref-\d+$|/api/runs/[\w-]+/(prisma\.svg|forest-\d+\.(svg|png))$)", href), href
 
 
 def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_text(
@@ -229,10 +245,7 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
 
     page = browser_page
     assert isinstance(page, Page)
-    console: list[str] = []
-    dialogs: list[str] = []
-    page.on("console", lambda message: console.append(message.text))
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    console, dialogs = watched(page)
 
     page.goto(server.url)
     expect(page.locator("#demo-banner")).to_be_visible()
@@ -291,3 +304,55 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     expect(page.locator("#run-frame")).to_contain_text("Outcomes: <b>x</b>")
     expect(page.locator("#run-list")).to_contain_text("onerror")
     assert_nothing_ran(page, console, dialogs)
+
+
+SGLT2 = "Do SGLT2 inhibitors improve outcomes in heart failure?"
+
+
+def test_the_page_shows_the_sglt2_runs_hazard_ratios_sortable_and_its_forest_plot_and_flow(
+    server: Server, browser_page: object, tmp_path: Path
+) -> None:
+    """The issue's done-when, in a real browser: the study-results table with its hazard ratios, sorted by a
+    click; the forest plot and the PRISMA flow drawn as images. ``PLOTS_SCREENSHOTS`` keeps the screenshots."""
+    from playwright.sync_api import Page, expect
+
+    page = browser_page
+    assert isinstance(page, Page)
+    console, dialogs = watched(page)
+    page.goto(server.url)
+    page.get_by_role("button", name=SGLT2).click()
+    page.locator("#submit").click()
+    expect(page.locator("#report h2", has_text="References")).to_be_visible(timeout=RUN_MS)
+
+    table = page.locator("#report table.sortable")
+    expect(table).to_contain_text("HR 0.77 [0.72, 0.82]")
+    effects = table.locator("tbody tr td:nth-child(6)")
+    before = effects.all_inner_texts()
+    assert sum(text.startswith("HR ") for text in before) >= 5
+    table.get_by_role("button", name="Effect [95% CI]").click()
+    expect(table.locator("th[aria-sort='ascending']")).to_have_count(1)
+    hazards = [float(text.split()[1]) for text in effects.all_inner_texts() if text.startswith("HR ")]
+    assert hazards == sorted(hazards)
+    table.get_by_role("button", name="Effect [95% CI]").click()
+    hazards = [float(text.split()[1]) for text in effects.all_inner_texts() if text.startswith("HR ")]
+    assert hazards == sorted(hazards, reverse=True)
+
+    for name in ("forest-1.svg", "prisma.svg"):
+        figure = page.locator(f"#report img[data-run-file='{name}']")
+        expect(figure).to_have_attribute("src", re.compile(r"^blob:"))
+        page.wait_for_function(
+            "name => { const i = document.querySelector(`#report img[data-run-file='${name}']`);"
+            " return i && i.complete && i.naturalWidth > 0; }",
+            arg=name,
+        )
+    assert_nothing_ran(page, console, dialogs)
+    shots = Path(os.environ.get("PLOTS_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.locator("#report h2", has_text="Study results").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "sglt2-study-results.png"))
+    page.locator("#report h2", has_text="Forest plots").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "sglt2-forest-plot.png"))
+    page.locator("#report h2", has_text="Study flow").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "sglt2-prisma-flow.png"))
+    page.screenshot(path=str(shots / "sglt2-page.png"), full_page=True)
+    assert (shots / "sglt2-page.png").stat().st_size > 10_000

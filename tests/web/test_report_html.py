@@ -65,13 +65,39 @@ def test_hostile_evidence_renders_as_text_with_no_active_markup() -> None:
         "em",
         "strong",
         "blockquote",
+        "img",  # the run's own flow diagram, below
     } | table
+    assert [attrs for tag, attrs in tags if tag == "img"] == [
+        {"class": "figure", "data-run-file": "prisma.svg", "alt": attrs["alt"]} for tag, attrs in tags if tag == "img"
+    ]
+    assert len([tag for tag, _ in tags if tag == "img"]) == 1
     assert not [attrs for _, attrs in tags if any(name.startswith("on") for name in attrs)]
-    hrefs = [attrs["href"] or "" for tag, attrs in tags if tag == "a"]
+    hrefs = [attrs["href"] or "" for tag, attrs in tags if tag == "a" and "href" in attrs]
     assert hrefs
     assert all(href.startswith(("#ref-", "https://", "http://")) for href in hrefs)
     assert '"' not in "".join(hrefs)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, as text
+
+
+def test_only_the_runs_own_figures_become_images_and_their_links_download_from_the_run() -> None:
+    markdown = (
+        "## Study flow\n\n![flow <b>x</b>](prisma.svg) ![out](https://evil.example/x.svg) ![up](../run.json) "
+        "![js](javascript:alert(1))\n\n[forest-2.png](forest-2.png) [up](../secret.svg)\n\n"
+        "## Study results\n\n| Study | n |\n|---|---|\n| \\[1\\] | 20 |\n\n## Other\n\n| a |\n|---|\n| b |\n"
+    )
+    html = report_html(markdown, files="/api/runs/research-x/")
+    tags = Elements(html).tags
+    images = [attrs for tag, attrs in tags if tag == "img"]
+    assert images == [{"class": "figure", "data-run-file": "prisma.svg", "alt": "flow <b>x</b>"}]  # no src
+    links = [attrs for tag, attrs in tags if tag == "a"]
+    assert links == [  # an outside image is a link to it; a path out of the run folder is nothing
+        {"href": "https://evil.example/x.svg", "rel": "noopener noreferrer nofollow", "target": "_blank"},
+        {"href": "/api/runs/research-x/forest-2.png", "data-run-file": "forest-2.png", "download": "forest-2.png"},
+    ]
+    assert [attrs.get("class") for tag, attrs in tags if tag == "table"] == ["sortable", None]
+    # Without the run's address a figure link downloads nothing
+    unserved = [attrs for tag, attrs in Elements(report_html(markdown)).tags if tag == "a" and "data-run-file" in attrs]
+    assert unserved == [{"data-run-file": "forest-2.png"}]
 
 
 def test_raw_html_and_bad_links_in_the_markdown_itself_stay_inert() -> None:

@@ -1,17 +1,27 @@
-"""``deepcritical export RUN_DIR``: a finished run's references as RIS, BibTeX or CSL-JSON, read from its
-``run.json`` (no network, no store)."""
+"""``deepcritical export RUN_DIR``: a finished run's references as RIS, BibTeX or CSL-JSON, or its
+study-results table as CSV (``--format results-csv``), read from its ``run.json`` (no network, no store)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from deepcritical.cli.extract import cell
 from deepcritical.errors import ConfigError
 from deepcritical.models import Evidence
 from deepcritical.run.exports import ExportFormat, export, referenced
+from deepcritical.stages.results import StudyResult
+from deepcritical.stages.studies import group_studies, study_numbers
+
+RESULTS_COLUMNS = (
+    "reference", "id", "title", "design", "n", "outcome", "measure", "value", "ci_low", "ci_high", "ci_level",
+    "p", "groups", "significant", "quote",
+)  # fmt: skip
 
 
 def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence], bool]:
@@ -42,7 +52,36 @@ def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence], bool]:
 
 
 def export_run(run_dir: Path, form: ExportFormat, *, every_item: bool = False) -> tuple[str, int]:
-    """The run's references (or, with ``every_item``, every collected item) in ``form``, and how many."""
+    """The run's references (or, with ``every_item``, every collected item) in ``form``, and how many; for
+    ``results-csv``, its study-results table and how many rows."""
     references, evidence, synthetic = load_run(run_dir)
+    if form == "results-csv":
+        return results_csv(run_dir, references, evidence)
     items = list(evidence.values()) if every_item else referenced(references, evidence)
     return export(items, form, synthetic=synthetic), len(items)
+
+
+def results_csv(run_dir: Path, references: list[str], evidence: dict[str, Evidence]) -> tuple[str, int]:
+    """The rows of the report's Study results table (``study_results`` in run.json), one per stated result,
+    with the study's reference number as the report gives it; text cells that a spreadsheet would run as a
+    formula are neutralised."""
+    path = run_dir / "run.json" if run_dir.is_dir() else run_dir
+    data = json.loads(path.read_text(encoding="utf-8"))  # load_run has read and checked it
+    try:
+        rows = [StudyResult.model_validate(row) for row in data.get("study_results") or []]
+    except ValidationError as error:
+        raise ConfigError(f"{path} holds a study result that does not validate: {error.errors()[0]['msg']}") from None
+    numbers = study_numbers(group_studies(evidence[i] for i in references if i in evidence))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(RESULTS_COLUMNS)
+    for row in rows:
+        item = evidence.get(row.id)
+        fields = {
+            **row.model_dump(),
+            "reference": numbers.get(row.id),
+            "title": item.citation.title if item is not None else "",
+            "groups": " | ".join(row.groups),
+        }
+        writer.writerow([cell("" if fields[name] is None else fields[name]) for name in RESULTS_COLUMNS])
+    return buffer.getvalue(), len(rows)

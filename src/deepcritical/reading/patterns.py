@@ -74,11 +74,12 @@ def value_with_ci() -> re.Pattern[str]:
 
 @cache
 def value_with_bare_interval() -> re.Pattern[str]:
-    """A value and a bracketed interval without a label: "1.26 (1.00-1.59)", "2.1 [1.2, 3.4]". Read as
+    """A value and a bracketed interval without a label: "1.26 (1.00-1.59)", "2.1 [1.2, 3.4]", "(HR 0.72,
+    0.67 to 0.78)" (the level said once, for the sentence's first estimate). Read as
     an estimate only after a measure's name or a CI label; else it is a median and its range."""
     return re.compile(
         rf"(?<![\w.+\-])(?P<value>{NUM}){UNIT}\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}\s*[)\]]"
-        rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*-\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/]))"
+        rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*(?:-|to)\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/]))"
     )
 
 

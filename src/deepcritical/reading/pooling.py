@@ -19,6 +19,19 @@ from deepcritical.reading.effects import RATIO_MEASURES
 # Measures a forest plot draws: ratios on a log axis, differences on a linear one.
 PLOTTED_MEASURES = frozenset({"OR", "RR", "HR", "IRR", "MD", "SMD", "RD"})
 MIN_POOLED = 3
+MEASURE_NAMES = {
+    "HR": "Hazard ratio",
+    "OR": "Odds ratio",
+    "RR": "Risk ratio",
+    "IRR": "Incidence rate ratio",
+    "MD": "Mean difference",
+    "SMD": "Standardised mean difference",
+    "RD": "Risk difference",
+}
+NOT_POOLED = (
+    "No pooled estimate: an automatic pooling is drawn only from three or more randomised trials of one "
+    "measure, and never across designs."
+)
 POOLED_CAVEAT = (
     "Automatic, exploratory pooling of the estimates the studies' texts state (random effects, "
     "Paule-Mandel): no check of risk of bias, of outcome definitions or time points, or of the studies' "

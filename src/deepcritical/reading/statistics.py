@@ -254,15 +254,21 @@ def _written_p(match: re.Match[str]) -> str | None:
     return comparator + written
 
 
+_FALL = re.compile(r"\b(?:fewer|less|lower\w*|reduc\w*|decreas\w*|declin\w*|drop\w*|fell|falls?)\b", re.IGNORECASE)
+
+
 def _percent_changes(doc: _Text) -> list[_Draft]:
     drafts = []
     for match in pt.percent_change().finditer(doc.plain):
         key = "v" if match.group("v") else "v2"
         if doc.free(match.start(key), match.end(key)):
             doc.take(match.start(), match.end())
-            draft = _Draft("percent_change", match.start(), match.end(), _number(match.group(key)))
+            # A fall is a negative change: "fell by 7.3%" is -7.3, "21% fewer (95% CI 0 to 38%)" -21 [-38, 0].
+            sign = -1.0 if _FALL.search(match.group(0)) else 1.0
+            draft = _Draft("percent_change", match.start(), match.end(), sign * _number(match.group(key)))
             if match.group("lo") is not None:
-                draft.low, draft.high = _number(match.group("lo")), _number(match.group("hi"))
+                low, high = sign * _number(match.group("lo")), sign * _number(match.group("hi"))
+                draft.low, draft.high = min(low, high), max(low, high)
                 draft.level = float(match.group("level") or match.group("level2") or 95)
             drafts.append(draft)
     return drafts
@@ -351,10 +357,15 @@ def _attach_p_values(doc: _Text, drafts: list[_Draft], p_values: list[tuple[int,
     return drafts
 
 
+_TEST_OF_SUBGROUPS = re.compile(r"\b(?:interaction|heterogeneity|trend)\b", re.IGNORECASE)
+
+
 def _blocked(doc: _Text, end: int, start: int, starts: list[int]) -> bool:
     """Whether another result or a sentence with numbers of its own stands between a result and a p."""
     if _between(starts, end, start):
         return True
+    if _TEST_OF_SUBGROUPS.search(doc.plain, max(end, start - 40), start):
+        return True  # "(interaction p=0.64)": a test across subgroups, not the estimate's own p
     gap = doc.plain[end:start]
     return doc.sentence_start(start) > end and re.search(r"\d", gap) is not None
 

@@ -19,9 +19,13 @@ from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from deepcritical.models import Evidence
 
-ExportFormat = Literal["ris", "bibtex", "csljson"]
-EXPORT_FORMATS: tuple[ExportFormat, ...] = ("ris", "bibtex", "csljson")
-FILE_NAMES: dict[ExportFormat, str] = {
+ReferenceFormat = Literal["ris", "bibtex", "csljson"]
+REFERENCE_FORMATS: tuple[ReferenceFormat, ...] = ("ris", "bibtex", "csljson")
+# What ``deepcritical export`` writes: the references in a reference manager's format, or the study-results
+# table as CSV (cli/export.py).
+ExportFormat = Literal["ris", "bibtex", "csljson", "results-csv"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = (*REFERENCE_FORMATS, "results-csv")
+FILE_NAMES: dict[ReferenceFormat, str] = {
     "ris": "references.ris",
     "bibtex": "references.bib",
     "csljson": "references.json",
@@ -245,7 +249,7 @@ def to_csl_json(items: Sequence[Evidence], *, synthetic: bool = False) -> str:
 EXPORTERS = {"ris": to_ris, "bibtex": to_bibtex, "csljson": to_csl_json}
 
 
-def export(items: Sequence[Evidence], form: ExportFormat, *, synthetic: bool = False) -> str:
+def export(items: Sequence[Evidence], form: ReferenceFormat, *, synthetic: bool = False) -> str:
     """The items in ``form``; ``synthetic`` (a demo run's records) gives no link and says so in each note."""
     return EXPORTERS[form](items, synthetic=synthetic)
 

@@ -7,33 +7,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from deepcritical.models import DESIGNS
 from deepcritical.reading.effects import RATIO_MEASURES
-from deepcritical.reading.pooling import Pooled, StudyEstimate, comparable, pool
+from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, Pooled, StudyEstimate, comparable, pool
 from deepcritical.run import svg
 
-MEASURE_NAMES = {
-    "HR": "Hazard ratio",
-    "OR": "Odds ratio",
-    "RR": "Risk ratio",
-    "IRR": "Incidence rate ratio",
-    "MD": "Mean difference",
-    "SMD": "Standardised mean difference",
-    "RD": "Risk difference",
-}
+if TYPE_CHECKING:  # the drawing needs only the record's fields; the stages it comes from load with a run
+    from deepcritical.stages.figures import ForestPlot
+
 # Columns (x in px): study, design, n, the plot, the estimate as text.
 _STUDY, _DESIGN, _N_RIGHT, _PLOT_LEFT, _PLOT_RIGHT, _ESTIMATE = 10, 240, 490, 510, 810, 825
 _WIDTH, _ROW, _TOP = 990, 22, 52
 _LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 # A narrow range (0.5 to 1.2) gets the ticks in between too.
 _DENSE_LOG_TICKS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3, 4, 5)
-
-
-NOT_POOLED = (
-    "No pooled estimate: an automatic pooling is drawn only from three or more randomised trials of one "
-    "measure, and never across designs."
-)
 
 
 class NotComparableError(ValueError):
@@ -63,7 +52,24 @@ def forest_svg(estimates: Sequence[StudyEstimate], outcome: str = "") -> str:
     studies, reason = comparable(estimates)
     if reason is not None:
         raise NotComparableError(reason)
-    pooled = pool(studies)
+    return _draw(studies, pool(studies), outcome)
+
+
+def forest_plot_svg(plot: ForestPlot) -> str:
+    """The plot a run recorded (``stages.figures``), drawn from its recorded numbers, pooled one included."""
+    recorded = plot.pooled
+    pooled = (
+        None
+        if recorded is None
+        else Pooled(
+            plot.measure, recorded.value, recorded.ci_low, recorded.ci_high, recorded.i2, recorded.tau2, recorded.k,
+            recorded.caveat,
+        )
+    )  # fmt: skip
+    return _draw(plot.estimates(), pooled, plot.outcome)
+
+
+def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str) -> str:
     measure = studies[0].measure
     ratio = measure in RATIO_MEASURES
     null = 1.0 if ratio else 0.0

@@ -24,14 +24,16 @@ from deepcritical.outputs import (
     Verdict,
 )
 from deepcritical.reading.frame import QuestionFrame, frame_question
+from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_figures
 from deepcritical.stages.render import (
     RenderContext,
     counted_items,
+    reference_numbers,
     reference_order,
     render_markdown,
     shown_assessment,
 )
-from deepcritical.stages.results import StudyResult, study_results
+from deepcritical.stages.results import StudyResult
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -111,6 +113,14 @@ class ResearchOutcome(BaseModel):
         default_factory=list,
         description="Per counted study, the result its text states in numbers (the report's Study results table)",
     )
+    study_flow: StudyFlow | None = Field(
+        default=None, description="The PRISMA 2020-style flow's numbers (drawn as prisma.svg in the run folder)"
+    )
+    forest_plots: list[ForestPlot] = Field(
+        default_factory=list,
+        description="Per outcome, the counted studies' comparable estimates (drawn as forest-N.svg and .png)",
+    )
+    forest_notes: list[str] = Field(default_factory=list, description="Why an outcome has no forest plot")
     report_assessment: Assessment | None = Field(
         default=None,
         description="The last assessment as report.md shows it: each score capped by what the report's counted items "
@@ -145,6 +155,12 @@ class ResearchOutcome(BaseModel):
     resumptions: list[Resumption] = Field(
         default_factory=list, description="Each time the run was resumed: when, after which stage of which iteration"
     )
+
+    @property
+    def figures(self) -> Figures:
+        """The run's figures as its record holds them."""
+        plots, notes = self.forest_plots, self.forest_notes
+        return Figures(rows=self.study_results, flow=self.study_flow, forest_plots=plots, forest_notes=notes)
 
     @property
     def sources(self) -> dict[str, int]:
@@ -190,6 +206,10 @@ def assemble_outcome(
     )
     # One numbering: every item the report cites or counts is a reference, in run.json and the exports too.
     report = report.model_copy(update={"references": reference_order(report, evidence.items, context)})
+    # One set of figures (rows, flow, plots) for report.md, run.json and the figure files.
+    numbers = reference_numbers(report, evidence.items, context)
+    figures = build_figures(counted, evidence.items, context.sources, numbers)
+    context.figures = figures
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())
     outcome = ResearchOutcome(
@@ -210,7 +230,10 @@ def assemble_outcome(
         evidence=list(evidence),
         recalled_ids=evidence.recalled_ids,
         assessments=state.assessments,
-        study_results=study_results(counted, evidence.items),
+        study_results=figures.rows,
+        study_flow=figures.flow,
+        forest_plots=figures.forest_plots,
+        forest_notes=figures.forest_notes,
         report_assessment=shown_assessment(state.last_assessment, counted),
         plans=state.plans,
         searches=state.searches,

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deepcritical.run.exports import EXPORT_FORMATS, FILE_NAMES, ExportFormat, export, referenced
+from deepcritical.run.exports import FILE_NAMES, REFERENCE_FORMATS, ReferenceFormat, export, referenced
+from deepcritical.run.figures import write_figures
 from deepcritical.run.outcome import ResearchOutcome
 
 RUN_RECORD_VERSION = 1
@@ -23,21 +24,23 @@ def run_record(outcome: ResearchOutcome) -> dict[str, Any]:
 def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
     """Write ``report.md`` and ``run.json`` into ``out_dir`` (created if needed), and beside them the
     report's references for reference managers (``references.ris``, ``references.bib``,
-    ``references.json`` in CSL-JSON); return the paths of the report and the run record."""
+    ``references.json`` in CSL-JSON) and its figures (``prisma.svg``, ``forest-N.svg`` and ``.png``);
+    return the paths of the report and the run record."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report_path = out_dir / "report.md"
     run_path = out_dir / "run.json"
     report_path.write_text(outcome.markdown, encoding="utf-8")
     run_path.write_text(json.dumps(run_record(outcome), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     write_references(outcome, out_dir)
+    write_figures(outcome.figures, out_dir)
     return report_path, run_path
 
 
-def write_references(outcome: ResearchOutcome, out_dir: Path) -> dict[ExportFormat, Path]:
+def write_references(outcome: ResearchOutcome, out_dir: Path) -> dict[ReferenceFormat, Path]:
     """The report's references in every export format, beside the report."""
     items = referenced(outcome.report.references, {item.id: item for item in outcome.evidence})
-    paths: dict[ExportFormat, Path] = {}
-    for form in EXPORT_FORMATS:
+    paths: dict[ReferenceFormat, Path] = {}
+    for form in REFERENCE_FORMATS:
         paths[form] = out_dir / FILE_NAMES[form]
         paths[form].write_text(export(items, form, synthetic=outcome.demo), encoding="utf-8")
     return paths

@@ -5,6 +5,7 @@ same numbers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, Field
@@ -37,7 +38,9 @@ class StudyResult(BaseModel):
     groups: list[str] = Field(default_factory=list, description="Each group's value as written")
     significant: bool | None = None
     quote: str = Field(description="The words the result was read from")
-    others: int = Field(default=0, description="Further results the same text states")
+    others: int = Field(default=0, description="Further results the same text states, not shown")
+    outcome: str | None = Field(default=None, description="The outcome the words before the result name")
+    unit: str | None = Field(default=None, description="A difference's unit, as written after its value")
 
 
 def _rank(effect: Effect) -> tuple[int, int]:
@@ -55,7 +58,9 @@ def _rank(effect: Effect) -> tuple[int, int]:
 
 
 def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[StudyResult]:
-    """A row for each counted study whose text states a result in numbers, in the table's order."""
+    """Rows for each counted study whose text states a result in numbers, in the table's order: every
+    effect size it states with an interval (one row each, with its outcome), else its best stated result."""
+    from deepcritical.reading.outcomes import outcome_of
     from deepcritical.reading.statistics import read_effects
 
     rows = []
@@ -66,19 +71,41 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
         effects = [e for e in read_effects(item.content) if _rank(e)[0] < 4]
         if not effects:
             continue
-        best = min(effects, key=_rank)
-        stated = {name: value for name, value in best.as_dict().items() if name in _FROM_EFFECT}
-        rows.append(
-            StudyResult(
-                id=item.id,
-                design=DESIGNS[item.grade.design].label,
-                n=item.grade.sample_size,
-                quote=shorten(best.quote, QUOTE_CHARS, on_word=True),
-                others=len(effects) - 1,
-                **stated,
+        shown = [e for e in effects if _rank(e)[0] == 0] or [min(effects, key=_rank)]
+        for effect in shown:
+            stated = {name: value for name, value in effect.as_dict().items() if name in _FROM_EFFECT}
+            rows.append(
+                StudyResult(
+                    id=item.id,
+                    design=DESIGNS[item.grade.design].label,
+                    n=item.grade.sample_size,
+                    quote=shorten(effect.quote, QUOTE_CHARS, on_word=True),
+                    others=len(effects) - len(shown),
+                    outcome=outcome_of(item.content, effect.start),
+                    unit=_unit(item.content, effect),
+                    **stated,
+                )
             )
-        )
     return rows
+
+
+# A difference's unit, written after its value: "-7.0 mm", "2.3 kg/m2", "4.1 percentage points".
+_UNIT = re.compile(r"\s*(percentage points|%|[A-Za-zµ]+(?:/[A-Za-z0-9.]+)*)")
+_NOT_UNITS = frozenset({"CI", "95", "to", "and", "vs", "p", "P", "in", "with", "for", "or", "SD", "SE"})
+
+
+def _unit(text: str, effect: Effect) -> str | None:
+    """The unit of a mean or risk difference ("SD" for a standardised one); None for a ratio or unstated."""
+    if effect.measure == "SMD":
+        return "SD"
+    if effect.measure not in ("MD", "RD") or effect.value is None:
+        return None
+    quote = text[effect.start : effect.end]
+    for number in re.finditer(r"[-+]?\d+(?:\.\d+)?", quote):
+        if float(number.group(0)) == effect.value:
+            match = _UNIT.match(quote, number.end())
+            return match.group(1) if match and match.group(1) not in _NOT_UNITS else None
+    return None
 
 
 def _number(value: float | None) -> str:
@@ -108,22 +135,29 @@ def p_text(p: str | None) -> str:
 def results_table(
     rows: list[StudyResult], counted: int, numbers: Mapping[str, int], escape: Callable[[str], str]
 ) -> list[str]:
-    """The report's section: one row per study with a stated number, each cell escaped."""
+    """The report's section: a row per stated result (``study_results``), each cell escaped."""
     lines = ["## Study results", ""]
     if not rows:
         return [*lines, "None of the counted studies states a result in numbers in the text read.", ""]
-    lines += ["| Study | Design | n | Result as stated | Effect [95% CI] | p |", "|---|---|---|---|---|---|"]
+    lines += [
+        "| Study | Design | n | Outcome | Result as stated | Effect [95% CI] | p |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         reference = f"[{numbers[row.id]}]" if row.id in numbers else "–"
         n = f"{row.n:,}" if row.n else "–"
         more = f" (+{row.others} more)" if row.others else ""
-        cells = [escape(reference), escape(row.design), n, escape(row.quote) + more, escape(effect_text(row)) or "–"]
-        lines.append("| " + " | ".join([*cells, escape(p_text(row.p))]) + " |")
+        outcome = escape(row.outcome) if row.outcome else "–"
+        cells = [escape(reference), escape(row.design), n, outcome, escape(row.quote) + more]
+        lines.append("| " + " | ".join([*cells, escape(effect_text(row)) or "–", escape(p_text(row.p))]) + " |")
+    studies = len({row.id for row in rows})
     lines += [
         "",
-        f"{len(rows)} of {counted} counted studies state a result in numbers in the text read (abstract or passage). "
-        "Each is read in code from the study's own words (the first effect size with its interval, else each "
-        "group's value with a p-value, else a p-value); the numbers are not appraised or pooled.",
+        f"{studies} of {counted} counted studies state a result in numbers in the text read (abstract or passage). "
+        "Each is read in code from the study's own words (every effect size stated with its interval, one row "
+        "each, else the first effect size, else each group's value with a p-value, else a p-value), with the "
+        "outcome the words before it name; the numbers are not appraised. `deepcritical export RUN_DIR --format "
+        "results-csv` writes this table as CSV.",
         "",
     ]
     return lines

@@ -53,6 +53,8 @@ MEDIA_TYPES = {
     ".json": "application/json",
     ".ris": "application/x-research-info-systems",
     ".bib": "application/x-bibtex; charset=utf-8",
+    ".svg": "image/svg+xml",  # a run's figures, drawn by run/figures.py with every text escaped
+    ".png": "image/png",
 }
 
 
@@ -329,7 +331,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
     async def run_report_html(run_id: RunId) -> HTMLResponse:
         """The report as an HTML fragment: outside text escaped, links to http(s) only."""
         markdown = manager.file(run_id, "report.md").read_text(encoding="utf-8")
-        return HTMLResponse(report_html(markdown))
+        return HTMLResponse(report_html(markdown, files=f"/api/runs/{run_id}/"))
 
     @router.get("/runs/{run_id}/{name}", tags=["runs"], responses={404: {"model": ErrorBody}})
     @router.head("/runs/{run_id}/{name}", include_in_schema=False)

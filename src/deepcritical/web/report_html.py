@@ -1,10 +1,14 @@
 """A report's Markdown as HTML for the page. The Markdown escapes every outside string already
 (``stages.render.escape``); this renderer is the second wall: raw HTML in the source is shown as text,
-images are off, and a link is kept only when it goes to http(s) or to a reference of the same report.
-Citation numbers (``[3]``, ``[1, 2]``) become links to their entry in the reference list."""
+images are off but the run's own figures, and a link is kept only when it goes to http(s), to a reference of
+the same report or to one of the run's figure files. Citation numbers (``[3]``, ``[1, 2]``) become links to
+their entry in the reference list. A figure (``prisma.svg``, ``forest-N.svg``) becomes an ``<img>`` with no
+source but ``data-run-file``: the page fetches it with its token (app.js). The study-results table is marked
+``sortable``."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
@@ -16,6 +20,9 @@ from markdown_it.token import Token
 REFERENCES_HEADING = "References"
 CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 REFERENCE_ANCHOR = re.compile(r"^#ref-\d+$")
+# The figure files a run writes (run/figures.py), the only relative links and images a report may have.
+RUN_FIGURE = re.compile(r"^(?:prisma\.svg|forest-\d{1,3}\.(?:svg|png))$")
+SORTABLE_HEADING = "Study results"
 
 
 def reference_id(number: int) -> str:
@@ -26,11 +33,11 @@ class _ReportMarkdown(MarkdownIt):
     def __init__(self) -> None:
         super().__init__("commonmark", {"html": False, "linkify": False, "typographer": False})
         self.enable("table")  # the strength-of-evidence table (GFM pipes), not rows of raw "|" characters
-        self.disable("image")
         self.core.ruler.push("references", _link_references)
+        self.core.ruler.push("figures", _run_figures)
 
     def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
-        if REFERENCE_ANCHOR.match(url):
+        if REFERENCE_ANCHOR.match(url) or RUN_FIGURE.match(url):
             return True
         parts = urlsplit(url.strip())
         return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
@@ -129,9 +136,59 @@ def _link_references(state: StateCore) -> None:
                     child.attrs.update({"rel": "noopener noreferrer nofollow", "target": "_blank"})
 
 
+def _run_figures(state: StateCore) -> None:
+    """Images only of the run's figures, loaded by the page (``data-run-file``); a link to a figure file
+    downloads it from the run (``files`` in the environment, else it is dropped); the study-results table
+    is sortable."""
+    files = state.env.get("files")
+    tokens = state.tokens
+    for index, block in enumerate(tokens):
+        if block.type == "table_open" and _heading_before(tokens, index) == SORTABLE_HEADING:
+            block.attrs["class"] = "sortable"
+        if block.type != "inline" or block.children is None:
+            continue
+        children: list[Token] = []
+        for child in block.children:
+            if child.type == "image":
+                name = str(child.attrs.get("src", ""))
+                if not RUN_FIGURE.match(name):  # an outside image is only a link to it, as before images
+                    children += _as_link(child, name)
+                    continue
+                image = Token("html_inline", "", 0)
+                alt = html.escape(child.content, quote=True)
+                image.content = f'<img class="figure" data-run-file="{name}" alt="{alt}">'
+                children.append(image)
+                continue
+            if child.type == "link_open" and RUN_FIGURE.match(str(child.attrs.get("href", ""))):
+                name = str(child.attrs["href"])
+                if files is not None:
+                    child.attrs = {"href": f"{files}{name}", "data-run-file": name, "download": name}
+                else:
+                    child.attrs = {"data-run-file": name}
+            children.append(child)
+        block.children = children
+
+
+def _as_link(image: Token, url: str) -> list[Token]:
+    opening = Token("link_open", "a", 1)
+    opening.attrs = {"href": url, "rel": "noopener noreferrer nofollow", "target": "_blank"}
+    label = Token("text", "", 0)
+    label.content = image.content
+    return [opening, label, Token("link_close", "a", -1)]
+
+
+def _heading_before(tokens: Sequence[Token], index: int) -> str:
+    """The text of the last heading before ``index``."""
+    for at in range(index - 1, -1, -1):
+        if tokens[at].type == "heading_open":
+            return _inline_text(tokens, at)
+    return ""
+
+
 _RENDERER = _ReportMarkdown()
 
 
-def report_html(markdown: str) -> str:
-    """The report as an HTML fragment, safe to insert into the page."""
-    return str(_RENDERER.render(markdown))
+def report_html(markdown: str, files: str | None = None) -> str:
+    """The report as an HTML fragment, safe to insert into the page; ``files``: where the run's files are
+    served (``/api/runs/ID/``), for its figure links."""
+    return str(_RENDERER.render(markdown, {"files": files}))

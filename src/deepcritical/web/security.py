@@ -16,9 +16,10 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-# The page's own files only: no inline script or style, no third party, no framing, no plugins.
+# The page's own files only: no inline script or style, no third party, no framing, no plugins. Images may
+# also be blob: URLs, which is how the page shows a run's figures fetched with its API token (app.js).
 PAGE_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
     "font-src 'self'; manifest-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 HARDENING = {

@@ -304,9 +304,66 @@
         // Rendered by the server with raw HTML disabled, every outside string escaped, links http(s) only.
         $("report").innerHTML = html;
         $("report").hidden = false;
+        showFigures($("report"), runId);
+        makeSortable($("report"));
       } catch (error) {
         $("run-status").textContent = error.message;
       }
+    }
+  }
+
+  // A run's figures (the PRISMA flow, forest plots): each <img data-run-file> is fetched with the token, when
+  // there is one, and shown from a blob: URL; a link to a figure file downloads it the same way.
+  async function showFigures(root, runId) {
+    for (const link of root.querySelectorAll("a[data-run-file][href]")) {
+      link.addEventListener("click", (event) => download(event, link.href, link.dataset.runFile));
+    }
+    for (const image of root.querySelectorAll("img[data-run-file]")) {
+      const path = "/api/runs/" + encodeURIComponent(runId) + "/" + encodeURIComponent(image.dataset.runFile);
+      const response = await fetch(path, { headers: authHeaders() }).catch(() => null);
+      if (!response || !response.ok || state.runId !== runId) continue; // the alt text stays, and the file link
+      const url = URL.createObjectURL(await response.blob());
+      image.addEventListener("load", () => URL.revokeObjectURL(url), { once: true });
+      image.src = url;
+    }
+  }
+
+  // The study-results table sorts by a column when its header is clicked (again: the other way). A column
+  // whose every filled cell holds a number ("[3]", "21,947", "HR 0.77 [0.72, 0.82]", "< 0.001") sorts by that
+  // number; others by their text. Cells without a value ("–") go last.
+  const NUMBER_CELL = /^(?:\[?|[<>≤≥=] ?|[A-Za-z]+ )?(-?\d[\d,]*(?:\.\d+)?)/;
+
+  function cellNumber(text) {
+    const match = NUMBER_CELL.exec(text);
+    return match ? Number(match[1].replace(/,/g, "")) : null;
+  }
+
+  function makeSortable(root) {
+    for (const table of root.querySelectorAll("table.sortable")) {
+      const headers = Array.from(table.querySelectorAll("thead th"));
+      const body = table.tBodies[0];
+      headers.forEach((header, column) => {
+        const button = el("button", header.textContent, "sort");
+        button.type = "button";
+        header.replaceChildren(button);
+        header.setAttribute("aria-sort", "none");
+        button.addEventListener("click", () => {
+          const ascending = header.getAttribute("aria-sort") !== "ascending";
+          for (const other of headers) other.setAttribute("aria-sort", "none");
+          header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+          const rows = Array.from(body.rows);
+          const texts = rows.map((row) => row.cells[column].textContent.trim());
+          const filled = texts.filter((text) => text !== "–");
+          const numeric = filled.length > 0 && filled.every((text) => cellNumber(text) !== null);
+          const keyed = rows.map((row, index) => ({ row, text: texts[index], number: numeric ? cellNumber(texts[index]) : null }));
+          keyed.sort((a, b) => {
+            if ((a.text === "–") !== (b.text === "–")) return a.text === "–" ? 1 : -1; // empty last, either way
+            const order = numeric ? a.number - b.number : a.text.localeCompare(b.text);
+            return ascending ? order : -order;
+          });
+          body.append(...keyed.map((entry) => entry.row));
+        });
+      });
     }
   }
 

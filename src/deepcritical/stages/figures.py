@@ -1,0 +1,256 @@
+"""A run's figures as numbers: the PRISMA 2020-style flow (records identified per source, duplicates,
+screened, excluded with reasons, included) and one forest plot per outcome that two or more counted
+studies state a comparable estimate for. The numbers are recorded in ``run.json``; the SVG and PNG
+files are drawn from these records (run/forest.py, run/prisma.py) and the report links them, so the
+table, the plot, the record and the CSV export cannot show different numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from deepcritical.models import Evidence, StudyDesign, count_by_source
+from deepcritical.reading.outcomes import outcome_key
+from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
+from deepcritical.stages.results import StudyResult, study_results
+from deepcritical.stages.strength import Strength
+from deepcritical.text import shorten
+
+FLOW_FILE = "prisma.svg"
+LABEL_CHARS = 60
+# Short enough for a box of the diagram; the report's counted line says each in full.
+EXCLUSION_REASONS = {
+    "not_reviewed": "beyond the items the report reviewed",
+    "same_study": "another part of a counted study",
+    "off_topic": "off the question's topic",
+    "registrations": "trial registration (no results)",
+    "retracted": "retracted",
+}
+
+
+class StudyFlow(BaseModel):
+    """The PRISMA flow's numbers: each is one the report states (identified per source, collected,
+    counted, set aside), so the diagram and the report agree."""
+
+    identified: dict[str, int] = Field(description="Records found per source (an item found by two counts in each)")
+    duplicates: int = Field(description="Records found by more than one source, removed")
+    screened: int = Field(description="Items collected")
+    excluded: dict[str, int] = Field(description="Items set aside, by reason")
+    included: int = Field(description="Studies counted in the strength-of-evidence table")
+    stating_result: int = Field(description="Included studies whose result reads favourable, null or unfavourable")
+
+
+def study_flow(counted: Strength, sources: Mapping[str, int], collected: int) -> StudyFlow:
+    """The flow of ``collected`` items found by ``sources`` into the report's counted set."""
+    excluded = {
+        EXCLUSION_REASONS["not_reviewed"]: collected - counted.reviewed,
+        EXCLUSION_REASONS["same_study"]: len(counted.same_study),
+        EXCLUSION_REASONS["off_topic"]: len(counted.off_topic),
+        EXCLUSION_REASONS["registrations"]: len(counted.registrations),
+        EXCLUSION_REASONS["retracted"]: len(counted.retracted),
+    }
+    return StudyFlow(
+        identified=dict(sources),
+        duplicates=sum(sources.values()) - collected,
+        screened=collected,
+        excluded={reason: count for reason, count in excluded.items() if count},
+        included=len(counted.counted),
+        stating_result=len(counted.stated),
+    )
+
+
+class PlottedStudy(BaseModel):
+    id: str
+    label: str = Field(description="The study's reference number and title, as the plot shows it")
+    design: StudyDesign
+    n: int | None = None
+    value: float
+    ci_low: float
+    ci_high: float
+    ci_level: float = 95.0
+
+
+class PooledEstimate(BaseModel):
+    """An automatic, exploratory random-effects pooling (statsmodels, Paule-Mandel), with its caveat."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    i2: float = Field(description="I² as a share, 0 to 1")
+    tau2: float
+    k: int
+    caveat: str
+
+
+class ForestPlot(BaseModel):
+    """One outcome's comparable estimates, drawn as ``file``.svg and ``file``.png in the run folder."""
+
+    file: str
+    outcome: str
+    measure: str
+    unit: str | None = None
+    studies: list[PlottedStudy]
+    pooled: PooledEstimate | None = None
+
+    def estimates(self) -> list[StudyEstimate]:
+        return [
+            StudyEstimate(s.label, self.measure, s.value, s.ci_low, s.ci_high, s.design, s.n, self.unit, s.ci_level)
+            for s in self.studies
+        ]
+
+
+class Figures(BaseModel):
+    """Everything a run's figures show, once: the study-results rows, the flow and the forest plots."""
+
+    rows: list[StudyResult] = Field(default_factory=list)
+    flow: StudyFlow | None = None
+    forest_plots: list[ForestPlot] = Field(default_factory=list)
+    forest_notes: list[str] = Field(default_factory=list, description="Why an outcome has no plot")
+
+
+def _label(item: Evidence | None, number: int | None) -> str:
+    title = item.citation.title if item is not None else ""
+    return shorten(f"[{number}] {title}" if number else title, LABEL_CHARS)
+
+
+def forest_plots(
+    rows: Sequence[StudyResult], evidence: Mapping[str, Evidence], numbers: Mapping[str, int]
+) -> tuple[list[ForestPlot], list[str]]:
+    """A plot for each outcome that two or more studies state an estimate with an interval for, when the
+    estimates are comparable; else a note saying why there is none."""
+    groups: dict[frozenset[str], list[StudyResult]] = {}
+    for row in rows:
+        if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
+            group = groups.setdefault(outcome_key(row.outcome), [])
+            if all(other.id != row.id for other in group):  # a study once per outcome: its first estimate
+                group.append(row)
+    plots: list[ForestPlot] = []
+    notes: list[str] = []
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        outcome = group[0].outcome or ""
+        estimates = [
+            StudyEstimate(
+                _label(evidence.get(row.id), numbers.get(row.id)),
+                row.measure,
+                row.value,
+                row.ci_low,
+                row.ci_high,
+                evidence[row.id].grade.design if row.id in evidence else "unknown",
+                row.n,
+                row.unit,
+                row.ci_level or 95.0,
+            )
+            for row in group
+            if row.value is not None and row.ci_low is not None and row.ci_high is not None
+        ]
+        chosen, reason = comparable(estimates)
+        if reason is not None:
+            notes.append(f"No forest plot for {outcome}: {reason}.")
+            continue
+        by_label = {estimate.label: row for estimate, row in zip(estimates, group, strict=True)}
+        pooled = pool(chosen)
+        plots.append(
+            ForestPlot(
+                file=f"forest-{len(plots) + 1}",
+                outcome=outcome,
+                measure=chosen[0].measure,
+                unit=chosen[0].unit,
+                studies=[
+                    PlottedStudy(
+                        id=by_label[e.label].id,
+                        label=e.label,
+                        design=e.design,
+                        n=e.n,
+                        value=e.value,
+                        ci_low=e.ci_low,
+                        ci_high=e.ci_high,
+                        ci_level=e.ci_level,
+                    )
+                    for e in chosen
+                ],
+                pooled=None
+                if pooled is None
+                else PooledEstimate(
+                    value=pooled.value,
+                    ci_low=pooled.ci_low,
+                    ci_high=pooled.ci_high,
+                    i2=pooled.i2,
+                    tau2=pooled.tau2,
+                    k=pooled.k,
+                    caveat=pooled.caveat,
+                ),
+            )
+        )
+    if not plots and not notes:
+        stating = len({row.id for group in groups.values() for row in group})
+        notes.append(
+            "No forest plot: no outcome has an estimate with its confidence interval from two or more counted "
+            f"studies ({stating} stud{'y states' if stating == 1 else 'ies state'} such an estimate, "
+            f"on {len(groups)} outcome(s))."
+        )
+    return plots, notes
+
+
+def build_figures(
+    counted: Strength, evidence: Mapping[str, Evidence], sources: Mapping[str, int], numbers: Mapping[str, int]
+) -> Figures:
+    """The study-results rows, the flow and the forest plots of one counted set."""
+    rows = study_results(counted, evidence)
+    plots, notes = forest_plots(rows, evidence, numbers)
+    flow = study_flow(counted, sources or count_by_source(evidence.values()), len(evidence))
+    return Figures(rows=rows, flow=flow, forest_plots=plots, forest_notes=notes)
+
+
+def flow_lines(flow: StudyFlow | None, escape: Callable[[str], str]) -> list[str]:
+    """The report's flow section: the diagram and its numbers in words."""
+    if flow is None:
+        return []
+    identified = sum(flow.identified.values())
+    sources = ", ".join(f"{escape(name)} {count}" for name, count in flow.identified.items()) or "none"
+    reasons = "; ".join(f"{escape(reason)} {count}" for reason, count in flow.excluded.items()) or "none"
+    alt = (
+        f"PRISMA 2020-style flow diagram: {identified} records identified, {flow.duplicates} duplicates removed, "
+        f"{flow.screened} screened, {sum(flow.excluded.values())} excluded, {flow.included} included"
+    )
+    return [
+        "## Study flow (PRISMA 2020-style)",
+        "",
+        f"![{alt}]({FLOW_FILE})",
+        "",
+        f"Records identified: {identified} (by source: {sources}); duplicates removed: {flow.duplicates}; "
+        f"records screened: {flow.screened}; excluded: {sum(flow.excluded.values())} ({reasons}); "
+        f"studies included: {flow.included}, of which {flow.stating_result} state a result. "
+        f"Diagram: [{FLOW_FILE}]({FLOW_FILE}).",
+        "",
+    ]
+
+
+def figure_lines(figures: Figures, escape: Callable[[str], str]) -> list[str]:
+    """The report's forest plots: each plot, its files, and what it does and does not show."""
+    lines = ["## Forest plots", ""]
+    for plot in figures.forest_plots:
+        name = MEASURE_NAMES.get(plot.measure, plot.measure) + (f" ({plot.unit})" if plot.unit else "")
+        title = f"{name}: {escape(plot.outcome)}"
+        values = "; ".join(f"{escape(s.label)} {s.value:g} [{s.ci_low:g}, {s.ci_high:g}]" for s in plot.studies)
+        lines += [f"### {title}", "", f"![Forest plot. {title}. {values}]({plot.file}.svg)", ""]
+        if plot.pooled is not None:
+            pooled = plot.pooled
+            said = (
+                f"Pooled, random effects ({pooled.k} randomised trials): {pooled.value:.2f} "
+                f"[{pooled.ci_low:.2f}, {pooled.ci_high:.2f}], I² = {pooled.i2:.0%}. **Automatic, exploratory "
+                f"pooling.** {escape(pooled.caveat)}"
+            )
+        else:
+            said = escape(NOT_POOLED)
+        lines += [
+            f"{len(plot.studies)} studies. {said} Files: [{plot.file}.svg]({plot.file}.svg), "
+            f"[{plot.file}.png]({plot.file}.png).",
+            "",
+        ]
+    lines += [f"{escape(note)}" for note in figures.forest_notes]
+    if not figures.forest_plots and not figures.forest_notes:
+        lines.append("No counted study states an estimate with its confidence interval.")
+    return [*lines, ""]

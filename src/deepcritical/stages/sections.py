@@ -1,0 +1,215 @@
+"""The report's sections written in code: findings with their citations, the retraction and concern
+warnings, the strength-of-evidence table and its counted line, the judge's capped scores and the verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from deepcritical.models import Evidence
+from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
+from deepcritical.stages.markdown import ModelText, cite, escape, safe_link
+from deepcritical.stages.references import best_grade, citation_mark
+from deepcritical.stages.strength import DIRECTIONS, Strength
+
+
+def findings_list(
+    findings: Sequence[Finding],
+    numbers: Mapping[str, int],
+    text: ModelText,
+    empty: str,
+    evidence: Mapping[str, Evidence],
+) -> list[str]:
+    if not findings:
+        return [empty]
+    lines = []
+    for finding in findings:
+        marks = "; ".join(
+            dict.fromkeys(
+                citation_mark(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
+            )
+        )
+        grade = best_grade(finding.evidence_ids, evidence)
+        shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
+        said = f' "{escape(finding.quote)}"' if finding.quote else ""
+        cited = f" \\[{marks}\\]" if marks else ""
+        lines.append(f"- {text(finding.statement)}{said}{cited}{shown}")
+    return lines
+
+
+def _flagged_item(item: Evidence, numbers: Mapping[str, int], demo: bool) -> str:
+    link = None if demo else safe_link(item.citation.url)  # a synthetic record has no page
+    where = f" [Link]({link})" if link else ""
+    number = f", reference {cite([numbers[item.id]])}" if item.id in numbers else ""
+    return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}){number}.{where}"
+
+
+def flagged(counted: Strength, report: ResearchReport, evidence: Mapping[str, Evidence]) -> tuple[list[str], list[str]]:
+    """The retracted items and those under an expression of concern that are on the question's topic (among
+    the items reviewed), and any the report cites: a flag on an unrelated paper is noise, not a warning."""
+    cited = [i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids]
+    retracted = [i for i in counted.retracted if i in evidence]
+    concern = [i for i in dict.fromkeys([*counted.concern, *cited]) if i in evidence]
+    return retracted, [i for i in concern if evidence[i].expression_of_concern and not evidence[i].retracted]
+
+
+def flag_warnings(
+    retracted: Sequence[str],
+    concern: Sequence[str],
+    evidence: Mapping[str, Evidence],
+    numbers: Mapping[str, int],
+    demo: bool = False,
+) -> list[str]:
+    """A visible warning listing the on-topic retracted items (they support no finding), and the items under
+    an expression of concern."""
+    lines: list[str] = []
+    if retracted:
+        lines += [
+            f"> **Warning: {len(retracted)} retracted publication(s) on this question.** A retracted publication "
+            "supports no finding in this report; it is listed here so that it is not mistaken for evidence:",
+            ">",
+            *(f"> - **Retracted:** {_flagged_item(evidence[i], numbers, demo)}" for i in retracted),
+            "",
+        ]
+    if concern:
+        lines += [
+            f"> **Caution: {len(concern)} publication(s) under an expression of concern.** The journal has "
+            "questioned their reliability; read any finding they support with care:",
+            ">",
+            *(f"> - **Expression of concern:** {_flagged_item(evidence[i], numbers, demo)}" for i in concern),
+            "",
+        ]
+    return lines
+
+
+def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> str:
+    """A count and the reference numbers of exactly the items counted."""
+    return f"{len(ids)} {cite([numbers[i] for i in ids])}" if ids else "0"
+
+
+def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[str]:
+    """The counted items by design (strongest first) and by the direction of their result. Each cell gives
+    the count and the reference numbers of exactly those items (every counted item is numbered)."""
+    lines = [
+        "| Design | OCEBM 2011 level | Favourable | Null | Unfavourable | No clear result |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, cells in strength.rows:
+        counts = " | ".join(_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None))
+        lines.append(f"| {escape(label[0].upper() + label[1:])} | {escape(strength.level_text(label))} | {counts} |")
+    if not strength.rows:
+        lines = ["No item reviewed mentions the question's key terms, so none is placed in the table."]
+    notes = [
+        "Each item's design comes from its publication types, MeSH headings or text, and the direction of its "
+        "result from the wording of the sentence that states it (read in code, not appraised); numbers in "
+        "brackets are the references counted in each cell."
+    ]
+    return [*lines, "", " ".join(notes)]
+
+
+def counted_line(strength: Strength, collected: int) -> str:
+    """Where every total of the report comes from, in one sentence."""
+    stated = len(strength.stated)
+    parts = [
+        f"Counted: {len(strength.counted)} of the {strength.reviewed} item(s) reviewed name the question's key terms "
+        f"({stated} state a result); they are the items in the strength-of-evidence table."
+    ]
+    aside = [
+        f"{count} {what}"
+        for count, what in (
+            (len(strength.off_topic), "off the question's topic"),
+            (len(strength.registrations), "trial registration(s) (plans, not results)"),
+            (len(strength.retracted), "retracted"),
+            (len(strength.same_study), "other part(s) of a study counted once (its abstract or passages)"),
+        )
+        if count
+    ]
+    if aside:
+        parts.append(f"Set aside: {', '.join(aside)}.")
+    if collected > strength.reviewed:
+        parts.append(f"The report reviewed the {strength.reviewed} most relevant of the {collected} items collected.")
+    return " ".join(parts)
+
+
+def present_designs(strength: Strength, report: ResearchReport, evidence: Mapping[str, Evidence]) -> set[str]:
+    """The designs of the studies in people the report counts or cites."""
+    designs = {view.design for view in strength.in_humans()}
+    cited = {i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids}
+    for i in cited:
+        if i in evidence and evidence[i].grade.population not in ("animals", "in_vitro"):
+            designs.add(evidence[i].grade.design)
+    return designs
+
+
+ASPECT_NAMES = (
+    ("mechanism", "Mechanism"),
+    ("clinical", "Clinical evidence"),
+    ("safety", "Safety and contrary evidence"),
+)
+
+
+def assessment_lines(assessment: Assessment, text: ModelText) -> list[str]:
+    """The judge's scores as capped, each with what it gave and why it was capped."""
+    lines = [
+        "The judge rated the items it was shown in its last round (the strongest studies on the question first, then "
+        "by relevance and diversity; not every "
+        "item collected); each score is capped in code by what the counted studies can support.",
+        "",
+    ]
+    for name, label in ASPECT_NAMES:
+        aspect = getattr(assessment, name)
+        caps = [cap for cap in assessment.caps if cap.aspect == name]
+        capped = (
+            f" *(the judge gave {caps[0].given:g}; capped: {text(caps[-1].reason)})*"
+            if caps and caps[0].given != aspect.score
+            else ""
+        )
+        lines.append(f"- **{label}: {aspect.score}/10.**{capped} {text(aspect.reason)}")
+    decision = "sufficient" if assessment.sufficient else "not sufficient"
+    stop_caps = [cap for cap in assessment.caps if cap.aspect == "sufficient"]
+    note = f" *(the judge said sufficient; {text(stop_caps[-1].reason)})*" if stop_caps else ""
+    lines.append(f"- **Judge's decision:** {decision}, confidence {assessment.confidence:.2f}.{note}")
+    return lines
+
+
+VERDICT_WORDS = {
+    "yes": "Yes",
+    "no": "No",
+    "maybe": "Maybe",
+    "supported": "Supported",
+    "refuted": "Refuted",
+    "mixed": "Mixed",
+    "insufficient": "Insufficient evidence",
+}
+
+
+def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
+    """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
+    who = "given by the report model" if verdict.by == "model" else "computed in code"
+    marks = [numbers[i] for i in dict.fromkeys(verdict.evidence_ids) if i in numbers]
+    rests = f" It rests on {cite(marks)}" if marks else " No collected item bears on it"
+    strongest = ""
+    if verdict.strongest_design:
+        level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
+        strongest = f"; the strongest design behind it: {escape(verdict.strongest_design)}{level}"
+    against = [numbers[i] for i in dict.fromkeys(verdict.against_ids) if i in numbers]
+    caution = (
+        f" The studies at this report's best level of evidence read the other way: {cite(against)}." if against else ""
+    )
+    disagreement = ""
+    if verdict.counted is not None:
+        read = [numbers[i] for i in dict.fromkeys(verdict.counted.evidence_ids) if i in numbers]
+        resting = f", resting on {cite(read)}" if read else ""
+        disagreement = (
+            " The counted studies' readings, weighed in code, say otherwise: "
+            f"**{VERDICT_WORDS[verdict.counted.label]}** (confidence {verdict.counted.confidence:.2f}{resting})."
+        )
+    # A code verdict says how it weighed: by design level, size and directness, which the brief's plain
+    # count by design does not, so the two may read differently.
+    how = f" {escape(verdict.rationale)}" if verdict.by == "code" and verdict.rationale else ""
+    return [
+        "## Verdict",
+        "",
+        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.{caution}"
+        f"{disagreement}{how}",
+        "",
+    ]
