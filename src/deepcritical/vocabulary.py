@@ -1,0 +1,71 @@
+"""The vocabulary of evidence: study designs (their labels, OCEBM levels and whether each is by definition
+a study of people), populations and what a grade rests on. The classifier is ``sources/grading/``; the
+scale is in phases/. Imports nothing from the project: every layer reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+StudyDesign = Literal[
+    "meta_analysis",
+    "systematic_review",
+    "randomized_controlled_trial",
+    "clinical_trial",
+    "cohort",
+    "case_control",
+    "cross_sectional",
+    "observational",
+    "case_report",
+    "guideline",
+    "narrative_review",
+    "preclinical",
+    "editorial_or_letter",
+    "registered_trial",
+    "preprint",
+    "web",
+    "unknown",
+]
+Population = Literal["humans", "animals", "in_vitro", "unknown"]
+GradeBasis = Literal["publication_type", "mesh", "text", "source"]
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the project knows of one study design: how it is named in a report, its level on the OCEBM
+    2011 scale ("Does this intervention help?"; None: outside the scale, shown as such rather than ranked),
+    and whether it is by definition a study of people."""
+
+    label: str
+    level: int | None
+    in_humans: bool = False
+
+
+# The one list of designs (the ``StudyDesign`` names, checked against it by a test); the grader, the
+# report and the assessment read their labels, levels and populations from here.
+DESIGNS: dict[StudyDesign, Design] = {
+    "meta_analysis": Design("meta-analysis", 1, in_humans=True),
+    "systematic_review": Design("systematic review", 1, in_humans=True),
+    "randomized_controlled_trial": Design("randomised controlled trial", 2, in_humans=True),
+    "clinical_trial": Design("non-randomised clinical trial", 3, in_humans=True),
+    "cohort": Design("cohort study", 3, in_humans=True),
+    "case_control": Design("case-control study", 4, in_humans=True),
+    "cross_sectional": Design("cross-sectional study", 4, in_humans=True),
+    "observational": Design("observational study", 3, in_humans=True),
+    "case_report": Design("case report or series", 4, in_humans=True),
+    "guideline": Design("guideline", None),
+    "narrative_review": Design("narrative review", 5),
+    "preclinical": Design("preclinical study", None),
+    "editorial_or_letter": Design("editorial, comment or letter", 5),
+    "registered_trial": Design("trial registration", None),
+    "preprint": Design("preprint", None),
+    "web": Design("web page", None),
+    "unknown": Design("design unknown", None),
+}
+DESIGN_LABELS: dict[StudyDesign, str] = {name: design.label for name, design in DESIGNS.items()}
+POPULATION_LABELS: dict[Population, str] = {
+    "humans": "humans",
+    "animals": "animals",
+    "in_vitro": "cells or tissue in vitro",
+    "unknown": "population unknown",
+}
