@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 from deepcritical.options import ALL_SOURCES as ALL_SOURCES
 from deepcritical.options import KNOWN_SOURCES as KNOWN_SOURCES
 from deepcritical.options import SourceName as SourceName
+
+# How a person calls each source (the page's checkboxes, descriptions for a calling model): the source table's.
+from deepcritical.sources.registry import SOURCE_LABELS as SOURCE_LABELS
 from deepcritical.vocabulary import DESIGN_LABELS as DESIGN_LABELS
 from deepcritical.vocabulary import DESIGNS as DESIGNS
 from deepcritical.vocabulary import POPULATION_LABELS as POPULATION_LABELS
@@ -18,17 +21,6 @@ from deepcritical.vocabulary import Design as Design
 from deepcritical.vocabulary import GradeBasis as GradeBasis
 from deepcritical.vocabulary import Population as Population
 from deepcritical.vocabulary import StudyDesign as StudyDesign
-
-# How a person calls each source (the page's checkboxes, descriptions for a calling model).
-SOURCE_LABELS: dict[str, str] = {
-    "pubmed": "PubMed",
-    "web": "the web (DuckDuckGo)",
-    "searxng": "SearXNG",
-    "you": "You.com",
-    "clinicaltrials": "ClinicalTrials.gov",
-    "europepmc": "Europe PMC",
-    "library": "your document collection (deepcritical library add)",
-}
 
 DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deepcritical.cli.common import fail, settings_from
-from deepcritical.options import KNOWN_SOURCES, OutputMode
+from deepcritical.options import OutputMode
+from deepcritical.sources.registry import sources_help
 
 if TYPE_CHECKING:
     from deepcritical.config import Settings
     from deepcritical.run.request import RunRequest
 
 Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
-SOURCES_HELP = f"Comma-separated: {','.join(KNOWN_SOURCES)} (default: DEEPCRITICAL_SOURCES)."
+SOURCES_HELP = f"{sources_help()} (default: DEEPCRITICAL_SOURCES)"
 Sources = Annotated[str | None, typer.Option("--sources", help=SOURCES_HELP)]
 Collection = Annotated[
     str | None,

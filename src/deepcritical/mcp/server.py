@@ -21,15 +21,15 @@ from deepcritical.errors import DeepCriticalError
 from deepcritical.mcp.library_tool import LibraryAdded, add_to_library
 from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, progress_line, run_failure, run_result
 from deepcritical.mcp.watch_tools import register_watch_tools
-from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES
 from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
+from deepcritical.sources.registry import KNOWN_SOURCES, in_words, sources_help
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 MAX_RUN_ID_CHARS = 64
-SOURCES_IN_WORDS = "PubMed, ClinicalTrials.gov, Europe PMC, the web (DuckDuckGo), SearXNG and You.com"
+SOURCES_IN_WORDS = in_words()
 INSTRUCTIONS = (
     f"DeepCritical answers biomedical research questions with evidence it collects from {SOURCES_IN_WORDS}. "
     "Use search_literature for a quick look at what the sources hold on a topic; use "
@@ -104,24 +104,26 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
     server: MCPServer[Any] = StrictMCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
     limit = rate_limit or RunRateLimit(settings.runs_per_minute)
 
-    @server.tool(annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True))
+    @server.tool(
+        annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True),
+        description=f"Search {SOURCES_IN_WORDS} at once for QUERY and return the evidence found, each item with a "
+        "stable id, its citation (title, authors, journal, date, DOI, PMID, URL) and its abstract or snippet. "
+        "Items duplicating each other in meaning are merged. Fast (seconds); use it to see what the sources "
+        "hold before, or instead of, a full research run.",
+    )
     async def search_literature(
         query: Annotated[str, Field(description="Keywords or a short question, e.g. 'metformin alzheimer'")],
         ctx: Context,
         sources: Annotated[
             list[str] | None,
             Field(
-                description=f"Sources to search, any of: {', '.join(ALL_SOURCES)} (default: all enabled)",
-                max_length=len(ALL_SOURCES),
+                description=sources_help(),
+                max_length=len(KNOWN_SOURCES),
             ),
         ] = None,
         max_results: Annotated[StrictInt, Field(ge=1, le=50, description="Results per source")] = 5,
     ) -> LiteratureSearch:
-        """Search PubMed, ClinicalTrials.gov, Europe PMC, the web (DuckDuckGo), SearXNG and You.com at once
-        for QUERY and return the evidence found, each
-        item with a stable id, its citation (title, authors, journal, date, DOI, PMID, URL) and its abstract
-        or snippet. Items duplicating each other in meaning are merged. Fast (seconds); use it to see what
-        the sources hold before, or instead of, a full research run."""
+        """Search the sources at once (the description above, from the source table, is what a client reads)."""
         query = query.strip()
         if not query or len(query) > MAX_QUESTION_CHARS:
             raise ToolError(f"query: give between 1 and {MAX_QUESTION_CHARS} characters")
@@ -160,7 +162,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
         sources: Annotated[
             list[str] | None,
             Field(
-                description=f"Sources to search, any of: {', '.join(KNOWN_SOURCES)} (default: all enabled)",
+                description=sources_help(),
                 max_length=len(KNOWN_SOURCES),
             ),
         ] = None,
