@@ -69,3 +69,28 @@ POPULATION_LABELS: dict[Population, str] = {
     "in_vitro": "cells or tissue in vitro",
     "unknown": "population unknown",
 }
+
+# --- Design sets, the lab-study test and the level weights (one copy; stages read them from here) ---
+
+REVIEW_DESIGNS: frozenset[StudyDesign] = frozenset({"meta_analysis", "systematic_review"})
+TRIAL_DESIGNS: frozenset[StudyDesign] = frozenset({"randomized_controlled_trial"})
+LAB_POPULATIONS: frozenset[Population] = frozenset({"animals", "in_vitro"})
+
+
+def is_lab_study(population: str, design: str) -> bool:
+    """An animal or cell study, whatever design its text suggests."""
+    return population in LAB_POPULATIONS or design == "preclinical"
+
+
+# Two weightings by OCEBM level, side by side: each names what it weighs.
+# How much one item counts towards the direction of the answer (the strength table's tally); items outside the
+# scale count a little (a preprint more than a web page, as it reports a study of its own).
+DIRECTION_LEVEL_WEIGHTS: dict[int, float] = {1: 4.0, 2: 3.0, 3: 2.0, 4: 1.0, 5: 0.5}
+DIRECTION_OUTSIDE_SCALE_WEIGHTS: dict[str, float] = {"preprint": 1.0, "guideline": 1.0}
+DIRECTION_DEFAULT_WEIGHT = 0.5
+# What one item in humans adds to the clinical-evidence score of the assessment; an item outside the scale adds
+# less (a preprint reports a study of its own, a web page only reports one); an item of unknown design counts
+# as one, as every item did before items were graded.
+CLINICAL_SCORE_LEVEL_WEIGHTS: dict[int, float] = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.6, 5: 0.3}
+CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS: dict[str, float] = {"preprint": 0.5, "guideline": 0.5, "unknown": 1.0}
+CLINICAL_SCORE_UNGRADED_WEIGHT = 0.3

@@ -20,6 +20,7 @@ from deepcritical.sources.grading.wording import (
     population_from_text,
     reviews_only_observational,
 )
+from deepcritical.vocabulary import LAB_POPULATIONS
 
 # OCEBM 2011 levels, from the one list of designs (``models.DESIGNS``).
 OCEBM_LEVEL: dict[StudyDesign, int | None] = {name: design.level for name, design in DESIGNS.items()}
@@ -65,7 +66,7 @@ def grade_record(
         found = _Found(design, "text")
     if found is not None and found.design == "observational":
         found = _observational_subtype(found, title, text, mesh_headings)
-    if population in ("animals", "in_vitro") and (
+    if population in LAB_POPULATIONS and (
         found is None or (found.basis != "publication_type" and found.design in HUMAN_DESIGNS)
     ):
         found = _Found("preclinical", population_basis)
