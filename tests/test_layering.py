@@ -12,7 +12,19 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "deepcritical"
-FOUNDATION = {"config", "errors", "models", "options", "outputs", "events", "redaction", "logs", "text", "vocabulary", "source_settings"}
+FOUNDATION = {
+    "config",
+    "errors",
+    "models",
+    "options",
+    "outputs",
+    "events",
+    "redaction",
+    "logs",
+    "text",
+    "vocabulary",
+    "source_settings",
+}
 # The source table: data only, importing nothing, so the foundation (the settings' source names, defaults and
 # base URLs) reads it although it sits in ``sources``.
 TABLE = "deepcritical.sources.registry"
