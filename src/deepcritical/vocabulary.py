@@ -75,6 +75,15 @@ POPULATION_LABELS: dict[Population, str] = {
 REVIEW_DESIGNS: frozenset[StudyDesign] = frozenset({"meta_analysis", "systematic_review"})
 TRIAL_DESIGNS: frozenset[StudyDesign] = frozenset({"randomized_controlled_trial"})
 LAB_POPULATIONS: frozenset[Population] = frozenset({"animals", "in_vitro"})
+# The designs that are by definition studies of people.
+HUMAN_DESIGNS: frozenset[StudyDesign] = frozenset(name for name, design in DESIGNS.items() if design.in_humans)
+# Which design wins when a record carries several types ("Meta-Analysis" and "Systematic Review"): preprint
+# first (whatever its design, it has not been peer reviewed), then the designs in the scale's order; a
+# registration, a web page and an unknown design are never read from a record's types.
+DESIGN_PRECEDENCE: tuple[StudyDesign, ...] = (
+    "preprint",
+    *(name for name in DESIGNS if name not in ("preprint", "registered_trial", "web", "unknown")),
+)
 
 
 def is_lab_study(population: str, design: str) -> bool:
