@@ -103,3 +103,14 @@ DIRECTION_DEFAULT_WEIGHT = 0.5
 CLINICAL_SCORE_LEVEL_WEIGHTS: dict[int, float] = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.6, 5: 0.3}
 CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS: dict[str, float] = {"preprint": 0.5, "guideline": 0.5, "unknown": 1.0}
 CLINICAL_SCORE_UNGRADED_WEIGHT = 0.3
+
+# --- Direction: which way a study's result points, for the question asked ---
+
+Direction = Literal["favourable", "null", "unfavourable"]
+DIRECTIONS: tuple[Direction, ...] = ("favourable", "null", "unfavourable")
+# How a report words each direction.
+DIRECTION_WORDS: dict[Direction, str] = {
+    "favourable": "favourable",
+    "null": "null (no effect)",
+    "unfavourable": "unfavourable",
+}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import Direction, key_terms, on_topic, stem
+from deepcritical.stages.reading import key_terms, on_topic, stem
 from deepcritical.stages.study_reading import StudyReader, study_reader
 from deepcritical.vocabulary import (
     DIRECTION_DEFAULT_WEIGHT,
@@ -23,10 +23,10 @@ from deepcritical.vocabulary import (
     LAB_POPULATIONS,
     REVIEW_DESIGNS,
     TRIAL_DESIGNS,
+    Direction,
     is_lab_study,
 )
-
-DIRECTIONS: tuple[Direction, ...] = ("favourable", "null", "unfavourable")
+from deepcritical.vocabulary import DIRECTIONS as DIRECTIONS  # read from here by render.py
 
 # Rows of the table, strongest first: (label, designs). Animal and cell studies form one row whatever
 # design their text suggests.
