@@ -6,18 +6,16 @@ from __future__ import annotations
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field
 
 from deepcritical.models import Evidence
 from deepcritical.reading.frame import QuestionFrame
-from deepcritical.run.events import ProgressEvent
-from deepcritical.run.progress import progress_line as event_line
+from deepcritical.run.progress import event_line
 from deepcritical.service.journal import RunInfo, RunSummary, StoredEvent
 from deepcritical.service.manager import RunManager
 from deepcritical.text import one_line, shorten
 
 MAX_SNIPPET_CHARS = 1500
-_PROGRESS = TypeAdapter[ProgressEvent](ProgressEvent)
 
 
 class EvidenceItem(BaseModel):
@@ -79,17 +77,8 @@ class RunResult(BaseModel):
 
 
 def progress_line(event: StoredEvent) -> str:
-    """One plain line per event, worded as the command line words it."""
-    data = event.data
-    if event.kind == "queued":
-        return f"waiting in the queue, position {data.get('position')}"
-    if event.kind == "run_ended":
-        return f"run ended: {data.get('status')}" + (f" ({data['error']})" if data.get("error") else "")
-    try:
-        line = event_line(_PROGRESS.validate_python(data))
-    except ValidationError:
-        return event.kind
-    return line.strip() if line else event.kind
+    """The event's line as the run store recorded it (an event of an older folder: worded the same way)."""
+    return str(event.data.get("line") or event_line(event.data))
 
 
 def run_result(manager: RunManager, info: RunInfo) -> CallToolResult:

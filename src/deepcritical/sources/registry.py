@@ -132,4 +132,5 @@ def sources_help() -> str:
     """The help of an option that names sources (the command line's ``--sources``, the MCP tools' field)."""
     named = ", ".join(entry.name for entry in SOURCES if entry.default)
     asked = ", ".join(f"{entry.name} ({entry.holds})" for entry in SOURCES if not entry.default)
-    return f"Comma-separated, any of: {', '.join(KNOWN_SOURCES)}. Default: {named}; by name only: {asked}."
+    known = ", ".join(KNOWN_SOURCES)
+    return f"Comma-separated, any of: {known}. Searched unless named: {named}; only when named: {asked}."
