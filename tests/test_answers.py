@@ -245,6 +245,14 @@ async def test_eval_predicts_scores_and_resumes_on_a_generated_file(tmp_path: Pa
     assert summary["gold_evidence_recall"] == 1.0
     assert sum(map(sum, summary["confusion"]["rows_gold_columns_predicted"])) == 3
     assert summary["majority_baseline"]["accuracy"] == pytest.approx(1 / 3, abs=1e-3)
+    # Each question ran as every run does (a RunRequest through run_to_folder): its folder holds the request
+    # (library only, no recall), its events and its report.
+    for line in lines:
+        folder = out / "runs" / str(line["id"])
+        request = json.loads((folder / "request.json").read_text())
+        assert (request["sources"], request["collection"], request["recall"]) == (["library"], "pubmedqa", False)
+        assert (folder / "report.md").is_file()
+        assert (folder / "events.jsonl").read_text().strip()
     # Run again on the same output: every item is done, nothing is predicted twice.
     again, _ = await evaluate(tmp_path, pubmedqa_items(), "full")
     assert len(again) == 3

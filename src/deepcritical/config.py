@@ -6,19 +6,16 @@ the transports and the model, nothing else.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import (
     AliasChoices,
     AnyHttpUrl,
-    BaseModel,
-    ConfigDict,
     Field,
     PositiveFloat,
     PositiveInt,
@@ -30,8 +27,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from deepcritical.errors import ConfigError
-from deepcritical.models import ALL_SOURCES, SourceName
+from deepcritical.errors import ConfigError, describe_invalid, without_credentials
 
 # Re-exported: the command line imports them from ``options`` so that ``--help`` loads no settings model.
 from deepcritical.options import MIN_RETENTION as MIN_RETENTION
@@ -39,103 +35,34 @@ from deepcritical.options import EmbeddingBackend as EmbeddingBackend
 from deepcritical.options import OutputMode as OutputMode
 from deepcritical.options import TimeRange as TimeRange
 from deepcritical.options import parse_duration as parse_duration
+from deepcritical.source_settings import (
+    JsonApiSettings,
+    PubMedSettings,
+    SearchSettings,
+    SearxngSettings,
+    WebSettings,
+    YouSettings,
+    api_annotations,
+    api_fields,
+)
+from deepcritical.sources.registry import (
+    ALL_SOURCES,
+    API_SOURCES,
+    BY_NAME,
+    DEMO_SEARXNG_URL,
+    NCBI_EUTILS_URL,
+    SourceName,
+)
 
 DEFAULT_MODEL = "google:gemini-2.5-flash"
-DEMO_SEARXNG_URL = "https://searxng.demo.invalid"
 MIN_API_TOKEN_CHARS = 16
-CLINICALTRIALS_BASE_URL = "https://clinicaltrials.gov/api/v2"
-EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
-NCBI_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+__all__ = ["DEMO_SEARXNG_URL", "NCBI_EUTILS_URL"]  # re-exported: the source table holds the services' addresses
 
 
 def _split_csv(value: Any) -> Any:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
     return value
-
-
-class Group(BaseModel):
-    """A typed, read-only branch of the settings tree, built from the flat fields (``Settings.search``,
-    ``.loop``, ``.store``, ``.serve``). The environment variables stay flat: the README documents them."""
-
-    model_config = ConfigDict(frozen=True)
-
-
-class PubMedSettings(Group):
-    timeout: float
-    base_url: str
-    api_key: SecretStr | None
-    email: str | None
-    tool: str
-
-
-class WebSettings(Group):
-    timeout: float
-
-
-class SearxngSettings(Group):
-    timeout: float
-    base_url: str | None
-    categories: tuple[str, ...]
-    language: str | None
-    time_range: TimeRange | None
-
-
-class YouSettings(Group):
-    timeout: float
-    api_key: SecretStr | None
-
-
-class JsonApiSettings(Group):
-    """A public JSON API (ClinicalTrials.gov, Europe PMC): where, and how long a request may take."""
-
-    timeout: float
-    base_url: str
-
-
-class SearchSettings(Group):
-    """Which sources a run searches, how many results each gives, and each source's own settings."""
-
-    enabled: tuple[SourceName, ...]
-    max_results_per_source: int
-    # Only what a source added since this date (a watch's re-run); None: everything, as a normal run.
-    since: date | None = None
-    pubmed: PubMedSettings
-    web: WebSettings
-    searxng: SearxngSettings
-    you: YouSettings
-    clinicaltrials: JsonApiSettings
-    europepmc: JsonApiSettings
-
-
-class LoopSettings(Group):
-    """The research loop's limits."""
-
-    max_iterations: int
-    max_evidence: int
-    max_seconds: float
-    max_llm_requests: int
-    judge_max_items: int
-    confidence_threshold: float
-
-
-class StoreSettings(Group):
-    """Where evidence is kept, how it is embedded and de-duplicated, and how long run collections stay."""
-
-    home: Path
-    embedding_model: str | None
-    chroma_host: str | None
-    chroma_port: int
-    dedup_threshold: float
-    retention: timedelta | None
-
-
-class ServeSettings(Group):
-    """The page, HTTP API and MCP server."""
-
-    max_concurrent_runs: int
-    api_token: SecretStr | None
-    runs_per_minute: int
 
 
 class Settings(BaseSettings):
@@ -156,23 +83,19 @@ class Settings(BaseSettings):
     ncbi_tool: str = Field(default="deepcritical", min_length=1, validation_alias="NCBI_TOOL")
     you_api_key: SecretStr | None = Field(default=None, validation_alias="YOU_API_KEY")
     searxng_base_url: AnyHttpUrl | None = Field(default=None, validation_alias="SEARXNG_BASE_URL")
-    searxng_timeout: PositiveFloat = Field(default=10.0, validation_alias="SEARXNG_TIMEOUT")
+    searxng_timeout: PositiveFloat = Field(default=BY_NAME["searxng"].timeout, validation_alias="SEARXNG_TIMEOUT")
     searxng_default_categories: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["general"], validation_alias="SEARXNG_DEFAULT_CATEGORIES"
     )
     searxng_default_language: str | None = Field(default=None, validation_alias="SEARXNG_DEFAULT_LANGUAGE")
     searxng_default_time_range: TimeRange | None = Field(default=None, validation_alias="SEARXNG_DEFAULT_TIME_RANGE")
-    pubmed_timeout: PositiveFloat = Field(default=30.0, validation_alias="PUBMED_TIMEOUT")
-    web_timeout: PositiveFloat = Field(default=20.0, validation_alias="WEB_TIMEOUT")
-    you_timeout: PositiveFloat = Field(default=10.0, validation_alias="YOU_TIMEOUT")
-    clinicaltrials_base_url: AnyHttpUrl = Field(
-        default=AnyHttpUrl(CLINICALTRIALS_BASE_URL), validation_alias="CLINICALTRIALS_BASE_URL"
-    )
-    clinicaltrials_timeout: PositiveFloat = Field(default=20.0, validation_alias="CLINICALTRIALS_TIMEOUT")
-    europepmc_base_url: AnyHttpUrl = Field(
-        default=AnyHttpUrl(EUROPEPMC_BASE_URL), validation_alias="EUROPEPMC_BASE_URL"
-    )
-    europepmc_timeout: PositiveFloat = Field(default=20.0, validation_alias="EUROPEPMC_TIMEOUT")
+    pubmed_timeout: PositiveFloat = Field(default=BY_NAME["pubmed"].timeout, validation_alias="PUBMED_TIMEOUT")
+    web_timeout: PositiveFloat = Field(default=BY_NAME["web"].timeout, validation_alias="WEB_TIMEOUT")
+    you_timeout: PositiveFloat = Field(default=BY_NAME["you"].timeout, validation_alias="YOU_TIMEOUT")
+    # Each public JSON API of the source table: ``{NAME}_BASE_URL`` and ``{NAME}_TIMEOUT``, declared from the
+    # table (a class body is a namespace like any other), so a new source needs no field here.
+    __annotations__.update(api_annotations())
+    locals().update(api_fields())
     max_results_per_source: PositiveInt = Field(default=10, le=100, validation_alias="DEEPCRITICAL_MAX_RESULTS")
 
     # Evidence store
@@ -335,7 +258,7 @@ class Settings(BaseSettings):
         """``VAR=`` (as a .env template leaves it) means unset, not an empty URL or an empty key."""
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("clinicaltrials_base_url", "europepmc_base_url", mode="before")
+    @field_validator(*(f"{entry.name}_base_url" for entry in API_SOURCES), mode="before")
     @classmethod
     def _blank_is_public_service(cls, value: Any, info: ValidationInfo) -> Any:
         """``VAR=`` means the public service, the default."""
@@ -360,8 +283,7 @@ class Settings(BaseSettings):
             demo_sources=True,
             searxng_base_url=DEMO_SEARXNG_URL,
             # The stand-ins answer at the public services' addresses, not at a mirror's.
-            clinicaltrials_base_url=CLINICALTRIALS_BASE_URL,
-            europepmc_base_url=EUROPEPMC_BASE_URL,
+            **{f"{entry.name}_base_url": entry.base_url for entry in API_SOURCES},
             you_api_key="demo-key",
             ncbi_api_key=None,
             ncbi_eutils_url=NCBI_EUTILS_URL,
@@ -401,7 +323,7 @@ class Settings(BaseSettings):
             if name == "ncbi_email" or "SecretStr" in str(field.annotation):
                 data[name] = "set" if value is not None else None
             elif isinstance(value, AnyHttpUrl) and (value.username or value.password):
-                data[name] = _without_credentials(str(value))
+                data[name] = without_credentials(str(value))
         return data
 
     # The settings tree: typed groups over the flat fields (built on each access, so a ``model_copy`` with
@@ -428,45 +350,18 @@ class Settings(BaseSettings):
                 time_range=self.searxng_default_time_range,
             ),
             you=YouSettings(timeout=self.you_timeout, api_key=self.you_api_key),
-            clinicaltrials=JsonApiSettings(
-                timeout=self.clinicaltrials_timeout, base_url=str(self.clinicaltrials_base_url)
-            ),
-            europepmc=JsonApiSettings(timeout=self.europepmc_timeout, base_url=str(self.europepmc_base_url)),
+            apis={entry.name: self.api(entry.name) for entry in API_SOURCES},
         )
 
-    @property
-    def loop(self) -> LoopSettings:
-        return LoopSettings.model_validate({name: getattr(self, name) for name in LoopSettings.model_fields})
-
-    @property
-    def store(self) -> StoreSettings:
-        return StoreSettings.model_validate({name: getattr(self, name) for name in StoreSettings.model_fields})
-
-    @property
-    def serve(self) -> ServeSettings:
-        return ServeSettings.model_validate({name: getattr(self, name) for name in ServeSettings.model_fields})
-
-
-def _without_credentials(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    def api(self, name: str) -> JsonApiSettings:
+        """A public JSON API's settings (``europepmc``: its base URL and timeout)."""
+        return JsonApiSettings(
+            timeout=getattr(self, f"{name}_timeout"), base_url=str(getattr(self, f"{name}_base_url"))
+        )
 
 
 def _describe(error: ValidationError, flags: Mapping[str, str] | None = None) -> str:
-    lines = []
-    for item in error.errors():
-        variable = ".".join(str(part) for part in item["loc"][:1]) or "settings"
-        variable = (flags or {}).get(variable, variable)
-        value = item.get("input")
-        secret = "key" in variable.lower() or "token" in variable.lower() or variable in _SECRET_VARIABLES
-        shown = "" if isinstance(value, dict) or secret else f" (got {_CREDENTIALS.sub('//***@', repr(value))})"
-        lines.append(f"{variable}: {item['msg']}{shown}")
-    return "; ".join(lines)
-
-
-# A value shown in a configuration error keeps no URL credentials (``https://user:pass@host``), up to the
-# last ``@``: a password typed with an unencoded ``/`` or ``@`` in it goes too.
-_CREDENTIALS = re.compile(r"//.*@")
+    return describe_invalid(error.errors(), flags or {}, _SECRET_VARIABLES)
 
 
 def _secret_variables() -> frozenset[str]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Self
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Self
+from urllib.parse import urlsplit, urlunsplit
 
 
 class DeepCriticalError(Exception):
@@ -74,3 +77,30 @@ class ResearchError(DeepCriticalError):
 
 class DocumentError(DeepCriticalError):
     """A file could not be read as a document: unknown or broken format, over a limit, or no text."""
+
+
+def without_credentials(url: str) -> str:
+    """``https://user:pass@host/x`` as ``https://host/x``."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+# A value shown in a configuration error keeps no URL credentials (``https://user:pass@host``), up to the
+# last ``@``: a password typed with an unencoded ``/`` or ``@`` in it goes too.
+_CREDENTIALS = re.compile(r"//.*@")
+
+
+def describe_invalid(
+    errors: Iterable[Mapping[str, Any]], flags: Mapping[str, str], secret_variables: frozenset[str]
+) -> str:
+    """A settings validation's errors in one line (a ``ConfigError``'s text), each named by its flag, else its
+    variable; the value is shown without URL credentials, and never for a key, a token or a secret variable."""
+    lines = []
+    for item in errors:
+        variable = ".".join(str(part) for part in item["loc"][:1]) or "settings"
+        variable = flags.get(variable, variable)
+        value = item.get("input")
+        secret = "key" in variable.lower() or "token" in variable.lower() or variable in secret_variables
+        shown = "" if isinstance(value, dict) or secret else f" (got {_CREDENTIALS.sub('//***@', repr(value))})"
+        lines.append(f"{variable}: {item['msg']}{shown}")
+    return "; ".join(lines)

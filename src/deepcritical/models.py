@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
@@ -14,16 +12,15 @@ from deepcritical.options import ALL_SOURCES as ALL_SOURCES
 from deepcritical.options import KNOWN_SOURCES as KNOWN_SOURCES
 from deepcritical.options import SourceName as SourceName
 
-# How a person calls each source (the page's checkboxes, descriptions for a calling model).
-SOURCE_LABELS: dict[str, str] = {
-    "pubmed": "PubMed",
-    "web": "the web (DuckDuckGo)",
-    "searxng": "SearXNG",
-    "you": "You.com",
-    "clinicaltrials": "ClinicalTrials.gov",
-    "europepmc": "Europe PMC",
-    "library": "your document collection (deepcritical library add)",
-}
+# How a person calls each source (the page's checkboxes, descriptions for a calling model): the source table's.
+from deepcritical.sources.registry import SOURCE_LABELS as SOURCE_LABELS
+from deepcritical.vocabulary import DESIGN_LABELS as DESIGN_LABELS
+from deepcritical.vocabulary import DESIGNS as DESIGNS
+from deepcritical.vocabulary import POPULATION_LABELS as POPULATION_LABELS
+from deepcritical.vocabulary import Design as Design
+from deepcritical.vocabulary import GradeBasis as GradeBasis
+from deepcritical.vocabulary import Population as Population
+from deepcritical.vocabulary import StudyDesign as StudyDesign
 
 DOI_PATTERN = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 _DOI_IN_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)$", re.IGNORECASE)
@@ -56,70 +53,8 @@ def normalize_doi(doi: str) -> str:
     return doi.lower()
 
 
-# --- Study design and level of evidence (the classifier is sources/grading/; the scale is in phases/) ---
+# --- Study design and level of evidence: the vocabulary is ``deepcritical.vocabulary`` ---
 
-StudyDesign = Literal[
-    "meta_analysis",
-    "systematic_review",
-    "randomized_controlled_trial",
-    "clinical_trial",
-    "cohort",
-    "case_control",
-    "cross_sectional",
-    "observational",
-    "case_report",
-    "guideline",
-    "narrative_review",
-    "preclinical",
-    "editorial_or_letter",
-    "registered_trial",
-    "preprint",
-    "web",
-    "unknown",
-]
-Population = Literal["humans", "animals", "in_vitro", "unknown"]
-GradeBasis = Literal["publication_type", "mesh", "text", "source"]
-
-
-@dataclass(frozen=True)
-class Design:
-    """What the project knows of one study design: how it is named in a report, its level on the OCEBM
-    2011 scale ("Does this intervention help?"; None: outside the scale, shown as such rather than ranked),
-    and whether it is by definition a study of people."""
-
-    label: str
-    level: int | None
-    in_humans: bool = False
-
-
-# The one list of designs (the ``StudyDesign`` names, checked against it by a test); the grader, the
-# report and the assessment read their labels, levels and populations from here.
-DESIGNS: dict[StudyDesign, Design] = {
-    "meta_analysis": Design("meta-analysis", 1, in_humans=True),
-    "systematic_review": Design("systematic review", 1, in_humans=True),
-    "randomized_controlled_trial": Design("randomised controlled trial", 2, in_humans=True),
-    "clinical_trial": Design("non-randomised clinical trial", 3, in_humans=True),
-    "cohort": Design("cohort study", 3, in_humans=True),
-    "case_control": Design("case-control study", 4, in_humans=True),
-    "cross_sectional": Design("cross-sectional study", 4, in_humans=True),
-    "observational": Design("observational study", 3, in_humans=True),
-    "case_report": Design("case report or series", 4, in_humans=True),
-    "guideline": Design("guideline", None),
-    "narrative_review": Design("narrative review", 5),
-    "preclinical": Design("preclinical study", None),
-    "editorial_or_letter": Design("editorial, comment or letter", 5),
-    "registered_trial": Design("trial registration", None),
-    "preprint": Design("preprint", None),
-    "web": Design("web page", None),
-    "unknown": Design("design unknown", None),
-}
-DESIGN_LABELS: dict[StudyDesign, str] = {name: design.label for name, design in DESIGNS.items()}
-POPULATION_LABELS: dict[Population, str] = {
-    "humans": "humans",
-    "animals": "animals",
-    "in_vitro": "cells or tissue in vitro",
-    "unknown": "population unknown",
-}
 # How much each basis can be trusted, for choosing between two grades of one merged item.
 _BASIS_RANK: dict[GradeBasis | None, int] = {"publication_type": 4, "mesh": 3, "text": 2, "source": 1, None: 0}
 

@@ -8,11 +8,11 @@ import re
 from datetime import timedelta
 from typing import Literal
 
-# The sources by name: the one list (``sources.registry`` holds one entry per name; a test keeps them equal).
-SourceName = Literal["pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc", "library"]
-# The sources searched by default; ``library`` (the user's own document collections) is asked for by name.
-ALL_SOURCES: tuple[SourceName, ...] = ("pubmed", "web", "searxng", "you", "clinicaltrials", "europepmc")
-KNOWN_SOURCES: tuple[SourceName, ...] = (*ALL_SOURCES, "library")
+# The sources by name, the default ones and every one: from the source table (which imports nothing).
+from deepcritical.sources.registry import ALL_SOURCES as ALL_SOURCES
+from deepcritical.sources.registry import KNOWN_SOURCES as KNOWN_SOURCES
+from deepcritical.sources.registry import SourceName as SourceName
+
 TimeRange = Literal["day", "week", "month", "year"]
 OutputMode = Literal["auto", "tool", "native", "prompted"]
 EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]

@@ -14,11 +14,14 @@ from agents.research_fakes import FakeStore, plain_logs
 from deepcritical.config import Settings, load_settings
 from deepcritical.demo import transport
 from deepcritical.demo.transport import STAND_IN_HOSTS, StandInRouter
-from deepcritical.models import ALL_SOURCES
+from deepcritical.models import KNOWN_SOURCES
 from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.sources.registry import SOURCES
+
+# Every source but the user's own library (local, no network): the default ones and OpenAlex, asked for by name.
+EVERY_SOURCE = [name for name in KNOWN_SOURCES if name != "library"]
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
 _ = plain_logs
@@ -61,8 +64,8 @@ def in_memory(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
 async def test_a_demo_run_with_every_source_sends_nothing_to_the_network(
     options: dict[str, bool], network: list[str], clean_env: Path
 ) -> None:
-    settings = load_settings(sources=",".join(ALL_SOURCES), max_iterations=2, **options)
-    assert settings.sources == list(ALL_SOURCES)
+    settings = load_settings(sources=",".join(EVERY_SOURCE), max_iterations=2, **options)
+    assert settings.sources == EVERY_SOURCE
     done = await run_to_folder(
         "Can metformin be repurposed for Alzheimer's disease?",
         settings,
@@ -72,18 +75,16 @@ async def test_a_demo_run_with_every_source_sends_nothing_to_the_network(
     assert network == []
     assert done.outcome.error is None
     # Every source was searched and answered from the stand-ins (none failed for want of the network).
-    assert set(done.outcome.sources) == set(ALL_SOURCES)
+    assert set(done.outcome.sources) == set(EVERY_SOURCE)
 
 
 def test_every_host_a_source_reaches_in_demo_sources_is_intercepted() -> None:
     settings = load_settings(demo_sources=True)
     search = settings.search
-    hosts = {
-        httpx2.URL(base).host
-        for spec in SOURCES
-        if (base := getattr(spec.settings(search), "base_url", None)) is not None
-    }
-    assert hosts
+    bases = [search.pubmed.base_url, search.searxng.base_url, *(api.base_url for api in search.apis.values())]
+    hosts = {httpx2.URL(base).host for base in bases if base is not None}
+    assert len(hosts) == 5  # E-utilities, SearXNG and the three public JSON APIs
+    assert {entry.stand_in_host for entry in SOURCES if entry.stand_in} == STAND_IN_HOSTS
     assert hosts <= STAND_IN_HOSTS
     assert frozenset(transport.STAND_INS) == STAND_IN_HOSTS  # routing and interception: one table
 

@@ -84,3 +84,25 @@ def test_server_paths_are_named_not_shown(tmp_path: Path) -> None:
     cleaned = without_paths(message, settings, runs)
     assert cleaned == "cannot write $DEEPCRITICAL_HOME/chroma nor the runs folder/research-x: disk full"
     assert str(tmp_path) not in (cleaned or "")
+
+
+def test_each_stored_event_carries_its_one_line_which_mcp_shows_as_is(tmp_path: Path) -> None:
+    from deepcritical.events import QueriesPlanned
+    from deepcritical.mcp.results import progress_line
+
+    store = RunStore(tmp_path / "run")
+    (tmp_path / "run").mkdir()
+    planned = store.append(QueriesPlanned(iteration=1, queries=["metformin\ndementia", "statins"]).model_dump())
+    queued = store.append({"kind": "queued", "position": 2})
+    ended = store.append({"kind": "run_ended", "status": "failed", "error": "no source answered"})
+    assert planned.data["line"] == "queries: metformin dementia; statins"  # one line, whatever the query held
+    assert queued.data["line"] == "waiting in the queue, position 2"
+    assert ended.data["line"] == "run ended: failed (no source answered)"
+    # The folder keeps the lines; MCP reads them from the stored event, rewording nothing.
+    on_disk = [
+        json.loads(line)["data"]["line"] for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()
+    ]
+    assert on_disk == [planned.data["line"], queued.data["line"], ended.data["line"]]
+    assert progress_line(planned) == planned.data["line"]
+    unknown = store.append({"kind": "something_new"})
+    assert unknown.data["line"] == "something_new"

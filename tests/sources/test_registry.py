@@ -1,4 +1,4 @@
-"""The source registry and the settings tree: one list of sources, each built from its own settings group."""
+"""The source table and the settings tree: one list of sources, each built from its own settings group."""
 
 from __future__ import annotations
 
@@ -6,15 +6,16 @@ from typing import get_args
 
 import httpx2
 import pytest
-from pydantic import AnyHttpUrl, SecretStr
+from pydantic import SecretStr
 
 from deepcritical.config import Settings
 from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES, SOURCE_LABELS, SourceName
 from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
 from deepcritical.sources.europepmc import EuropePmcTool
 from deepcritical.sources.factory import DEADLINE_PER_TIMEOUT, build_sources
+from deepcritical.sources.openalex import OpenAlexTool
 from deepcritical.sources.pubmed import PubMedTool
-from deepcritical.sources.registry import SOURCES, source_labels
+from deepcritical.sources.registry import API_SOURCES, SOURCES, source_labels, sources_help
 from deepcritical.sources.searxng import SearxngTool
 from deepcritical.sources.web import WebTool
 from deepcritical.sources.you import ResearchEngine
@@ -25,10 +26,11 @@ def settings(**values: object) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-def test_the_registry_lists_every_source_name_once_in_the_default_order() -> None:
-    assert [spec.name for spec in SOURCES] == list(ALL_SOURCES)
-    # ``library`` (the user's own collections) is asked for by name and built beside the registry, from the
-    # collection the run names: every known source has its name and its label once.
+def test_the_table_lists_every_source_name_once_in_the_default_order() -> None:
+    assert [entry.name for entry in SOURCES] == list(KNOWN_SOURCES)
+    assert [entry.name for entry in SOURCES if entry.default] == list(ALL_SOURCES)
+    assert {"openalex", "library"}.isdisjoint(ALL_SOURCES)  # asked for by name
+    # Every known source has its name (the Literal is written out) and its label once.
     assert list(KNOWN_SOURCES) == list(get_args(SourceName)) == list(SOURCE_LABELS)
     labels = source_labels()
     assert len(set(labels.values())) == len(labels)
@@ -46,6 +48,9 @@ def test_every_enabled_source_is_built_from_its_own_settings_group() -> None:
         CLINICALTRIALS_TIMEOUT="7",
         CLINICALTRIALS_BASE_URL="https://ct.mirror.example/api/v2/",
         EUROPEPMC_TIMEOUT="8",
+        OPENALEX_TIMEOUT="9",
+        OPENALEX_BASE_URL="https://openalex.mirror.example",
+        DEEPCRITICAL_SOURCES=",".join((*ALL_SOURCES, "openalex")),
     )
     sources = build_sources(configured, httpx2.AsyncClient())
     tools = {tool.name: tool for tool in sources.handler.tools}
@@ -56,6 +61,7 @@ def test_every_enabled_source_is_built_from_its_own_settings_group() -> None:
         "you": ResearchEngine,
         "clinicaltrials": ClinicalTrialsTool,
         "europepmc": EuropePmcTool,
+        "openalex": OpenAlexTool,
     }
     assert {name: type(tool) for name, tool in tools.items()} == kinds
     assert {name: tool.timeout for name, tool in tools.items()} == {
@@ -65,9 +71,11 @@ def test_every_enabled_source_is_built_from_its_own_settings_group() -> None:
         "web": 6,
         "clinicaltrials": 7,
         "europepmc": 8,
+        "openalex": 9,
     }
     assert tools["you"] is sources.research_engine  # the Brain's lookups and the source share one engine
     assert tools["clinicaltrials"].host == "ct.mirror.example"
+    assert tools["openalex"].host == "openalex.mirror.example"  # OPENALEX_*: declared from the table alone
     assert sources.handler.unavailable == {}
     assert sources.handler._timeouts["clinicaltrials"] == 7 * DEADLINE_PER_TIMEOUT
 
@@ -80,21 +88,28 @@ def test_a_source_its_configuration_cannot_run_is_left_out_with_the_reason() -> 
 
 
 def test_the_settings_tree_follows_the_flat_fields() -> None:
-    flat = settings(
-        DEEPCRITICAL_SOURCES="pubmed,web",
-        NCBI_API_KEY="n" * 20,
-        DEEPCRITICAL_MAX_ITERATIONS="4",
-        DEEPCRITICAL_DEDUP_THRESHOLD="0.8",
-        DEEPCRITICAL_RUNS_PER_MINUTE="7",
-    )
+    flat = settings(DEEPCRITICAL_SOURCES="pubmed,web", NCBI_API_KEY="n" * 20, EUROPEPMC_TIMEOUT="3")
     assert flat.search.enabled == ("pubmed", "web")
     assert flat.search.pubmed.api_key == SecretStr("n" * 20)
-    assert flat.loop.max_iterations == 4
-    assert flat.store.dedup_threshold == 0.8
-    assert flat.serve.runs_per_minute == 7
+    assert flat.search.timeout("europepmc") == 3
     # A preset (a copy with new flat values) is reflected in the tree: the tree is a view, not a second copy.
-    moved = flat.model_copy(update={"searxng_base_url": AnyHttpUrl("https://other.example"), "max_iterations": 2})
+    moved = flat.with_values(searxng_base_url="https://other.example", openalex_base_url="https://oa.example/")
     assert moved.search.searxng.base_url == "https://other.example/"
-    assert moved.loop.max_iterations == 2
+    assert moved.search.apis["openalex"].base_url == "https://oa.example/"
     with pytest.raises(ValueError, match="frozen"):
-        moved.loop.max_iterations = 9  # type: ignore[misc]
+        moved.search.pubmed.timeout = 9  # type: ignore[misc]
+
+
+def test_each_public_api_of_the_table_has_its_variables_and_its_demo_address() -> None:
+    assert {entry.name for entry in API_SOURCES} == {"clinicaltrials", "europepmc", "openalex"}
+    with pytest.raises(Exception, match="OPENALEX_TIMEOUT"):
+        settings(OPENALEX_TIMEOUT="-1")
+    mirrored = settings(OPENALEX_BASE_URL="https://oa.mirror.example")
+    # The demo presets send every public API back to the public address, where its stand-in answers.
+    assert mirrored.demo_sources_preset().search.apis["openalex"].base_url == "https://api.openalex.org/"
+
+
+def test_the_help_names_every_source_and_what_the_by_name_ones_hold() -> None:
+    text = sources_help()
+    assert all(name in text for name in KNOWN_SOURCES)
+    assert "openalex (scholarly works" in text

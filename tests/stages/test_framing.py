@@ -12,7 +12,7 @@ from deepcritical.stages.framing import (
     evidence_block,
     parse_brief,
     parse_evidence,
-    shorten,
+    shorten_abstract,
 )
 
 
@@ -68,7 +68,7 @@ def test_a_long_structured_abstract_keeps_its_conclusions_when_cut() -> None:
         + "result words " * 60
         + "CONCLUSIONS: Metformin did not change cognition."
     )
-    short = shorten(abstract, 600)
+    short = shorten_abstract(abstract, 600)
     assert len(short) <= 600
     assert short.startswith("BACKGROUND:")
     assert short.endswith("CONCLUSIONS: Metformin did not change cognition.")
@@ -77,7 +77,7 @@ def test_a_long_structured_abstract_keeps_its_conclusions_when_cut() -> None:
 
 def test_text_without_conclusions_is_cut_on_a_word() -> None:
     text = "alpha beta gamma " * 100
-    short = shorten(text, 100)
+    short = shorten_abstract(text, 100)
     assert len(short) <= 100
     assert short.endswith(" …")
-    assert shorten("short text", 100) == "short text"
+    assert shorten_abstract("short text", 100) == "short text"

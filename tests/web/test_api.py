@@ -136,7 +136,8 @@ async def test_delete_cancels_a_running_run_and_its_stream_ends_with_the_reason(
         assert script.closed == [run_id]  # the orchestrator's generator was closed, not left running
         events = await events_of(client, run_id)
         ended = {"kind": "run_ended", "status": "cancelled", "error": "cancelled by the user", "summary": None}
-        assert events[-1][2] == ended
+        # Stored with its one line, which the page shows as it is.
+        assert events[-1][2] == {**ended, "line": "run ended: cancelled (cancelled by the user)"}
         again = await client.delete(f"/api/runs/{run_id}")
         assert again.status_code == 409
         assert "ended already" in again.json()["error"]

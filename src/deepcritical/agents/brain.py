@@ -14,6 +14,7 @@ from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.outputs import BrainTurn
+from deepcritical.sources.registry import in_words
 from deepcritical.stages.framing import BRIEF_TAG, block
 from deepcritical.stages.selection import held_kinds
 from deepcritical.stages.state import RunState
@@ -23,7 +24,7 @@ MAX_TERM_LOOKUPS = 4
 
 
 async def search(ctx: RunContext[ResearchDeps], queries: list[str]) -> dict[str, Any]:
-    """Search PubMed and the web for evidence and store what is new.
+    """Search the run's sources for evidence and store what is new.
 
     Args:
         queries: Two to four short keyword queries, e.g. "metformin Alzheimer clinical trial".
@@ -68,7 +69,9 @@ async def recall(ctx: RunContext[ResearchDeps], query: str) -> list[dict[str, st
 
 def build_brain(*, term_lookups: bool, output: Mode = "tool") -> Agent[ResearchDeps, BrainTurn]:
     """The Brain agent; ``term_context`` is among its tools only when a ResearchEngine can answer it."""
-    tools = [Tool(search), Tool(recall)] + ([Tool(term_context)] if term_lookups else [])
+    # The search tool names the sources a run searches by default, from the source table.
+    described = Tool(search, description=f"Search {in_words()} for evidence and store what is new.")
+    tools = [described, Tool(recall)] + ([Tool(term_context)] if term_lookups else [])
     return Agent(
         name="brain",
         output_type=output_spec(BrainTurn, output),

@@ -37,15 +37,28 @@ from deepcritical.cli.common import (
 from deepcritical.cli.eval import eval_app
 from deepcritical.cli.extract import extract_command
 from deepcritical.cli.library import library_app
+from deepcritical.cli.options import (
+    Collection,
+    Demo,
+    DemoSources,
+    MaxIterations,
+    ModelName,
+    NoLlm,
+    NoRecall,
+    OutputModeOption,
+    Sources,
+    Verbose,
+    run_request,
+    run_settings,
+)
+from deepcritical.cli.services import mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.options import KNOWN_SOURCES, OutputMode
 from deepcritical.text import one_line
 
 if TYPE_CHECKING:
-    from deepcritical.config import Settings
-    from deepcritical.run.request import RunRequest
+    pass
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
@@ -103,32 +116,6 @@ app.add_typer(eval_app, name="eval")
 app.command("extract")(extract_command)
 app.add_typer(watch_app, name="watch")
 
-Demo = Annotated[bool, typer.Option("--demo", help="Run offline against synthetic stand-ins (no keys, no network).")]
-SOURCES_HELP = f"Comma-separated: {','.join(KNOWN_SOURCES)} (default: DEEPCRITICAL_SOURCES)."
-Sources = Annotated[str | None, typer.Option("--sources", help=SOURCES_HELP)]
-Collection = Annotated[
-    str | None,
-    typer.Option("--collection", help="The document collection the library source searches (`library add`)."),
-]
-NoLlm = Annotated[
-    bool, typer.Option("--no-llm", help="No language model: code planner, judge, extractive report and verdict.")
-]
-NoRecall = Annotated[bool, typer.Option("--no-recall", help="Do not recall evidence of earlier runs.")]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
-MaxIterations = Annotated[
-    int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
-]
-ModelName = Annotated[
-    str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
-]
-OutputModeOption = Annotated[
-    OutputMode | None,
-    typer.Option("--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."),
-]
-DemoSources = Annotated[
-    bool, typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline).")
-]
-
 
 @app.command()
 def search(
@@ -167,46 +154,6 @@ def search(
         fail("no source answered: " + "; ".join(result.errors), EXIT_FAILED)
 
 
-def _run_request(
-    question: str,
-    demo: bool,
-    demo_sources: bool,
-    max_iterations: int | None,
-    model: str | None,
-    output_mode: OutputMode | None,
-    sources: str | None,
-    collection: str | None,
-    no_llm: bool,
-    no_recall: bool,
-) -> RunRequest:
-    """The run request of the options ``research`` and ``batch`` share (the one every front end builds)."""
-    from pydantic import ValidationError
-
-    from deepcritical.run.request import RunRequest
-
-    try:
-        return RunRequest(
-            question=question,
-            demo=demo,
-            demo_sources=demo_sources,
-            max_iterations=max_iterations,
-            model=model,
-            output_mode=output_mode,
-            sources=None if sources is None else [part.strip() for part in sources.split(",") if part.strip()],
-            collection=collection,
-            no_llm=no_llm,
-            recall=False if no_recall else None,
-        )
-    except ValidationError as error:
-        first = error.errors()[0]
-        fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
-
-
-def _run_settings(request: RunRequest) -> Settings:
-    """The settings of a request's run: the environment's, with the request's options named by their flags."""
-    return settings_from(**request.overrides())
-
-
 @app.command()
 def research(
     question: Annotated[str | None, typer.Argument(help="The research question (not with --resume).")] = None,
@@ -243,7 +190,7 @@ def research(
     from deepcritical.cli.research import resumable_request
 
     question = require_text(question, "question") if question is not None else ""
-    request = _run_request(
+    request = run_request(
         question, demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
     if resume is not None:
@@ -251,7 +198,7 @@ def research(
             request = resumable_request(resume, request)
         except ConfigError as error:
             fail(str(error))
-    settings = _run_settings(request)
+    settings = run_settings(request)
     if settings.demo_mode and request.model is not None:
         err.print(
             f"note: demo mode uses its deterministic stand-in models; --model {one_line(request.model)} is not used",
@@ -317,10 +264,10 @@ def batch(
         questions = read_questions(file)
     except ConfigError as error:
         fail(str(error))
-    request = _run_request(
+    request = run_request(
         "", demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
     )
-    settings = _run_settings(request)
+    settings = run_settings(request)
     from deepcritical.run.request import runs_folder
 
     target = out_dir if out_dir is not None else runs_folder(settings) / (file.stem or "batch")
@@ -360,77 +307,9 @@ def batch(
     raise typer.Exit(code)
 
 
-def _check_runs_home(settings: Settings) -> None:
-    """What a long-lived process (a worker, a server) needs before it starts: a usable store, and a runs
-    folder it can write; else one line and exit 2."""
-    from deepcritical.cli.research import ensure_writable
-
-    checked_preflight(settings)
-    try:
-        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
-    except ConfigError as error:
-        fail(str(error))
-
-
-@app.command()
-def worker(
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Runs worked on at once.")] = 1,
-    demo: Demo = False,
-    verbose: Verbose = False,
-) -> None:
-    """Take runs from the team's queue (DEEPCRITICAL_QUEUE_URL) and run them, until Ctrl+C or SIGTERM."""
-    from deepcritical.cli.worker import run_worker, where
-
-    configure_logging(verbose=verbose)
-    settings = settings_from(demo_mode=demo or None)
-    if settings.queue_url is None:
-        fail("DEEPCRITICAL_QUEUE_URL: not set; set it to the team's Redis (redis://host:6379/0)")
-    _check_runs_home(settings)
-    url = settings.queue_url.get_secret_value()
-    err.print(f"worker: taking runs from {where(url)}, {concurrency} at a time; Ctrl+C stops", markup=False)
-    run_async(run_worker(settings, concurrency=concurrency))
-
-
-@app.command()
-def serve(
-    host: Annotated[
-        str, typer.Option("--host", help="Address to listen on; beyond loopback needs DEEPCRITICAL_API_TOKEN.")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
-    demo: Demo = False,
-    verbose: Verbose = False,
-) -> None:
-    """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
-    from deepcritical.cli.serve import listening_socket, serve_app
-    from deepcritical.web.app import create_app
-
-    configure_logging(verbose=verbose)
-    settings = settings_from(demo_mode=demo or None)
-    _check_runs_home(settings)
-    try:
-        web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
-        sock = listening_socket(host, port)  # a port in use ends here, before the line that says it is served
-    except ConfigError as error:
-        fail(str(error))
-    if settings.demo_mode:
-        err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
-    shown = f"[{host}]" if ":" in host else host
-    err.print(f"DeepCritical on http://{shown}:{port}/ (API docs /docs, MCP /mcp); Ctrl+C stops", markup=False)
-    serve_app(web_app, sock=sock)
-
-
-@app.command("mcp")
-def mcp_stdio(demo: Demo = False, verbose: Verbose = False) -> None:
-    """Serve the MCP tools (search_literature, research, get_run) over stdin/stdout, for an MCP client."""
-    from deepcritical.cli.serve import serve_mcp
-
-    configure_logging(verbose=verbose)  # stderr only: stdout carries the protocol
-    settings = settings_from(demo_mode=demo or None)
-    checked_preflight(settings)
-    try:
-        serve_mcp(settings)
-    except KeyboardInterrupt:
-        fail("interrupted", EXIT_INTERRUPTED)
+app.command()(worker)
+app.command()(serve)
+app.command("mcp")(mcp_stdio)
 
 
 @app.command("export")

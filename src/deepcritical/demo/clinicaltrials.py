@@ -117,3 +117,10 @@ def studies(request: httpx2.Request) -> httpx2.Response:
     if params.get("countTotal") == "true":
         body["totalCount"] = len(records)
     return _json(200, body)
+
+
+def respond(request: httpx2.Request) -> httpx2.Response | None:
+    """The ClinicalTrials.gov stand-in's answer, or None for a path it does not serve."""
+    if request.method == "GET" and request.url.path.rstrip("/") == STUDIES_PATH:
+        return studies(request)
+    return None

@@ -13,6 +13,7 @@ from datetime import date
 
 import httpx2
 
+from deepcritical.demo import fulltext
 from deepcritical.demo.corpus import hits
 from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord, entry_date
 
@@ -180,3 +181,13 @@ def search(request: httpx2.Request) -> httpx2.Response:
     if offset + size < len(results):
         body["nextCursorMark"] = _cursor(offset + size)
     return _json(200, body)
+
+
+def respond(request: httpx2.Request) -> httpx2.Response | None:
+    """The Europe PMC stand-in's answer (search, an article's full text), or None for a path it does not serve."""
+    path = request.url.path.rstrip("/")
+    if request.method == "GET" and path == SEARCH_PATH:
+        return search(request)
+    if request.method == "GET" and path.startswith(REST_PATH) and path.endswith(fulltext.FULLTEXT_SUFFIX):
+        return fulltext.europepmc_full_text(request)
+    return None

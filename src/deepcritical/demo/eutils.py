@@ -293,3 +293,15 @@ def article_element(record: PubmedRecord) -> ET.Element:
     if record.pmcid:
         _sub(id_list, "ArticleId", record.pmcid, IdType="pmc")
     return article_root
+
+
+def respond(request: httpx2.Request) -> httpx2.Response | None:
+    """The E-utilities stand-in's answer (esearch, efetch), or None for a path it does not serve."""
+    if request.method not in ("GET", "POST"):
+        return None
+    path = request.url.path
+    if path == "/entrez/eutils/esearch.fcgi":
+        return esearch(request)
+    if path == "/entrez/eutils/efetch.fcgi":
+        return efetch(request)
+    return None

@@ -66,3 +66,11 @@ def search(request: httpx2.Request) -> httpx2.Response:
         "unresponsive_engines": [],
     }
     return _json(200, body)
+
+
+def respond(request: httpx2.Request) -> httpx2.Response | None:
+    """The SearXNG stand-in's answer, or None for a path it does not serve."""
+    # The instance may live under a path prefix (https://host/searxng/search).
+    if request.method == "GET" and request.url.path.rstrip("/").endswith("/search"):
+        return search(request)
+    return None

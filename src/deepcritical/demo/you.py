@@ -55,3 +55,10 @@ def search(request: httpx2.Request) -> httpx2.Response:
         },
     }
     return _json(200, body)
+
+
+def respond(request: httpx2.Request) -> httpx2.Response | None:
+    """The You.com stand-in's answer, or None for a path it does not serve."""
+    if request.method == "GET" and request.url.path.rstrip("/") == "/v1/search":
+        return search(request)
+    return None

@@ -7,35 +7,29 @@ Docstrings and field descriptions are written for the calling model: they are wh
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from mcp_types import Tool as ToolDescription
-from pydantic import BaseModel, Field, StrictBool, StrictInt, TypeAdapter, ValidationError
+from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from deepcritical import __version__
 from deepcritical.config import OutputMode, Settings
 from deepcritical.errors import DeepCriticalError
-from deepcritical.evidence import chroma
+from deepcritical.mcp.library_tool import LibraryAdded, add_to_library
+from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, progress_line, run_failure, run_result
 from deepcritical.mcp.watch_tools import register_watch_tools
-from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES, Evidence
-from deepcritical.reading.frame import QuestionFrame
-from deepcritical.run.events import ProgressEvent
-from deepcritical.run.progress import progress_line as event_line
 from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
 from deepcritical.service.admission import RunRateLimit
-from deepcritical.service.journal import RunInfo, RunSummary, StoredEvent
-from deepcritical.service.library_add import add_paths
 from deepcritical.service.manager import RunManager
-from deepcritical.text import MAX_QUESTION_CHARS, one_line, shorten
+from deepcritical.sources.registry import KNOWN_SOURCES, in_words, sources_help
+from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
-MAX_SNIPPET_CHARS = 1500
 MAX_RUN_ID_CHARS = 64
-SOURCES_IN_WORDS = "PubMed, ClinicalTrials.gov, Europe PMC, the web (DuckDuckGo), SearXNG and You.com"
+SOURCES_IN_WORDS = in_words()
 INSTRUCTIONS = (
     f"DeepCritical answers biomedical research questions with evidence it collects from {SOURCES_IN_WORDS}. "
     "Use search_literature for a quick look at what the sources hold on a topic; use "
@@ -43,115 +37,6 @@ INSTRUCTIONS = (
     "get_run to fetch a run's report or status later by its run id. Cite the report's references, not "
     "your own memory. In demo mode every source is synthetic and says so."
 )
-_PROGRESS = TypeAdapter[ProgressEvent](ProgressEvent)
-
-
-class EvidenceItem(BaseModel):
-    """One piece of evidence, with what you need to cite it."""
-
-    id: str = Field(description="Stable evidence id: pmid:…, doi:… or url:…")
-    title: str
-    url: str
-    date: str
-    authors: list[str]
-    journal: str | None
-    doi: str | None
-    pmid: str | None
-    found_by: list[str] = Field(description="Every source that returned this item")
-    text: str = Field(description=f"The abstract or snippet, cut at {MAX_SNIPPET_CHARS} characters")
-
-    @classmethod
-    def of(cls, item: Evidence) -> EvidenceItem:
-        citation = item.citation
-        text = shorten(item.content, MAX_SNIPPET_CHARS)
-        return cls(
-            id=item.id,
-            title=citation.title,
-            url=citation.url,
-            date=citation.date,
-            authors=list(citation.authors),
-            journal=citation.journal,
-            doi=citation.doi,
-            pmid=citation.pmid,
-            found_by=list(item.found_by),
-            text=text,
-        )
-
-
-class LiteratureSearch(BaseModel):
-    """What one search across the sources found."""
-
-    query: str
-    synthetic_demo_data: bool = Field(description="True in demo mode: every item is invented, not literature")
-    sources_searched: list[str]
-    source_errors: list[str] = Field(description="Sources that failed, and why; the others still answered")
-    evidence: list[EvidenceItem]
-
-
-class RunResult(BaseModel):
-    """A research run: its status and, once it finished, its cited report in Markdown."""
-
-    run_id: str
-    question: str
-    frame: QuestionFrame | None = Field(
-        default=None, description="The question's population, intervention, comparator and outcomes, read in code"
-    )
-    status: str = Field(description="queued, running, finished, failed, cancelled or interrupted")
-    queue_position: int | None = Field(default=None, description="1 for the next queued run to start")
-    error: str | None = None
-    summary: RunSummary | None = None
-    files: list[str] = Field(default_factory=list, description="The run's outputs (report.md, run.json, exports)")
-    report_markdown: str | None = Field(default=None, description="The cited report, once the run finished")
-
-
-def progress_line(event: StoredEvent) -> str:
-    """One plain line per event, worded as the command line words it."""
-    data = event.data
-    if event.kind == "queued":
-        return f"waiting in the queue, position {data.get('position')}"
-    if event.kind == "run_ended":
-        return f"run ended: {data.get('status')}" + (f" ({data['error']})" if data.get("error") else "")
-    try:
-        line = event_line(_PROGRESS.validate_python(data))
-    except ValidationError:
-        return event.kind
-    return line.strip() if line else event.kind
-
-
-def _result(manager: RunManager, info: RunInfo) -> CallToolResult:
-    """The run as a tool result: the report (or the status) as text, the details as structured content."""
-    files = manager.files(info.run_id)
-    markdown = manager.file(info.run_id, "report.md").read_text(encoding="utf-8") if "report.md" in files else None
-    result = RunResult(
-        run_id=info.run_id,
-        question=info.question,
-        frame=info.frame,
-        status=info.status,
-        queue_position=manager.position(info.run_id),
-        error=info.error,
-        summary=info.summary,
-        files=files,
-        report_markdown=markdown if info.status == "finished" else None,
-    )
-    if info.status == "finished" and markdown is not None:
-        verdict = f" Verdict: {info.summary.verdict.headline}." if info.summary and info.summary.verdict else ""
-        frame = f" Question frame: {info.frame.summary()}." if info.frame and info.frame.summary() else ""
-        text = f"Run {info.run_id} finished.{verdict}{frame}\n\n{markdown}"
-    else:
-        where = f", position {result.queue_position} in the queue" if result.queue_position else ""
-        text = f"Run {info.run_id} is {info.status}{where}."
-        if info.status in ("queued", "running"):
-            text += " Call get_run again later for its report."
-        elif info.error:
-            text += f" {info.error}"
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=result.model_dump(mode="json")
-    )
-
-
-def _failure(info: RunInfo) -> ToolError:
-    reason = info.error or info.status
-    return ToolError(one_line(f"run {info.run_id} {info.status}: {reason}"))
 
 
 class StrictMCPServer(MCPServer[Any]):
@@ -219,24 +104,26 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
     server: MCPServer[Any] = StrictMCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
     limit = rate_limit or RunRateLimit(settings.runs_per_minute)
 
-    @server.tool(annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True))
+    @server.tool(
+        annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True),
+        description=f"Search {SOURCES_IN_WORDS} at once for QUERY and return the evidence found, each item with a "
+        "stable id, its citation (title, authors, journal, date, DOI, PMID, URL) and its abstract or snippet. "
+        "Items duplicating each other in meaning are merged. Fast (seconds); use it to see what the sources "
+        "hold before, or instead of, a full research run.",
+    )
     async def search_literature(
         query: Annotated[str, Field(description="Keywords or a short question, e.g. 'metformin alzheimer'")],
         ctx: Context,
         sources: Annotated[
             list[str] | None,
             Field(
-                description=f"Sources to search, any of: {', '.join(ALL_SOURCES)} (default: all enabled)",
-                max_length=len(ALL_SOURCES),
+                description=sources_help(),
+                max_length=len(KNOWN_SOURCES),
             ),
         ] = None,
         max_results: Annotated[StrictInt, Field(ge=1, le=50, description="Results per source")] = 5,
     ) -> LiteratureSearch:
-        """Search PubMed, ClinicalTrials.gov, Europe PMC, the web (DuckDuckGo), SearXNG and You.com at once
-        for QUERY and return the evidence found, each
-        item with a stable id, its citation (title, authors, journal, date, DOI, PMID, URL) and its abstract
-        or snippet. Items duplicating each other in meaning are merged. Fast (seconds); use it to see what
-        the sources hold before, or instead of, a full research run."""
+        """Search the sources at once (the description above, from the source table, is what a client reads)."""
         query = query.strip()
         if not query or len(query) > MAX_QUESTION_CHARS:
             raise ToolError(f"query: give between 1 and {MAX_QUESTION_CHARS} characters")
@@ -275,7 +162,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
         sources: Annotated[
             list[str] | None,
             Field(
-                description=f"Sources to search, any of: {', '.join(KNOWN_SOURCES)} (default: all enabled)",
+                description=sources_help(),
                 max_length=len(KNOWN_SOURCES),
             ),
         ] = None,
@@ -323,8 +210,8 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             await ctx.report_progress(step, None, progress_line(event))
         info = manager.get(info.run_id)
         if info.status != "finished":
-            raise _failure(info)
-        return _result(manager, info)
+            raise run_failure(info)
+        return run_result(manager, info)
 
     @server.tool(annotations=ToolAnnotations(title="Add papers to the library", read_only_hint=False))
     async def library_add(
@@ -358,56 +245,10 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             info = manager.get(run_id.strip())
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
-        return _result(manager, info)
+        return run_result(manager, info)
 
     register_watch_tools(server, settings)  # watch_add, watch_list, watch_changes
     return server
-
-
-class LibraryAdded(BaseModel):
-    """What adding files to the library did."""
-
-    collection: str
-    summary: str
-    files: int
-    documents_added: int
-    documents_updated: int
-    documents_unchanged: int
-    passages: int
-    failures: list[str] = Field(description="One line per file that could not be read: which file, why")
-
-
-async def add_to_library(settings: Settings, paths: list[str]) -> LibraryAdded:
-    """``library_add``: only inside ``DEEPCRITICAL_LIBRARY_FOLDER`` (links followed, so none leads out)."""
-    if settings.library_folder is None:
-        raise ToolError("library_add is off: the server reads files only from DEEPCRITICAL_LIBRARY_FOLDER, not set")
-    root = settings.library_folder.resolve()
-    chosen = []
-    for raw in paths:
-        candidate = (root / raw.strip()).resolve()  # an absolute path stays itself
-        if not candidate.is_relative_to(root):
-            raise ToolError(f"{one_line(raw)[:200]}: outside the library folder; only files inside it are read")
-        chosen.append(candidate)
-    try:
-        connection = await asyncio.to_thread(chroma.connect, settings)
-        try:
-            summary = await asyncio.to_thread(
-                add_paths, chosen, settings, connection, settings.library_collection, within=root
-            )
-        finally:
-            connection.close()
-    except DeepCriticalError as error:
-        raise ToolError(one_line(str(error))) from error
-    return LibraryAdded(
-        collection=settings.library_collection,
-        summary=summary.line,
-        files=summary.files,
-        documents_added=summary.added,
-        documents_updated=summary.replaced,
-        documents_unchanged=summary.unchanged,
-        passages=summary.passages,
-        failures=summary.failures,
-    )
 
 
 async def serve_stdio(settings: Settings) -> None:

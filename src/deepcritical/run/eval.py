@@ -12,8 +12,9 @@ fields a system may read and drop the rest, so a file without them predicts the 
 
 One process, one store (under ``OUT/store``, never the user's), the collection embedded once, one embedder
 whose cache holds the collection's vectors; each question gets the real loop (planner, search stage, judge,
-report, verdict) with its evidence in memory. ``predictions.jsonl`` is appended line by line, so an
-interrupted evaluation resumes where it stopped.
+report, verdict) with its evidence in memory, run as every run is: a ``RunRequest`` through ``run_to_folder``,
+its folder under ``OUT/runs/`` (report, record, events). ``predictions.jsonl`` is appended line by line, so
+an interrupted evaluation resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -28,16 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx2
+
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import EmbeddingService, chroma, documents, vector_cache
 from deepcritical.evidence.memory import MemoryStore
 from deepcritical.outputs import Verdict
 from deepcritical.run import setup
+from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.request import RunRequest
-from deepcritical.sources.factory import build_sources, make_http_client
+from deepcritical.sources.factory import build_sources
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.library import LibraryTool
 
@@ -226,36 +231,53 @@ async def predict(
     await library.index()
     setup_seconds += time.perf_counter() - loaded
     started = time.perf_counter()
-    async with make_http_client() as client:
-        handler = build_sources(settings, client, library=library).handler
-        models = None if settings.no_llm else setup.agent_models(settings, client)
-        with predictions.open("a", encoding="utf-8") as sink:
-            for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
-                began = time.perf_counter()
-                store = MemoryStore(embeddings, dedup_threshold=settings.dedup_threshold)
-                parts = setup.assemble(settings, client, models=models, handler=handler, store=store)
-                try:
-                    outcome = await Orchestrator(parts).research(question.text)
-                finally:
-                    await store.close()
-                collected, cited = document_ids(outcome)
-                verdict = outcome.verdict or Verdict(label="insufficient", confidence=0.0)
-                line = {
-                    "id": question.id,
-                    "prediction": to_label(benchmark, verdict),
-                    "verdict": verdict.label,
-                    "confidence": verdict.confidence,
-                    "verdict_by": verdict.by,
-                    "collected": collected,
-                    "cited": cited,
-                    "degraded": outcome.degraded,
-                    "error": outcome.error,
-                    "seconds": round(time.perf_counter() - began, 3),
-                }
-                sink.write(json.dumps(line) + "\n")
-                sink.flush()
-                on_progress(number, len(chosen))
+    with predictions.open("a", encoding="utf-8") as sink:
+        for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
+            began = time.perf_counter()
+            store = MemoryStore(embeddings, dedup_threshold=settings.dedup_threshold)
+
+            def in_memory(settings: Settings, client: httpx2.AsyncClient, store: MemoryStore = store) -> RunSource:
+                # The run's own parts on its client, with the collection indexed once and the evidence in memory.
+                handler = build_sources(settings, client, library=library).handler
+                return Orchestrator(setup.assemble(settings, client, handler=handler, store=store))
+
+            folder = out / "runs" / run_folder_name(question.id)
+            # A folder without its prediction is a run an interrupted evaluation left: it is run again, afresh.
+            await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
+            try:
+                finished = await run_to_folder(
+                    question.text,
+                    settings,
+                    folder=folder,
+                    request=eval_request(question.text, collection),
+                    run_source=in_memory,
+                )
+            finally:
+                await store.close()
+            outcome = finished.outcome
+            collected, cited = document_ids(outcome)
+            verdict = outcome.verdict or Verdict(label="insufficient", confidence=0.0)
+            line = {
+                "id": question.id,
+                "prediction": to_label(benchmark, verdict),
+                "verdict": verdict.label,
+                "confidence": verdict.confidence,
+                "verdict_by": verdict.by,
+                "collected": collected,
+                "cited": cited,
+                "degraded": outcome.degraded,
+                "error": outcome.error,
+                "seconds": round(time.perf_counter() - began, 3),
+            }
+            sink.write(json.dumps(line) + "\n")
+            sink.flush()
+            on_progress(number, len(chosen))
     return _add_timing(out / "timing.json", setup_seconds, time.perf_counter() - started)
+
+
+def run_folder_name(question_id: str) -> str:
+    """A question's run folder: its id, with anything but letters, digits, ``-`` and ``_`` as ``_``."""
+    return "".join(char if char.isascii() and (char.isalnum() or char in "-_") else "_" for char in question_id)[:80]
 
 
 def _add_timing(path: Path, setup_seconds: float, predict_seconds: float) -> dict[str, float]:

@@ -45,7 +45,7 @@ from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
-from deepcritical.text import one_line
+from deepcritical.text import one_line, shorten
 
 logger = structlog.get_logger(__name__)
 # Stops caused by the language model; ending one of these with no evidence fails the run (``outcome.error``).
@@ -56,16 +56,11 @@ LLM_STOPS: dict[StopReason, str] = {
 MAX_ERROR_CHARS = 100
 
 
-def _shorten(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1].rstrip() + "…"
-
-
 def no_source_answered(state: RunState) -> str:
     """One line for a run in which no source answered: each failed source's first error, shortened."""
     if not state.searches:
         return "no search was run"
-    details = "; ".join(_shorten(message) for message in state.failed_sources().values())
+    details = "; ".join(shorten(message, MAX_ERROR_CHARS) for message in state.failed_sources().values())
     return f"no source answered any search: {details or 'no source is enabled'}"
 
 

@@ -1,10 +1,14 @@
 """A run's progress in words: one line per event, as spans of plain text with a tone. The front ends
 decide how a tone looks (the command line colours it, MCP and logs join the text); every value from
-outside is one line without control characters."""
+outside is one line without control characters. ``event_line`` is the one wording of a recorded event:
+the run store keeps it with the event (``line``), and the page and MCP show it as it is."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import TypeAdapter, ValidationError
 
 from deepcritical.events import (
     IterationStarted,
@@ -109,3 +113,22 @@ def progress_line(event: ProgressEvent) -> str | None:
     """The event's line as plain text (None: not shown)."""
     spans = describe(event)
     return plain(spans) if spans is not None else None
+
+
+_EVENT = TypeAdapter[ProgressEvent](ProgressEvent)
+
+
+def event_line(data: Mapping[str, Any]) -> str:
+    """A recorded event's line, plain and trimmed: the run service's own events (``queued``, ``run_ended``)
+    and every progress event as the command line words it; an event no wording knows is its kind."""
+    kind = str(data.get("kind", "message"))
+    if kind == "queued":
+        return f"waiting in the queue, position {data.get('position')}"
+    if kind == "run_ended":
+        error = data.get("error")
+        return f"run ended: {data.get('status')}" + (f" ({one_line(str(error))})" if error else "")
+    try:
+        line = progress_line(_EVENT.validate_python(data))
+    except ValidationError:
+        return kind
+    return line.strip() if line else kind

@@ -35,6 +35,7 @@ from deepcritical.run.checkpoint import (
     remove_checkpoint,
 )
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.progress import event_line
 from deepcritical.run.record import write_outputs
 from deepcritical.run.request import REQUEST_FILE, RunPlan, RunRequest
 from deepcritical.text import one_line
@@ -277,9 +278,12 @@ class RunStore:
         return self._events
 
     def append(self, data: dict[str, Any]) -> StoredEvent:
-        """Number the event and add it to ``events.jsonl``."""
+        """Number the event and add it to ``events.jsonl``, with its line (``line``: the one wording the page
+        and MCP show)."""
         events = self.events
-        stored = StoredEvent(id=len(events) + 1, data=self._redact(data))
+        stored = StoredEvent(
+            id=len(events) + 1, data=self._redact({**data, "line": data.get("line") or event_line(data)})
+        )
         # Small appends to a local file: written synchronously so the file order is the event order. A folder
         # that cannot be written loses the file, never the event: followers (SSE, MCP) still get it, to the end.
         try:

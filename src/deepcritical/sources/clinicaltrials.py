@@ -19,12 +19,13 @@ from deepcritical.models import Citation, Evidence, Registration, SourceName
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.registry import BY_NAME
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
-CLINICALTRIALS_BASE_URL = "https://clinicaltrials.gov/api/v2"
+CLINICALTRIALS_BASE_URL = BY_NAME["clinicaltrials"].base_url or ""
 STUDY_URL = "https://clinicaltrials.gov/study/{nct_id}"
 MAX_PAGE_SIZE = 1000  # the API's limit
 MAX_PAGES = 5

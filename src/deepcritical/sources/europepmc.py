@@ -22,12 +22,13 @@ from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.registry import BY_NAME
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
-EUROPEPMC_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+EUROPEPMC_BASE_URL = BY_NAME["europepmc"].base_url or ""
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
 MAX_PAGE_SIZE = 1000  # the API's limit
 OPEN_END = "3000-12-31"  # the far end of a "since" date range

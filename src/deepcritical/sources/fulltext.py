@@ -24,7 +24,6 @@ import httpx2
 import structlog
 from pydantic import SecretStr
 
-from deepcritical.config import EUROPEPMC_BASE_URL, NCBI_EUTILS_URL
 from deepcritical.documents.jats import article_element, child, parse_xml
 from deepcritical.documents.model import Document, clean_pmcid
 from deepcritical.documents.reader import Limits, read_bytes
@@ -32,8 +31,10 @@ from deepcritical.errors import DocumentError, SearchError, SourceHTTPError
 from deepcritical.models import Evidence, Grade
 from deepcritical.redaction import Redactor
 from deepcritical.sources.base import get_with_retry
+from deepcritical.sources.europepmc import EUROPEPMC_BASE_URL
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
+from deepcritical.sources.registry import NCBI_EUTILS_URL
 
 logger = structlog.get_logger(__name__)
 

@@ -15,7 +15,6 @@ import httpx2
 import structlog
 from pydantic import SecretStr
 
-from deepcritical.config import NCBI_EUTILS_URL
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.sources.base import SearchTool, get_with_retry
@@ -23,6 +22,7 @@ from deepcritical.sources.ncbi_esearch import EsearchResult, parse_esearch
 from deepcritical.sources.ncbi_parse import ParsedBatch, parse_efetch
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
+from deepcritical.sources.registry import NCBI_EUTILS_URL
 
 logger = structlog.get_logger(__name__)
 T = TypeVar("T")

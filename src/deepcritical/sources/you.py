@@ -22,11 +22,11 @@ from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.redaction import Redactor
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_web
+from deepcritical.sources.registry import YOU_BASE_URL
 from deepcritical.sources.web import MAX_TITLE_CHARS, clean_web_text, published_date, rank_relevance, web_url
 
 logger = structlog.get_logger(__name__)
 
-YOU_BASE_URL = "https://api.ydc-index.io"
 CONTEXT_SNIPPETS = 5
 MAX_COUNT = 100  # the API's limit on results per section
 MAX_CONTENT_CHARS = 2000  # several query-aware snippets per page; more than a DDG body

@@ -27,15 +27,19 @@ from deepcritical.stages.reading import (
     stem,
 )
 from deepcritical.stages.strength import strength_of
+from deepcritical.vocabulary import (
+    CLINICAL_SCORE_LEVEL_WEIGHTS,
+    CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS,
+    CLINICAL_SCORE_UNGRADED_WEIGHT,
+    REVIEW_DESIGNS,
+    TRIAL_DESIGNS,
+    is_lab_study,
+)
 
-# What one item in humans adds to the clinical score, by OCEBM level; an item outside the scale adds less
-# (a preprint reports a study of its own, a web page only reports one); an item of unknown design counts
-# as one, as every item did before items were graded.
-CLINICAL_WEIGHTS: dict[int, float] = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.6, 5: 0.3}
-OUTSIDE_SCALE_CLINICAL_WEIGHTS: dict[str, float] = {"preprint": 0.5, "guideline": 0.5, "unknown": 1.0}
-UNGRADED_CLINICAL_WEIGHT = 0.3
-TRIAL_DESIGNS = frozenset({"randomized_controlled_trial"})
-REVIEW_DESIGNS = frozenset({"meta_analysis", "systematic_review"})
+# The clinical score's weights and the design sets are the vocabulary's (``deepcritical.vocabulary``).
+CLINICAL_WEIGHTS = CLINICAL_SCORE_LEVEL_WEIGHTS
+OUTSIDE_SCALE_CLINICAL_WEIGHTS = CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS
+UNGRADED_CLINICAL_WEIGHT = CLINICAL_SCORE_UNGRADED_WEIGHT
 
 
 def _score(covering: float) -> int:
@@ -48,7 +52,7 @@ def _level_rank(item: EvidenceView) -> int:
 
 
 def _non_human(item: EvidenceView) -> bool:
-    return item.population in ("animals", "in_vitro") or item.design == "preclinical"
+    return is_lab_study(item.population, item.design)
 
 
 def _clinical_weight(item: EvidenceView) -> float:

@@ -11,14 +11,13 @@ from collections.abc import Sequence
 
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Assessment, Finding, ResearchReport
-from deepcritical.stages.assessment import REVIEW_DESIGNS, TRIAL_DESIGNS
 from deepcritical.stages.framing import EvidenceView, no_result_section
 from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, result_only, sentences, stem
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab, strength_of
+from deepcritical.vocabulary import DIRECTION_WORDS, REVIEW_DESIGNS, TRIAL_DESIGNS
 
 MAX_FINDINGS = 6
 MAX_CONTRARY = 4
-DIRECTION_WORDS = {"favourable": "favourable", "null": "null (no effect)", "unfavourable": "unfavourable"}
 LEVEL_NAMES = {
     1: "systematic reviews",
     2: "randomised trials",

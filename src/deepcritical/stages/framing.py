@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from deepcritical.models import Evidence, normalize_doi
-from deepcritical.text import shorten as shorten_text
+from deepcritical.text import shorten
 
 EVIDENCE_TAG = "evidence_items"
 BRIEF_TAG = "run_brief"
@@ -55,7 +55,7 @@ class EvidenceView:
 
     @classmethod
     def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
-        text = shorten(" ".join(item.content.split()), max_chars)
+        text = shorten_abstract(" ".join(item.content.split()), max_chars)
         return cls(
             id=item.id,
             title=" ".join(item.citation.title.split())[:300],
@@ -102,9 +102,10 @@ def no_result_section(section: str | None) -> bool:
 _CONCLUSIONS = re.compile(r"\b(?:CONCLUSIONS?|INTERPRETATION|CONCLUSIONS AND RELEVANCE)\s*:", re.IGNORECASE)
 
 
-def shorten(text: str, max_chars: int) -> str:
-    """At most ``max_chars`` characters, cut on a word. A structured abstract keeps its conclusions
-    (the authors' own reading of the result) and gives up the middle of its methods and results."""
+def shorten_abstract(text: str, max_chars: int) -> str:
+    """An abstract at most ``max_chars`` characters long, cut on a word (``text.shorten``). A structured
+    abstract keeps its conclusions (the authors' own reading of the result) and gives up the middle of its
+    methods and results."""
     if len(text) <= max_chars:
         return text
     conclusions = next((m for m in _CONCLUSIONS.finditer(text) if m.start() > 0), None)
@@ -115,7 +116,7 @@ def shorten(text: str, max_chars: int) -> str:
         cut = head.rfind(". ")
         head = head[: cut + 1] if cut > 0 else head.rsplit(" ", 1)[0] + " …"
         return f"{head} {tail}"
-    return shorten_text(text, max_chars, on_word=True)
+    return shorten(text, max_chars, on_word=True)
 
 
 def _json_line(value: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from deepcritical.outputs import AspectScore, Assessment, ScoreCap
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import SUFFICIENT_SCORE, aspects_of, informative
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab
+from deepcritical.vocabulary import HUMAN_DESIGNS, REVIEW_DESIGNS, TRIAL_DESIGNS
 
 LEVEL_CEILINGS: dict[int, int] = {1: 10, 2: 8, 3: 6, 4: 4, 5: 3}
 OUTSIDE_SCALE_CEILING = 3
@@ -143,20 +144,6 @@ def cap_assessment(assessment: Assessment, strength: Strength, scope: str = "cou
 
 
 # A limitation that says a kind of study is missing, and the designs that make it untrue.
-REVIEW_DESIGNS = frozenset({"meta_analysis", "systematic_review"})
-TRIAL_DESIGNS = frozenset({"randomized_controlled_trial"})
-HUMAN_DESIGNS = frozenset(
-    {
-        *REVIEW_DESIGNS,
-        *TRIAL_DESIGNS,
-        "clinical_trial",
-        "cohort",
-        "case_control",
-        "cross_sectional",
-        "observational",
-        "case_report",
-    }
-)
 _QUALIFIERS = r"(?:(?:published|recent|large|adequately powered|placebo-controlled|double-blind|human|cochrane) )*"
 ABSENCE_CLAIMS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(rf"\bno {_QUALIFIERS}(?:systematic reviews?|meta-analys[ie]s)\b", re.IGNORECASE), REVIEW_DESIGNS),

@@ -10,10 +10,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
 from deepcritical.evidence.retrieval import english_stemmer
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.vocabulary import Direction
 
 ASPECTS = ("mechanism", "clinical", "safety")
 ASPECT_LABELS = {
@@ -257,9 +257,6 @@ def aspects_of(text: str) -> set[str]:
     if CONTRARY.search(text):
         found.add("safety")
     return found
-
-
-Direction = Literal["favourable", "null", "unfavourable"]
 
 
 def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:

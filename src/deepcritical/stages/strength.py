@@ -14,16 +14,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import Direction, key_terms, on_topic, stem
+from deepcritical.stages.reading import key_terms, on_topic, stem
 from deepcritical.stages.study_reading import StudyReader, study_reader
-
-DIRECTIONS: tuple[Direction, ...] = ("favourable", "null", "unfavourable")
+from deepcritical.vocabulary import (
+    DIRECTION_DEFAULT_WEIGHT,
+    DIRECTION_LEVEL_WEIGHTS,
+    DIRECTION_OUTSIDE_SCALE_WEIGHTS,
+    LAB_POPULATIONS,
+    REVIEW_DESIGNS,
+    TRIAL_DESIGNS,
+    Direction,
+    is_lab_study,
+)
+from deepcritical.vocabulary import DIRECTIONS as DIRECTIONS  # read from here by render.py
 
 # Rows of the table, strongest first: (label, designs). Animal and cell studies form one row whatever
 # design their text suggests.
 DESIGN_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("systematic reviews and meta-analyses", frozenset({"meta_analysis", "systematic_review"})),
-    ("randomised controlled trials", frozenset({"randomized_controlled_trial"})),
+    ("systematic reviews and meta-analyses", REVIEW_DESIGNS),
+    ("randomised controlled trials", TRIAL_DESIGNS),
     ("non-randomised trials", frozenset({"clinical_trial"})),
     ("observational studies", frozenset({"cohort", "case_control", "cross_sectional", "observational"})),
     ("case reports and series", frozenset({"case_report"})),
@@ -32,16 +41,15 @@ DESIGN_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
     ("preprints", frozenset({"preprint"})),
     ("web pages and items of unknown design", frozenset({"web", "unknown"})),
 )
-# How much one item counts towards the direction of the answer, by OCEBM level; items outside the scale
-# count a little (a preprint more than a web page, as it reports a study of its own).
-LEVEL_WEIGHTS: dict[int, float] = {1: 4.0, 2: 3.0, 3: 2.0, 4: 1.0, 5: 0.5}
-OUTSIDE_SCALE_WEIGHTS: dict[str, float] = {"preprint": 1.0, "guideline": 1.0}
-DEFAULT_WEIGHT = 0.5
+# How much one item counts towards the direction of the answer: the vocabulary's (``deepcritical.vocabulary``).
+LEVEL_WEIGHTS = DIRECTION_LEVEL_WEIGHTS
+OUTSIDE_SCALE_WEIGHTS = DIRECTION_OUTSIDE_SCALE_WEIGHTS
+DEFAULT_WEIGHT = DIRECTION_DEFAULT_WEIGHT
 
 
 def is_lab(item: EvidenceView) -> bool:
     """An animal or cell study, whatever design its text suggests."""
-    return item.population in ("animals", "in_vitro") or item.design == "preclinical"
+    return is_lab_study(item.population, item.design)
 
 
 def group_of(item: EvidenceView) -> str:
@@ -50,7 +58,7 @@ def group_of(item: EvidenceView) -> str:
 
 
 def weight_of(item: EvidenceView) -> float:
-    if item.population in ("animals", "in_vitro"):
+    if item.population in LAB_POPULATIONS:
         return DEFAULT_WEIGHT
     if item.level is not None:
         return LEVEL_WEIGHTS.get(item.level, DEFAULT_WEIGHT)
@@ -166,11 +174,11 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
             strength.directions[item.id] = way
             group = group_of(item)
             strength.cells.setdefault(group, {}).setdefault(way, []).append(item.id)
-            preclinical = item.population in ("animals", "in_vitro")
+            preclinical = item.population in LAB_POPULATIONS
             strength.levels.setdefault(group, set()).add(None if preclinical else item.level)
             if way is not None:
                 strength.weights[way] += weight_of(item)
-                if item.level is not None and item.population not in ("animals", "in_vitro"):
+                if item.level is not None and item.population not in LAB_POPULATIONS:
                     strength.best_level[way] = min(strength.best_level.get(way, 6), item.level)
     return strength
 

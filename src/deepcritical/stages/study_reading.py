@@ -17,8 +17,8 @@ from deepcritical.reading.result_features import Comparison, names_intervention_
 from deepcritical.reading.results import ResultReader, ResultReading
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.vocabulary import Direction
 
-Direction = Literal["favourable", "null", "unfavourable"]
 Movement = Literal["increased", "decreased"]
 
 _AUXILIARY = re.compile(

@@ -11,7 +11,6 @@ The package, by concern: ``vocabulary`` (publication types and MeSH), ``wording`
 """
 
 from deepcritical.sources.grading.grade import (
-    HUMAN_DESIGNS,
     OCEBM_LEVEL,
     grade_record,
     grade_registration,
@@ -27,6 +26,7 @@ from deepcritical.sources.grading.vocabulary import (
     population_from_mesh,
 )
 from deepcritical.sources.grading.wording import design_from_text, phase_from_text, population_from_text
+from deepcritical.vocabulary import HUMAN_DESIGNS
 
 __all__ = [
     "HUMAN_DESIGNS",

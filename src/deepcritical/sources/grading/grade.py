@@ -20,14 +20,13 @@ from deepcritical.sources.grading.wording import (
     population_from_text,
     reviews_only_observational,
 )
+from deepcritical.vocabulary import HUMAN_DESIGNS, LAB_POPULATIONS
 
 # OCEBM 2011 levels, from the one list of designs (``models.DESIGNS``).
 OCEBM_LEVEL: dict[StudyDesign, int | None] = {name: design.level for name, design in DESIGNS.items()}
 # A review that pooled only observational studies sits at the level of what it pooled (OCEBM 2011: "a
 # systematic review is generally better than an individual study", within the level of its studies).
 _OBSERVATIONAL_REVIEW_LEVEL = 3
-
-HUMAN_DESIGNS: frozenset[StudyDesign] = frozenset(name for name, design in DESIGNS.items() if design.in_humans)
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ def grade_record(
         found = _Found(design, "text")
     if found is not None and found.design == "observational":
         found = _observational_subtype(found, title, text, mesh_headings)
-    if population in ("animals", "in_vitro") and (
+    if population in LAB_POPULATIONS and (
         found is None or (found.basis != "publication_type" and found.design in HUMAN_DESIGNS)
     ):
         found = _Found("preclinical", population_basis)

@@ -7,25 +7,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from deepcritical.models import Population, StudyDesign
+from deepcritical.vocabulary import DESIGN_PRECEDENCE
 
-# Which design wins when a record carries several types ("Meta-Analysis" and "Systematic Review").
-# Preprint first: whatever its design, it has not been peer reviewed.
-_PRECEDENCE: tuple[StudyDesign, ...] = (
-    "preprint",
-    "meta_analysis",
-    "systematic_review",
-    "randomized_controlled_trial",
-    "clinical_trial",
-    "cohort",
-    "case_control",
-    "cross_sectional",
-    "observational",
-    "case_report",
-    "guideline",
-    "narrative_review",
-    "preclinical",
-    "editorial_or_letter",
-)
+# Which design wins when a record carries several types: the vocabulary's order.
+_PRECEDENCE = DESIGN_PRECEDENCE
 # PubMed publication types (and the JATS article types Europe PMC reports for full-text records),
 # lower-cased with hyphens as spaces. Types that say nothing about design ("Journal Article",
 # "Research Support, ...", "Comparative Study", "Multicenter Study") are absent on purpose.

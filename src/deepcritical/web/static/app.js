@@ -121,65 +121,29 @@
 
   // --- Progress lines ------------------------------------------------------------------------------
 
-  function sourceName(name) {
-    const labels = (state.info && state.info.source_labels) || {};
-    return labels[name] || name;
-  }
-
-  function join(items) {
-    return items && items.length ? items.map(sourceName).join(", ") : "none";
+  // How an event's line looks on the page. Its words are the server's: every stored event carries its line
+  // (``line``), worded once for the page, MCP and the command line alike.
+  function tone(event) {
+    switch (event.kind) {
+      case "run_started":
+        return "start";
+      case "iteration_started":
+        return "iteration";
+      case "search_finished":
+        return Object.keys(event.sources_failed || {}).length ? "warn" : "";
+      case "judge_finished":
+        return "judge";
+      case "warning":
+        return event.level === "note" ? "" : "warn";
+      case "run_ended":
+        return event.status === "finished" ? "done" : "warn";
+      default:
+        return "";
+    }
   }
 
   function describe(event) {
-    switch (event.kind) {
-      case "queued":
-        return ["Waiting in the queue: position " + event.position + ".", ""];
-      case "run_started": {
-        const lines = ["Started: model " + event.model + "; sources " + join(event.sources) + "."];
-        for (const [name, reason] of Object.entries(event.sources_disabled || {})) {
-          lines.push("Source off, " + sourceName(name) + ": " + reason);
-        }
-        return [lines.join("\n"), "start"];
-      }
-      case "iteration_started":
-        return ["Iteration " + event.iteration + " of " + event.max_iterations, "iteration"];
-      case "queries_planned":
-        return [
-          (event.by === "code" ? "Queries (built in code): " : "Queries planned: ") + event.queries.join("; "),
-          "",
-        ];
-      case "search_finished": {
-        const lines = [
-          "Searched " + join(event.sources_answered) + ": " + event.found + " found, " + event.kept + " kept, " +
-            event.deduplicated + " duplicates dropped, " + event.related + " recalled from earlier runs; " +
-            event.total_evidence + " in the run" + (event.capped ? " (evidence cap reached)" : "") + ".",
-        ];
-        for (const [name, error] of Object.entries(event.sources_failed || {})) {
-          lines.push("Source failed, " + sourceName(name) + ": " + error);
-        }
-        return [lines.join("\n"), Object.keys(event.sources_failed || {}).length ? "warn" : ""];
-      }
-      case "judge_finished": {
-        const scores = Object.entries(event.scores).map(([name, score]) => name + " " + score + "/10");
-        const verdict = event.sufficient ? "sufficient" : "not yet sufficient";
-        let text = (event.by === "code" ? "Judge (computed in code), " : "Judge, ") + event.items_judged +
-          " items: " + scores.join(", ") + "; " + verdict + ", confidence " + Number(event.confidence).toFixed(2) + ".";
-        if (event.gaps && event.gaps.length) text += "\nGaps: " + event.gaps.join("; ");
-        return [text, "judge"];
-      }
-      case "report_written":
-        return [
-          "Report " + (event.fallback ? "built in code" : "written") + ": " + event.findings + " findings, " +
-            event.contrary + " contrary, " + event.references + " references.",
-          "",
-        ];
-      case "warning":
-        return event.level === "note" ? ["Note: " + event.message, ""] : ["Warning: " + event.message, "warn"];
-      case "run_ended":
-        return ["Run " + event.status + (event.error ? ": " + event.error : "."), event.status === "finished" ? "done" : "warn"];
-      default:
-        return [event.kind, ""];
-    }
+    return [event.line || event.kind, tone(event)];
   }
 
   function formatTime(iso) {

@@ -1,0 +1,86 @@
+"""The long-lived commands: ``worker`` (the team's queue), ``serve`` (page, API, MCP over HTTP) and
+``mcp`` (MCP over stdio). Registered on the app by ``cli.app``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from deepcritical.cli.common import EXIT_INTERRUPTED, checked_preflight, err, fail, run_async, settings_from
+from deepcritical.cli.options import Demo, Verbose
+from deepcritical.errors import ConfigError
+from deepcritical.logs import configure_logging
+
+if TYPE_CHECKING:
+    from deepcritical.config import Settings
+
+
+def _check_runs_home(settings: Settings) -> None:
+    """What a long-lived process (a worker, a server) needs before it starts: a usable store, and a runs
+    folder it can write; else one line and exit 2."""
+    from deepcritical.cli.research import ensure_writable
+
+    checked_preflight(settings)
+    try:
+        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
+    except ConfigError as error:
+        fail(str(error))
+
+
+def worker(
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=32, help="Runs worked on at once.")] = 1,
+    demo: Demo = False,
+    verbose: Verbose = False,
+) -> None:
+    """Take runs from the team's queue (DEEPCRITICAL_QUEUE_URL) and run them, until Ctrl+C or SIGTERM."""
+    from deepcritical.cli.worker import run_worker, where
+
+    configure_logging(verbose=verbose)
+    settings = settings_from(demo_mode=demo or None)
+    if settings.queue_url is None:
+        fail("DEEPCRITICAL_QUEUE_URL: not set; set it to the team's Redis (redis://host:6379/0)")
+    _check_runs_home(settings)
+    url = settings.queue_url.get_secret_value()
+    err.print(f"worker: taking runs from {where(url)}, {concurrency} at a time; Ctrl+C stops", markup=False)
+    run_async(run_worker(settings, concurrency=concurrency))
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; beyond loopback needs DEEPCRITICAL_API_TOKEN.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
+    demo: Demo = False,
+    verbose: Verbose = False,
+) -> None:
+    """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
+    from deepcritical.cli.serve import listening_socket, serve_app
+    from deepcritical.web.app import create_app
+
+    configure_logging(verbose=verbose)
+    settings = settings_from(demo_mode=demo or None)
+    _check_runs_home(settings)
+    try:
+        web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
+        sock = listening_socket(host, port)  # a port in use ends here, before the line that says it is served
+    except ConfigError as error:
+        fail(str(error))
+    if settings.demo_mode:
+        err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
+    shown = f"[{host}]" if ":" in host else host
+    err.print(f"DeepCritical on http://{shown}:{port}/ (API docs /docs, MCP /mcp); Ctrl+C stops", markup=False)
+    serve_app(web_app, sock=sock)
+
+
+def mcp_stdio(demo: Demo = False, verbose: Verbose = False) -> None:
+    """Serve the MCP tools (search_literature, research, get_run) over stdin/stdout, for an MCP client."""
+    from deepcritical.cli.serve import serve_mcp
+
+    configure_logging(verbose=verbose)  # stderr only: stdout carries the protocol
+    settings = settings_from(demo_mode=demo or None)
+    checked_preflight(settings)
+    try:
+        serve_mcp(settings)
+    except KeyboardInterrupt:
+        fail("interrupted", EXIT_INTERRUPTED)

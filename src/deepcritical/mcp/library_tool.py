@@ -1,0 +1,61 @@
+"""The MCP ``library_add`` tool's work: files from the configured library folder only, added to the
+library collection."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from deepcritical.config import Settings
+from deepcritical.errors import DeepCriticalError
+from deepcritical.evidence import chroma
+from deepcritical.service.library_add import add_paths
+from deepcritical.text import one_line
+
+
+class LibraryAdded(BaseModel):
+    """What adding files to the library did."""
+
+    collection: str
+    summary: str
+    files: int
+    documents_added: int
+    documents_updated: int
+    documents_unchanged: int
+    passages: int
+    failures: list[str] = Field(description="One line per file that could not be read: which file, why")
+
+
+async def add_to_library(settings: Settings, paths: list[str]) -> LibraryAdded:
+    """``library_add``: only inside ``DEEPCRITICAL_LIBRARY_FOLDER`` (links followed, so none leads out)."""
+    if settings.library_folder is None:
+        raise ToolError("library_add is off: the server reads files only from DEEPCRITICAL_LIBRARY_FOLDER, not set")
+    root = settings.library_folder.resolve()
+    chosen = []
+    for raw in paths:
+        candidate = (root / raw.strip()).resolve()  # an absolute path stays itself
+        if not candidate.is_relative_to(root):
+            raise ToolError(f"{one_line(raw)[:200]}: outside the library folder; only files inside it are read")
+        chosen.append(candidate)
+    try:
+        connection = await asyncio.to_thread(chroma.connect, settings)
+        try:
+            summary = await asyncio.to_thread(
+                add_paths, chosen, settings, connection, settings.library_collection, within=root
+            )
+        finally:
+            connection.close()
+    except DeepCriticalError as error:
+        raise ToolError(one_line(str(error))) from error
+    return LibraryAdded(
+        collection=settings.library_collection,
+        summary=summary.line,
+        files=summary.files,
+        documents_added=summary.added,
+        documents_updated=summary.replaced,
+        documents_unchanged=summary.unchanged,
+        passages=summary.passages,
+        failures=summary.failures,
+    )
