@@ -86,6 +86,18 @@ def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run
         for row in rows
     ]
     assert [r["reference"] for r in exported] == [line[0].strip("\\[]") for line in table]
+    to_file = run_cli(
+        "export",
+        str(sglt2_run),
+        "--format",
+        "results-csv",
+        "-o",
+        str(sglt2_run / "results.csv"),
+        home=sglt2_run.parent / "home",
+    )
+    assert to_file.returncode == 0, to_file.stderr
+    assert f"{len(rows)} result row(s) written" in to_file.stderr
+    assert (sglt2_run / "results.csv").read_text(encoding="utf-8") == result.stdout
     # the plot: each study's estimate is a row of the record, and the SVG shows it
     by_row = {(row.id, row.value, row.ci_low, row.ci_high) for row in rows}
     for plot in record["forest_plots"]:

@@ -316,7 +316,13 @@ app.command("mcp")(mcp_stdio)
 def export_command(
     run_dir: Annotated[Path, typer.Argument(help="A research run's output directory (or its run.json).")],
     export_format: Annotated[
-        str, typer.Option("--format", "-f", help="ris, bibtex or csljson.", case_sensitive=False)
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="ris, bibtex, csljson, or results-csv (the study-results table).",
+            case_sensitive=False,
+        ),
     ] = "ris",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of standard output.")
@@ -325,7 +331,7 @@ def export_command(
         bool, typer.Option("--all", help="Every collected item, not only the report's references.")
     ] = False,
 ) -> None:
-    """Export a run's references for a reference manager (RIS, BibTeX or CSL-JSON)."""
+    """Export a run's references (RIS, BibTeX or CSL-JSON) or its study-results table (CSV)."""
     from deepcritical.cli.export import export_run
     from deepcritical.run.exports import EXPORT_FORMATS
 
@@ -343,7 +349,8 @@ def export_command(
         output.write_text(text, encoding="utf-8")
     except OSError as error:
         fail(f"cannot write {output}: {error.strerror or error}")
-    err.print(f"{count} reference(s) written to {output}", markup=False, highlight=False)
+    written = "result row(s)" if form == "results-csv" else "reference(s)"
+    err.print(f"{count} {written} written to {output}", markup=False, highlight=False)
 
 
 def main() -> None:
