@@ -131,6 +131,8 @@ class Settings(BaseSettings):
     )
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    # The key of any other pydantic-ai provider (Groq, Mistral, OpenRouter, ...), handed to it explicitly
+    model_api_key: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_MODEL_API_KEY")
     max_iterations: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_MAX_ITERATIONS")
     max_evidence: PositiveInt = Field(default=150, validation_alias="DEEPCRITICAL_MAX_EVIDENCE")
     max_seconds: PositiveFloat = Field(default=600.0, validation_alias="DEEPCRITICAL_MAX_SECONDS")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ from pydantic import AnyHttpUrl, BaseModel, SecretStr
 from deepcritical.config import Settings
 
 MASK = "***"
+ENVIRONMENT_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN")
 # Shorter values would blank ordinary words; no real key is that short.
 MIN_SECRET_CHARS = 4
 # What a cut leaves beside the part it kept: an ellipsis (one character or three dots), or a quote that
@@ -119,9 +121,12 @@ class Redactor:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
-        """Every ``SecretStr`` the settings hold, and every password inside a URL they hold (with the Basic-auth
-        token it makes)."""
-        secrets: list[SecretStr | str | None] = []
+        """Every ``SecretStr`` the settings hold, every password inside a URL they hold (with the Basic-auth
+        token it makes), and every ``*_API_KEY`` or ``*_TOKEN`` of the environment: a pydantic-ai provider
+        without ``DEEPCRITICAL_MODEL_API_KEY`` reads its own key from there (``GROQ_API_KEY``, ``HF_TOKEN``)."""
+        secrets: list[SecretStr | str | None] = [
+            value for name, value in os.environ.items() if name.upper().endswith(ENVIRONMENT_SECRET_SUFFIXES)
+        ]
         for name in type(settings).model_fields:
             value = getattr(settings, name)
             if isinstance(value, SecretStr):

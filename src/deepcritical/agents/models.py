@@ -2,7 +2,8 @@
 its key passed explicitly from the settings. A live model without its key fails here, at start, naming
 the variable to set; there is no silent fallback to another provider or another API.
 
-The OpenAI, Google and Anthropic models are handed the run's own ``httpx2.AsyncClient``: one connection
+Every model is handed the run's own ``httpx2.AsyncClient`` (any other pydantic-ai provider through
+pydantic-ai's provider factory, with ``DEEPCRITICAL_MODEL_API_KEY`` as its key when set): one connection
 pool, one transport, and tests that see the LLM traffic in the same ``MockTransport`` as the searches.
 
 An OpenAI-compatible server (``DEEPCRITICAL_OPENAI_BASE_URL`` or ``OPENAI_BASE_URL``: Ollama, llama.cpp,
@@ -13,6 +14,7 @@ numbers in the output schemas spelled as the list of allowed values, which every
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +25,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.profiles import merge_profile
 from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer, OpenAIModelProfile
+from pydantic_ai.providers import Provider, infer_provider, infer_provider_class
 from pydantic_ai.settings import ModelSettings
 
 from deepcritical.agents.output import TOOL, OutputStrategy, strategies
@@ -162,6 +165,22 @@ def _compatible_server(settings: Settings, name: str, client: httpx2.AsyncClient
     return model, endpoint
 
 
+def _provider(name: str, settings: Settings, client: httpx2.AsyncClient | None) -> Provider[Any]:
+    """Any other pydantic-ai provider, built by pydantic-ai's own provider table but handed the run's client
+    and, when ``DEEPCRITICAL_MODEL_API_KEY`` is set, its key (else it reads its own variable, e.g.
+    ``GROQ_API_KEY``). A provider whose constructor takes neither is built as pydantic-ai builds it."""
+    if name.startswith("gateway/"):
+        return infer_provider(name)
+    provider_class = infer_provider_class(name)
+    accepts = inspect.signature(provider_class.__init__).parameters
+    options: dict[str, Any] = {}
+    if client is not None and "http_client" in accepts:
+        options["http_client"] = client
+    if settings.model_api_key is not None and "api_key" in accepts:
+        options["api_key"] = settings.model_api_key.get_secret_value()
+    return provider_class(**options)
+
+
 def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) -> tuple[Model, ModelEndpoint | None]:
     """One live model from ``settings.model``, and where to check that it answers; with ``client``, its
     requests go through that client."""
@@ -220,9 +239,8 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
             settings.named("model"),
         )
         return AnthropicModel(name, provider=anthropic, settings=model_settings), endpoint
-    # Any other pydantic-ai provider reads its own environment variables and uses its own HTTP client.
     try:
-        return infer_model(label), None
+        return infer_model(label, provider_factory=lambda name: _provider(name, settings, client)), None
     except (UserError, ImportError, ValueError) as error:
         raise ConfigError(f"cannot use {settings.named('model')} {settings.model!r}: {error}") from error
 

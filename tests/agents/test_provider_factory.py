@@ -1,0 +1,72 @@
+"""Any pydantic-ai provider beyond the three the project names (OpenRouter here) is built through
+pydantic-ai's provider factory with the run's one client and the key from DEEPCRITICAL_MODEL_API_KEY, and a
+key such a provider reads from its own environment variable is redacted like every configured secret."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import pytest
+from pydantic_ai import Agent
+
+from deepcritical.agents.models import build_model
+from deepcritical.config import Settings
+from deepcritical.errors import ConfigError
+from deepcritical.redaction import Redactor
+
+KEY = "sk-or-v1-explicit-key-0123456789"
+
+
+def chat_completion(text: str) -> dict[str, object]:
+    return {
+        "id": "gen-1",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "meta-llama/llama-3-8b-instruct",
+        "provider": "DeepInfra",  # OpenRouter names the upstream that answered
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+    }
+
+
+@pytest.fixture(autouse=True)
+def no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+
+
+async def test_another_provider_speaks_through_the_runs_client_with_the_explicit_key() -> None:
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json=chat_completion("four"))
+
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, DEEPCRITICAL_MODEL="openrouter:meta-llama/llama-3-8b-instruct", DEEPCRITICAL_MODEL_API_KEY=KEY
+    )
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as client:
+        model, endpoint = build_model(settings, client)
+        result = await Agent(model).run("What is two plus two?")
+    assert result.output == "four"
+    assert endpoint is None  # no start-up check for a provider whose models route is not known
+    assert [request.url.host for request in seen] == ["openrouter.ai"]
+    assert seen[0].headers["authorization"] == f"Bearer {KEY}"
+    assert json.loads(seen[0].content)["model"] == "meta-llama/llama-3-8b-instruct"
+
+
+async def test_without_the_setting_the_provider_reads_its_own_variable_and_says_which() -> None:
+    settings = Settings(_env_file=None, DEEPCRITICAL_MODEL="openrouter:meta-llama/llama-3-8b-instruct")  # type: ignore[call-arg]
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(lambda _: httpx2.Response(500))) as client:
+        with pytest.raises(ConfigError, match="OPENROUTER_API_KEY"):
+            build_model(settings, client)
+
+
+def test_a_key_a_provider_reads_from_the_environment_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gsk_environment_secret_0123456789")
+    monkeypatch.setenv("HF_TOKEN", "hf_environment_token_abcdefghij")
+    redact = Redactor.for_settings(Settings(_env_file=None))  # type: ignore[call-arg]
+    text = redact("401 for key gsk_environment_secret_0123456789 and hf_environment_token_abcdefghij")
+    assert "environment_secret" not in text
+    assert "environment_token" not in text
+    assert text.count("***") == 2
