@@ -8,22 +8,18 @@ dot, thin spaces made plain), so every offset is an offset into the text as give
 
 from __future__ import annotations
 
-import bisect
 import re
-from dataclasses import dataclass, field
 from typing import cast
 
 from deepcritical.reading import patterns as pt
 from deepcritical.reading.effects import MEASURES, RATIO_MEASURES, Effect, Measure, judged
+from deepcritical.reading.p_values import attach_p_values, find_p_values
+from deepcritical.reading.stat_text import Draft, StatText, between
 
 # How far before a value its measure's name may stand ("hazard ratio for death at 5 years was 0.77").
 _NAME_REACH = 150
-# How far after a result a p-value may stand and still be that result's ("...; P = 0.03").
-_P_REACH = 140
 # How far apart two values of the same kind may stand and still be groups of one comparison.
 _GROUP_GAP = 160
-# How much of a sentence before a result is read for its context (and quoted for a p-value alone).
-_CONTEXT = 300
 # A hazard or odds ratio above this is a heart rate or a count, not a ratio.
 _LARGEST_RATIO = 60.0
 _RATIO_CONTEXT = re.compile(r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio)")
@@ -35,55 +31,11 @@ _CHANGE_BEFORE = re.compile(
 _CHANGE_AFTER = re.compile(r"[\s;,)\]]*(?:p\s*[<=>][^)]*\)\s*)?(?i:lower|higher|more|fewer|less|greater)\b")
 
 
-@dataclass
-class _Draft:
-    measure: Measure
-    start: int
-    end: int
-    value: float | None = None
-    low: float | None = None
-    high: float | None = None
-    level: float | None = None
-    p: str | None = None
-    groups: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Text:
-    original: str
-    plain: str
-    taken: bytearray
-    sentence_starts: list[int]
-    heart_rate: bool
-    respiratory_rate: bool
-    infusion: bool
-    saline: bool
-
-    def free(self, start: int, end: int) -> bool:
-        return not any(self.taken[start:end])
-
-    def take(self, start: int, end: int) -> None:
-        self.taken[start:end] = b"\x01" * (end - start)
-
-    def sentence_start(self, at: int) -> int:
-        return self.sentence_starts[max(bisect.bisect_right(self.sentence_starts, at) - 1, 0)]
-
-    def context_start(self, at: int) -> int:
-        """Where the words around ``at`` begin: its sentence, at most ``_CONTEXT`` characters back (a
-        table or a text without full stops has no sentence to speak of, and reading it whole for every
-        result would cost time in the square of its length)."""
-        start = max(self.sentence_start(at), at - _CONTEXT)
-        if start > self.sentence_start(at):
-            space = self.plain.find(" ", start, at)
-            start = space + 1 if space >= 0 else start
-        return start
-
-
 def read_effects(text: str) -> list[Effect]:
     """Every statistical result ``text`` states, in the order they are written."""
     plain = pt.normalised(text)
     lookalike = " ".join(m.group(0) for m in pt.look_alikes().finditer(plain))
-    doc = _Text(
+    doc = StatText(
         original=text,
         plain=plain,
         taken=bytearray(len(plain)),
@@ -94,11 +46,11 @@ def read_effects(text: str) -> list[Effect]:
         saline="(NS)" in lookalike,
     )
     drafts = _estimates(doc)
-    p_values = _p_values(doc)
+    p_values = find_p_values(doc)
     drafts += _percent_changes(doc)
     drafts += _group_values(doc, [start for start, _end, _p in p_values])
     drafts.sort(key=lambda d: d.start)
-    drafts = _attach_p_values(doc, drafts, p_values)
+    drafts = attach_p_values(doc, drafts, p_values)
     return [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
 
 
@@ -113,7 +65,7 @@ def _measure(name: str) -> Measure:
     return cast(Measure, name)
 
 
-def _measure_before(doc: _Text, at: int, floor: int) -> tuple[Measure, int] | None:
+def _measure_before(doc: StatText, at: int, floor: int) -> tuple[Measure, int] | None:
     """The nearest measure named before ``at`` (after ``floor``, in the same sentence), with its start."""
     floor = max(floor, doc.sentence_start(at), at - _NAME_REACH)
     found: tuple[Measure, int] | None = None
@@ -124,14 +76,14 @@ def _measure_before(doc: _Text, at: int, floor: int) -> tuple[Measure, int] | No
     return found
 
 
-def _lookalike_name(doc: _Text, measure: str, written: str) -> bool:
+def _lookalike_name(doc: StatText, measure: str, written: str) -> bool:
     return (measure == "HR" and doc.heart_rate and written.endswith(("HR", "HRs"))) or (
         measure == "RR" and doc.respiratory_rate and written.endswith(("RR", "RRs"))
     )
 
 
-def _estimates(doc: _Text) -> list[_Draft]:
-    drafts: list[_Draft] = []
+def _estimates(doc: StatText) -> list[Draft]:
+    drafts: list[Draft] = []
     previous_end = 0
     labelled = list(pt.value_with_ci().finditer(doc.plain))
     bare = [m for m in pt.value_with_bare_interval().finditer(doc.plain)]
@@ -157,7 +109,7 @@ def _estimates(doc: _Text) -> list[_Draft]:
         doc.take(start, match.end())
         previous_end = match.end()
         level = float(level_text) if level_text else (95.0 if has_label else None)
-        drafts.append(_Draft(measure, start, match.end(), value, low, high, level))
+        drafts.append(Draft(measure, start, match.end(), value, low, high, level))
     for match in pt.measure_then_value().finditer(doc.plain):
         value_text = match.group("value")
         measure = _measure(next(n for n, v in match.groupdict().items() if v is not None and n != "value"))
@@ -169,14 +121,14 @@ def _estimates(doc: _Text) -> list[_Draft]:
         if measure in RATIO_MEASURES and not 0 < value <= _LARGEST_RATIO:
             continue
         doc.take(match.start(), match.end())
-        drafts.append(_Draft(measure, match.start(), match.end(), value))
+        drafts.append(Draft(measure, match.start(), match.end(), value))
     return _grouped(doc, drafts)
 
 
-def _grouped(doc: _Text, drafts: list[_Draft]) -> list[_Draft]:
+def _grouped(doc: StatText, drafts: list[Draft]) -> list[Draft]:
     """Groups' own estimates written one after another ("41.9 months (95% CI 31.8-58.0) in one group and
     30.7 months (95% CI 22.7-38.3) in the other") are one result: each group's value as written."""
-    merged: list[_Draft] = []
+    merged: list[Draft] = []
     for draft in sorted(drafts, key=lambda d: d.start):
         if draft.measure == "group_values":
             draft.groups = [doc.original[draft.start : draft.end].strip()]
@@ -189,14 +141,14 @@ def _grouped(doc: _Text, drafts: list[_Draft]) -> list[_Draft]:
     return merged
 
 
-def _ci_label_just_before(doc: _Text, at: int) -> bool:
+def _ci_label_just_before(doc: StatText, at: int) -> bool:
     """ "OR (95% CI) 2.1 (1.2-3.4)": the label stands before the value."""
     window = doc.plain[max(doc.sentence_start(at), at - 40) : at]
     return pt.ci_label_alone().search(window) is not None and not re.search(r"\d\s*[)\]]?\s*[,;]?\s*$", window[:-1])
 
 
 def _estimate_measure(
-    doc: _Text, match: re.Match[str], named: tuple[Measure, int] | None, value: float
+    doc: StatText, match: re.Match[str], named: tuple[Measure, int] | None, value: float
 ) -> tuple[Measure, int]:
     if named is not None:
         return named
@@ -212,52 +164,10 @@ def _estimate_measure(
     return "group_values", match.start()
 
 
-def _p_values(doc: _Text) -> list[tuple[int, int, str]]:
-    found: list[tuple[int, int, str]] = []
-    for match in pt.p_value().finditer(doc.plain):
-        written = _written_p(match)
-        if written is not None:
-            found.append((match.start(), match.end(), written))
-            doc.take(match.start(), match.end())
-    if not doc.saline:
-        for match in pt.not_significant_mark().finditer(doc.plain):
-            if doc.free(match.start(), match.end()):
-                found.append((match.start(), match.end(), "NS"))
-                doc.take(match.start(), match.end())
-    for match in pt.ci_label_alone().finditer(doc.plain):
-        doc.take(match.start(), match.end())  # "95%" of a label is never a group's percentage
-    return sorted(found)
-
-
-def _written_p(match: re.Match[str]) -> str | None:
-    """ "<0.001", "=0.03", "NS" from a matched p-value; None when the number is no probability."""
-    if match.group("ns"):
-        return "NS"
-    comparator = (match.group("cmp") or "=").strip()
-    comparator = {"<=": "≤", "=<": "≤", ">=": "≥", "=>": "≥", "is": "=", "was": "=", "of": "="}.get(
-        comparator, comparator
-    )
-    prefix = "" if match.group("num") else "b_"
-    number = match.group(prefix + "num").replace(" ", "")
-    exponent = next((match.group(prefix + g) for g in ("exp", "exp2", "exp3") if match.group(prefix + g)), None)
-    if exponent is not None:
-        exponent = exponent.replace(" ", "")
-        mantissa = "1" if match.group(prefix + "exp3") else re.split(r"[x×*eE]", number)[0]
-        written = f"{mantissa}e{exponent}"
-    else:
-        written = "0" + number if number.startswith(".") else number
-    try:
-        if not 0 <= float(written) <= 1:
-            return None
-    except ValueError:
-        return None
-    return comparator + written
-
-
 _FALL = re.compile(r"\b(?:fewer|less|lower\w*|reduc\w*|decreas\w*|declin\w*|drop\w*|fell|falls?)\b", re.IGNORECASE)
 
 
-def _percent_changes(doc: _Text) -> list[_Draft]:
+def _percent_changes(doc: StatText) -> list[Draft]:
     drafts = []
     for match in pt.percent_change().finditer(doc.plain):
         key = "v" if match.group("v") else "v2"
@@ -265,7 +175,7 @@ def _percent_changes(doc: _Text) -> list[_Draft]:
             doc.take(match.start(), match.end())
             # A fall is a negative change: "fell by 7.3%" is -7.3, "21% fewer (95% CI 0 to 38%)" -21 [-38, 0].
             sign = -1.0 if _FALL.search(match.group(0)) else 1.0
-            draft = _Draft("percent_change", match.start(), match.end(), sign * _number(match.group(key)))
+            draft = Draft("percent_change", match.start(), match.end(), sign * _number(match.group(key)))
             if match.group("lo") is not None:
                 low, high = sign * _number(match.group("lo")), sign * _number(match.group("hi"))
                 draft.low, draft.high = min(low, high), max(low, high)
@@ -274,7 +184,7 @@ def _percent_changes(doc: _Text) -> list[_Draft]:
     return drafts
 
 
-def _group_values(doc: _Text, p_starts: list[int]) -> list[_Draft]:
+def _group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
     """Each group's value: two or more values of one kind, close together, with no p-value between."""
     drafts = []
     for match in (*pt.versus_pair().finditer(doc.plain), *pt.paired_values().finditer(doc.plain)):
@@ -282,7 +192,7 @@ def _group_values(doc: _Text, p_starts: list[int]) -> list[_Draft]:
         if doc.free(match.start(names[0]), match.end(names[1])):
             doc.take(match.start(names[0]), match.end(names[1]))
             groups = [doc.original[match.start(g) : match.end(g)].strip() for g in names]
-            drafts.append(_Draft("group_values", match.start(names[0]), match.end(names[1]), groups=groups))
+            drafts.append(Draft("group_values", match.start(names[0]), match.end(names[1]), groups=groups))
     for kind in (pt.count_value(), pt.range_value(), pt.mean_sd_value(), pt.percent_value()):
         spans = [(m.start(), m.end()) for m in kind.finditer(doc.plain) if doc.free(m.start(), m.end())]
         for cluster in _clusters(doc.plain, spans, p_starts):
@@ -291,7 +201,7 @@ def _group_values(doc: _Text, p_starts: list[int]) -> list[_Draft]:
             for start, end in cluster:
                 doc.take(start, end)
             groups = [doc.original[start:end].strip() for start, end in cluster]
-            drafts.append(_Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups))
+            drafts.append(Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups))
     return drafts
 
 
@@ -313,7 +223,7 @@ def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> l
             cluster
             and gap <= _GROUP_GAP
             and (len(cluster) < 2 or gap <= max(60, 2 * widest))
-            and not _between(p_starts, cluster[-1][1], start)
+            and not between(p_starts, cluster[-1][1], start)
             and not _new_table_row(text[cluster[-1][1] : start])
         ):
             cluster.append((start, end))
@@ -324,57 +234,11 @@ def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> l
     return clusters
 
 
-def _between(positions: list[int], low: int, high: int) -> bool:
-    """Whether a position of the sorted ``positions`` lies in [low, high)."""
-    index = bisect.bisect_left(positions, low)
-    return index < len(positions) and positions[index] < high
-
-
-def _attach_p_values(doc: _Text, drafts: list[_Draft], p_values: list[tuple[int, int, str]]) -> list[_Draft]:
-    """A p-value belongs to the nearest result it follows, when no other number stands between them;
-    otherwise it is a result of its own, quoted from the start of its sentence."""
-    by_end = sorted(drafts, key=lambda d: d.end)
-    ends = [d.end for d in by_end]  # as found: a draft that takes a p-value is no candidate any more
-    starts = sorted(d.start for d in drafts)
-    previous_end = 0
-    for start, end, written in p_values:
-        owner = None
-        for index in range(bisect.bisect_right(ends, start) - 1, -1, -1):
-            if start - ends[index] > _P_REACH:
-                break
-            if by_end[index].p is None:
-                owner = by_end[index]
-                break
-        if owner is not None and not _blocked(doc, owner.end, start, starts):
-            owner.p, owner.end = written, end
-        else:
-            clause = max(doc.context_start(start), previous_end)
-            head = doc.plain[clause:start]
-            draft = _Draft("p_only", clause + len(head) - len(head.lstrip(" ;,)")), end, p=written)
-            drafts.append(draft)
-            bisect.insort(starts, draft.start)
-        previous_end = end
-    return drafts
-
-
-_TEST_OF_SUBGROUPS = re.compile(r"\b(?:interaction|heterogeneity|trend)\b", re.IGNORECASE)
-
-
-def _blocked(doc: _Text, end: int, start: int, starts: list[int]) -> bool:
-    """Whether another result or a sentence with numbers of its own stands between a result and a p."""
-    if _between(starts, end, start):
-        return True
-    if _TEST_OF_SUBGROUPS.search(doc.plain, max(end, start - 40), start):
-        return True  # "(interaction p=0.64)": a test across subgroups, not the estimate's own p
-    gap = doc.plain[end:start]
-    return doc.sentence_start(start) > end and re.search(r"\d", gap) is not None
-
-
 def _unbalanced(quote: str) -> bool:
     return quote.count(")") > quote.count("(") or quote.count("]") > quote.count("[")
 
 
-def _effect(doc: _Text, draft: _Draft) -> Effect:
+def _effect(doc: StatText, draft: Draft) -> Effect:
     start, end = draft.start, draft.end
     while start < end and doc.original[start].isspace():
         start += 1
