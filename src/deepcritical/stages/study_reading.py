@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from deepcritical.reading.result_features import Comparison, names_intervention_arm, stems
+from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
 from deepcritical.reading.results import ResultReader, ResultReading
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView
@@ -151,7 +151,7 @@ class StudyReader:
         self.question = question
         self.comparison = question_comparison(question)
         # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
-        # read by the stance model (``stages.verdict.code_verdict``).
+        # read by the stance model (``stages.stance.code_verdict``).
         self.asks_effect = bool(_TREATMENT_EFFECT.search(question)) and not _ASSOCIATION.search(question)
         self._reader = reader or ResultReader.load()
         self._read: dict[tuple[str, str], StudyReading] = {}
