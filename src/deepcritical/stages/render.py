@@ -13,6 +13,7 @@ from urllib.parse import quote, urlsplit
 from deepcritical.models import Evidence, Grade, Passage
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.stages.candidates import open_block
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
@@ -507,7 +508,11 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     if context.frame is not None and (frame := context.frame.summary()):
         lines += [f"**Question frame.** {escape(frame)}", ""]
     if context.verdict is not None:
-        lines += verdict_block(context.verdict, numbers)
+        lines += (
+            open_block(context.verdict, numbers, escape, cite)
+            if context.verdict.label == "open"
+            else verdict_block(context.verdict, numbers)
+        )
     if context.degraded:
         lines += [
             "> **Part of this run was done in code because the language model failed.** "

@@ -177,15 +177,24 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
 
 def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str], reader: StudyReader) -> set[str]:
     """The item that stands for each study, among an abstract and its article's passages: never an
-    introduction or methods passage when another is there; first one that states a result on the question
-    (a full-text passage before the abstract: it is the more detailed, and is cited with its section), else
-    the first passage, else the abstract."""
+    introduction or methods passage when another is there; first one whose result is for the question's
+    outcome and intervention, then one that states a result on the question (a full-text passage before the
+    abstract: it is the more detailed, and is cited with its section), else the first passage, else the
+    abstract."""
     studies: dict[str, list[EvidenceView]] = {}
     for item in items:
         studies.setdefault(item.document or item.id, []).append(item)
 
-    def rank(item: EvidenceView) -> tuple[bool, bool, bool]:
-        states = not item.states_no_result and on_topic(item, stems) and reader.read(item).direction is not None
-        return (item.states_no_result, not states, item.section is None)
+    def rank(item: EvidenceView) -> tuple[bool, bool, bool, bool, bool]:
+        topical = on_topic(item, stems)
+        reading = reader.read(item) if not item.states_no_result and topical else None
+        states = reading is not None and reading.direction is not None
+        return (
+            item.states_no_result,
+            not (states and reading is not None and reading.direct),
+            not states,
+            not topical,  # a study on the topic is not set aside for a passage of it that names less
+            item.section is None,
+        )
 
     return {min(group, key=rank).id for group in studies.values()}

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
+from deepcritical.reading.frame import frame_question
+from deepcritical.stages.candidates import open_verdict
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.stance import (
     MAX_VERDICT_ITEMS,
@@ -30,7 +32,7 @@ def run_verdict(
     the verdict computed in code from the items the report was written from (every item when none is named)."""
     items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
     in_code = counted_verdict(question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items])
-    if report.verdict is None:
+    if report.verdict is None or in_code.label == "open":  # which intervention: a model's yes or no answers nothing
         return in_code
     cited = [evidence[i] for i in report.references if i in evidence and not evidence[i].retracted]
     strongest = min(cited, key=lambda item: item.grade.level or 6, default=None)
@@ -82,6 +84,17 @@ def verdict_weight(view: EvidenceView, direct: bool) -> float:
     return weight * (INDIRECT_WEIGHT if indirect else 1.0)
 
 
+def record_id(view: EvidenceView, counted: Strength) -> str:
+    """The id a study is named by: its abstract's, when it was counted by a passage of its full text (the
+    reference lists the passage under the abstract's record)."""
+    if view.section is None:
+        return view.id
+    return next(
+        (other.id for other in counted.views.values() if other.document == view.document and other.section is None),
+        view.id,
+    )
+
+
 def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
     """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
     (``verdict_weight``), resting only on counted studies whose result names the question's outcome.
@@ -90,6 +103,9 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     and says so. When no counted study's result could be read at all (a question that is no comparison:
     "Is X associated with Y?"), the items of ``pool`` are read whole by the stance model (``code_verdict``,
     which has its own test of what is on the question)."""
+    frame = frame_question(question)
+    if frame.open_intervention:
+        return open_verdict(question, counted, frame)
     reader = study_reader(question)
     if not reader.asks_effect and pool:
         # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
@@ -103,11 +119,14 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         if way is not None and weight > 0:
             weighed.append((view, way, weight, direct))
     if not any(direct for *_, direct in weighed):
-        if not weighed and pool:
+        # Back to the stance model only when no counted study's result could be read at all: a study read
+        # for another outcome than the question's states nothing on it (a muscle-injury study on mortality).
+        other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
+        if not weighed and pool and not other_outcomes:
             return reconciled(code_verdict(question, pool), question, counted)
         why = (
             "the counted studies report results for other outcomes than the question's"
-            if weighed
+            if weighed or other_outcomes
             else "no counted study states a result for the question's comparison"
             if counted.counted
             else f"none of the {counted.reviewed} item(s) reviewed is a study on the question's topic"
@@ -131,7 +150,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     return Verdict(
         label=label,
         confidence=round(sure, 3),
-        evidence_ids=[view.id for view in chosen],
+        evidence_ids=[record_id(view, counted) for view in chosen],
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
