@@ -61,6 +61,9 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
     frame = frame or frame_question(question)
     reader = study_reader(question)
     groups: dict[frozenset[str], list[tuple[str, EvidenceView, Direction]]] = {}
+    # A title whose subject is the question's outcome or population ("Prevalence of fatigue after COVID")
+    # names no intervention.
+    asked = frozenset(stems(" ".join([*frame.outcomes, frame.population or ""]).replace("-", " ")))
     for i in counted.stated:
         view, way = counted.views[i], counted.directions[i]
         if way is None or view.design in ("web", "unknown", "editorial_or_letter", "narrative_review"):
@@ -68,6 +71,8 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
         if reader.read(view).direction is None:
             continue
         name = intervention_of(view)
+        if _key(name) & asked:
+            continue
         groups.setdefault(_key(name), []).append((name, view, way))
     # A title that names only how ("Continuation versus interruption of chronic statin therapy") joins the
     # candidate whose name its title holds.
@@ -84,7 +89,7 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
             Candidate(
                 intervention=min((n for n in names if _key(n)), key=len, default=names[0]),
                 **{
-                    way: [view.id for _, view, w in members if w == way][:MAX_VERDICT_IDS]
+                    way: [counted.record_of(view.id) for _, view, w in members if w == way][:MAX_VERDICT_IDS]
                     for way in ("favourable", "null", "unfavourable")
                 },
                 strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]

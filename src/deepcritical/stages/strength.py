@@ -126,6 +126,15 @@ class Strength:
             shown = ", ".join(str(level) for level in levels)
         return f"{shown}, some outside the scale" if outside else shown
 
+    def record_of(self, item_id: str) -> str:
+        """The id a counted study is named by: its abstract's, when it was counted by a passage of its full
+        text (the reference lists the passage under the abstract's record)."""
+        view = self.views[item_id]
+        if view.section is None:
+            return item_id
+        same = (other.id for other in self.views.values() if other.document == view.document and other.section is None)
+        return next(same, item_id)
+
     def ids(self, wanted: Direction) -> list[str]:
         return [i for _, cells in self.rows for i in cells.get(wanted, [])]
 

@@ -84,17 +84,6 @@ def verdict_weight(view: EvidenceView, direct: bool) -> float:
     return weight * (INDIRECT_WEIGHT if indirect else 1.0)
 
 
-def record_id(view: EvidenceView, counted: Strength) -> str:
-    """The id a study is named by: its abstract's, when it was counted by a passage of its full text (the
-    reference lists the passage under the abstract's record)."""
-    if view.section is None:
-        return view.id
-    return next(
-        (other.id for other in counted.views.values() if other.document == view.document and other.section is None),
-        view.id,
-    )
-
-
 def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
     """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
     (``verdict_weight``), resting only on counted studies whose result names the question's outcome.
@@ -150,7 +139,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     return Verdict(
         label=label,
         confidence=round(sure, 3),
-        evidence_ids=[record_id(view, counted) for view in chosen],
+        evidence_ids=[counted.record_of(view.id) for view in chosen],
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
