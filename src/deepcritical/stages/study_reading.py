@@ -16,8 +16,9 @@ from typing import Literal
 from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
 from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultReader, ResultReading
-from deepcritical.reading.units import split_units
+from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import NOT_A_RESULT
 
 Direction = Literal["favourable", "null", "unfavourable"]
 Movement = Literal["increased", "decreased"]
@@ -225,7 +226,7 @@ class StudyReader:
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
-        units = split_units(item.text, item.section or "")
+        units = results_units(split_units(item.text, item.section or ""))
         reading = self._reader.read(units, self.comparison, min_evidence_probability=0.0)
         if _states(reading) and not self.on_outcome(reading.evidence[0].text, item):
             # The best-ranked result is for another outcome: the study's result for the question's outcome,
@@ -243,6 +244,22 @@ class StudyReader:
         if not self.on_outcome(sentence, item):
             return StudyReading(None, reading, other_outcome=direction)
         return StudyReading(direction, reading, self._direct(sentence, item))
+
+
+# A structured abstract's sections that state no result of the study's own.
+_NO_RESULT_UNIT = re.compile(
+    r"^(?:ABSTRACT\.|BODY\.)?(?:BACKGROUND|INTRODUCTION|CONTEXT|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|HYPOTHES\w*"
+    r"|(?:MATERIALS?|PATIENTS|SUBJECTS)?\s*(?:AND\s+)?METHODS?|DESIGN|SETTING|PARTICIPANTS|INTERVENTIONS?"
+    r"|STUDY DESIGN)\b"
+)
+
+
+def results_units(units: list[TextUnit]) -> list[TextUnit]:
+    """The units that may state the study's result: not under a background, objective or methods label, not
+    a sentence that says what the study did or only speculates (``reading.NOT_A_RESULT``); all of them when
+    nothing else is left (an unlabelled text is read whole)."""
+    kept = [u for u in units if not _NO_RESULT_UNIT.match(u.section) and not NOT_A_RESULT.search(u.text)]
+    return kept or units
 
 
 def _states(reading: ResultReading) -> bool:
