@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedKFold
 from deepcritical.cli.common import settings_from
 from deepcritical.logs import configure_logging
 from deepcritical.run import eval as evaluation
-from deepcritical.stages import verdict
+from deepcritical.stages import stance
 
 HERE = Path(__file__).resolve().parent
 
@@ -91,13 +91,13 @@ def main() -> None:
         shared_store = args.store.resolve() if args.store is not None else (args.out / "fold0" / "store").resolve()
         if args.store is not None or fold > 0:
             (out / "store").symlink_to(shared_store, target_is_directory=True)
-        with mock.patch.object(verdict, "stance_model", lambda model=model: model):
+        with mock.patch.object(stance, "stance_model", lambda model=model: model):
             asyncio.run(evaluation.predict("pubmedqa", [by_id[keys[i]] for i in test], pool, settings, out))
         for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
             looped[str(record["id"])] = str(record["prediction"])
         print(f"fold {fold + 1}/{args.folds}: {len(test)} items", file=sys.stderr, flush=True)
-    predicted = np.asarray([verdict.STANCES.index(looped[key]) for key in keys])
+    predicted = np.asarray([stance.STANCES.index(looped[key]) for key in keys])
     print(f"PubMedQA {args.data.name}: {len(keys)} items, {args.folds}-fold, seed {args.seed}")
     print(f"majority baseline accuracy {np.bincount(gold).max() / len(gold):.3f}")
     _figures("stance model alone, own abstract", gold, alone)

@@ -30,7 +30,8 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
-from deepcritical.reading.result_features import LABELS, Comparison, classifier_features, ranker_features
+from deepcritical.reading.comparison import Comparison
+from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features
 from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader, best_outcome_share
 from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
 

@@ -25,8 +25,9 @@ from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.stance import code_verdict, is_yes_no, results_text
 from deepcritical.stages.strength import Strength, strength_of
-from deepcritical.stages.verdict import code_verdict, is_yes_no, reconciled, results_text
+from deepcritical.stages.verdict import reconciled
 from test_reliability_cli import environment
 
 pytestmark = pytest.mark.model

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -76,9 +77,11 @@ def test_a_demo_run_reads_full_text_and_cites_a_passage_with_its_section(tmp_pat
     record = json.loads((out / "run.json").read_text())
     passages = {item["id"]: item["passage"] for item in record["evidence"] if item.get("passage")}
     assert passages
-    # One study, one reading: a study is cited by its abstract, which its full-text passages stand beside
-    # in the run's evidence with their sections and offsets (phases/16_frame.md).
-    assert {passage["section"] for passage in passages.values()} >= {"Results"}
+    cited = {i for finding in record["report"]["key_findings"] for i in finding["evidence_ids"]} & set(passages)
+    assert cited, "no finding cites a full-text passage"
+    report = (out / "report.md").read_text()
+    sections = {passages[i]["section"] for i in cited}
+    assert any(re.search(rf"\\\[\d+, {re.escape(section)}(; [^\]]*)?\\\]", report) for section in sections)
     assert all(passage["start"] is not None and passage["end"] > passage["start"] for passage in passages.values())
 
     again = run_cli("research", question, "--demo", "--out", str(tmp_path / "again"), home=home, env=_env())

@@ -82,7 +82,8 @@ def test_a_study_is_read_by_its_abstract_and_results_never_its_methods_alone() -
     assert [item.id for item in readable([DISCUSSION, METHODS, RESULTS])] == [RESULTS.id]
     assert readable([METHODS]) == [METHODS]  # all there is of the study
     collected = {item.id: item for item in (abstract(), METHODS, RESULTS)}
-    assert [item.id for item in with_study_parts([METHODS], collected)] == ["pmid:30221597"]
+    # The report reads a study by its abstract and its Results passage (a result may be stated there).
+    assert [item.id for item in with_study_parts([METHODS], collected)] == ["pmid:30221597", RESULTS.id]
 
 
 def test_background_methods_and_speculation_never_state_the_result() -> None:
@@ -122,7 +123,9 @@ def test_a_study_has_one_reference_listing_its_passages_and_one_row_in_the_table
     table = markdown.split("## Strength of evidence")[1].split("##")[0]
     assert "| Randomised controlled trials | 2 | 0 | 1 \\[1\\] | 0 | 0 |" in table
     counted = counted_items(QUESTION, items, [METHODS.id])  # a pool that held the methods passage only
-    assert counted.counted == ["pmid:30221597"]
+    # Counted once, by the part that states its result (its Results passage, cited with its section).
+    assert counted.counted == [RESULTS.id]
+    assert "pmid:30221597" in counted.same_study
     assert METHODS.id not in counted.counted
 
 
@@ -188,6 +191,7 @@ def test_the_metformin_meta_analysis_is_not_counted_by_its_methods_passage(
         assert "Passage: Introduction" not in line.group(0)
     meta = re.search(r"^\| Systematic reviews and meta-analyses \| 3 \| 0 \| 1 \\\[(\d+)\\\]", table, re.M)
     assert meta is not None  # null once immortal-time bias is excluded
-    assert "immortal-time bias" in markdown.split("## Contrary evidence")[1].split("##")[0]
+    # Its null result is contrary evidence (from its abstract, or its Results passage: RR 0.92, 0.77 to 1.10).
+    assert re.search(rf"\\\[{meta.group(1)}\b", markdown.split("## Contrary evidence")[1].split("##")[0])
     assert len(_studies_listed(markdown)) == len(set(_studies_listed(markdown)))
     assert evidence

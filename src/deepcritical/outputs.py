@@ -123,7 +123,7 @@ class Assessment(BaseModel):
         return {"mechanism": self.mechanism.score, "clinical": self.clinical.score, "safety": self.safety.score}
 
 
-VerdictLabel = Literal["supported", "refuted", "mixed", "insufficient", "yes", "no", "maybe"]
+VerdictLabel = Literal["supported", "refuted", "mixed", "insufficient", "yes", "no", "maybe", "open"]
 
 
 QUOTE_CHARS = 400
@@ -246,12 +246,39 @@ class CitationAudit(BaseModel):
 
 
 MAX_VERDICT_IDS = 10
+MAX_CANDIDATES = 10
+
+
+class Candidate(BaseModel):
+    """One intervention an open question's counted studies tested, and how their results for the question's
+    outcome read: the ids of the studies in each direction, strongest design first."""
+
+    intervention: Sentence
+    favourable: list[EvidenceId] = Field(default_factory=list, max_length=MAX_VERDICT_IDS)
+    null: list[EvidenceId] = Field(default_factory=list, max_length=MAX_VERDICT_IDS)
+    unfavourable: list[EvidenceId] = Field(default_factory=list, max_length=MAX_VERDICT_IDS)
+    strongest_design: str | None = None
+    strongest_level: int | None = Field(default=None, ge=1, le=5)
+
+    @property
+    def summary(self) -> str:
+        """'statins: 2 favourable, 1 null (strongest: meta-analysis, OCEBM level 1)'."""
+        counts = ", ".join(
+            f"{len(ids)} {name}"
+            for name, ids in (("favourable", self.favourable), ("null", self.null), ("unfavourable", self.unfavourable))
+            if ids
+        )
+        level = f", OCEBM level {self.strongest_level}" if self.strongest_level else ""
+        strongest = f" (strongest: {self.strongest_design}{level})" if self.strongest_design else ""
+        return f"{self.intervention}: {counts}{strongest}"
 
 
 class Verdict(BaseModel):
     """What a run concludes, in one label a reader can act on: for a yes/no question ``yes``, ``no`` or
     ``maybe``, for a claim ``supported``, ``refuted`` or ``mixed``; ``insufficient`` when nothing collected
-    bears on it. ``by`` says who gave it: the Report model, or code (no model, or the model failed)."""
+    bears on it; ``open`` for a question that asks which intervention ("Which drugs reduce mortality in
+    sepsis?"): no yes or no, but the ``candidates`` with their readings. ``by`` says who gave it: the Report
+    model, or code (no model, or the model failed)."""
 
     label: VerdictLabel
     confidence: float = Field(ge=0.0, le=1.0, description="How sure the verdict is, 0 to 1")
@@ -272,8 +299,16 @@ class Verdict(BaseModel):
     counted: Verdict | None = Field(
         default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"
     )
+    candidates: list[Candidate] = Field(
+        default_factory=list,
+        max_length=MAX_CANDIDATES,
+        description="An open question only: the interventions the counted studies tested, with their readings",
+    )
 
     @property
     def headline(self) -> str:
-        """'Verdict: yes (confidence 0.72)'."""
+        """'Verdict: yes (confidence 0.72)'; for an open question, its candidates."""
+        if self.label == "open":
+            listed = "; ".join(candidate.summary for candidate in self.candidates) or "none found"
+            return f"open question, no yes or no; candidate interventions: {listed}"
         return f"{self.label} (confidence {self.confidence:.2f})"

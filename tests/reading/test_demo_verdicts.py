@@ -21,6 +21,11 @@ async def research(question: str, home: Path) -> ResearchOutcome:
         return await Orchestrator(assemble(settings, client)).research(question)
 
 
+# Studies whose result is for another outcome than the question's: the statin muscle-injury study and the
+# endotoxin biomarker study on a mortality question, the PCr/ATP study on heart failure outcomes.
+OTHER_OUTCOMES = {"pmid:99000307", "pmid:99000302", "pmid:99000405"}
+
+
 @pytest.mark.parametrize(
     ("question", "answer", "resting_on"),
     [
@@ -43,6 +48,7 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     assert verdict is not None
     assert verdict.label == answer
     assert resting_on <= set(verdict.evidence_ids)
+    assert not OTHER_OUTCOMES & set(verdict.evidence_ids)  # a reading for another outcome answers nothing
     # It rests only on studies of the strength table (whose cells cite them by reference number).
     table = outcome.markdown.split("## Strength of evidence", 1)[1].split("\n## ", 1)[0]
     for evidence_id in verdict.evidence_ids:
@@ -59,3 +65,33 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
         line.split("Evidence id: `")[1].split("`")[0] for line in references.splitlines() if "Evidence id: `" in line
     ]
     assert len(pmids) == len(set(pmids))
+
+
+async def test_a_study_read_for_another_outcome_is_counted_as_stating_no_result_on_the_question(tmp_path: Path) -> None:
+    outcome = await research("Do statins reduce mortality in sepsis?", tmp_path / "home")
+    references = outcome.markdown.split("## References", 1)[1]
+    number = next(line.split(".", 1)[0] for line in references.splitlines() if "`pmid:99000307`" in line)
+    table = outcome.markdown.split("## Strength of evidence", 1)[1].split("\n## ", 1)[0]
+    row = next(line for line in table.splitlines() if line.startswith("| Observational studies"))
+    # Muscle and liver injury, not mortality: in the last column (no result on the question), not "null".
+    assert re.search(rf"\| \d+ \\\[[\d, ]*\b{number}\b[\d, ]*\\\] \|$", row), row
+    assert f"[{number}]" not in row.split("|")[4].replace("\\", "")
+
+
+async def test_an_open_question_gets_the_candidate_interventions_not_a_yes_or_no(tmp_path: Path) -> None:
+    outcome = await research("Which drugs reduce mortality in sepsis?", tmp_path / "home")
+    verdict = outcome.verdict
+    assert verdict is not None
+    assert verdict.label == "open"
+    named = {candidate.intervention.lower() for candidate in verdict.candidates}
+    assert "statins" in named
+    statins = next(c for c in verdict.candidates if c.intervention.lower() == "statins")
+    assert "pmid:99000305" in statins.null  # the meta-analysis: no effect on mortality
+    assert statins.strongest_level == 1
+    assert "open question" in verdict.headline  # the MCP text line
+    assert "statins" in verdict.headline.lower()
+    markdown = outcome.markdown
+    assert "## Candidate interventions" in markdown
+    assert "## Verdict" not in markdown
+    assert re.search(r"^\| Statins \| \d+ .*\| meta-analysis, OCEBM level 1 \|$", markdown, re.M)
+    assert "pmid:99000307" not in {i for c in verdict.candidates for i in (*c.favourable, *c.null, *c.unfavourable)}

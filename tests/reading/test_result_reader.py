@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deepcritical.reading.result_features import Comparison, names_intervention_arm
+from deepcritical.reading.comparison import Comparison, names_intervention_arm
 from deepcritical.reading.results import ResultReader, stated_as_no_effect, stated_by_numbers
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView

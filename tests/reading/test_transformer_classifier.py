@@ -10,7 +10,8 @@ import pytest
 
 from deepcritical.evidence.embeddings import resolve_model
 from deepcritical.reading import transformer_classifier
-from deepcritical.reading.result_features import LABELS, Comparison
+from deepcritical.reading.comparison import Comparison
+from deepcritical.reading.result_features import LABELS
 from deepcritical.reading.results import LinearClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from deepcritical.reading.result_features import stems
+from deepcritical.reading.comparison import stems
 
 MAX_OUTCOME_CHARS = 120
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(])")

@@ -12,119 +12,22 @@ which group's number is the larger)."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
-import Stemmer  # type: ignore[import-not-found]  # a compiled module without stubs
-
+from deepcritical.reading.comparison import (
+    COMPARATOR,
+    INTERVENTION,
+    Comparison,
+    arm_of,
+    masked_tokens,
+    name_unnamed_arm,
+    tokens,
+)
 from deepcritical.reading.units import TextUnit
 
 LABELS = ("increased", "decreased", "no_difference")
-INTERVENTION, COMPARATOR, OUTCOME = "xint", "xcomp", "xout"
 
-# Words that name no one thing: they never make an intervention, comparator or outcome match.
-_GENERIC = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "with",
-        "without",
-        "by",
-        "or",
-        "from",
-        "vs",
-        "versus",
-        "group",
-        "groups",
-        "arm",
-        "arms",
-        "patients",
-        "patient",
-        "subjects",
-        "participants",
-        "treatment",
-        "treated",
-        "therapy",
-        "plus",
-        "alone",
-        "only",
-        "standard",
-        "usual",
-        "care",
-        "placebo-controlled",
-        "baseline",
-        "level",
-        "levels",
-        "score",
-        "scores",
-        "total",
-        "mean",
-        "rate",
-        "rates",
-        "number",
-        "change",
-        "changes",
-        "day",
-        "days",
-        "week",
-        "weeks",
-        "month",
-        "months",
-        "year",
-        "years",
-        "time",
-        "after",
-        "before",
-        "during",
-        "dose",
-        "doses",
-        "mg",
-        "kg",
-        "ml",
-        "daily",
-        "oral",
-        "use",
-        "using",
-        "used",
-        "between",
-        "compared",
-        "compar",
-        "who",
-        "which",
-        "that",
-        "this",
-        "these",
-        "those",
-        "at",
-        "as",
-        "is",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "it",
-        "its",
-        "their",
-        "his",
-        "her",
-        "no",
-        "not",
-        "non",
-        "other",
-    ]
-)
 _UP = frozenset(
     [
         "increas",
@@ -166,27 +69,12 @@ _DOWN = frozenset(
 )
 _NULL = frozenset(["similar", "compar", "equival", "unchang", "differ"])
 _REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
-# How a sentence names the arms when it does not name what they received: "the control group".
-_COMPARATOR_ARM = frozenset(["control", "placebo", "sham", "usual", "convent"])
-_INTERVENTION_ARM = frozenset(["intervent", "experiment", "activ"])
-
-
-_local = threading.local()
-
-
-def _stemmer() -> Any:
-    # A stemmer keeps a cache of its own, not made to be shared between threads: one per thread.
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
-        stemmer = _local.stemmer = Stemmer.Stemmer("english")
-    return stemmer
 
 
 @cache
 def _regexes() -> dict[str, re.Pattern[str]]:
     number = r"[-−–]?\d+(?:[.·]\d+)?"
     return {
-        "token": re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*|\d+(?:[.·]\d+)?|[<>=≤≥±%]"),
         "p_value": re.compile(
             r"\bp\s*(?:-?\s*values?|\s*for\s+\w+)?\s*(<|>|=|≤|≥|&lt;|&gt;|<\s*or\s*=)\s*(0?[.·]\d+|1(?:[.·]0+)?|[1-9]\s*[x×]\s*10\s*[-−–]\s*\d+)",
             re.IGNORECASE,
@@ -205,98 +93,6 @@ def _regexes() -> dict[str, re.Pattern[str]]:
         ),
         "ratio": re.compile(r"\b(?:a?OR|RR|HR|IRR|odds ratio|risk ratio|hazard ratio|relative risk|rate ratio)\b"),
     }
-
-
-def stems(phrase: str) -> list[str]:
-    """The content words of ``phrase``, stemmed, generic words left out."""
-    words = [word for word in _regexes()["token"].findall(phrase.lower()) if word[0].isalpha()]
-    generic = _generic_stems()
-    return [stem for stem in _stemmer().stemWords(words) if stem not in generic and len(stem) > 1]
-
-
-@cache
-def _generic_stems() -> frozenset[str]:
-    # The list is written as words; stems are what it is compared with ("alone" is "alon").
-    return _GENERIC | frozenset(Stemmer.Stemmer("english").stemWords(sorted(_GENERIC)))
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """What one reading is about: the intervention, its comparator and the outcome, as stems."""
-
-    intervention: frozenset[str]
-    comparator: frozenset[str]
-    outcome: frozenset[str]
-    # As written, for a reader that reads words rather than stems.
-    written: tuple[str, str, str] = ("", "", "")
-
-    @classmethod
-    def of(cls, intervention: str, comparator: str, outcome: str) -> Comparison:
-        arms = set(stems(intervention)), set(stems(comparator))
-        shared = arms[0] & arms[1]  # "metformin plus insulin" against "insulin": insulin names neither
-        return cls(
-            frozenset(arms[0] - shared),
-            frozenset(arms[1] - shared),
-            frozenset(stems(outcome)),
-            (intervention, comparator, outcome),
-        )
-
-
-def _tokens(text: str) -> tuple[list[str], list[str]]:
-    raw = _regexes()["token"].findall(text.lower().replace("·", "."))
-    words = [token for token in raw if token[0].isalpha()]
-    stemmed = iter(_stemmer().stemWords(words))
-    return raw, [next(stemmed) if token[0].isalpha() else token for token in raw]
-
-
-def _masked(text: str, comparison: Comparison) -> list[str]:
-    """The unit's tokens, the arms and the outcome as placeholders, numbers as ``num`` (repeats folded)."""
-    _, stemmed = _tokens(text)
-    mapped = [_arm(token, comparison) or token for token in stemmed]
-    _name_unnamed_arm(stemmed, mapped)
-    masked: list[str] = []
-    for token in mapped:
-        if token in comparison.outcome:
-            token = OUTCOME
-        elif token[0].isdigit():
-            token = "num"
-        if not masked or masked[-1] != token or token not in (INTERVENTION, COMPARATOR, OUTCOME, "num"):
-            masked.append(token)
-    return masked
-
-
-_ARM_NOUNS = frozenset({"group", "arm", "recipi", "user", "cohort"})
-
-
-def _name_unnamed_arm(stemmed: Sequence[str], mapped: list[str]) -> None:
-    """A unit that names the comparator but not the intervention by the question's words ("16% of the
-    dapagliflozin group and 21% of the placebo group", asked about SGLT2 inhibitors) names the intervention
-    by the word before "group" or "arm" that is not the comparator's."""
-    if INTERVENTION in mapped or COMPARATOR not in mapped:
-        return
-    for index in range(len(stemmed) - 1):
-        word = stemmed[index]
-        arm_word = word[0].isalpha() and word not in _generic_stems()
-        if stemmed[index + 1] in _ARM_NOUNS and mapped[index] == word and arm_word:
-            mapped[index] = INTERVENTION
-
-
-def names_intervention_arm(text: str, comparison: Comparison) -> bool:
-    """Whether ``text`` speaks of the intervention's arm: by the comparison's words, or as the treated group
-    beside the comparator's ("the dapagliflozin group and the placebo group")."""
-    return INTERVENTION in _masked(text, comparison)
-
-
-def _arm(stem: str, comparison: Comparison) -> str | None:
-    if stem in comparison.intervention:
-        return INTERVENTION
-    if stem in comparison.comparator:
-        return COMPARATOR
-    if stem in _COMPARATOR_ARM:
-        return COMPARATOR
-    if stem in _INTERVENTION_ARM:
-        return INTERVENTION
-    return None
 
 
 def _p_values(text: str) -> list[tuple[str, float]]:
@@ -397,9 +193,9 @@ def _reference_arm(masked: Sequence[str]) -> str:
 def _with_numbers(text: str, comparison: Comparison) -> list[str]:
     """Masked tokens with each number written ``#value`` (for the arms' numbers), p-values left out."""
     cleaned = _regexes()["p_value"].sub(" ", text.replace("·", "."))
-    raw, stemmed = _tokens(cleaned)
-    mapped = [_arm(stem, comparison) or stem for stem in stemmed]
-    _name_unnamed_arm(stemmed, mapped)
+    raw, stemmed = tokens(cleaned)
+    mapped = [arm_of(stem, comparison) or stem for stem in stemmed]
+    name_unnamed_arm(stemmed, mapped)
     out = []
     for token, stem in zip(raw, mapped, strict=True):
         if stem in (INTERVENTION, COMPARATOR) or not token[0].isdigit():
@@ -414,7 +210,7 @@ def _with_numbers(text: str, comparison: Comparison) -> list[str]:
 
 def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
     """The features a result's reading is learned from (see the module's docstring)."""
-    masked = _masked(text, comparison)
+    masked = masked_tokens(text, comparison)
     features: dict[str, float] = {}
     for n in (1, 2, 3):
         for index in range(len(masked) - n + 1):
@@ -446,7 +242,7 @@ def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
 def ranker_features(unit: TextUnit, comparison: Comparison, best_outcome_share: float) -> dict[str, float]:
     """How likely ``unit`` states the result for ``comparison``; ``best_outcome_share`` is the largest share
     of the outcome any unit of the same article names (so "names the outcome best" is a feature)."""
-    _, stemmed = _tokens(unit.text)
+    _, stemmed = tokens(unit.text)
     present = set(stemmed)
     features: dict[str, float] = {"bias": 1.0}
 

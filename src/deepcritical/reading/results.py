@@ -20,14 +20,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, Protocol
 
+from deepcritical.reading.comparison import Comparison, stems
 from deepcritical.reading.effects import RATIO_MEASURES
-from deepcritical.reading.result_features import (
-    LABELS,
-    Comparison,
-    classifier_features,
-    ranker_features,
-    stems,
-)
+from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features
 from deepcritical.reading.statistics import read_effects
 from deepcritical.reading.units import TextUnit, split_units
 

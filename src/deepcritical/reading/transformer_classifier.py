@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from deepcritical.reading.result_features import LABELS, Comparison, _masked
+from deepcritical.reading.comparison import Comparison, masked_tokens
+from deepcritical.reading.result_features import LABELS
 
 WEIGHTS_FILE = "result_classifier.safetensors"
 # Tokens per pair ([CLS] prompt [SEP] sentence [SEP]); longer sentences lose their tail. Training used it.
@@ -53,7 +54,7 @@ def masked_text(text: str, comparison: Comparison) -> str:
     outcome as placeholders, numbers as "number". Read this way the transformer does better on validation
     (0.759 macro-F1 against 0.702 for the sentence as written; phases/16_result_reader.md): which arm a
     direction word speaks of is what it must learn, and the placeholders name the arms alike in every trial."""
-    return " ".join(PLACEHOLDERS.get(token, token) for token in _masked(text, comparison))
+    return " ".join(PLACEHOLDERS.get(token, token) for token in masked_tokens(text, comparison))
 
 
 def encode(tokenizer: Any, texts: Sequence[str], comparison: Comparison) -> tuple[npt.NDArray[np.int64], ...]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcritical.errors import ConfigError
-from deepcritical.reading.result_features import Comparison
+from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.run.eval import done_ids

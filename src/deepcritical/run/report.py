@@ -113,7 +113,9 @@ def report_stage(writer: ReportWriter | None) -> Stage[ReportRequest, CheckedRep
     async def drafted(deps: ResearchDeps, request: ReportRequest) -> CheckedReport:
         assert writer is not None  # the stage has a model half only with a writer
         limit = min(2 * deps.settings.judge_max_items, MAX_REPORT_ITEMS)
-        request.items = await deps.evidence.select(deps.state.question, limit)
+        # The selected studies with their Results passages collected (a handful: full text comes from the
+        # library), so that a finding may cite the passage that states a study's result, with its section.
+        request.items = with_study_parts(await deps.evidence.select(deps.state.question, limit), deps.evidence.items)
         draft = await writer(deps, request.items, request.stop)
         report, audit = verify_citations(draft, deps.evidence.items, question=deps.state.question)
         findings = bool(draft.key_findings or draft.contrary_evidence)

@@ -12,8 +12,19 @@ from collections.abc import Sequence
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Assessment, Finding, ResearchReport
 from deepcritical.stages.framing import EvidenceView, no_result_section
-from deepcritical.stages.reading import entity_terms, is_relevant, key_terms, quote, result_only, sentences, stem
+from deepcritical.stages.reading import (
+    NOT_A_RESULT,
+    Quote,
+    entity_terms,
+    is_relevant,
+    key_terms,
+    quote,
+    result_only,
+    sentences,
+    stem,
+)
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab, strength_of
+from deepcritical.stages.study_reading import study_reader
 from deepcritical.vocabulary import DIRECTION_WORDS, REVIEW_DESIGNS, TRIAL_DESIGNS
 
 MAX_FINDINGS = 6
@@ -27,12 +38,12 @@ LEVEL_NAMES = {
 }
 
 
-def _add(findings: list[Finding], statement: str, evidence_id: str) -> None:
+def _add(findings: list[Finding], statement: str, *evidence_ids: str) -> None:
     for finding in findings:
         if finding.statement == statement:
-            finding.evidence_ids.append(evidence_id)
+            finding.evidence_ids.extend(i for i in evidence_ids if i not in finding.evidence_ids)
             return
-    findings.append(Finding(statement=statement, evidence_ids=[evidence_id]))
+    findings.append(Finding(statement=statement, evidence_ids=list(evidence_ids)))
 
 
 def _and(parts: Sequence[str]) -> str:
@@ -118,6 +129,17 @@ def _passage_without_results(item: EvidenceView) -> bool:
     return section is not None and no_result_section(section.group(1))
 
 
+def passage_result(item: EvidenceView, question: str) -> Quote | None:
+    """A full-text passage's finding: the sentence the result reader relied on for the question's outcome
+    and intervention (a Results passage has no conclusions to quote, and its first contrary-sounding
+    sentence may be a funnel plot's), contrary when null or unfavourable; None when it states none."""
+    reading = study_reader(question).read(item)
+    sentence = result_only(reading.sentence) if reading.direct and reading.sentence else None
+    if sentence is None or NOT_A_RESULT.search(sentence):
+        return None
+    return Quote(sentence, contrary=reading.direction != "favourable")
+
+
 def extractive_report(
     question: str,
     items: Sequence[EvidenceView],
@@ -139,17 +161,21 @@ def extractive_report(
     contrary: list[Finding] = []
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
     lab_studies = any(is_lab(item) for item in relevant)
+    abstracts = {item.document: item.id for item in items if item.section is None and item.document}
     for item in relevant:
         if _passage_without_results(item):
             continue
-        found = quote(item, stems)
+        found = passage_result(item, question) if item.section else None
+        found = found or quote(item, stems)
         if found is None:
             continue
+        # A passage's finding cites its study's abstract beside it: one reference, the passage under it.
+        ids = (item.id, abstracts[item.document]) if item.section and item.document in abstracts else (item.id,)
         if found.contrary:
             if len(contrary) < MAX_CONTRARY:
-                _add(contrary, found.sentence, item.id)
+                _add(contrary, found.sentence, *ids)
         elif len(findings) < (MAX_FINDINGS if is_lab(item) or not lab_studies else MAX_FINDINGS - 1):
-            _add(findings, found.sentence, item.id)
+            _add(findings, found.sentence, *ids)
     if not findings and not contrary:  # nothing reads as a result: quote each item's opening instead
         for item in relevant[:3]:
             if opening := next((kept for s in sentences(item.text) if (kept := result_only(s))), None):

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.stages.candidates import open_block
 from deepcritical.stages.figures import Figures, build_figures, figure_lines, flow_lines
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
-from deepcritical.stages.markdown import ModelText, code_span, escape, mentioned_ids, safe_link, source_error
+from deepcritical.stages.markdown import ModelText, cite, code_span, escape, mentioned_ids, safe_link, source_error
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
 from deepcritical.stages.reading import split_sentences
 from deepcritical.stages.references import citation_mark, passage_link, reference_entry
@@ -147,7 +148,11 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     if context.frame is not None and (frame := context.frame.summary()):
         lines += [f"**Question frame.** {escape(frame)}", ""]
     if context.verdict is not None:
-        lines += verdict_block(context.verdict, numbers)
+        lines += (
+            open_block(context.verdict, numbers, escape, cite)
+            if context.verdict.label == "open"
+            else verdict_block(context.verdict, numbers)
+        )
     if context.degraded:
         lines += [
             "> **Part of this run was done in code because the language model failed.** "

@@ -134,6 +134,15 @@ class Strength:
             shown = ", ".join(str(level) for level in levels)
         return f"{shown}, some outside the scale" if outside else shown
 
+    def record_of(self, item_id: str) -> str:
+        """The id a counted study is named by: its abstract's, when it was counted by a passage of its full
+        text (the reference lists the passage under the abstract's record)."""
+        view = self.views[item_id]
+        if view.section is None:
+            return item_id
+        same = (other.id for other in self.views.values() if other.document == view.document and other.section is None)
+        return next(same, item_id)
+
     def ids(self, wanted: Direction) -> list[str]:
         return [i for _, cells in self.rows for i in cells.get(wanted, [])]
 
@@ -185,15 +194,24 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
 
 def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str], reader: StudyReader) -> set[str]:
     """The item that stands for each study, among an abstract and its article's passages: never an
-    introduction or methods passage when another is there; first one that states a result on the question
-    (a full-text passage before the abstract: it is the more detailed, and is cited with its section), else
-    the first passage, else the abstract."""
+    introduction or methods passage when another is there; first one whose result is for the question's
+    outcome and intervention, then one that states a result on the question (a full-text passage before the
+    abstract: it is the more detailed, and is cited with its section), else the first passage, else the
+    abstract."""
     studies: dict[str, list[EvidenceView]] = {}
     for item in items:
         studies.setdefault(item.document or item.id, []).append(item)
 
-    def rank(item: EvidenceView) -> tuple[bool, bool, bool]:
-        states = not item.states_no_result and on_topic(item, stems) and reader.read(item).direction is not None
-        return (item.states_no_result, not states, item.section is None)
+    def rank(item: EvidenceView) -> tuple[bool, bool, bool, bool, bool]:
+        topical = on_topic(item, stems)
+        reading = reader.read(item) if not item.states_no_result and topical else None
+        states = reading is not None and reading.direction is not None
+        return (
+            item.states_no_result,
+            not (states and reading is not None and reading.direct),
+            not states,
+            not topical,  # a study on the topic is not set aside for a passage of it that names less
+            item.section is None,
+        )
 
     return {min(group, key=rank).id for group in studies.values()}

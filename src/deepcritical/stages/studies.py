@@ -14,6 +14,8 @@ from deepcritical.stages.framing import no_result_section, study_key
 # What a model reads of one study in a selection: one item, its abstract (which states the main result), else
 # its results passage; a study's other parts would take the place of other studies in a bounded prompt.
 MAX_PARTS_READ = 1
+# What the report reads of one study besides: its Results passages, at most this many.
+MAX_RESULTS_PASSAGES = 2
 
 
 def group_studies(items: Iterable[Evidence]) -> list[list[Evidence]]:
@@ -56,14 +58,21 @@ def readable(group: Sequence[Evidence]) -> list[Evidence]:
     return (stating or list(group))[:MAX_PARTS_READ]
 
 
+def results_passages(group: Sequence[Evidence]) -> list[Evidence]:
+    """A study's full-text Results passages: they may state its result in more detail than its abstract."""
+    return [item for item in group if item.passage is not None and "result" in (item.passage.section or "").lower()]
+
+
 def with_study_parts(chosen: Sequence[Evidence], collected: Mapping[str, Evidence]) -> list[Evidence]:
-    """``chosen`` with every study it touches read by its best part: a methods passage chosen brings in the
-    study's abstract or results passage from ``collected`` (and gives way to them), in the order of
-    ``chosen``'s studies."""
+    """``chosen`` with every study it touches read by its best part and its Results passages: a methods
+    passage chosen brings in the study's abstract or results passage from ``collected`` (and gives way to
+    them), in the order of ``chosen``'s studies. What the report and its counted table read: the reading of a
+    study may rest on its Results passage, which the report then cites with its section."""
     by_study = {study_key(group[0]): group for group in group_studies(collected.values())}
     whole: list[Evidence] = []
     for group in group_studies(chosen):
-        whole += readable(by_study.get(study_key(group[0]), group))
+        parts = by_study.get(study_key(group[0]), group)
+        whole += [*readable(parts), *results_passages(parts)[:MAX_RESULTS_PASSAGES]]
     return list({item.id: item for item in whole}.values())
 
 

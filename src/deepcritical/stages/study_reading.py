@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from deepcritical.reading.result_features import Comparison, names_intervention_arm, stems
+from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
+from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultReader, ResultReading
-from deepcritical.reading.units import split_units
+from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.vocabulary import Direction
 
 Movement = Literal["increased", "decreased"]
@@ -81,15 +83,28 @@ _ASSOCIATION = re.compile(
 )
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
+# A trial's own name for what it measured: "the primary outcome occurred in 16.3% of ...".
+_TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
+# Outcomes a sentence names in other words: "died" and "survival" report mortality.
+_SAME_OUTCOME: dict[str, frozenset[str]] = {
+    "mortal": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
+    "death": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
+    "surviv": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
+}
 
 
 @dataclass(frozen=True)
 class StudyReading:
+    """``direction`` is the study's result for the question's outcome (None when it states none: a
+    study whose result is for another outcome, a muscle-injury study on a mortality question, states none);
+    ``other_outcome`` is then which way its own result went, for another outcome than the question's."""
+
     direction: Direction | None
     reading: ResultReading
-    # The sentence relied on names the question's outcome: the study answers the question itself, not a
-    # surrogate or another outcome ("PCr/ATP ratio" for "outcomes in heart failure").
+    # The sentence relied on names the question's outcome and the study its intervention: the study answers
+    # the question itself, not a neighbouring one (another drug of the class, unnamed).
     direct: bool = False
+    other_outcome: Direction | None = None
 
     @property
     def sentence(self) -> str | None:
@@ -149,12 +164,25 @@ class StudyReader:
 
     def __init__(self, question: str, reader: ResultReader | None = None) -> None:
         self.question = question
-        self.comparison = question_comparison(question)
+        frame = frame_question(question)
+        comparison = question_comparison(question)
+        if frame.open_intervention:  # "Which drugs ...": every study's own intervention is the one read
+            comparison = Comparison.of("", comparison.written[1], comparison.written[2])
+        self.comparison = comparison
         # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
-        # read by the stance model (``stages.verdict.code_verdict``).
+        # read by the stance model (``stages.stance.code_verdict``).
         self.asks_effect = bool(_TREATMENT_EFFECT.search(question)) and not _ASSOCIATION.search(question)
         self._reader = reader or ResultReader.load()
         self._read: dict[tuple[str, str], StudyReading] = {}
+        # The frame's own outcomes ("mortality", "fractures"), each as the stems a sentence may name it by;
+        # none when the question names only "outcomes" or a condition to treat ("for Alzheimer's disease").
+        outcomes = [frozenset(stems(outcome)) - _ANY_OUTCOME for outcome in frame.outcomes]
+        self._outcomes = [
+            frozenset().union(*(_SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
+        ]
+        self._population = frozenset(stems(frame.population or "")) - _ANY_OUTCOME
+        self._generic_outcome = bool(frame.outcomes) and not self._outcomes
+        self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
 
     def read(self, item: EvidenceView) -> StudyReading:
         key = (item.id, item.text)
@@ -162,14 +190,31 @@ class StudyReader:
             self._read[key] = self._read_uncached(item)
         return self._read[key]
 
+    def on_outcome(self, sentence: str, item: EvidenceView) -> bool:
+        """Whether ``sentence`` reports the question's outcome: one of the frame's outcomes, in its words or
+        another word for it ("died" for mortality). A question whose outcome is only "outcomes" ("in heart
+        failure") is answered by a clinical outcome (not "PCr/ATP ratio"); one with no outcome ("repurposed
+        for Alzheimer's disease") by a clinical outcome, or by any result of a study that names its population."""
+        named = set(stems(sentence))
+        if self._outcomes:
+            return any(outcome & named for outcome in self._outcomes)
+        # A clinical outcome other than the population's own name ("heart failure" is who, not what).
+        outcome_words = self._population_name.sub(" ", sentence) if self._population_name else sentence
+        if _BAD_OUTCOME.search(outcome_words) or _GOOD_OUTCOME.search(outcome_words):
+            return True
+        if _TRIAL_OUTCOME.search(sentence):
+            return True
+        if self._generic_outcome:  # "outcomes" asks for a clinical one
+            return False
+        if self._population:
+            return bool(self._population & set(stems(f"{item.title} {item.text}")))
+        outcome = self.comparison.outcome
+        return not outcome or bool(outcome & named)
+
     def _direct(self, sentence: str, item: EvidenceView) -> bool:
         """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), and the
         study names the question's intervention: it answers the question, not a neighbouring one."""
-        named = set(stems(sentence))
-        outcome = self.comparison.outcome
-        names_outcome = not outcome or bool(outcome & named)
-        if outcome & _ANY_OUTCOME:
-            names_outcome = names_outcome or bool(_BAD_OUTCOME.search(sentence) or _GOOD_OUTCOME.search(sentence))
+        names_outcome = self.on_outcome(sentence, item)
         intervention = self.comparison.intervention
         names_intervention = (
             not intervention
@@ -181,21 +226,49 @@ class StudyReader:
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
-        reading = self._reader.read(
-            split_units(item.text, item.section or ""), self.comparison, min_evidence_probability=0.0
-        )
-        if (
-            reading.label is None
-            or reading.probabilities[reading.label] < MIN_LABEL_PROBABILITY
-            or not _STATES_A_RESULT.search(reading.evidence[0].text)
-        ):
+        units = results_units(split_units(item.text, item.section or ""))
+        reading = self._reader.read(units, self.comparison, min_evidence_probability=0.0)
+        if _states(reading) and not self.on_outcome(reading.evidence[0].text, item):
+            # The best-ranked result is for another outcome: the study's result for the question's outcome,
+            # when a sentence of it states one ("cardiovascular death was not significantly reduced").
+            on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
+            again = self._reader.read(on_outcome, self.comparison, min_evidence_probability=0.0)
+            reading = again if _states(again) else reading
+        if not _states(reading):
             return StudyReading(None, reading)
         sentence = reading.evidence[0].text
-        direct = self._direct(sentence, item)
-        if reading.label == "no_difference":
-            return StudyReading("null", reading, direct)
-        wanted = favourable_movement(self.question, sentence)
-        return StudyReading("favourable" if reading.label == wanted else "unfavourable", reading, direct)
+        direction: Direction = "null"
+        if reading.label != "no_difference":
+            wanted = favourable_movement(self.question, sentence)
+            direction = "favourable" if reading.label == wanted else "unfavourable"
+        if not self.on_outcome(sentence, item):
+            return StudyReading(None, reading, other_outcome=direction)
+        return StudyReading(direction, reading, self._direct(sentence, item))
+
+
+# A structured abstract's sections that state no result of the study's own.
+_NO_RESULT_UNIT = re.compile(
+    r"^(?:ABSTRACT\.|BODY\.)?(?:BACKGROUND|INTRODUCTION|CONTEXT|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|HYPOTHES\w*"
+    r"|(?:MATERIALS?|PATIENTS|SUBJECTS)?\s*(?:AND\s+)?METHODS?|DESIGN|SETTING|PARTICIPANTS|INTERVENTIONS?"
+    r"|STUDY DESIGN)\b"
+)
+
+
+def results_units(units: list[TextUnit]) -> list[TextUnit]:
+    """The units that may state the study's result: not under a background, objective or methods label, not
+    a sentence that says what the study did or only speculates (``reading.NOT_A_RESULT``); all of them when
+    nothing else is left (an unlabelled text is read whole)."""
+    kept = [u for u in units if not _NO_RESULT_UNIT.match(u.section) and not NOT_A_RESULT.search(u.text)]
+    return kept or units
+
+
+def _states(reading: ResultReading) -> bool:
+    """The reading states a comparative result, surely enough to count."""
+    return (
+        reading.label is not None
+        and reading.probabilities[reading.label] >= MIN_LABEL_PROBABILITY
+        and bool(_STATES_A_RESULT.search(reading.evidence[0].text))
+    )
 
 
 @lru_cache(maxsize=8)

@@ -1,0 +1,89 @@
+"""An open question ("Which drugs reduce mortality in sepsis?") is answered by the candidate interventions its
+counted studies tested, each with its studies' readings for the question's outcome, never by yes or no."""
+
+from __future__ import annotations
+
+from deepcritical.stages.candidates import intervention_of, open_block, open_verdict
+from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.render import cite, escape
+from deepcritical.stages.strength import strength_of
+from deepcritical.stages.verdict import counted_verdict
+
+QUESTION = "Which drugs reduce mortality in sepsis?"
+
+
+def view(pmid: str, title: str, text: str, design: str, level: int, n: int) -> EvidenceView:
+    return EvidenceView(
+        id=f"pmid:{pmid}",
+        title=title,
+        source="pubmed",
+        date="2020",
+        text=text,
+        design=design,
+        level=level,
+        population="humans",
+        n=n,
+        document=f"pmid:{pmid}",
+    )
+
+
+META = view(
+    "1",
+    "Statins for the treatment of sepsis: a systematic review and meta-analysis",
+    "RESULTS: Nine trials of statins in sepsis showed no effect on 28-day mortality (RR 0.98, 95% CI 0.84 to 1.14).",
+    "meta_analysis",
+    1,
+    2275,
+)
+COHORT = view(
+    "2",
+    "Pre-admission statin use and 30-day mortality in patients with sepsis: a cohort study",
+    "RESULTS: Current statin use in sepsis was associated with lower 30-day mortality (HR 0.82, 95% CI 0.77 to 0.87).",
+    "cohort",
+    3,
+    53926,
+)
+TRIAL = view(
+    "3",
+    "Hydrocortisone for septic shock: a randomised trial",
+    "RESULTS: In sepsis, 90-day mortality was 27.9% with hydrocortisone and 28.8% with placebo (p=0.50).",
+    "randomized_controlled_trial",
+    2,
+    3800,
+)
+MUSCLE = view(
+    "4",
+    "Statin-associated muscle injury in patients with sepsis",
+    "RESULTS: In sepsis, creatine kinase above 10 times normal occurred in 3.1% of statin users and 0.9% of "
+    "non-users (OR 2.9, 95% CI 2.3 to 3.7).",
+    "cohort",
+    3,
+    18824,
+)
+
+
+def test_a_study_is_named_by_the_intervention_its_title_names() -> None:
+    assert intervention_of(TRIAL) == "Hydrocortisone"
+    assert intervention_of(COHORT) == "Pre-admission statin use"
+    assert intervention_of(META) == "Statins"
+
+
+def test_the_candidates_are_the_interventions_with_their_readings_for_the_outcome() -> None:
+    counted = strength_of(QUESTION, [META, COHORT, TRIAL, MUSCLE])
+    verdict = counted_verdict(QUESTION, counted)
+    assert verdict == open_verdict(QUESTION, counted)
+    assert verdict.label == "open"
+    by_name = {candidate.intervention: candidate for candidate in verdict.candidates}
+    # "Statins" and "pre-admission statin use" are one candidate; the strongest design first.
+    assert list(by_name) == ["Statins", "Hydrocortisone"]
+    statins = by_name["Statins"]
+    assert statins.null == ["pmid:1"]
+    assert statins.favourable == ["pmid:2"]
+    assert statins.strongest_level == 1
+    assert by_name["Hydrocortisone"].null == ["pmid:3"]
+    # The muscle-injury study reports another outcome: it is no candidate's reading for mortality.
+    assert "pmid:4" not in verdict.evidence_ids
+    lines = open_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3, "pmid:4": 4}, escape, cite)
+    assert "| Statins | 1 \\[2\\] | 1 \\[1\\] | 0 | meta-analysis, OCEBM level 1 |" in lines
+    assert "| Hydrocortisone | 0 | 1 \\[3\\] | 0 | randomised controlled trial, OCEBM level 2 |" in lines
+    assert verdict.headline.startswith("open question, no yes or no; candidate interventions: Statins: 1 favourable")
