@@ -17,6 +17,7 @@ from deepcritical.reading.comparison import Comparison, names_intervention_arm
 from deepcritical.reading.results import ResultReader, stated_as_no_effect, stated_by_numbers
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.strength import strength_of
 from deepcritical.stages.study_reading import StudyReader, favourable_movement, question_comparison
 from deepcritical.stages.verdict import counted_verdict
@@ -120,6 +121,21 @@ def test_the_question_gives_the_comparison_and_which_way_is_good() -> None:
     assert favourable_movement("Does drug A help?", "overall survival was longer") == "increased"
     assert favourable_movement("Does drug A help?", "memory recall improved") == "increased"
     assert favourable_movement("Does drug A help?", "tau phosphorylation was lower") == "decreased"
+    # cognitive scales point both ways: more MoCA is better cognition, more ADAS-Cog is more impairment
+    assert favourable_movement("Does drug A help?", "users had lower MoCA scores") == "increased"
+    assert favourable_movement("Does drug A help?", "ADAS-Cog13 rose by 2 points") == "decreased"
+
+
+@pytest.mark.parametrize(
+    "advice",
+    [
+        "Any trial of metformin for the prevention of dementia should monitor B12 and replace it when low.",
+        "These findings should be interpreted with caution given the small sample.",
+    ],
+)
+def test_advice_is_not_a_result(advice: str) -> None:
+    assert NOT_A_RESULT.search(advice)
+    assert not NOT_A_RESULT.search("Mortality was lower with drug A than with placebo (HR 0.80, 95% CI 0.70-0.91).")
 
 
 def view(identifier: str, text: str, design: str, level: int | None, n: int | None = None) -> EvidenceView:

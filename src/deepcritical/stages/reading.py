@@ -126,7 +126,10 @@ NOT_A_RESULT = re.compile(
     r"|\b(?:may|might|could) (?:\w+ ){0,2}?(?:contribute|explain|underlie|account for|mediate|be responsible"
     r"|play a role|reflect|be due)\b"
     r"|\brationale\b|\bhypothes[ie]s\b|\b(?:is|are) (?:thought|believed|proposed) to\b"
-    r"|\b(?:it is|it remains) (?:plausible|possible|unknown|unclear) (?:that|whether)\b",
+    r"|\b(?:it is|it remains) (?:plausible|possible|unknown|unclear) (?:that|whether)\b"
+    # advice on care or on reading the study: "should monitor B12", "should be interpreted with caution"
+    r"|\b(?:should|must) (?:\w+ ){0,3}?(?:monitor|screen|check|replace|measure|be (?:monitored|screened|checked"
+    r"|measured|interpreted|confirmed|replicated))\b",
     re.IGNORECASE,
 )
 # Wording of a reported result, null results ("did not change", "did not differ", "unchanged") included.

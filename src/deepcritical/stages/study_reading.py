@@ -38,18 +38,20 @@ _EFFECT_VERB = re.compile(
     re.IGNORECASE,
 )
 _COMPARATOR = re.compile(r"\b(?:than|versus|vs\.?|compared (?:with|to))\s+(.+)$", re.IGNORECASE)
-# Outcomes whose decrease is good, and outcomes whose increase is good (as a sentence names them).
+# Outcomes whose decrease is good, and outcomes whose increase is good (as a sentence names them). Cognitive
+# scales point both ways: a higher ADAS-Cog is more impairment, a higher MMSE or MoCA is better cognition.
 _BAD_OUTCOME = re.compile(
     r"\b(?:mortality|deaths?|died|dying|events?|hospitali[sz]\w*|admissions?|readmissions?|risk|incidence|pain"
     r"|adverse|fractures?|falls?|relapses?|recurrences?|progression|declines?|symptoms?|depressi\w*|anxiety"
     r"|infections?|complications?|failure|exacerbations?|bleeding|ha?emorrhage|strokes?|infarctions?|toxicit\w*"
     r"|severity|burden|length of stay|duration|dementia|disability|amyloid|inflammat\w*|hba1c|glucose"
-    r"|blood pressure|worsening|deteriorat\w*)\b",
+    r"|blood pressure|worsening|deteriorat\w*|adas-cog\w*)\b",
     re.IGNORECASE,
 )
 _GOOD_OUTCOME = re.compile(
     r"\b(?:survival|surviv\w*|response|remission|quality of life|qol|function(?:ing)?|cognition|cognitive (?:score|"
-    r"performance)|recovery|healing|success\w*|well-?being|improvement|efficacy|cure|abstinence|mmse|adas-cog)\b",
+    r"performance)|recovery|healing|success\w*|well-?being|improvement|efficacy|cure|abstinence|mmse|moca"
+    r"|montreal cognitive assessment)\b",
     re.IGNORECASE,
 )
 _POPULATION = re.compile(
