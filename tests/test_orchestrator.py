@@ -425,7 +425,7 @@ async def test_an_empty_question_is_refused(question: str) -> None:
 
 
 async def test_a_store_that_will_not_open_fails_the_run_before_it_starts() -> None:
-    async def no_store(settings: Settings, run_id: str) -> Any:
+    async def no_store(settings: Settings, run_id: str, question: str) -> Any:
         raise StoreError("cannot open the evidence store")
 
     async with httpx2.AsyncClient() as client:

@@ -164,7 +164,7 @@ class Orchestrator:
                     await check_endpoint(parts.models.endpoint, parts.client)
                 started, started_at = time.perf_counter(), datetime.now(UTC)
                 progress = _Progress(run_id, started_at, started, sink)
-                store = parts.store or await parts.open_store(self.settings, run_id)
+                store = parts.store or await parts.open_store(self.settings, run_id, question)
                 try:
                     deps = self._deps(question, store, queue.put_nowait)
                     if resume is not None:
