@@ -94,7 +94,7 @@ def main() -> None:
     print(f"command: {args.command}; load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for variant in variants:
         if len(variants) > 1:
-            print(f"{variant} ({variants[variant]}):")
+            print(f"{variant} ({variants[variant] or 'the installed code'}):")
         for kind in KINDS:
             print(line(kind, figures[variant][kind]))
     if len(variants) > 1:

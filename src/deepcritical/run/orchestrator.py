@@ -188,7 +188,8 @@ class Orchestrator:
                             await self._read_full_texts(deps)
                         checked = await write_report(deps, self.stages.report, stop)
                         await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
-                    outcome = assemble_outcome(
+                    outcome = await asyncio.to_thread(  # CPU-bound (0.1 s): off a server's shared event loop
+                        assemble_outcome,
                         deps,
                         run_id=run_id,
                         model=parts.model_name,
