@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from deepcritical.evidence import EmbeddingService, embedding_models, vector_cache
 from deepcritical.evidence.embedding_models import LoadedModel, ModelSource
@@ -82,8 +83,11 @@ def test_an_unusable_cache_costs_only_its_speed(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     service = EmbeddingService(vector_cache=blocker / "vectors.sqlite3")
-    assert service.embed(TEXTS).shape == (3, 384)
-    assert service.embed(TEXTS).shape == (3, 384)
+    with capture_logs() as logs:
+        assert service.embed(TEXTS).shape == (3, 384)
+        assert service.embed(["another text", "and one more"]).shape == (2, 384)
+    # Said once, not at every embed.
+    assert [entry["event"] for entry in logs if entry["log_level"] == "warning"] == ["vector cache not written"]
 
 
 async def test_a_question_asked_before_does_not_preload_the_model(

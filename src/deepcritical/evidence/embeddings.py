@@ -113,6 +113,7 @@ class EmbeddingService:
         # Vectors kept across processes by text (``vector_cache.py``): read before the model is loaded, so
         # a run whose texts were all embedded before never loads it.
         self._stored = VectorCache(vector_cache, self.identity) if vector_cache is not None else None
+        self._cache_warned = False
 
     def remember(self, texts: Sequence[str], vectors: Vectors) -> None:
         """Keep vectors computed earlier (e.g. stored with a collection) so that embedding the same texts
@@ -238,7 +239,7 @@ class EmbeddingService:
             try:
                 self._stored.put(list(computed), np.stack(list(computed.values())))
             except (sqlite3.Error, OSError) as error:  # a read-only cache: the texts are embedded again next time
-                log.warning("vector cache not written", path=str(self._stored.path), error=str(error))
+                self._cache_failed("written", error)
         return np.stack([found[text] for text in texts]).astype(np.float32)
 
     def _keep(self, vectors: dict[str, Vectors]) -> None:
@@ -247,6 +248,12 @@ class EmbeddingService:
             while len(self._recent) > RECENT_VECTORS:
                 self._recent.popitem(last=False)
 
+    def _cache_failed(self, what: str, error: Exception) -> None:
+        """Say once per service that the vector cache is unusable (it costs speed only), not at every embed."""
+        if not self._cache_warned and self._stored is not None:
+            self._cache_warned = True
+            log.warning(f"vector cache not {what}", path=str(self._stored.path), error=str(error))
+
     def _read_stored(self, texts: list[str]) -> dict[str, Vectors]:
         """The vector cache's vectors of ``texts`` (kept in memory from then on); none when it is unreadable."""
         if self._stored is None:
@@ -254,7 +261,7 @@ class EmbeddingService:
         try:
             found = self._stored.get(texts)
         except (sqlite3.Error, OSError) as error:
-            log.warning("vector cache not read", path=str(self._stored.path), error=str(error))
+            self._cache_failed("read", error)
             return {}
         self._keep(found)
         return found
