@@ -6,10 +6,13 @@ Each figure is the median of ``--repeat`` runs of a fresh process (``subprocess`
 start to exit), so it includes the interpreter, the imports, loading the embedding model and the run:
 
 - ``--help``: start-up and the CLI's imports only;
-- cold demo run: ``research QUESTION --demo`` in a fresh, empty ``DEEPCRITICAL_HOME`` each time (no
-  evidence store, no cached model files);
-- warm demo run: the same in one home that an unmeasured run has already used (the store exists, the
-  library holds the evidence, anything cached at first use is there; the OS file cache is warm).
+- cold demo run: ``research QUESTION --demo`` in a fresh, empty ``DEEPCRITICAL_HOME`` and
+  ``DEEPCRITICAL_MODEL_CACHE`` each time (no evidence store, no built graph, no cached vectors);
+- warm demo run: the same in one home and model cache that an unmeasured run has already used (the store
+  exists, the library holds the evidence, anything cached at first use is there; the OS file cache is warm).
+
+The unmeasured run goes first, so that every measured process finds the code's compiled bytecode (a user's
+install has it); ``PYTHONDONTWRITEBYTECODE`` is not passed on.
 
 The command defaults to the ``deepcritical`` script beside this interpreter; ``PYTHONPATH`` is passed on,
 so ``PYTHONPATH=$PWD/src`` times a work tree's code with a shared virtualenv. The load average is printed
@@ -32,7 +35,7 @@ from pathlib import Path
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 
 
-CPU_SECONDS: list[float] = []  # user + system seconds of each timed process, in order
+KINDS = ("--help", "cold demo run", "warm demo run")
 
 
 def children_cpu() -> float:
@@ -40,22 +43,25 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str], home: Path, out: Path) -> float:
-    env = {**os.environ, "DEEPCRITICAL_HOME": str(home)}
+def timed(command: list[str], home: Path, out: Path, pythonpath: str | None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one process."""
+    env = {**os.environ, "DEEPCRITICAL_HOME": str(home), "DEEPCRITICAL_MODEL_CACHE": str(home / "model-cache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     cpu, started = children_cpu(), time.perf_counter()
     result = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
-    CPU_SECONDS.append(children_cpu() - cpu)
     if result.returncode != 0:
         sys.exit(f"{' '.join(command[:2])} exited {result.returncode}: {result.stderr.strip()[-500:]}")
-    return elapsed
+    return elapsed, children_cpu() - cpu
 
 
-def line(name: str, times: list[float], cpus: list[float]) -> str:
-    shown = ", ".join(f"{value:.2f}" for value in times)
+def line(name: str, figures: list[tuple[float, float]]) -> str:
+    times, cpus = [wall for wall, _ in figures], [cpu for _, cpu in figures]
     return (
-        f"{name:<16} median {statistics.median(times):6.2f} s   ({shown});"
-        f"   CPU median {statistics.median(cpus):6.2f} s"
+        f"{name:<16} median {statistics.median(times):6.2f} s   ({', '.join(f'{v:.2f}' for v in times)});"
+        f"   CPU median {statistics.median(cpus):6.2f} s   ({', '.join(f'{v:.2f}' for v in cpus)})"
     )
 
 
@@ -63,20 +69,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--command", default=str(Path(sys.executable).with_name("deepcritical")))
+    parser.add_argument(
+        "--before",
+        metavar="SRC",
+        help="also time the code in SRC (as PYTHONPATH, e.g. an extracted older commit's src), alternating "
+        "with this one, and print the ratios of the CPU medians",
+    )
     args = parser.parse_args()
     research = [args.command, "research", QUESTION, "--demo", "--out", "out"]
+    variants: dict[str, str | None] = {"after": os.environ.get("PYTHONPATH")}
+    if args.before:
+        variants = {"before": args.before, **variants}
+    figures: dict[str, dict[str, list[tuple[float, float]]]] = {v: {k: [] for k in KINDS} for v in variants}
     with tempfile.TemporaryDirectory(prefix="deepcritical-cli-bench-") as scratch:
         root = Path(scratch)
-        helps = [timed([args.command, "--help"], root / "help-home", root) for _ in range(args.repeat)]
-        colds = [timed(research, root / f"cold-{number}", root) for number in range(args.repeat)]
-        warm_home = root / "warm"
-        timed(research, warm_home, root)  # prepares the home; not counted
-        warms = [timed(research, warm_home, root) for _ in range(args.repeat)]
+        for variant, path in variants.items():  # prepares the warm home and writes the bytecode; not counted
+            timed(research, root / f"warm-{variant}", root, path)
+        for number in range(args.repeat):  # the variants alternate, so a change in the machine's load hits both
+            for variant, path in variants.items():
+                kinds = figures[variant]
+                kinds["--help"].append(timed([args.command, "--help"], root / "help-home", root, path))
+                kinds["cold demo run"].append(timed(research, root / f"cold-{variant}-{number}", root, path))
+                kinds["warm demo run"].append(timed(research, root / f"warm-{variant}", root, path))
     print(f"command: {args.command}; load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    n = args.repeat
-    print(line("--help", helps, CPU_SECONDS[:n]))
-    print(line("cold demo run", colds, CPU_SECONDS[n : 2 * n]))
-    print(line("warm demo run", warms, CPU_SECONDS[2 * n + 1 :]))
+    for variant in variants:
+        if len(variants) > 1:
+            print(f"{variant} ({variants[variant] or 'the installed code'}):")
+        for kind in KINDS:
+            print(line(kind, figures[variant][kind]))
+    if len(variants) > 1:
+        for kind in KINDS:
+            before, after = (statistics.median(cpu for _, cpu in figures[v][kind]) for v in ("before", "after"))
+            print(f"CPU before / after, {kind}: {before:.2f} / {after:.2f} = {before / after:.2f}x")
 
 
 if __name__ == "__main__":

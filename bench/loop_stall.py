@@ -1,13 +1,15 @@
 r"""How long a demo run's store writes stall the event loop that ``serve`` streams every other run's events on.
 
-    python bench/loop_stall.py [--runs 3]
+    python bench/loop_stall.py [--runs 3] [--concurrent 1]
 
 Chroma's bindings hold the interpreter lock through a write (about 30-70 ms a call here, whatever its
 size), so a write in a worker thread still stops the loop. In one process and one temporary home, a cold
 demo run (not counted) fills the library; then ``--runs`` warm demo runs go while a ticker task on the
 same loop asks to wake every 5 ms and records how late it wakes. Printed per run: Chroma writes
 (``Collection.upsert`` calls) and the seconds inside them, and the ticker's lateness (median, 99th
-percentile, worst). ``PYTHONPATH=OTHER/src`` times another work tree's code.
+percentile, worst, and the seconds of lateness in ticks over 20 ms: how long the loop was held). With
+``--concurrent N`` each measured round is N warm runs at once, as a server runs them.
+``PYTHONPATH=OTHER/src`` times another work tree's code.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ async def demo_run(home: Path) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--concurrent", type=int, default=1, help="warm runs at once in each measured round")
     args = parser.parse_args()
     configure_logging()
     logging.getLogger("bm25s").setLevel(logging.WARNING)
@@ -78,17 +81,24 @@ async def main() -> None:
             late: list[float] = []
             stop = asyncio.Event()
             tick = asyncio.create_task(ticker(late, stop))
-            await demo_run(Path(scratch))
+            await asyncio.gather(*(demo_run(Path(scratch)) for _ in range(args.concurrent)))
             stop.set()
             await tick
             late.sort()
-            rows.append(
-                (WRITES["calls"], WRITES["seconds"], statistics.median(late), late[int(0.99 * len(late))], late[-1])
-            )
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; tick {TICK * 1000:g} ms")
-    print(f"{'warm run':>8} {'writes':>7} {'in writes s':>12} {'late p50 ms':>12} {'p99 ms':>8} {'worst ms':>9}")
-    for number, (calls, seconds, p50, p99, worst) in enumerate(rows, start=1):
-        print(f"{number:>8} {calls:>7} {seconds:>12.3f} {p50 * 1000:>12.1f} {p99 * 1000:>8.1f} {worst * 1000:>9.1f}")
+            held = sum(value for value in late if value > 0.020)
+            p50, p99 = statistics.median(late), late[int(0.99 * len(late))]
+            rows.append((WRITES["calls"], WRITES["seconds"], p50, p99, late[-1], held))
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average: {load}; tick {TICK * 1000:g} ms; {args.concurrent} run(s) at once per round")
+    print(
+        f"{'round':>8} {'writes':>7} {'in writes s':>12} {'late p50 ms':>12} {'p99 ms':>8} {'worst ms':>9}"
+        f" {'held >20ms s':>13}"
+    )
+    for number, (calls, seconds, p50, p99, worst, held) in enumerate(rows, start=1):
+        print(
+            f"{number:>8} {calls:>7} {seconds:>12.3f} {p50 * 1000:>12.1f} {p99 * 1000:>8.1f} {worst * 1000:>9.1f}"
+            f" {held:>13.2f}"
+        )
 
 
 if __name__ == "__main__":

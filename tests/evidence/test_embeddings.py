@@ -86,7 +86,7 @@ def test_a_text_is_embedded_once_per_service(embeddings: EmbeddingService, monke
 
 
 def test_a_preload_and_the_first_use_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import deepcritical.evidence.embeddings as embeddings_module
+    import deepcritical.evidence.embedding_models as embeddings_module
 
     loading, release = threading.Event(), threading.Event()
     loads: list[str] = []
@@ -264,7 +264,7 @@ def test_uncached_hub_model_offline_is_a_clear_error(monkeypatch: pytest.MonkeyP
 
 
 def test_loading_the_model_leaves_the_process_environment_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    import deepcritical.evidence.embeddings as embeddings
+    import deepcritical.evidence.embedding_models as embeddings
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
@@ -336,7 +336,7 @@ def test_padding_in_a_batch_does_not_change_a_vector(embeddings: EmbeddingServic
 
 
 def test_built_graph_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import deepcritical.evidence.embeddings as embeddings
+    import deepcritical.evidence.embedding_models as embeddings
     import deepcritical.evidence.onnx_bert as onnx_bert
 
     monkeypatch.setattr(embeddings, "_MODELS", {})
@@ -354,7 +354,7 @@ def test_built_graph_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_graph_cache_is_one_per_user_not_per_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from deepcritical.evidence import embeddings as embeddings_module
+    from deepcritical.evidence import embedding_models as embeddings_module
 
     monkeypatch.delenv(embeddings_module.CACHE_ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
@@ -366,7 +366,7 @@ def test_the_graph_cache_is_one_per_user_not_per_home(tmp_path: Path, monkeypatc
 
 
 def test_unwritable_cache_still_embeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import deepcritical.evidence.embeddings as embeddings
+    import deepcritical.evidence.embedding_models as embeddings
 
     monkeypatch.setattr(embeddings, "_MODELS", {})
     blocker = tmp_path / "a-file"
@@ -382,7 +382,7 @@ def test_unknown_backend_is_rejected_naming_the_variable(monkeypatch: pytest.Mon
 
 
 def test_onnx_backend_refuses_a_model_it_cannot_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import deepcritical.evidence.embeddings as embeddings
+    import deepcritical.evidence.embedding_models as embeddings
 
     monkeypatch.setattr(embeddings, "_MODELS", {})
     (tmp_path / "config.json").write_text('{"model_type": "t5"}')

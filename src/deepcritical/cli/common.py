@@ -5,6 +5,7 @@ settings, running a command's coroutine and checking a question's text. Imported
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -55,8 +56,18 @@ def settings_from(**overrides: Any) -> Settings:
     return settings
 
 
+def freeze_imports() -> None:
+    """Move every object alive now (what the imports made: a research run loads about 1,700 modules) out
+    of the cyclic garbage collector's reach (``gc.freeze``). They live as long as the process anyway; the
+    collector stops walking them at every full collection during the run and once more at exit, which cost
+    a warm demo run about 0.4 of its 3 CPU seconds (bench/cli_timing.py). Objects made later are collected
+    as before."""
+    gc.freeze()
+
+
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a command's coroutine; project errors become a one-line message and exit code 1."""
+    freeze_imports()
     try:
         return asyncio.run(coroutine)
     except ConfigError as error:

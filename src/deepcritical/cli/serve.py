@@ -10,6 +10,7 @@ import socket
 import uvicorn
 from fastapi import FastAPI
 
+from deepcritical.cli.common import freeze_imports
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import serve_stdio
@@ -48,6 +49,7 @@ def serve_app(app: FastAPI, *, sock: socket.socket) -> None:
         proxy_headers=False,
         forwarded_allow_ips="",
     )
+    freeze_imports()  # a full collection walking every import's objects would stall the event loop too
     uvicorn.Server(config).run(sockets=[sock])
 
 

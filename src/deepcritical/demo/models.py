@@ -11,6 +11,7 @@ They read only what the agent sends them (the prompt and tool returns): no globa
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -116,7 +117,10 @@ async def demo_brain(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
 async def demo_judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     prompt = _prompt(messages)
     # Uncapped, as a model's answer is: the Judge stage caps every judge's scores in code.
-    assessment = code_assessment(str(parse_brief(prompt).get("question", "")), parse_evidence(prompt), capped=False)
+    # In a worker thread, as every CPU-bound step of a run: on the event loop it would hold up a server's
+    # other runs (about 0.1 s a call).
+    question, evidence = str(parse_brief(prompt).get("question", "")), parse_evidence(prompt)
+    assessment = await asyncio.to_thread(code_assessment, question, evidence, capped=False)
     return _output(info, assessment.model_dump())
 
 
@@ -124,7 +128,8 @@ async def demo_report(messages: list[ModelMessage], info: AgentInfo) -> ModelRes
     prompt = _prompt(messages)
     brief = parse_brief(prompt)
     assessment = Assessment.model_validate(brief["assessment"]) if brief.get("assessment") else None
-    report = extractive_report(str(brief.get("question", "")), parse_evidence(prompt), assessment=assessment)
+    question, evidence = str(brief.get("question", "")), parse_evidence(prompt)
+    report = await asyncio.to_thread(extractive_report, question, evidence, assessment=assessment)
     return _output(info, report.model_dump())
 
 

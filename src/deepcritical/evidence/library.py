@@ -15,11 +15,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import structlog
 from chromadb.errors import NotFoundError
 
 from deepcritical.config import MIN_RETENTION
+from deepcritical.errors import StoreError
 from deepcritical.evidence import chroma, run_index
 from deepcritical.models import Evidence
+
+log = structlog.get_logger(__name__)
 
 RUN_PREFIX = "run-"
 LIBRARY_COLLECTIONS = (chroma.LIBRARY_COLLECTION, chroma.DEMO_LIBRARY_COLLECTION)
@@ -205,3 +209,15 @@ def export(connection: chroma.Connection, name: str) -> Iterator[Evidence]:
         if len(documents) < EXPORT_PAGE:
             return
         offset += EXPORT_PAGE
+
+
+def prune_at_open(connection: chroma.Connection, retention: timedelta, *, keep: str) -> None:
+    """Drop run collections older than the retention, killed runs' included, when no pass ran in the last
+    hour. A failure here costs the run nothing: the old collections just stay until the next pass."""
+    try:
+        pruned = prune_if_due(connection, retention, keep=keep)
+    except StoreError as error:
+        log.warning("retention_failed", error=str(error))
+        return
+    if pruned:
+        log.info("old run collections removed", count=len(pruned), older_than=str(retention))

@@ -12,7 +12,8 @@ import numpy as np
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors
 from deepcritical.evidence.retrieval import HybridIndex
-from deepcritical.evidence.store import _MMR_POOL_FACTOR, embedding_text
+from deepcritical.evidence.store import _MMR_POOL_FACTOR
+from deepcritical.evidence.store_writes import embedding_text
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
 from deepcritical.models import Evidence, merge_evidence, merge_records
 

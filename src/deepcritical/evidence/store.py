@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Sequence
-from datetime import timedelta
 from functools import partial
 from typing import TypeVar
 
@@ -24,20 +23,17 @@ from deepcritical.errors import DeepCriticalError, StoreError
 from deepcritical.evidence import chroma, library
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.document_files import DocumentGrader, LibraryFullText
-from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
+from deepcritical.evidence.embeddings import EmbeddingService, Vectors
 from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
+from deepcritical.evidence.store_writes import embedding_text, merge_writes, write_all
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
-from deepcritical.models import Evidence, SourceName, merge_evidence, merge_records
+from deepcritical.models import Evidence, SourceName, merge_evidence
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 # How many hybrid candidates MMR chooses from, per item selected.
 _MMR_POOL_FACTOR = 3
-
-
-def embedding_text(evidence: Evidence) -> str:
-    return passage_text(evidence.citation.title, evidence.content)
 
 
 class EvidenceStore:
@@ -85,14 +81,14 @@ class EvidenceStore:
             connection = chroma.connect(settings)
             try:
                 if settings.retention is not None:
-                    _apply_retention(connection, settings.retention, keep=name)
-                library = chroma.library_name(settings)
+                    library.prune_at_open(connection, settings.retention, keep=name)
+                library_collection = chroma.library_name(settings)
                 chroma.open_collection(connection, name, embeddings.model_name, run=True)
-                chroma.open_collection(connection, library, embeddings.model_name)
+                chroma.open_collection(connection, library_collection, embeddings.model_name)
                 return cls(
                     connection,
                     name,
-                    library,
+                    library_collection,
                     embeddings,
                     run_id=run_id,
                     dedup_threshold=settings.dedup_threshold,
@@ -180,7 +176,10 @@ class EvidenceStore:
                 ),
                 touches=both,
             )
-            (run_writes, run_retired), (lib_writes, lib_retired) = _merge(items, stored_run), _merge(items, stored_lib)
+            (run_writes, run_retired), (lib_writes, lib_retired) = (
+                merge_writes(items, stored_run),
+                merge_writes(items, stored_lib),
+            )
             writes = {"run": run_writes, "library": lib_writes}
             # Keyed by text: a stored vector is reused only while the text it embeds is unchanged.
             vectors = {
@@ -206,7 +205,7 @@ class EvidenceStore:
             ]
             retired = [(self._run, run_retired), (self._library, lib_retired)]
             if upserts or run_retired or lib_retired:
-                write = partial(_upsert_all, upserts, self._max_batch, retired)
+                write = partial(write_all, upserts, self._max_batch, retired)
                 await self._call("upsert", write, touches=both, writes=True)
             self._changed()
         new = sum(1 for item in items if not any(key in stored_run for key in (item.id, *item.identity_keys)))
@@ -382,48 +381,6 @@ class EvidenceStore:
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
-
-
-def _upsert_all(
-    plan: list[tuple[str, list[Evidence], Vectors]],
-    max_batch: int,
-    retired: list[tuple[str, list[str]]],
-    session: chroma.Session,
-) -> None:
-    for collection, items, matrix in plan:
-        chroma.upsert(session.collection(collection), max_batch, items, matrix)
-    for collection, ids in retired:
-        if ids:
-            session.collection(collection).delete(ids=ids)
-
-
-def _apply_retention(connection: chroma.Connection, retention: timedelta, *, keep: str) -> None:
-    """Drop run collections older than the retention, killed runs' included, when no pass ran in the last
-    hour. A failure here costs the run nothing: the old collections just stay until the next pass."""
-    try:
-        pruned = library.prune_if_due(connection, retention, keep=keep)
-    except StoreError as error:
-        log.warning("retention_failed", error=str(error))
-        return
-    if pruned:
-        log.info("old run collections removed", count=len(pruned), older_than=str(retention))
-
-
-def _merge(items: Sequence[Evidence], stored: dict[str, chroma.Stored]) -> tuple[list[Evidence], list[str]]:
-    """The records to write (new items, and stored items whose merge with the new sighting changed) and the
-    stored ids to remove: records of the same item under an id the merge did not keep."""
-    writes: list[Evidence] = []
-    retired: list[str] = []
-    for item in items:
-        records = [stored[key].evidence for key in dict.fromkeys((item.id, *item.identity_keys)) if key in stored]
-        merged = item
-        for record in records:
-            merged = merge_records(record, merged)
-        kept = stored.get(merged.id)
-        if kept is None or merged != kept.evidence:
-            writes.append(merged)
-        retired += [record.id for record in records if record.id != merged.id]
-    return writes, list(dict.fromkeys(retired))
 
 
 def _check_n(n: int) -> None:

@@ -1,10 +1,12 @@
-"""Vectors kept by content hash, once per user: a text embedded by one evaluation is not embedded again by
-the next, whatever its ``--out`` folder (``deepcritical eval`` spent 45 s of a 60-76 s set-up re-embedding
-the same PubMedQA pool for every folder).
+"""Vectors kept by content hash, once per user: a text embedded once is not embedded again, by a later
+evaluation whatever its ``--out`` folder (``deepcritical eval`` spent 45 s of a 60-76 s set-up re-embedding
+the same PubMedQA pool for every folder), or by a later run (a warm run whose texts are all known does not
+load the model at all: 0.27 CPU s of ONNX Runtime's import and session).
 
-A vector is keyed by the SHA-256 of the encoder's identity (model, backend, ONNX Runtime version: what
-decides the numbers) and the text, so vectors of another model or runtime are never returned. The file is
-SQLite (one writer at a time, readers never blocked), beside the built ONNX graphs.
+A vector is keyed by the SHA-256 of the encoder's identity (``embedding_models.identity``: the model, the
+backend, the runtimes' versions, what decides the numbers) and the text, so vectors of another model or
+runtime are never returned. The file is SQLite in write-ahead mode (one writer at a time, readers never
+blocked), beside the built ONNX graphs.
 """
 
 from __future__ import annotations
@@ -12,28 +14,20 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
-import structlog
 
-from deepcritical.evidence.embeddings import EmbeddingService, Vectors, default_cache_dir
+from deepcritical.evidence.embedding_models import Vectors, default_cache_dir
 
 FILE_NAME = "vectors.sqlite3"
 _CHUNK = 500  # keys per query: below SQLite's limit on bound parameters
 _TIMEOUT_SECONDS = 30.0
-log = structlog.get_logger(__name__)
 
 
 def default_path() -> Path:
     return default_cache_dir() / FILE_NAME
-
-
-def encoder_identity(embeddings: EmbeddingService) -> str:
-    """What decides an encoder's numbers: the model, the backend in use, and its runtime's version."""
-    import onnxruntime
-
-    return f"{embeddings.model_name}|{embeddings.backend}|onnxruntime {onnxruntime.__version__}"
 
 
 class VectorCache:
@@ -49,6 +43,10 @@ class VectorCache:
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=_TIMEOUT_SECONDS)
+        # Write-ahead, synced at checkpoints only: a run writes after each batch it embeds, and a cache
+        # that loses its last writes in a power cut only embeds them again.
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB NOT NULL)")
         return connection
 
@@ -57,7 +55,9 @@ class VectorCache:
         keys = {self._key(text): text for text in dict.fromkeys(texts)}
         found: dict[str, Vectors] = {}
         ordered = list(keys)
-        with self._connect() as connection:
+        if not keys or not self.path.is_file():
+            return found
+        with closing(self._connect()) as connection:
             for start in range(0, len(ordered), _CHUNK):
                 chunk = ordered[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
@@ -70,29 +70,7 @@ class VectorCache:
             (self._key(text), np.asarray(vector, dtype=np.float32).tobytes())
             for text, vector in zip(texts, vectors, strict=True)
         ]
-        with self._connect() as connection:
+        if not rows:
+            return
+        with closing(self._connect()) as connection, connection:
             connection.executemany("INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)", rows)
-
-
-def embed_through(cache: VectorCache, embeddings: EmbeddingService, texts: Sequence[str]) -> int:
-    """Make ``embeddings`` know the vectors of ``texts``: cached ones are read, the rest embedded (one
-    call) and cached. Returns how many were embedded. A cache that cannot be read or written costs its
-    speed only: the texts are embedded as without it."""
-    unique = list(dict.fromkeys(texts))
-    try:
-        found = cache.get(unique)
-    except (sqlite3.Error, OSError) as error:
-        log.warning("vector cache not read", path=str(cache.path), error=str(error))
-        found = {}
-    missing = [text for text in unique if text not in found]
-    if found:
-        embeddings.remember(list(found), np.stack(list(found.values())))
-    if not missing:
-        return 0
-    vectors = embeddings.embed(missing)
-    embeddings.remember(missing, vectors)
-    try:
-        cache.put(missing, vectors)
-    except (sqlite3.Error, OSError) as error:  # a read-only cache: the next evaluation embeds them again
-        log.warning("vector cache not written", path=str(cache.path), error=str(error))
-    return len(missing)

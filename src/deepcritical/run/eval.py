@@ -34,7 +34,7 @@ import httpx2
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
-from deepcritical.evidence import EmbeddingService, chroma, documents, vector_cache
+from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.evidence.memory import MemoryStore
 from deepcritical.outputs import Verdict
 from deepcritical.run import setup
@@ -173,11 +173,8 @@ async def ensure_collection(
             with connection.session(touches=(target,), writes=False) as session:
                 if session.collection(target).count() == wanted:
                     return time.perf_counter() - started
-        # Vectors by content hash, once per user: another --out folder (or a larger --limit) embeds only
-        # the passages no evaluation embedded before; ``add_documents`` then finds them all known.
-        cache = vector_cache.VectorCache(vector_cache.default_path(), vector_cache.encoder_identity(embeddings))
-        texts = documents.embedding_texts(name, pool)
-        await asyncio.to_thread(vector_cache.embed_through, cache, embeddings, texts)
+        # The service reads the per-user vector cache (``vector_cache.py``) before it embeds: another --out
+        # folder (or a larger --limit) embeds only the passages no evaluation embedded before.
         documents.add_documents(
             connection,
             embeddings,

@@ -159,26 +159,16 @@ class Orchestrator:
                     await check_endpoint(parts.models.endpoint, parts.client)
                 started, started_at = time.perf_counter(), datetime.now(UTC)
                 progress = _Progress(run_id, started_at, started, sink)
-                store = parts.store or await parts.open_store(self.settings, run_id)
+                # Said before the store opens: opening it waits for other runs' store sessions, and a
+                # server's concurrent runs should each show they started at once.
+                queue.put_nowait(self._started(question, run_id))
+                store = parts.store or await parts.open_store(self.settings, run_id, question)
                 try:
                     deps = self._deps(question, store, queue.put_nowait)
                     if resume is not None:
                         await self._resume(deps, progress, resume)
                     deps.state.add_time("store_open", time.perf_counter() - started)
                     deps.search.after_step = lambda: progress.save(deps, "search")
-                    live_output = parts.models is not None and not self.settings.demo_mode
-                    deps.emit(
-                        RunStarted(
-                            run_id=run_id,
-                            question=question,
-                            demo=self.settings.stand_in_sources,
-                            model=parts.model_name,
-                            output_mode=deps.output.current.label if live_output else None,
-                            sources=list(parts.handler.source_names),
-                            sources_disabled=dict(parts.handler.unavailable),
-                            max_iterations=self.settings.max_iterations,
-                        )
-                    )
                     if resume is not None:
                         deps.emit(self._resumed_note(deps, resume))
                     if resume is not None and resume.stop is not None:  # the loop had ended before the kill
@@ -193,7 +183,8 @@ class Orchestrator:
                             await self._read_full_texts(deps)
                         checked = await write_report(deps, self.stages.report, stop)
                         await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
-                    outcome = assemble_outcome(
+                    outcome = await asyncio.to_thread(  # CPU-bound (0.1 s): off a server's shared event loop
+                        assemble_outcome,
                         deps,
                         run_id=run_id,
                         model=parts.model_name,
@@ -226,6 +217,20 @@ class Orchestrator:
                         await store.close()
         finally:
             queue.put_nowait(None)
+
+    def _started(self, question: str, run_id: str) -> RunStarted:
+        parts = self.parts
+        live_output = parts.models is not None and not self.settings.demo_mode
+        return RunStarted(
+            run_id=run_id,
+            question=question,
+            demo=self.settings.stand_in_sources,
+            model=parts.model_name,
+            output_mode=OutputChoice(parts.models.output_modes).current.label if live_output and parts.models else None,
+            sources=list(parts.handler.source_names),
+            sources_disabled=dict(parts.handler.unavailable),
+            max_iterations=self.settings.max_iterations,
+        )
 
     @staticmethod
     def _resumed_note(deps: ResearchDeps, checkpoint: Checkpoint) -> RunWarning:

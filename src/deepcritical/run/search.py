@@ -30,7 +30,7 @@ async def run_search(query: str, settings: Settings, *, max_results: int, store:
         result=result, demo=settings.demo_mode, run_id=new_run_id("search"), evidence=result.evidence
     )
     if store and result.evidence:
-        evidence_store = await setup.open_store(settings, outcome.run_id)
+        evidence_store = await setup.open_store(settings, outcome.run_id, query)
         try:
             dedup = await evidence_store.deduplicate(result.evidence)
             outcome.newly_stored = await evidence_store.add(dedup.kept)

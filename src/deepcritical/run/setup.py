@@ -21,7 +21,7 @@ from deepcritical.sources.factory import Sources, build_sources, make_http_clien
 from deepcritical.sources.ratelimit import ncbi_limiter
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike, TermContextSource
 
-StoreOpener = Callable[[Settings, str], Awaitable[EvidenceStoreLike]]
+StoreOpener = Callable[[Settings, str, str], Awaitable[EvidenceStoreLike]]
 
 
 def http_client(settings: Settings, network: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
@@ -67,8 +67,13 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
     return live_models(settings, client)
 
 
-async def open_store(settings: Settings, run_id: str) -> EvidenceStore:
-    return await EvidenceStore.open(settings, EmbeddingService.for_settings(settings), run_id, preload=True)
+async def open_store(settings: Settings, run_id: str, question: str) -> EvidenceStore:
+    """The run's store. The embedding model starts loading while the first searches run, unless the vector
+    cache already holds the question's vector: a question asked before most likely finds evidence whose
+    vectors are all known too, and a run that embeds nothing new never loads the model (0.27 CPU s)."""
+    embeddings = EmbeddingService.for_settings(settings)
+    known = await asyncio.to_thread(embeddings.knows, [question])
+    return await EvidenceStore.open(settings, embeddings, run_id, preload=not known)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
-from deepcritical.run.request import RunRequest
+from deepcritical.run.request import RunPlan, RunRequest
 from deepcritical.run.store import RUN_ID, RunInfo, RunStatus, RunStore, StoredEvent
 from deepcritical.service.entries import RunEntry
 from deepcritical.service.fanout import ENDED_KIND, EventStream
@@ -51,13 +51,18 @@ class TeamRunManager(RunManager):
         await self.run_queue.disconnect()
 
     def create(
-        self, request: RunRequest | str, *, max_iterations: int | None = None, sources: Sequence[str] | None = None
+        self,
+        request: RunRequest | str,
+        *,
+        max_iterations: int | None = None,
+        sources: Sequence[str] | None = None,
+        plan: RunPlan | None = None,
     ) -> RunInfo:
         if isinstance(request, str):
             request = RunRequest(
                 question=request, max_iterations=max_iterations, sources=None if sources is None else list(sources)
             )
-        plan = self.accept(request)
+        plan = plan or self.accept(request)
         while (self.runs_dir / plan.run_id).exists():
             plan = self.accept(request)
         info = RunInfo.of(plan)

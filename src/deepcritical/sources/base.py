@@ -297,7 +297,9 @@ async def get_with_retry(
             snippet = one_line(response.text)[:SNIPPET_CHARS]
             raise SourceHTTPError(f"HTTP {status} after {attempt} attempt(s): {snippet}", status, source=source)
         try:
-            return read(response)
+            # Parsing a body (an efetch of 100 records: tens of ms) in a worker thread, so that the event
+            # loop goes on serving a server's other runs meanwhile.
+            return await asyncio.to_thread(read, response)
         except UnusableResponseError as error:
             if attempt >= attempts:
                 raise error.restated(f"{error.reason} (asked {attempt} times)", source=error.source or source) from None

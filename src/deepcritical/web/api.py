@@ -252,12 +252,12 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
     async def create_run(body: RunRequest, request: Request) -> RunView | JSONResponse:
         """Start a research run; it waits in a queue while the server runs its maximum at once. Every
         per-run option of the command line is here; what is left out takes the server's settings."""
-        manager.accept(body)  # a request outside this server's limits is refused before it counts
+        plan = manager.accept(body)  # a request outside this server's limits is refused before it counts
         client = request.client.host if request.client else "unknown"
         wait = await rate_limit.retry_after(client)
         if wait is not None:
             return error_response(429, rate_limit.refusal(client), **{"Retry-After": str(wait)})
-        info = manager.create(body)
+        info = manager.create(body, plan=plan)
         return run_view(manager, info)
 
     @router.post(
