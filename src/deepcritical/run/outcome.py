@@ -34,6 +34,7 @@ from deepcritical.stages.render import (
     shown_assessment,
 )
 from deepcritical.stages.results import StudyResult
+from deepcritical.stages.studies import group_studies, lead
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -204,8 +205,10 @@ def assemble_outcome(
         counted=counted,
         frame=frame,
     )
-    # One numbering: every item the report cites or counts is a reference, in run.json and the exports too.
-    report = report.model_copy(update={"references": reference_order(report, evidence.items, context)})
+    # One numbering: every study the report cites or counts is a reference, in run.json and the exports too,
+    # named by the item its entry shows (its abstract; a passage only for a study known by passages alone).
+    ordered = (evidence.items[i] for i in reference_order(report, evidence.items, context))
+    report = report.model_copy(update={"references": [lead(study).id for study in group_studies(ordered)]})
     # One set of figures (rows, flow, plots) for report.md, run.json and the figure files.
     numbers = reference_numbers(report, evidence.items, context)
     figures = build_figures(counted, evidence.items, context.sources, numbers)
