@@ -11,7 +11,7 @@ list and remove whole documents. Nothing is kept anywhere but the collection.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -102,9 +102,13 @@ def add_file_documents(
     name: str,
     documents: Sequence[FileDocument],
     grade: DocumentGrader,
+    *,
+    whole_file: bool = True,
 ) -> dict[str, Added]:
     """Store ``documents`` (one file's) in the collection ``name``: a document already there with the same
     hash is left alone, one with another hash has its passages replaced. Returns what happened to each.
+    With ``whole_file`` (the default), what the file gave before and gives no more goes too (``drop_stale``);
+    a file stored part by part calls that once, after its last part.
 
     Documents go in batches of about ``WRITE_PASSAGES`` passages, each embedded in one call and written in
     one store session: a RIS export of 20,000 records took one embedding call and one Chroma write per
@@ -122,7 +126,9 @@ def add_file_documents(
         if changed:
             _write(connection, embeddings, name, changed, grade, replacing=[d.id for d in changed if d.id in known])
             outcome.update({document.id: "replaced" if document.id in known else "added" for document in changed})
-    _drop_stale(connection, target, documents)
+    paths = {document.source_path for document in documents if document.source_path}
+    if whole_file and len(paths) == 1:
+        drop_stale(connection, name, paths.pop(), [document.id for document in documents])
     return {document.id: outcome[document.id] for document in documents}
 
 
@@ -180,15 +186,24 @@ def _write(
             )
 
 
-def _drop_stale(connection: chroma.Connection, target: str, documents: Sequence[FileDocument]) -> None:
+def drop_stale(connection: chroma.Connection, name: str, source_path: str, current: Iterable[str]) -> int:
     """What a file gave before and gives no more (a record edited in a RIS export, a file that now names its
-    PMID) goes: a file's documents replace everything that file added, never sit beside its old text."""
-    paths = {document.source_path for document in documents if document.source_path}
-    if len(paths) != 1:
-        return
-    current = [document.id for document in documents]
+    PMID) goes: a file's documents replace everything that file added, never sit beside its old text.
+    ``current`` is every document the file gives now (20,000 for a large export: compared here, not sent to
+    the store as one filter). Returns how many passages went."""
+    target = collection_name(name)
+    keep = set(current)
     with connection.session(touches=(target,), writes=True) as session:
-        session.collection(target).delete(where={"$and": [{PATH_KEY: paths.pop()}, {DOCUMENT_KEY: {"$nin": current}}]})
+        collection = session.collection(target)
+        found = collection.get(where={PATH_KEY: source_path}, include=["metadatas"])
+        stale = [
+            passage_id
+            for passage_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True)
+            if str(meta.get(DOCUMENT_KEY)) not in keep
+        ]
+        for start in range(0, len(stale), connection.max_batch):
+            collection.delete(ids=stale[start : start + connection.max_batch])
+    return len(stale)
 
 
 @dataclass(frozen=True)
