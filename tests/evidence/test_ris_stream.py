@@ -12,10 +12,12 @@ from evidence_factory import settings_for
 
 from deepcritical.documents import reader, references
 from deepcritical.documents.model import Document, ParsedDocument
-from deepcritical.documents.reader import Limits, read_file, stream_file
+from deepcritical.documents.reader import Limits, read_bytes, read_file, stream_file
 from deepcritical.errors import DocumentError, EmbeddingError
-from deepcritical.evidence import chroma
-from deepcritical.evidence.document_files import list_documents
+from deepcritical.evidence import chroma, document_files
+from deepcritical.evidence.document_files import DOCUMENT_KEY, PATH_KEY, add_file_documents, list_documents
+from deepcritical.evidence.documents import collection_name
+from deepcritical.models import Grade
 from deepcritical.service import library_add
 
 RECORD = "TY  - JOUR\nTI  - Record {n} on drug X\nAB  - Nausea in {n} of 4000 adults on drug X.\nER  - \n\n"
@@ -131,3 +133,55 @@ def test_a_part_that_cannot_be_read_ends_its_file_naming_how_far_it_got(
     whole = read_file(export, Limits())
     assert whole.documents == []
     assert whole.error is not None
+
+
+def test_a_whole_collection_is_read_a_page_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's 20,000-record export (36,000 passages) was stored, then the last step read every passage of
+    the file in one get: Chroma failed with "too many SQL variables". Listing and dropping what an edited
+    export no longer gives read a page at a time; here pages of 7 over 20 records."""
+    monkeypatch.setattr(document_files, "GET_PAGE", 7)
+    source = str(tmp_path / "library.ris")
+    records = read_bytes(_export(20).encode(), suffix=".ris", limits=Limits(), source_path=source)
+    edited = [record for record in records if record.meta.title not in {"Record 3 on drug X", "Record 15 on drug X"}]
+    connection = chroma.connect(settings_for(tmp_path / "home"))
+    try:
+        add_file_documents(connection, CountingEmbeddings(), "documents", records, _grade)  # type: ignore[arg-type]
+        listed = list_documents(connection, "documents")
+        add_file_documents(connection, CountingEmbeddings(), "documents", edited, _grade)  # type: ignore[arg-type]
+        after = list_documents(connection, "documents")
+    finally:
+        connection.close()
+    assert sorted(document.title for document in listed) == sorted(record.meta.title for record in records)
+    assert sorted(document.title for document in after) == sorted(record.meta.title for record in edited)
+    assert len(after) == 18
+
+
+def _grade(_: object) -> Grade:
+    return Grade(design="randomized_controlled_trial", level=2, basis="publication_type")
+
+
+def test_dropping_what_a_large_export_no_longer_gives_works_past_the_stores_sql_limit(tmp_path: Path) -> None:
+    """At the size that failed: 33,000 passages of one file (SQLite takes 32,766 variables in a statement)."""
+    passages = 33_000
+    target = collection_name("documents")
+    connection = chroma.connect(settings_for(tmp_path / "home"))
+    try:
+        chroma.open_collection(connection, target, "counting-embeddings-for-tests")
+        with connection.session(touches=(target,), writes=True) as session:
+            collection = session.collection(target)
+            for start in range(0, passages, connection.max_batch):
+                ids = range(start, min(passages, start + connection.max_batch))
+                collection.upsert(
+                    ids=[f"passage-{n}" for n in ids],
+                    embeddings=np.ones((len(ids), 4), dtype=np.float32),
+                    documents=["text"] * len(ids),
+                    metadatas=[{DOCUMENT_KEY: f"record-{n // 2}", PATH_KEY: "/exports/library.ris"} for n in ids],
+                )
+        kept = [f"record-{n}" for n in range(passages // 2 - 10)]  # the export without its last 10 records
+        dropped = document_files.drop_stale(connection, "documents", "/exports/library.ris", kept)
+        with connection.session(touches=(target,), writes=False) as session:
+            left = session.collection(target).count()
+    finally:
+        connection.close()
+    assert dropped == 20
+    assert left == passages - 20

@@ -11,7 +11,7 @@ list and remove whole documents. Nothing is kept anywhere but the collection.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -186,6 +186,25 @@ def _write(
             )
 
 
+# Chroma reads a get's rows with one SQL variable each: a collection of 20,000 records (36,000 passages) read in
+# one get failed with "too many SQL variables". Reads that may cover a whole collection go a page at a time.
+GET_PAGE = 2_000
+
+
+def _pages(
+    connection: chroma.Connection, target: str, include: list[Any], where: dict[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The rows of ``target`` (those ``where`` selects), ``GET_PAGE`` at a time."""
+    offset = 0
+    while True:
+        with connection.session(touches=(target,), writes=False) as session:
+            page = session.collection(target).get(where=where, include=include, limit=GET_PAGE, offset=offset)
+        yield dict(page)
+        if len(page["ids"]) < GET_PAGE:
+            return
+        offset += GET_PAGE
+
+
 def drop_stale(connection: chroma.Connection, name: str, source_path: str, current: Iterable[str]) -> int:
     """What a file gave before and gives no more (a record edited in a RIS export, a file that now names its
     PMID) goes: a file's documents replace everything that file added, never sit beside its old text.
@@ -193,14 +212,14 @@ def drop_stale(connection: chroma.Connection, name: str, source_path: str, curre
     the store as one filter). Returns how many passages went."""
     target = collection_name(name)
     keep = set(current)
+    stale = [
+        passage_id
+        for page in _pages(connection, target, ["metadatas"], {PATH_KEY: source_path})
+        for passage_id, meta in zip(page["ids"], page["metadatas"] or [], strict=True)
+        if str(meta.get(DOCUMENT_KEY)) not in keep
+    ]
     with connection.session(touches=(target,), writes=True) as session:
         collection = session.collection(target)
-        found = collection.get(where={PATH_KEY: source_path}, include=["metadatas"])
-        stale = [
-            passage_id
-            for passage_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True)
-            if str(meta.get(DOCUMENT_KEY)) not in keep
-        ]
         for start in range(0, len(stale), connection.max_batch):
             collection.delete(ids=stale[start : start + connection.max_batch])
     return len(stale)
@@ -224,10 +243,13 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
     """Every document of the collection, with its passage count (passages added from JSON Lines, which carry
     no document key, are listed by the document their address names)."""
     target = collection_name(name)
-    with connection.session(touches=(target,), writes=False) as session:
-        found = session.collection(target).get(include=["metadatas", "documents"])
+    rows = (
+        (text, meta)
+        for page in _pages(connection, target, ["metadatas", "documents"])
+        for text, meta in zip(page["documents"] or [], page["metadatas"] or [], strict=True)
+    )
     grouped: dict[str, dict[str, Any]] = {}
-    for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
+    for text, meta in rows:
         item = chroma.decode(text)
         document_id = str(meta.get(DOCUMENT_KEY) or (item.passage.document_id if item.passage else item.id))
         title = item.citation.title
