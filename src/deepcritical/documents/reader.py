@@ -240,21 +240,19 @@ def read_bytes(
     data: bytes, *, suffix: str, limits: Limits, worker: ParserWorker | None = None, source_path: str | None = None
 ) -> list[Document]:
     """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
+    form = _checked_format(data, suffix, limits)
+    parsed = _parse(form, data, limits, worker)()
+    if not parsed:
+        raise DocumentError(f"no records with a title or text in this {form} file")
+    return build_documents(parsed, content_hash(data), source_path)
+
+
+def _checked_format(data: bytes, suffix: str, limits: Limits) -> DocumentFormat:
     if len(data) > limits.max_bytes:
         raise too_large(len(data), limits)
     if not data.strip():
         raise DocumentError("the file is empty")
-    form = sniffed_format(suffix, data)
-    if worker is not None:
-        parsed = worker.run(parse_bytes, form, data, limits)
-    else:
-        try:
-            parsed = parse_bytes(form, data, limits)
-        except RecursionError:
-            raise DocumentError(_TOO_DEEP) from None
-    if not parsed:
-        raise DocumentError(f"no records with a title or text in this {form} file")
-    return build_documents(parsed, content_hash(data), source_path)
+    return sniffed_format(suffix, data)
 
 
 def _parse(
@@ -284,9 +282,7 @@ def _file_parts(
     if size > limits.max_bytes:
         raise too_large(size, limits)
     data = path.read_bytes()
-    if not data.strip():
-        raise DocumentError("the file is empty")
-    form = sniffed_format(path.suffix, data)
+    form = _checked_format(data, path.suffix, limits)
     spans = references.ris_parts(data, RIS_PART_RECORDS) if form == "ris" else [(0, len(data))]
     on_total(references.ris_records(data) if form == "ris" else 0)
     file_hash = result.content_hash = content_hash(data)
