@@ -1,80 +1,94 @@
-r"""How fast a large RIS export (a Zotero or EndNote library) is stored: records per second, end to end.
+r"""How fast a large RIS export (a Zotero or EndNote library) is stored by ``library add``, end to end.
 
-    python bench/ris_ingest.py [--records 20000] [--measure 2000]
+    python bench/ris_ingest.py [--records 20000] [--short] [--ceiling 300]
 
-Writes a RIS file of ``--records`` synthetic records (title, 2-3 sentence abstract, PMID for half of them,
-as a reference manager exports them), then times what ``library add`` does with it in a temporary home:
-parsing in the parser worker (``documents.reader.read_files``) and storing every record with its passages
-(``evidence.document_files.add_file_documents``: embedded with the bundled model and written to Chroma,
-timed by ``bench/ingest.py``'s ``store_figure``). Prints the parse rate over the whole file and the store
-rate over the first ``--measure`` records (one passage each, so passages/s is records/s; the rate is flat,
-and the whole file takes minutes at the old rate), and, for the ceiling, the embedding model alone on the
-same passages.
+Writes a RIS file of ``--records`` records as reference managers export them (``bench/ris_records.py``:
+authors, journal, identifiers, keywords and, for 7 in 8, a structured abstract of 150 to 320 words; with
+``--short``, a one-sentence abstract instead, as in the first round's figures) into a temporary folder,
+then runs what ``library add FILE.ris`` runs (``service.library_add.add_paths``: parts parsed in the worker,
+embedded with the bundled model, written to Chroma in a temporary home) and prints: the seconds to the first
+stored part, records/s and passages/s over the whole file, the peak memory of the adding process and of the
+parser worker, and, for the ceiling, the embedding model alone on the passages of the first ``--ceiling``
+records (records/s it allows, at the measured passages per record). Nothing is kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
 
-from deepcritical.documents.reader import Limits, read_files
-from deepcritical.evidence import EmbeddingService
-from ingest import store_figure  # type: ignore[import-not-found]
-
-WORDS = [
-    "metformin",
-    "statin",
-    "dementia",
-    "cohort",
-    "trial",
-    "placebo",
-    "mortality",
-    "sepsis",
-    "nausea",
-    "adults",
-    "risk",
-    "outcome",
-]
+from deepcritical.config import load_settings
+from deepcritical.documents.reader import Limits, read_file
+from deepcritical.evidence import EmbeddingService, chroma
+from deepcritical.evidence.embeddings import passage_text
+from deepcritical.service.library_add import add_paths
+from ris_records import records  # type: ignore[import-not-found]
 
 
-def ris(records: int) -> str:
-    lines = []
-    for number in range(records):
-        words = [WORDS[(number * 7 + k) % len(WORDS)] for k in range(12)]
-        lines += ["TY  - JOUR", f"TI  - Record {number}: {' '.join(words[:6])}", f"PY  - {1990 + number % 35}"]
-        if number % 2:
-            lines.append(f"N1  - PMID: {30000000 + number}")
-        abstract = f"We followed {number + 40} adults. " + " ".join(words) + ". " + " ".join(reversed(words)) + "."
-        lines += [f"AB  - {abstract}", "ER  - ", ""]
-    return "\n".join(lines)
+def short_records(count: int) -> str:
+    return "".join(
+        f"TY  - JOUR\nTI  - Record {n}: metformin and dementia\nN1  - PMID: {30_000_000 + n}\n"
+        f"AB  - We followed {n + 40} adults on metformin for dementia.\nER  - \n\n"
+        for n in range(count)
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=20_000)
-    parser.add_argument("--measure", type=int, default=2_000)
+    parser.add_argument("--short", action="store_true", help="one-sentence abstracts (the first round's file)")
+    parser.add_argument("--ceiling", type=int, default=300, help="records whose passages time the model alone")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "library.ris"
-        path.write_text(ris(arguments.records), encoding="utf-8")
+        text = short_records(arguments.records) if arguments.short else "".join(records(arguments.records))
+        path.write_text(text, encoding="utf-8")
+        print(f"file: {arguments.records:,} records, {path.stat().st_size / 2**20:.1f} MB")
+        settings = load_settings(home=Path(folder) / "home")
+        embeddings = EmbeddingService.for_settings(settings)
+        embeddings.embed(["warm up"])  # the model's load is not storing
+        connection = chroma.connect(settings)
+        first: list[float] = []
         started = time.perf_counter()
-        (result,) = list(read_files([path], Limits()))
-        parsed = time.perf_counter() - started
-        assert result.error is None, result.error
+
+        def stored(_path: Path, done: int, total: int) -> None:
+            if not first:
+                first.append(time.perf_counter() - started)
+            if done % 2_000 < 250 or done == total:
+                elapsed = time.perf_counter() - started
+                print(f"  {done:,} of {total:,} records stored, {elapsed:.0f} s, {done / elapsed:.1f} records/s")
+
+        try:
+            summary = add_paths([path], settings, connection, "bench", on_records=stored)
+        finally:
+            connection.close()
+        seconds = time.perf_counter() - started
+        assert not summary.failures, summary.failures
+        stored_records = summary.added + summary.replaced
+        print(f"first part stored after {first[0]:.1f} s")
         print(
-            f"records: {len(result.documents)}; parsed in the worker: {len(result.documents) / parsed:,.0f} records/s"
+            f"stored: {stored_records:,} records, {summary.passages:,} passages in {seconds:.0f} s: "
+            f"{stored_records / seconds:.1f} records/s, {summary.passages / seconds:.1f} passages/s"
         )
-        chosen = result.documents[: arguments.measure]
-        print(f"passages per record: {sum(len(d.passages) for d in chosen) / len(chosen):.2f}")
-        store_figure(chosen)  # bench/ingest.py's: what library add does after parsing, timed
-    embeddings = EmbeddingService()
-    texts = [passage.text for document in chosen for passage in document.passages]
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"peak memory: {own:.0f} MB adding, {worker:.0f} MB the parser worker")
+        sample = path.with_name("sample.ris")
+        chosen = min(arguments.ceiling, arguments.records)  # the same seed: the file's first records
+        sample.write_text(short_records(chosen) if arguments.short else "".join(records(chosen)), encoding="utf-8")
+        documents = read_file(sample, Limits()).documents
+    texts = [passage_text(document.meta.title, passage.text) for document in documents for passage in document.passages]
     started = time.perf_counter()
-    embeddings.embed(texts)
+    EmbeddingService().embed(texts)
     alone = time.perf_counter() - started
-    print(f"the embedding model alone on those passages: {len(texts) / alone:,.0f} passages/s (the ceiling)")
+    per_record = len(texts) / len(documents)
+    print(
+        f"the embedding model alone: {len(texts) / alone:.1f} passages/s on {len(texts)} passages "
+        f"({per_record:.2f} per record): at most {len(texts) / alone / per_record:.1f} records/s here"
+    )
 
 
 if __name__ == "__main__":

@@ -118,6 +118,30 @@ def test_the_search_table_carries_no_escape_sequence_from_outside() -> None:
     assert no_outside_escape(err.getvalue()), repr(err.getvalue())
 
 
+def test_a_demo_search_table_links_to_no_page() -> None:
+    """The demo's records have synthetic PMIDs and NCT numbers: their PubMed and ClinicalTrials.gov links
+    opened "not found" (or another trial)."""
+    items = [
+        Evidence(
+            content="body",
+            citation=Citation(source=source, title="[DEMO] A trial", url=url, date="2024"),
+            found_by=(source,),
+        )
+        for source, url in [
+            ("pubmed", "https://pubmed.ncbi.nlm.nih.gov/99000108/"),
+            ("clinicaltrials", "https://clinicaltrials.gov/study/NCT99000102"),
+        ]
+    ]
+    result = SearchResult(query="q", evidence=items, sources_searched=["pubmed"], total_found=2)
+    for demo in (True, False):
+        out = io.StringIO()
+        outcome = SearchOutcome(result=result, demo=demo, run_id="search-1", evidence=items)
+        render_search_table(outcome, Console(file=out, width=300), Console(file=io.StringIO(), width=300))
+        shown = out.getvalue()
+        assert ("pubmed.ncbi" in shown, "clinicaltrials.gov/" in shown) == (not demo, not demo)
+        assert shown.count("none (synthetic record)") == (2 if demo else 0)
+
+
 @pytest.mark.parametrize(
     ("raw", "clean"),
     [

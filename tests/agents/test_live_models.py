@@ -327,6 +327,34 @@ async def test_the_start_up_check_names_what_to_fix(
                 await check_endpoint(models.endpoint, client)
 
 
+@pytest.mark.parametrize("wire", ["GEMINI", "ANTHROPIC", "OPENAI_HOSTED"])
+async def test_a_hosted_api_that_does_not_answer_points_at_the_network_not_at_a_key(wire: str, tmp_path: Path) -> None:
+    """With GOOGLE_API_KEY set, an unreachable Gemini said "start it, or set GOOGLE_API_KEY"."""
+    from agents import llm_wires
+    from deepcritical.agents.models import check_endpoint, live_models
+
+    if wire == "OPENAI_HOSTED":  # the OpenAI API itself: a key and no base URL
+        settings = live_settings(OPENAI, tmp_path / "home").model_copy(update={"openai_base_url": None})
+    else:
+        settings = live_settings(getattr(llm_wires, wire), tmp_path / "home")
+    models = live_models(settings)
+    assert models.endpoint is not None
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("[Errno -3] Temporary failure in name resolution", request=request)
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
+        with pytest.raises(ConfigError) as raised:
+            await check_endpoint(models.endpoint, client)
+    message = str(raised.value)
+    assert message.endswith(
+        "does not answer ([Errno -3] Temporary failure in name resolution): check this "
+        "machine's connection to it (or its proxy, HTTPS_PROXY)"
+    )
+    assert "API_KEY" not in message
+    assert "start it" not in message
+
+
 async def test_an_unknown_gemini_model_is_named_at_start(tmp_path: Path) -> None:
     from agents.llm_wires import GEMINI
     from deepcritical.agents.models import check_endpoint, live_models

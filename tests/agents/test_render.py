@@ -3,27 +3,87 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 from research_fakes import evidence
 
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
 from deepcritical.reading.frame import frame_question
-from deepcritical.stages.render import DEMO_BANNER, RenderContext, code_span, escape, render_markdown, safe_link
+from deepcritical.stages.render import (
+    DEMO_BANNER,
+    RenderContext,
+    code_span,
+    defang,
+    escape,
+    render_markdown,
+    safe_link,
+)
 
 HOSTILE_TITLE = '<script>alert("x")</script> [click](http://evil.example) **bold** `code` & <img src=x>'
 
 
 def test_escape_neutralises_markdown_and_html() -> None:
     out = escape(HOSTILE_TITLE)
-    assert "<script>" not in out
-    assert "<img" not in out
-    assert "&lt;script&gt;" in out
+    assert re.search(r"(?<!\\)<", out) is None  # no "<" without its backslash
+    assert "\\<script>" in out  # a tag cannot open after a backslash
     assert "\\[click\\]" in out  # no link syntax left
     assert "http://" not in out  # not even an autolink
     assert "\\*\\*bold\\*\\*" in out
     assert "\\`code\\`" in out
-    assert "&amp;" in out
+    assert " & " in out  # a lone "&" is no entity: left as it is
+
+
+def test_text_from_a_paper_is_escaped_once_and_reads_as_itself() -> None:
+    """``p<0.01`` was written ``p&lt;0.01`` into the Markdown (read as such by people and by models over MCP)
+    and HTML-escaped once more on the page."""
+    assert escape("p<0.01 and HR>1") == "p\\<0.01 and HR>1"
+    assert escape("> quoted") == "\\> quoted"
+    assert escape("AT&T, &lt; and &#60;") == "AT&T, \\&lt; and \\&#60;"  # entities stay as written
+    page = MarkdownIt("commonmark").render(escape("Nausea fell (p<0.01; n=40 & 41) <b>x</b> &amp;"))
+    assert page == "<p>Nausea fell (p&lt;0.01; n=40 &amp; 41) &lt;b&gt;x&lt;/b&gt; &amp;amp;</p>\n"
+
+
+# Text as papers, web pages and models give it: every Markdown and HTML special, entities, URLs, digits.
+PAPER_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(list("<>&;#*_`[]()!|~\\=+-.:/\"' x1\n\t")),
+        st.sampled_from(["&lt;", "&amp;", "&#60;", "&#x3C;", "<script>", "</p>", "http://e.org/a", "www.e.org", "1. "]),
+        st.characters(exclude_categories=("Cs", "Cc")),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(PAPER_TEXT)
+def test_any_paper_text_renders_once_as_exactly_itself_and_nothing_more(text: str) -> None:
+    """Escaped for Markdown, rendered by a CommonMark renderer that lets raw HTML through (as many viewers
+    do): one paragraph of text and no element, whose text is the input's (one line, links defanged), with
+    no entity showing (no ``&lt;`` where the paper had ``<``)."""
+    expected = " ".join(defang(text).split())
+    page = MarkdownIt("commonmark", {"html": True}).render(escape(text))
+    parser = _Elements()
+    parser.feed(page)
+    parser.close()
+    assert parser.tags <= {"p"}
+    assert "".join(parser.text).strip("\n") == expected
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
 
 
 def test_escape_neutralises_block_syntax_at_the_start() -> None:
@@ -61,8 +121,7 @@ def test_report_renders_hostile_sources_inert_and_links_only_collected_urls() ->
     assert render_markdown(make_report(items), {item.id: item for item in items}, demo).splitlines()[2] == DEMO_BANNER
     context = RenderContext(demo=False, stop_reason="max_iterations", run_id="r1", model="m", assessment=assessment)
     markdown = render_markdown(make_report(items), {item.id: item for item in items}, context)
-    assert "<script>" not in markdown
-    assert "<b>" not in markdown
+    assert re.search(r"(?<!\\)<(?:script|b)>", markdown) is None  # each "<" escaped: it opens no element
     urls = set(re.findall(r"https?://[^\s)`]+", markdown))
     assert urls == {item.citation.url for item in items}
     links = re.findall(r"(?<!\\)\]\((\S+)\)", markdown)  # an escaped bracket opens no link

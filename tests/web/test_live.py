@@ -125,6 +125,23 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             process.wait()
 
 
+# Every word (up to 20 characters; a hyphen or a slash may end a line) of the report's table cells that the
+# page shows on more than one line.
+WORDS_BROKEN_IN_TABLES = """() => [...document.querySelectorAll('#report td, #report th')].flatMap(cell => {
+  const broken = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const word of node.data.matchAll(/[^\\s\\-\\/–—]{2,20}/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      if (new Set([...range.getClientRects()].map(rect => Math.round(rect.top))).size > 1) broken.push(word[0]);
+    }
+  }
+  return broken;
+})"""
+
+
 def text_of(result: object) -> str:
     return "".join(block.text for block in getattr(result, "content", []) if isinstance(block, TextContent))
 
@@ -296,6 +313,9 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     # At phone width the page fits: no sideways scrolling.
     page.set_viewport_size({"width": 360, "height": 800})
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    # ...and no word of the report's tables is broken across lines (they broke letter by letter).
+    assert page.locator("#report table td").count() > 0
+    assert page.evaluate(WORDS_BROKEN_IN_TABLES) == []
 
     # A past run whose report.md holds raw HTML and script links: reopened, it renders inert too.
     page.goto(f"{server.url}/?run={PLANTED_RUN}")

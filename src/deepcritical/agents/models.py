@@ -49,11 +49,12 @@ class ModelEndpoint:
     """Where the start-up check asks whether the model server answers. ``headers`` carry the key."""
 
     url: str
-    variable: str  # what to set when nothing answers there
+    variable: str  # what to set when nothing answers there (a local server's address)
     key_variable: str | None = None  # what to check when the key is refused
     model: str | None = None  # set when ``url`` names the model, so a 404 means the model is unknown
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     model_variable: str = "DEEPCRITICAL_MODEL"  # how the user named the model (``--model`` when typed)
+    hosted: bool = False  # a provider's API: when it does not answer, the network is at fault, not a setting
 
     @property
     def shown_url(self) -> str:
@@ -200,6 +201,7 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
             name,
             {"x-goog-api-key": key},
             settings.named("model"),
+            hosted=True,
         )
         return GoogleModel(name, provider=google, settings=model_settings), endpoint
     if provider in ("openai", "openai-chat", "openai-responses"):
@@ -218,7 +220,13 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
         openai = OpenAIProvider(base_url=OPENAI_URL, api_key=key, http_client=client)
         bearer = {"Authorization": f"Bearer {key}"}
         endpoint = ModelEndpoint(
-            f"{OPENAI_URL}/models/{name}", "OPENAI_API_KEY", "OPENAI_API_KEY", name, bearer, settings.named("model")
+            f"{OPENAI_URL}/models/{name}",
+            "OPENAI_API_KEY",
+            "OPENAI_API_KEY",
+            name,
+            bearer,
+            settings.named("model"),
+            hosted=True,
         )
         if provider == "openai-chat":
             return OpenAIChatModel(name, provider=openai, settings=model_settings), endpoint
@@ -237,6 +245,7 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
             name,
             headers,
             settings.named("model"),
+            hosted=True,
         )
         return AnthropicModel(name, provider=anthropic, settings=model_settings), endpoint
     try:
@@ -268,9 +277,14 @@ async def check_endpoint(endpoint: ModelEndpoint, client: httpx2.AsyncClient) ->
         response = await client.get(endpoint.url, headers=endpoint.headers, timeout=PREFLIGHT_TIMEOUT_SECONDS)
     except httpx2.HTTPError as error:
         reason = " ".join(str(error).split()) or type(error).__name__
-        raise ConfigError(
-            f"the model server at {where} does not answer ({reason}): start it, or set {endpoint.variable}"
-        ) from error
+        # A provider's API that does not answer is this machine's network (or its proxy), not a key to set:
+        # "set GOOGLE_API_KEY" sent a user whose key was set looking in the wrong place.
+        fix = (
+            "check this machine's connection to it (or its proxy, HTTPS_PROXY)"
+            if endpoint.hosted
+            else f"start it, or set {endpoint.variable}"
+        )
+        raise ConfigError(f"the model server at {where} does not answer ({reason}): {fix}") from error
     text = response.text.lower()
     if response.status_code in (401, 403) or (response.status_code == 400 and "api key" in text):
         raise ConfigError(

@@ -55,7 +55,7 @@ from deepcritical.cli.services import mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.text import one_line
+from deepcritical.text import one_line, shorten
 
 if TYPE_CHECKING:
     pass
@@ -216,7 +216,10 @@ def research(
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)
     if outcome.error:
-        fail(f"the run failed ({outcome.error}); what it collected is in {run_path}", EXIT_FAILED)
+        # One line of at most 300 characters (with "error: "): the error cut between words; run.json has it whole.
+        after = f"; the whole error and what it collected: {run_path}"
+        shown_error = shorten(outcome.error, max(300 - len("error: the run failed ()") - len(after), 60), on_word=True)
+        fail(f"the run failed ({shown_error}){after}", EXIT_FAILED)
     if outcome.degraded:
         err.print(
             "warning: part of the model's work was done in code because the model failed "

@@ -11,6 +11,9 @@ from deepcritical.cli.terminal import shown
 from deepcritical.run.search import SearchOutcome
 
 DEMO_NOTICE = "DEMO MODE: every result below is synthetic demo data, not real literature."
+# A synthetic PMID, NCT number or DOI names no real page: its link would open PubMed's "not found", or another
+# paper. The demo's table says so instead (its JSON keeps the record whole, flagged synthetic_demo_data).
+DEMO_NO_PAGE = "none (synthetic record)"
 
 
 def render_search_json(outcome: SearchOutcome) -> dict[str, Any]:
@@ -48,7 +51,7 @@ def render_search_table(outcome: SearchOutcome, out: Console, err: Console) -> N
             shown(item.citation.title),
             shown(design),
             shown(item.citation.date),
-            shown(item.citation.url),
+            DEMO_NO_PAGE if outcome.demo else shown(item.citation.url),
         )
     out.print(table)
     summary = f"{len(outcome.evidence)} shown, {outcome.result.total_found} found"

@@ -43,6 +43,9 @@ EXTENSIONS: dict[str, DocumentFormat | None] = {
 }
 SUPPORTED = ", ".join(sorted(EXTENSIONS))
 HASH_PREFIX_CHARS = 16
+# A RIS export is parsed and stored this many records at a time: each part is one store batch or two, and
+# the parse time limit holds for a part, so a 20,000-record export is never near it.
+RIS_PART_RECORDS = 250
 _TOO_DEEP = "nested too deeply to read (a hostile or broken file); not read"
 
 
@@ -140,10 +143,19 @@ class ParserWorker:
 
     def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)`` in the worker, within ``limits.max_seconds``."""
-        pool = self._started()
-        pending = pool.apply_async(function, args)
+        return self.submit(function, *args)()
+
+    def submit(self, function: Callable[..., T], *args: Any) -> Callable[[], T]:
+        """``function(*args)`` started in the worker now; the returned call waits for its result, at most
+        until ``limits.max_seconds`` after now (the caller does other work meanwhile: a RIS export's next
+        part is parsed while the part before is stored)."""
+        pending = self._started().apply_async(function, args)
+        deadline = time.monotonic() + self.limits.max_seconds
+        return lambda: self._result(pending, deadline)
+
+    def _result(self, pending: multiprocessing.pool.AsyncResult[T], deadline: float) -> T:
         try:
-            return pending.get(timeout=self.limits.max_seconds)
+            return pending.get(timeout=max(0.0, deadline - time.monotonic()))
         except multiprocessing.TimeoutError:
             self.close()
             raise DocumentError(
@@ -189,16 +201,20 @@ class FileResult:
         return f"{self.path}: {self.error}"
 
 
-def build_documents(parsed: Sequence[ParsedDocument], file_hash: str, source_path: str | None) -> list[Document]:
+def build_documents(
+    parsed: Sequence[ParsedDocument], file_hash: str, source_path: str | None, *, single: bool | None = None
+) -> list[Document]:
     """Parsed documents with identities and passages. A document is identified by its PMID, DOI or PMCID;
     without one, a file of one document by its path (within its collection), so an edited file replaces
     its passages rather than being added beside them; a record of a multi-record file (a RIS export) by its
     own content's hash, so re-exporting the library with one more record leaves the others unchanged; a
-    text without a path (a fetched article) by its hash."""
+    text without a path (a fetched article) by its hash. ``single`` says whether the file holds one document
+    (None: ``parsed`` is the whole file); a part of a RIS export is never a single document."""
     documents = []
+    single = len(parsed) == 1 if single is None else single
     for record in parsed:
-        record_hash = file_hash if len(parsed) == 1 else content_hash(record.model_dump_json().encode())
-        key = content_hash(source_path.encode()) if source_path and len(parsed) == 1 else record_hash
+        record_hash = file_hash if single else content_hash(record.model_dump_json().encode())
+        key = content_hash(source_path.encode()) if source_path and single else record_hash
         identity = record.identity or f"file:{key[:HASH_PREFIX_CHARS]}"
         # The title heads every passage's indexed text already; alone it is a passage only when it is all there is.
         blocks = [block for block in record.blocks if block.kind != "title"] or list(record.blocks)
@@ -224,41 +240,106 @@ def read_bytes(
     data: bytes, *, suffix: str, limits: Limits, worker: ParserWorker | None = None, source_path: str | None = None
 ) -> list[Document]:
     """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
-    if len(data) > limits.max_bytes:
-        raise too_large(len(data), limits)
-    if not data.strip():
-        raise DocumentError("the file is empty")
-    form = sniffed_format(suffix, data)
-    if worker is not None:
-        parsed = worker.run(parse_bytes, form, data, limits)
-    else:
-        try:
-            parsed = parse_bytes(form, data, limits)
-        except RecursionError:
-            raise DocumentError(_TOO_DEEP) from None
+    form = _checked_format(data, suffix, limits)
+    parsed = _parse(form, data, limits, worker)()
     if not parsed:
         raise DocumentError(f"no records with a title or text in this {form} file")
     return build_documents(parsed, content_hash(data), source_path)
 
 
-def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) -> FileResult:
-    """One file read into documents, or the reason it could not be; never raises for a bad file."""
+def _checked_format(data: bytes, suffix: str, limits: Limits) -> DocumentFormat:
+    if len(data) > limits.max_bytes:
+        raise too_large(len(data), limits)
+    if not data.strip():
+        raise DocumentError("the file is empty")
+    return sniffed_format(suffix, data)
+
+
+def _parse(
+    form: DocumentFormat, data: bytes, limits: Limits, worker: ParserWorker | None
+) -> Callable[[], list[ParsedDocument]]:
+    """``data`` parsed in the worker (started now, waited for by the returned call), or here without one."""
+    if worker is not None:
+        return worker.submit(parse_bytes, form, data, limits)
+
+    def here() -> list[ParsedDocument]:
+        try:
+            return parse_bytes(form, data, limits)
+        except RecursionError:
+            raise DocumentError(_TOO_DEEP) from None
+
+    return here
+
+
+def _file_parts(
+    result: FileResult, limits: Limits, worker: ParserWorker | None, on_total: Callable[[int], None]
+) -> Iterator[list[Document]]:
+    """A file's documents, part by part: a RIS export in parts of ``RIS_PART_RECORDS`` records, the next part
+    parsed in the worker while the caller stores the one before; any other file in one part. Raises
+    DocumentError or OSError, after the parts that could be read."""
+    path = result.path
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise too_large(size, limits)
+    data = path.read_bytes()
+    form = _checked_format(data, path.suffix, limits)
+    spans = references.ris_parts(data, RIS_PART_RECORDS) if form == "ris" else [(0, len(data))]
+    on_total(references.ris_records(data) if form == "ris" else 0)
+    file_hash = result.content_hash = content_hash(data)
+    # The real path: ``notes.md``, ``./notes.md`` and its absolute path are one file, one document.
+    source = str(path.resolve())
+    pending = _parse(form, data[slice(*spans[0])], limits, worker)
+    given = 0
+    for position in range(len(spans)):
+        try:
+            parsed = pending()
+        except DocumentError as error:
+            raise DocumentError(f"stopped after {given} records: {error}" if given else str(error)) from None
+        if position + 1 < len(spans):
+            pending = _parse(form, data[slice(*spans[position + 1])], limits, worker)
+        if parsed:
+            given += len(parsed)
+            yield build_documents(parsed, file_hash, source, single=None if len(spans) == 1 else False)
+    if not given:
+        raise DocumentError(f"no records with a title or text in this {form} file")
+
+
+def stream_file(
+    path: Path,
+    limits: Limits,
+    worker: ParserWorker | None,
+    take: Callable[[list[Document]], None],
+    on_total: Callable[[int], None] = lambda _total: None,
+) -> FileResult:
+    """One file read part by part, each part handed to ``take`` as soon as it is read (a 20,000-record RIS
+    export is stored while it is read, never held whole); ``on_total`` gets the records a RIS export
+    announces. Never raises for a bad file: a part that cannot be read ends the file with its reason,
+    the parts before it taken. What ``take`` raises (the store's errors) is the caller's."""
     started = time.monotonic()
     result = FileResult(path=path)
-    try:
-        size = path.stat().st_size
-        if size > limits.max_bytes:
-            raise too_large(size, limits)
-        data = path.read_bytes()
-        result.content_hash = content_hash(data)
-        # The real path: ``notes.md``, ``./notes.md`` and its absolute path are one file, one document.
-        source = str(path.resolve())
-        result.documents = read_bytes(data, suffix=path.suffix, limits=limits, worker=worker, source_path=source)
-    except DocumentError as error:
-        result.error = str(error)
-    except OSError as error:
-        result.error = f"cannot read the file ({error.strerror or error})"
+    parts = _file_parts(result, limits, worker, on_total)
+    while True:
+        try:
+            part = next(parts)
+        except StopIteration:
+            break
+        except DocumentError as error:
+            result.error = str(error)
+            break
+        except OSError as error:
+            result.error = f"cannot read the file ({error.strerror or error})"
+            break
+        take(part)
     result.seconds = time.monotonic() - started
+    return result
+
+
+def read_file(path: Path, limits: Limits, worker: ParserWorker | None = None) -> FileResult:
+    """One file read into documents, or the reason it could not be (and then no documents); never raises
+    for a bad file."""
+    documents: list[Document] = []
+    result = stream_file(path, limits, worker, documents.extend)
+    result.documents = documents if result.error is None else []
     return result
 
 

@@ -120,6 +120,33 @@ def _ris_record(entry: Mapping[str, Any]) -> ParsedDocument | None:
     return _record("ris", meta, _text(entry.get("abstract") or entry.get("notes_abstract")))
 
 
+# The end of a RIS record as rispy reads it: a line starting "ER  -" (CRLF or LF).
+_RIS_END = re.compile(rb"^ER  -[^\n]*(?:\n|$)", re.MULTILINE)
+
+
+def ris_records(data: bytes) -> int:
+    """How many records a RIS file announces (its end tags), for progress before any is parsed."""
+    return sum(1 for _ in _RIS_END.finditer(data))
+
+
+def ris_parts(data: bytes, records: int) -> list[tuple[int, int]]:
+    """``data`` cut after every ``records``-th end tag: (start, end) byte spans that ``parse_ris`` reads one at
+    a time and that together give the file's records. A cut falls after a line break, never inside a
+    character; text after the last end tag stays with the last part (rispy ignores it, as in the whole file)."""
+    spans: list[tuple[int, int]] = []
+    start = last_end = 0
+    for count, match in enumerate(_RIS_END.finditer(data), start=1):
+        last_end = match.end()
+        if count % records == 0:
+            spans.append((start, last_end))
+            start = last_end
+    if last_end > start or not spans:  # records after the last cut (or none at all): a part of their own
+        spans.append((start, len(data)))
+    elif start < len(data):
+        spans[-1] = (spans[-1][0], len(data))
+    return spans
+
+
 def parse_ris(data: bytes) -> list[ParsedDocument]:
     text = data.decode("utf-8-sig", errors="replace")
     try:

@@ -11,7 +11,7 @@ list and remove whole documents. Nothing is kept anywhere but the collection.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -102,9 +102,13 @@ def add_file_documents(
     name: str,
     documents: Sequence[FileDocument],
     grade: DocumentGrader,
+    *,
+    whole_file: bool = True,
 ) -> dict[str, Added]:
     """Store ``documents`` (one file's) in the collection ``name``: a document already there with the same
     hash is left alone, one with another hash has its passages replaced. Returns what happened to each.
+    With ``whole_file`` (the default), what the file gave before and gives no more goes too (``drop_stale``);
+    a file stored part by part calls that once, after its last part.
 
     Documents go in batches of about ``WRITE_PASSAGES`` passages, each embedded in one call and written in
     one store session: a RIS export of 20,000 records took one embedding call and one Chroma write per
@@ -122,7 +126,9 @@ def add_file_documents(
         if changed:
             _write(connection, embeddings, name, changed, grade, replacing=[d.id for d in changed if d.id in known])
             outcome.update({document.id: "replaced" if document.id in known else "added" for document in changed})
-    _drop_stale(connection, target, documents)
+    paths = {document.source_path for document in documents if document.source_path}
+    if whole_file and len(paths) == 1:
+        drop_stale(connection, name, paths.pop(), [document.id for document in documents])
     return {document.id: outcome[document.id] for document in documents}
 
 
@@ -180,15 +186,43 @@ def _write(
             )
 
 
-def _drop_stale(connection: chroma.Connection, target: str, documents: Sequence[FileDocument]) -> None:
+# Chroma reads a get's rows with one SQL variable each: a collection of 20,000 records (36,000 passages) read in
+# one get failed with "too many SQL variables". Reads that may cover a whole collection go a page at a time.
+GET_PAGE = 2_000
+
+
+def _pages(
+    connection: chroma.Connection, target: str, include: list[Any], where: dict[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The rows of ``target`` (those ``where`` selects), ``GET_PAGE`` at a time."""
+    offset = 0
+    while True:
+        with connection.session(touches=(target,), writes=False) as session:
+            page = session.collection(target).get(where=where, include=include, limit=GET_PAGE, offset=offset)
+        yield dict(page)
+        if len(page["ids"]) < GET_PAGE:
+            return
+        offset += GET_PAGE
+
+
+def drop_stale(connection: chroma.Connection, name: str, source_path: str, current: Iterable[str]) -> int:
     """What a file gave before and gives no more (a record edited in a RIS export, a file that now names its
-    PMID) goes: a file's documents replace everything that file added, never sit beside its old text."""
-    paths = {document.source_path for document in documents if document.source_path}
-    if len(paths) != 1:
-        return
-    current = [document.id for document in documents]
+    PMID) goes: a file's documents replace everything that file added, never sit beside its old text.
+    ``current`` is every document the file gives now (20,000 for a large export: compared here, not sent to
+    the store as one filter). Returns how many passages went."""
+    target = collection_name(name)
+    keep = set(current)
+    stale = [
+        passage_id
+        for page in _pages(connection, target, ["metadatas"], {PATH_KEY: source_path})
+        for passage_id, meta in zip(page["ids"], page["metadatas"] or [], strict=True)
+        if str(meta.get(DOCUMENT_KEY)) not in keep
+    ]
     with connection.session(touches=(target,), writes=True) as session:
-        session.collection(target).delete(where={"$and": [{PATH_KEY: paths.pop()}, {DOCUMENT_KEY: {"$nin": current}}]})
+        collection = session.collection(target)
+        for start in range(0, len(stale), connection.max_batch):
+            collection.delete(ids=stale[start : start + connection.max_batch])
+    return len(stale)
 
 
 @dataclass(frozen=True)
@@ -209,10 +243,13 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
     """Every document of the collection, with its passage count (passages added from JSON Lines, which carry
     no document key, are listed by the document their address names)."""
     target = collection_name(name)
-    with connection.session(touches=(target,), writes=False) as session:
-        found = session.collection(target).get(include=["metadatas", "documents"])
+    rows = (
+        (text, meta)
+        for page in _pages(connection, target, ["metadatas", "documents"])
+        for text, meta in zip(page["documents"] or [], page["metadatas"] or [], strict=True)
+    )
     grouped: dict[str, dict[str, Any]] = {}
-    for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
+    for text, meta in rows:
         item = chroma.decode(text)
         document_id = str(meta.get(DOCUMENT_KEY) or (item.passage.document_id if item.passage else item.id))
         title = item.citation.title

@@ -17,12 +17,12 @@ from deepcritical.documents.reader import (
     files_under,
     limits_from,
     read_bytes,
-    read_files,
+    stream_file,
     too_large,
 )
 from deepcritical.errors import DocumentError
 from deepcritical.evidence import EmbeddingService, chroma, documents
-from deepcritical.evidence.document_files import Added, add_file_documents
+from deepcritical.evidence.document_files import Added, add_file_documents, drop_stale
 from deepcritical.sources.fulltext import document_grade
 
 HARD_LINK = "a hard link (it may name a file outside); not read"
@@ -56,11 +56,14 @@ def add_paths(
     *,
     on_file: Callable[[FileResult], None] = lambda _result: None,
     on_start: Callable[[int], None] = lambda _total: None,
+    on_records: Callable[[Path, int, int], None] = lambda _path, _done, _total: None,
     within: Path | None = None,
 ) -> AddSummary:
     """Read every file under ``paths`` into the collection ``name``; never raises for a bad file. With
     ``within``, a file whose real path (links followed) lies outside that folder is refused, unread, and so
-    is a hard link (a second name of a file, which may lie anywhere on the same disk)."""
+    is a hard link (a second name of a file, which may lie anywhere on the same disk). ``on_records(path,
+    stored, total)`` follows a file's records as they are stored (``total``: what a RIS export announces,
+    else what is known so far)."""
     files, refused = files_under(paths)
     if within is not None:
         root = within.resolve()
@@ -77,19 +80,51 @@ def add_paths(
     for result in refused:
         on_file(result)
     embeddings = EmbeddingService.for_settings(settings)
-    for result in read_files(files, limits_from(settings)):
-        if result.error is not None:
-            summary.failures.append(result.line)
-        else:
-            summary.read += 1
-            outcome = add_file_documents(connection, embeddings, name, result.documents, document_grade)
-            for document in result.documents:
-                kind = outcome[document.id]
-                setattr(summary, kind, getattr(summary, kind) + 1)
-                if kind != "unchanged":
-                    summary.passages += len(document.passages)
-        on_file(result)
+    with ParserWorker(limits_from(settings)) as worker:
+        for path in files:
+            result = _add_file(path, worker, connection, embeddings, name, summary, on_records)
+            if result.error is not None:
+                summary.failures.append(result.line)
+            else:
+                summary.read += 1
+            on_file(result)
     return summary
+
+
+def _add_file(
+    path: Path,
+    worker: ParserWorker,
+    connection: chroma.Connection,
+    embeddings: EmbeddingService,
+    name: str,
+    summary: AddSummary,
+    on_records: Callable[[Path, int, int], None],
+) -> FileResult:
+    """One file stored part by part as it is read (``reader.stream_file``): each part's batches are written
+    before the next part is taken, so an add that stops (an error, Ctrl+C, a killed process) keeps what it
+    wrote, and adding the file again finds those records unchanged. A record given twice is counted once
+    and keeps its last version."""
+    kinds: dict[str, Added] = {}
+    total = 0
+
+    def announced(count: int) -> None:
+        nonlocal total
+        total = count
+
+    def take(part: list[Document]) -> None:
+        outcome = add_file_documents(connection, embeddings, name, part, document_grade, whole_file=False)
+        for document in {document.id: document for document in part}.values():
+            kind = kinds.setdefault(document.id, outcome[document.id])
+            if kind == outcome[document.id] and kind != "unchanged":
+                summary.passages += len(document.passages)
+        on_records(path, len(kinds), max(total, len(kinds)))
+
+    result = stream_file(path, worker.limits, worker, take, announced)
+    for kind in kinds.values():
+        setattr(summary, kind, getattr(summary, kind) + 1)
+    if result.error is None and kinds:
+        drop_stale(connection, name, str(path.resolve()), kinds)
+    return result
 
 
 def _hard_linked(path: Path) -> bool:

@@ -4,7 +4,6 @@ turned into reference numbers in the one citation style."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote, urlsplit
@@ -12,11 +11,12 @@ from urllib.parse import quote, urlsplit
 from deepcritical.models import Evidence
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 
-# Inline specials; the block-level ones (#, -, +, >, =, "1.") matter only at the start of a line.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Inline specials (``<`` opens HTML and autolinks; ``&`` only where it would start an entity such as
+# ``&lt;``); the block-level ones (#, -, +, >, =, "1.") matter only at the start of a line.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~<]|&(?=#?\w+;))")
 # An id written bare in model text (pmid:…, pmcid:…, doi:…), which the renderer turns into a reference number.
 CITED_ID = re.compile(r"\b(?:pmid|pmcid|doi):[^\s,;()\[\]]*[^\s,;()\[\].]", re.IGNORECASE)
-_LINE_START = re.compile(r"^(?:([#+\-=])|(\d+)([.)]))")
+_LINE_START = re.compile(r"^(?:([#+\-=>])|(\d+)([.)]))")
 
 
 def defang(text: str) -> str:
@@ -29,11 +29,12 @@ def defang(text: str) -> str:
 
 
 def escape(text: str) -> str:
-    """Plain, inert text on one line: Markdown specials backslash-escaped, HTML specials as entities."""
+    """Plain, inert text on one line, escaped once, for Markdown: its specials backslash-escaped (``<`` as
+    ``\\<``, so ``p<0.01`` reads as itself in the file, in MCP text and on the page; no HTML entity, which
+    a reader of the Markdown or a model would see as ``p&lt;0.01``). HTML escaping is the HTML renderer's."""
     flat = " ".join(defang(text).split())
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
-    escaped = _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", escaped)
-    return html.escape(escaped, quote=False)
+    return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", escaped)
 
 
 def source_error(name: str, error: str) -> str:
