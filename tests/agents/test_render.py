@@ -13,11 +13,11 @@ from research_fakes import evidence
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
 from deepcritical.reading.frame import frame_question
+from deepcritical.stages.markdown import defang
 from deepcritical.stages.render import (
     DEMO_BANNER,
     RenderContext,
     code_span,
-    defang,
     escape,
     render_markdown,
     safe_link,

@@ -16,7 +16,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.models import Evidence
 from deepcritical.run.exports import ExportFormat, export, referenced
 from deepcritical.stages.results import StudyResult
-from deepcritical.stages.studies import group_studies, study_numbers
+from deepcritical.stages.studies import numbers_by_study
 
 RESULTS_COLUMNS = (
     "reference", "id", "title", "design", "n", "outcome", "measure", "value", "ci_low", "ci_high", "ci_level",
@@ -71,7 +71,7 @@ def results_csv(run_dir: Path, references: list[str], evidence: dict[str, Eviden
         rows = [StudyResult.model_validate(row) for row in data.get("study_results") or []]
     except ValidationError as error:
         raise ConfigError(f"{path} holds a study result that does not validate: {error.errors()[0]['msg']}") from None
-    numbers = study_numbers(group_studies(evidence[i] for i in references if i in evidence))
+    numbers = numbers_by_study(references, evidence)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(RESULTS_COLUMNS)

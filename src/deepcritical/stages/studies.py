@@ -37,6 +37,14 @@ def study_numbers(groups: Sequence[Sequence[Evidence]]) -> dict[str, int]:
     return {item.id: number for number, group in enumerate(groups, start=1) for item in group}
 
 
+def numbers_by_study(references: Sequence[str], items: Mapping[str, Evidence]) -> dict[str, int]:
+    """Every collected item's reference number, given the references (one per study, in the report's order):
+    an abstract's passages, and any other part of its study, share its number."""
+    listed = [items[i] for i in references if i in items]
+    by_study = {study_key(item): number for number, item in enumerate(listed, start=1)}
+    return {item.id: by_study[key] for item in items.values() if (key := study_key(item)) in by_study}
+
+
 def states_results(item: Evidence) -> bool:
     """Whether an item may state its study's result: an abstract, a snippet, or a full-text passage from a
     section other than the introduction, methods, background or back matter."""
