@@ -142,6 +142,13 @@ def test_the_frame_is_frozen_and_its_terms_keep_short_words() -> None:
     )
 
 
+def test_a_question_that_names_only_outcomes_is_shown_as_asking_for_any_clinical_one() -> None:
+    frame = frame_question("Do SGLT2 inhibitors improve outcomes in heart failure?")
+    assert frame.outcomes == ["outcomes"]  # kept as written: the reader asks for a clinical outcome from it
+    assert frame.summary().endswith("Outcomes: any clinical outcome")
+    assert frame.model_dump()["headline"] == frame.summary()  # the page shows the report's words
+
+
 # Entities as questions name them: made-up words (no corpus's vocabulary), acronyms with digits, and names
 # with a capital letter, a number or a Roman numeral in them ("vitamin D", "type 2 diabetes", "type I").
 _SYLLABLES = ("ka", "lo", "mex", "tri", "zon", "vu", "dal", "pin", "sur", "gel", "obi", "nar")

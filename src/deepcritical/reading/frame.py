@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from deepcritical.sources.query import STOP_WORDS
 from deepcritical.text import one_line
@@ -72,17 +72,29 @@ class QuestionFrame(BaseModel):
 
     def summary(self) -> str:
         """One line for a report's head: "Population: older adults · Intervention: vitamin D ..."."""
+        return self.headline
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def headline(self) -> str:
+        """``summary()``, kept in the frame's JSON too, so the page shows the report's very words."""
         intervention = "any (the question asks which)" if self.open_intervention else self.intervention
+        outcomes = [ANY_CLINICAL_OUTCOME if o.lower() in GENERIC_OUTCOMES else o for o in self.outcomes]
         parts = [
             ("Population", self.population),
             ("Intervention", intervention),
             ("Comparator", self.comparator),
-            ("Outcomes", "; ".join(self.outcomes) or None),
+            ("Outcomes", "; ".join(dict.fromkeys(outcomes)) or None),
         ]
         return " · ".join(f"{label}: {value}" for label, value in parts if value)
 
 
 MAX_OUTCOME_WORDS = 4
+# "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers.
+GENERIC_OUTCOMES = frozenset(
+    {"outcome", "outcomes", "clinical outcomes", "effects", "benefits", "results", "prognosis"}
+)
+ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
 # Function words: never part of an entity's edges, and (except "of", "with" and "'s") the end of one.
 _FUNCTION = _words(

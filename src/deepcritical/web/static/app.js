@@ -150,19 +150,10 @@
     return iso.replace("T", " ").replace("+00:00", " UTC");
   }
 
-  // The question's frame (population, intervention, comparator, outcomes), as the report's head shows it.
+  // The question's frame in the report's own words (the frame's "headline", built in reading/frame.py).
   // Set as text: what the question says is never markup.
   function frameText(frame) {
-    if (!frame) return "";
-    const intervention = frame.open_intervention ? "any (the question asks which)" : frame.intervention;
-    const parts = [
-      ["Population", frame.population],
-      ["Intervention", intervention],
-      ["Comparator", frame.comparator],
-      ["Outcomes", (frame.outcomes || []).join("; ")],
-    ];
-    const shown = parts.filter(([, value]) => value).map(([label, value]) => label + ": " + value);
-    return shown.length ? "Question frame. " + shown.join(" · ") : "";
+    return frame && frame.headline ? "Question frame. " + frame.headline : "";
   }
 
   function statusText(view) {
