@@ -104,7 +104,10 @@ def shoot_figures(page: object, figures: Path) -> None:
           const forest = heads.find(h => h.textContent.startsWith('Forest plots'));
           const after = heads[heads.indexOf(forest) + 1];
           for (let node = flow.nextElementSibling; node && node !== forest; node = node.nextElementSibling) {
-            if (node.tagName === 'H2') { for (let n = node; n !== forest; n = n.nextElementSibling) n.style.display = 'none'; break; }
+            if (node.tagName === 'H2') {
+              for (let n = node; n !== forest; n = n.nextElementSibling) n.style.display = 'none';
+              break;
+            }
           }
           const top = flow.getBoundingClientRect().top + scrollY - 16;
           const bottom = after.getBoundingClientRect().top + scrollY - 8;
