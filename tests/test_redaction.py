@@ -178,11 +178,13 @@ def test_a_url_password_in_any_form_leaves_no_fragment_of_eight_characters(
         "masked": token[:8] + "…" + token[-4:],
     }[form]
     at = min(split, len(shown) - 1)
-    text = f"upstream said: authorization: Basic {shown[:at]}{gap}{shown[at:]} (request id 7)"
+    before, after = "upstream said: authorization: Basic ", " (request id 7)"
+    text = f"{before}{shown[:at]}{gap}{shown[at:]}{after}"
     redacted = redact(text)
     for value in (password, quote(password, safe=""), token):
         fragments = {value[i : i + 8] for i in range(len(value) - 7)}
-        assert not [fragment for fragment in fragments if fragment in redacted], (text, redacted)
+        # A fragment the message's own words hold ("uthoriza" of "authorization") is not the secret's.
+        assert not [f for f in fragments if f in redacted and f not in f"{before}{after}"], (text, redacted)
 
 
 def test_ordinary_text_is_left_alone() -> None:
