@@ -59,6 +59,11 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
         )
         assert re.search(rf"[\[ ]{reference}(?:\\\]|,)", table), evidence_id
     assert "## Verdict" in outcome.markdown
+    # The share it shows never crosses a threshold its label did not (0.6499 is "maybe" and shows 0.649).
+    if verdict.by == "code" and (shown := re.search(r"share of the weight is (\d\.\d+)", verdict.rationale)):
+        share = float(shown.group(1))
+        assert verdict.label == ("yes" if share >= 0.65 else "no" if share <= 0.35 else "maybe")
+        assert verdict.probabilities["yes"] == share
     # Each study is one reference: no PMID stands under two reference numbers.
     references = outcome.markdown.split("## References", 1)[1]
     pmids = [

@@ -331,3 +331,10 @@ def test_a_generated_difference_with_negative_bounds_is_read_back_exactly(
     effect = only(text)
     assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == ("MD", value, low, high)
     assert effect.significant is (not low <= 0 <= high)
+
+
+def test_a_small_study_bias_test_p_is_not_the_pooled_estimates() -> None:
+    text = "The pooled RR was 0.92 (0.77 to 1.10). Funnel-plot asymmetry suggested small-study effects (Egger p=0.03)."
+    pooled, egger = read_effects(text)
+    assert (pooled.measure, pooled.value, pooled.p, pooled.significant) == ("RR", 0.92, None, False)
+    assert (egger.measure, egger.p) == ("p_only", "=0.03")

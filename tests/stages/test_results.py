@@ -8,7 +8,7 @@ import re
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import ResearchReport
 from deepcritical.stages.render import RenderContext, counted_items, escape, render_markdown
-from deepcritical.stages.results import effect_text, p_text, study_results
+from deepcritical.stages.results import StudyResult, effect_text, p_text, study_results
 
 QUESTION = "Does drug X reduce mortality in heart failure?"
 RCT = Grade(
@@ -84,3 +84,13 @@ def test_the_report_shows_the_rows_numbers_escaped() -> None:
 
 def test_p_values_read_as_a_table_shows_them() -> None:
     assert [p_text(p) for p in ("<0.001", "=0.03", "NS", "≤0.05", None)] == ["< 0.001", "0.03", "NS", "≤ 0.05", "–"]
+
+
+def test_an_estimate_and_its_interval_are_shown_to_one_precision() -> None:
+    def row(value: float, low: float | None, high: float | None) -> StudyResult:
+        return StudyResult(id="pmid:1", design="trial", measure="HR", value=value, ci_low=low, ci_high=high, quote="")
+
+    assert effect_text(row(0.77, 0.6, 0.98)) == "HR 0.77 [0.60, 0.98]"
+    assert effect_text(row(0.8, 0.71, 0.9)) == "HR 0.80 [0.71, 0.90]"
+    assert effect_text(row(12.0, 3.5, 20.0)) == "HR 12.0 [3.5, 20.0]"
+    assert effect_text(row(2.0, None, None)) == "HR 2"

@@ -83,14 +83,17 @@ def attach_p_values(doc: StatText, drafts: list[Draft], p_values: list[tuple[int
     return drafts
 
 
-_TEST_OF_SUBGROUPS = re.compile(r"\b(?:interaction|heterogeneity|trend)\b", re.IGNORECASE)
+# Tests of something else than the estimate: across subgroups, or of a meta-analysis's small-study bias.
+_ANOTHER_TEST = re.compile(
+    r"\b(?:interaction|heterogeneity|trend|egger\W?s?|begg\W?s?|funnel|asymmetry|small-study)\b", re.IGNORECASE
+)
 
 
 def _blocked(doc: StatText, end: int, start: int, starts: list[int]) -> bool:
     """Whether another result or a sentence with numbers of its own stands between a result and a p."""
     if between(starts, end, start):
         return True
-    if _TEST_OF_SUBGROUPS.search(doc.plain, max(end, start - 40), start):
-        return True  # "(interaction p=0.64)": a test across subgroups, not the estimate's own p
+    if _ANOTHER_TEST.search(doc.plain, max(end, start - 40), start):
+        return True  # "(interaction p=0.64)", "(Egger p=0.03)": another test's p, not the estimate's own
     gap = doc.plain[end:start]
     return doc.sentence_start(start) > end and re.search(r"\d", gap) is not None

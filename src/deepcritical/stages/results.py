@@ -108,16 +108,25 @@ def _unit(text: str, effect: Effect) -> str | None:
     return None
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
+def _decimals(value: float) -> int:
+    text = f"{value:g}"
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+def _numbers(*values: float | None) -> list[str]:
+    """The values with one number of decimals, the most any of them has: an estimate and its interval are
+    written to one precision ("0.77 [0.60, 0.98]"), which a float's shortest form drops ("0.6")."""
+    places = max((_decimals(v) for v in values if v is not None), default=0)
+    return ["" if v is None else f"{v:.{places}f}" for v in values]
 
 
 def effect_text(row: StudyResult) -> str:
     """ "HR 0.77 [0.72, 0.82]", "group values: 79 % vs 59 %", or "" for a p-value alone."""
     if row.value is not None and row.measure in _EFFECT_SIZES:
         name = "change" if row.measure == "percent_change" else row.measure
-        interval = f" [{_number(row.ci_low)}, {_number(row.ci_high)}]" if row.ci_low is not None else ""
-        return f"{name} {_number(row.value)}{interval}"
+        value, low, high = _numbers(row.value, row.ci_low, row.ci_high)
+        interval = f" [{low}, {high}]" if row.ci_low is not None else ""
+        return f"{name} {value}{interval}"
     if row.groups:
         return " vs ".join(row.groups)
     return ""

@@ -136,6 +136,9 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     label: VerdictLabel = stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[assignment]
     sure = max(share, 1 - share) if stance != "maybe" else 1 - abs(share - 0.5) * 2
     counts = {way: sum(1 for _, w, _, _ in weighed if w == way) for way in ("favourable", "null", "unfavourable")}
+    # Cut, not rounded, so that what is shown never crosses a threshold the label did not: 0.6499 is "maybe"
+    # and shows 0.649, not 0.65.
+    shown = math.floor(share * 1000) / 1000
     return Verdict(
         label=label,
         confidence=round(sure, 3),
@@ -144,10 +147,11 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         strongest_level=strongest.level,
         by="code",
         method=COUNTED_METHOD,
-        probabilities={"yes": round(share, 3), "no": round(1 - share, 3)},
+        probabilities={"yes": shown, "no": round(1 - shown, 3)},
         rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "
         f"{len(weighed)} counted stud(ies), {counts['favourable']} favourable, {counts['null']} null, "
-        f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {share:.2f}.",
+        f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
+        f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).",
     )
 
 
