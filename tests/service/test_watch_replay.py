@@ -93,7 +93,9 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     assert written["verdict_changed"] == (before["label"] != after["label"])
     assert written["sources_unavailable"] == {}
     report = (second.folder / "report.md").read_text(encoding="utf-8")
+    assert report.index("DEMO MODE: SYNTHETIC SOURCES") < report.index("## What changed since 2026-03-01")
     assert report.index("## What changed since 2026-03-01") < report.index("## Verdict")
+    assert "reads retracted" not in report  # a retracted study is said to be retracted, not read as such
     assert second.webhook_delivered is True
     assert SECRET not in (second.folder / "run.json").read_text(encoding="utf-8")  # recorded as "set" only
 

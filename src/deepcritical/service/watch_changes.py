@@ -86,7 +86,7 @@ class Changes(BaseModel):
             return [f"the run failed: {self.failed}"]
         if self.baseline:
             return ["first run: the baseline later runs are compared with"]
-        lines = [f"new: {study.title} ({_grade(study)}; reads {study.reading})" for study in self.new_studies]
+        lines = [f"new: {study.title} ({_grade(study)}; {_read_as(study)})" for study in self.new_studies]
         lines += [f"retracted since: {study.title}" for study in self.newly_retracted]
         lines += [f"under an expression of concern since: {study.title}" for study in self.newly_under_concern]
         if self.new_strongest:
@@ -226,9 +226,14 @@ def compare(
     )
 
 
+def _read_as(study: StudyChange) -> str:
+    """ "reads favourable", "a registration", "retracted": how the run read the study."""
+    return f"reads {study.reading}" if study.reading in ("favourable", "null", "unfavourable") else study.reading
+
+
 def _line(study: StudyChange) -> str:
     title = escape(study.title)
-    return f"- {title} ({_grade(study)}, {escape(study.date)}; reads {study.reading})"
+    return f"- {title} ({_grade(study)}, {escape(study.date)}; {_read_as(study)})"
 
 
 def markdown_section(changes: Changes) -> str:

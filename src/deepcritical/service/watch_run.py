@@ -40,6 +40,7 @@ from deepcritical.service.watch_changes import Changes, compare, counted, markdo
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStorage
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.stages.ports import SearchHandlerLike
+from deepcritical.stages.render import DEMO_BANNER
 
 logger = structlog.get_logger(__name__)
 CHANGES_NAME = "changes.json"
@@ -175,11 +176,17 @@ class WatchOutcome(BaseModel):
 
 
 def _with_section(report: Path, section: str) -> None:
-    """``section`` at the top of ``report``, under its title line."""
+    """``section`` at the top of ``report``: under its title line, and under the demo banner when there is one
+    (a reader learns that the evidence is synthetic before what changed in it)."""
     text = report.read_text(encoding="utf-8")
     head, newline, rest = text.partition("\n")
-    body = f"{head}\n\n{section}{rest}" if head.startswith("# ") and newline else f"{section}\n{text}"
-    report.write_text(body, encoding="utf-8")
+    if not (head.startswith("# ") and newline):
+        report.write_text(f"{section}\n{text}", encoding="utf-8")
+        return
+    banner = f"\n{DEMO_BANNER}\n"
+    if rest.startswith(banner):
+        head, rest = f"{head}\n\n{DEMO_BANNER}", rest[len(banner) :]
+    report.write_text(f"{head}\n\n{section}{rest}", encoding="utf-8")
 
 
 async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
