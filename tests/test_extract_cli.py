@@ -89,6 +89,7 @@ def test_a_folder_of_documents_with_one_unreadable_file(tmp_path: Path) -> None:
         ('{"text": "p = 0.03"}\n', (), 'texts.jsonl:1: the object has no "id"'),
         ('{"id": "a", "text": 3}\n', (), 'texts.jsonl:1: each line must be a JSON object with a string "text"'),
         ('{"id": "a", "text": "p = 0.03"}\n', ("--format", "xlsx"), "unknown format 'xlsx': use jsonl or csv"),
+        ("", (), "texts.jsonl holds no text to read"),
     ],
 )
 def test_bad_input_gets_one_line_and_exit_2(

@@ -78,6 +78,15 @@ def test_esearch_with_nothing_found_reports_it_like_ncbi(client: httpx2.Client) 
     assert result["warninglist"]["outputmessages"] == ["No items found."]  # type: ignore[index]
 
 
+def test_esearch_finds_nothing_for_a_topic_outside_the_corpus_without_calling_its_words_unknown(
+    client: httpx2.Client,
+) -> None:
+    result = _esearch(client, "acupuncture migraine frequency")  # words PubMed knows; the demo has no record
+    assert result["count"] == "0"
+    assert "errorlist" not in result
+    assert result["warninglist"]["outputmessages"] == ["No items found."]  # type: ignore[index]
+
+
 def test_esearch_with_empty_term_answers_ncbis_error_body(client: httpx2.Client) -> None:
     result = _esearch(client, "")
     assert result == {"ERROR": "Empty term and query_key - nothing todo"}
