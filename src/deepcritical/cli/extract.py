@@ -122,7 +122,7 @@ def extract_command(
     else:
         texts = list(read_lines(source))
     if not texts and not failed:
-        fail(f"{source} holds no text to read: give JSON Lines of {{\"id\", \"text\"}} or a folder of documents")
+        fail(f'{source} holds no text to read: give JSON Lines of {{"id", "text"}} or a folder of documents')
     rows = [(text_id, [effect.as_dict() for effect in read_effects(text)]) for text_id, text in texts]
     try:
         out_path.write_text(as_csv(rows) if form == "csv" else as_jsonl(rows), encoding="utf-8")
