@@ -76,7 +76,7 @@ def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run
     rows = [StudyResult.model_validate(row) for row in record["study_results"]]
     # report.md: a line per row, in the record's order, with the row's effect and p
     table = table_rows((sglt2_run / "report.md").read_text(encoding="utf-8"))
-    assert [line[5] for line in table] == [escape(effect_text(row)) or "–" for row in rows]
+    assert [line[6] for line in table] == [escape(effect_text(row)) or "–" for row in rows]
     # the CSV export: the record's rows, number for number
     result = run_cli("export", str(sglt2_run), "--format", "results-csv", home=sglt2_run.parent / "home")
     assert result.returncode == 0, result.stderr
@@ -86,6 +86,12 @@ def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run
         for row in rows
     ]
     assert [r["reference"] for r in exported] == [line[0].strip("\\[]") for line in table]
+    # each row's population and reading, in the record, the report and the CSV alike
+    assert [(r["population"], r["direction"]) for r in exported] == [
+        (row.population or "", row.direction or "") for row in rows
+    ]
+    assert [line[8] for line in table] == [row.direction or "no clear result" for row in rows]
+    assert any(row.direction == "favourable" and row.measure == "HR" for row in rows)  # SGLT2: the trials' HRs
     to_file = run_cli(
         "export",
         str(sglt2_run),

@@ -347,7 +347,7 @@ def test_the_page_shows_the_sglt2_runs_hazard_ratios_sortable_and_its_forest_plo
 
     table = page.locator("#report table.sortable")
     expect(table).to_contain_text("HR 0.77 [0.72, 0.82]")
-    effects = table.locator("tbody tr td:nth-child(6)")
+    effects = table.locator("tbody tr td:nth-child(7)")
     before = effects.all_inner_texts()
     assert sum(text.startswith("HR ") for text in before) >= 5
     table.get_by_role("button", name="Effect [95% CI]").click()

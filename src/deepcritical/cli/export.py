@@ -19,8 +19,8 @@ from deepcritical.stages.results import StudyResult
 from deepcritical.stages.studies import numbers_by_study
 
 RESULTS_COLUMNS = (
-    "reference", "id", "title", "design", "n", "outcome", "measure", "value", "ci_low", "ci_high", "ci_level",
-    "p", "groups", "significant", "quote",
+    "reference", "id", "title", "design", "population", "n", "outcome", "measure", "value", "ci_low", "ci_high",
+    "ci_level", "p", "groups", "significant", "direction", "quote",
 )  # fmt: skip
 
 

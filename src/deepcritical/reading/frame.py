@@ -70,6 +70,12 @@ class QuestionFrame(BaseModel):
         text or a query must name to be about the question."""
         return terms_of(self.entities)
 
+    def comparison_line(self) -> str | None:
+        """ "SGLT2 inhibitors against the comparator each study used", or against the one the question names."""
+        if self.open_intervention or not self.intervention:
+            return None
+        return f"{self.intervention} against {self.comparator or 'the comparator each study used'}"
+
     def summary(self) -> str:
         """One line for a report's head: "Population: older adults · Intervention: vitamin D ..."."""
         return self.headline

@@ -182,7 +182,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
         lines += ["## Strength of evidence", "", *strength_table(counted, numbers), ""]
     lines += flow_lines(figures.flow, escape)
     if evidence:
-        lines += results_table(figures.rows, len(counted.counted), numbers, escape)
+        comparison = context.frame.comparison_line() if context.frame is not None else None
+        lines += results_table(figures.rows, len(counted.counted), numbers, escape, comparison)
         lines += figure_lines(figures, escape)
     shown = shown_assessment(context.assessment, counted)
     if shown is not None:

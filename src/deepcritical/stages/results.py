@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, Field
 
-from deepcritical.models import DESIGNS, Evidence
+from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
 from deepcritical.reading.effects import Effect
 from deepcritical.stages.strength import Strength
 from deepcritical.text import shorten
@@ -40,6 +40,10 @@ class StudyResult(BaseModel):
     quote: str = Field(description="The words the result was read from")
     others: int = Field(default=0, description="Further results the same text states, not shown")
     outcome: str | None = Field(default=None, description="The outcome the words before the result name")
+    population: str | None = Field(default=None, description="Humans, animals or cells, when the grader knows")
+    direction: str | None = Field(
+        default=None, description="The study's reading for the question: favourable, null or unfavourable"
+    )
     unit: str | None = Field(default=None, description="A difference's unit, as written after its value")
 
 
@@ -82,6 +86,8 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
                     quote=shorten(effect.quote, QUOTE_CHARS, on_word=True),
                     others=len(effects) - len(shown),
                     outcome=outcome_of(item.content, effect.start),
+                    population=POPULATION_LABELS[item.grade.population] if item.grade.population != "unknown" else None,
+                    direction=counted.directions.get(item.id),
                     unit=_unit(item.content, effect),
                     **stated,
                 )
@@ -142,23 +148,31 @@ def p_text(p: str | None) -> str:
 
 
 def results_table(
-    rows: list[StudyResult], counted: int, numbers: Mapping[str, int], escape: Callable[[str], str]
+    rows: list[StudyResult],
+    counted: int,
+    numbers: Mapping[str, int],
+    escape: Callable[[str], str],
+    comparison: str | None = None,
 ) -> list[str]:
-    """The report's section: a row per stated result (``study_results``), each cell escaped."""
+    """The report's section: a row per stated result (``study_results``), each cell escaped; ``comparison``
+    (the question frame's intervention against its comparator) is what each reading is for."""
     lines = ["## Study results", ""]
     if not rows:
         return [*lines, "None of the counted studies states a result in numbers in the text read.", ""]
+    if comparison:
+        lines += [f"Comparison read for: {escape(comparison)}.", ""]
     lines += [
-        "| Study | Design | n | Outcome | Result as stated | Effect [95% CI] | p |",
-        "|---|---|---|---|---|---|---|",
+        "| Study | Design | Population | n | Outcome | Result as stated | Effect [95% CI] | p | Reading |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         reference = f"[{numbers[row.id]}]" if row.id in numbers else "–"
         n = f"{row.n:,}" if row.n else "–"
         more = f" (+{row.others} more)" if row.others else ""
         outcome = escape(row.outcome) if row.outcome else "–"
-        cells = [escape(reference), escape(row.design), n, outcome, escape(row.quote) + more]
-        lines.append("| " + " | ".join([*cells, escape(effect_text(row)) or "–", escape(p_text(row.p))]) + " |")
+        cells = [escape(reference), escape(row.design), escape(row.population or "–"), n, outcome]
+        cells += [escape(row.quote) + more, escape(effect_text(row)) or "–", escape(p_text(row.p))]
+        lines.append("| " + " | ".join([*cells, escape(row.direction or "no clear result")]) + " |")
     studies = len({row.id for row in rows})
     lines += [
         "",
