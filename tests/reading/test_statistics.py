@@ -338,3 +338,9 @@ def test_a_small_study_bias_test_p_is_not_the_pooled_estimates() -> None:
     pooled, egger = read_effects(text)
     assert (pooled.measure, pooled.value, pooled.p, pooled.significant) == ("RR", 0.92, None, False)
     assert (egger.measure, egger.p) == ("p_only", "=0.03")
+
+
+def test_two_outcomes_changed_by_percentages_are_not_two_groups() -> None:
+    first, *_ = read_effects("Atorvastatin reduced tissue factor mRNA by 48% and CRP by 39% compared with placebo.")
+    assert (first.measure, first.value, first.groups) == ("percent_change", -48.0, ())
+    assert not [e for e in read_effects("reduced tissue factor mRNA by 48% and CRP by 39%") if e.groups]

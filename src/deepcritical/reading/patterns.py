@@ -209,7 +209,7 @@ def paired_values() -> re.Pattern[str]:
 
 @cache
 def percent_change() -> re.Pattern[str]:
-    """ "26% fewer fractures", "a reduction of 26%", "reduced by 12.5%"."""
+    """ "26% fewer fractures", "a reduction of 26%", "reduced by 12.5%", "reduced tissue factor mRNA by 48%"."""
     words = (
         r"(?:more|fewer|less|lower|higher|greater|reduction|decrease|increase|improvement|rise|decline|drop"
         r"|reduced|increased|decreased)"
@@ -217,7 +217,7 @@ def percent_change() -> re.Pattern[str]:
     verbs = r"(?:reduc|decreas|increas|improv|declin|lower|rais|drop|fell|rose)\w*"
     return re.compile(
         rf"(?:(?<![\w.+\-])(?P<v>{NUM})\s?%\s+(?:relative\s+)?(?i:{words})\b"
-        rf"|\b(?i:{verbs})\s+(?:of|by)\s+(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
+        rf"|\b(?i:{verbs})\s+(?:of|by|(?:[\w-]+\s+){{1,5}}?by)\s+(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
         rf"(?:\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*[:=,]?\s*{interval()})?"
     )
 
