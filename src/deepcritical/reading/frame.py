@@ -17,15 +17,27 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from deepcritical.sources.query import STOP_WORDS
+from deepcritical.reading.frame_words import (
+    ASPECT_HEADS,
+    AUX,
+    BE,
+    COMPARATIVES,
+    DETERMINERS,
+    FUNCTION,
+    JOINERS,
+    OPEN_HEADS,
+    PEOPLE,
+    PREDICATES,
+    SUBJECT_PRONOUNS,
+    TO_COMPARATOR,
+    TO_OUTCOME,
+    TO_POPULATION,
+    VERBS,
+    WH,
+)
 from deepcritical.text import one_line
 
 Role = Literal["intervention", "comparator", "outcome", "population"]
-
-
-def _words(text: str) -> frozenset[str]:
-    """A vocabulary written as words separated by white space."""
-    return frozenset(text.split())
 
 
 class QuestionFrame(BaseModel):
@@ -102,85 +114,6 @@ GENERIC_OUTCOMES = frozenset(
 )
 ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
-# Function words: never part of an entity's edges, and (except "of", "with" and "'s") the end of one.
-_FUNCTION = _words(
-    """
-    a an the any some this these that those their its his her our your my such each every all both
-    either neither no not nor and or but if then than as at by from into onto to up down out over under
-    about above below between through during after before without within upon via per whether who whom
-    whose which what when where why how there here it they them he she we you i me us one ones more most
-    less least very much many also still really actually significantly truly ever just only even further
-    again already be been being is are was were am do does did done doing can could should would will
-    shall may might must has have had having get gets got of with in on for among amongst against versus
-    vs compared true false evidence likely
-    """
-) | {word for word in STOP_WORDS if word.isalpha() or "'" in word}  # what a PubMed query drops ("know", "it's")
-_AUX = _words(
-    """
-    do does did is are was were can could should would will may might must has have had shall
-    """
-)
-_BE = frozenset({"be", "been", "being", "is", "are", "was", "were", "am"})
-_WH = frozenset({"what", "which", "who", "whom"})
-_SUBJECT_PRONOUNS = frozenset({"it", "they", "this", "these", "them"})
-# Heads that ask for an intervention rather than name one: "What treatments ...", "the best therapy for".
-_OPEN_HEADS = _words(
-    """
-    treatment treatments therapy therapies drug drugs medication medications medicine medicines
-    intervention interventions supplement supplements option options agent agents approach approaches
-    strategy strategies factor factors management
-    """
-)
-# Heads that say how an intervention is looked at, not what it is: "the use of aspirin" is about aspirin.
-_ASPECT_HEADS = _words(
-    """
-    use effect effects impact role influence efficacy effectiveness safety benefit benefits
-    administration addition value usefulness contribution association associations relationship link
-    """
-)
-# People in general: "patients with heart failure" is about heart failure.
-_PEOPLE = frozenset(
-    ["patients", "people", "persons", "individuals", "subjects", "participants", "those", "cases", "adults"]
-)
-# Verbs that link an intervention to an outcome; their -s, -es, -d, -ed and -ing forms are built below.
-_VERB_ROOTS = _words(
-    """
-    reduce lower decrease improve increase prevent treat cure slow delay affect influence alter change cause
-    protect benefit help raise worsen shorten prolong extend predict modify attenuate enhance promote induce
-    inhibit restore relieve alleviate mitigate contribute lead work confer impact control boost suppress stop
-    reverse harm trigger lessen lengthen impair impede accelerate regulate mediate correlate limit block halt
-    ameliorate normalize normalise counteract aggravate exacerbate diminish elevate damage lack show play offer
-    provide decline result relate associate link predispose protect reduce require need remain stay exist occur
-    """
-)
-
-
-def _forms(root: str) -> set[str]:
-    stem = root[:-1] if root.endswith("e") else root
-    return {root, root + "s", root + "es", root + "d", stem + "ed", stem + "ing", root + "ing"}
-
-
-_VERBS = frozenset(form for root in _VERB_ROOTS for form in _forms(root)) | {"led", "shown", "worked"}
-# Words after "is/are/be" that say what the question asks of its subject.
-_PREDICATES = _words(
-    """
-    effective efficacious safe beneficial superior inferior better worse useful helpful harmful
-    protective appropriate feasible predictive able sufficient necessary noninferior non-inferior
-    equivalent comparable similar preferable associated linked related correlated repurposed used given
-    prescribed recommended indicated needed required considered involved implicated responsible critical
-    important essential
-    """
-)
-_COMPARATIVES = frozenset({"superior", "inferior", "better", "worse", "noninferior", "non-inferior", "equivalent"})
-_COMPARATIVES |= {"comparable", "similar", "preferable", "preferred"}
-# Role markers: the word that opens a part of the question, by the part it opens.
-_TO_POPULATION = frozenset({"in", "among", "amongst", "within", "for", "during", "after"})
-_TO_COMPARATOR = frozenset({"versus", "vs", "than", "compared", "over"})
-_TO_OUTCOME = frozenset({"on"})
-# Words that keep an entity going across them: "quality of life", "patients with heart failure".
-_JOINERS = frozenset({"of", "with"})
-_DETERMINERS = frozenset({"the", "a", "an", "their", "its", "his", "her", "our", "any"})
-
 _TOKEN = re.compile(r"\w+(?:['’.\-+/]\w+)*|[,;:?!()\[\]]")
 
 
@@ -212,7 +145,7 @@ def _content(tokens: Sequence[_Token], index: int) -> bool:
     after_word = index > 0 and _content(tokens, index - 1)  # "hepatitis A", and "A" after it again
     if after_word and re.fullmatch(r"[A-Z]|[IVX]{1,4}", token.text):
         return True
-    return token.low not in _FUNCTION
+    return token.low not in FUNCTION
 
 
 def terms_of(entities: Sequence[str]) -> list[str]:
@@ -232,7 +165,7 @@ def _not_a_verb(tokens: Sequence[_Token], index: int) -> bool:
     if index == 0 or _content(tokens, index - 1):  # "vitamin A reduces": A names, it is no article
         return False
     before = tokens[index - 1].low
-    return before in _DETERMINERS or (tokens[index].low.endswith(("ed", "ing")) and before in _FUNCTION)
+    return before in DETERMINERS or (tokens[index].low.endswith(("ed", "ing")) and before in FUNCTION)
 
 
 def _predicate_at(tokens: Sequence[_Token], start: int, *, linking: bool) -> tuple[int, int] | None:
@@ -242,16 +175,16 @@ def _predicate_at(tokens: Sequence[_Token], start: int, *, linking: bool) -> tup
     the word before it is the verb ("Do patients know their goal?")."""
     for index in range(start + 1, len(tokens)):
         low = tokens[index].low
-        if low in _AUX or low in _BE or low in _PREDICATES:
+        if low in AUX or low in BE or low in PREDICATES:
             return index, index + 1
-        if low in _VERBS and not _not_a_verb(tokens, index):
+        if low in VERBS and not _not_a_verb(tokens, index):
             return index, index + 1
     for index in range(start + (1 if linking else 2), len(tokens)):
-        if tokens[index].low in _DETERMINERS and not _content(tokens, index):
+        if tokens[index].low in DETERMINERS and not _content(tokens, index):
             before = tokens[index - 1]
             if linking:
                 return index, index
-            if _is_word(before) and before.low not in _FUNCTION:
+            if _is_word(before) and before.low not in FUNCTION:
                 return index - 1, index
     return None
 
@@ -285,30 +218,30 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
 
     for index, token in enumerate(tokens):
         low = token.low
-        if _content(tokens, index) and not (after_predicate and role == "outcome" and not run and low in _VERBS):
+        if _content(tokens, index) and not (after_predicate and role == "outcome" and not run and low in VERBS):
             run.append(index)  # a verb that opens an outcome is not part of it: "in reducing pain"
-        elif low in _JOINERS | {"between"} and run:
-            if low in {"of", "between"} and tokens[run[-1]].low in _ASPECT_HEADS | _OPEN_HEADS:
+        elif low in JOINERS | {"between"} and run:
+            if low in {"of", "between"} and tokens[run[-1]].low in ASPECT_HEADS | OPEN_HEADS:
                 run.clear()  # "the use of aspirin": the entity is what follows
                 between = low == "between"
             else:
                 run.append(index)
-        elif low in _DETERMINERS and run and tokens[run[-1]].low in _JOINERS:
+        elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
             run.append(index)  # "function of the shoulder"
         elif low == "and" and between and role == "intervention":
             close()  # "an association between coffee and liver cancer"
             role = "outcome"
-        elif (low == "to" and last in _COMPARATIVES) or (
-            low in _TO_COMPARATOR and not (low == "over" and last not in _COMPARATIVES)
+        elif (low == "to" and last in COMPARATIVES) or (
+            low in TO_COMPARATOR and not (low == "over" and last not in COMPARATIVES)
         ):
             close()
             role = "comparator"
-        elif low in _TO_POPULATION and role != "population":
+        elif low in TO_POPULATION and role != "population":
             close()
             nxt = tokens[index + 1].low if index + 1 < len(tokens) else ""
             # "in reducing pain": a verb after the marker opens an outcome, not a population.
-            role = "outcome" if nxt in _VERBS and nxt.endswith("ing") else "population"
-        elif low in _TO_OUTCOME and role == "intervention":
+            role = "outcome" if nxt in VERBS and nxt.endswith("ing") else "population"
+        elif low in TO_OUTCOME and role == "intervention":
             close()
             role = "outcome"
         elif low == "and" and role == "intervention" and run:
@@ -326,9 +259,9 @@ def _strip_people(population: str | None) -> str | None:
         return None
     tokens = _tokens(population)
     words = [t.low for t in tokens]
-    if words and all(word in _PEOPLE for word in words):
+    if words and all(word in PEOPLE for word in words):
         return None
-    if len(tokens) > 2 and words[0] in _PEOPLE and words[1] == "with":
+    if len(tokens) > 2 and words[0] in PEOPLE and words[1] == "with":
         return population[tokens[2].start :]
     return population
 
@@ -338,7 +271,7 @@ def _clause(question: str) -> tuple[str, str | None]:
     part after the colon; a part that only says "is it ..." refers back to the title."""
     for mark in (":", ". ", "--", " - "):
         head, found, tail = question.rpartition(mark)
-        if found and head.strip() and (words := _tokens(tail)) and words[0].low in _AUX | _WH:
+        if found and head.strip() and (words := _tokens(tail)) and words[0].low in AUX | WH:
             return tail.strip(), head.strip()
     return question, None
 
@@ -349,35 +282,34 @@ def frame_question(question: str) -> QuestionFrame:
     tokens = [t for t in _tokens(text) if t.text not in "?!"]
     start = 0
     asks_which = False
-    while start < len(tokens) and tokens[start].low in _AUX | _WH | {"how", "there"}:
-        asks_which = asks_which or tokens[start].low in _WH
+    while start < len(tokens) and tokens[start].low in AUX | WH | {"how", "there"}:
+        asks_which = asks_which or tokens[start].low in WH
         start += 1
-        if asks_which and start < len(tokens) and tokens[start].low in _OPEN_HEADS:
+        if asks_which and start < len(tokens) and tokens[start].low in OPEN_HEADS:
             start += 1  # "What treatments ...": the head asks, it names nothing
             break
     parts = _Parts({})
-    verb_first = asks_which and start < len(tokens) and tokens[start].low in _VERBS  # "What reduces ...?"
-    linking = bool(tokens) and tokens[0].low in _BE
+    verb_first = asks_which and start < len(tokens) and tokens[start].low in VERBS  # "What reduces ...?"
+    linking = bool(tokens) and tokens[0].low in BE
     found = (start, start + 1) if verb_first else _predicate_at(tokens, start, linking=linking)
     if found is None:
         _walk(text, tokens[start:], "intervention", parts)
     else:
         predicate, rest = found
         subject = tokens[start:predicate]
-        if subject and all(t.low in _SUBJECT_PRONOUNS | _FUNCTION for t in subject) and title:
+        if subject and all(t.low in SUBJECT_PRONOUNS | FUNCTION for t in subject) and title:
             parts.add("intervention", title)
         else:
             _walk(text, subject, "intervention", parts)
         # Past the predicate's verbs and words: "prevent or treat", "be repurposed", "is associated".
         while rest < len(tokens) and (
-            tokens[rest].low
-            in _VERBS | _AUX | _BE | _PREDICATES | {"or", "and", "not", "significantly", "more", "less"}
+            tokens[rest].low in VERBS | AUX | BE | PREDICATES | {"or", "and", "not", "significantly", "more", "less"}
         ):
             rest += 1
         last = tokens[rest - 1].low if rest > 0 else ""
         role: Role = "outcome"
-        if rest < len(tokens) and tokens[rest].low in {"to", "with"} and last in _PREDICATES | _VERBS:
-            if last in _COMPARATIVES:
+        if rest < len(tokens) and tokens[rest].low in {"to", "with"} and last in PREDICATES | VERBS:
+            if last in COMPARATIVES:
                 role = "comparator"
             rest += 1
         _walk(text, tokens[rest:], role, parts, after_predicate=True)
@@ -393,7 +325,7 @@ def _frame(parts: _Parts, asks_which: bool) -> QuestionFrame:
     outcomes = [*extra, *parts.phrases.get("outcome", [])]
     populations = [p for p in map(_strip_people, parts.phrases.get("population", [])) if p]
     open_intervention = asks_which and (
-        intervention is None or _tokens(intervention)[-1].low in _OPEN_HEADS | _ASPECT_HEADS
+        intervention is None or _tokens(intervention)[-1].low in OPEN_HEADS | ASPECT_HEADS
     )
     if open_intervention:
         intervention = None

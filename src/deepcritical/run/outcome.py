@@ -28,13 +28,12 @@ from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_fi
 from deepcritical.stages.render import (
     RenderContext,
     counted_items,
-    reference_numbers,
     reference_order,
     render_markdown,
     shown_assessment,
 )
 from deepcritical.stages.results import StudyResult
-from deepcritical.stages.studies import group_studies, lead
+from deepcritical.stages.studies import group_studies, lead, study_numbers
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -207,10 +206,10 @@ def assemble_outcome(
     )
     # One numbering: every study the report cites or counts is a reference, in run.json and the exports too,
     # named by the item its entry shows (its abstract; a passage only for a study known by passages alone).
-    ordered = (evidence.items[i] for i in reference_order(report, evidence.items, context))
-    report = report.model_copy(update={"references": [lead(study).id for study in group_studies(ordered)]})
+    studies = group_studies(evidence.items[i] for i in reference_order(report, evidence.items, context))
+    report = report.model_copy(update={"references": [lead(study).id for study in studies]})
     # One set of figures (rows, flow, plots) for report.md, run.json and the figure files.
-    numbers = reference_numbers(report, evidence.items, context)
+    numbers = study_numbers(studies)  # what reference_numbers would compute again from the references
     figures = build_figures(counted, evidence.items, context.sources, numbers)
     context.figures = figures
     usage = deps.budget.usage
