@@ -79,6 +79,8 @@ def test_what_only_looks_like_a_p_value_is_not_read(text: str) -> None:
         ("MD = 1.77, 95% CI 0.26–3.28", ("MD", 1.77, 0.26, 3.28)),
         ("SMD -0.45 (95% CI -0.80 to -0.10)", ("SMD", -0.45, -0.80, -0.10)),
         ("risk difference 4.1% (95% CI 1.2% to 7.0%)", ("RD", 4.1, 1.2, 7.0)),
+        ("risk difference was 4.2 percentage points (95% CI 1.1 to 7.3)", ("RD", 4.2, 1.1, 7.3)),
+        ("ARR 2.0 percent points (95% CI -0.4 to 4.4)", ("RD", 2.0, -0.4, 4.4)),
         ("NNT 12 (95% CI 7 to 40)", ("NNT", 12.0, 7.0, 40.0)),
         ("HR with 95% CI: 0.77 (0.72–0.82)", ("HR", 0.77, 0.72, 0.82)),
         ("HR (95% CI) 0.77 (0.72–0.82)", ("HR", 0.77, 0.72, 0.82)),

@@ -33,10 +33,11 @@ def normalised(text: str) -> str:
 # A number as results are written: a sign, digits, a decimal point; a comma only between thousands
 # ("1,586.01"), else it separates an interval's bounds ("0.8, 1.1").
 NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d.]\d)"
-# A unit or a percent sign after a number ("7.0 mm", "-15%", "41.9 months"), never a word that carries
-# the syntax ("to", "and", "CI", "vs", "p").
+# A unit or a percent sign after a number ("7.0 mm", "-15%", "41.9 months", "4.2 percentage points"),
+# never a word that carries the syntax ("to", "and", "CI", "vs", "p").
 _SYNTAX_WORDS = r"(?:to|and|CI|vs|versus|or|in|p|P|for|with|at|of|on|the)\b"
-UNIT = rf"(?:\s?[%€$£]|\s?(?!{_SYNTAX_WORDS})[A-Za-zµμ][A-Za-zµμ/²³0-9]{{0,11}})?"
+_POINTS = r"\s?(?i:percentage|percent)\s+points?\b"
+UNIT = rf"(?:{_POINTS}|\s?[%€$£]|\s?(?!{_SYNTAX_WORDS})[A-Za-zµμ][A-Za-zµμ/²³0-9]{{0,11}})?"
 SEP = r"\s*(?:to|-|,|;|and)\s*"
 _LEVEL = r"(?P<{name}>\d{{2}}(?:\.\d+)?)\s?%"
 _CI_WORD = r"(?:CIs?\b|C\.I\.|(?i:confidence\s+intervals?|credib(?:le|ility)\s+intervals?)|CrI\b)"
