@@ -120,14 +120,14 @@ class HtmlWriter:
 
     def _table(self, table: Table) -> Markup:
         opening = Markup('<table class="sortable">') if table.sortable else Markup("<table>")
-        head = Markup("").join(Markup("<th>{}</th>").format(cell) for cell in table.header)
+        head = Markup("").join(Markup("<th>{}</th>\n").format(cell) for cell in table.header)
         rows = Markup("").join(
             Markup("<tr>\n{}</tr>\n").format(
                 Markup("").join(Markup("<td>{}</td>\n").format(self.inline(cell)) for cell in row)
             )
             for row in table.rows
         )
-        return Markup("{}\n<thead>\n<tr>\n{}\n</tr>\n</thead>\n<tbody>\n{}</tbody>\n</table>\n").format(
+        return Markup("{}\n<thead>\n<tr>\n{}</tr>\n</thead>\n<tbody>\n{}</tbody>\n</table>\n").format(
             opening, head, rows
         )
 
