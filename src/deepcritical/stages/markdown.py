@@ -1,11 +1,12 @@
 """Markdown that cannot do anything: every piece of text from the web, a paper or a model is escaped so it
-renders as plain text (no HTML, no links, no emphasis, no headings), and model text has its ids and URLs
+renders as plain text (no HTML, no links, no emphasis, no headings), for the Markdown writer
+(``stages.markdown_writer``); and model text read into a report's runs (``ModelText``), its ids and URLs
 turned into reference numbers in the one citation style."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
 from deepcritical.models import Evidence
@@ -61,12 +62,6 @@ _GROUP = re.compile(rf"(\(\s*)?({_MARKS}(?:\s*(?:,|;|and)?\s*{_MARKS})*)(\s*\))?
 _GROUPED = re.compile(r"\ue003(\d+)\ue004")  # a group's place in the text, until the text is split into runs
 _SPACE_BEFORE_PUNCTUATION = re.compile(r" +(?=[.,;:])")
 _MARKERS = re.compile("[\ue000-\ue004]")  # the characters above, dropped from the text first: they are ours
-
-
-def cite(numbers: Sequence[int]) -> str:
-    """The one citation style as Markdown: "\\[1, 4\\]" (escaped brackets, so no renderer reads a link); a
-    study's number once, however many of its passages are behind it."""
-    return f"\\[{', '.join(str(number) for number in dict.fromkeys(numbers))}\\]" if numbers else ""
 
 
 class ModelText:

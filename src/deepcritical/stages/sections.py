@@ -107,7 +107,7 @@ def flag_warnings(
     return lines
 
 
-def count_cell(ids: Sequence[str], numbers: Mapping[str, int]) -> list[Inline]:
+def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> list[Inline]:
     """A count and the reference numbers of exactly the items counted."""
     return runs(f"{len(ids)} ", cites([numbers[i] for i in ids])) if ids else runs("0")
 
@@ -119,7 +119,7 @@ def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[Block
         header=["Design", "OCEBM 2011 level", "Favourable", "Null", "Unfavourable", "No clear result"], rows=[]
     )
     for label, cells in strength.rows:
-        counts = [count_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None)]
+        counts = [_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None)]
         table.rows.append([runs(label[0].upper() + label[1:]), runs(strength.level_text(label)), *counts])
     lines: list[Block] = [table]
     if not strength.rows:
