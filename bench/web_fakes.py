@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
-from deepcritical.stages.render import RenderContext, render_markdown
+from deepcritical.stages.markdown_writer import to_markdown
+from deepcritical.stages.render import RenderContext, build_document
 
 
 def big_outcome(items: int) -> ResearchOutcome:
@@ -30,6 +31,7 @@ def big_outcome(items: int) -> ResearchOutcome:
         references=[evidence[0].id],
     )
     context = RenderContext(demo=False, stop_reason="sufficient", run_id="research-bench", model="bench")
+    document = build_document(report, {item.id: item for item in evidence}, context)
     return ResearchOutcome(
         question=report.question,
         run_id="research-bench",
@@ -39,7 +41,8 @@ def big_outcome(items: int) -> ResearchOutcome:
         stop_reason="sufficient",
         iterations=3,
         report=report,
-        markdown=render_markdown(report, {item.id: item for item in evidence}, context),
+        markdown=to_markdown(document),
+        document=document,
         report_fallback=False,
         citation_audit=CitationAudit(),
         evidence=evidence,

@@ -398,7 +398,7 @@ async def test_no_secret_reaches_the_run_record_or_the_report(tmp_path: Path) ->
     harness = Harness(settings, models=models(judge=leaky))
     outcome = await harness.run()
     report_path, run_path = write_outputs(outcome, tmp_path)
-    written = report_path.read_text() + run_path.read_text()
+    written = report_path.read_text() + run_path.read_text() + (tmp_path / "report.json").read_text()
     events = "".join(event.model_dump_json() for event in harness.events)
     assert outcome.errors
     assert "***" in outcome.errors[0]

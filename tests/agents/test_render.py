@@ -6,7 +6,6 @@ import re
 from html.parser import HTMLParser
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from research_fakes import evidence
 
@@ -22,6 +21,7 @@ from deepcritical.stages.render import (
     render_markdown,
     safe_link,
 )
+from hostile_text import PAPER_TEXT
 
 HOSTILE_TITLE = '<script>alert("x")</script> [click](http://evil.example) **bold** `code` & <img src=x>'
 
@@ -45,17 +45,6 @@ def test_text_from_a_paper_is_escaped_once_and_reads_as_itself() -> None:
     assert escape("AT&T, &lt; and &#60;") == "AT&T, \\&lt; and \\&#60;"  # entities stay as written
     page = MarkdownIt("commonmark").render(escape("Nausea fell (p<0.01; n=40 & 41) <b>x</b> &amp;"))
     assert page == "<p>Nausea fell (p&lt;0.01; n=40 &amp; 41) &lt;b&gt;x&lt;/b&gt; &amp;amp;</p>\n"
-
-
-# Text as papers, web pages and models give it: every Markdown and HTML special, entities, URLs, digits.
-PAPER_TEXT = st.lists(
-    st.one_of(
-        st.sampled_from(list("<>&;#*_`[]()!|~\\=+-.:/\"' x1\n\t")),
-        st.sampled_from(["&lt;", "&amp;", "&#60;", "&#x3C;", "<script>", "</p>", "http://e.org/a", "www.e.org", "1. "]),
-        st.characters(exclude_categories=("Cs", "Cc")),
-    ),
-    max_size=40,
-).map("".join)
 
 
 @settings(max_examples=400, deadline=None)

@@ -297,6 +297,7 @@ def test_the_reader_on_evidence_inference_validation_articles(
 def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
     from deepcritical.models import Citation, Evidence, Grade
     from deepcritical.outputs import ResearchReport
+    from deepcritical.stages.markdown_writer import blocks_markdown
     from deepcritical.stages.render import verdict_block
     from deepcritical.stages.verdict import run_verdict
 
@@ -328,7 +329,7 @@ def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
     assert verdict.label == "yes"
     assert verdict.counted is not None
     assert verdict.counted.label == "no"
-    shown = " ".join(verdict_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3}))
+    shown = blocks_markdown(verdict_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3}))
     assert "say otherwise: **No**" in shown
     # When they agree, nothing more is said.
     agreeing = run_verdict(QUESTION, report.model_copy(update={"verdict": "no"}), items, list(items), counted)

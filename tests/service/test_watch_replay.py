@@ -25,6 +25,9 @@ from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
 from deepcritical.service.watch_run import read_outcome, run_watch_once, watch_clock
 from deepcritical.service.watches import Watch, WatchOptions, WatchStore
 from deepcritical.sources.factory import make_http_client
+from deepcritical.stages.document import REPORT_DOCUMENT_FILE, ReportDocument
+from deepcritical.stages.markdown_writer import to_markdown
+from deepcritical.web.report_html import folder_report_html
 
 pytestmark = pytest.mark.model
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
@@ -96,6 +99,12 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     assert report.index("DEMO MODE: SYNTHETIC SOURCES") < report.index("## What changed since 2026-03-01")
     assert report.index("## What changed since 2026-03-01") < report.index("## Verdict")
     assert "reads retracted" not in report  # a retracted study is said to be retracted, not read as such
+    # The page shows the same section in the same place: the report's document has it (report.md is its Markdown).
+    page = folder_report_html(second.folder)
+    assert page.index("DEMO MODE: SYNTHETIC SOURCES") < page.index("<h2>What changed since 2026-03-01</h2>")
+    assert page.index("<h2>What changed since 2026-03-01</h2>") < page.index("<h2>Verdict</h2>")
+    document = ReportDocument.model_validate_json((second.folder / REPORT_DOCUMENT_FILE).read_bytes())
+    assert to_markdown(document) == report
     assert second.webhook_delivered is True
     assert SECRET not in (second.folder / "run.json").read_text(encoding="utf-8")  # recorded as "set" only
 

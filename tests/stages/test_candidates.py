@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from deepcritical.stages.candidates import intervention_of, open_block, open_verdict
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.render import cite, escape
+from deepcritical.stages.markdown_writer import blocks_markdown
 from deepcritical.stages.strength import strength_of
 from deepcritical.stages.verdict import counted_verdict
 
@@ -83,7 +83,7 @@ def test_the_candidates_are_the_interventions_with_their_readings_for_the_outcom
     assert by_name["Hydrocortisone"].null == ["pmid:3"]
     # The muscle-injury study reports another outcome: it is no candidate's reading for mortality.
     assert "pmid:4" not in verdict.evidence_ids
-    lines = open_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3, "pmid:4": 4}, escape, cite)
+    lines = blocks_markdown(open_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3, "pmid:4": 4})).splitlines()
     assert "| Statins | 1 \\[2\\] | 1 \\[1\\] | 0 | meta-analysis, OCEBM level 1 |" in lines
     assert "| Hydrocortisone | 0 | 1 \\[3\\] | 0 | randomised controlled trial, OCEBM level 2 |" in lines
     assert verdict.headline.startswith("open question, no yes or no; candidate interventions: Statins: 1 favourable")

@@ -19,7 +19,8 @@ from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import RunSource
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
-from deepcritical.stages.render import RenderContext, render_markdown
+from deepcritical.stages.markdown_writer import to_markdown
+from deepcritical.stages.render import RenderContext, build_document
 
 BASE_URL = "http://127.0.0.1:8000"
 KINDS = ["run_started", "iteration_started", "search_finished", "judge_finished", "run_ended"]
@@ -46,6 +47,7 @@ def outcome_for(question: str, run_id: str, *, error: str | None = None) -> Rese
         references=[item.id],
     )
     context = RenderContext(demo=True, stop_reason="sufficient", run_id=run_id, model="scripted")
+    document = build_document(report, {item.id: item}, context)
     return ResearchOutcome(
         question=question,
         run_id=run_id,
@@ -55,7 +57,8 @@ def outcome_for(question: str, run_id: str, *, error: str | None = None) -> Rese
         stop_reason="sufficient",
         iterations=1,
         report=report,
-        markdown=render_markdown(report, {item.id: item}, context),
+        markdown=to_markdown(document),
+        document=document,
         report_fallback=False,
         citation_audit=CitationAudit(),
         evidence=[item],

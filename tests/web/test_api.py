@@ -82,9 +82,30 @@ async def test_a_run_goes_from_request_to_report_and_its_events_stream_in_order(
         html = (await client.get(view["links"]["report.html"])).text
         assert 'href="#ref-1"' in html
         assert 'id="ref-1"' in html
+        assert "report.json" in view["files"]  # the report's document, which the page's HTML is written from
 
         listed = (await client.get("/api/runs")).json()
         assert [run["run_id"] for run in listed] == [run_id]
+
+
+async def test_the_page_shows_the_report_document_and_an_older_folder_s_report_md(tmp_path: Path) -> None:
+    """The HTML is written from report.json (not report.md parsed back); a folder written before report
+    documents, or with one this version cannot read, has its report.md rendered instead."""
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        run_id = (await start(client))["run_id"]
+        await events_of(client, run_id)
+        folder = tmp_path / "runs" / run_id
+        (folder / "report.md").write_text("# Edited <b>by hand</b>\n", encoding="utf-8")
+        html = (await client.get(f"/api/runs/{run_id}/report.html")).text
+        assert html.startswith("<h1>Can metformin be repurposed for Alzheimer&#39;s disease?</h1>")
+        assert '<li id="ref-1">' in html
+        (folder / "report.json").write_text('{"blocks": [{"kind": "video"}]}', encoding="utf-8")
+        fallback = (await client.get(f"/api/runs/{run_id}/report.html")).text
+        assert fallback == "<h1>Edited &lt;b&gt;by hand&lt;/b&gt;</h1>\n"
+        (folder / "report.json").unlink()
+        assert (await client.get(f"/api/runs/{run_id}/report.html")).text == fallback
+        (folder / "report.md").unlink()
+        assert (await client.get(f"/api/runs/{run_id}/report.html")).status_code == 404
 
 
 async def test_last_event_id_resumes_with_nothing_lost_and_an_ended_run_replays(tmp_path: Path) -> None:

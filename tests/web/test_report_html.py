@@ -1,11 +1,21 @@
-"""The report's HTML: outside text stays text, links go to http(s) or to a reference, citations link."""
+"""The report's HTML: outside text stays text, links go to http(s) or to a reference, citations link; the
+page's HTML (written from the report's document) says what report.md says."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
+from pathlib import Path
 
+import pytest
+
+from deepcritical.config import load_settings
+from deepcritical.demo.records import load_corpus
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import Finding, ResearchReport
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.setup import assemble, http_client
+from deepcritical.stages.html import to_html
 from deepcritical.stages.render import RenderContext, render_markdown
 from deepcritical.web.report_html import report_html
 
@@ -137,3 +147,35 @@ def test_the_strength_of_evidence_table_is_a_table_not_raw_pipes() -> None:
     assert "|---|" not in html
     assert "| Design |" not in html
     assert "style=" not in html  # the page's CSP allows no inline style
+
+
+def page_of(html: str) -> tuple[list[str], list[str], str]:
+    """The headings, the citation groups ("[1, 3]") and the whole text of a report's HTML."""
+    from stages.test_report_writers import Page
+
+    page = Page(html)
+    headings = [data for tag, data in page.texts if tag in ("h1", "h2", "h3")]
+    text = page.text()
+    return headings, re.findall(r"\[\d+(?:, [^\]\[]*)?(?:; \d+[^\]\[]*)*\]", text), text
+
+
+@pytest.mark.parametrize("question", [topic.question for topic in load_corpus().topics])
+async def test_each_demo_report_says_the_same_on_the_page_as_in_report_md(question: str, tmp_path: Path) -> None:
+    """Parity: the page's HTML (the document's) and report.md (rendered as the page rendered it before) have
+    the same sections in the same order, the same citations and the same text; the page links every
+    citation, also those that name a passage's place ("[8, Results]"), which the Markdown path left unlinked."""
+    settings = load_settings(demo_mode=True, home=tmp_path / "home")
+    async with http_client(settings) as client:
+        outcome = await Orchestrator(assemble(settings, client)).research(question)
+    assert outcome.document is not None
+    html = to_html(outcome.document)
+    headings, citations, text = page_of(html)
+    assert (headings, citations, text) == page_of(report_html(outcome.markdown))
+    assert headings[0] == question
+    assert headings[1] in ("Verdict", "Candidate interventions")  # an open question has candidates, no yes or no
+    assert headings[-1] == "References"
+    assert len(citations) >= 5
+    references = len([tag for tag, attrs in Elements(html).tags if tag == "li" and "id" in attrs])
+    cited = re.findall(r"\d+", " ".join(citations))
+    linked = [attrs["href"] for tag, attrs in Elements(html).tags if tag == "a" and attrs.get("class") == "cite"]
+    assert linked == [f"#ref-{number}" for number in cited if 1 <= int(number) <= references]

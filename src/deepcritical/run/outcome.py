@@ -1,4 +1,5 @@
-"""Everything a run produced, assembled once at its end: what ``run.json`` records and ``report.md`` renders."""
+"""Everything a run produced, assembled once at its end: what ``run.json`` records and the report document
+that ``report.md`` and the page's HTML are written from."""
 
 from __future__ import annotations
 
@@ -24,14 +25,10 @@ from deepcritical.outputs import (
     Verdict,
 )
 from deepcritical.reading.frame import QuestionFrame, frame_question
+from deepcritical.stages.document import ReportDocument
 from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_figures
-from deepcritical.stages.render import (
-    RenderContext,
-    counted_items,
-    reference_order,
-    render_markdown,
-    shown_assessment,
-)
+from deepcritical.stages.markdown_writer import to_markdown
+from deepcritical.stages.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
 from deepcritical.stages.results import StudyResult
 from deepcritical.stages.studies import group_studies, lead, study_numbers
 from deepcritical.stages.verdict import run_verdict
@@ -98,6 +95,11 @@ class ResearchOutcome(BaseModel):
         "None only in records written before verdicts existed)",
     )
     markdown: str
+    document: ReportDocument | None = Field(
+        default=None,
+        description="The report as a document (report.json): report.md is its Markdown, the page shows its HTML "
+        "(None only for an outcome built from Markdown alone)",
+    )
     report_fallback: bool = Field(description="True when the report was built in code, not by the Report agent")
     report_fallback_reason: FallbackReason | None = Field(
         default=None, description="Why the report was built in code (None when the Report agent wrote it)"
@@ -225,7 +227,8 @@ def assemble_outcome(
         iterations=state.iteration,
         report=report,
         verdict=verdict,
-        markdown=render_markdown(report, evidence.items, context),
+        markdown="",  # written below from the document, once it is redacted
+        document=build_document(report, evidence.items, context),
         report_fallback=fallback is not None,
         report_fallback_reason=fallback,
         citation_audit=audit,
@@ -258,7 +261,11 @@ def assemble_outcome(
         error=deps.redact(error) if error else None,
         settings=deps.settings.public_dict(),
     )
-    return deps.redact.model(outcome)  # the last pass before report.md, run.json and the event stream
+    # The last pass before report.md, report.json, run.json and the event stream. The Markdown is written from
+    # the redacted document: a secret is one string in a text run, not one broken by Markdown's escapes.
+    outcome = deps.redact.model(outcome)
+    assert outcome.document is not None
+    return outcome.model_copy(update={"markdown": to_markdown(outcome.document)})
 
 
 def _timings(measured: dict[str, float], started: float) -> dict[str, float]:

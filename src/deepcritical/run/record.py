@@ -1,5 +1,6 @@
-"""A run's files: ``report.md`` (the rendered report), ``run.json`` (everything else, no secrets) and the
-report's references for reference managers (RIS, BibTeX, CSL-JSON)."""
+"""A run's files: ``report.md`` (the report in Markdown), ``report.json`` (the report as the document both the
+Markdown and the page's HTML are written from), ``run.json`` (everything else, no secrets) and the report's
+references for reference managers (RIS, BibTeX, CSL-JSON)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from deepcritical.run.exports import FILE_NAMES, REFERENCE_FORMATS, ReferenceFormat, export, referenced
 from deepcritical.run.figures import write_figures
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.stages.document import REPORT_DOCUMENT_FILE
 
 RUN_RECORD_VERSION = 1
 
@@ -17,12 +19,12 @@ RUN_RECORD_VERSION = 1
 def run_record(outcome: ResearchOutcome) -> dict[str, Any]:
     """The JSON record: question, settings (secrets reduced to "set"), every evidence item and
     assessment, timings per stage, LLM usage, stop reason, errors, and evidence counts per source."""
-    record = outcome.model_dump(mode="json", exclude={"markdown"})
+    record = outcome.model_dump(mode="json", exclude={"markdown", "document"})
     return {"record_version": RUN_RECORD_VERSION, **record, "sources": outcome.sources}
 
 
 def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``run.json`` into ``out_dir`` (created if needed), and beside them the
+    """Write ``report.md``, ``report.json`` and ``run.json`` into ``out_dir`` (created if needed), and beside them the
     report's references for reference managers (``references.ris``, ``references.bib``,
     ``references.json`` in CSL-JSON) and its figures (``prisma.svg``, ``forest-N.svg`` and ``.png``);
     return the paths of the report and the run record."""
@@ -30,6 +32,8 @@ def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
     report_path = out_dir / "report.md"
     run_path = out_dir / "run.json"
     report_path.write_text(outcome.markdown, encoding="utf-8")
+    if outcome.document is not None:
+        (out_dir / REPORT_DOCUMENT_FILE).write_text(outcome.document.model_dump_json(), encoding="utf-8")
     run_path.write_text(json.dumps(run_record(outcome), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     write_references(outcome, out_dir)
     write_figures(outcome.figures, out_dir)

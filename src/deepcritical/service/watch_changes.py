@@ -16,7 +16,10 @@ from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.stages.render import counted_items, escape
+from deepcritical.stages.document import Block, Item, bullets, heading, strong
+from deepcritical.stages.document import item as entry
+from deepcritical.stages.markdown_writer import blocks_markdown
+from deepcritical.stages.render import counted_items
 from deepcritical.stages.strength import Strength
 
 Reading = Literal["favourable", "null", "unfavourable", "no clear result", "a registration", "retracted"]
@@ -231,43 +234,49 @@ def _read_as(study: StudyChange) -> str:
     return f"reads {study.reading}" if study.reading in ("favourable", "null", "unfavourable") else study.reading
 
 
-def _line(study: StudyChange) -> str:
-    title = escape(study.title)
-    return f"- {title} ({_grade(study)}, {escape(study.date)}; {_read_as(study)})"
+def _line(study: StudyChange) -> Item:
+    return entry(f"{study.title} ({_grade(study)}, {study.date}; {_read_as(study)})")
 
 
-def markdown_section(changes: Changes) -> str:
+def section_blocks(changes: Changes) -> list[Block]:
     """The "What changed since DATE" section that opens the watch run's report; a watch's first run has
     nothing to compare with, so its report opens with "Watch baseline" instead."""
+    lines: list[Item] = []
     if changes.baseline:
-        lines = ["## Watch baseline", "", "- The watch's first run: later runs report what changed since this one."]
+        title = "Watch baseline"
+        lines.append(entry("The watch's first run: later runs report what changed since this one."))
     else:
-        since = f"{changes.since:%Y-%m-%d}" if changes.since else "the first run"
-        lines = [f"## What changed since {since}", ""]
+        title = f"What changed since {f'{changes.since:%Y-%m-%d}' if changes.since else 'the first run'}"
     if changes.failed:
-        lines += [f"- {escape(line)}" for line in changes.summary()]
+        lines += [entry(line) for line in changes.summary()]
     elif not changes.baseline:
         if changes.verdict_before and changes.verdict_after:
-            moved = "**The verdict changed**: " if changes.verdict_changed else "The verdict: "
-            lines.append(f"- {moved}{_verdict(changes.verdict_before)} -> {_verdict(changes.verdict_after)}")
+            moved = [strong("The verdict changed"), ": "] if changes.verdict_changed else ["The verdict: "]
+            lines.append(entry(*moved, f"{_verdict(changes.verdict_before)} -> {_verdict(changes.verdict_after)}"))
         if changes.new_studies:
-            lines += ["- New studies:", *(f"  {_line(study)}" for study in changes.new_studies)]
+            lines.append(entry("New studies:", items=[_line(study) for study in changes.new_studies]))
         if changes.newly_retracted:
-            lines += ["- Retracted since:", *(f"  {_line(study)}" for study in changes.newly_retracted)]
+            lines.append(entry("Retracted since:", items=[_line(study) for study in changes.newly_retracted]))
         if changes.newly_under_concern:
-            lines += [
-                "- Under an expression of concern since:",
-                *(f"  {_line(s)}" for s in changes.newly_under_concern),
-            ]
+            lines.append(
+                entry("Under an expression of concern since:", items=[_line(s) for s in changes.newly_under_concern])
+            )
         if changes.new_strongest:
-            lines.append(f"- New strongest design: {changes.strongest_before or 'none'} -> {changes.strongest_after}")
+            lines.append(
+                entry(f"New strongest design: {changes.strongest_before or 'none'} -> {changes.strongest_after}")
+            )
         if not changes.changed:
-            lines.append("- Nothing in the evidence changed.")
+            lines.append(entry("Nothing in the evidence changed."))
     if changes.sources_unavailable:
         names = ", ".join(sorted(changes.sources_unavailable))
         lines.append(
-            f"- Not a change in the evidence: {escape(names)} did not answer this time; what they gave before is kept."
+            entry(f"Not a change in the evidence: {names} did not answer this time; what they gave before is kept.")
         )
     if changes.recheck:
-        lines.append(f"- Retractions: {escape(changes.recheck)}")
-    return "\n".join(lines) + "\n"
+        lines.append(entry(f"Retractions: {changes.recheck}"))
+    return [heading(title), bullets(lines)]
+
+
+def markdown_section(changes: Changes) -> str:
+    """``section_blocks`` as Markdown."""
+    return blocks_markdown(section_blocks(changes))

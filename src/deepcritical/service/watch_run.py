@@ -6,7 +6,8 @@
 2. The earlier run's evidence is carried forward into this run, after its retractions and expressions of
    concern are re-checked at PubMed (one efetch of every held PMID): a study retracted since is set aside.
 3. The run writes its normal folder (``run_to_folder``, the one "run a question into a folder" path), then
-   ``changes.json`` and a "What changed since DATE" section at the top of ``report.md``.
+   ``changes.json`` and a "What changed since DATE" section at the top of its report (``report.json`` and the
+   ``report.md`` written from it).
 4. The history is recorded; when something changed, the feed is rewritten and the webhook is called.
 
 ``run_watch_once`` is the one entry: the command line (``watch run``), the server and a scheduler call it."""
@@ -36,11 +37,13 @@ from deepcritical.run.outcome import ResearchOutcome, new_run_id
 from deepcritical.run.request import REQUEST_FILE, RunRequest
 from deepcritical.run.store import RunStore
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
-from deepcritical.service.watch_changes import Changes, compare, counted, markdown_section, unavailable_sources
+from deepcritical.service.watch_changes import Changes, compare, counted, section_blocks, unavailable_sources
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStorage
 from deepcritical.sources.pubmed import PubMedTool
+from deepcritical.stages.document import REPORT_DOCUMENT_FILE, Block, Heading, ReportDocument
+from deepcritical.stages.markdown_writer import blocks_markdown, to_markdown
 from deepcritical.stages.ports import SearchHandlerLike
-from deepcritical.stages.render import DEMO_BANNER
+from deepcritical.stages.render import BANNER
 
 logger = structlog.get_logger(__name__)
 CHANGES_NAME = "changes.json"
@@ -175,18 +178,19 @@ class WatchOutcome(BaseModel):
     webhook_delivered: bool | None = None
 
 
-def _with_section(report: Path, section: str) -> None:
-    """``section`` at the top of ``report``: under its title line, and under the demo banner when there is one
-    (a reader learns that the evidence is synthetic before what changed in it)."""
-    text = report.read_text(encoding="utf-8")
-    head, newline, rest = text.partition("\n")
-    if not (head.startswith("# ") and newline):
-        report.write_text(f"{section}\n{text}", encoding="utf-8")
+def _with_section(report: Path, document: ReportDocument | None, section: list[Block]) -> None:
+    """``section`` at the top of the run's report: under its title, and under the demo banner when there is one
+    (a reader learns that the evidence is synthetic before what changed in it). The document gets it
+    (``report.json``, which the page shows) and ``report.md`` is written again from it."""
+    if document is None:  # an outcome built from Markdown alone: the section goes above it
+        report.write_text(blocks_markdown(section) + "\n" + report.read_text(encoding="utf-8"), encoding="utf-8")
         return
-    banner = f"\n{DEMO_BANNER}\n"
-    if rest.startswith(banner):
-        head, rest = f"{head}\n\n{DEMO_BANNER}", rest[len(banner) :]
-    report.write_text(f"{head}\n\n{section}{rest}", encoding="utf-8")
+    blocks = document.blocks
+    at = 1 if blocks and isinstance(blocks[0], Heading) and blocks[0].level == 1 else 0
+    at += 1 if blocks[at : at + 1] == [BANNER] else 0
+    document = document.model_copy(update={"blocks": [*blocks[:at], *section, *blocks[at:]]})
+    report.with_name(REPORT_DOCUMENT_FILE).write_text(document.model_dump_json(), encoding="utf-8")
+    report.write_text(to_markdown(document), encoding="utf-8")
 
 
 async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
@@ -276,7 +280,7 @@ async def run_watch_once(
     outcome = finished.outcome
     changes = compare(before, outcome, watch_id=watch.id, run_at=now, since=since, recheck=check)
     (folder / CHANGES_NAME).write_text(changes.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    _with_section(finished.report_path, markdown_section(changes))
+    _with_section(finished.report_path, outcome.document, section_blocks(changes))
     verdict = outcome.verdict
     store.record_run(
         watch.id,

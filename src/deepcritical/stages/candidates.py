@@ -1,17 +1,18 @@
 """An open question ("Which drugs reduce mortality in sepsis?", "What treatments reduce fatigue in long
 COVID?") has no yes or no: its answer is the interventions the counted studies tested, each with how its
 studies' results for the question's outcome read. ``open_verdict`` builds that verdict from the counted
-set; ``open_block`` renders it for the report (and so for the page, which shows the report, and MCP)."""
+set; ``open_block`` writes it as the report's first section."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, Verdict
 from deepcritical.reading.comparison import stems
 from deepcritical.reading.frame import QuestionFrame, frame_question
+from deepcritical.stages.document import Block, Table, cites, heading, paragraph, runs
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import study_reader
@@ -117,25 +118,24 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
     )
 
 
-def open_block(
-    verdict: Verdict, numbers: Mapping[str, int], escape: Callable[[str], str], cite: Callable[[Sequence[int]], str]
-) -> list[str]:
+def open_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     """The report's first section for an open question: each candidate with its studies by direction."""
-    lines = ["## Candidate interventions", "", escape(verdict.rationale), ""]
-    if verdict.candidates:
-        lines += ["| Intervention | Favourable | Null | Unfavourable | Strongest design |", "|---|---|---|---|---|"]
+    lines: list[Block] = [heading("Candidate interventions"), paragraph(verdict.rationale)]
+    table = Table(header=["Intervention", "Favourable", "Null", "Unfavourable", "Strongest design"], rows=[])
     for candidate in verdict.candidates:
         cells = []
         for ids in (candidate.favourable, candidate.null, candidate.unfavourable):
             marks = [numbers[i] for i in dict.fromkeys(ids) if i in numbers]
-            cells.append(f"{len(ids)} {cite(marks)}" if ids else "0")
+            cells.append(runs(f"{len(ids)} ", cites(marks)) if ids else runs("0"))
         level = f", OCEBM level {candidate.strongest_level}" if candidate.strongest_level else ""
-        strongest = escape(f"{candidate.strongest_design or 'unknown'}{level}")
-        lines.append(f"| {escape(candidate.intervention)} | {' | '.join(cells)} | {strongest} |")
+        strongest = runs(f"{candidate.strongest_design or 'unknown'}{level}")
+        table.rows.append([runs(candidate.intervention), *cells, strongest])
+    if verdict.candidates:
+        lines.append(table)
     lines += [
-        "",
-        "Each study is listed under the intervention its title names, and read for the question's outcome in code "
-        "(significantly better, no significant difference, or worse); this is a list to read, not a ranking.",
-        "",
+        paragraph(
+            "Each study is listed under the intervention its title names, and read for the question's outcome in "
+            "code (significantly better, no significant difference, or worse); this is a list to read, not a ranking."
+        )
     ]
     return lines

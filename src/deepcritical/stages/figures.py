@@ -6,13 +6,14 @@ table, the plot, the record and the CSV export cannot show different numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
 from deepcritical.models import Evidence, StudyDesign, count_by_source
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
+from deepcritical.stages.document import Block, Figure, FileLink, heading, paragraph, runs, strong
 from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.strength import Strength
 from deepcritical.text import shorten
@@ -204,53 +205,51 @@ def build_figures(
     return Figures(rows=rows, flow=flow, forest_plots=plots, forest_notes=notes)
 
 
-def flow_lines(flow: StudyFlow | None, escape: Callable[[str], str]) -> list[str]:
+def flow_lines(flow: StudyFlow | None) -> list[Block]:
     """The report's flow section: the diagram and its numbers in words."""
     if flow is None:
         return []
     identified = sum(flow.identified.values())
-    sources = ", ".join(f"{escape(name)} {count}" for name, count in flow.identified.items()) or "none"
-    reasons = "; ".join(f"{escape(reason)} {count}" for reason, count in flow.excluded.items()) or "none"
+    sources = ", ".join(f"{name} {count}" for name, count in flow.identified.items()) or "none"
+    reasons = "; ".join(f"{reason} {count}" for reason, count in flow.excluded.items()) or "none"
     alt = (
         f"PRISMA 2020-style flow diagram: {identified} records identified, {flow.duplicates} duplicates removed, "
         f"{flow.screened} screened, {sum(flow.excluded.values())} excluded, {flow.included} included"
     )
     return [
-        "## Study flow (PRISMA 2020-style)",
-        "",
-        f"![{alt}]({FLOW_FILE})",
-        "",
-        f"Records identified: {identified} (by source: {sources}); duplicates removed: {flow.duplicates}; "
-        f"records screened: {flow.screened}; excluded: {sum(flow.excluded.values())} ({reasons}); "
-        f"studies included: {flow.included}, of which {flow.stating_result} state a result. "
-        f"Diagram: [{FLOW_FILE}]({FLOW_FILE}).",
-        "",
+        heading("Study flow (PRISMA 2020-style)"),
+        Figure(file=FLOW_FILE, alt=alt),
+        paragraph(
+            f"Records identified: {identified} (by source: {sources}); duplicates removed: {flow.duplicates}; "
+            f"records screened: {flow.screened}; excluded: {sum(flow.excluded.values())} ({reasons}); "
+            f"studies included: {flow.included}, of which {flow.stating_result} state a result. Diagram: ",
+            FileLink(name=FLOW_FILE),
+            ".",
+        ),
     ]
 
 
-def figure_lines(figures: Figures, escape: Callable[[str], str]) -> list[str]:
+def figure_lines(figures: Figures) -> list[Block]:
     """The report's forest plots: each plot, its files, and what it does and does not show."""
-    lines = ["## Forest plots", ""]
+    lines: list[Block] = [heading("Forest plots")]
     for plot in figures.forest_plots:
         name = MEASURE_NAMES.get(plot.measure, plot.measure) + (f" ({plot.unit})" if plot.unit else "")
-        title = f"{name}: {escape(plot.outcome)}"
-        values = "; ".join(f"{escape(s.label)} {s.value:g} [{s.ci_low:g}, {s.ci_high:g}]" for s in plot.studies)
-        lines += [f"### {title}", "", f"![Forest plot. {title}. {values}]({plot.file}.svg)", ""]
+        title = f"{name}: {plot.outcome}"
+        values = "; ".join(f"{s.label} {s.value:g} [{s.ci_low:g}, {s.ci_high:g}]" for s in plot.studies)
+        lines += [heading(title, level=3), Figure(file=f"{plot.file}.svg", alt=f"Forest plot. {title}. {values}")]
         if plot.pooled is not None:
             pooled = plot.pooled
-            said = (
+            said = runs(
                 f"Pooled, random effects ({pooled.k} randomised trials): {pooled.value:.2f} "
-                f"[{pooled.ci_low:.2f}, {pooled.ci_high:.2f}], I² = {pooled.i2:.0%}. **Automatic, exploratory "
-                f"pooling.** {escape(pooled.caveat)}"
+                f"[{pooled.ci_low:.2f}, {pooled.ci_high:.2f}], I² = {pooled.i2:.0%}. ",
+                strong("Automatic, exploratory pooling."),
+                f" {pooled.caveat}",
             )
         else:
-            said = escape(NOT_POOLED)
-        lines += [
-            f"{len(plot.studies)} studies. {said} Files: [{plot.file}.svg]({plot.file}.svg), "
-            f"[{plot.file}.png]({plot.file}.png).",
-            "",
-        ]
-    lines += [f"{escape(note)}" for note in figures.forest_notes]
+            said = runs(NOT_POOLED)
+        files = runs(FileLink(name=f"{plot.file}.svg"), ", ", FileLink(name=f"{plot.file}.png"), ".")
+        lines += [paragraph(f"{len(plot.studies)} studies. ", *said, " Files: ", *files)]
+    lines += [paragraph(note) for note in figures.forest_notes]
     if not figures.forest_plots and not figures.forest_notes:
-        lines.append("No counted study states an estimate with its confidence interval.")
-    return [*lines, ""]
+        lines.append(paragraph("No counted study states an estimate with its confidence interval."))
+    return lines

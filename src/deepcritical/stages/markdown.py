@@ -1,15 +1,17 @@
 """Markdown that cannot do anything: every piece of text from the web, a paper or a model is escaped so it
-renders as plain text (no HTML, no links, no emphasis, no headings), and model text has its ids and URLs
+renders as plain text (no HTML, no links, no emphasis, no headings), for the Markdown writer
+(``stages.markdown_writer``); and model text read into a report's runs (``ModelText``), its ids and URLs
 turned into reference numbers in the one citation style."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
 from deepcritical.models import Evidence
 from deepcritical.stages.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
+from deepcritical.stages.document import Inline, cites, runs
 
 # Inline specials (``<`` opens HTML and autolinks; ``&`` only where it would start an entity such as
 # ``&lt;``); the block-level ones (#, -, +, >, =, "1.") matter only at the start of a line.
@@ -32,9 +34,18 @@ def escape(text: str) -> str:
     """Plain, inert text on one line, escaped once, for Markdown: its specials backslash-escaped (``<`` as
     ``\\<``, so ``p<0.01`` reads as itself in the file, in MCP text and on the page; no HTML entity, which
     a reader of the Markdown or a model would see as ``p&lt;0.01``). HTML escaping is the HTML renderer's."""
-    flat = " ".join(defang(text).split())
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
-    return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", escaped)
+    return escape_line_start(escape_inline(" ".join(text.split())))
+
+
+def escape_inline(text: str) -> str:
+    """``escape`` for a run inside a line: its specials escaped, its white space one space (kept at its ends,
+    where it separates it from the next run); the start of a line is the block's (``escape_line_start``)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", re.sub(r"\s+", " ", defang(text)))
+
+
+def escape_line_start(text: str) -> str:
+    """A line's opening "#", "-", "+", "=", ">" or "1." escaped, so it starts no block."""
+    return _LINE_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
 
 
 def source_error(name: str, error: str) -> str:
@@ -43,33 +54,21 @@ def source_error(name: str, error: str) -> str:
     return error[len(prefix) :].strip() if error.startswith(prefix) else error
 
 
-# While model text is rendered, each citation is a marker; runs of markers become one "[1, 4]" group at the end.
+# While model text is read, each citation is a marker; runs of markers become one "[1, 4]" group at the end.
 _CITE = "\ue000{}\ue001"
 _DROPPED = "\ue002"
 _MARKS = r"(?:\ue000\d+\ue001|\ue002)"
 _GROUP = re.compile(rf"(\(\s*)?({_MARKS}(?:\s*(?:,|;|and)?\s*{_MARKS})*)(\s*\))?")
+_GROUPED = re.compile(r"\ue003(\d+)\ue004")  # a group's place in the text, until the text is split into runs
 _SPACE_BEFORE_PUNCTUATION = re.compile(r" +(?=[.,;:])")
-
-
-def _group(match: re.Match[str]) -> str:
-    numbers = list(dict.fromkeys(re.findall(r"\ue000(\d+)\ue001", match.group(2))))
-    cited = f"\\[{', '.join(numbers)}\\]" if numbers else ""
-    opened, closed = match.group(1), match.group(3)
-    if opened and closed:  # the brackets held only citations
-        return f" {cited}" if cited else ""
-    return f"{opened or ''}{cited}{closed or ''}"
-
-
-def cite(numbers: Sequence[int]) -> str:
-    """The one citation style: "\\[1, 4\\]" (escaped brackets, so no renderer reads a link); a study's
-    number once, however many of its passages are behind it."""
-    return f"\\[{', '.join(str(number) for number in dict.fromkeys(numbers))}\\]" if numbers else ""
+_MARKERS = re.compile("[\ue000-\ue004]")  # the characters above, dropped from the text first: they are ours
 
 
 class ModelText:
-    """Renders text written by a model or by code: every id or URL of a numbered item becomes its reference
-    number, one bracketed group per run of citations ("(pmid:1, [2])" -> "[4, 2]"); an id of an item the report
-    does not number, or of nothing collected, is removed, as is any other URL. No raw id is left beside a number."""
+    """Reads text written by a model or by code into runs: every id or URL of a numbered item becomes its
+    reference number, one citation group per run of citations ("(pmid:1, [2])" -> "[4, 2]"); an id of an item
+    the report does not number, or of nothing collected, is removed, as is any other URL. No raw id is left
+    beside a number."""
 
     def __init__(self, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> None:
         self._index = CitationIndex(evidence)
@@ -87,10 +86,24 @@ class ModelText:
     def _id(self, match: re.Match[str]) -> str:
         return self._mark(self._index.resolve(match.group(0)))
 
-    def __call__(self, text: str) -> str:
-        marked = CITED_ID.sub(self._id, remove_urls(text, self._url))
-        grouped = _GROUP.sub(_group, escape(marked))
-        return _SPACE_BEFORE_PUNCTUATION.sub("", " ".join(grouped.split()))
+    def __call__(self, text: str) -> list[Inline]:
+        marked = CITED_ID.sub(self._id, remove_urls(_MARKERS.sub("", text), self._url))
+        groups: list[list[Inline]] = []
+
+        def group(match: re.Match[str]) -> str:
+            numbers = [int(number) for number in re.findall(r"\ue000(\d+)\ue001", match.group(2))]
+            groups.append(cites(numbers))
+            cited = f"\ue003{len(groups) - 1}\ue004" if numbers else ""
+            opened, closed = match.group(1), match.group(3)
+            if opened and closed:  # the brackets held only citations
+                return f" {cited}" if cited else ""
+            return f"{opened or ''}{cited}{closed or ''}"
+
+        flat = _SPACE_BEFORE_PUNCTUATION.sub("", " ".join(_GROUP.sub(group, marked).split()))
+        parts: list[str | list[Inline]] = []
+        for piece, at in zip(_GROUPED.split(flat)[::2], [*_GROUPED.findall(flat), None], strict=True):
+            parts += [piece, groups[int(at)]] if at is not None else [piece]
+        return runs(*parts)
 
 
 def mentioned_ids(text: str, evidence: Mapping[str, Evidence]) -> list[str]:

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from deepcritical.models import Evidence, Grade, Passage
-from deepcritical.stages.markdown import code_span, escape, safe_link
+from deepcritical.stages.document import CiteRef, Code, Inline, Item, Link, em, item, runs, strong
+from deepcritical.stages.markdown import safe_link
 from deepcritical.stages.studies import lead
 
 BASIS_WORDS = {
@@ -25,14 +26,20 @@ def grade_text(grade: Grade) -> str:
     return f"{grade.label}; {level}{basis}"
 
 
-def citation_mark(number: int, item: Evidence | None) -> str:
+def citation_ref(number: int, item: Evidence | None) -> CiteRef:
     """A reference number, with the passage's place when the item is a passage: '3, Results', '5, p. 7'."""
     passage = item.passage if item is not None else None
     if passage is None:
-        return str(number)
+        return CiteRef(number=number)
     if passage.page is not None:
-        return f"{number}, p. {passage.page}"
-    return f"{number}, {escape(passage.section)}" if passage.section else str(number)
+        return CiteRef(number=number, place=f"p. {passage.page}")
+    return CiteRef(number=number, place=passage.section or "")
+
+
+def citation_mark(number: int, item: Evidence | None) -> str:
+    """``citation_ref`` as text."""
+    ref = citation_ref(number, item)
+    return f"{ref.number}, {ref.place}" if ref.place else str(ref.number)
 
 
 # A passage of a PubMed Central article links to its words on the article's page (a text fragment).
@@ -49,40 +56,41 @@ def passage_link(item: Evidence) -> str | None:
     return PMC_ARTICLE.format(pmcid=item.citation.pmcid) + (f"#:~:text={fragment}" if fragment else "")
 
 
-def reference_entry(number: int, study: Sequence[Evidence], recalled: bool, demo: bool = False) -> str:
+def reference_entry(study: Sequence[Evidence], recalled: bool, demo: bool = False) -> Item:
     """A study's one reference: its abstract's record (else its first passage's), and the passages used."""
-    item = lead(study)
-    citation = item.citation
+    item_ = lead(study)
+    citation = item_.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
     venue = citation.journal or citation.source
-    parts = [f"{number}. "]
+    parts: list[Inline] = []
     if authors:
-        parts.append(f"{escape(authors)} ")
-    parts.append(f"({escape(citation.date)}). {escape(citation.title.rstrip('. '))}. *{escape(venue)}*.")
-    parts.append(f" Design: {escape(grade_text(item.grade))}.")
-    if item.expression_of_concern:
-        parts.append(" **The journal has published an expression of concern about this article.**")
+        parts += runs(f"{authors} ")
+    parts += runs(f"({citation.date}). {citation.title.rstrip('. ')}. ", em(venue), ".")
+    parts += runs(f" Design: {grade_text(item_.grade)}.")
+    if item_.expression_of_concern:
+        parts += runs(" ", strong("The journal has published an expression of concern about this article."))
     origin = "recalled from an earlier run, " if recalled else ""
-    parts.append(f" Evidence id: {code_span(item.id)}; {origin}found by {escape(', '.join(item.found_by))}.")
-    if item.passage is not None:
-        place = f"page {item.passage.page}" if item.passage.page else item.passage.section
-        span = f"characters {item.passage.start}-{item.passage.end}" if item.passage.start is not None else ""
-        parts.append(f" Passage: {escape(', '.join(part for part in (place, span) if part))}.")
-    if others := [(part.id, where) for part in study if part is not item and (where := part.passage) is not None]:
-        parts.append(f" Passages used: {'; '.join(_passage_used(*other) for other in others)}.")
+    parts += runs(" Evidence id: ", Code(text=item_.id), f"; {origin}found by {', '.join(item_.found_by)}.")
+    if item_.passage is not None:
+        place = f"page {item_.passage.page}" if item_.passage.page else item_.passage.section
+        span = f"characters {item_.passage.start}-{item_.passage.end}" if item_.passage.start is not None else ""
+        parts += runs(f" Passage: {', '.join(part for part in (place, span) if part)}.")
+    if others := [(part.id, where) for part in study if part is not item_ and (where := part.passage) is not None]:
+        used: list[Inline] = []
+        for number, other in enumerate(others):
+            used += runs("; " if number else "", *_passage_used(*other))
+        parts += runs(" Passages used: ", used, ".")
     if demo:  # a synthetic PMID or DOI names no real page: a link would open PubMed's "not found", or another paper
-        parts.append(" (synthetic demo record: no web page)")
-        return "".join(parts)
-    link = passage_link(item) or safe_link(citation.url)
-    parts.append(f" [Link]({link})" if link else " (no web link)")
-    return "".join(parts)
+        return item(parts, " (synthetic demo record: no web page)")
+    link = passage_link(item_) or safe_link(citation.url)
+    return item(parts, *([" ", Link(text="Link", url=link)] if link else [" (no web link)"]))
 
 
-def _passage_used(evidence_id: str, passage: Passage) -> str:
+def _passage_used(evidence_id: str, passage: Passage) -> list[Inline]:
     """'Results, characters 1698-2147 (`url:library://…/6`)'."""
     place = f"page {passage.page}" if passage.page else passage.section or "passage"
     span = f", characters {passage.start}-{passage.end}" if passage.start is not None else ""
-    return f"{escape(place + span)} ({code_span(evidence_id)})"
+    return runs(f"{place + span} (", Code(text=evidence_id), ")")
 
 
 def best_grade(ids: Sequence[str], evidence: Mapping[str, Evidence]) -> Grade | None:

@@ -1,7 +1,9 @@
-"""Markdown rendering, done in code. Every piece of text from the web, a paper or a model is escaped
-(``stages.markdown``) so it renders as plain text: no HTML, no links, no emphasis, no headings. The only
-links are the collected sources' own URLs in the reference list (``stages.references``) and the run's own
-figure files. The sections written in code are in ``stages.sections``; this module puts them in order."""
+"""The report, built in code as one document (``stages.document``) that two writers emit: Markdown for
+``report.md`` (``stages.markdown_writer``) and HTML for the page (``stages.html``). Every piece of text from the
+web, a paper or a model is a text run, which each writer escapes once, so it shows as plain text: no markup, no
+links, no emphasis, no headings. The only links are the collected sources' own URLs in the reference list
+(``stages.references``) and the run's own figure files. The sections written in code are in
+``stages.sections``; this module puts them in order."""
 
 from __future__ import annotations
 
@@ -12,9 +14,24 @@ from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
 from deepcritical.stages.candidates import open_block
+from deepcritical.stages.document import (
+    Block,
+    Code,
+    Inline,
+    Item,
+    Quote,
+    References,
+    ReportDocument,
+    bullets,
+    heading,
+    paragraph,
+    runs,
+    strong,
+)
 from deepcritical.stages.figures import Figures, build_figures, figure_lines, flow_lines
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
-from deepcritical.stages.markdown import ModelText, cite, code_span, escape, mentioned_ids, safe_link, source_error
+from deepcritical.stages.markdown import ModelText, code_span, escape, mentioned_ids, safe_link, source_error
+from deepcritical.stages.markdown_writer import blocks_markdown, to_markdown
 from deepcritical.stages.ratings import cap_assessment, overcounts, untrue
 from deepcritical.stages.reading import split_sentences
 from deepcritical.stages.references import citation_mark, passage_link, reference_entry
@@ -35,8 +52,10 @@ from deepcritical.stages.studies import group_studies, lead, study_numbers, with
 
 # Names other modules and tests take from here, where they were first written.
 __all__ = [
+    "BANNER",
     "DEMO_BANNER",
     "RenderContext",
+    "build_document",
     "citation_mark",
     "code_span",
     "counted_items",
@@ -51,11 +70,16 @@ __all__ = [
     "verdict_block",
 ]
 
-DEMO_BANNER = (
-    "> **DEMO MODE: SYNTHETIC SOURCES.** Every source cited in this report is synthetic demo data served "
-    "offline by DeepCritical's stand-ins, not real literature. It shows how DeepCritical works; it is not "
-    "medical evidence."
+BANNER = Quote(
+    blocks=[
+        paragraph(
+            strong("DEMO MODE: SYNTHETIC SOURCES."),
+            " Every source cited in this report is synthetic demo data served offline by DeepCritical's stand-ins, "
+            "not real literature. It shows how DeepCritical works; it is not medical evidence.",
+        )
+    ]
 )
+DEMO_BANNER = blocks_markdown([BANNER]).rstrip("\n")  # the banner's one line in report.md
 
 
 @dataclass
@@ -128,85 +152,101 @@ def reference_numbers(
     return study_numbers(group_studies(evidence[i] for i in reference_order(report, evidence, context)))
 
 
-def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
-    """The report as Markdown. ``report`` must already be citation-checked against ``evidence``. One counted
-    set (``counted_set``) feeds the brief's totals, the table, the warnings, the limitations' checks and the
-    caps on the judge's scores; one numbering (``reference_order``) and one citation style serve every section."""
+def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> ReportDocument:
+    """The report as a document, which ``render_markdown`` writes as Markdown and ``stages.html`` as HTML.
+    ``report`` must already be citation-checked against ``evidence``. One counted set (``counted_set``) feeds the
+    brief's totals, the table, the warnings, the limitations' checks and the caps on the judge's scores; one
+    numbering (``reference_order``) and one citation style serve every section."""
     counted = counted_set(report, evidence, context)
     # One number per study: an article's abstract and its passages share it (``stages.studies``).
     studies = group_studies(evidence[i] for i in reference_order(report, evidence, context))
     numbers = study_numbers(studies)
     text = ModelText(evidence, numbers)
-    lines = [f"# {escape(report.question)}", ""]
+    lines: list[Block] = [heading(report.question, level=1)]
     if context.demo:
-        lines += [DEMO_BANNER, ""]
-    meta = [
-        f"{label} {code_span(value)}" for label, value in (("run", context.run_id), ("model", context.model)) if value
-    ]
+        lines += [BANNER]
+    meta = [(label, value) for label, value in (("run", context.run_id), ("model", context.model)) if value]
     if meta:
-        lines += [" · ".join(meta), ""]
+        lines += [paragraph(*[run for at, (label, value) in enumerate(meta) for run in _meta(at, label, value)])]
     if context.frame is not None and (frame := context.frame.summary()):
-        lines += [f"**Question frame.** {escape(frame)}", ""]
+        lines += [paragraph(strong("Question frame."), f" {frame}")]
     if context.verdict is not None:
         lines += (
-            open_block(context.verdict, numbers, escape, cite)
+            open_block(context.verdict, numbers)
             if context.verdict.label == "open"
             else verdict_block(context.verdict, numbers)
         )
     if context.degraded:
         lines += [
-            "> **Part of this run was done in code because the language model failed.** "
-            + " ".join(f"{escape(reason[0].upper() + reason[1:])}." for reason in context.degraded),
-            "",
+            Quote(
+                blocks=[
+                    paragraph(
+                        strong("Part of this run was done in code because the language model failed."),
+                        *(f" {reason[0].upper() + reason[1:]}." for reason in context.degraded),
+                    )
+                ]
+            )
         ]
     # A sentence of the brief that counts more studies of a kind than the table does is not shown: the
     # counted line below it gives the totals.
     kept = [part for part in split_sentences(report.answer_brief) if not overcounts(part, counted)]
-    brief = text(" ".join(kept)) or "No answer could be given."
-    lines += ["## Answer in brief", "", brief, ""]
+    brief = text(" ".join(kept)) or runs("No answer could be given.")
+    lines += [heading("Answer in brief"), paragraph(brief)]
     if evidence:
-        lines += [escape(counted_line(counted, len(evidence))), ""]
+        lines += [paragraph(counted_line(counted, len(evidence)))]
     retracted, concern = flagged(counted, report, evidence)
     lines += flag_warnings(retracted, concern, evidence, numbers, context.demo)
     lines += [
-        "## Key findings",
-        "",
+        heading("Key findings"),
         *findings_list(report.key_findings, numbers, text, "No finding could be supported.", evidence),
-        "",
     ]
     none_found = "None among the evidence reviewed."
     contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence)
-    lines += ["## Contrary evidence", "", *contrary, ""]
+    lines += [heading("Contrary evidence"), *contrary]
     figures = context.figures or build_figures(counted, evidence, context.sources, numbers)
     if evidence:
-        lines += ["## Strength of evidence", "", *strength_table(counted, numbers), ""]
-    lines += flow_lines(figures.flow, escape)
+        lines += [heading("Strength of evidence"), *strength_table(counted, numbers)]
+    lines += flow_lines(figures.flow)
     if evidence:
         comparison = context.frame.comparison_line() if context.frame is not None else None
-        lines += results_table(figures.rows, len(counted.counted), numbers, escape, comparison)
-        lines += figure_lines(figures, escape)
+        lines += results_table(figures.rows, len(counted.counted), numbers, comparison)
+        lines += figure_lines(figures)
     shown = shown_assessment(context.assessment, counted)
     if shown is not None:
-        lines += ["## How the judge rated the evidence", "", *assessment_lines(shown, text), ""]
+        lines += [heading("How the judge rated the evidence"), *assessment_lines(shown, text)]
     # Errors are code-written and shown escaped (URLs defanged) under "Why the run stopped", never here.
     designs = present_designs(counted, report, evidence)
     stated = [item for item in (*report.limitations, *context.notes) if not untrue(item, designs)]
-    limitations = [f"- {rendered}" for item in stated if (rendered := text(item))]
-    lines += ["## Limitations", "", *(limitations or ["- None stated."]), ""]
-    lines += ["## Why the run stopped", "", escape(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason))]
-    lines.append("")
-    counts = ", ".join(f"{escape(name)} {count}" for name, count in context.sources.items()) or "none"
-    lines.append(
-        f"- Iterations: {context.iterations}; {len(evidence)} item(s) collected; by source (an item found by several "
-        f"sources counts for each): {counts}."
-    )
-    for name, error in context.failed_sources.items():
-        lines.append(f"- Source problem, {escape(name)}: {escape(source_error(name, error))}")
-    lines += [f"- Problem: {escape(problem)}" for problem in context.problems]
-    lines += ["", "## References", ""]
-    recalled = set(context.recalled)
+    limitations = [Item(runs=rendered) for item in stated if (rendered := text(item))]
+    lines += [heading("Limitations"), bullets(limitations or [Item(runs=runs("None stated."))])]
     lines += [
-        reference_entry(number, study, lead(study).id in recalled, context.demo)
-        for number, study in enumerate(studies, start=1)
-    ] or ["None."]
-    return "\n".join(lines).rstrip() + "\n"
+        heading("Why the run stopped"),
+        paragraph(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason)),
+    ]
+    counts = ", ".join(f"{name} {count}" for name, count in context.sources.items()) or "none"
+    happened = [
+        Item(
+            runs=runs(
+                f"Iterations: {context.iterations}; {len(evidence)} item(s) collected; by source (an item found by "
+                f"several sources counts for each): {counts}."
+            )
+        )
+    ]
+    for name, error in context.failed_sources.items():
+        happened.append(Item(runs=runs(f"Source problem, {name}: {source_error(name, error)}")))
+    happened += [Item(runs=runs(f"Problem: {problem}")) for problem in context.problems]
+    lines += [bullets(happened), heading("References")]
+    recalled = set(context.recalled)
+    entries = [reference_entry(study, lead(study).id in recalled, context.demo) for study in studies]
+    lines += [References(items=entries) if entries else paragraph("None.")]
+    return ReportDocument(blocks=lines)
+
+
+def _meta(at: int, label: str, value: str) -> list[Inline]:
+    """'run `research-…`', joined by ' · '."""
+    return runs(" · " if at else "", f"{label} ", Code(text=value))
+
+
+def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
+    """The report as Markdown (``build_document`` written by ``stages.markdown_writer``)."""
+    return to_markdown(build_document(report, evidence, context))

@@ -6,12 +6,13 @@ same numbers."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
 from deepcritical.reading.effects import Effect
+from deepcritical.stages.document import Block, Code, Table, cites, heading, paragraph, runs
 from deepcritical.stages.strength import Strength
 from deepcritical.text import shorten
 
@@ -151,36 +152,35 @@ def results_table(
     rows: list[StudyResult],
     counted: int,
     numbers: Mapping[str, int],
-    escape: Callable[[str], str],
     comparison: str | None = None,
-) -> list[str]:
-    """The report's section: a row per stated result (``study_results``), each cell escaped; ``comparison``
-    (the question frame's intervention against its comparator) is what each reading is for."""
-    lines = ["## Study results", ""]
+) -> list[Block]:
+    """The report's section: a row per stated result (``study_results``); ``comparison`` (the question frame's
+    intervention against its comparator) is what each reading is for. The page sorts the table by a column."""
+    lines: list[Block] = [heading("Study results")]
     if not rows:
-        return [*lines, "None of the counted studies states a result in numbers in the text read.", ""]
+        return [*lines, paragraph("None of the counted studies states a result in numbers in the text read.")]
     if comparison:
-        lines += [f"Comparison read for: {escape(comparison)}.", ""]
-    lines += [
-        "| Study | Design | Population | n | Outcome | Result as stated | Effect [95% CI] | p | Reading |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+        lines += [paragraph(f"Comparison read for: {comparison}.")]
+    header = ["Study", "Design", "Population", "n", "Outcome", "Result as stated", "Effect [95% CI]", "p", "Reading"]
+    table = Table(header=header, rows=[], sortable=True)
     for row in rows:
-        reference = f"[{numbers[row.id]}]" if row.id in numbers else "–"
+        reference = cites([numbers[row.id]]) if row.id in numbers else runs("–")
         n = f"{row.n:,}" if row.n else "–"
         more = f" (+{row.others} more)" if row.others else ""
-        outcome = escape(row.outcome) if row.outcome else "–"
-        cells = [escape(reference), escape(row.design), escape(row.population or "–"), n, outcome]
-        cells += [escape(row.quote) + more, escape(effect_text(row)) or "–", escape(p_text(row.p))]
-        lines.append("| " + " | ".join([*cells, escape(row.direction or "no clear result")]) + " |")
+        outcome = row.outcome if row.outcome else "–"
+        cells = [reference, runs(row.design), runs(row.population or "–"), runs(n), runs(outcome)]
+        cells += [runs(row.quote + more), runs(effect_text(row) or "–"), runs(p_text(row.p))]
+        table.rows.append([*cells, runs(row.direction or "no clear result")])
     studies = len({row.id for row in rows})
     lines += [
-        "",
-        f"{studies} of {counted} counted studies state a result in numbers in the text read (abstract or passage). "
-        "Each is read in code from the study's own words (every effect size stated with its interval, one row "
-        "each, else the first effect size, else each group's value with a p-value, else a p-value), with the "
-        "outcome the words before it name; the numbers are not appraised. `deepcritical export RUN_DIR --format "
-        "results-csv` writes this table as CSV.",
-        "",
+        table,
+        paragraph(
+            f"{studies} of {counted} counted studies state a result in numbers in the text read (abstract or "
+            "passage). Each is read in code from the study's own words (every effect size stated with its interval, "
+            "one row each, else the first effect size, else each group's value with a p-value, else a p-value), "
+            "with the outcome the words before it name; the numbers are not appraised. ",
+            Code(text="deepcritical export RUN_DIR --format results-csv"),
+            " writes this table as CSV.",
+        ),
     ]
     return lines

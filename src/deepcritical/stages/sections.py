@@ -7,8 +7,25 @@ from collections.abc import Mapping, Sequence
 
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
-from deepcritical.stages.markdown import ModelText, cite, escape, safe_link
-from deepcritical.stages.references import best_grade, citation_mark
+from deepcritical.stages.document import (
+    Block,
+    Cite,
+    Inline,
+    Item,
+    Link,
+    Quote,
+    Table,
+    bullets,
+    cites,
+    em,
+    heading,
+    item,
+    paragraph,
+    runs,
+    strong,
+)
+from deepcritical.stages.markdown import ModelText, safe_link
+from deepcritical.stages.references import best_grade, citation_ref
 from deepcritical.stages.strength import DIRECTIONS, Strength
 
 
@@ -18,29 +35,29 @@ def findings_list(
     text: ModelText,
     empty: str,
     evidence: Mapping[str, Evidence],
-) -> list[str]:
+) -> list[Block]:
     if not findings:
-        return [empty]
+        return [paragraph(empty)]
     lines = []
     for finding in findings:
-        marks = "; ".join(
+        marks = list(
             dict.fromkeys(
-                citation_mark(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
+                citation_ref(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
             )
         )
         grade = best_grade(finding.evidence_ids, evidence)
-        shown = f" *({escape(grade.label)})*" if grade is not None and grade.basis is not None else ""
-        said = f' "{escape(finding.quote)}"' if finding.quote else ""
-        cited = f" \\[{marks}\\]" if marks else ""
-        lines.append(f"- {text(finding.statement)}{said}{cited}{shown}")
-    return lines
+        shown = runs(" ", em(f"({grade.label})")) if grade is not None and grade.basis is not None else []
+        said = f' "{finding.quote}"' if finding.quote else ""
+        cited = runs(" ", Cite(refs=marks, separator="; ")) if marks else []
+        lines.append(item(text(finding.statement), said, *cited, *shown))
+    return [bullets(lines)]
 
 
-def _flagged_item(item: Evidence, numbers: Mapping[str, int], demo: bool) -> str:
-    link = None if demo else safe_link(item.citation.url)  # a synthetic record has no page
-    where = f" [Link]({link})" if link else ""
-    number = f", reference {cite([numbers[item.id]])}" if item.id in numbers else ""
-    return f"{escape(item.citation.title.rstrip('. '))} ({escape(item.citation.date)}){number}.{where}"
+def _flagged_item(flag: str, item_: Evidence, numbers: Mapping[str, int], demo: bool) -> Item:
+    link = None if demo else safe_link(item_.citation.url)  # a synthetic record has no page
+    where = runs(" ", Link(text="Link", url=link)) if link else []
+    number = runs(", reference ", cites([numbers[item_.id]])) if item_.id in numbers else []
+    return item(strong(flag), f" {item_.citation.title.rstrip('. ')} ({item_.citation.date})", *number, ".", *where)
 
 
 def flagged(counted: Strength, report: ResearchReport, evidence: Mapping[str, Evidence]) -> tuple[list[str], list[str]]:
@@ -58,52 +75,61 @@ def flag_warnings(
     evidence: Mapping[str, Evidence],
     numbers: Mapping[str, int],
     demo: bool = False,
-) -> list[str]:
+) -> list[Block]:
     """A visible warning listing the on-topic retracted items (they support no finding), and the items under
     an expression of concern."""
-    lines: list[str] = []
+    lines: list[Block] = []
     if retracted:
         lines += [
-            f"> **Warning: {len(retracted)} retracted publication(s) on this question.** A retracted publication "
-            "supports no finding in this report; it is listed here so that it is not mistaken for evidence:",
-            ">",
-            *(f"> - **Retracted:** {_flagged_item(evidence[i], numbers, demo)}" for i in retracted),
-            "",
+            Quote(
+                blocks=[
+                    paragraph(
+                        strong(f"Warning: {len(retracted)} retracted publication(s) on this question."),
+                        " A retracted publication supports no finding in this report; it is listed here so that it "
+                        "is not mistaken for evidence:",
+                    ),
+                    bullets([_flagged_item("Retracted:", evidence[i], numbers, demo) for i in retracted]),
+                ]
+            )
         ]
     if concern:
         lines += [
-            f"> **Caution: {len(concern)} publication(s) under an expression of concern.** The journal has "
-            "questioned their reliability; read any finding they support with care:",
-            ">",
-            *(f"> - **Expression of concern:** {_flagged_item(evidence[i], numbers, demo)}" for i in concern),
-            "",
+            Quote(
+                blocks=[
+                    paragraph(
+                        strong(f"Caution: {len(concern)} publication(s) under an expression of concern."),
+                        " The journal has questioned their reliability; read any finding they support with care:",
+                    ),
+                    bullets([_flagged_item("Expression of concern:", evidence[i], numbers, demo) for i in concern]),
+                ]
+            )
         ]
     return lines
 
 
-def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> str:
+def _cell(ids: Sequence[str], numbers: Mapping[str, int]) -> list[Inline]:
     """A count and the reference numbers of exactly the items counted."""
-    return f"{len(ids)} {cite([numbers[i] for i in ids])}" if ids else "0"
+    return runs(f"{len(ids)} ", cites([numbers[i] for i in ids])) if ids else runs("0")
 
 
-def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[str]:
+def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[Block]:
     """The counted items by design (strongest first) and by the direction of their result. Each cell gives
     the count and the reference numbers of exactly those items (every counted item is numbered)."""
-    lines = [
-        "| Design | OCEBM 2011 level | Favourable | Null | Unfavourable | No clear result |",
-        "|---|---|---|---|---|---|",
-    ]
+    table = Table(
+        header=["Design", "OCEBM 2011 level", "Favourable", "Null", "Unfavourable", "No clear result"], rows=[]
+    )
     for label, cells in strength.rows:
-        counts = " | ".join(_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None))
-        lines.append(f"| {escape(label[0].upper() + label[1:])} | {escape(strength.level_text(label))} | {counts} |")
+        counts = [_cell(cells.get(way, []), numbers) for way in (*DIRECTIONS, None)]
+        table.rows.append([runs(label[0].upper() + label[1:]), runs(strength.level_text(label)), *counts])
+    lines: list[Block] = [table]
     if not strength.rows:
-        lines = ["No item reviewed mentions the question's key terms, so none is placed in the table."]
+        lines = [paragraph("No item reviewed mentions the question's key terms, so none is placed in the table.")]
     notes = [
         "Each item's design comes from its publication types, MeSH headings or text, and the direction of its "
         "result from the wording of the sentence that states it (read in code, not appraised); numbers in "
         "brackets are the references counted in each cell."
     ]
-    return [*lines, "", " ".join(notes)]
+    return [*lines, paragraph(" ".join(notes))]
 
 
 def counted_line(strength: Strength, collected: int) -> str:
@@ -147,28 +173,28 @@ ASPECT_NAMES = (
 )
 
 
-def assessment_lines(assessment: Assessment, text: ModelText) -> list[str]:
+def assessment_lines(assessment: Assessment, text: ModelText) -> list[Block]:
     """The judge's scores as capped, each with what it gave and why it was capped."""
-    lines = [
+    intro = paragraph(
         "The judge rated the items it was shown in its last round (the strongest studies on the question first, then "
         "by relevance and diversity; not every "
-        "item collected); each score is capped in code by what the counted studies can support.",
-        "",
-    ]
+        "item collected); each score is capped in code by what the counted studies can support."
+    )
+    lines = []
     for name, label in ASPECT_NAMES:
         aspect = getattr(assessment, name)
         caps = [cap for cap in assessment.caps if cap.aspect == name]
         capped = (
-            f" *(the judge gave {caps[0].given:g}; capped: {text(caps[-1].reason)})*"
+            runs(" ", em(f"(the judge gave {caps[0].given:g}; capped: ", text(caps[-1].reason), ")"))
             if caps and caps[0].given != aspect.score
-            else ""
+            else []
         )
-        lines.append(f"- **{label}: {aspect.score}/10.**{capped} {text(aspect.reason)}")
+        lines.append(item(strong(f"{label}: {aspect.score}/10."), *capped, " ", text(aspect.reason)))
     decision = "sufficient" if assessment.sufficient else "not sufficient"
     stop_caps = [cap for cap in assessment.caps if cap.aspect == "sufficient"]
-    note = f" *(the judge said sufficient; {text(stop_caps[-1].reason)})*" if stop_caps else ""
-    lines.append(f"- **Judge's decision:** {decision}, confidence {assessment.confidence:.2f}.{note}")
-    return lines
+    note = runs(" ", em("(the judge said sufficient; ", text(stop_caps[-1].reason), ")")) if stop_caps else []
+    lines.append(item(strong("Judge's decision:"), f" {decision}, confidence {assessment.confidence:.2f}.", *note))
+    return [intro, bullets(lines)]
 
 
 VERDICT_WORDS = {
@@ -182,34 +208,45 @@ VERDICT_WORDS = {
 }
 
 
-def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
+def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
     who = "given by the report model" if verdict.by == "model" else "computed in code"
     marks = [numbers[i] for i in dict.fromkeys(verdict.evidence_ids) if i in numbers]
-    rests = f" It rests on {cite(marks)}" if marks else " No collected item bears on it"
+    rests = runs(" It rests on ", cites(marks)) if marks else runs(" No collected item bears on it")
     strongest = ""
     if verdict.strongest_design:
         level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
-        strongest = f"; the strongest design behind it: {escape(verdict.strongest_design)}{level}"
+        strongest = f"; the strongest design behind it: {verdict.strongest_design}{level}"
     against = [numbers[i] for i in dict.fromkeys(verdict.against_ids) if i in numbers]
     caution = (
-        f" The studies at this report's best level of evidence read the other way: {cite(against)}." if against else ""
+        runs(" The studies at this report's best level of evidence read the other way: ", cites(against), ".")
+        if against
+        else []
     )
-    disagreement = ""
+    disagreement: list[Inline] = []
     if verdict.counted is not None:
         read = [numbers[i] for i in dict.fromkeys(verdict.counted.evidence_ids) if i in numbers]
-        resting = f", resting on {cite(read)}" if read else ""
-        disagreement = (
-            " The counted studies' readings, weighed in code, say otherwise: "
-            f"**{VERDICT_WORDS[verdict.counted.label]}** (confidence {verdict.counted.confidence:.2f}{resting})."
+        resting = runs(", resting on ", cites(read)) if read else []
+        disagreement = runs(
+            " The counted studies' readings, weighed in code, say otherwise: ",
+            strong(VERDICT_WORDS[verdict.counted.label]),
+            f" (confidence {verdict.counted.confidence:.2f}",
+            resting,
+            ").",
         )
     # A code verdict says how it weighed: by design level, size and directness, which the brief's plain
     # count by design does not, so the two may read differently.
-    how = f" {escape(verdict.rationale)}" if verdict.by == "code" and verdict.rationale else ""
+    how = f" {verdict.rationale}" if verdict.by == "code" and verdict.rationale else ""
     return [
-        "## Verdict",
-        "",
-        f"**{VERDICT_WORDS[verdict.label]}** (confidence {verdict.confidence:.2f}, {who}).{rests}{strongest}.{caution}"
-        f"{disagreement}{how}",
-        "",
+        heading("Verdict"),
+        paragraph(
+            strong(VERDICT_WORDS[verdict.label]),
+            f" (confidence {verdict.confidence:.2f}, {who}).",
+            rests,
+            strongest,
+            ".",
+            caution,
+            disagreement,
+            how,
+        ),
     ]

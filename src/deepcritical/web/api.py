@@ -34,7 +34,7 @@ from deepcritical.service.manager import (
     RunNotFoundError,
 )
 from deepcritical.text import MAX_QUESTION_CHARS
-from deepcritical.web.report_html import report_html
+from deepcritical.web.report_html import folder_report_html
 
 logger = structlog.get_logger(__name__)
 
@@ -329,9 +329,10 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
 
     @router.get("/runs/{run_id}/report.html", response_class=HTMLResponse, tags=["runs"])
     async def run_report_html(run_id: RunId) -> HTMLResponse:
-        """The report as an HTML fragment: outside text escaped, links to http(s) only."""
-        markdown = manager.file(run_id, "report.md").read_text(encoding="utf-8")
-        return HTMLResponse(report_html(markdown, files=f"/api/runs/{run_id}/"))
+        """The report as an HTML fragment: outside text escaped, links to http(s) only. Written from the run's
+        report document (report.json); an older run folder's report.md is rendered instead."""
+        report = manager.file(run_id, "report.md")  # 404 until the run has written its report
+        return HTMLResponse(folder_report_html(report.parent, files=f"/api/runs/{run_id}/"))
 
     @router.get("/runs/{run_id}/{name}", tags=["runs"], responses={404: {"model": ErrorBody}})
     @router.head("/runs/{run_id}/{name}", include_in_schema=False)

@@ -1,5 +1,8 @@
-"""A report's Markdown as HTML for the page. The Markdown escapes every outside string already
-(``stages.render.escape``); this renderer is the second wall: raw HTML in the source is shown as text,
+"""The report as HTML for the page. A run folder has its report as a document (``report.json``), which
+``stages.html`` writes as HTML beside the Markdown writer: ``run_report_html`` uses it. A run folder written
+before documents existed has only ``report.md``: ``report_html`` renders that Markdown with markdown-it, as the
+page always did. The Markdown escapes every outside string already (``stages.markdown.escape``); this renderer is
+the second wall: raw HTML in the source is shown as text,
 images are off but the run's own figures, and a link is kept only when it goes to http(s), to a reference of
 the same report or to one of the run's figure files. Citation numbers (``[3]``, ``[1, 2]``) become links to
 their entry in the reference list. A figure (``prisma.svg``, ``forest-N.svg``) becomes an ``<img>`` with no
@@ -11,22 +14,22 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from pathlib import Path
 
+import structlog
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+from pydantic import ValidationError
 
+from deepcritical.stages.document import REPORT_DOCUMENT_FILE, RUN_FIGURE, ReportDocument
+from deepcritical.stages.html import http_url, reference_id, to_html
+
+logger = structlog.get_logger(__name__)
 REFERENCES_HEADING = "References"
 CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 REFERENCE_ANCHOR = re.compile(r"^#ref-\d+$")
-# The figure files a run writes (run/figures.py), the only relative links and images a report may have.
-RUN_FIGURE = re.compile(r"^(?:prisma\.svg|forest-\d{1,3}\.(?:svg|png))$")
 SORTABLE_HEADING = "Study results"
-
-
-def reference_id(number: int) -> str:
-    return f"ref-{number}"
 
 
 class _ReportMarkdown(MarkdownIt):
@@ -37,10 +40,7 @@ class _ReportMarkdown(MarkdownIt):
         self.core.ruler.push("figures", _run_figures)
 
     def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
-        if REFERENCE_ANCHOR.match(url) or RUN_FIGURE.match(url):
-            return True
-        parts = urlsplit(url.strip())
-        return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+        return bool(REFERENCE_ANCHOR.match(url) or RUN_FIGURE.match(url)) or http_url(url)
 
 
 def _inline_text(tokens: Sequence[Token], index: int) -> str:
@@ -189,6 +189,19 @@ _RENDERER = _ReportMarkdown()
 
 
 def report_html(markdown: str, files: str | None = None) -> str:
-    """The report as an HTML fragment, safe to insert into the page; ``files``: where the run's files are
-    served (``/api/runs/ID/``), for its figure links."""
+    """A report's Markdown as an HTML fragment, safe to insert into the page; ``files``: where the run's files
+    are served (``/api/runs/ID/``), for its figure links. Only for a run folder without ``report.json``."""
     return str(_RENDERER.render(markdown, {"files": files}))
+
+
+def folder_report_html(folder: Path, files: str | None = None) -> str:
+    """The HTML of the report in a finished run's folder: its document written by ``stages.html``; the
+    fallback for a folder written before report documents (or with one this version cannot read) is its
+    ``report.md`` through ``report_html``."""
+    path = folder / REPORT_DOCUMENT_FILE
+    if path.is_file():
+        try:
+            return to_html(ReportDocument.model_validate_json(path.read_bytes()), files)
+        except ValidationError as error:
+            logger.warning("report_document_unreadable", run=folder.name, errors=error.error_count())
+    return report_html((folder / "report.md").read_text(encoding="utf-8"), files)
