@@ -34,6 +34,7 @@ from deepcritical.stages.render import (
 )
 from deepcritical.stages.results import StudyResult
 from deepcritical.stages.studies import group_studies, lead, study_numbers
+from deepcritical.stages.extractive import code_brief
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -187,6 +188,10 @@ def assemble_outcome(
     counted = counted_items(state.question, evidence.items, pool)
     frame = frame_question(state.question)
     verdict = run_verdict(state.question, report, evidence.items, pool, counted)
+    if evidence.items and (fallback is not None or deps.settings.demo_mode):
+        # A brief written in code (the demo's, or the fallback's) says what the run's verdict weighed, from the
+        # run's own counted set: the draft's was counted over the slice of text the report was written from.
+        report = report.model_copy(update={"answer_brief": code_brief(state.question, counted, verdict)})
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
         stop_reason=stop,
@@ -210,7 +215,7 @@ def assemble_outcome(
     report = report.model_copy(update={"references": [lead(study).id for study in studies]})
     # One set of figures (rows, flow, plots) for report.md, run.json and the figure files.
     numbers = study_numbers(studies)  # what reference_numbers would compute again from the references
-    figures = build_figures(counted, evidence.items, context.sources, numbers)
+    figures = build_figures(counted, evidence.items, numbers)
     context.figures = figures
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())

@@ -177,7 +177,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], co
     none_found = "None among the evidence reviewed."
     contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence)
     lines += ["## Contrary evidence", "", *contrary, ""]
-    figures = context.figures or build_figures(counted, evidence, context.sources, numbers)
+    figures = context.figures or build_figures(counted, evidence, numbers)
     if evidence:
         lines += ["## Strength of evidence", "", *strength_table(counted, numbers), ""]
     lines += flow_lines(figures.flow, escape)

@@ -118,6 +118,7 @@ def counted_line(strength: Strength, collected: int) -> str:
         for count, what in (
             (len(strength.off_topic), "off the question's topic"),
             (len(strength.registrations), "trial registration(s) (plans, not results)"),
+            (len(strength.not_studies), "web page(s) and commentary (not studies)"),
             (len(strength.retracted), "retracted"),
             (len(strength.same_study), "other part(s) of a study counted once (its abstract or passages)"),
         )
@@ -193,7 +194,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
         strongest = f"; the strongest design behind it: {escape(verdict.strongest_design)}{level}"
     against = [numbers[i] for i in dict.fromkeys(verdict.against_ids) if i in numbers]
     caution = (
-        f" The studies at this report's best level of evidence read the other way: {cite(against)}." if against else ""
+        f" Counted studies that read the other way: {cite(against)}." if against else ""
     )
     disagreement = ""
     if verdict.counted is not None:
