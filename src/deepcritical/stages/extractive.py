@@ -106,9 +106,12 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
         stated = strength.stated
         if not stated:
             return "None of the counted studies states a clear favourable, null or unfavourable result."
+        # The verdict is then the stance model's, read from the studies' whole text: the brief states no lean
+        # of its own beside it.
         return (
             f"{len(stated)} counted stud(ies) state a result ({_directions(strength, stated)}) {_ids(stated)}; "
-            "the verdict reads their text as a whole."
+            "none is weighed for the verdict (ungraded, or not read for the question's comparison), which reads "
+            "their text whole."
         )
     counts = _and([f"{sum(w.way == way for w in weighed)} {way}" for way in DIRECTIONS])
     return (
