@@ -26,12 +26,12 @@ from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.verdict import weighed_readings
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
 from deepcritical.stages.ratings import ceilings
 from deepcritical.stages.reading import result_only
 from deepcritical.stages.render import RenderContext, render_markdown
 from deepcritical.stages.strength import DIRECTIONS, strength_of
+from deepcritical.stages.verdict import weighed_readings
 
 INTERVENTIONS = ("metformin", "lithium", "colchicine", "semaglutide", "statins", "melatonin")
 CONDITIONS = ("sepsis", "psoriasis", "glaucoma", "gout", "asthma", "dementia")

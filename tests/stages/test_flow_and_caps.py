@@ -20,7 +20,10 @@ TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans"
 
 def abstract() -> Evidence:
     citation = Citation(
-        source="pubmed", title="Statins in sepsis: a randomised trial", url="https://pubmed.ncbi.nlm.nih.gov/7/", pmid="7"
+        source="pubmed",
+        title="Statins in sepsis: a randomised trial",
+        url="https://pubmed.ncbi.nlm.nih.gov/7/",
+        pmid="7",
     )
     return Evidence(content=RESULT, citation=citation, grade=TRIAL, found_by=["pubmed", "europepmc"])
 
@@ -34,7 +37,9 @@ def passage() -> Evidence:
 
 
 def web_page() -> Evidence:
-    citation = Citation(source="web", title="Statins cut sepsis deaths, trial finds", url="https://news.example/statins")
+    citation = Citation(
+        source="web", title="Statins cut sepsis deaths, trial finds", url="https://news.example/statins"
+    )
     grade = Grade(design="web", population="humans", basis="source")
     return Evidence(
         content="Statins reduced deaths in patients with sepsis, a trial found.", citation=citation, grade=grade
@@ -77,7 +82,9 @@ def test_estimates_at_different_time_points_are_not_plotted_as_one_outcome() -> 
     )
     assert plots == []
     assert "on 2 outcome(s)" in notes[0]
-    same, _ = forest_plots([row(ids[0], "28-day mortality", 0.79), row(ids[2], "mortality at 28 days", 0.85)], evidence, {})
+    same, _ = forest_plots(
+        [row(ids[0], "28-day mortality", 0.79), row(ids[2], "mortality at 28 days", 0.85)], evidence, {}
+    )
     assert [len(plot.studies) for plot in same] == [2]
 
 
@@ -96,5 +103,6 @@ def test_a_cap_names_the_study_that_sets_it_and_why_better_graded_ones_support_l
     ceiling, reason = ceilings(strength_of("Can metformin be repurposed for Alzheimer's disease?", views))["clinical"]
     assert ceiling == 6
     # Not "the strongest study is a meta-analysis (OCEBM level 3)" beside a level-2 trial: the trial is small.
-    assert "OCEBM level 2" in reason and "at most 5: fewer than 100 participants" in reason
+    assert "OCEBM level 2" in reason
+    assert "at most 5: fewer than 100 participants" in reason
     assert reason.endswith("comes from a meta-analysis (OCEBM level 3, n = 1,032,417) pmid:2")

@@ -70,13 +70,20 @@ _TIME_POINT = re.compile(
     r"|hundred)[- ](?P<unit>hours?|days?|weeks?|months?|years?)\b",
     re.IGNORECASE,
 )
-_NUMBER_WORDS = {
-    word: value
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()
-    )
-} | {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_NUMBER_WORDS["hundred"] = 100
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_TENS = {
+    "thirteen": 13,
+    "fourteen": 14,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_NUMBER_WORDS = {word: value for value, word in enumerate(_UNITS)} | _TENS | {"hundred": 100}
 _PRIMARY = re.compile(r"\bprimary\s+(?:composite\s+|efficacy\s+)?(?:outcome|end\s?point)\b", re.IGNORECASE)
 _PRIMARY_DEFINED = re.compile(
     r"\bprimary\s+(?:composite\s+|efficacy\s+)?(?:outcome|end\s?point)\s+(?:was|were|is|:)\s*"
@@ -153,7 +160,10 @@ def outcome_of(text: str, start: int) -> str | None:
 @cache
 def outcome_key(phrase: str) -> frozenset[str]:
     """What makes two outcomes the same: their content words, stemmed, synonyms joined, qualifiers out."""
-    times = {f"@{_count(match.group('count'))} {match.group('unit').lower().rstrip('s')}" for match in _TIME_POINT.finditer(phrase)}
+    times = {
+        f"@{_count(match.group('count'))} {match.group('unit').lower().rstrip('s')}"
+        for match in _TIME_POINT.finditer(phrase)
+    }
     words = stems(re.sub(r"[-/]", " ", _TIME_POINT.sub(" ", phrase)))
     return frozenset(_SYNONYMS.get(word, word) for word in words if word not in _QUALIFIERS) | times
 

@@ -24,6 +24,7 @@ from deepcritical.outputs import (
     Verdict,
 )
 from deepcritical.reading.frame import QuestionFrame, frame_question
+from deepcritical.stages.extractive import code_brief
 from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_figures
 from deepcritical.stages.render import (
     RenderContext,
@@ -34,7 +35,6 @@ from deepcritical.stages.render import (
 )
 from deepcritical.stages.results import StudyResult
 from deepcritical.stages.studies import group_studies, lead, study_numbers
-from deepcritical.stages.extractive import code_brief
 from deepcritical.stages.verdict import run_verdict
 
 
@@ -182,13 +182,14 @@ def assemble_outcome(
     fallback: FallbackReason | None,
     error: str | None,
     pool: Sequence[str] = (),
+    brief_in_code: bool = False,
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
     # One counted set for the verdict, the numbering, the Markdown and the capped assessment.
     counted = counted_items(state.question, evidence.items, pool)
     frame = frame_question(state.question)
     verdict = run_verdict(state.question, report, evidence.items, pool, counted)
-    if evidence.items and (fallback is not None or deps.settings.demo_mode):
+    if evidence.items and (fallback is not None or brief_in_code):
         # A brief written in code (the demo's, or the fallback's) says what the run's verdict weighed, from the
         # run's own counted set: the draft's was counted over the slice of text the report was written from.
         report = report.model_copy(update={"answer_brief": code_brief(state.question, counted, verdict)})

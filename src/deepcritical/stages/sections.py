@@ -193,9 +193,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[str]:
         level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
         strongest = f"; the strongest design behind it: {escape(verdict.strongest_design)}{level}"
     against = [numbers[i] for i in dict.fromkeys(verdict.against_ids) if i in numbers]
-    caution = (
-        f" Counted studies that read the other way: {cite(against)}." if against else ""
-    )
+    caution = f" Counted studies that read the other way: {cite(against)}." if against else ""
     disagreement = ""
     if verdict.counted is not None:
         read = [numbers[i] for i in dict.fromkeys(verdict.counted.evidence_ids) if i in numbers]

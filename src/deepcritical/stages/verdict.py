@@ -155,7 +155,11 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     strongest = min(chosen, key=lambda view: view.level or 6)
     # A yes or a no names the weighed studies that read the other way (heaviest first); a maybe rests on both.
     against = sorted(
-        ((view, weight) for view, way, weight, _ in weighed if stance != "maybe" and (way == "favourable") != (stance == "yes")),
+        (
+            (view, weight)
+            for view, way, weight, _ in weighed
+            if stance != "maybe" and (way == "favourable") != (stance == "yes")
+        ),
         key=lambda pair: (-pair[1], pair[0].level or 6),
     )
     label: VerdictLabel = stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[assignment]
