@@ -261,9 +261,9 @@ class StudyReader:
             reading = again if _states(again) else reading
         primary = [unit for unit in units if _PRIMARY_RESULT.search(unit.text) and self.on_outcome(unit.text, item)]
         if primary and _states(reading) and not _PRIMARY_RESULT.search(reading.evidence[0].text):
-            # A trial answers by its primary outcome: a secondary outcome's significant result ("first
-            # hospitalisation for heart failure was less frequent") is not the study's result when its primary
-            # outcome, which the question asks about too, did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
+            # A trial answers by its primary outcome, when a Results sentence states it for the question's
+            # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
+            # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
             again = self._reader.read(primary, self.comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         if not _states(reading):
