@@ -294,7 +294,8 @@ class Verdict(BaseModel):
     against_ids: Annotated[list[EvidenceId], _first(MAX_VERDICT_IDS)] = Field(
         default_factory=list,
         max_length=MAX_VERDICT_IDS,
-        description="The report's studies at its best level of evidence that read against the verdict",
+        description="Counted studies that read against the verdict: for a yes or no from the counted readings, every "
+        "weighed study read the other way; for the stance model's, those at the report's best level of evidence",
     )
     counted: Verdict | None = Field(
         default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"

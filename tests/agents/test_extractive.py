@@ -15,6 +15,8 @@ from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.extractive import MAX_CONTRARY, extractive_report
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.render import RenderContext, render_markdown
+from deepcritical.stages.strength import strength_of
+from deepcritical.stages.verdict import counted_verdict
 
 
 def views(items: list[Evidence]) -> list[EvidenceView]:
@@ -41,15 +43,28 @@ GRADED = [
 
 @pytest.mark.parametrize(
     ("items", "lean"),
-    # Over the whole corpus: two favourable, one null, one harm (B12); "the findings suggest metformin may
-    # benefit ..." only speculates and states no result.
+    # Over the whole corpus: three favourable, one null, one harm (B12); "the findings suggest metformin may
+    # benefit ..." only speculates and states no result (the trial's result is "metformin improved memory recall").
     [(CORPUS[:3], "leans favourable"), (CORPUS[3:5], "leans against"), (CORPUS, "is mixed")],
 )
-def test_the_answer_leans_by_how_the_quoted_sentences_read(items: list[Evidence], lean: str) -> None:
-    brief = extractive_report(QUESTION, views(items)).answer_brief
-    assert f"by study design, the evidence {lean}" in brief
-    # These test items carry no grade: no study in people is graded, and the brief says so.
+def test_the_answer_leans_as_the_verdict_weighs_the_counted_studies(items: list[Evidence], lean: str) -> None:
+    trials = views([graded(item, TRIAL) for item in items])
+    brief = extractive_report(QUESTION, trials).answer_brief
+    assert f"by design level, size and directness, the evidence {lean}" in brief
+    # The brief says the answer the verdict gives over the same counted studies (issue 23, round 3, item 1).
+    verdict = counted_verdict(QUESTION, strength_of(QUESTION, trials), trials)
+    assert lean == {"yes": "leans favourable", "no": "leans against", "maybe": "is mixed"}[verdict.label]
+    counts = r"(\d+) counted stud\(ies\)\D+(\d+) favourable\D+(\d+) null\D+(\d+) unfavourable"
+    assert re.findall(counts, brief) == re.findall(counts, verdict.rationale)
+
+
+def test_the_brief_states_no_lean_beside_a_verdict_the_stance_model_gave() -> None:
+    # Ungraded items are not weighed: the verdict reads their whole text, and the brief only counts them.
+    brief = extractive_report(QUESTION, views(CORPUS[3:5])).answer_brief
     assert brief.startswith("No counted study in people is graded on the OCEBM scale.")
+    assert "2 counted stud(ies) state a result (1 null (no effect) and 1 unfavourable)" in brief
+    assert "leans" not in brief
+    assert "mixed" not in brief
 
 
 def test_the_answer_starts_from_the_strongest_studies_in_people_and_cites_each() -> None:
@@ -58,8 +73,9 @@ def test_the_answer_starts_from_the_strongest_studies_in_people_and_cites_each()
     trials = [CORPUS[1].id, CORPUS[3].id]
     assert brief.startswith("The strongest evidence in people is at OCEBM level 2 (randomised trials): 2 studies")
     strongest = brief.split("Weighing")[0]
-    # The second trial's abstract only speculates ("may benefit"): one result in the strongest row.
-    assert "1 null (no effect) and 1 with no clear result" in strongest
+    # The first trial's abstract states a result ("metformin improved memory recall") and then speculates ("may
+    # benefit"): its result is the first sentence's.
+    assert "1 favourable and 1 null (no effect)" in strongest
     assert set(re.findall(r"pmid:\d+", strongest)) == set(trials)
     assert "/10" not in brief  # the judge's scores have their own section, capped there
 
@@ -76,7 +92,7 @@ def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_h
 def test_evidence_without_a_clear_result_does_not_settle_the_question() -> None:
     plain = evidence(61, "Metformin is a biguanide drug and Alzheimer's disease is a dementia of older age.")
     brief = extractive_report(QUESTION, views([plain])).answer_brief
-    assert "None of the counted items states a clear favourable, null or unfavourable result." in brief
+    assert "None of the counted studies states a clear favourable, null or unfavourable result." in brief
 
 
 def test_every_item_is_counted_and_cited_though_only_some_are_quoted() -> None:
@@ -87,7 +103,7 @@ def test_every_item_is_counted_and_cited_though_only_some_are_quoted() -> None:
     report = extractive_report(QUESTION, views(nulls))
     quoted = {i for finding in report.contrary_evidence for i in finding.evidence_ids}
     assert len(quoted) < len(nulls)
-    assert f"all {len(nulls)} counted item(s)" in report.answer_brief
+    assert f"{len(nulls)} counted stud(ies) state a result" in report.answer_brief
     assert set(re.findall(r"pmid:\d+", report.answer_brief)) == {item.id for item in nulls}
 
 
@@ -118,7 +134,7 @@ HARM = (
 
 @pytest.mark.parametrize("text", [NULL_TRIAL, HARM])
 def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for_the_judge(text: str) -> None:
-    item = evidence(90, text)
+    item = graded(evidence(90, text), TRIAL)
     report = extractive_report(QUESTION, views([item]))
     assert [i for f in report.contrary_evidence for i in f.evidence_ids] == [item.id]
     assert report.key_findings == []

@@ -70,6 +70,39 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
         line.split("Evidence id: `")[1].split("`")[0] for line in references.splitlines() if "Evidence id: `" in line
     ]
     assert len(pmids) == len(set(pmids))
+    # Round 3 (what a new user saw). The brief says the answer the verdict gives and counts what it counts: the
+    # weighed studies, never web pages (the metformin brief read "leans against" beside "maybe").
+    brief = outcome.markdown.split("## Answer in brief", 1)[1].split("\n## ", 1)[0]
+    if verdict.label in ("yes", "no", "maybe"):
+        lean = {"yes": "leans favourable", "no": "leans against", "maybe": "is mixed"}[verdict.label]
+        assert f"the evidence {lean}" in brief
+        counts = r"(\d+) counted stud\(ies\)\D+(\d+) favourable\D+(\d+) null\D+(\d+) unfavourable"
+        assert re.findall(counts, brief) == re.findall(counts, verdict.rationale)
+    else:
+        assert "lean" not in brief
+        assert "mixed" not in brief
+    # Web pages and commentary are no counted study: none in the strength table, none a reading.
+    by_id = {item.id: item for item in outcome.evidence}
+    for evidence_id, numbers in [(i, n) for i, n in _numbered(outcome.markdown).items() if i in by_id]:
+        if by_id[evidence_id].grade.design in ("web", "editorial_or_letter"):
+            assert not any(re.search(rf"[\[ ]{n}(?:\\\]|,)", table) for n in numbers), evidence_id
+    # A yes or a no names every weighed study that reads the other way; a maybe rests on both sides.
+    if verdict.label == "no":
+        assert {"pmid:99000303", "pmid:99000306"} <= set(verdict.against_ids)  # the favourable cohorts
+    if verdict.label in ("maybe", "insufficient"):
+        assert verdict.against_ids == []
+    assert not set(verdict.against_ids) & set(verdict.evidence_ids)
+    if "SGLT2" in question:  # the post-MI trial's primary outcome is null (HR 0.90, p = 0.21): against a yes
+        assert verdict.against_ids == ["pmid:99000407"]
+
+
+def _numbered(markdown: str) -> dict[str, list[str]]:
+    """Each referenced evidence id's reference number(s), from the reference list."""
+    found: dict[str, list[str]] = {}
+    for line in markdown.split("## References", 1)[1].splitlines():
+        if "Evidence id: `" in line:
+            found.setdefault(line.split("Evidence id: `")[1].split("`")[0], []).append(line.split(".", 1)[0])
+    return found
 
 
 async def test_a_study_read_for_another_outcome_is_counted_as_stating_no_result_on_the_question(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from deepcritical.reading.outcomes import outcome_key, outcome_of
+from deepcritical.reading.statistics import read_effects
 
 META = (
     "RESULTS: SGLT2 inhibitors reduced the composite of cardiovascular death or hospitalisation for heart failure "
@@ -52,3 +53,99 @@ def test_the_same_outcome_in_other_words_has_one_key_and_a_composite_is_not_its_
 
 def test_no_words_before_an_estimate_name_no_outcome() -> None:
     assert outcome_of("(HR 0.80, 95% CI 0.70 to 0.91)", 1) is None
+
+
+# The demo corpus's own sentences, whose "Outcome" cell read "showed no effect on 28-day or", "gave a pooled
+# adjusted", "by 9.7 words", "attenuated the estimate to", "Metformin" (issue 23, round 3, item 7): each cell
+# is the outcome the estimate is for, or blank.
+@pytest.mark.parametrize(
+    ("text", "estimate", "outcome"),
+    [
+        (
+            "RESULTS: Nine RCTs (2,275 patients; atorvastatin, simvastatin and rosuvastatin) showed no effect on "
+            "28-day or in-hospital mortality (RR 0.98, 95% CI 0.84 to 1.14).",
+            "RR 0.98",
+            "28-day or in-hospital mortality",
+        ),
+        (
+            "Twenty-seven observational studies (over 400,000 patients) gave a pooled adjusted OR of 0.65 (0.57 to "
+            "0.75) with substantial heterogeneity.",
+            "0.65",
+            None,
+        ),
+        (
+            "RESULTS: Sixty-day in-hospital mortality was 28.5% with rosuvastatin and 24.9% with placebo "
+            "(difference 3.6 percentage points, 95% CI -2.8 to 10.0; p=0.21).",
+            "28.5%",
+            "Sixty-day in-hospital mortality",
+        ),
+        (
+            "Former users, who had stopped statins more than 90 days before admission, also had lower mortality "
+            "than never-users (HR 0.90, 0.82 to 0.99).",
+            "HR 0.90",
+            "mortality",
+        ),
+        (
+            "The pooled relative risk (RR) of all-cause dementia was 0.80 (95% CI 0.71 to 0.90; I²=88%).",
+            "0.80",
+            "all-cause dementia",
+        ),
+        (
+            "Total recall improved by 9.7 words with metformin and by 5.3 words with placebo (adjusted difference "
+            "4.4, 95% CI 0.5 to 8.3; p=0.03).",
+            "4.4",
+            "Total recall",
+        ),
+        (
+            "RESULTS: Metformin users showed a slower decline in posterior cingulate FDG uptake (-0.9% vs -1.7% per "
+            "year; p=0.01).",
+            "-0.9%",
+            "decline in posterior cingulate FDG uptake",
+        ),
+        (
+            "RESULTS: Long-term metformin use was associated with a higher risk of AD (adjusted OR 1.28, 95% CI 1.11 "
+            "to 1.47), whereas short-term use was not (OR 1.03, 0.92 to 1.15).",
+            "OR 1.03",
+            None,
+        ),
+        (
+            "Restricting the analysis to patients with recorded vitamin B12 measurements (n=5,210) attenuated the "
+            "estimate to OR 1.16 (0.94 to 1.43).",
+            "1.16",
+            None,
+        ),
+        (
+            "RESULTS: Metformin increased AMPK Thr172 phosphorylation 2.4-fold and reduced AT8-positive tau by 38% "
+            "(p<0.01) in neurons.",
+            "38%",
+            "AT8-positive tau",
+        ),
+        (
+            "RESULTS: Metformin reduced nuclear p65 in Iba1-positive cells by 44% and hippocampal IL-1β by 52% "
+            "(p<0.001).",
+            "44%",
+            "nuclear p65",
+        ),
+        (
+            "RESULTS: Overall, vitamin D reduced depressive symptoms slightly (SMD -0.32, 95% CI -0.45 to -0.19).",
+            "-0.32",
+            "depressive symptoms",
+        ),
+        (
+            "RESULTS: Genetically predicted 25(OH)D was not associated with depression (OR 0.98 per standard "
+            "deviation increase, 95% CI 0.93 to 1.04; p=0.55).",
+            "0.98",
+            "depression",
+        ),
+    ],
+)
+def test_the_outcome_cell_is_the_outcome_or_blank(text: str, estimate: str, outcome: str | None) -> None:
+    (effect,) = [effect for effect in read_effects(text) if estimate in effect.quote]
+    assert outcome_of(text, effect.start) == outcome
+
+
+def test_an_outcome_at_another_time_point_is_another_outcome() -> None:
+    assert outcome_key("28-day mortality") != outcome_key("90-day mortality")
+    assert outcome_key("Thirty-day mortality") == outcome_key("30-day mortality")
+    assert outcome_key("mortality at 28 days") == outcome_key("28-day mortality")
+    assert outcome_key("28-day mortality") != outcome_key("mortality")

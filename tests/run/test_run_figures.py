@@ -162,7 +162,7 @@ def test_the_flow_always_shows_the_reports_own_counts(items: list[tuple[str, lis
     report = ResearchReport(question=QUESTION, answer_brief="Maybe.", key_findings=[], contrary_evidence=[])
     markdown = render_markdown(report, evidence, context)
     counted = counted_items(QUESTION, evidence, pool)
-    flow = build_figures(counted, evidence, sources, {}).flow
+    flow = build_figures(counted, evidence, {}).flow
     assert flow is not None
     drawn = svg_texts(prisma_svg(flow_counts(flow)))
     # What the report says, read back from its own words

@@ -73,6 +73,9 @@ class AgentModels:
     name: str
     output_modes: tuple[OutputStrategy, ...] = (TOOL,)
     endpoint: ModelEndpoint | None = None
+    # The Report "model" writes the extractive report in code (the demo's): its brief is then restated from the
+    # run's own counted set and verdict, as a code fallback's is.
+    report_in_code: bool = False
 
 
 class GrammarSchemaTransformer(OpenAIJsonSchemaTransformer):

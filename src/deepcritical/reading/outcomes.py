@@ -25,16 +25,65 @@ _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(])")
 _BOUNDARY = re.compile(r"[;:,]\s*|\)\s*(?:,|and\b|or\b)?\s*")
 # A verb that joins a subject to what is said about it: its subject is the outcome ("X was reduced").
 _LINKING = re.compile(
-    r"\b(?:was|were|is|are|occurred|occurs|did|does|do|had|has|have|remained|fell|rose|declined|increased by|"
-    r"decreased by|differed|did not differ)\b",
+    r"\b(?:was|were|is|are|occurred|occurs|did|does|do|had|has|have|remained|fell|rose|declined|"
+    r"(?:increased|decreased|improved|reduced|changed|worsened) by|differed|did not differ)\b",
     re.IGNORECASE,
 )
-# An active effect verb (or "associated with"): its object is the outcome ("drug reduced X").
+# An active effect verb (or "associated with", "had lower", "showed no effect on"): its object is the outcome
+# ("drug reduced X"). Not when "by" follows: "recall improved by 9.7 words" says how much its subject changed.
 _ACTIVE = re.compile(
-    r"\b(?:(?:was|were|is|are)\s+)?(?:associated with|reduced|reduces|reduce|lowered|lowers|lower|increased|increases|"
-    r"improved|improves|prevented|prevents|cut|cuts|decreased|decreases|raised|raises)\b\s*",
+    r"\b(?:(?:(?:was|were|is|are)\s+(?:not\s+)?)?(?:associated with|reduced|reduces|reduce|lowered|lowers|lower"
+    r"|increased|increases|improved|improves|prevented|prevents|cut|cuts|decreased|decreases|raised|raises)\b"
+    r"(?!\s+by\b)"
+    r"|(?:did|does|do) not (?:reduce|lower|improve|increase|decrease|change|prevent|affect)\b"
+    r"|(?:showed|shows|had|has|have) (?:(?:a|an|no)\s+)?(?:(?:significant|clear|meaningful)\s+)?(?:effect on\b"
+    r"|(?:slower|faster|greater|smaller|lower|higher|more|less|fewer|reduced|increased)\b))\s*",
     re.IGNORECASE,
 )
+# After a word of change, "in" says what changed ("a slower decline in FDG uptake"); after anything else it
+# says where or in whom ("mortality in patients with sepsis"), which is not the outcome.
+_WHERE = re.compile(
+    r"(?<!\brise)(?<!\bfall)(?<!\bdecline)(?<!\bchange)(?<!\bincrease)(?<!\bdecrease)(?<!\breduction)"
+    r"(?<!\bimprovement)\s+(?:with|in|among|versus|vs\.?|compared|than)\b(?!-).*$",
+    re.IGNORECASE,
+)
+# Trailing words that say how much or join the next words, not what: "symptoms slightly", "mRNA by", "sepsis from".
+_TRAILING = re.compile(r"(?:\s+(?:\w+ly|by|from|to|of|and|or|the|a|an)\b)+$", re.IGNORECASE)
+# Words that name an exposure, an analysis or a connective, never an outcome: a clause of only these and the
+# qualifiers names none ("gave a pooled adjusted", "whereas short-term use", "attenuated the estimate to").
+_NOT_OUTCOME = frozenset(
+    {"also", "wherea", "while", "but", "gave", "give", "pool", "adjust", "weight", "crude", "estim", "attenu"}
+    | {"use", "user", "short", "long", "term", "analysi", "model", "overal", "summari", "relat", "effect", "show"}
+    | {"restrict", "sensit", "specif", "differ", "mean", "standardis", "standard"}
+)
+# An estimate written as "RR) of all-cause dementia was 0.80": the outcome follows the measure's name.
+_MEASURE_OF = re.compile(r"^[A-Za-z]{1,5}\)?\s+(?:of|for)\s+(?P<outcome>[^()0-9;=]{3,120}?)\s+(?:was|were|is|are)\b")
+# An estimate whose words start with its verb: "reduced AT8-positive tau by 38%".
+_VERB_FIRST = re.compile(
+    r"^(?:reduced|increased|decreased|lowered|raised|improved)\s+(?P<outcome>[^();]{3,120}?)\s+by\s+[-+]?\d",
+    re.IGNORECASE,
+)
+# A time point is part of an outcome: 28-day and 90-day mortality are two outcomes, never pooled as one.
+_TIME_POINT = re.compile(
+    r"\b(?P<count>\d+|(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-?)?(?:one|two|three|four|five"
+    r"|six|seven|eight|nine)|ten|eleven|twelve|fourteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+    r"|hundred)[- ](?P<unit>hours?|days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_TENS = {
+    "thirteen": 13,
+    "fourteen": 14,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_NUMBER_WORDS = {word: value for value, word in enumerate(_UNITS)} | _TENS | {"hundred": 100}
 _PRIMARY = re.compile(r"\bprimary\s+(?:composite\s+|efficacy\s+)?(?:outcome|end\s?point)\b", re.IGNORECASE)
 _PRIMARY_DEFINED = re.compile(
     r"\bprimary\s+(?:composite\s+|efficacy\s+)?(?:outcome|end\s?point)\s+(?:was|were|is|:)\s*"
@@ -47,6 +96,7 @@ _LEADING = re.compile(
     r"hazard|odds|ratio|of|for|in)\b\s*)+",
     re.IGNORECASE,
 )
+_CONNECTIVE = re.compile(r"^(?:(?:also|whereas|while|but|and|overall|however)\b[\s,]*)+", re.IGNORECASE)
 _QUALIFIERS = frozenset(
     {"first", "fewer", "composit", "combin", "risk", "incid", "less", "lower", "more", "higher", "total"}
     | {"primari", "outcom", "endpoint", "end", "point", "hazard", "odd", "ratio", "hr", "or", "rr"}
@@ -83,21 +133,26 @@ def _outcome_words(clause: str) -> str:
         phrase = clause[: linking.start()]
     else:
         phrase = clause
-    phrase = re.sub(r"\s+(?:with|in|among|versus|vs\.?|compared)\b.*$", "", phrase, flags=re.IGNORECASE)
-    return _LEADING.sub("", phrase.strip(" ,;:-")).strip(" ,;:-")
+    phrase = _WHERE.sub("", phrase)
+    phrase = _LEADING.sub("", _CONNECTIVE.sub("", phrase.strip(" ,;:-"))).strip(" ,;:-")
+    return _TRAILING.sub("", phrase).strip(" ,;:-")
 
 
 def outcome_of(text: str, start: int) -> str | None:
     """The outcome of the estimate that starts at ``start`` in ``text``, in the text's words (the primary
     outcome as the text defines it); None when the words before it name none."""
-    phrase = _outcome_words(_clause_before(text, start))
+    after = text[start : start + 200]
+    if named := _MEASURE_OF.match(after) or _VERB_FIRST.match(after):
+        phrase = _outcome_words(named.group("outcome"))
+    else:
+        phrase = _outcome_words(_clause_before(text, start))
     if _PRIMARY.search(phrase) or phrase.lower() in ("", "primary"):
         defined = _PRIMARY_DEFINED.search(text)
         if defined is None:
             return phrase or None
         phrase = _LEADING.sub("", defined.group("definition").strip())
     phrase = " ".join(phrase.split())
-    if not outcome_key(phrase):
+    if not outcome_key(phrase) - _NOT_OUTCOME:
         return None
     return phrase if len(phrase) <= MAX_OUTCOME_CHARS else phrase[: MAX_OUTCOME_CHARS - 1].rstrip() + "…"
 
@@ -105,5 +160,16 @@ def outcome_of(text: str, start: int) -> str | None:
 @cache
 def outcome_key(phrase: str) -> frozenset[str]:
     """What makes two outcomes the same: their content words, stemmed, synonyms joined, qualifiers out."""
-    words = stems(re.sub(r"[-/]", " ", phrase))
-    return frozenset(_SYNONYMS.get(word, word) for word in words if word not in _QUALIFIERS)
+    times = {
+        f"@{_count(match.group('count'))} {match.group('unit').lower().rstrip('s')}"
+        for match in _TIME_POINT.finditer(phrase)
+    }
+    words = stems(re.sub(r"[-/]", " ", _TIME_POINT.sub(" ", phrase)))
+    return frozenset(_SYNONYMS.get(word, word) for word in words if word not in _QUALIFIERS) | times
+
+
+def _count(words: str) -> int:
+    """'28' -> 28, 'thirty' -> 30, 'twenty-eight' -> 28."""
+    if words.isdigit():
+        return int(words)
+    return sum(_NUMBER_WORDS[part] for part in re.split(r"[- ]", words.lower()) if part)

@@ -196,6 +196,7 @@ class Orchestrator:
                         fallback=checked.fallback,
                         error=error or checked.crash,
                         pool=checked.pool,
+                        brief_in_code=parts.models is not None and parts.models.report_in_code,
                     )
                     report, audit = outcome.report, checked.audit  # its references: the report's numbered list
                     deps.emit(

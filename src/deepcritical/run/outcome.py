@@ -26,6 +26,7 @@ from deepcritical.outputs import (
 )
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.stages.document import ReportDocument
+from deepcritical.stages.extractive import code_brief
 from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_figures
 from deepcritical.stages.markdown_writer import to_markdown
 from deepcritical.stages.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
@@ -183,12 +184,17 @@ def assemble_outcome(
     fallback: FallbackReason | None,
     error: str | None,
     pool: Sequence[str] = (),
+    brief_in_code: bool = False,
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
     # One counted set for the verdict, the numbering, the Markdown and the capped assessment.
     counted = counted_items(state.question, evidence.items, pool)
     frame = frame_question(state.question)
     verdict = run_verdict(state.question, report, evidence.items, pool, counted)
+    if evidence.items and (fallback is not None or brief_in_code):
+        # A brief written in code (the demo's, or the fallback's) says what the run's verdict weighed, from the
+        # run's own counted set: the draft's was counted over the slice of text the report was written from.
+        report = report.model_copy(update={"answer_brief": code_brief(state.question, counted, verdict)})
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
         stop_reason=stop,
@@ -212,7 +218,7 @@ def assemble_outcome(
     report = report.model_copy(update={"references": [lead(study).id for study in studies]})
     # One set of figures (rows, flow, plots) for report.md, run.json and the figure files.
     numbers = study_numbers(studies)  # what reference_numbers would compute again from the references
-    figures = build_figures(counted, evidence.items, context.sources, numbers)
+    figures = build_figures(counted, evidence.items, numbers)
     context.figures = figures
     usage = deps.budget.usage
     failed = sum(stats.failed_requests for stats in state.agents.values())

@@ -63,7 +63,9 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
         from deepcritical.demo.models import demo_models
 
         brain, judge, report = demo_models()
-        return AgentModels(brain=brain, judge=judge, report=report, name="demo (deterministic FunctionModels)")
+        return AgentModels(
+            brain=brain, judge=judge, report=report, name="demo (deterministic FunctionModels)", report_in_code=True
+        )
     return live_models(settings, client)
 
 

@@ -201,7 +201,7 @@ def compare(
         return Changes(baseline=True, **common)
     held = _by_identity(before.evidence)
     strength = counted(after)
-    on_topic = set(strength.counted) | set(strength.registrations) | set(strength.retracted)
+    on_topic = {*strength.counted, *strength.registrations, *strength.retracted, *strength.not_studies}
     new, retracted, concern = [], [], []
     for item in after.evidence:
         earlier = _held_as(item, held)

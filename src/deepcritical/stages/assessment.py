@@ -88,7 +88,8 @@ def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: boo
     ceilings of ``stages.ratings`` applied (the demo Judge leaves that to the Judge stage, as for a model)."""
     stems = [stem(term) for term in key_terms(question)]
     strength = strength_of(question, items)
-    on_topic = set(strength.counted) | set(strength.registrations)
+    # Web pages and commentary are not counted studies, but the Judge weighs what it was shown of them.
+    on_topic = set(strength.counted) | set(strength.registrations) | set(strength.not_studies)
     relevant = [item for item in items if item.id in on_topic]
     covering = {
         name: [item.id for item in relevant if name in aspects_of(informative(f"{item.title}. {item.text}"))]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from deepcritical.models import DESIGN_LABELS
-from deepcritical.outputs import Assessment, Finding, ResearchReport
+from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.framing import EvidenceView, no_result_section
 from deepcritical.stages.reading import (
     NOT_A_RESULT,
@@ -25,6 +25,7 @@ from deepcritical.stages.reading import (
 )
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab, strength_of
 from deepcritical.stages.study_reading import study_reader
+from deepcritical.stages.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
 from deepcritical.vocabulary import DIRECTION_WORDS, REVIEW_DESIGNS, TRIAL_DESIGNS
 
 MAX_FINDINGS = 6
@@ -82,32 +83,79 @@ def _strongest(strength: Strength) -> str:
     )
 
 
-def answer_brief(strength: Strength, terms: Sequence[str]) -> str:
-    """A short answer from the counted items: what the strongest studies in people found, which way the
-    evidence leans when weighed by design, and the caveats a reader must not miss. Every count cites its
-    items; the totals of what was reviewed and set aside are added by the renderer, from the same set."""
+# How the brief says the answer the weighed readings give: the verdict's own label, in words.
+_LEANS = {
+    "yes": "leans favourable",
+    "supported": "leans favourable",
+    "no": "leans against",
+    "refuted": "leans against",
+    "maybe": "is mixed",
+    "mixed": "is mixed",
+}
+
+
+def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> str:
+    """What the verdict weighed, said in the brief: the counted studies it weighs (studies only: web pages
+    and commentary are not counted) by the direction of their result, and the answer it gives."""
+    if verdict.label == "open":
+        return ""
+    if verdict.label == "insufficient":
+        return verdict.rationale
+    weighed = weighed_readings(question, strength)
+    if verdict.method != COUNTED_METHOD or not weighed:
+        stated = strength.stated
+        if not stated:
+            return "None of the counted studies states a clear favourable, null or unfavourable result."
+        # The verdict is then the stance model's, read from the studies' whole text: the brief states no lean
+        # of its own beside it.
+        return (
+            f"{len(stated)} counted stud(ies) state a result ({_directions(strength, stated)}) {_ids(stated)}; "
+            "none is weighed for the verdict (ungraded, or not read for the question's comparison), which reads "
+            "their text whole."
+        )
+    counts = _and([f"{sum(w.way == way for w in weighed)} {way}" for way in DIRECTIONS])
+    return (
+        f"Weighing the {len(weighed)} counted stud(ies) that state a result ({counts}) by design level, size and "
+        f"directness, the evidence {_LEANS[verdict.label]} {_ids([w.view.id for w in weighed])}."
+    )
+
+
+def answer_brief(strength: Strength, terms: Sequence[str], question: str, verdict: Verdict | None = None) -> str:
+    """A short answer from the counted studies: what the strongest studies in people found, what the verdict
+    weighed and the answer it gives (``verdict``: the run's; else the one these counted studies give), and
+    the caveats a reader must not miss. Every count cites its items; the totals of what was reviewed and set
+    aside are added by the renderer, from the same set."""
     about = _and(list(terms)) if terms else "the question's terms"
     if not strength.counted:
-        return (
-            f"None of the {strength.reviewed} item(s) reviewed names enough of {about}, so this review gives no answer."
+        pages = (
+            f" ({len(strength.not_studies)} web page(s) or commentary do, which are not studies)"
+            if strength.not_studies
+            else ""
         )
+        return (
+            f"None of the {strength.reviewed} item(s) reviewed is a study that names enough of {about}{pages}, "
+            "so this review gives no answer."
+        )
+    verdict = verdict or counted_verdict(question, strength, list(strength.views.values()))
     stated = strength.stated
     parts = [_strongest(strength)]
-    if stated:
-        parts.append(
-            f"Weighing all {len(stated)} counted item(s) that state a result by study design, the evidence "
-            f"{strength.lean} {_ids(stated)}."
-        )
-    else:
-        parts.append("None of the counted items states a clear favourable, null or unfavourable result.")
+    if weighing := weighing_sentence(question, strength, verdict):
+        parts.append(weighing)
     favourable = strength.ids("favourable")
     if favourable and all(is_lab(strength.views[i]) for i in favourable):
         parts.append("None of the favourable results comes from a study in people.")
     if not strength.has_design(TRIAL_DESIGNS | REVIEW_DESIGNS):
         parts.append("No randomised controlled trial or systematic review in people was found.")
     if 0 < len(stated) < 3:
-        parts.append("So few items state a result that this is a weak indication at best.")
+        parts.append("So few studies state a result that this is a weak indication at best.")
     return " ".join(parts)
+
+
+def code_brief(question: str, strength: Strength, verdict: Verdict | None = None) -> str:
+    """The brief of a report written in code, from the counted set ``strength`` and the run's ``verdict``."""
+    terms = key_terms(question)
+    stems = [stem(term) for term in terms]
+    return answer_brief(strength, [terms[stems.index(entity)] for entity in entity_terms(stems)], question, verdict)
 
 
 def _rank(item: EvidenceView) -> tuple[int, int, int]:
@@ -191,7 +239,7 @@ def extractive_report(
     )
     return ResearchReport(
         question=question,
-        answer_brief=answer_brief(strength, [terms[stems.index(entity)] for entity in entity_terms(stems)]),
+        answer_brief=code_brief(question, strength),
         key_findings=findings,
         contrary_evidence=contrary,
         limitations=limitations,

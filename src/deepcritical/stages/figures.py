@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from deepcritical.models import Evidence, StudyDesign, count_by_source
+from deepcritical.models import Evidence, StudyDesign
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.stages.document import Block, Figure, FileLink, heading, paragraph, runs, strong
 from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.strength import Strength
+from deepcritical.stages.studies import group_studies
 from deepcritical.text import shorten
 
 FLOW_FILE = "prisma.svg"
@@ -23,38 +24,57 @@ LABEL_CHARS = 60
 # Short enough for a box of the diagram; the report's counted line says each in full.
 EXCLUSION_REASONS = {
     "not_reviewed": "beyond the items the report reviewed",
-    "same_study": "another part of a counted study",
     "off_topic": "off the question's topic",
     "registrations": "trial registration (no results)",
+    "not_studies": "web page or commentary (not a study)",
     "retracted": "retracted",
 }
 
 
 class StudyFlow(BaseModel):
-    """The PRISMA flow's numbers: each is one the report states (identified per source, collected,
-    counted, set aside), so the diagram and the report agree."""
+    """The PRISMA flow's numbers, by record: an article's abstract and its full-text passages are one record,
+    found by the sources that found the article (a passage is read from the library, but belongs to its
+    study); a web page is a record, set aside as no study. Each number is one the report states."""
 
-    identified: dict[str, int] = Field(description="Records found per source (an item found by two counts in each)")
+    identified: dict[str, int] = Field(description="Records found per source (a record found by two counts in each)")
     duplicates: int = Field(description="Records found by more than one source, removed")
-    screened: int = Field(description="Items collected")
-    excluded: dict[str, int] = Field(description="Items set aside, by reason")
+    screened: int = Field(description="Records collected (an article's abstract and its passages are one)")
+    excluded: dict[str, int] = Field(description="Records set aside, by reason")
     included: int = Field(description="Studies counted in the strength-of-evidence table")
     stating_result: int = Field(description="Included studies whose result reads favourable, null or unfavourable")
 
 
-def study_flow(counted: Strength, sources: Mapping[str, int], collected: int) -> StudyFlow:
-    """The flow of ``collected`` items found by ``sources`` into the report's counted set."""
-    excluded = {
-        EXCLUSION_REASONS["not_reviewed"]: collected - counted.reviewed,
-        EXCLUSION_REASONS["same_study"]: len(counted.same_study),
-        EXCLUSION_REASONS["off_topic"]: len(counted.off_topic),
-        EXCLUSION_REASONS["registrations"]: len(counted.registrations),
-        EXCLUSION_REASONS["retracted"]: len(counted.retracted),
-    }
+def _record_sources(study: Sequence[Evidence]) -> set[str]:
+    """The sources that found a study's record: those of its abstract (or other record), not the library its
+    full-text passages were read from; a study known only by passages was found in the library."""
+    records = [item for item in study if item.passage is None] or list(study)
+    return {name for item in records for name in (item.found_by or [item.citation.source])}
+
+
+def study_flow(counted: Strength, evidence: Mapping[str, Evidence]) -> StudyFlow:
+    """The flow of the collected records into the report's counted set, one record per study."""
+    places = (
+        (set(counted.counted), None),
+        (set(counted.retracted), "retracted"),
+        (set(counted.registrations), "registrations"),
+        (set(counted.not_studies), "not_studies"),
+        (set(counted.off_topic), "off_topic"),
+    )
+    identified: dict[str, int] = {}
+    excluded = dict.fromkeys(EXCLUSION_REASONS.values(), 0)
+    studies = group_studies(evidence.values())
+    for study in studies:
+        for name in _record_sources(study):
+            identified[name] = identified.get(name, 0) + 1
+        ids = {item.id for item in study}
+        # Each reviewed study is placed once (``strength._one_per_study``): where its placed item is.
+        place = next((reason for members, reason in places if ids & members), "not_reviewed")
+        if place is not None:
+            excluded[EXCLUSION_REASONS[place]] += 1
     return StudyFlow(
-        identified=dict(sources),
-        duplicates=sum(sources.values()) - collected,
-        screened=collected,
+        identified=dict(sorted(identified.items())),
+        duplicates=sum(identified.values()) - len(studies),
+        screened=len(studies),
         excluded={reason: count for reason, count in excluded.items() if count},
         included=len(counted.counted),
         stating_result=len(counted.stated),
@@ -195,13 +215,11 @@ def forest_plots(
     return plots, notes
 
 
-def build_figures(
-    counted: Strength, evidence: Mapping[str, Evidence], sources: Mapping[str, int], numbers: Mapping[str, int]
-) -> Figures:
+def build_figures(counted: Strength, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> Figures:
     """The study-results rows, the flow and the forest plots of one counted set."""
     rows = study_results(counted, evidence)
     plots, notes = forest_plots(rows, evidence, numbers)
-    flow = study_flow(counted, sources or count_by_source(evidence.values()), len(evidence))
+    flow = study_flow(counted, evidence)
     return Figures(rows=rows, flow=flow, forest_plots=plots, forest_notes=notes)
 
 
@@ -222,7 +240,9 @@ def flow_lines(flow: StudyFlow | None) -> list[Block]:
         paragraph(
             f"Records identified: {identified} (by source: {sources}); duplicates removed: {flow.duplicates}; "
             f"records screened: {flow.screened}; excluded: {sum(flow.excluded.values())} ({reasons}); "
-            f"studies included: {flow.included}, of which {flow.stating_result} state a result. Diagram: ",
+            f"studies included: {flow.included}, of which {flow.stating_result} state a result. An article's "
+            "abstract and its full-text passages are one record, under the sources that found the article. "
+            "Diagram: ",
             FileLink(name=FLOW_FILE),
             ".",
         ),

@@ -72,6 +72,35 @@ def _best(views: Sequence[EvidenceView]) -> tuple[int, EvidenceView | None]:
     return (study_ceiling(best), best) if best is not None else (0, None)
 
 
+def _small(view: EvidenceView) -> str:
+    """Why a study supports less than its level does: "at most 5: fewer than 100 participants", or ""."""
+    if view.level is None or view.n is None:
+        return ""
+    below = next((below for below, most in SMALL_STUDY_CEILINGS if view.n < below), None)
+    if below is None or study_ceiling(view) >= LEVEL_CEILINGS.get(view.level, OUTSIDE_SCALE_CEILING):
+        return ""
+    return f"at most {study_ceiling(view)}: fewer than {below:,} participants"
+
+
+def ceiling_reason(views: Sequence[EvidenceView], what: str) -> str:
+    """Why the studies ``views`` support no higher score than the best of them does, naming the study that sets
+    the ceiling and, when it is not at the best OCEBM level present, why the better-graded studies support less
+    (a level-2 trial of 80 people supports at most 5: a level-3 meta-analysis then sets the ceiling at 6)."""
+    ceiling, best = _best(views)
+    assert best is not None
+    graded = [view for view in views if view.level is not None]
+    top = min((view.level for view in graded if view.level is not None), default=None)
+    if top is None or best.level == top:
+        small = _small(best)
+        return f"the strongest {what} is a {describe(best)}" + (f" ({small})" if small else "")
+    better = [view for view in graded if view.level == top]
+    smaller = "; ".join(f"{describe(view)}, {_small(view) or f'at most {study_ceiling(view)}'}" for view in better)
+    return (
+        f"no {what} supports more than {ceiling}: the best-graded (OCEBM level {top}) support less ({smaller}), "
+        f"and the most any supports comes from a {describe(best)}"
+    )
+
+
 def ceilings(strength: Strength, scope: str = "counted") -> dict[str, tuple[int, str]]:
     """The highest score each aspect may have given the counted items, and why (an aspect not limited is
     absent). ``scope`` names the items in the reasons: "counted" (the report's) or "judged" (the judge's)."""
@@ -84,7 +113,7 @@ def ceilings(strength: Strength, scope: str = "counted") -> dict[str, tuple[int,
     if best is None:
         found["clinical"] = (NO_HUMAN_CLINICAL_CEILING, f"no study in people is among the items {scope}")
     else:
-        found["clinical"] = (ceiling, f"the strongest study in people among the items {scope} is a {describe(best)}")
+        found["clinical"] = (ceiling, ceiling_reason(people, f"study in people among the items {scope}"))
         strongest = strength.strongest()
         ways = {way for view in strongest if (way := strength.directions.get(view.id)) is not None}
         if len(ways) > 1 and found["clinical"][0] > DISAGREEING_CEILING:
@@ -110,7 +139,7 @@ def ceilings(strength: Strength, scope: str = "counted") -> dict[str, tuple[int,
     else:
         found["safety"] = (
             ceiling,
-            f"the strongest study in people on harms or null results among the items {scope} is a {describe(best)}",
+            ceiling_reason(contrary, f"study in people on harms or null results among the items {scope}"),
         )
     return found
 

@@ -126,6 +126,11 @@ NOT_A_RESULT = re.compile(
     r"|\b(?:may|might|could) (?:\w+ ){0,2}?(?:contribute|explain|underlie|account for|mediate|be responsible"
     r"|play a role|reflect|be due)\b"
     r"|\brationale\b|\bhypothes[ie]s\b|\b(?:is|are) (?:thought|believed|proposed) to\b"
+    # a hedged claim of effect as the sentence's own statement ("Vitamin D may modestly reduce symptoms"; not a
+    # result stated first, a speculation after a comma: "X dampens Y, by which it might protect cognition")
+    r"|^[^,;:]*?\b(?:may|might|could)\s+(?:\w+ly\s+|also\s+|even\s+)?(?:reduce|decrease|lower|improve|increase"
+    r"|raise|help|benefit|protect|prevent|slow|delay|enhance|prolong|be (?:beneficial|effective|useful|protective"
+    r"|associated))\b"
     r"|\b(?:it is|it remains) (?:plausible|possible|unknown|unclear) (?:that|whether)\b"
     # advice on care or on reading the study: "should monitor B12", "should be interpreted with caution"
     r"|\b(?:should|must) (?:\w+ ){0,3}?(?:monitor|screen|check|replace|measure|be (?:monitored|screened|checked"

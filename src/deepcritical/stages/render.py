@@ -203,7 +203,7 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     none_found = "None among the evidence reviewed."
     contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence)
     lines += [heading("Contrary evidence"), *contrary]
-    figures = context.figures or build_figures(counted, evidence, context.sources, numbers)
+    figures = context.figures or build_figures(counted, evidence, numbers)
     if evidence:
         lines += [heading("Strength of evidence"), *strength_table(counted, numbers)]
     lines += flow_lines(figures.flow)

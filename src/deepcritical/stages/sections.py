@@ -144,6 +144,7 @@ def counted_line(strength: Strength, collected: int) -> str:
         for count, what in (
             (len(strength.off_topic), "off the question's topic"),
             (len(strength.registrations), "trial registration(s) (plans, not results)"),
+            (len(strength.not_studies), "web page(s) and commentary (not studies)"),
             (len(strength.retracted), "retracted"),
             (len(strength.same_study), "other part(s) of a study counted once (its abstract or passages)"),
         )
@@ -218,11 +219,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
         strongest = f"; the strongest design behind it: {verdict.strongest_design}{level}"
     against = [numbers[i] for i in dict.fromkeys(verdict.against_ids) if i in numbers]
-    caution = (
-        runs(" The studies at this report's best level of evidence read the other way: ", cites(against), ".")
-        if against
-        else []
-    )
+    caution = runs(" Counted studies that read the other way: ", cites(against), ".") if against else []
     disagreement: list[Inline] = []
     if verdict.counted is not None:
         read = [numbers[i] for i in dict.fromkeys(verdict.counted.evidence_ids) if i in numbers]

@@ -6,7 +6,9 @@ ceilings on the judge's scores (``stages.ratings``), the limitations' checks and
 read the same ``Strength`` built over the items the report was written from, so their counts cannot disagree.
 
 Retracted items are left out of everything; trial registrations are counted apart (they state plans, not
-results); items that do not name the question's key entities are off topic, retracted or not."""
+results), and so are web pages and commentary: a news page about a trial reports that trial's result, not a
+study of its own, so it is never a second reading of it (one study, one reading); items that do not name the
+question's key entities are off topic, retracted or not."""
 
 from __future__ import annotations
 
@@ -37,10 +39,12 @@ DESIGN_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
     ("observational studies", frozenset({"cohort", "case_control", "cross_sectional", "observational"})),
     ("case reports and series", frozenset({"case_report"})),
     ("animal and cell studies", frozenset({"preclinical"})),
-    ("reviews, guidelines and commentary", frozenset({"narrative_review", "guideline", "editorial_or_letter"})),
+    ("reviews and guidelines", frozenset({"narrative_review", "guideline"})),
     ("preprints", frozenset({"preprint"})),
-    ("web pages and items of unknown design", frozenset({"web", "unknown"})),
+    ("items of unknown design", frozenset({"unknown"})),
 )
+# Web pages (news, encyclopaedias, shops) and commentary report no study of their own: listed apart, never counted.
+NOT_STUDY_DESIGNS = frozenset({"web", "editorial_or_letter"})
 # How much one item counts towards the direction of the answer: the vocabulary's (``deepcritical.vocabulary``).
 LEVEL_WEIGHTS = DIRECTION_LEVEL_WEIGHTS
 OUTSIDE_SCALE_WEIGHTS = DIRECTION_OUTSIDE_SCALE_WEIGHTS
@@ -74,6 +78,7 @@ class Strength:
     weights: dict[Direction, float] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0.0))
     best_level: dict[Direction, int] = field(default_factory=dict)
     registrations: list[str] = field(default_factory=list)
+    not_studies: list[str] = field(default_factory=list)  # on topic, but web pages or commentary (not counted)
     retracted: list[str] = field(default_factory=list)  # on topic and retracted: listed under a warning
     concern: list[str] = field(default_factory=list)  # on topic, under an expression of concern (and counted)
     off_topic: list[str] = field(default_factory=list)
@@ -176,6 +181,8 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
             strength.retracted.append(item.id)
         elif item.design == "registered_trial":
             strength.registrations.append(item.id)
+        elif item.design in NOT_STUDY_DESIGNS:
+            strength.not_studies.append(item.id)
         else:
             if item.expression_of_concern:
                 strength.concern.append(item.id)

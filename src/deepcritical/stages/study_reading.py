@@ -30,6 +30,7 @@ _AUXILIARY = re.compile(
 _ASKS_DOWN = re.compile(
     r"\b(?:reduc\w*|decreas\w*|lower\w*|prevent\w*|slow\w*|protect\w*|delay\w*|shorten\w*|less|fewer)\b", re.I
 )
+_ASKS_PREVENTION = re.compile(r"\bprevent\w*|\bprophyla\w*|\bincidence\b|\brisk of\b", re.I)
 _ASKS_UP = re.compile(r"\b(?:increas\w*|rais\w*|enhanc\w*|prolong\w*|boost\w*|higher|longer)\b", re.I)
 # "Does X reduce Y in Z?": the effect verb splits the intervention from the outcome.
 _EFFECT_VERB = re.compile(
@@ -87,6 +88,10 @@ _ASSOCIATION = re.compile(
 MIN_LABEL_PROBABILITY = 0.5
 # A trial's own name for what it measured: "the primary outcome occurred in 16.3% of ...".
 _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
+# A sentence that states the primary outcome's result in numbers (not its definition in the methods).
+_PRIMARY_RESULT = re.compile(
+    r"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]))", re.I
+)
 # Outcomes a sentence names in other words: "died" and "survival" report mortality.
 _SAME_OUTCOME: dict[str, frozenset[str]] = {
     "mortal": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
@@ -161,6 +166,20 @@ def favourable_movement(question: str, sentence: str) -> Movement:
     return "increased" if _ASKS_MORE.search(question) else "decreased"
 
 
+def _other_population(population: str | None, question: str) -> re.Pattern[str] | None:
+    """Words that say a study's people do not have the question's condition: a trial "after acute myocardial
+    infarction ... without known heart failure" is one of preventing heart failure, not of treating it, and
+    answers a question about heart failure only indirectly (unless the question asks about preventing it)."""
+    if not population or _ASKS_PREVENTION.search(question):
+        return None
+    name = r"\s+".join(re.escape(word) for word in population.split())
+    return re.compile(
+        rf"\b(?:without|free of|no)\s+(?:(?:known|prior|previous|pre-existing|a|history|of)\s+)*{name}"
+        rf"|\b{name}\s+prevention\b|\b(?:prevent\w*|incident|new-onset)\s+(?:of\s+)?{name}",
+        re.I,
+    )
+
+
 class StudyReader:
     """Reads studies for one question; each item is read once (a run reads the same pool many times)."""
 
@@ -185,6 +204,7 @@ class StudyReader:
         self._population = frozenset(stems(frame.population or "")) - _ANY_OUTCOME
         self._generic_outcome = bool(frame.outcomes) and not self._outcomes
         self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
+        self._other_population = _other_population(frame.population, question)
 
     def read(self, item: EvidenceView) -> StudyReading:
         key = (item.id, item.text)
@@ -223,7 +243,10 @@ class StudyReader:
             or bool(intervention & set(stems(f"{item.title} {item.text}")))
             or names_intervention_arm(sentence, self.comparison)
         )
-        return names_outcome and names_intervention
+        other_population = self._other_population is not None and bool(
+            self._other_population.search(f"{item.title} {item.text}")
+        )
+        return names_outcome and names_intervention and not other_population
 
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
@@ -235,6 +258,13 @@ class StudyReader:
             # when a sentence of it states one ("cardiovascular death was not significantly reduced").
             on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
             again = self._reader.read(on_outcome, self.comparison, min_evidence_probability=0.0)
+            reading = again if _states(again) else reading
+        primary = [unit for unit in units if _PRIMARY_RESULT.search(unit.text) and self.on_outcome(unit.text, item)]
+        if primary and _states(reading) and not _PRIMARY_RESULT.search(reading.evidence[0].text):
+            # A trial answers by its primary outcome, when a Results sentence states it for the question's
+            # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
+            # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
+            again = self._reader.read(primary, self.comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         if not _states(reading):
             return StudyReading(None, reading)

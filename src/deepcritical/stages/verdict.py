@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
@@ -23,6 +24,7 @@ from deepcritical.stages.stance import (
 )
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import study_reader
+from deepcritical.vocabulary import Direction
 
 
 def run_verdict(
@@ -84,6 +86,30 @@ def verdict_weight(view: EvidenceView, direct: bool) -> float:
     return weight * (INDIRECT_WEIGHT if indirect else 1.0)
 
 
+@dataclass(frozen=True)
+class Weighed:
+    """One counted study's reading as the verdict weighs it."""
+
+    view: EvidenceView
+    way: Direction
+    weight: float
+    direct: bool
+
+
+def weighed_readings(question: str, counted: Strength) -> list[Weighed]:
+    """The counted studies the verdict weighs: those whose result reads one way, with a weight above 0 (web
+    pages and commentary are not studies: they are not counted, nor weighed). The brief counts these too."""
+    reader = study_reader(question)
+    weighed = []
+    for i in counted.stated:
+        view, way = counted.views[i], counted.directions[i]
+        direct = reader.read(view).direct
+        weight = verdict_weight(view, direct)
+        if way is not None and weight > 0:
+            weighed.append(Weighed(view, way, weight, direct))
+    return weighed
+
+
 def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
     """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
     (``verdict_weight``), resting only on counted studies whose result names the question's outcome.
@@ -100,13 +126,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
         # reads those better (PubMedQA, phases/16_result_reader.md).
         return reconciled(code_verdict(question, pool), question, counted)
-    weighed = []
-    for i in counted.stated:
-        view, way = counted.views[i], counted.directions[i]
-        direct = reader.read(view).direct
-        weight = verdict_weight(view, direct)
-        if way is not None and weight > 0:
-            weighed.append((view, way, weight, direct))
+    weighed = [(w.view, w.way, w.weight, w.direct) for w in weighed_readings(question, counted)]
     if not any(direct for *_, direct in weighed):
         # Back to the stance model only when no counted study's result could be read at all: a study read
         # for another outcome than the question's states nothing on it (a muscle-injury study on mortality).
@@ -133,6 +153,15 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     agreeing.sort(key=lambda pair: (-pair[1], pair[0].level or 6))
     chosen = [view for view, _ in agreeing[:MAX_VERDICT_ITEMS]]
     strongest = min(chosen, key=lambda view: view.level or 6)
+    # A yes or a no names the weighed studies that read the other way (heaviest first); a maybe rests on both.
+    against = sorted(
+        (
+            (view, weight)
+            for view, way, weight, _ in weighed
+            if stance != "maybe" and (way == "favourable") != (stance == "yes")
+        ),
+        key=lambda pair: (-pair[1], pair[0].level or 6),
+    )
     label: VerdictLabel = stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[assignment]
     sure = max(share, 1 - share) if stance != "maybe" else 1 - abs(share - 0.5) * 2
     counts = {way: sum(1 for _, w, _, _ in weighed if w == way) for way in ("favourable", "null", "unfavourable")}
@@ -143,6 +172,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         label=label,
         confidence=round(sure, 3),
         evidence_ids=[counted.record_of(view.id) for view in chosen],
+        against_ids=[counted.record_of(view.id) for view, _ in against[:MAX_VERDICT_ITEMS]],
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
