@@ -346,3 +346,5 @@ def test_two_outcomes_changed_by_percentages_are_not_two_groups() -> None:
     first, *_ = read_effects("Atorvastatin reduced tissue factor mRNA by 48% and CRP by 39% compared with placebo.")
     assert (first.measure, first.value, first.groups) == ("percent_change", -48.0, ())
     assert not [e for e in read_effects("reduced tissue factor mRNA by 48% and CRP by 39%") if e.groups]
+    long_name = "reduced the LPS-induced rise in monocyte tissue factor mRNA by 48% and in CRP by 39% (both p<0.01)"
+    assert [(e.measure, e.value) for e in read_effects(long_name)][:1] == [("percent_change", -48.0)]

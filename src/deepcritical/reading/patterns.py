@@ -218,7 +218,7 @@ def percent_change() -> re.Pattern[str]:
     verbs = r"(?:reduc|decreas|increas|improv|declin|lower|rais|drop|fell|rose)\w*"
     return re.compile(
         rf"(?:(?<![\w.+\-])(?P<v>{NUM})\s?%\s+(?:relative\s+)?(?i:{words})\b"
-        rf"|\b(?i:{verbs})\s+(?:of|by|(?:[\w-]+\s+){{1,5}}?by)\s+(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
+        rf"|\b(?i:{verbs})\s+(?:of|by|(?:[\w-]+\s+){{1,9}}?by)\s+(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
         rf"(?:\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*[:=,]?\s*{interval()})?"
     )
 
