@@ -30,6 +30,7 @@ from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import key_terms, share_named, split_sentences, stem
+from deepcritical.stages.study_reading import READING_FEATURES, reading_features
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
@@ -39,8 +40,10 @@ LEVEL_WEIGHTS: dict[int, float] = {1: 2.0, 2: 1.6, 3: 1.2, 4: 1.0, 5: 0.6}
 UNGRADED_WEIGHT = 1.0
 # An item must name at least this share of the question's key terms to count.
 MIN_COVERAGE = 0.34
-# How sharply the pool leans on the items that name most of the question (coverage to this power).
-COVERAGE_POWER = 4.0
+# How sharply the pool leans on the items that name most of the question (coverage to this power). 8 since
+# round 16's third part (4 before): PubMedQA cross-validated accuracy 0.590 at 4, 0.600 at 8, 0.598 at 16, a
+# plateau (phases/16_result_reader.md, round 3).
+COVERAGE_POWER = 8.0
 # A claim ("X reduces Y in Z") is settled only by an item that names most of what it asserts; below this
 # best coverage its verdict is insufficient. Not applied to yes/no questions: they are phrased in words of
 # their own, and there the best item's coverage does not tell answerable from not (measured: see
@@ -154,6 +157,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *_QUESTION_CUES,
     "coverage_results",
     "coverage_all",
+    *READING_FEATURES,
     "bias",
 )
 
@@ -174,7 +178,8 @@ def features(question: str, text: str) -> np.ndarray:
     values.append(float(bool(_CUES["hedge"].search(last))))
     values.append(math.log1p(len(sentences)))
     values += [float(bool(pattern.search(question))) for pattern in _QUESTION_CUES.values()]
-    values += [coverage(question, results), coverage(question, whole), 1.0]
+    values += [coverage(question, results), coverage(question, whole)]
+    values += [*reading_features(question, text), 1.0]
     return np.asarray(values, dtype=np.float64)
 
 
