@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.study_reading import (
     READING_FEATURES,
     StudyReader,
-    defined_abbreviations,
     favourable_movement,
     reading_features,
 )
@@ -59,7 +59,8 @@ def test_outcomes_in_a_condition_ask_for_a_clinical_outcome_not_a_mechanism() ->
 def test_the_wanted_movement_is_read_from_the_questions_effect_verb_only() -> None:
     # "preventive" names the kind of care, "higher" the dose: neither is the way the outcome should move.
     quality = "Quality scores were higher with a regular clinician than without one (69 vs 65, p = 0.01)."
-    assert favourable_movement("Does a regular clinician improve the quality of preventive care?", quality) == "increased"
+    preventive = "Does a regular clinician improve the quality of preventive care?"
+    assert favourable_movement(preventive, quality) == "increased"
     seizures = "Seizure frequency was reduced by half with the higher dose (p < 0.01)."
     assert favourable_movement("Can epilepsy be treated with higher doses of zonisamide?", seizures) == "decreased"
     # The effect verb still says it when it does.
