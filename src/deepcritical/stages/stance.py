@@ -5,7 +5,8 @@ whose model failed). ``stages.verdict`` decides when it is used.
 
 Per item, the stance of its results toward the question (yes / no / maybe) comes from a small multinomial
 logistic regression over lexical cue features of the item's results sentences (significance and null
-wording, p-values, hedges, direction words) and of the question (negation, comparison). Its weights
+wording, p-values, hedges, direction words), of the question (negation, comparison) and of what the result
+reader reads in the item for the question's comparison (``study_reading.reading_features``). Its weights
 (``verdict_model.json``, a few KB) were learned by ``bench/train_verdict.py`` on PubMedQA's labelled
 dev items (MIT licence), and its accuracy is reported there cross-validated: see
 ``phases/11_measured_answers.md``. SciFact (CC BY-NC, evaluation only) is never trained on.

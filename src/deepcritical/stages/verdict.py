@@ -1,6 +1,7 @@
 """The run's verdict: the report model's when it gave one, else the one the counted studies' readings give
 (``counted_verdict``), weighed by design, level, size and directness to the question's frame; a question the
-readings cannot answer (an association, a prediction) is read by the stance model (``stages.stance``)."""
+readings cannot answer (an association, a prediction; a yes/no question fewer than two direct studies answer)
+is read by the stance model (``stages.stance``)."""
 
 from __future__ import annotations
 
@@ -115,8 +116,8 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
         if not weighed and pool and not other_outcomes:
             return reconciled(code_verdict(question, pool), question, counted)
-        # A yes/no question whose counted study names its outcome, though no sentence of it could be read for
-        # it ("AF" read, "atrial fibrillation" asked): the stance model reads the whole abstract.
+        # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
+        # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract.
         if pool and is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
             return reconciled(code_verdict(question, pool), question, counted)
         why = (
