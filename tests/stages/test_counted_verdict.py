@@ -5,6 +5,8 @@ whole by the stance model, not called insufficient; studies that never name the 
 
 from __future__ import annotations
 
+from test_candidates import view
+
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.stance import METHOD
 from deepcritical.stages.strength import strength_of
@@ -12,17 +14,7 @@ from deepcritical.stages.verdict import COUNTED_METHOD, counted_verdict
 
 
 def trial(pmid: str, text: str, title: str) -> EvidenceView:
-    return EvidenceView(
-        id=f"pmid:{pmid}",
-        title=title,
-        source="pubmed",
-        date="2020",
-        text=text,
-        design="randomized_controlled_trial",
-        level=2,
-        n=200,
-        document=f"pmid:{pmid}",
-    )
+    return view(pmid, title, text, "randomized_controlled_trial", 2, 200)
 
 
 QUESTION = "Do statins reduce mortality in sepsis?"
