@@ -12,7 +12,7 @@ from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.strength import strength_of
 from deepcritical.stages.study_reading import StudyReader
-from deepcritical.stages.verdict import counted_verdict, weighed_readings
+from deepcritical.stages.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
 
 SGLT2 = "Do SGLT2 inhibitors improve outcomes in heart failure?"
 STATINS = "Do statins reduce mortality in sepsis?"
@@ -53,6 +53,17 @@ DAPA = view(
     "21.2% of the placebo group (HR 0.74, 95% CI 0.65 to 0.85; p<0.001).",
     "Dapagliflozin in patients with heart failure and reduced ejection fraction.",
     n=4744,
+)
+
+
+META = view(
+    "pmid:5",
+    "RESULTS: In nine randomised trials, statins showed no effect on 28-day mortality in sepsis (RR 0.98, 95% "
+    "CI 0.84 to 1.14).",
+    "Statins for sepsis: a meta-analysis of randomised trials",
+    design="meta_analysis",
+    level=1,
+    n=2275,
 )
 
 
@@ -120,29 +131,36 @@ def test_web_pages_and_commentary_are_set_apart_never_a_counted_reading() -> Non
 
 def test_the_brief_counts_and_answers_as_the_verdict_does() -> None:
     # Plain counting (web pages included) read two null against one favourable, "leans against"; weighed as the
-    # verdict weighs them (the trial at level 2, the cohort at level 3, the web page not at all) they agree.
-    items = [TRIAL, COHORT, NEWS]
+    # verdict weighs them (the meta-analysis at level 1, the trial at 2, the cohort at 3, the web page not at
+    # all) they agree.
+    items = [META, TRIAL, COHORT, NEWS]
     strength = strength_of(STATINS, items)
     verdict = counted_verdict(STATINS, strength, items)
+    assert verdict.method == COUNTED_METHOD
     brief = extractive_report(STATINS, items).answer_brief
     lean = {"yes": "leans favourable", "no": "leans against", "maybe": "is mixed"}[verdict.label]
     assert f"the evidence {lean}" in brief
-    assert "Weighing the 2 counted stud(ies) that state a result (1 favourable, 1 null and 0 unfavourable)" in brief
-    assert "2 counted stud(ies), 1 favourable, 1 null, 0 unfavourable" in verdict.rationale
+    weighed = weighed_readings(STATINS, strength)
+    counts = [sum(w.way == way for w in weighed) for way in ("favourable", "null", "unfavourable")]
+    assert f"Weighing the {len(weighed)} counted stud(ies) that state a result ({counts[0]} favourable, " in brief
+    assert f"{len(weighed)} counted stud(ies), {counts[0]} favourable, {counts[1]} null" in verdict.rationale
+    assert NEWS.id not in brief
+
+
+def test_a_brief_beside_the_stance_models_verdict_states_no_lean_of_its_own() -> None:
+    # One direct study: the stance model answers the yes/no question, and the brief says so, leaning nowhere.
+    items = [TRIAL, COHORT, NEWS]
+    verdict = counted_verdict(STATINS, strength_of(STATINS, items), items)
+    assert verdict.method != COUNTED_METHOD
+    brief = extractive_report(STATINS, items).answer_brief
+    assert "the evidence leans" not in brief
+    assert "is mixed" not in brief
+    assert "reads their text whole" in brief
     assert NEWS.id not in brief
 
 
 def test_a_yes_or_no_names_the_weighed_studies_that_read_the_other_way() -> None:
-    meta = view(
-        "pmid:5",
-        "RESULTS: In nine randomised trials, statins showed no effect on 28-day mortality in sepsis (RR 0.98, 95% "
-        "CI 0.84 to 1.14).",
-        "Statins for sepsis: a meta-analysis of randomised trials",
-        design="meta_analysis",
-        level=1,
-        n=2275,
-    )
-    items = [meta, TRIAL, COHORT]
+    items = [META, TRIAL, COHORT]
     verdict = counted_verdict(STATINS, strength_of(STATINS, items), items)
     assert verdict.label == "no"
     assert verdict.against_ids == [COHORT.id]  # the favourable cohort, against a no

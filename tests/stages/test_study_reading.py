@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.study_reading import StudyReader
+from deepcritical.stages.study_reading import (
+    READING_FEATURES,
+    StudyReader,
+    favourable_movement,
+    reading_features,
+)
 
 
 def study(text: str, title: str = "Statins in sepsis: a cohort study") -> EvidenceView:
@@ -48,3 +54,56 @@ def test_outcomes_in_a_condition_ask_for_a_clinical_outcome_not_a_mechanism() ->
         title="SGLT2 inhibitors in heart failure",
     )
     assert reader.read(events).direction == "favourable"
+
+
+def test_the_wanted_movement_is_read_from_the_questions_effect_verb_only() -> None:
+    # "preventive" names the kind of care, "higher" the dose: neither is the way the outcome should move.
+    quality = "Quality scores were higher with a regular clinician than without one (69 vs 65, p = 0.01)."
+    preventive = "Does a regular clinician improve the quality of preventive care?"
+    assert favourable_movement(preventive, quality) == "increased"
+    seizures = "Seizure frequency was reduced by half with the higher dose (p < 0.01)."
+    assert favourable_movement("Can epilepsy be treated with higher doses of zonisamide?", seizures) == "decreased"
+    # The effect verb still says it when it does.
+    assert favourable_movement("Do statins reduce mortality in sepsis?", "Mortality was 20% vs 25%.") == "decreased"
+    assert favourable_movement("Does exercise increase walking distance?", "Walking distance changed.") == "increased"
+
+
+def test_an_abbreviation_the_study_defines_names_the_questions_outcome() -> None:
+    assert defined_abbreviations(
+        "Statins may prevent atrial fibrillation (AF) after coronary artery bypass grafting (CABG); the odds ratio "
+        "(OR) ... the statin group (n = 77)"
+    ) == {"AF": "atrial fibrillation", "CABG": "coronary artery bypass grafting", "OR": "odds ratio"}
+    reader = StudyReader("Do preoperative statins reduce atrial fibrillation after cardiac surgery?")
+    af = study(
+        "OBJECTIVE: Statins may prevent atrial fibrillation (AF) after cardiac surgery. RESULTS: Postoperative AF "
+        "was significantly lower in the statin group than in the non-statin group (16% versus 33%, p = 0.005).",
+        title="Preoperative statins and atrial fibrillation after cardiac surgery",
+    )
+    reading = reader.read(af)
+    assert reading.direction == "favourable"
+    assert reading.direct
+
+
+def test_a_clinical_outcome_is_answered_by_any_clinical_outcome() -> None:
+    reader = StudyReader("Does pretreatment with statins improve clinical outcome after stroke?")
+    stroke = study(
+        "RESULTS: Death or dependency at 3 months did not differ between statin users and non-users (OR 1.02, "
+        "95% CI 0.80 to 1.30).",
+        title="Statin pretreatment and outcome after stroke",
+    )
+    assert reader.read(stroke).direction == "null"
+
+
+def test_the_result_readers_reading_is_a_feature_of_the_stance_model() -> None:
+    question = "Does exercise reduce pain in knee osteoarthritis?"
+    significant = reading_features(
+        question, "RESULTS: Pain was significantly lower with exercise than with usual care (p < 0.001)."
+    )
+    null = reading_features(
+        question, "RESULTS: Pain did not differ between exercise and usual care (p = 0.62), with no significant change."
+    )
+    names = dict(zip(READING_FEATURES, significant, strict=True))
+    assert names["reader_change"] > 0.5
+    assert names["reader_favourable"] > names["reader_unfavourable"]
+    assert dict(zip(READING_FEATURES, null, strict=True))["reader_no_difference"] > 0.5
+    assert len(READING_FEATURES) == len(significant)

@@ -110,8 +110,8 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
         # of its own beside it.
         return (
             f"{len(stated)} counted stud(ies) state a result ({_directions(strength, stated)}) {_ids(stated)}; "
-            "none is weighed for the verdict (ungraded, or not read for the question's comparison), which reads "
-            "their text whole."
+            "the verdict does not weigh them but reads their text whole (fewer than two state a result directly on "
+            "the question's comparison, or the question is not about an effect)."
         )
     counts = _and([f"{sum(w.way == way for w in weighed)} {way}" for way in DIRECTIONS])
     return (

@@ -5,7 +5,8 @@ whose model failed). ``stages.verdict`` decides when it is used.
 
 Per item, the stance of its results toward the question (yes / no / maybe) comes from a small multinomial
 logistic regression over lexical cue features of the item's results sentences (significance and null
-wording, p-values, hedges, direction words) and of the question (negation, comparison). Its weights
+wording, p-values, hedges, direction words), of the question (negation, comparison) and of what the result
+reader reads in the item for the question's comparison (``study_reading.reading_features``). Its weights
 (``verdict_model.json``, a few KB) were learned by ``bench/train_verdict.py`` on PubMedQA's labelled
 dev items (MIT licence), and its accuracy is reported there cross-validated: see
 ``phases/11_measured_answers.md``. SciFact (CC BY-NC, evaluation only) is never trained on.
@@ -30,6 +31,7 @@ from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import key_terms, share_named, split_sentences, stem
+from deepcritical.stages.study_reading import READING_FEATURES, reading_features
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
@@ -39,8 +41,10 @@ LEVEL_WEIGHTS: dict[int, float] = {1: 2.0, 2: 1.6, 3: 1.2, 4: 1.0, 5: 0.6}
 UNGRADED_WEIGHT = 1.0
 # An item must name at least this share of the question's key terms to count.
 MIN_COVERAGE = 0.34
-# How sharply the pool leans on the items that name most of the question (coverage to this power).
-COVERAGE_POWER = 4.0
+# How sharply the pool leans on the items that name most of the question (coverage to this power). 8 since
+# round 16's third part (4 before): PubMedQA cross-validated accuracy 0.590 at 4, 0.600 at 8, 0.598 at 16, a
+# plateau (phases/16_result_reader.md, round 3).
+COVERAGE_POWER = 8.0
 # A claim ("X reduces Y in Z") is settled only by an item that names most of what it asserts; below this
 # best coverage its verdict is insufficient. Not applied to yes/no questions: they are phrased in words of
 # their own, and there the best item's coverage does not tell answerable from not (measured: see
@@ -154,6 +158,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     *_QUESTION_CUES,
     "coverage_results",
     "coverage_all",
+    *READING_FEATURES,
     "bias",
 )
 
@@ -174,7 +179,8 @@ def features(question: str, text: str) -> np.ndarray:
     values.append(float(bool(_CUES["hedge"].search(last))))
     values.append(math.log1p(len(sentences)))
     values += [float(bool(pattern.search(question))) for pattern in _QUESTION_CUES.values()]
-    values += [coverage(question, results), coverage(question, whole), 1.0]
+    values += [coverage(question, results), coverage(question, whole)]
+    values += [*reading_features(question, text), 1.0]
     return np.asarray(values, dtype=np.float64)
 
 

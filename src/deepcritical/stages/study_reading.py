@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
 from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultReader, ResultReading
@@ -60,8 +61,11 @@ _POPULATION = re.compile(
     r"|women|men|infants|subjects|individuals|participants|elderly|older|those|\w+ with)\b|\s*\w)",
     re.I,
 )
-# Words a question uses for "any clinical outcome": a sentence naming a clinical outcome answers it.
-_ANY_OUTCOME = frozenset({"outcom", "benefit", "effect", "efficaci", "result", "prognosi", "endpoint"})
+# Words a question uses for "any clinical outcome" ("clinical outcome", "overall outcome"): a sentence naming a
+# clinical outcome answers it.
+_ANY_OUTCOME = frozenset(
+    {"outcom", "benefit", "effect", "efficaci", "result", "prognosi", "endpoint", "clinic", "overal"}
+)
 # A sentence states a comparative result when it gives a statistic or words of change or difference;
 # "X is well tolerated in heart failure" states none.
 _STATES_A_RESULT = re.compile(
@@ -140,9 +144,22 @@ def question_comparison(question: str) -> Comparison:
     return Comparison.of(text[: verb.start()], comparator, outcome)
 
 
+def _effect_verb(question: str) -> str:
+    """The question's effect verb ("reduce" in "Do statins reduce mortality?"), as ``question_comparison``
+    finds it; empty when it has none."""
+    text = _AUXILIARY.sub("", question.strip().rstrip("?").strip()).strip()
+    if found := _COMPARATOR.search(text):
+        text = text[: found.start()]
+    verb = _EFFECT_VERB.search(text)
+    return verb.group(0) if verb is not None and verb.start() > 0 else ""
+
+
 def favourable_movement(question: str, sentence: str) -> Movement:
-    """Which way the outcome must move for the result to answer the question favourably."""
-    down, up = bool(_ASKS_DOWN.search(question)), bool(_ASKS_UP.search(question))
+    """Which way the outcome must move for the result to answer the question favourably: the way its effect
+    verb asks ("reduce", "increase"; a direction word elsewhere is not the outcome's: "treated with *higher*
+    doses", "quality of *preventive* care"), else the sentence's verb of change, else the outcome's polarity."""
+    verb = _effect_verb(question)
+    down, up = bool(_ASKS_DOWN.search(verb)), bool(_ASKS_UP.search(verb))
     if down != up:
         return "decreased" if down else "increased"
     # A sentence whose own verb says the change is for the better ("improved memory recall") or worse.
@@ -193,8 +210,9 @@ class StudyReader:
         # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
         # read by the stance model (``stages.stance.code_verdict``).
         self.asks_effect = bool(_TREATMENT_EFFECT.search(question)) and not _ASSOCIATION.search(question)
-        self._reader = reader or ResultReader.load()
+        self.result_reader = reader or ResultReader.load()
         self._read: dict[tuple[str, str], StudyReading] = {}
+        self._item_outcomes: dict[str, list[frozenset[str]]] = {}
         # The frame's own outcomes ("mortality", "fractures"), each as the stems a sentence may name it by;
         # none when the question names only "outcomes" or a condition to treat ("for Alzheimer's disease").
         outcomes = [frozenset(stems(outcome)) - _ANY_OUTCOME for outcome in frame.outcomes]
@@ -219,7 +237,7 @@ class StudyReader:
         for Alzheimer's disease") by a clinical outcome, or by any result of a study that names its population."""
         named = set(stems(sentence))
         if self._outcomes:
-            return any(outcome & named for outcome in self._outcomes)
+            return any(outcome & named for outcome in self._outcomes_of(item))
         # A clinical outcome other than the population's own name ("heart failure" is who, not what).
         outcome_words = self._population_name.sub(" ", sentence) if self._population_name else sentence
         if _BAD_OUTCOME.search(outcome_words) or _GOOD_OUTCOME.search(outcome_words):
@@ -232,6 +250,23 @@ class StudyReader:
             return bool(self._population & set(stems(f"{item.title} {item.text}")))
         outcome = self.comparison.outcome
         return not outcome or bool(outcome & named)
+
+    def names_outcome(self, item: EvidenceView) -> bool:
+        """Whether the study names one of the question's own outcomes anywhere (it studied it), whatever its
+        results sentences say; never for a question with no outcome of its own ("outcomes in heart failure")."""
+        named = set(stems(f"{item.title} {item.text}"))
+        return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _outcomes_of(self, item: EvidenceView) -> list[frozenset[str]]:
+        """The frame's outcomes, each with the abbreviations the study defines for it ("AF" for atrial
+        fibrillation, when it writes "atrial fibrillation (AF)")."""
+        if item.id not in self._item_outcomes:
+            defined = defined_abbreviations(f"{item.title}. {item.text}")
+            self._item_outcomes[item.id] = [
+                outcome.union(*(stems(short) for short, long in defined.items() if outcome & set(stems(long))))
+                for outcome in self._outcomes
+            ]
+        return self._item_outcomes[item.id]
 
     def _direct(self, sentence: str, item: EvidenceView) -> bool:
         """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), and the
@@ -252,19 +287,19 @@ class StudyReader:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
         units = results_units(split_units(item.text, item.section or ""))
-        reading = self._reader.read(units, self.comparison, min_evidence_probability=0.0)
+        reading = self.result_reader.read(units, self.comparison, min_evidence_probability=0.0)
         if _states(reading) and not self.on_outcome(reading.evidence[0].text, item):
             # The best-ranked result is for another outcome: the study's result for the question's outcome,
             # when a sentence of it states one ("cardiovascular death was not significantly reduced").
             on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
-            again = self._reader.read(on_outcome, self.comparison, min_evidence_probability=0.0)
+            again = self.result_reader.read(on_outcome, self.comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         primary = [unit for unit in units if _PRIMARY_RESULT.search(unit.text) and self.on_outcome(unit.text, item)]
         if primary and _states(reading) and not _PRIMARY_RESULT.search(reading.evidence[0].text):
             # A trial answers by its primary outcome, when a Results sentence states it for the question's
             # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
             # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
-            again = self._reader.read(primary, self.comparison, min_evidence_probability=0.0)
+            again = self.result_reader.read(primary, self.comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         if not _states(reading):
             return StudyReading(None, reading)
@@ -301,6 +336,46 @@ def _states(reading: ResultReading) -> bool:
         and reading.probabilities[reading.label] >= MIN_LABEL_PROBABILITY
         and bool(_STATES_A_RESULT.search(reading.evidence[0].text))
     )
+
+
+READING_FEATURES = (
+    "reader_change",
+    "reader_no_difference",
+    "reader_states",
+    "reader_favourable",
+    "reader_unfavourable",
+    "reader_asks_effect",
+    "reader_evidence",
+)
+
+
+def reading_features(question: str, text: str) -> list[float]:
+    """What the result reader reads in ``text`` for the question's comparison, as features of the stance
+    model (``stages.stance``; ``READING_FEATURES``): the probability of a significant change either way and,
+    when a result is stated, of no difference; whether it states one; the probability that the change is the
+    one the question asks for, and the opposite; whether the question asks a treatment's effect; how surely
+    the sentence relied on states the result. The stance model learns what these mean for an answer (a
+    PubMedQA "yes" is often "there is an effect", either way)."""
+    reader = study_reader(question)
+    reading = reader.result_reader.read(
+        results_units(split_units(text, "")), reader.comparison, min_evidence_probability=0.0
+    )
+    probabilities = reading.probabilities or dict.fromkeys(("increased", "decreased", "no_difference"), 0.0)
+    states = _states(reading)
+    favourable = unfavourable = 0.0
+    if states and reading.label != "no_difference":
+        wanted = favourable_movement(question, reading.evidence[0].text)
+        favourable = probabilities[wanted]
+        unfavourable = probabilities["increased" if wanted == "decreased" else "decreased"]
+    return [
+        probabilities["increased"] + probabilities["decreased"],
+        probabilities["no_difference"] if states else 0.0,
+        float(states),
+        favourable,
+        unfavourable,
+        float(reader.asks_effect),
+        reading.evidence_probability,
+    ]
 
 
 @lru_cache(maxsize=8)

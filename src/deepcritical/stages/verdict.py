@@ -1,6 +1,7 @@
 """The run's verdict: the report model's when it gave one, else the one the counted studies' readings give
 (``counted_verdict``), weighed by design, level, size and directness to the question's frame; a question the
-readings cannot answer (an association, a prediction) is read by the stance model (``stages.stance``)."""
+readings cannot answer (an association, a prediction; a yes/no question fewer than two direct studies answer)
+is read by the stance model (``stages.stance``)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,8 @@ INDIRECT_WEIGHT = 0.25
 VERDICT_LEVEL_WEIGHTS: dict[int, float] = {1: 8.0, 2: 4.0, 3: 1.0, 4: 0.5, 5: 0.25}
 VERDICT_OUTSIDE_SCALE_WEIGHT = 0.5  # a preprint or a guideline
 VERDICT_LAB_WEIGHT = 0.25
+# A yes/no question is answered by the counted readings when at least this many direct studies state a result.
+MIN_DIRECT_STUDIES = 2
 # The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
 CLEAR_SHARE = 0.65
 COUNTED_METHOD = (
@@ -133,6 +136,10 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
         if not weighed and pool and not other_outcomes:
             return reconciled(code_verdict(question, pool), question, counted)
+        # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
+        # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract.
+        if pool and is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
+            return reconciled(code_verdict(question, pool), question, counted)
         why = (
             "the counted studies report results for other outcomes than the question's"
             if weighed or other_outcomes
@@ -141,6 +148,11 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
             else f"none of the {counted.reviewed} item(s) reviewed is a study on the question's topic"
         )
         return insufficient(f"Insufficient: {why}.", COUNTED_METHOD)
+    if pool and is_yes_no(question) and sum(direct for *_, direct in weighed) < MIN_DIRECT_STUDIES:
+        # One study answers a yes/no question: the stance model, which reads the result reader's reading as
+        # features beside the abstract's own wording, answers it better (PubMedQA's "yes" is often "there is
+        # an effect", in either direction; phases/16_result_reader.md, round 3).
+        return reconciled(code_verdict(question, pool), question, counted)
     favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
     total = sum(weight for _, _, weight, _ in weighed)
     share = favourable / total
