@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from pydantic_ai import Agent
 
-from deepcritical.agents.models import build_model
+from deepcritical.agents.models import build_model, check_endpoint
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.redaction import Redactor
@@ -49,7 +49,8 @@ async def test_another_provider_speaks_through_the_runs_client_with_the_explicit
         model, endpoint = build_model(settings, client)
         result = await Agent(model).run("What is two plus two?")
     assert result.output == "four"
-    assert endpoint is None  # no start-up check for a provider whose models route is not known
+    assert endpoint is not None
+    assert (endpoint.url, endpoint.headers, endpoint.hosted) == ("https://openrouter.ai/api/v1/", {}, True)
     assert [request.url.host for request in seen] == ["openrouter.ai"]
     assert seen[0].headers["authorization"] == f"Bearer {KEY}"
     assert json.loads(seen[0].content)["model"] == "meta-llama/llama-3-8b-instruct"
@@ -70,3 +71,44 @@ def test_a_key_a_provider_reads_from_the_environment_is_redacted(monkeypatch: py
     assert "environment_secret" not in text
     assert "environment_token" not in text
     assert text.count("***") == 2
+
+
+async def test_another_providers_server_is_checked_at_start_by_its_base_url_alone() -> None:
+    # No key is sent to the base URL (how this provider sends it is its SDK's), so a 401 there is an answer.
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, DEEPCRITICAL_MODEL="openrouter:meta-llama/llama-3-8b-instruct", DEEPCRITICAL_MODEL_API_KEY=KEY
+    )
+    asked: list[httpx2.Request] = []
+
+    def unauthorised(request: httpx2.Request) -> httpx2.Response:
+        asked.append(request)
+        return httpx2.Response(401, json={"error": "no key"})
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(unauthorised)) as client:
+        _, endpoint = build_model(settings, client)
+        assert endpoint is not None
+        await check_endpoint(endpoint, client)
+    assert "authorization" not in asked[0].headers
+    assert KEY not in str(asked[0].headers)
+
+    def unreachable(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(unreachable)) as client:
+        with pytest.raises(ConfigError, match=r"openrouter\.ai/api/v1/ does not answer .*connection to it"):
+            await check_endpoint(endpoint, client)
+
+
+async def test_a_local_providers_server_that_does_not_answer_is_one_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    settings = Settings(_env_file=None, DEEPCRITICAL_MODEL="ollama:llama3.2")  # type: ignore[call-arg]
+
+    def unreachable(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(unreachable)) as client:
+        _, endpoint = build_model(settings, client)
+        assert endpoint is not None
+        assert not endpoint.hosted
+        with pytest.raises(ConfigError, match=r"127\.0\.0\.1:9/v1/ does not answer .*start it"):
+            await check_endpoint(endpoint, client)

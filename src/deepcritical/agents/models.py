@@ -15,6 +15,7 @@ numbers in the output schemas spelled as the list of allowed values, which every
 from __future__ import annotations
 
 import inspect
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -252,9 +253,33 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
         )
         return AnthropicModel(name, provider=anthropic, settings=model_settings), endpoint
     try:
-        return infer_model(label, provider_factory=lambda name: _provider(name, settings, client)), None
+        model = infer_model(label, provider_factory=lambda name: _provider(name, settings, client))
     except (UserError, ImportError, ValueError) as error:
         raise ConfigError(f"cannot use {settings.named('model')} {settings.model!r}: {error}") from error
+    return model, _reachable_endpoint(model, settings)
+
+
+def _reachable_endpoint(model: Model, settings: Settings) -> ModelEndpoint | None:
+    """Any other provider is checked at start for an answer at its base URL only: its models route and how
+    it sends its key are its SDK's, so no key is sent and a refusal there says nothing about the key."""
+    url = model.base_url
+    if not url or urlsplit(url).scheme not in ("http", "https"):
+        return None
+    host = urlsplit(url).hostname or ""
+    return ModelEndpoint(
+        url, settings.named("model"), model_variable=settings.named("model"), hosted=not _on_this_network(host)
+    )
+
+
+def _on_this_network(host: str) -> bool:
+    """A server on this machine or its network (Ollama, vLLM) is one to start; a provider's API is not."""
+    if host == "localhost" or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def live_models(settings: Settings, client: httpx2.AsyncClient | None = None) -> AgentModels:
@@ -289,6 +314,8 @@ async def check_endpoint(endpoint: ModelEndpoint, client: httpx2.AsyncClient) ->
         )
         raise ConfigError(f"the model server at {where} does not answer ({reason}): {fix}") from error
     text = response.text.lower()
+    if endpoint.model is None and not endpoint.headers:
+        return  # a base URL asked without a key: any answer means the server is there
     if response.status_code in (401, 403) or (response.status_code == 400 and "api key" in text):
         raise ConfigError(
             f"the model server at {where} refused the API key (HTTP {response.status_code}): "
