@@ -30,7 +30,7 @@ from pathlib import Path
 from deepcritical.config import Settings, load_settings
 from deepcritical.documents.reader import Limits, read_file
 from deepcritical.evidence import EmbeddingService, chroma
-from deepcritical.evidence.embeddings import passage_text
+from deepcritical.evidence.embeddings import CACHE_ENV_VAR, passage_text
 from deepcritical.evidence.pending import count_pending, embed_pending
 from deepcritical.service.library_add import EMBED_WHEN, AddSummary, EmbedWhen, add_paths
 from ris_records import records  # type: ignore[import-not-found]
@@ -65,19 +65,28 @@ def add(path: Path, settings: Settings, name: str, embed: EmbedWhen, label: str)
             elapsed = time.perf_counter() - started
             print(f"  {done:,} of {total:,} records stored, {elapsed:.0f} s, {done / elapsed:.1f} records/s, {load()}")
 
+    cpu = cpu_seconds()
     try:
         summary = add_paths([path], settings, connection, name, on_records=stored, embed=embed)
     finally:
         connection.close()
     seconds = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu
     assert not summary.failures, summary.failures
     count = summary.added + summary.replaced
     print(
         f"{label}: {count:,} records, {summary.passages:,} passages ({summary.pending:,} not embedded yet) in "
         f"{seconds:.0f} s: {count / seconds:.1f} records/s, {summary.passages / seconds:.1f} passages/s "
-        f"(first part after {first[0]:.1f} s; {load()})"
+        f"(first part after {first[0]:.1f} s; {count / cpu:.1f} records per CPU second, adding process and "
+        f"parser worker; {load()})"
     )
     return summary, seconds
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its ended children (the parser worker ends with each add)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -97,6 +106,8 @@ def main() -> None:
         path = Path(folder) / "library.ris"
         path.write_text(export(arguments.records), encoding="utf-8")
         print(f"file: {arguments.records:,} records, {path.stat().st_size / 2**20:.1f} MB; {load()}")
+        # A vector cache of its own: the per-user one may hold these texts' vectors from an earlier run.
+        os.environ[CACHE_ENV_VAR] = str(Path(folder) / "models")
         settings = load_settings(home=Path(folder) / "home")
         embeddings = EmbeddingService.for_settings(settings)
         embeddings.embed(["warm up"])  # the model's load is not storing
@@ -107,7 +118,8 @@ def main() -> None:
         if arguments.baseline:
             sample = path.with_name("baseline.ris")
             sample.write_text(export(min(arguments.baseline, arguments.records)), encoding="utf-8")
-            add(sample, settings, "baseline", "now", "baseline, the same minutes (--embed now, embedded as stored)")
+            label = "baseline, the same minutes (--embed now, embedded as stored; a collection of its own)"
+            add(sample, settings, "baseline", "now", label)
         if arguments.behind > 0 and summary.pending:
             connection = chroma.connect(settings)
             started = time.perf_counter()
