@@ -142,8 +142,7 @@ def _add_file(
         total = count
 
     def take(part: list[Document]) -> None:
-        large = total > reader.RIS_PART_RECORDS or sum(len(document.passages) for document in part) > WRITE_PASSAGES
-        now = embed == "now" or (embed == "auto" and not large)
+        now = embeds_now(embed, max(total, len(part)), part)
         outcome = add_file_documents(connection, embeddings, name, part, document_grade, whole_file=False, embed=now)
         for document in {document.id: document for document in part}.values():
             kind = kinds.setdefault(document.id, outcome[document.id])
@@ -162,6 +161,12 @@ def _add_file(
     return result
 
 
+def embeds_now(embed: EmbedWhen, records: int, part: Sequence[Document]) -> bool:
+    """Whether ``part`` (of a file of ``records`` records) is embedded as it is stored (``EmbedWhen``)."""
+    large = records > reader.RIS_PART_RECORDS or sum(len(document.passages) for document in part) > WRITE_PASSAGES
+    return embed == "now" or (embed == "auto" and not large)
+
+
 def _hard_linked(path: Path) -> bool:
     try:
         return path.stat().st_nlink > 1
@@ -171,15 +176,17 @@ def _hard_linked(path: Path) -> bool:
 
 def add_upload(
     data: bytes, filename: str, settings: Settings, connection: chroma.Connection, name: str
-) -> list[tuple[Document, Added]]:
-    """One uploaded file's documents, read in a worker process under the settings' limits and stored;
+) -> list[tuple[Document, Added, bool]]:
+    """One uploaded file's documents, read in a worker process under the settings' limits and stored, each with
+    what happened to it and whether it was embedded (a large export is not: ``embeds_now``, ``library embed``);
     raises DocumentError (the file's one reason) when it cannot be read."""
     limits = limits_from(settings)
     with ParserWorker(limits) as worker:
         documents = read_bytes(data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename)
     embeddings = EmbeddingService.for_settings(settings)
-    outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
-    return [(document, outcome[document.id]) for document in documents]
+    now = embeds_now("auto", len(documents), documents)
+    outcome = add_file_documents(connection, embeddings, name, documents, document_grade, embed=now)
+    return [(document, outcome[document.id], now) for document in documents]
 
 
 def read_corpus(path: Path, limits: Limits) -> list[documents.Document]:
