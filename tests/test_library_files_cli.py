@@ -162,3 +162,7 @@ def test_library_add_embed_later_stores_at_once_and_library_embed_fills_in_the_v
     again = run_cli("library", "embed", home=home, env=_env())
     assert again.returncode == 0, again.stderr
     assert "every passage of the collection documents is embedded" in again.stdout
+    missing = run_cli("library", "embed", "--collection", "elsewhere", home=home, env=_env())
+    assert missing.returncode == 1
+    assert "no document collection 'elsewhere'" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1

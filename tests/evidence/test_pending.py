@@ -14,7 +14,7 @@ import pytest
 from evidence_factory import settings_for
 
 from deepcritical.documents import reader
-from deepcritical.errors import EmbeddingError
+from deepcritical.errors import EmbeddingError, StoreError
 from deepcritical.evidence import chroma, pending
 from deepcritical.evidence.document_files import add_file_documents, list_documents
 from deepcritical.evidence.documents import EMBEDDED_KEY, collection_name, load_index
@@ -226,3 +226,17 @@ def test_a_collection_read_for_searching_knows_its_pending_passages(
     hits = [item.citation.title for item, _ in index.search("record 42", _vector("anything"), 8)]
     pending_hits = [title for title in hits if not title.startswith(("Record 100 ", "Record 101 ", "Record 102 "))]
     assert pending_hits[0].startswith("Record 42 on drug X")
+
+
+def test_an_embed_refuses_another_models_collection_and_a_missing_one(
+    tmp_path: Path, store: chroma.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _add(tmp_path, store, monkeypatch, TextEmbeddings(), _export(tmp_path / "a.ris", 3), embed="later")
+    other = TextEmbeddings()
+    other.model_name = "another-model"
+    with pytest.raises(StoreError, match="holds vectors from the embedding model 'text-embeddings-for-tests'"):
+        pending.embed_pending(store, other, "documents")  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match="no document collection 'elsewhere'"):
+        pending.embed_pending(store, TextEmbeddings(), "elsewhere")  # type: ignore[arg-type]
+    assert other.calls == []
+    assert pending.count_pending(store, "documents") == 3

@@ -103,10 +103,11 @@ def embed_collection(connection: Connection, settings: Settings, name: str, out:
     import time
 
     from deepcritical.evidence import EmbeddingService
+    from deepcritical.evidence.documents import exists
     from deepcritical.evidence.pending import count_pending, embed_pending
 
     total = count_pending(connection, name)
-    if not total:
+    if not total and exists(connection, name):
         out.print(f"every passage of the collection {shown(name)} is embedded", highlight=False)
         return 0
     columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("passages"), TimeElapsedColumn())

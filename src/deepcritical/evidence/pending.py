@@ -55,7 +55,11 @@ def embed_pending(
     in between is left to its new version."""
     target = collection_name(name)
     if not exists(connection, name):
-        raise StoreError(f"no document collection {name!r} in {connection.where}")
+        raise StoreError(
+            f"no document collection {name!r} in {connection.where}. Fix: `deepcritical library list` shows the "
+            "collections (as docs-NAME); name one with --collection"
+        )
+    chroma.open_collection(connection, target, embeddings.model_name)  # another model's vectors would not compare
     where = _where(source_paths)
     total = count_pending(connection, name, source_paths)
     done = 0
