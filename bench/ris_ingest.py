@@ -1,7 +1,7 @@
 r"""How fast a large RIS export (a Zotero or EndNote library) is stored by ``library add``, end to end.
 
-    python bench/ris_ingest.py [--records 20000] [--short] [--embed auto|now|later] [--baseline 1000]
-                               [--behind 120] [--ceiling 300]
+    python bench/ris_ingest.py [--records 20000] [--short] [--embed auto|now|later] [--baseline 500]
+                               [--behind 90] [--ceiling 300]
 
 Writes a RIS file of ``--records`` records as reference managers export them (``bench/ris_records.py``:
 authors, journal, identifiers, keywords and, for 7 in 8, a structured abstract of 150 to 320 words; with
@@ -94,9 +94,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--short", action="store_true", help="one-sentence abstracts (the first round's file)")
     parser.add_argument("--embed", choices=EMBED_WHEN, default="auto", help="the add's --embed")
-    parser.add_argument("--baseline", type=int, default=1_000, help="records added with --embed now to compare")
-    parser.add_argument("--behind", type=float, default=120.0, help="seconds of `library embed` after the add")
-    parser.add_argument("--ceiling", type=int, default=300, help="records whose passages time the model alone")
+    parser.add_argument("--baseline", type=int, default=500, help="records added with --embed now to compare (0: not)")
+    parser.add_argument("--behind", type=float, default=90.0, help="seconds of `library embed` after the add (0: not)")
+    parser.add_argument("--ceiling", type=int, default=300, help="records whose passages time the model alone (0: not)")
     arguments = parser.parse_args()
 
     def export(count: int) -> str:  # the same seed: a smaller file is the first records of the larger one
@@ -141,6 +141,8 @@ def main() -> None:
                 f"{reached[0] / seconds:.1f} passages/s = {reached[0] / seconds / per_record:.1f} records/s; "
                 f"{left:,} left for the next `library embed` ({load()})"
             )
+        if not arguments.ceiling:
+            return
         sample = path.with_name("sample.ris")
         sample.write_text(export(min(arguments.ceiling, arguments.records)), encoding="utf-8")
         documents = read_file(sample, Limits()).documents
