@@ -155,6 +155,8 @@ def test_library_add_embed_later_stores_at_once_and_library_embed_fills_in_the_v
     searched = run_cli("search", "aspirin haemorrhage", "--sources", "library", "--json", home=home, env=_env())
     assert searched.returncode == 0, searched.stderr
     assert [item["citation"]["pmid"] for item in json.loads(searched.stdout)["evidence"]] == ["30221597"]
+    listed = run_cli("library", "documents", "--json", home=home, env=_env())
+    assert [row["passages_not_embedded"] for row in json.loads(listed.stdout)["documents"]] == [1]
 
     embedded = run_cli("library", "embed", home=home, env=_env())
     assert embedded.returncode == 0, embedded.stderr
@@ -162,6 +164,8 @@ def test_library_add_embed_later_stores_at_once_and_library_embed_fills_in_the_v
     again = run_cli("library", "embed", home=home, env=_env())
     assert again.returncode == 0, again.stderr
     assert "every passage of the collection documents is embedded" in again.stdout
+    listed = run_cli("library", "documents", "--json", home=home, env=_env())
+    assert [row["passages_not_embedded"] for row in json.loads(listed.stdout)["documents"]] == [0]
     missing = run_cli("library", "embed", "--collection", "elsewhere", home=home, env=_env())
     assert missing.returncode == 1
     assert "no document collection 'elsewhere'" in missing.stderr

@@ -320,7 +320,8 @@ def list_documents(
     ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """The documents of a collection: id, format, passages, full text or not, title, file."""
+    """The documents of a collection: id, format, passages (and how many wait for their vectors), full text or
+    not, title, file."""
     from deepcritical.cli.common import settings_from
     from deepcritical.evidence import documents
     from deepcritical.evidence.document_files import list_documents as stored_documents
@@ -338,12 +339,15 @@ def list_documents(
                 "title": d.title,
                 "source_path": d.source_path,
                 "pmcid": d.pmcid,
+                "passages_not_embedded": d.not_embedded,
             }
             for d in found
         ]
         out.print_json(json.dumps({"collection": name, "documents": rows}))
         return
-    table = Table(title=f"Documents in {shown(name)}: {len(found)}", title_justify="left")
+    waiting = sum(d.not_embedded for d in found)
+    note = f"; {waiting} passage(s) not embedded yet (`deepcritical library embed`)" if waiting else ""
+    table = Table(title=f"Documents in {shown(name)}: {len(found)}{note}", title_justify="left")
     for column in ("id", "format", "passages", "full text", "title"):
         table.add_column(column, overflow="fold")
     for d in found:

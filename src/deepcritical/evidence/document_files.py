@@ -263,6 +263,7 @@ class StoredDocument:
     pmcid: str | None
     full_text: bool
     content_hash: str
+    not_embedded: int = 0  # passages stored before their vectors (``evidence.pending``)
 
 
 def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocument]:
@@ -281,8 +282,9 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
         title = item.citation.title
         if item.passage is not None and item.passage.section and title.endswith(f" ({item.passage.section})"):
             title = title.removesuffix(f" ({item.passage.section})")
-        entry = grouped.setdefault(document_id, {"meta": meta, "title": title, "passages": 0})
+        entry = grouped.setdefault(document_id, {"meta": meta, "title": title, "passages": 0, "waiting": 0})
         entry["passages"] += 1
+        entry["waiting"] += meta.get(EMBEDDED_KEY) is False
     return sorted(
         (
             StoredDocument(
@@ -294,6 +296,7 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
                 pmcid=entry["meta"].get(PMCID_KEY),
                 full_text=bool(entry["meta"].get(FULL_TEXT_KEY, False)),
                 content_hash=str(entry["meta"].get(HASH_KEY, "")),
+                not_embedded=entry["waiting"],
             )
             for document_id, entry in grouped.items()
         ),
