@@ -149,7 +149,7 @@ def test_library_add_embed_later_stores_at_once_and_library_embed_fills_in_the_v
 
     added = run_cli("library", "add", "--embed", "later", str(export), home=home, env=_env())
     assert added.returncode == 0, added.stderr
-    assert "1 passage(s) written, 1 of them not embedded yet" in " ".join(added.stdout.split())
+    assert "1 passage(s) written; 1 passage(s) not embedded yet" in " ".join(added.stdout.split())
     assert "deepcritical library embed --collection documents" in " ".join(added.stderr.split())
 
     searched = run_cli("search", "aspirin haemorrhage", "--sources", "library", "--json", home=home, env=_env())

@@ -105,7 +105,7 @@ def test_a_large_export_is_stored_without_the_model_then_embedded_behind_and_a_s
     summary = _add(tmp_path, store, monkeypatch, model, export)
     assert model.calls == []  # the add never waited for the model
     assert (summary.added, summary.passages, summary.pending) == (60, 60, 60)
-    assert "60 of them not embedded yet" in summary.line
+    assert summary.line.endswith("; 60 passage(s) written; 60 passage(s) not embedded yet")
     assert len(list_documents(store, "documents")) == 60
     assert pending.count_pending(store, "documents") == 60
     assert all(np.all(vector == 0) for _, vector, _ in _stored(store).values())
@@ -240,3 +240,15 @@ def test_an_embed_refuses_another_models_collection_and_a_missing_one(
         pending.embed_pending(store, TextEmbeddings(), "elsewhere")  # type: ignore[arg-type]
     assert other.calls == []
     assert pending.count_pending(store, "documents") == 3
+
+
+def test_an_add_after_a_stopped_one_counts_the_passages_still_waiting(
+    tmp_path: Path, store: chroma.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Records stored by an earlier add and not embedded since are unchanged for the next add, which still
+    says they wait (and ``now`` embeds them)."""
+    export = _export(tmp_path / "library.ris", 60)
+    _add(tmp_path, store, monkeypatch, TextEmbeddings(), export)
+    again = _add(tmp_path, store, monkeypatch, TextEmbeddings(), export)
+    assert (again.unchanged, again.passages, again.pending) == (60, 0, 60)
+    assert again.line.endswith("; 0 passage(s) written; 60 passage(s) not embedded yet")

@@ -31,7 +31,7 @@ from deepcritical.evidence.document_files import (
     drop_stale,
     holds_file,
 )
-from deepcritical.evidence.pending import embed_pending
+from deepcritical.evidence.pending import count_pending, embed_pending
 from deepcritical.sources.fulltext import document_grade
 
 HARD_LINK = "a hard link (it may name a file outside); not read"
@@ -53,7 +53,7 @@ class AddSummary:
     replaced: int = 0
     unchanged: int = 0
     passages: int = 0
-    pending: int = 0  # passages of the added files stored without their vector yet (``library embed``)
+    pending: int = 0  # passages of the added files without their vector yet, this add's or an earlier one's
     failures: list[str] = field(default_factory=list)  # one line per file: "PATH: reason"
 
     @property
@@ -61,7 +61,7 @@ class AddSummary:
         return (
             f"{self.read} of {self.files} file(s) read: {self.added} document(s) added, {self.replaced} updated, "
             f"{self.unchanged} unchanged; {self.passages} passage(s) written"
-            + (f", {self.pending} of them not embedded yet" if self.pending else "")
+            + (f"; {self.pending} passage(s) not embedded yet" if self.pending else "")
         )
 
 
@@ -109,10 +109,12 @@ def add_paths(
             else:
                 summary.read += 1
             on_file(result)
-    if files and embed == "now":
-        embed_pending(
-            connection, embeddings, name, source_paths=[str(path.resolve()) for path in files], on_progress=on_embedded
-        )
+    read = [str(path.resolve()) for path in files]
+    if read and embed == "now":
+        embed_pending(connection, embeddings, name, source_paths=read, on_progress=on_embedded)
+    # Counted in the store: a file added again after a stopped add has passages waiting that this add found
+    # unchanged.
+    summary.pending = count_pending(connection, name, read) if read else 0
     return summary
 
 
@@ -132,7 +134,6 @@ def _add_file(
     and keeps its last version."""
     kinds: dict[str, Added] = {}
     total = 0
-    pending: dict[str, int] = {}  # passages stored without their vector, by document
     # A file never added before has nothing stale: reading back its 36,000 passages' metadata cost a 20,000-record
     # export 7% of its add.
     added_before = holds_file(connection, name, str(path.resolve()))
@@ -148,14 +149,11 @@ def _add_file(
             kind = kinds.setdefault(document.id, outcome[document.id])
             if kind == outcome[document.id] and kind != "unchanged":
                 summary.passages += len(document.passages)
-                if not now:
-                    pending[document.id] = len(document.passages)
         on_records(path, len(kinds), max(total, len(kinds)))
 
     result = stream_file(path, worker.limits, worker, take, announced)
     for kind in kinds.values():
         setattr(summary, kind, getattr(summary, kind) + 1)
-    summary.pending += sum(pending.values())
     if result.error is None and kinds and added_before:
         drop_stale(connection, name, str(path.resolve()), kinds)
     return result
