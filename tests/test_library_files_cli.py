@@ -132,3 +132,41 @@ def test_library_add_refuses_each_bad_file_alone_and_keeps_the_others(tmp_path: 
     assert "store" not in result.stderr
     assert "1 passage(s) added" in result.stdout
     assert "1 of 3 file(s) read: 1 document(s) added" in " ".join(result.stdout.split())
+
+
+@pytest.mark.model
+def test_library_add_embed_later_stores_at_once_and_library_embed_fills_in_the_vectors(tmp_path: Path) -> None:
+    """A large export is stored without waiting for the embedding model (``--embed later`` here, what ``auto``
+    does past 250 records): the add says how many passages wait and which command embeds them; a search finds
+    the record by its words meanwhile; ``library embed`` embeds them, and a second run has nothing to do."""
+    export = tmp_path / "zotero.ris"
+    export.write_text(RIS)
+    home = tmp_path / "home"
+
+    bad = run_cli("library", "add", "--embed", "tomorrow", str(export), home=home, env=_env())
+    assert bad.returncode == 2
+    assert "--embed 'tomorrow' is not one of auto, now, later" in bad.stderr
+
+    added = run_cli("library", "add", "--embed", "later", str(export), home=home, env=_env())
+    assert added.returncode == 0, added.stderr
+    assert "1 passage(s) written; 1 passage(s) not embedded yet" in " ".join(added.stdout.split())
+    assert "deepcritical library embed --collection documents" in " ".join(added.stderr.split())
+
+    searched = run_cli("search", "aspirin haemorrhage", "--sources", "library", "--json", home=home, env=_env())
+    assert searched.returncode == 0, searched.stderr
+    assert [item["citation"]["pmid"] for item in json.loads(searched.stdout)["evidence"]] == ["30221597"]
+    listed = run_cli("library", "documents", "--json", home=home, env=_env())
+    assert [row["passages_not_embedded"] for row in json.loads(listed.stdout)["documents"]] == [1]
+
+    embedded = run_cli("library", "embed", home=home, env=_env())
+    assert embedded.returncode == 0, embedded.stderr
+    assert "1 passage(s) of the collection documents embedded" in " ".join(embedded.stdout.split())
+    again = run_cli("library", "embed", home=home, env=_env())
+    assert again.returncode == 0, again.stderr
+    assert "every passage of the collection documents is embedded" in again.stdout
+    listed = run_cli("library", "documents", "--json", home=home, env=_env())
+    assert [row["passages_not_embedded"] for row in json.loads(listed.stdout)["documents"]] == [0]
+    missing = run_cli("library", "embed", "--collection", "elsewhere", home=home, env=_env())
+    assert missing.returncode == 1
+    assert "no document collection 'elsewhere'" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from web.fakes import ScriptedRuns, serving
-from web.test_api import TOKEN, app_for
+from web.test_api import TOKEN, app_for, settings_in
 
 NOTES = b"# Notes\n\n## Results\n\nNausea in 5 of 40 on drug X.\n"
 URL = "/api/library/documents"
@@ -76,3 +76,28 @@ async def test_a_deeply_nested_upload_is_one_clear_error_not_a_server_error(tmp_
         response = await client.post(URL, params={"filename": "deep.json"}, content=b"[" * 5000 + b"]" * 5000)
     assert response.status_code == 422, response.text
     assert response.json()["error"] == "deep.json: nested too deeply to read (a hostile or broken file); not read"
+
+
+@pytest.mark.model
+async def test_a_large_uploaded_export_is_stored_at_once_and_says_it_is_not_embedded_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As ``library add``: an export of more records than one part is stored without waiting for the model."""
+    from deepcritical.documents import reader
+    from deepcritical.evidence import chroma
+    from deepcritical.evidence.pending import count_pending
+
+    monkeypatch.setattr(reader, "RIS_PART_RECORDS", 2)
+    record = "TY  - JOUR\nTI  - Record {n}\nAB  - Nausea in {n} of 40 on drug X.\nER  - \n\n"
+    export = "".join(record.format(n=n) for n in range(3))
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        large = await client.post(URL, params={"filename": "zotero.ris"}, content=export.encode())
+        small = await client.post(URL, params={"filename": "notes.md"}, content=NOTES)
+    assert large.status_code == 201, large.text
+    assert [document["embedded"] for document in large.json()["documents"]] == [False, False, False]
+    assert [document["embedded"] for document in small.json()["documents"]] == [True]
+    connection = chroma.connect(settings_in(tmp_path))
+    try:
+        assert count_pending(connection, large.json()["collection"]) == 3
+    finally:
+        connection.close()

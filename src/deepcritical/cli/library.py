@@ -229,21 +229,32 @@ def add(
         str | None,
         typer.Option("--collection", help="The collection to add to (default DEEPCRITICAL_LIBRARY_COLLECTION)."),
     ] = None,
+    embed: Annotated[
+        str,
+        typer.Option(
+            "--embed",
+            help="When passages get their vectors: auto (later for an export of more than 250 records, else now), "
+            "now (the add waits for the embedding model), later (`library embed` does it).",
+        ),
+    ] = "auto",
 ) -> None:
     """Add documents to a local collection, which the `library` source searches (`--sources library`).
 
     Re-adding a file changes nothing; an updated file replaces its passages. A file that cannot be read is
-    named with the reason, the others are added, and the exit code is 1."""
+    named with the reason, the others are added, and the exit code is 1. A large export is stored at once and
+    embedded by `library embed`: until then searches find its records by their words, not their meaning."""
     from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
     from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.library_files import add_files
     from deepcritical.documents.reader import limits_from
     from deepcritical.evidence import EmbeddingService, documents
-    from deepcritical.service.library_add import read_corpus
+    from deepcritical.service.library_add import EMBED_WHEN, read_corpus
     from deepcritical.sources.grading import grade_record
     from deepcritical.text import one_line
 
+    if embed not in EMBED_WHEN:
+        fail(f"--embed {embed!r} is not one of {', '.join(EMBED_WHEN)}")
     chosen = settings_from(library_collection=collection)  # a bad name fails here, naming the variable
     name = chosen.library_collection
     jsonl = [path for path in paths if path.suffix.lower() == ".jsonl"]
@@ -280,9 +291,26 @@ def add(
                 )
             out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
         if others:
-            failed = add_files(others, chosen, connection, name, out, err)
+            failed = add_files(others, chosen, connection, name, out, err, embed)
     if failed:
         raise typer.Exit(EXIT_FAILED)
+
+
+@library_app.command("embed")
+def embed_pending(
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION)."),
+    ] = None,
+) -> None:
+    """Give the passages that `library add` stored without their vectors (a large export) their vectors, so
+    that searches find them by meaning too. Stopped (Ctrl+C), it keeps what it embedded; run it again."""
+    from deepcritical.cli.common import settings_from
+    from deepcritical.cli.library_files import embed_collection
+
+    chosen = settings_from(library_collection=collection)
+    with _store() as (_, connection):
+        embed_collection(connection, chosen, chosen.library_collection, out, err)
 
 
 @library_app.command("documents")
@@ -292,7 +320,8 @@ def list_documents(
     ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """The documents of a collection: id, format, passages, full text or not, title, file."""
+    """The documents of a collection: id, format, passages (and how many wait for their vectors), full text or
+    not, title, file."""
     from deepcritical.cli.common import settings_from
     from deepcritical.evidence import documents
     from deepcritical.evidence.document_files import list_documents as stored_documents
@@ -310,12 +339,15 @@ def list_documents(
                 "title": d.title,
                 "source_path": d.source_path,
                 "pmcid": d.pmcid,
+                "passages_not_embedded": d.not_embedded,
             }
             for d in found
         ]
         out.print_json(json.dumps({"collection": name, "documents": rows}))
         return
-    table = Table(title=f"Documents in {shown(name)}: {len(found)}", title_justify="left")
+    waiting = sum(d.not_embedded for d in found)
+    note = f"; {waiting} passage(s) not embedded yet (`deepcritical library embed`)" if waiting else ""
+    table = Table(title=f"Documents in {shown(name)}: {len(found)}{note}", title_justify="left")
     for column in ("id", "format", "passages", "full text", "title"):
         table.add_column(column, overflow="fold")
     for d in found:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
@@ -18,12 +19,20 @@ if TYPE_CHECKING:
     from deepcritical.config import Settings
     from deepcritical.documents.reader import FileResult
     from deepcritical.evidence.chroma import Connection
+    from deepcritical.service.library_add import EmbedWhen
 
 
 def add_files(
-    paths: Sequence[Path], settings: Settings, connection: Connection, name: str, out: Console, err: Console
+    paths: Sequence[Path],
+    settings: Settings,
+    connection: Connection,
+    name: str,
+    out: Console,
+    err: Console,
+    embed: EmbedWhen = "auto",
 ) -> int:
-    """Read, split, embed and store every file under ``paths``; returns how many files failed."""
+    """Read, split, embed and store every file under ``paths``; returns how many files failed. Passages left
+    without their vector (a large export, or ``embed`` later) are counted, with the command that embeds them."""
     from deepcritical.service.library_add import add_paths
 
     columns = (
@@ -58,6 +67,73 @@ def add_files(
                 bar.remove_task(records.pop(result.path))
             bar.advance(task)
 
-        summary = add_paths(paths, settings, connection, name, on_file=done, on_start=started, on_records=stored)
+        embedding: list[TaskID] = []
+
+        def embedded(done: int, total: int) -> None:
+            if not embedding:
+                embedding.append(bar.add_task("embedding", total=total, unit="passages", rate=""))
+            bar.update(embedding[0], completed=done, total=total)
+
+        summary = add_paths(
+            paths,
+            settings,
+            connection,
+            name,
+            on_file=done,
+            on_start=started,
+            on_records=stored,
+            embed=embed,
+            on_embedded=embedded,
+        )
     out.print(f"{shown(summary.line)} to the collection {shown(name)}", highlight=False)
+    if summary.pending:
+        err.print(
+            f"{summary.pending} passage(s) are stored but not embedded yet: searches find them by their words and "
+            f"identifiers now, by meaning once `deepcritical library embed --collection {shown(name)}` has run "
+            "(it can be stopped and run again).",
+            markup=False,
+            highlight=False,
+        )
     return len(summary.failures)
+
+
+def embed_collection(connection: Connection, settings: Settings, name: str, out: Console, err: Console) -> int:
+    """``library embed``: every pending passage of the collection given its vector, with a progress bar and
+    the rate; returns how many were embedded. What is embedded before a stop (Ctrl+C) is kept."""
+    import time
+
+    from deepcritical.evidence import EmbeddingService
+    from deepcritical.evidence.documents import exists
+    from deepcritical.evidence.pending import count_pending, embed_pending
+
+    total = count_pending(connection, name)
+    if not total and exists(connection, name):
+        out.print(f"every passage of the collection {shown(name)} is embedded", highlight=False)
+        return 0
+    columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("passages"), TimeElapsedColumn())
+    started = time.monotonic()
+    progress = [0]
+
+    def shown_progress(done: int, total: int) -> None:
+        progress[0] = done
+        bar.update(task, completed=done, total=total)
+
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task("embed", total=total)
+        try:
+            done = embed_pending(connection, EmbeddingService.for_settings(settings), name, on_progress=shown_progress)
+        except KeyboardInterrupt:
+            bar.stop()
+            err.print(
+                f"stopped: {progress[0]} of {total} passage(s) embedded and kept; run `deepcritical library embed` "
+                "again for the rest",
+                markup=False,
+                highlight=False,
+            )
+            raise typer.Exit(130) from None
+    seconds = max(time.monotonic() - started, 1e-9)
+    out.print(
+        f"{done} passage(s) of the collection {shown(name)} embedded in {seconds:.0f} s ({done / seconds:.1f}/s)",
+        highlight=False,
+    )
+    return done

@@ -15,11 +15,18 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from chromadb.errors import NotFoundError
 
 from deepcritical.documents.model import Document as FileDocument
 from deepcritical.evidence import chroma
-from deepcritical.evidence.documents import Document, PassageText, collection_name, passage_evidence
+from deepcritical.evidence.documents import (
+    EMBEDDED_KEY,
+    Document,
+    PassageText,
+    collection_name,
+    passage_evidence,
+)
 from deepcritical.evidence.embeddings import EmbeddingService, passage_text
 from deepcritical.models import Evidence, Grade
 
@@ -104,6 +111,7 @@ def add_file_documents(
     grade: DocumentGrader,
     *,
     whole_file: bool = True,
+    embed: bool = True,
 ) -> dict[str, Added]:
     """Store ``documents`` (one file's) in the collection ``name``: a document already there with the same
     hash is left alone, one with another hash has its passages replaced. Returns what happened to each.
@@ -112,7 +120,9 @@ def add_file_documents(
 
     Documents go in batches of about ``WRITE_PASSAGES`` passages, each embedded in one call and written in
     one store session: a RIS export of 20,000 records took one embedding call and one Chroma write per
-    record (9 records/s). A batch written is kept if a later one fails."""
+    record (9 records/s). A batch written is kept if a later one fails. With ``embed`` False the passages are
+    stored with a placeholder vector, marked pending (``documents.EMBEDDED_KEY``), for ``pending.embed_pending``
+    to fill in: storing then runs at the parser's and the store's speed, not the embedding model's."""
     target = collection_name(name)
     chroma.open_collection(connection, target, embeddings.model_name)
     latest = {document.id: document for document in documents}  # a record given twice: its last version
@@ -124,7 +134,8 @@ def add_file_documents(
             {document.id: "unchanged" for document in batch if known.get(document.id) == document.content_hash}
         )
         if changed:
-            _write(connection, embeddings, name, changed, grade, replacing=[d.id for d in changed if d.id in known])
+            replacing = [document.id for document in changed if document.id in known]
+            _write(connection, embeddings, name, changed, grade, replacing=replacing, embed=embed)
             outcome.update({document.id: "replaced" if document.id in known else "added" for document in changed})
     paths = {document.source_path for document in documents if document.source_path}
     if whole_file and len(paths) == 1:
@@ -157,17 +168,21 @@ def _write(
     grade: DocumentGrader,
     *,
     replacing: Sequence[str],
+    embed: bool,
 ) -> None:
-    """One batch of documents' passages embedded in one call and written in one session, replacing the
-    passages of the documents ``replacing`` names."""
+    """One batch of documents' passages embedded in one call (or marked pending) and written in one session,
+    replacing the passages of the documents ``replacing`` names."""
     target = collection_name(name)
     items: list[Evidence] = []
     metadata: list[dict[str, str | int | bool]] = []
     for document in documents:
         found = passage_items(name, document, grade(document))
         items += found
-        metadata += [_extra(document)] * len(found)
-    vectors = embeddings.embed([passage_text(item.citation.title, item.content) for item in items])
+        metadata += [_extra(document) | ({} if embed else {EMBEDDED_KEY: False})] * len(found)
+    if embed:
+        vectors = embeddings.embed([passage_text(item.citation.title, item.content) for item in items])
+    else:  # a placeholder of the model's size (Chroma holds one size per collection), replaced when embedded
+        vectors = np.zeros((len(items), embeddings.dimension), dtype=np.float32)
     with connection.session(touches=(target,), writes=True) as session:
         collection = session.collection(target)
         if replacing:
@@ -205,6 +220,17 @@ def _pages(
         offset += GET_PAGE
 
 
+def holds_file(connection: chroma.Connection, name: str, source_path: str) -> bool:
+    """Whether the collection holds any passage read from ``source_path`` (one row read, not the file's all)."""
+    target = collection_name(name)
+    with connection.session(touches=(target,), writes=False) as session:
+        try:
+            collection = session.collection(target)
+        except NotFoundError:
+            return False
+        return bool(collection.get(where={PATH_KEY: source_path}, limit=1, include=[])["ids"])
+
+
 def drop_stale(connection: chroma.Connection, name: str, source_path: str, current: Iterable[str]) -> int:
     """What a file gave before and gives no more (a record edited in a RIS export, a file that now names its
     PMID) goes: a file's documents replace everything that file added, never sit beside its old text.
@@ -237,6 +263,7 @@ class StoredDocument:
     pmcid: str | None
     full_text: bool
     content_hash: str
+    not_embedded: int = 0  # passages stored before their vectors (``evidence.pending``)
 
 
 def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocument]:
@@ -255,8 +282,9 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
         title = item.citation.title
         if item.passage is not None and item.passage.section and title.endswith(f" ({item.passage.section})"):
             title = title.removesuffix(f" ({item.passage.section})")
-        entry = grouped.setdefault(document_id, {"meta": meta, "title": title, "passages": 0})
+        entry = grouped.setdefault(document_id, {"meta": meta, "title": title, "passages": 0, "waiting": 0})
         entry["passages"] += 1
+        entry["waiting"] += meta.get(EMBEDDED_KEY) is False
     return sorted(
         (
             StoredDocument(
@@ -268,6 +296,7 @@ def list_documents(connection: chroma.Connection, name: str) -> list[StoredDocum
                 pmcid=entry["meta"].get(PMCID_KEY),
                 full_text=bool(entry["meta"].get(FULL_TEXT_KEY, False)),
                 content_hash=str(entry["meta"].get(HASH_KEY, "")),
+                not_embedded=entry["waiting"],
             )
             for document_id, entry in grouped.items()
         ),

@@ -29,6 +29,10 @@ PREFIX = "docs-"
 TITLE_CHARS = 500
 # Documents embedded and written per batch while adding (bounds memory; shows progress).
 ADD_BATCH = 256
+# In a passage's metadata, False while its stored vector is a placeholder: a large export is stored first and
+# embedded behind (``evidence.pending``). Absent (every passage stored before this key existed) means embedded.
+EMBEDDED_KEY = "embedded"
+PENDING: dict[str, Any] = {EMBEDDED_KEY: False}
 
 
 def collection_name(name: str) -> str:
@@ -200,6 +204,16 @@ class DocumentIndex:
     def __len__(self) -> int:
         return len(self.items)
 
+    @property
+    def pending(self) -> int:
+        """Passages stored but not embedded yet: found by their words only until ``library embed`` runs."""
+        return int(self.index.pending.sum())
+
+    def embedded(self) -> tuple[list[str], Vectors]:
+        """The texts and vectors of the passages that have their real vector."""
+        keep = ~self.index.pending
+        return [text for text, kept in zip(self.texts(), keep, strict=True) if kept], self.vectors[keep]
+
     def texts(self) -> list[str]:
         return [passage_text(item.citation.title, item.content) for item in self.items]
 
@@ -221,9 +235,12 @@ def load_index(connection: chroma.Connection, name: str) -> DocumentIndex:
             "`deepcritical library list` shows (as docs-NAME)"
         )
     with connection.session(touches=(target,), writes=False) as session:
-        found = chroma.fetch(session.collection(target), None, vectors=True)
+        collection = session.collection(target)
+        found = chroma.fetch(collection, None, vectors=True)
+        waiting = set(collection.get(where=PENDING, include=[])["ids"])
     ordered = sorted(found.values(), key=lambda record: record.evidence.id)  # a stable order: stable ties
     items = [record.evidence for record in ordered]
     vectors = np.stack([record.vector for record in ordered]) if ordered else np.zeros((0, 0), dtype=np.float32)
     texts = [passage_text(item.citation.title, item.content) for item in items]
-    return DocumentIndex(name, items, vectors, HybridIndex(texts, vectors))
+    pending = np.array([item.id in waiting for item in items], dtype=bool)
+    return DocumentIndex(name, items, vectors, HybridIndex(texts, vectors, pending=pending))

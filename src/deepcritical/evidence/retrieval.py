@@ -92,12 +92,24 @@ class HybridIndex:
     embeddings, so dense scores are exact cosine similarities.
     """
 
-    def __init__(self, texts: Sequence[str], vectors: Vectors, *, rrf_k: int = RRF_K) -> None:
+    def __init__(
+        self,
+        texts: Sequence[str],
+        vectors: Vectors,
+        *,
+        rrf_k: int = RRF_K,
+        pending: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
         if len(texts) != len(vectors):
             raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
         self.vectors = vectors
         self.rrf_k = rrf_k
         self._bm25 = BM25Index(texts)
+        # Items stored before their vector (``library add`` of a large export; ``library embed`` fills them in):
+        # their stored vector is a placeholder, so they are ranked by keywords only, never by meaning.
+        self.pending = pending if pending is not None else np.zeros(len(texts), dtype=bool)
+        if len(self.pending) != len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(self.pending)} pending flags")
 
     def __len__(self) -> int:
         return len(self._bm25)
@@ -105,7 +117,9 @@ class HybridIndex:
     def dense_scores(self, query_vector: Vectors) -> Scores:
         if len(self) == 0:
             return np.zeros(0)
-        return np.asarray(self.vectors @ query_vector, dtype=np.float64)
+        scores = np.asarray(self.vectors @ query_vector, dtype=np.float64)
+        scores[self.pending] = -1.0  # the least cosine: nothing is known of a pending item's meaning
+        return scores
 
     def scores(self, query: str, query_vector: Vectors, mode: RetrievalMode = "hybrid") -> Scores:
         if mode == "bm25":
@@ -114,7 +128,9 @@ class HybridIndex:
             return self.dense_scores(query_vector)
         # Items with no query term get no keyword rank rather than an arbitrary tail position.
         keyword = ranks(self._bm25.scores(query), positive_only=True)
-        return rrf([keyword, ranks(self.dense_scores(query_vector))], self.rrf_k)
+        dense = ranks(self.dense_scores(query_vector))
+        dense[self.pending] = np.inf  # no rank by meaning, as an item without a query term has no keyword rank
+        return rrf([keyword, dense], self.rrf_k)
 
     def diverse_top(self, query: str, query_vector: Vectors, k: int, pool: int) -> list[int]:
         """A relevant, non-redundant ``k``: the best ``pool`` hybrid candidates narrowed by MMR, with

@@ -25,6 +25,11 @@ class LibraryAdded(BaseModel):
     documents_updated: int
     documents_unchanged: int
     passages: int
+    passages_not_embedded: int = Field(
+        0,
+        description="Passages of a large export stored before their vectors: searches find them by their words "
+        "until `deepcritical library embed` has run",
+    )
     failures: list[str] = Field(description="One line per file that could not be read: which file, why")
 
 
@@ -57,5 +62,6 @@ async def add_to_library(settings: Settings, paths: list[str]) -> LibraryAdded:
         documents_updated=summary.replaced,
         documents_unchanged=summary.unchanged,
         passages=summary.passages,
+        passages_not_embedded=summary.pending,
         failures=summary.failures,
     )

@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from deepcritical.config import Settings
+from deepcritical.documents import reader
 from deepcritical.documents.model import Document
 from deepcritical.documents.reader import (
     FileResult,
@@ -22,10 +24,23 @@ from deepcritical.documents.reader import (
 )
 from deepcritical.errors import DocumentError
 from deepcritical.evidence import EmbeddingService, chroma, documents
-from deepcritical.evidence.document_files import Added, add_file_documents, drop_stale
+from deepcritical.evidence.document_files import (
+    WRITE_PASSAGES,
+    Added,
+    add_file_documents,
+    drop_stale,
+    holds_file,
+)
+from deepcritical.evidence.pending import count_pending, embed_pending
 from deepcritical.sources.fulltext import document_grade
 
 HARD_LINK = "a hard link (it may name a file outside); not read"
+# When passages get their vectors: ``now``, as they are stored (the add waits for the embedding model);
+# ``later``, never during the add (``library embed`` does it); ``auto``, later for a large export (more
+# records than one part, or a part of more passages than one write: see ``evidence.pending`` for why), now
+# for everything else (a paper, a small export), so that what a user adds by hand is found by meaning at once.
+EmbedWhen = Literal["auto", "now", "later"]
+EMBED_WHEN: tuple[EmbedWhen, ...] = ("auto", "now", "later")
 
 
 @dataclass
@@ -38,6 +53,7 @@ class AddSummary:
     replaced: int = 0
     unchanged: int = 0
     passages: int = 0
+    pending: int = 0  # passages of the added files without their vector yet, this add's or an earlier one's
     failures: list[str] = field(default_factory=list)  # one line per file: "PATH: reason"
 
     @property
@@ -45,6 +61,7 @@ class AddSummary:
         return (
             f"{self.read} of {self.files} file(s) read: {self.added} document(s) added, {self.replaced} updated, "
             f"{self.unchanged} unchanged; {self.passages} passage(s) written"
+            + (f"; {self.pending} passage(s) not embedded yet" if self.pending else "")
         )
 
 
@@ -58,12 +75,16 @@ def add_paths(
     on_start: Callable[[int], None] = lambda _total: None,
     on_records: Callable[[Path, int, int], None] = lambda _path, _done, _total: None,
     within: Path | None = None,
+    embed: EmbedWhen = "auto",
+    on_embedded: Callable[[int, int], None] = lambda _done, _total: None,
 ) -> AddSummary:
     """Read every file under ``paths`` into the collection ``name``; never raises for a bad file. With
     ``within``, a file whose real path (links followed) lies outside that folder is refused, unread, and so
     is a hard link (a second name of a file, which may lie anywhere on the same disk). ``on_records(path,
     stored, total)`` follows a file's records as they are stored (``total``: what a RIS export announces,
-    else what is known so far)."""
+    else what is known so far). ``embed`` says when passages get their vectors (``EmbedWhen``); with ``now``, the
+    add also embeds what an earlier add of the same files left pending, ``on_embedded(done, total)`` following
+    it."""
     files, refused = files_under(paths)
     if within is not None:
         root = within.resolve()
@@ -82,12 +103,18 @@ def add_paths(
     embeddings = EmbeddingService.for_settings(settings)
     with ParserWorker(limits_from(settings)) as worker:
         for path in files:
-            result = _add_file(path, worker, connection, embeddings, name, summary, on_records)
+            result = _add_file(path, worker, connection, embeddings, name, summary, on_records, embed)
             if result.error is not None:
                 summary.failures.append(result.line)
             else:
                 summary.read += 1
             on_file(result)
+    read = [str(path.resolve()) for path in files]
+    if read and embed == "now":
+        embed_pending(connection, embeddings, name, source_paths=read, on_progress=on_embedded)
+    # Counted in the store: a file added again after a stopped add has passages waiting that this add found
+    # unchanged.
+    summary.pending = count_pending(connection, name, read) if read else 0
     return summary
 
 
@@ -99,6 +126,7 @@ def _add_file(
     name: str,
     summary: AddSummary,
     on_records: Callable[[Path, int, int], None],
+    embed: EmbedWhen,
 ) -> FileResult:
     """One file stored part by part as it is read (``reader.stream_file``): each part's batches are written
     before the next part is taken, so an add that stops (an error, Ctrl+C, a killed process) keeps what it
@@ -106,13 +134,17 @@ def _add_file(
     and keeps its last version."""
     kinds: dict[str, Added] = {}
     total = 0
+    # A file never added before has nothing stale: reading back its 36,000 passages' metadata cost a 20,000-record
+    # export 7% of its add.
+    added_before = holds_file(connection, name, str(path.resolve()))
 
     def announced(count: int) -> None:
         nonlocal total
         total = count
 
     def take(part: list[Document]) -> None:
-        outcome = add_file_documents(connection, embeddings, name, part, document_grade, whole_file=False)
+        now = embeds_now(embed, max(total, len(part)), part)
+        outcome = add_file_documents(connection, embeddings, name, part, document_grade, whole_file=False, embed=now)
         for document in {document.id: document for document in part}.values():
             kind = kinds.setdefault(document.id, outcome[document.id])
             if kind == outcome[document.id] and kind != "unchanged":
@@ -122,9 +154,15 @@ def _add_file(
     result = stream_file(path, worker.limits, worker, take, announced)
     for kind in kinds.values():
         setattr(summary, kind, getattr(summary, kind) + 1)
-    if result.error is None and kinds:
+    if result.error is None and kinds and added_before:
         drop_stale(connection, name, str(path.resolve()), kinds)
     return result
+
+
+def embeds_now(embed: EmbedWhen, records: int, part: Sequence[Document]) -> bool:
+    """Whether ``part`` (of a file of ``records`` records) is embedded as it is stored (``EmbedWhen``)."""
+    large = records > reader.RIS_PART_RECORDS or sum(len(document.passages) for document in part) > WRITE_PASSAGES
+    return embed == "now" or (embed == "auto" and not large)
 
 
 def _hard_linked(path: Path) -> bool:
@@ -136,15 +174,17 @@ def _hard_linked(path: Path) -> bool:
 
 def add_upload(
     data: bytes, filename: str, settings: Settings, connection: chroma.Connection, name: str
-) -> list[tuple[Document, Added]]:
-    """One uploaded file's documents, read in a worker process under the settings' limits and stored;
+) -> list[tuple[Document, Added, bool]]:
+    """One uploaded file's documents, read in a worker process under the settings' limits and stored, each with
+    what happened to it and whether it was embedded (a large export is not: ``embeds_now``, ``library embed``);
     raises DocumentError (the file's one reason) when it cannot be read."""
     limits = limits_from(settings)
     with ParserWorker(limits) as worker:
         documents = read_bytes(data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename)
     embeddings = EmbeddingService.for_settings(settings)
-    outcome = add_file_documents(connection, embeddings, name, documents, document_grade)
-    return [(document, outcome[document.id]) for document in documents]
+    now = embeds_now("auto", len(documents), documents)
+    outcome = add_file_documents(connection, embeddings, name, documents, document_grade, embed=now)
+    return [(document, outcome[document.id], now) for document in documents]
 
 
 def read_corpus(path: Path, limits: Limits) -> list[documents.Document]:

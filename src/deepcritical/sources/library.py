@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
+import structlog
+
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError, SearchError
 from deepcritical.evidence import chroma
@@ -14,6 +16,8 @@ from deepcritical.evidence.documents import DocumentIndex, load_index
 from deepcritical.evidence.embeddings import EmbeddingService
 from deepcritical.models import Evidence, SourceName
 from deepcritical.sources.base import SearchTool
+
+log = structlog.get_logger(__name__)
 
 
 class LibraryTool(SearchTool):
@@ -45,7 +49,15 @@ class LibraryTool(SearchTool):
             if self._index is None:
                 self._index = await asyncio.to_thread(self._load)
                 if len(self._index):
-                    self._embeddings.remember(self._index.texts(), self._index.vectors)
+                    self._embeddings.remember(*self._index.embedded())  # never a pending passage's placeholder
+                if self._index.pending:
+                    log.warning(
+                        "library passages not embedded yet: found by their words only",
+                        collection=self.collection,
+                        pending=self._index.pending,
+                        passages=len(self._index),
+                        fix=f"deepcritical library embed --collection {self.collection}",
+                    )
             return self._index
 
     def _load(self) -> DocumentIndex:

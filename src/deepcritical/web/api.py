@@ -164,6 +164,11 @@ class UploadedDocument(BaseModel):
     format: str
     passages: int
     outcome: str = Field(description="added, replaced (an updated file) or unchanged (the same file again)")
+    embedded: bool = Field(
+        True,
+        description="False for a large export's records, stored at once: searches find them by their words until "
+        "`deepcritical library embed` has given them their vectors",
+    )
 
 
 class UploadResult(BaseModel):
@@ -195,7 +200,7 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
                 return error_response(413, too_large)
             body.write(chunk)
 
-        def store() -> list[tuple[Any, str]]:
+        def store() -> list[tuple[Any, str, bool]]:
             body.seek(0)
             connection = chroma.connect(settings)
             try:
@@ -216,8 +221,9 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
                 format=document.format,
                 passages=len(document.passages),
                 outcome=outcome,
+                embedded=embedded,
             )
-            for document, outcome in added
+            for document, outcome, embedded in added
         ],
     )
 

@@ -462,9 +462,11 @@
           headers: { "Content-Type": "application/octet-stream" },
           body: file,
         });
+        const waiting = result.documents.filter((doc) => doc.embedded === false).length;
         line.textContent = file.name + ": " + result.documents
           .map((doc) => doc.outcome + " (" + doc.passages + " passages)")
-          .join(", ");
+          .join(", ") + (waiting ? "; " + waiting + " not embedded yet: found by their words until " +
+            "`deepcritical library embed` runs" : "");
       } catch (error) {
         line.textContent = error.message;
         line.className = "error";
