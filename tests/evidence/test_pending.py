@@ -252,3 +252,38 @@ def test_an_add_after_a_stopped_one_counts_the_passages_still_waiting(
     again = _add(tmp_path, store, monkeypatch, TextEmbeddings(), export)
     assert (again.unchanged, again.passages, again.pending) == (60, 0, 60)
     assert again.line.endswith("; 0 passage(s) written; 60 passage(s) not embedded yet")
+
+
+def test_a_plain_add_of_a_large_export_stores_it_first_then_embeds_it_in_the_same_command(
+    tmp_path: Path, store: chroma.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``auto``: the export is stored before any vector is made (a stop then loses nothing), and the command
+    # ends with every passage embedded, as a small add does; ``later`` leaves them for ``library embed``.
+    from io import StringIO
+
+    from rich.console import Console
+
+    from deepcritical.cli import library_files
+    from deepcritical.evidence import EmbeddingService
+
+    model = TextEmbeddings()
+    monkeypatch.setattr(library_add.EmbeddingService, "for_settings", lambda _settings: model)
+    monkeypatch.setattr(EmbeddingService, "for_settings", lambda _settings: model)
+    out, err = StringIO(), StringIO()
+    export = _export(tmp_path / "big.ris", 30)
+    failed = library_files.add_files(
+        [export], settings_for(tmp_path / "home"), store, "documents", Console(file=out), Console(file=err)
+    )
+    assert failed == 0
+    stored = _stored(store)
+    assert len(stored) == 30
+    assert not any(waiting for _, _, waiting in stored.values())
+    assert all(np.allclose(vector, _vector(text), atol=1e-6) for text, vector, _ in stored.values())
+    assert "30 passage(s) stored; embedding them now" in " ".join(err.getvalue().split())
+    assert "30 passage(s) of the collection documents embedded" in " ".join(out.getvalue().split())
+
+    later = _export(tmp_path / "later.ris", 30, start=100)
+    library_files.add_files(
+        [later], settings_for(tmp_path / "home"), store, "documents", Console(file=out), Console(file=err), "later"
+    )
+    assert sum(waiting for _, _, waiting in _stored(store).values()) == 30

@@ -233,8 +233,8 @@ def add(
         str,
         typer.Option(
             "--embed",
-            help="When passages get their vectors: auto (later for an export of more than 250 records, else now), "
-            "now (the add waits for the embedding model), later (`library embed` does it).",
+            help="When passages get their vectors: auto (an export of more than 250 records is stored first, then "
+            "embedded by this command; else as stored), now (each part as it is stored), later (`library embed`).",
         ),
     ] = "auto",
 ) -> None:
@@ -242,7 +242,8 @@ def add(
 
     Re-adding a file changes nothing; an updated file replaces its passages. A file that cannot be read is
     named with the reason, the others are added, and the exit code is 1. A large export is stored at once and
-    embedded by `library embed`: until then searches find its records by their words, not their meaning."""
+    then embedded; until its vectors are in (or after a stop, until `library embed` has run) searches find its
+    records by their words, not their meaning."""
     from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
     from deepcritical.cli.common import EXIT_FAILED, fail, settings_from

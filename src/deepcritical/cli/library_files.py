@@ -31,8 +31,9 @@ def add_files(
     err: Console,
     embed: EmbedWhen = "auto",
 ) -> int:
-    """Read, split, embed and store every file under ``paths``; returns how many files failed. Passages left
-    without their vector (a large export, or ``embed`` later) are counted, with the command that embeds them."""
+    """Read, split, embed and store every file under ``paths``; returns how many files failed. A large export
+    is stored first and embedded afterwards in the same command (``auto``); with ``later`` its passages are
+    left without their vector, counted, with the command that embeds them."""
     from deepcritical.service.library_add import add_paths
 
     columns = (
@@ -86,7 +87,18 @@ def add_files(
             on_embedded=embedded,
         )
     out.print(f"{shown(summary.line)} to the collection {shown(name)}", highlight=False)
-    if summary.pending:
+    if summary.pending and embed == "auto":
+        # Stored first, at the store's pace, so that a stop loses nothing and searches find the records by
+        # their words at once; then embedded behind in this same command, so that a plain add ends with
+        # every passage found by meaning, as a small one does.
+        err.print(
+            f"{summary.pending} passage(s) stored; embedding them now (Ctrl+C stops: what is stored is kept, and "
+            f"`deepcritical library embed --collection {shown(name)}` finishes the rest)",
+            markup=False,
+            highlight=False,
+        )
+        embed_collection(connection, settings, name, out, err)
+    elif summary.pending:
         err.print(
             f"{summary.pending} passage(s) are stored but not embedded yet: searches find them by their words and "
             f"identifiers now, by meaning once `deepcritical library embed --collection {shown(name)}` has run "
