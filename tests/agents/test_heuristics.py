@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
+from deepcritical.stages.aspects import aspects_of
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report, sentences
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import (
-    aspects_of,
     context_terms,
     key_terms,
     quote,

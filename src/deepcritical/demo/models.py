@@ -21,11 +21,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
 from deepcritical.reading.frame import frame_question, terms_of
 from deepcritical.sources.query import with_terms
+from deepcritical.stages.aspects import ASPECT_QUERY_WORDS
 from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report
 from deepcritical.stages.framing import parse_brief, parse_evidence
 from deepcritical.stages.reading import (
-    ASPECT_QUERY_WORDS,
     context_terms,
     key_terms,
     split_sentences,

@@ -13,14 +13,10 @@ from collections.abc import Sequence
 
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.reading.frame import frame_question
+from deepcritical.stages.aspects import ASPECT_LABELS, ASPECT_QUERY_WORDS, ASPECTS, SUFFICIENT_SCORE, aspects_of
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.ratings import cap_assessment
 from deepcritical.stages.reading import (
-    ASPECT_LABELS,
-    ASPECT_QUERY_WORDS,
-    ASPECTS,
-    SUFFICIENT_SCORE,
-    aspects_of,
     informative,
     key_terms,
     quote,

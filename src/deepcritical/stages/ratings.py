@@ -30,8 +30,9 @@ from collections.abc import Sequence
 
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import AspectScore, Assessment, ScoreCap
+from deepcritical.stages.aspects import SUFFICIENT_SCORE, aspects_of
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import SUFFICIENT_SCORE, aspects_of, informative
+from deepcritical.stages.reading import informative
 from deepcritical.stages.strength import DIRECTIONS, Strength, is_lab
 from deepcritical.vocabulary import HUMAN_DESIGNS, REVIEW_DESIGNS, TRIAL_DESIGNS
 

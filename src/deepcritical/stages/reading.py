@@ -15,37 +15,12 @@ from deepcritical.evidence.retrieval import english_stemmer
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.vocabulary import Direction
 
-ASPECTS = ("mechanism", "clinical", "safety")
-ASPECT_LABELS = {
-    "mechanism": "a biological mechanism",
-    "clinical": "clinical evidence in humans",
-    "safety": "safety or contrary evidence",
-}
-ASPECT_QUERY_WORDS = {
-    "mechanism": "mechanism pathway",
-    "clinical": "clinical trial cohort patients",
-    "safety": "safety adverse effects risk",
-}
-SUFFICIENT_SCORE = 7
-
 _STOPWORD_TEXT = """a an and are as at be been being by can could did do does for from has have how in into is it its
 may might of on or repurposed repurposing role should slow the their there these this to treat treating
 treatment use used using was were what when whether which who why will with would effect effects help
 helps effective efficacy disease diseases patients people"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-# Generic study-type and study-subject words only: nothing here may name one question's drugs, diseases
-# or pathways, or the code-built assessment would score questions by how much they resemble one corpus.
-_FAMILIES = {
-    "mechanism": r"mechanis\w*|pathways?|signal+ing|in vitro|in vivo|mice|mouse|rats?\b|animal models?|transgenic"
-    r"|cell lines?|cultured|preclinical|molecular|receptors?\b|gene expression|biomarkers?|inflammat\w*",
-    "clinical": r"randomi[sz]ed|trials?\b|placebo|cohorts?\b|case-control|meta-analys[ie]s|systematic review"
-    r"|participants|patients|observational|prospective|retrospective|hazard ratio|odds ratio|relative risk"
-    r"|population-based|clinical",
-    "safety": r"adverse|safety|side effects?|toxicit\w*|tolerab\w*|harm\w*|contraindicat\w*|increased risk"
-    r"|higher risk|discontinu\w*|deficienc\w*",
-}
-_ASPECT_PATTERNS = {name: re.compile(rf"\b(?:{pattern})", re.IGNORECASE) for name, pattern in _FAMILIES.items()}
 # Wording of harm: a sentence whose main claim is that the intervention does damage reads contrary.
 # A small vocabulary on purpose; "increases ... risk/generation/accumulation" stays within one clause.
 _HARM = (
@@ -258,13 +233,6 @@ def informative(text: str) -> str:
     """``text`` without the sentences that read as instructions rather than findings."""
     parts = re.split(r"(?<=[.!?])\s+", text)
     return " ".join(part for part in parts if not INSTRUCTION.search(part))
-
-
-def aspects_of(text: str) -> set[str]:
-    found = {name for name, pattern in _ASPECT_PATTERNS.items() if pattern.search(text)}
-    if CONTRARY.search(text):
-        found.add("safety")
-    return found
 
 
 def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:

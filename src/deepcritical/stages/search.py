@@ -17,9 +17,9 @@ from deepcritical.models import Evidence, SearchResult, first_errors, merge_evid
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, SearchStep
 from deepcritical.reading.frame import frame_question
 from deepcritical.sources.query import is_search_query, with_terms
+from deepcritical.stages.aspects import ASPECT_QUERY_WORDS
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
-from deepcritical.stages.reading import ASPECT_QUERY_WORDS
 from deepcritical.stages.selection import asks_for_held_kind, held_kinds
 from deepcritical.stages.state import Budget, RunState
 
