@@ -180,7 +180,7 @@ def main() -> None:
     optimizer = torch.optim.AdamW(
         [
             {"params": trained, "lr": args.lr},
-            {"params": list(head.parameters()) + [linear_weight], "lr": args.lr * 10},
+            {"params": [*list(head.parameters()), linear_weight], "lr": args.lr * 10},
         ],
         weight_decay=0.01,
     )

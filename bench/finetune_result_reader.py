@@ -241,9 +241,7 @@ def main() -> None:
     encoder = Encoder(load_file(str(base / "model.safetensors")), config, trainable)
     tokenizer = configured_tokenizer(base, args.max_tokens)
     if args.no_prompt:
-        encode_one = [
-            [padded([tokenizer.encode(text).ids]) for _, text, _ in rows] for rows in (train, validation)
-        ]
+        encode_one = [[padded([tokenizer.encode(text).ids]) for _, text, _ in rows] for rows in (train, validation)]
     else:
         encode_one = [
             [encode(tokenizer, [text], comparison) for comparison, text, _ in rows] for rows in (train, validation)

@@ -121,4 +121,3 @@ def bundled_ranker(quantized: bool = False) -> TransformerRanker | None:
     except EmbeddingError:  # the base model's package is not installed
         return None
     return TransformerRanker.load(weights, model_dir, default_cache_dir(), quantized=quantized)
-
