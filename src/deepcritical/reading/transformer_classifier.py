@@ -208,23 +208,34 @@ def _graph_file(model_dir: Path, weights: Path, tensors: Mapping[str, Array], ca
     return target
 
 
-def bundled_weights() -> Path | None:
-    """The weights file shipped beside this module, or None when it is not there."""
-    path = Path(str(resources.files("deepcritical.reading").joinpath(WEIGHTS_FILE)))
+def shipped_file(name: str) -> Path | None:
+    """A weights file shipped beside this module, or None when it is not there."""
+    path = Path(str(resources.files("deepcritical.reading").joinpath(name)))
     return path if path.is_file() else None
+
+
+def bundled_weights() -> Path | None:
+    """The classifier's weights shipped beside this module, or None when they are not there."""
+    return shipped_file(WEIGHTS_FILE)
+
+
+def base_model_dir() -> Path | None:
+    """The installed base model's folder, or None when its package is not installed."""
+    from deepcritical.errors import EmbeddingError
+    from deepcritical.evidence.embeddings import resolve_model
+
+    try:
+        return Path(resolve_model(None).location)
+    except EmbeddingError:
+        return None
 
 
 @cache
 def bundled() -> TransformerClassifier | None:
     """The shipped classifier over the installed base model (cached), or None when either is missing."""
-    weights = bundled_weights()
-    if weights is None:
+    weights, model_dir = bundled_weights(), base_model_dir()
+    if weights is None or model_dir is None:
         return None
-    from deepcritical.errors import EmbeddingError
-    from deepcritical.evidence.embeddings import default_cache_dir, resolve_model
+    from deepcritical.evidence.embeddings import default_cache_dir
 
-    try:
-        model_dir = Path(resolve_model(None).location)
-    except EmbeddingError:  # the base model's package is not installed
-        return None
     return TransformerClassifier.load(weights, model_dir, default_cache_dir())

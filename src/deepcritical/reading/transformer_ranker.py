@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,13 @@ from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
     Array,
+    base_model_dir,
     configured_tokenizer,
     load_trained,
     masked_text,
     mean_pool,
     padded,
+    shipped_file,
 )
 from deepcritical.reading.units import TextUnit
 
@@ -103,21 +104,15 @@ class TransformerRanker:
 
 def bundled_ranker_weights() -> Path | None:
     """The re-ranker's weights shipped beside this module, or None when they are not there."""
-    path = Path(str(resources.files("deepcritical.reading").joinpath(RANKER_WEIGHTS_FILE)))
-    return path if path.is_file() else None
+    return shipped_file(RANKER_WEIGHTS_FILE)
 
 
 @cache
 def bundled_ranker(quantized: bool = False) -> TransformerRanker | None:
     """The shipped re-ranker over the installed base model (cached), or None when either is missing."""
-    weights = bundled_ranker_weights()
-    if weights is None:
+    weights, model_dir = bundled_ranker_weights(), base_model_dir()
+    if weights is None or model_dir is None:
         return None
-    from deepcritical.errors import EmbeddingError
-    from deepcritical.evidence.embeddings import default_cache_dir, resolve_model
+    from deepcritical.evidence.embeddings import default_cache_dir
 
-    try:
-        model_dir = Path(resolve_model(None).location)
-    except EmbeddingError:  # the base model's package is not installed
-        return None
     return TransformerRanker.load(weights, model_dir, default_cache_dir(), quantized=quantized)
