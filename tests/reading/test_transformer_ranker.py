@@ -12,7 +12,7 @@ import pytest
 from deepcritical.evidence.embeddings import resolve_model
 from deepcritical.reading import transformer_ranker
 from deepcritical.reading.comparison import Comparison
-from deepcritical.reading.results import ResultReader
+from deepcritical.reading.results import MIN_EVIDENCE_PROBABILITY, ResultReader
 from deepcritical.reading.transformer_classifier import HEAD_BIAS, HEAD_WEIGHT, bundled_weights
 from deepcritical.reading.transformer_ranker import (
     LINEAR_WEIGHT,
@@ -189,3 +189,21 @@ def test_the_shipped_reranker_sets_the_result_further_apart_from_methods_than_th
 
     # Linear: 0.19 against 0.11; re-ranked: 0.23 against 0.03 (the shipped weights).
     assert margin(ResultReader.load("transformer")) > margin(ResultReader.load()) + 0.05
+
+
+class _Doubtful:
+    """A re-ranker sure that none of its candidates states the result."""
+
+    candidates = 3
+
+    def scores(self, units: Sequence[TextUnit], comparison: Comparison, linear: Sequence[float]) -> list[float]:
+        return [-10.0] * len(units)
+
+
+def test_whether_a_study_states_a_result_is_read_on_the_linear_rankers_scale() -> None:
+    linear = ResultReader.load()
+    units = _units()
+    assert linear.rank(units, COMPARISON)[0][0] >= MIN_EVIDENCE_PROBABILITY
+    reading = ResultReader(linear.ranker, linear.classifier, _Doubtful()).read(units, COMPARISON)
+    assert reading.label is not None
+    assert reading.evidence_probability == pytest.approx(1 / (1 + np.exp(10.0)))

@@ -151,19 +151,24 @@ class ResultReader:
     def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
         """Every unit with the probability that it states the result, most likely first. With a re-ranker,
         the linear ranker's best few come first in the re-ranker's order, with its probabilities."""
+        return self._rank(units, comparison)[0]
+
+    def _rank(self, units: Sequence[TextUnit], comparison: Comparison) -> tuple[list[tuple[float, TextUnit]], float]:
+        """``rank``'s list and the linear ranker's best probability (on whose scale the threshold of
+        ``MIN_EVIDENCE_PROBABILITY`` was chosen; the re-ranker's probabilities run lower)."""
         if not units:
-            return []
+            return [], 0.0
         best = best_outcome_share(units, comparison)
         logits = [self.ranker.scores(ranker_features(unit, comparison, best))[0] for unit in units]
         order = sorted(range(len(units)), key=lambda index: (-logits[index], units[index].start))
+        linear_best = _sigmoid(logits[order[0]])
         if self.reranker is None:
-            return [(_sigmoid(logits[index]), units[index]) for index in order]
+            return [(_sigmoid(logits[index]), units[index]) for index in order], linear_best
         head, rest = order[: self.reranker.candidates], order[self.reranker.candidates :]
         scores = self.reranker.scores([units[i] for i in head], comparison, [logits[i] for i in head])
         reranked = sorted(zip(scores, head, strict=True), key=lambda pair: (-pair[0], units[pair[1]].start))
-        return [(_sigmoid(score), units[index]) for score, index in reranked] + [
-            (_sigmoid(logits[index]), units[index]) for index in rest
-        ]
+        ranked = [(_sigmoid(score), units[index]) for score, index in reranked]
+        return ranked + [(_sigmoid(logits[index]), units[index]) for index in rest], linear_best
 
     def classify(self, text: str, comparison: Comparison) -> dict[str, float]:
         """The reading of one unit that states a result: a probability per label."""
@@ -180,8 +185,8 @@ class ResultReader:
         """The result ``units`` state for ``comparison``: the best units' readings, weighed by their rank.
         ``min_evidence_probability`` is for a whole article, where most units state no result; an abstract
         states its study's result somewhere, so its best unit is read whatever its rank."""
-        ranked = self.rank(units, comparison)
-        if not ranked or ranked[0][0] < min_evidence_probability:
+        ranked, linear_best = self._rank(units, comparison)
+        if not ranked or linear_best < min_evidence_probability:
             return ResultReading(None, {}, [], ranked[0][0] if ranked else 0.0)
         chosen = ranked[:read_units]
         totals = dict.fromkeys(LABELS, 0.0)
