@@ -130,9 +130,9 @@ class ResultReader:
     @staticmethod
     def load(classifier: ClassifierName = "linear") -> ResultReader:
         """The shipped reader: the linear ranker and classifier; with ``"transformer"``, the fine-tuned
-        transformer classifier (0.76 against 0.70 validation macro-F1 on the doctors' sentences) and the
+        transformer classifier (0.75 against 0.70 validation macro-F1 on the doctors' sentences) and the
         transformer re-ranker of the linear ranker's best units (when its weights are shipped: the evidence
-        found first 0.71 against 0.66), at about a hundred sentences a second against thousands
+        found first 0.72 against 0.66), at about a hundred sentences a second against thousands
         (``phases/16_result_reader.md``). Refused when the classifier's weights or the base model are not
         installed; without the re-ranker's weights the linear ranker's order stands."""
         linear = _bundled()

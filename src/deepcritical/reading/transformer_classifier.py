@@ -1,7 +1,9 @@
 """The result classifier as a fine-tuned transformer: all-MiniLM-L6-v2 with its top layers and a linear
 head trained to read a result (significantly increased, significantly decreased, no significant
-difference) from one pair of texts, "intervention: I; comparator: C; outcome: O" [SEP] the sentence, the
-sentence masked as the linear features mask it (``masked_text``).
+difference) from the sentence masked as the linear features mask it (``masked_text``: the arms and the
+outcome as placeholders, which carry the comparison), at most 96 tokens. A file trained on the pair
+"intervention: I; comparator: C; outcome: O" [SEP] the masked sentence (its metadata ``prompt: pair``, as
+round 2 shipped) is read that way; the sentence alone reads as well and is about half the tokens.
 
 The weights file ``result_classifier.safetensors`` holds only what training changed: the encoder's top
 layers and the head, in float16. The rest (embeddings, lower layers) is the base model's, read from the
