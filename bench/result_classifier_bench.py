@@ -1,7 +1,8 @@
 """The result classifiers read at run time, measured on Evidence Inference 2.0's validation articles: the
 fine-tuned transformer (``reading/transformer_classifier.py``, ONNX Runtime, float32 and int8) against the
 linear classifier, on the doctors' evidence texts (the measure ``bench/train_result_reader.py`` prints),
-with sentences read per second (wall and per CPU second) and the machine's load.
+with sentences read per second (wall and per CPU second) and the machine's load; then the re-ranker
+(``reading/transformer_ranker.py``) on each validation prompt's candidates, units per second.
 
     .venv/bin/python bench/result_classifier_bench.py            # both classifiers, every validation text
     .venv/bin/python bench/result_classifier_bench.py --limit 100
@@ -21,6 +22,7 @@ from sklearn.metrics import f1_score
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.reading.results import ResultClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
+from deepcritical.reading.transformer_ranker import CANDIDATES, TransformerRanker, bundled_ranker_weights
 from train_result_reader import DATA, annotation_rows, load
 
 
@@ -68,12 +70,56 @@ def main() -> None:
 
     model_dir = Path(resolve_model(None).location)
     measure("linear classifier", ResultReader.from_json(_linear_json()).classifier, rows)
+    ranker_weights = bundled_ranker_weights()
     with tempfile.TemporaryDirectory() as cache:
         for quantized in (False, True):
             started = time.perf_counter()
             classifier = TransformerClassifier.load(weights, model_dir, Path(cache), quantized=quantized)
             print(f"transformer graph built and loaded in {time.perf_counter() - started:.1f} s")
             measure(f"transformer ({'int8' if quantized else 'float32'})", classifier, rows)
+        if ranker_weights is not None:
+            candidates = ranked_candidates(validation, prompts, args.limit)
+            for quantized in (False, True):
+                ranker = TransformerRanker.load(ranker_weights, model_dir, Path(cache), quantized=quantized)
+                measure_ranker(f"re-ranker ({'int8' if quantized else 'float32'})", ranker, candidates)
+
+
+def ranked_candidates(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
+    """Each validation prompt's comparison with the linear ranker's best units and their logits, as
+    ``ResultReader.rank`` hands them to the re-ranker."""
+    from deepcritical.reading.comparison import Comparison
+    from deepcritical.reading.result_features import ranker_features
+    from deepcritical.reading.results import best_outcome_share
+    from deepcritical.run.eval_inference import article_units
+
+    linear = ResultReader.load()
+    out = []
+    for prompt_id in ids[: limit or None]:
+        prompt = prompts[prompt_id]
+        units = article_units(DATA, prompt.pmcid)[1]
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        best = best_outcome_share(units, comparison)
+        scored = sorted(
+            ((linear.ranker.scores(ranker_features(u, comparison, best))[0], u) for u in units),
+            key=lambda pair: (-pair[0], pair[1].start),
+        )[:CANDIDATES]
+        out.append((comparison, [u for _, u in scored], [logit for logit, _ in scored]))
+    return out
+
+
+def measure_ranker(name: str, ranker: TransformerRanker, candidates) -> None:  # type: ignore[no-untyped-def]
+    """Each prompt's candidates in one call, as ``ResultReader.rank`` re-ranks them."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    count = 0
+    for comparison, units, logits in candidates:
+        ranker.scores(units, comparison, logits)
+        count += len(units)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(
+        f"{name}: {count / wall:.0f} units/s wall, {count / cpu:.0f} per CPU second ({count} units, "
+        f"{len(candidates)} calls, load {os.getloadavg()[0]:.1f})",
+        flush=True,
+    )
 
 
 def _linear_json():  # type: ignore[no-untyped-def]

@@ -73,8 +73,9 @@ def spans_of(rows: list[dict[str, str]]) -> list[tuple[int, int]]:
     return spans
 
 
-def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample: bool):  # type: ignore[no-untyped-def]
-    features, targets = [], []
+def fulltext_prompts(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    """(prompt id, comparison, units, evidence offsets) per prompt with a full text and the doctors' evidence
+    offsets, in the order of ``ids`` (one article's units kept at a time)."""
     cache: dict[str, list] = {}  # type: ignore[type-arg]
     for prompt_id in ids:
         prompt = prompts[prompt_id]
@@ -84,9 +85,13 @@ def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample
             cache[prompt.pmcid] = units if kind == "fulltext" else []
         units = cache[prompt.pmcid]
         spans = spans_of(annotations[prompt_id])
-        if not units or not spans:
-            continue
-        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        if units and spans:
+            yield prompt_id, Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome), units, spans
+
+
+def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample: bool):  # type: ignore[no-untyped-def]
+    features, targets = [], []
+    for _, comparison, units, spans in fulltext_prompts(ids, prompts, annotations):
         best = best_outcome_share(units, comparison)
         positive = [any(u.start < e and s < u.end for s, e in spans) for u in units]
         chosen = list(range(len(units)))

@@ -182,3 +182,31 @@ def test_the_shipped_classifier_reads_hand_written_results(
     assert classifier is not None
     reading = classifier.probabilities([text], Comparison.of(intervention, comparator, outcome))[0]
     assert max(reading, key=reading.__getitem__) == expected, reading
+
+
+def _head_only(path: Path, prompt: str) -> Path:
+    """The base encoder (no layer replaced) under a random head, read with or without the prompt."""
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(0)
+    head = {HEAD_WEIGHT: rng.normal(size=(3, 384)).astype(np.float16), HEAD_BIAS: np.zeros(3, np.float16)}
+    save_file(head, str(path), metadata={"labels": ",".join(LABELS), "prompt": prompt, "max_tokens": "64"})
+    return path
+
+
+@pytest.mark.parametrize("prompt", ["none", "pair"])
+def test_a_file_trained_without_the_prompt_reads_the_masked_sentence_alone(
+    tmp_path: Path, model_dir: Path, prompt: str
+) -> None:
+    classifier = TransformerClassifier.load(_head_only(tmp_path / "w.safetensors", prompt), model_dir, tmp_path)
+    # Two trials whose sentences mask alike: only the prompt (the drugs' names) tells them apart.
+    aspirin = classifier.probabilities(
+        ["Stroke was less frequent with aspirin than with placebo."], Comparison.of("aspirin", "placebo", "stroke")
+    )[0]
+    warfarin = classifier.probabilities(
+        ["Stroke was less frequent with warfarin than with placebo."], Comparison.of("warfarin", "placebo", "stroke")
+    )[0]
+    if prompt == "none":
+        assert aspirin == pytest.approx(warfarin, abs=1e-6)
+    else:
+        assert aspirin != pytest.approx(warfarin, abs=1e-6)

@@ -165,7 +165,8 @@ def evidence_inference(
     reader: Annotated[
         str,
         typer.Option(
-            "--reader", help="linear (the run's reader, fast) or transformer (the fine-tuned classifier, slower)."
+            "--reader",
+            help="linear (the run's reader, fast) or transformer (the fine-tuned re-ranker and classifier, slower).",
         ),
     ] = "linear",
     verbose: Verbose = False,

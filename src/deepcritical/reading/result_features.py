@@ -268,8 +268,17 @@ def ranker_features(unit: TextUnit, comparison: Comparison, best_outcome_share: 
     features["table_row"] = float(" | " in unit.text)
     features["long"] = float(len(unit.text) > 400)
     features["short"] = float(len(unit.text) < 60)
-    section = unit.section
-    kind = (
+    kind = section_kind(unit.section)
+    features[f"section:{kind}"] = 1.0
+    features[f"section:{kind}|abstract:{unit.in_abstract}"] = 1.0
+    features[f"section:{kind}|outcome_share"] = outcome
+    return features
+
+
+def section_kind(section: str) -> str:
+    """The kind of section a unit stands in (results, conclusion, discussion, methods, background, title or
+    other), from its heading as ``split_units`` reads it."""
+    return (
         "results"
         if re.search(r"RESULT|FINDING|OUTCOME|EFFICACY", section)
         else "conclusion"
@@ -287,7 +296,3 @@ def ranker_features(unit: TextUnit, comparison: Comparison, best_outcome_share: 
         if "TITLE" in section
         else "other"
     )
-    features[f"section:{kind}"] = 1.0
-    features[f"section:{kind}|abstract:{unit.in_abstract}"] = 1.0
-    features[f"section:{kind}|outcome_share"] = outcome
-    return features

@@ -1,7 +1,9 @@
 """The result classifier as a fine-tuned transformer: all-MiniLM-L6-v2 with its top layers and a linear
 head trained to read a result (significantly increased, significantly decreased, no significant
-difference) from one pair of texts, "intervention: I; comparator: C; outcome: O" [SEP] the sentence, the
-sentence masked as the linear features mask it (``masked_text``).
+difference) from the sentence masked as the linear features mask it (``masked_text``: the arms and the
+outcome as placeholders, which carry the comparison), at most 96 tokens. A file trained on the pair
+"intervention: I; comparator: C; outcome: O" [SEP] the masked sentence (its metadata ``prompt: pair``, as
+round 2 shipped) is read that way; the sentence alone reads as well and is about half the tokens.
 
 The weights file ``result_classifier.safetensors`` holds only what training changed: the encoder's top
 layers and the head, in float16. The rest (embeddings, lower layers) is the base model's, read from the
@@ -61,8 +63,11 @@ def encode(tokenizer: Any, texts: Sequence[str], comparison: Comparison) -> tupl
     """Token ids and attention mask (batch x tokens, padded to the longest) of each (prompt, text) pair,
     truncated to ``MAX_TOKENS``, longest text first. ``tokenizer`` is a ``tokenizers.Tokenizer``."""
     prompt = prompt_of(comparison)
-    encodings = tokenizer.encode_batch([(prompt, text) for text in texts])
-    rows = [encoding.ids[:MAX_TOKENS] for encoding in encodings]
+    return padded([encoding.ids[:MAX_TOKENS] for encoding in tokenizer.encode_batch([(prompt, t) for t in texts])])
+
+
+def padded(rows: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], ...]:
+    """Token ids and attention mask (batch x tokens) of ``rows``, padded to the longest."""
     width = max(len(row) for row in rows)
     ids = np.zeros((len(rows), width), dtype=np.int64)
     mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -72,13 +77,13 @@ def encode(tokenizer: Any, texts: Sequence[str], comparison: Comparison) -> tupl
     return ids, mask
 
 
-def configured_tokenizer(model_dir: Path) -> Any:
-    """The base model's tokenizer, truncating pairs longest-first to ``MAX_TOKENS`` and not padding."""
+def configured_tokenizer(model_dir: Path, max_tokens: int = MAX_TOKENS) -> Any:
+    """The base model's tokenizer, truncating pairs longest-first to ``max_tokens`` and not padding."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tokenizer.no_padding()
-    tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
+    tokenizer.enable_truncation(max_tokens, strategy="longest_first")
     return tokenizer
 
 
@@ -106,8 +111,10 @@ class TransformerClassifier:
         labels: Sequence[str],
         *,
         masked: bool = True,
+        prompt: bool = True,
     ) -> None:
         self.masked = masked
+        self.prompt = prompt
         self.session = session
         self.tokenizer = tokenizer
         self.head_weight = head_weight
@@ -121,7 +128,10 @@ class TransformerClassifier:
             return []
         with self._lock:
             read = [masked_text(text, comparison) for text in texts] if self.masked else list(texts)
-            ids, mask = encode(self.tokenizer, read, comparison)
+            if self.prompt:
+                ids, mask = encode(self.tokenizer, read, comparison)
+            else:
+                ids, mask = padded([encoding.ids for encoding in self.tokenizer.encode_batch(read)])
         (hidden,) = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
         scores = mean_pool(hidden, mask) @ self.head_weight.T + self.head_bias
         return [dict(zip(self.labels, map(float, row), strict=True)) for row in _softmax(scores)]
@@ -130,31 +140,44 @@ class TransformerClassifier:
     def load(cls, weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> TransformerClassifier:
         """The classifier from ``weights`` (the trained tensors) over the base model in ``model_dir``; the
         built graph is kept in ``cache_dir`` (built again when either file changes)."""
-        import onnxruntime
-        from safetensors import safe_open
-
-        with safe_open(str(weights), framework="numpy") as handle:
-            metadata = handle.metadata() or {}
-            labels = metadata.get("labels", ",".join(LABELS)).split(",")
-            masked = metadata.get("input", "masked") == "masked"
-            tensors = {name: handle.get_tensor(name).astype(np.float32) for name in handle.keys()}  # noqa: SIM118
-        head_weight, head_bias = tensors.pop(HEAD_WEIGHT), tensors.pop(HEAD_BIAS)
+        session, heads, metadata = load_trained(weights, model_dir, cache_dir, quantized=quantized)
+        labels = metadata.get("labels", ",".join(LABELS)).split(",")
+        masked = metadata.get("input", "masked") == "masked"
+        # Read as trained: the pair (prompt, sentence) or the masked sentence alone, cut at the same length.
+        prompt = metadata.get("prompt", "pair") == "pair"
+        tokenizer = configured_tokenizer(model_dir, int(metadata.get("max_tokens", MAX_TOKENS)))
+        head_weight, head_bias = heads[HEAD_WEIGHT], heads[HEAD_BIAS]
         if set(labels) != set(LABELS) or head_weight.shape[0] != len(labels):
             raise ValueError(f"{weights}: the head reads {labels}, not the labels {LABELS}")
-        graph: Path | bytes
-        try:
-            graph = _graph_file(model_dir, weights, tensors, cache_dir, quantized)
-        except OSError:  # an unwritable home costs the cache, not the reading
-            graph = _build(model_dir, tensors, quantized)
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
-        session = onnxruntime.InferenceSession(
-            str(graph) if isinstance(graph, Path) else graph, options, providers=["CPUExecutionProvider"]
-        )
-        return cls(session, configured_tokenizer(model_dir), head_weight, head_bias, labels, masked=masked)
+        return cls(session, tokenizer, head_weight, head_bias, labels, masked=masked, prompt=prompt)
+
+
+def load_trained(
+    weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False
+) -> tuple[Any, dict[str, Array], dict[str, str]]:
+    """An ONNX Runtime session over the base model with the trained layers of ``weights`` in place, the
+    file's other tensors (the head's: named ``head.*`` or ``linear.*``, applied in numpy) and its metadata."""
+    import onnxruntime
+    from safetensors import safe_open
+
+    with safe_open(str(weights), framework="numpy") as handle:
+        metadata = dict(handle.metadata() or {})
+        tensors = {name: handle.get_tensor(name).astype(np.float32) for name in handle.keys()}  # noqa: SIM118
+    heads = {name: tensors.pop(name) for name in list(tensors) if name.startswith(("head.", "linear."))}
+    graph: Path | bytes
+    try:
+        graph = _graph_file(model_dir, weights, tensors, cache_dir, quantized)
+    except OSError:  # an unwritable home costs the cache, not the reading
+        graph = _build(model_dir, tensors, quantized)
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(
+        str(graph) if isinstance(graph, Path) else graph, options, providers=["CPUExecutionProvider"]
+    )
+    return session, heads, metadata
 
 
 def _build(model_dir: Path, tensors: Mapping[str, Array], quantized: bool) -> bytes:
@@ -171,7 +194,8 @@ def _graph_file(model_dir: Path, weights: Path, tensors: Mapping[str, Array], ca
         stat = path.stat()
         key.update(f"|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
     key.update(f"|{quantized}".encode())
-    target = cache_dir / f"result-classifier-{'int8' if quantized else 'fp32'}-{key.hexdigest()[:16]}.onnx"
+    name = weights.stem.replace("_", "-")
+    target = cache_dir / f"{name}-{'int8' if quantized else 'fp32'}-{key.hexdigest()[:16]}.onnx"
     if target.is_file():
         return target
     graph = _build(model_dir, tensors, quantized)
@@ -186,23 +210,34 @@ def _graph_file(model_dir: Path, weights: Path, tensors: Mapping[str, Array], ca
     return target
 
 
-def bundled_weights() -> Path | None:
-    """The weights file shipped beside this module, or None when it is not there."""
-    path = Path(str(resources.files("deepcritical.reading").joinpath(WEIGHTS_FILE)))
+def shipped_file(name: str) -> Path | None:
+    """A weights file shipped beside this module, or None when it is not there."""
+    path = Path(str(resources.files("deepcritical.reading").joinpath(name)))
     return path if path.is_file() else None
+
+
+def bundled_weights() -> Path | None:
+    """The classifier's weights shipped beside this module, or None when they are not there."""
+    return shipped_file(WEIGHTS_FILE)
+
+
+def base_model_dir() -> Path | None:
+    """The installed base model's folder, or None when its package is not installed."""
+    from deepcritical.errors import EmbeddingError
+    from deepcritical.evidence.embeddings import resolve_model
+
+    try:
+        return Path(resolve_model(None).location)
+    except EmbeddingError:
+        return None
 
 
 @cache
 def bundled() -> TransformerClassifier | None:
     """The shipped classifier over the installed base model (cached), or None when either is missing."""
-    weights = bundled_weights()
-    if weights is None:
+    weights, model_dir = bundled_weights(), base_model_dir()
+    if weights is None or model_dir is None:
         return None
-    from deepcritical.errors import EmbeddingError
-    from deepcritical.evidence.embeddings import default_cache_dir, resolve_model
+    from deepcritical.evidence.embeddings import default_cache_dir
 
-    try:
-        model_dir = Path(resolve_model(None).location)
-    except EmbeddingError:  # the base model's package is not installed
-        return None
     return TransformerClassifier.load(weights, model_dir, default_cache_dir())

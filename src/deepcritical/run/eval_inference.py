@@ -23,7 +23,6 @@ from deepcritical.errors import ConfigError
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader
 from deepcritical.reading.units import TextUnit, split_units
-from deepcritical.run.eval import done_ids
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
@@ -115,6 +114,10 @@ def predict(
 ) -> float:
     """Read every prompt not predicted yet; one line per prompt in ``out/predictions.jsonl``. Returns the
     seconds spent."""
+    # Imported here: the prompts' and articles' readers above serve the training scripts in bench/, run from
+    # a torch venv that lacks the run's dependencies (``run.eval`` imports the whole loop).
+    from deepcritical.run.eval import done_ids
+
     reader = reader or ResultReader.load()
     out.mkdir(parents=True, exist_ok=True)
     predictions = out / "predictions.jsonl"
