@@ -79,10 +79,12 @@ async def test_a_deeply_nested_upload_is_one_clear_error_not_a_server_error(tmp_
 
 
 @pytest.mark.model
-async def test_a_large_uploaded_export_is_stored_at_once_and_says_it_is_not_embedded_yet(
+async def test_a_large_uploaded_export_is_stored_at_once_then_embedded_behind_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """As ``library add``: an export of more records than one part is stored without waiting for the model."""
+    """As ``library add``: an export of more records than one part is stored without waiting for the model
+    (the answer says its documents are not embedded yet); the server then embeds them behind, in its own
+    process, so the library does not stay searchable by words alone until someone runs ``library embed``."""
     from deepcritical.documents import reader
     from deepcritical.evidence import chroma
     from deepcritical.evidence.pending import count_pending
@@ -90,14 +92,50 @@ async def test_a_large_uploaded_export_is_stored_at_once_and_says_it_is_not_embe
     monkeypatch.setattr(reader, "RIS_PART_RECORDS", 2)
     record = "TY  - JOUR\nTI  - Record {n}\nAB  - Nausea in {n} of 40 on drug X.\nER  - \n\n"
     export = "".join(record.format(n=n) for n in range(3))
-    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+    app = app_for(tmp_path, ScriptedRuns())
+    async with serving(app) as client:
         large = await client.post(URL, params={"filename": "zotero.ris"}, content=export.encode())
         small = await client.post(URL, params={"filename": "notes.md"}, content=NOTES)
+        await app.state.embedder.wait()
     assert large.status_code == 201, large.text
     assert [document["embedded"] for document in large.json()["documents"]] == [False, False, False]
     assert [document["embedded"] for document in small.json()["documents"]] == [True]
+    assert app.state.embedder.embedded == 3
     connection = chroma.connect(settings_in(tmp_path))
     try:
-        assert count_pending(connection, large.json()["collection"]) == 3
+        assert count_pending(connection, large.json()["collection"]) == 0
+    finally:
+        connection.close()
+
+
+async def test_the_embedder_behind_a_server_stops_at_shutdown_and_leaves_the_rest_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shutdown while passages wait ends the pass before its next part: what was stored stays, pending,
+    for ``library embed``; the server does not hold its exit for the whole export."""
+    from deepcritical.documents import reader
+    from deepcritical.evidence import chroma, pending
+    from deepcritical.evidence.pending import count_pending
+
+    monkeypatch.setattr(reader, "RIS_PART_RECORDS", 2)
+    monkeypatch.setattr(pending, "EMBED_PART", 1)
+    record = "TY  - JOUR\nTI  - Record {n}\nAB  - Nausea in {n} of 40 on drug X.\nER  - \n\n"
+    export = "".join(record.format(n=n) for n in range(3))
+    app = app_for(tmp_path, ScriptedRuns())
+    embedder = app.state.embedder
+    real_embed = embedder._embed_pending
+
+    def stopped_after_one_part() -> int:
+        embedder._stop.set()  # the shutdown arrives while the first part is being embedded
+        return real_embed()
+
+    monkeypatch.setattr(embedder, "_embed_pending", stopped_after_one_part)
+    async with serving(app) as client:
+        large = await client.post(URL, params={"filename": "zotero.ris"}, content=export.encode())
+        await embedder.wait()
+    assert large.status_code == 201, large.text
+    connection = chroma.connect(settings_in(tmp_path))
+    try:
+        assert count_pending(connection, large.json()["collection"]) == 3  # stopped before its first part
     finally:
         connection.close()

@@ -46,9 +46,11 @@ def embed_pending(
     *,
     source_paths: Sequence[str] | None = None,
     on_progress: Callable[[int, int], None] = lambda _done, _total: None,
+    stop: Callable[[], bool] = lambda: False,
 ) -> int:
     """Give every pending passage of the collection ``name`` (of ``source_paths`` only, when given) its vector,
-    ``EMBED_PART`` at a time; ``on_progress(done, total)`` after each part. Returns how many were embedded.
+    ``EMBED_PART`` at a time; ``on_progress(done, total)`` after each part; before each part, ``stop()`` ends it
+    (a server shutting down). Returns how many were embedded.
 
     A part is read, embedded outside any store session (other processes keep using the store meanwhile),
     then written only for the passages still there with the text that was embedded: one replaced or removed
@@ -63,7 +65,7 @@ def embed_pending(
     where = _where(source_paths)
     total = count_pending(connection, name, source_paths)
     done = 0
-    while True:
+    while not stop():
         with connection.session(touches=(target,), writes=False) as session:
             page = session.collection(target).get(where=where, limit=EMBED_PART, include=["documents"])
         if not page["ids"]:
@@ -90,3 +92,4 @@ def embed_pending(
                 )
         done += len(same)
         on_progress(done, max(total, done))
+    return done

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import PurePath
 from typing import Annotated, Any
 
@@ -26,6 +26,7 @@ from deepcritical.demo.records import load_corpus
 from deepcritical.models import SOURCE_LABELS
 from deepcritical.run.request import RunRequest, RunRequestError
 from deepcritical.service.admission import RunRateLimit
+from deepcritical.service.background_embed import BackgroundEmbedder
 from deepcritical.service.journal import RunInfo
 from deepcritical.service.manager import (
     QueueFullError,
@@ -167,7 +168,7 @@ class UploadedDocument(BaseModel):
     embedded: bool = Field(
         True,
         description="False for a large export's records, stored at once: searches find them by their words until "
-        "`deepcritical library embed` has given them their vectors",
+        "the server, embedding behind, has given them their vectors (or `deepcritical library embed`, after a stop)",
     )
 
 
@@ -176,8 +177,11 @@ class UploadResult(BaseModel):
     documents: list[UploadedDocument]
 
 
-async def upload(request: Request, filename: str, settings: Settings) -> UploadResult | JSONResponse:
-    """The upload endpoint's work: type by extension, size while reading, then parse and store."""
+async def upload(
+    request: Request, filename: str, settings: Settings, on_pending: Callable[[], None] = lambda: None
+) -> UploadResult | JSONResponse:
+    """The upload endpoint's work: type by extension, size while reading, then parse and store; ``on_pending``
+    when a large export was stored without its vectors (the server embeds it behind)."""
     from deepcritical.documents.reader import EXTENSIONS, SUPPORTED
     from deepcritical.errors import DeepCriticalError
     from deepcritical.evidence import chroma
@@ -212,6 +216,8 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
             added = await asyncio.to_thread(store)
         except DeepCriticalError as error:
             return error_response(422, f"{name}: {error}", field="body")
+    if not all(embedded for _, _, embedded in added):
+        on_pending()
     return UploadResult(
         collection=settings.library_collection,
         documents=[
@@ -228,7 +234,12 @@ async def upload(request: Request, filename: str, settings: Settings) -> UploadR
     )
 
 
-def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> APIRouter:
+def build_router(
+    manager: RunManager,
+    settings: Settings,
+    rate_limit: RunRateLimit | None = None,
+    embedder: BackgroundEmbedder | None = None,
+) -> APIRouter:
     # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
     bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
     router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])
@@ -279,7 +290,7 @@ def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLim
         """Add a file to the document library: its bytes as the request body, its name (the extension
         says its type: .pdf, .nxml, .xml, .json, .ris, .bib, .md, .txt, .html) in ``filename``. Read in a
         worker process under the server's limits, split into passages that ``library`` searches find."""
-        return await upload(request, filename, settings)
+        return await upload(request, filename, settings, embedder.wake if embedder is not None else lambda: None)
 
     @router.get("/runs", response_model=list[RunView], tags=["runs"])
     async def list_runs() -> list[RunView]:

@@ -24,6 +24,7 @@ from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run import setup
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator
 from deepcritical.service.admission import RunRateLimit
+from deepcritical.service.background_embed import BackgroundEmbedder
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
 from deepcritical.web.api import UPLOAD_PATH, build_router, install_error_handlers
@@ -81,10 +82,16 @@ def create_app(
     # The SDK checks Host and Origin itself for a loopback host; ApiGuard checks Origin in every case.
     mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=bind_host).routes
 
+    # What an upload stores without its vectors (a large export) is embedded behind, in this process.
+    embedder = BackgroundEmbedder(settings)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with manager, mcp_server.session_manager.run():
-            yield
+            try:
+                yield
+            finally:
+                await embedder.aclose()
 
     app = FastAPI(
         title="DeepCritical",
@@ -97,7 +104,8 @@ def create_app(
     )
     app.state.manager = manager
     install_error_handlers(app)
-    app.include_router(build_router(manager, settings, rate_limit))
+    app.state.embedder = embedder
+    app.include_router(build_router(manager, settings, rate_limit, embedder))
     app.include_router(build_watch_router(settings, manager))
     app.router.routes.extend(mcp_routes)
 

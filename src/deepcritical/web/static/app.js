@@ -465,8 +465,8 @@
         const waiting = result.documents.filter((doc) => doc.embedded === false).length;
         line.textContent = file.name + ": " + result.documents
           .map((doc) => doc.outcome + " (" + doc.passages + " passages)")
-          .join(", ") + (waiting ? "; " + waiting + " not embedded yet: found by their words until " +
-            "`deepcritical library embed` runs" : "");
+          .join(", ") + (waiting ? "; " + waiting + " being embedded behind the server: found by their words " +
+            "until then" : "");
       } catch (error) {
         line.textContent = error.message;
         line.className = "error";
