@@ -287,3 +287,31 @@ def test_a_plain_add_of_a_large_export_stores_it_first_then_embeds_it_in_the_sam
         [later], settings_for(tmp_path / "home"), store, "documents", Console(file=out), Console(file=err), "later"
     )
     assert sum(waiting for _, _, waiting in _stored(store).values()) == 30
+
+
+def test_a_stopped_embed_names_the_collection_to_finish(
+    tmp_path: Path, store: chroma.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from io import StringIO
+
+    import typer
+    from rich.console import Console
+
+    from deepcritical.cli import library_files
+    from deepcritical.evidence import EmbeddingService
+
+    _add(tmp_path, store, monkeypatch, TextEmbeddings(), _export(tmp_path / "a.ris", 30), embed="later")
+
+    class Interrupted(TextEmbeddings):
+        def embed(self, texts: list[str]) -> np.ndarray:
+            raise KeyboardInterrupt  # the user's Ctrl+C during the first part
+
+    monkeypatch.setattr(EmbeddingService, "for_settings", lambda _settings: Interrupted())
+    err = StringIO()
+    with pytest.raises(typer.Exit) as stopped:
+        library_files.embed_collection(
+            store, settings_for(tmp_path / "home"), "documents", Console(file=StringIO()), Console(file=err)
+        )
+    assert stopped.value.exit_code == 130
+    assert "run `deepcritical library embed --collection documents` again" in " ".join(err.getvalue().split())
+    assert sum(waiting for _, _, waiting in _stored(store).values()) == 30

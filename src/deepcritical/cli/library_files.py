@@ -86,7 +86,7 @@ def add_files(
             embed=embed,
             on_embedded=embedded,
         )
-    out.print(f"{shown(summary.line)} to the collection {shown(name)}", highlight=False)
+    out.print(f"collection {shown(name)}: {shown(summary.line)}", highlight=False)
     if summary.pending and embed == "auto":
         # Stored first, at the store's pace, so that a stop loses nothing and searches find the records by
         # their words at once; then embedded behind in this same command, so that a plain add ends with
@@ -137,8 +137,8 @@ def embed_collection(connection: Connection, settings: Settings, name: str, out:
         except KeyboardInterrupt:
             bar.stop()
             err.print(
-                f"stopped: {progress[0]} of {total} passage(s) embedded and kept; run `deepcritical library embed` "
-                "again for the rest",
+                f"stopped: {progress[0]} of {total} passage(s) embedded and kept; run `deepcritical library embed "
+                f"--collection {shown(name)}` again for the rest",
                 markup=False,
                 highlight=False,
             )
