@@ -161,7 +161,20 @@ def results_table(
         return [*lines, paragraph("None of the counted studies states a result in numbers in the text read.")]
     if comparison:
         lines += [paragraph(f"Comparison read for: {comparison}.")]
-    header = ["Study", "Design", "Population", "n", "Outcome", "Result as stated", "Effect [95% CI]", "p", "Reading"]
+    # A row's own significance (its interval or p-value) beside the study's one reading for the question: a
+    # study reads by the result for the question's outcome, so its other rows may well read otherwise.
+    header = [
+        "Study",
+        "Design",
+        "Population",
+        "n",
+        "Outcome",
+        "Result as stated",
+        "Effect [95% CI]",
+        "p",
+        "This result",
+        "Study's reading",
+    ]
     table = Table(header=header, rows=[], sortable=True)
     for row in rows:
         reference = cites([numbers[row.id]]) if row.id in numbers else runs("–")
@@ -170,7 +183,8 @@ def results_table(
         outcome = row.outcome if row.outcome else "–"
         cells = [reference, runs(row.design), runs(row.population or "–"), runs(n), runs(outcome)]
         cells += [runs(row.quote + more), runs(effect_text(row) or "–"), runs(p_text(row.p))]
-        table.rows.append([*cells, runs(row.direction or "no clear result")])
+        significance = {True: "significant", False: "not significant", None: "–"}[row.significant]
+        table.rows.append([*cells, runs(significance), runs(row.direction or "no clear result")])
     studies = len({row.id for row in rows})
     lines += [
         table,
@@ -178,7 +192,9 @@ def results_table(
             f"{studies} of {counted} counted studies state a result in numbers in the text read (abstract or "
             "passage). Each is read in code from the study's own words (every effect size stated with its interval, "
             "one row each, else the first effect size, else each group's value with a p-value, else a p-value), "
-            "with the outcome the words before it name; the numbers are not appraised. ",
+            'with the outcome the words before it name; the numbers are not appraised. "This result" is the row\'s '
+            'own significance (its interval against no effect, else its p-value); "Study\'s reading" is the '
+            "study's one reading for the question, from its result for the question's outcome. ",
             Code(text="deepcritical export RUN_DIR --format results-csv"),
             " writes this table as CSV.",
         ),
