@@ -255,6 +255,37 @@ def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> 
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 3
 
 
+def test_eval_evidence_inference_scores_what_was_asked_by_the_reader_asked(tmp_path: Path) -> None:
+    """A resumed folder holds one reader's predictions: another --reader is refused, not scored as this one;
+    --limit scores only its prompts; --split keeps one split's articles, and train articles are named as
+    in-sample."""
+    prompts = write_benchmark(tmp_path / "data")
+    (tmp_path / "data" / "splits.csv").write_text("PMCID,split\n1,validation\n2,train\n", encoding="utf-8")
+    out = tmp_path / "out"
+    labels = ["--annotations", str(tmp_path / "data" / "annotations.csv")]
+    args = [str(prompts), "--articles", str(tmp_path / "data"), "--out", str(out), *labels]
+    whole = run_eval(*args)
+    assert whole.returncode == 0, whole.stderr
+    summary = json.loads(whole.stdout)
+    assert (summary["reader"], summary["scored"], summary["in_sample_prompts"]) == ("linear", 2, 1)
+    assert "1 of 3 prompt(s) are from the train articles the reader was trained on" in " ".join(whole.stderr.split())
+    limited = json.loads(run_eval(*args, "--limit", "1").stdout)
+    assert (limited["predicted"], limited["scored"]) == (1, 1)  # the first prompt only, though 3 are in the folder
+
+    other = run_eval(*args, "--reader", "transformer")
+    assert other.returncode == 2
+    assert "holds predictions of the linear reader" in other.stderr
+    assert other.stderr.strip().count("\n") == 0
+
+    held_out = run_eval(*args[:-2], "--split", "validation", "--out", str(tmp_path / "validation"), *labels)
+    assert held_out.returncode == 0, held_out.stderr
+    assert json.loads(held_out.stdout)["scored"] == 2  # prompts 1 and 2, whose article is in the validation split
+    assert "in-sample" not in held_out.stderr
+    wrong = run_eval(*args[:-2], "--split", "dev", "--out", str(tmp_path / "dev"))
+    assert wrong.returncode == 2
+    assert "--split dev: splits.csv names train, validation" in wrong.stderr
+
+
 def test_eval_evidence_inference_refuses_a_file_without_its_columns(tmp_path: Path) -> None:
     bad = tmp_path / "prompts.csv"
     bad.write_text("id,question\n1,x\n", encoding="utf-8")

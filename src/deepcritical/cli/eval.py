@@ -169,6 +169,13 @@ def evidence_inference(
             help="linear (the run's reader, fast) or transformer (the fine-tuned re-ranker and classifier, slower).",
         ),
     ] = "linear",
+    split: Annotated[
+        str | None,
+        typer.Option(
+            "--split",
+            help="Only the prompts of articles of this split (train, validation, ...), by splits.csv in --articles.",
+        ),
+    ] = None,
     verbose: Verbose = False,
 ) -> None:
     """Read each trial's result for its prompt's comparison and outcome with the trained result reader."""
@@ -197,10 +204,23 @@ def evidence_inference(
         chosen = ResultReader.load("transformer" if reader == "transformer" else "linear")
     except FileNotFoundError as error:
         fail(str(error))
+    splits = eval_inference.split_of(articles)
+    if split is not None:
+        if not splits:
+            fail(f"--split {split}: no splits.csv in {articles} says which article is in which split")
+        if split not in set(splits.values()):
+            fail(f"--split {split}: splits.csv names {', '.join(sorted(set(splits.values())))}")
+        items = [prompt for prompt in items if splits.get(prompt.pmcid) == split]
+        if not items:
+            fail(f"--split {split}: no prompt's article is in that split")
     chosen_prompts = items[:limit] if limit else items
     if not any(eval_inference.has_article(articles, prompt.pmcid) for prompt in chosen_prompts):
         fail(f"--articles {articles}: no prompt's article is there (expected fulltext/PMC….txt or abstracts/PMC….txt)")
     target = out or Path("eval") / "evidence-inference"
+    try:
+        eval_inference.check_reader(target, reader)
+    except ConfigError as error:
+        fail(str(error))
     with Progress(
         TextColumn("evidence-inference"),
         BarColumn(),
@@ -216,12 +236,24 @@ def evidence_inference(
             target,
             limit=limit,
             reader=chosen,
+            reader_name=reader,
             on_progress=lambda done, _total: bar.update(task, completed=done),
         )
     try:
-        summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds)
+        ids = {prompt.id for prompt in chosen_prompts}
+        summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds, ids, reader)
     except ConfigError as error:
         fail(str(error))
+    # The shipped reader was trained on the train articles: a score over them is in-sample, not a measure.
+    in_sample = sum(splits.get(prompt.pmcid) == "train" for prompt in chosen_prompts)
+    if in_sample:
+        summary["in_sample_prompts"] = in_sample
+        err.print(
+            f"note: {in_sample} of {len(chosen_prompts)} prompt(s) are from the train articles the reader was trained "
+            "on: their score is in-sample (--split validation scores held-out articles only)",
+            markup=False,
+            soft_wrap=True,
+        )
     if summary["articles_missing"]:
         err.print(
             f"note: {summary['articles_missing']} prompt(s) had no article under {articles}: read as not reported",

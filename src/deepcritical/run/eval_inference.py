@@ -14,7 +14,7 @@ import csv
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,9 +110,11 @@ def predict(
     *,
     limit: int | None = None,
     reader: ResultReader | None = None,
+    reader_name: str = "linear",
     on_progress: Callable[[int, int], None] = lambda _done, _total: None,
 ) -> float:
-    """Read every prompt not predicted yet; one line per prompt in ``out/predictions.jsonl``. Returns the
+    """Read every prompt not predicted yet; one line per prompt in ``out/predictions.jsonl``, naming the reader
+    (``reader_name``): a folder holding another reader's predictions is refused, never mixed. Returns the
     seconds spent."""
     # Imported here: the prompts' and articles' readers above serve the training scripts in bench/, run from
     # a torch venv that lacks the run's dependencies (``run.eval`` imports the whole loop).
@@ -123,6 +125,7 @@ def predict(
     predictions = out / "predictions.jsonl"
     chosen = list(prompts[:limit] if limit else prompts)
     done = done_ids(predictions)
+    check_reader(out, reader_name)
     cache: dict[str, tuple[str, list[TextUnit]]] = {}
     started = time.perf_counter()
     with predictions.open("a", encoding="utf-8") as sink:
@@ -151,6 +154,7 @@ def predict(
                     "found": reading.label is not None,
                     "article": kind,
                     "seconds": round(time.perf_counter() - began, 4),
+                    "reader": reader_name,
                 }
                 sink.write(json.dumps(line) + "\n")
                 sink.flush()
@@ -167,12 +171,54 @@ def _f1(gold: Sequence[str], predicted: Sequence[str], label: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def score(predictions: Path, annotations: Path | None, seconds: float) -> dict[str, Any]:
+def check_reader(out: Path, reader_name: str) -> None:
+    """A ConfigError when ``out`` holds another reader's predictions: resuming there would mix two readers."""
+    others = readers_of(out / "predictions.jsonl") - {reader_name}
+    if others:
+        raise ConfigError(
+            f"{out}: holds predictions of the {', '.join(sorted(others))} reader; give another --out, or the same "
+            "--reader to resume"
+        )
+
+
+def readers_of(predictions: Path) -> set[str]:
+    """The readers whose predictions the file holds (lines from before readers were named: the linear one)."""
+    if not predictions.exists():
+        return set()
+    found = set()
+    for line in predictions.read_text(encoding="utf-8").splitlines():
+        try:
+            found.add(str(json.loads(line).get("reader", "linear")))
+        except (json.JSONDecodeError, AttributeError):
+            continue  # a line cut off by an interruption
+    return found
+
+
+def split_of(articles: Path) -> dict[str, str]:
+    """The data's own split of each article (``splits.csv`` beside the articles: PMCID, split), when given."""
+    path = articles / "splits.csv"
+    if not path.is_file():
+        return {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["PMCID"]: row["split"] for row in csv.DictReader(handle) if row.get("PMCID") and row.get("split")}
+
+
+def score(
+    predictions: Path,
+    annotations: Path | None,
+    seconds: float,
+    ids: Collection[str] | None = None,
+    reader_name: str = "linear",
+) -> dict[str, Any]:
     """Accuracy, macro-F1, per-label F1, the confusion matrix and how often the doctors' evidence was among
-    the sentences relied on; predictions only when no annotations are given."""
+    the sentences relied on, over the prompts ``ids`` (all predicted, when None); predictions only when no
+    annotations are given."""
     lines = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if ids is not None:
+        lines = [line for line in lines if line["id"] in ids]
     summary: dict[str, Any] = {
         "benchmark": "evidence-inference",
+        "reader": reader_name,
         "predicted": len(lines),
         "seconds": round(seconds, 2),
         "seconds_per_prompt": round(sum(line.get("seconds", 0.0) for line in lines) / max(1, len(lines)), 4),
