@@ -381,3 +381,16 @@ def test_eval_evidence_inference_without_any_article_fails_naming_the_folder(tmp
     assert some.returncode == 0, some.stderr
     assert json.loads(some.stdout)["articles_missing"] == 1
     assert "1 prompt(s) had no article" in some.stderr
+
+
+def test_an_insufficient_verdict_says_it_rests_on_no_result_for_the_question_not_that_nothing_bears_on_it() -> None:
+    # The counted studies may well bear on the question's topic (a vitamin D trial of depression, for a question
+    # on fractures): what the verdict lacks is a result for the question's own outcome.
+    from deepcritical.stages.markdown_writer import blocks_markdown
+    from deepcritical.stages.render import verdict_block
+    from deepcritical.stages.stance import insufficient
+
+    verdict = insufficient("Insufficient: the counted studies report results for other outcomes than the question's.")
+    shown = blocks_markdown(verdict_block(verdict, {}))
+    assert "It rests on no counted study's result for the question" in shown
+    assert "No collected item bears on it" not in shown

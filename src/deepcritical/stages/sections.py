@@ -213,7 +213,13 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
     who = "given by the report model" if verdict.by == "model" else "computed in code"
     marks = [numbers[i] for i in dict.fromkeys(verdict.evidence_ids) if i in numbers]
-    rests = runs(" It rests on ", cites(marks)) if marks else runs(" No collected item bears on it")
+    rests = (
+        runs(" It rests on ", cites(marks))
+        if marks
+        else runs(" It rests on no counted study's result for the question")
+        if verdict.label == "insufficient"
+        else runs(" No collected item bears on it")
+    )
     strongest = ""
     if verdict.strongest_design:
         level = f", OCEBM level {verdict.strongest_level}" if verdict.strongest_level else ""
