@@ -45,6 +45,10 @@ def findings_list(
                 citation_ref(numbers[i], evidence.get(i)) for i in dict.fromkeys(finding.evidence_ids) if i in numbers
             )
         )
+        # A passage and its study's abstract share one reference: "[1, Results]" says both, "[1, Results; 1]"
+        # said the study twice.
+        placed = {mark.number for mark in marks if mark.place}
+        marks = [mark for mark in marks if mark.place or mark.number not in placed]
         grade = best_grade(finding.evidence_ids, evidence)
         shown = runs(" ", em(f"({grade.label})")) if grade is not None and grade.basis is not None else []
         said = f' "{finding.quote}"' if finding.quote else ""
