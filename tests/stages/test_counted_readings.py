@@ -197,3 +197,23 @@ def test_a_speculative_conclusion_is_not_quoted_when_the_results_state_one() -> 
     report = extractive_report("Does vitamin D supplementation treat depression?", [meta])
     (finding,) = report.key_findings
     assert finding.statement.startswith("Overall, vitamin D reduced depressive symptoms slightly")
+
+
+def test_the_brief_names_the_counted_items_that_state_a_result_but_carry_no_weight() -> None:
+    # The counted line says how many items state a result; the weighing sentence counts only weighed studies.
+    # A narrative review stating a result is named, so the two counts do not read as a contradiction.
+    review = view(
+        "pmid:9",
+        "Statins reduced mortality in sepsis across the studies reviewed here.",
+        "Statins in sepsis: a narrative review",
+        design="narrative_review",
+        level=5,
+    )
+    items = [META, TRIAL, COHORT, review]
+    strength = strength_of(STATINS, items)
+    weighed = {w.view.id for w in weighed_readings(STATINS, strength)}
+    assert review.id in strength.stated
+    assert review.id not in weighed
+    brief = extractive_report(STATINS, items).answer_brief
+    assert "1 other counted item(s) that state a result carry no weight" in brief
+    assert f"({review.id})" in brief.split("carry no weight")[1]

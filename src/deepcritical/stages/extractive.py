@@ -114,10 +114,19 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
             "the question's comparison, or the question is not about an effect)."
         )
     counts = _and([f"{sum(w.way == way for w in weighed)} {way}" for way in DIRECTIONS])
-    return (
+    sentence = (
         f"Weighing the {len(weighed)} counted stud(ies) that state a result ({counts}) by design level, size and "
         f"directness, the evidence {_LEANS[verdict.label]} {_ids([w.view.id for w in weighed])}."
     )
+    # The counted line below says how many state a result; those the verdict gives no weight are named, so
+    # that the two counts do not read as a contradiction.
+    unweighed = [i for i in strength.stated if i not in {w.view.id for w in weighed}]
+    if unweighed:
+        sentence += (
+            f" {len(unweighed)} other counted item(s) that state a result carry no weight (narrative reviews, "
+            f"editorials or letters, or items of unknown design: no study of their own) {_ids(unweighed)}."
+        )
+    return sentence
 
 
 def answer_brief(strength: Strength, terms: Sequence[str], question: str, verdict: Verdict | None = None) -> str:
