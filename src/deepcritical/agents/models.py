@@ -263,11 +263,14 @@ def _reachable_endpoint(model: Model, settings: Settings) -> ModelEndpoint | Non
     """Any other provider is checked at start for an answer at its base URL only: its models route and how
     it sends its key are its SDK's, so no key is sent and a refusal there says nothing about the key."""
     url = model.base_url
-    if not url or urlsplit(url).scheme not in ("http", "https"):
+    parts = urlsplit(url or "")
+    if parts.scheme not in ("http", "https"):
         return None
-    host = urlsplit(url).hostname or ""
     return ModelEndpoint(
-        url, settings.named("model"), model_variable=settings.named("model"), hosted=not _on_this_network(host)
+        parts.geturl(),
+        settings.named("model"),
+        model_variable=settings.named("model"),
+        hosted=not _on_this_network(parts.hostname or ""),
     )
 
 
@@ -276,10 +279,9 @@ def _on_this_network(host: str) -> bool:
     if host == "localhost" or host.endswith(".local"):
         return True
     try:
-        address = ipaddress.ip_address(host)
+        return not ipaddress.ip_address(host).is_global
     except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
+        return False  # a name: a provider's API
 
 
 def live_models(settings: Settings, client: httpx2.AsyncClient | None = None) -> AgentModels:

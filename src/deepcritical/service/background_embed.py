@@ -28,6 +28,7 @@ class BackgroundEmbedder:
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self._stop = threading.Event()
+        self._embeddings: EmbeddingService | None = None  # loaded by the first pass, kept for the next ones
         self.embedded = 0  # passages given their vectors since the server started
 
     def wake(self) -> None:
@@ -57,9 +58,12 @@ class BackgroundEmbedder:
                 return
 
     def _embed_pending(self) -> int:
+        if self._embeddings is None:
+            self._embeddings = EmbeddingService.for_settings(self._settings)
         connection = chroma.connect(self._settings)
         try:
-            embeddings = EmbeddingService.for_settings(self._settings)
-            return embed_pending(connection, embeddings, self._settings.library_collection, stop=self._stop.is_set)
+            return embed_pending(
+                connection, self._embeddings, self._settings.library_collection, stop=self._stop.is_set
+            )
         finally:
             connection.close()

@@ -120,7 +120,8 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
     )
     # The counted line below says how many state a result; those the verdict gives no weight are named, so
     # that the two counts do not read as a contradiction.
-    unweighed = [i for i in strength.stated if i not in {w.view.id for w in weighed}]
+    weighed_ids = {w.view.id for w in weighed}
+    unweighed = [i for i in strength.stated if i not in weighed_ids]
     if unweighed:
         sentence += (
             f" {len(unweighed)} other counted item(s) that state a result carry no weight (narrative reviews, "
