@@ -58,8 +58,13 @@ def test_the_sglt2_demo_shows_hazard_ratios_in_a_table_a_forest_plot_and_a_flow(
     (plot,) = record["forest_plots"]
     assert plot["measure"] == "HR"
     assert plot["outcome"] == "first hospitalisation for heart failure"
-    assert len(plot["studies"]) == 3
-    assert plot["pooled"] is None  # a meta-analysis, a trial and a preprint: never pooled across designs
+    # The meta-analysis and the preprint; the post-MI trial (people without heart failure) is left out, and said so
+    assert [study["design"] for study in plot["studies"]] == ["meta_analysis", "preprint"]
+    assert [(study["id"], study["reason"]) for study in plot["left_out"]] == [
+        ("pmid:99000407", "people without heart failure")
+    ]
+    assert "(people without heart failure). No pooled estimate" in markdown
+    assert plot["pooled"] is None  # a meta-analysis and a preprint: never pooled across designs
     assert "No pooled estimate" in markdown
     assert "![Forest plot. Hazard ratio: first hospitalisation for heart failure." in markdown
     assert (sglt2_run / "forest-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

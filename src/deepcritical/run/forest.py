@@ -66,10 +66,10 @@ def forest_plot_svg(plot: ForestPlot) -> str:
             recorded.caveat,
         )
     )  # fmt: skip
-    return _draw(plot.estimates(), pooled, plot.outcome)
+    return _draw(plot.estimates(), pooled, plot.outcome, plot.left_out_sentence())
 
 
-def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str) -> str:
+def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str, left_out: str = "") -> str:
     measure = studies[0].measure
     ratio = measure in RATIO_MEASURES
     null = 1.0 if ratio else 0.0
@@ -89,7 +89,7 @@ def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str)
     rows = len(studies) + (2 if pooled is not None else 0)
     axis_y = _TOP + rows * _ROW + 4
     note = pooled.caveat if pooled is not None else NOT_POOLED
-    caveat_lines = _wrapped(note, 140)
+    caveat_lines = _wrapped(note, 140) + (_wrapped(left_out, 140) if left_out else [])
     height = axis_y + 48 + 15 * len(caveat_lines)
     body = [
         svg.text(_STUDY, 20, f"{name}{': ' + outcome if outcome else ''}", size=14, weight="bold", width=_WIDTH - 20),

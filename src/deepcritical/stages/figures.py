@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from deepcritical.models import Evidence, StudyDesign
+from deepcritical.models import DESIGNS, Evidence, StudyDesign
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.stages.document import Block, Figure, FileLink, heading, paragraph, runs, strong
@@ -29,6 +29,9 @@ EXCLUSION_REASONS = {
     "not_studies": "web page or commentary (not a study)",
     "retracted": "retracted",
 }
+
+# A forest plot's words for the studies it leaves out (``Strength.indirect``).
+LEFT_OUT = "left out, as studies of other people than the question's (an indirect answer): "
 
 
 class StudyFlow(BaseModel):
@@ -104,6 +107,14 @@ class PooledEstimate(BaseModel):
     caveat: str
 
 
+class LeftOut(BaseModel):
+    """A counted study that states an estimate for the plot's outcome but is not drawn beside the others."""
+
+    id: str
+    label: str
+    reason: str = Field(description='Why: "people without heart failure" (an indirect answer to the question)')
+
+
 class ForestPlot(BaseModel):
     """One outcome's comparable estimates, drawn as ``file``.svg and ``file``.png in the run folder."""
 
@@ -113,6 +124,13 @@ class ForestPlot(BaseModel):
     unit: str | None = None
     studies: list[PlottedStudy]
     pooled: PooledEstimate | None = None
+    left_out: list[LeftOut] = Field(
+        default_factory=list, description="Studies of other people than the question's, stating this outcome"
+    )
+
+    def left_out_sentence(self) -> str:
+        """What the plot leaves out and why, as its caption and its drawing say it ("" when nothing)."""
+        return f"L{LEFT_OUT[1:]}{_left_out_text(self.left_out)}." if self.left_out else ""
 
     def estimates(self) -> list[StudyEstimate]:
         return [
@@ -136,10 +154,16 @@ def _label(item: Evidence | None, number: int | None) -> str:
 
 
 def forest_plots(
-    rows: Sequence[StudyResult], evidence: Mapping[str, Evidence], numbers: Mapping[str, int]
+    rows: Sequence[StudyResult],
+    evidence: Mapping[str, Evidence],
+    numbers: Mapping[str, int],
+    indirect: Mapping[str, str] | None = None,
 ) -> tuple[list[ForestPlot], list[str]]:
     """A plot for each outcome that two or more studies state an estimate with an interval for, when the
-    estimates are comparable; else a note saying why there is none."""
+    estimates are comparable; else a note saying why there is none. A study in ``indirect`` (its people are
+    not the question's, with why: ``Strength.indirect``) is left out of the plot, and the plot says so: an
+    estimate in people without the condition is not one of the same effect as those in people with it."""
+    indirect = indirect or {}
     groups: dict[frozenset[str], list[StudyResult]] = {}
     for row in rows:
         if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
@@ -148,10 +172,19 @@ def forest_plots(
                 group.append(row)
     plots: list[ForestPlot] = []
     notes: list[str] = []
-    for group in groups.values():
-        if len(group) < 2:
+    for stating in groups.values():
+        if len(stating) < 2:
             continue
-        outcome = group[0].outcome or ""
+        outcome = stating[0].outcome or ""
+        left_out = [
+            LeftOut(id=row.id, label=_label(evidence.get(row.id), numbers.get(row.id)), reason=indirect[row.id])
+            for row in stating
+            if row.id in indirect
+        ]
+        group = [row for row in stating if row.id not in indirect]
+        if len(group) < 2:
+            notes.append(f"No forest plot for {outcome}: {LEFT_OUT}{_left_out_text(left_out)}; fewer than two remain.")
+            continue
         estimates = [
             StudyEstimate(
                 _label(evidence.get(row.id), numbers.get(row.id)),
@@ -203,6 +236,7 @@ def forest_plots(
                     k=pooled.k,
                     caveat=pooled.caveat,
                 ),
+                left_out=left_out,
             )
         )
     if not plots and not notes:
@@ -215,10 +249,20 @@ def forest_plots(
     return plots, notes
 
 
+def _reference(label: str) -> str:
+    """A plotted study's reference number ("[6]"), or its whole label when it has none."""
+    return label.split(" ", 1)[0] if label.startswith("[") else label
+
+
+def _left_out_text(left_out: Sequence[LeftOut]) -> str:
+    """ "[6] Empagliflozin after acute ... (people without heart failure)", each left-out study so."""
+    return "; ".join(f"{study.label} ({study.reason})" for study in left_out)
+
+
 def build_figures(counted: Strength, evidence: Mapping[str, Evidence], numbers: Mapping[str, int]) -> Figures:
     """The study-results rows, the flow and the forest plots of one counted set."""
     rows = study_results(counted, evidence)
-    plots, notes = forest_plots(rows, evidence, numbers)
+    plots, notes = forest_plots(rows, evidence, numbers, counted.indirect)
     flow = study_flow(counted, evidence)
     return Figures(rows=rows, flow=flow, forest_plots=plots, forest_notes=notes)
 
@@ -268,7 +312,11 @@ def figure_lines(figures: Figures) -> list[Block]:
         else:
             said = runs(NOT_POOLED)
         files = runs(FileLink(name=f"{plot.file}.svg"), ", ", FileLink(name=f"{plot.file}.png"), ".")
-        lines += [paragraph(f"{len(plot.studies)} studies. ", *said, " Files: ", *files)]
+        # Each study's design, so a meta-analysis beside a preprint reads as such, not as like with like.
+        designs = ", ".join(f"{_reference(s.label)} {DESIGNS[s.design].label}" for s in plot.studies)
+        drawn = f"{len(plot.studies)} studies ({designs}). "
+        left = f"{plot.left_out_sentence()} " if plot.left_out else ""
+        lines += [paragraph(drawn, left, *said, " Files: ", *files)]
     lines += [paragraph(note) for note in figures.forest_notes]
     if not figures.forest_plots and not figures.forest_notes:
         lines.append(paragraph("No counted study states an estimate with its confidence interval."))

@@ -85,6 +85,9 @@ class Strength:
     # Other passages (or the abstract) of a study already placed: a study is counted once.
     same_study: list[str] = field(default_factory=list)
     directions: dict[str, Direction | None] = field(default_factory=dict)
+    # Counted studies whose people are not the question's, with why ("people without heart failure"): they
+    # answer it only indirectly, so a forest plot leaves them out and says so.
+    indirect: dict[str, str] = field(default_factory=dict)
     views: dict[str, EvidenceView] = field(default_factory=dict)  # every item placed, by id
     reviewed: int = 0
 
@@ -188,6 +191,8 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
                 strength.concern.append(item.id)
             way = reader.read(item).direction
             strength.directions[item.id] = way
+            if (why := reader.other_people(item)) is not None:
+                strength.indirect[item.id] = why
             group = group_of(item)
             strength.cells.setdefault(group, {}).setdefault(way, []).append(item.id)
             preclinical = item.population in LAB_POPULATIONS

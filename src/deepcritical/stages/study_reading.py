@@ -96,6 +96,8 @@ _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+
 _PRIMARY_RESULT = re.compile(
     r"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]))", re.I
 )
+# A study of healthy people answers a question about patients only indirectly.
+HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)
 # Outcomes a sentence names in other words: "died" and "survival" report mortality.
 _SAME_OUTCOME: dict[str, frozenset[str]] = {
     "mortal": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
@@ -267,6 +269,15 @@ class StudyReader:
                 for outcome in self._outcomes
             ]
         return self._item_outcomes[item.id]
+
+    def other_people(self, item: EvidenceView) -> str | None:
+        """Why a study's people are not the question's ("people without heart failure", "healthy volunteers"),
+        or None when nothing says so: such a study answers the question only indirectly."""
+        if self._other_population is not None and self._other_population.search(f"{item.title} {item.text}"):
+            return f"people without {frame_question(self.question).population}"
+        if HEALTHY_VOLUNTEERS.search(item.text):
+            return "healthy volunteers"
+        return None
 
     def _direct(self, sentence: str, item: EvidenceView) -> bool:
         """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), and the

@@ -24,7 +24,7 @@ from deepcritical.stages.stance import (
     is_yes_no,
 )
 from deepcritical.stages.strength import Strength, is_lab
-from deepcritical.stages.study_reading import study_reader
+from deepcritical.stages.study_reading import HEALTHY_VOLUNTEERS, study_reader
 from deepcritical.vocabulary import Direction
 
 
@@ -57,7 +57,6 @@ def run_verdict(
 # pages report no study of their own, so they weigh nothing; a study of healthy volunteers answers a
 # question about patients only indirectly; a larger study weighs more (a tenth more per tenfold size).
 _NO_STUDY_DESIGNS = frozenset({"web", "unknown", "editorial_or_letter", "narrative_review"})
-_HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)
 INDIRECT_WEIGHT = 0.25
 # A verdict follows the best designs: one level up the OCEBM scale doubles a study's weight (the counted
 # table's ``strength.LEVEL_WEIGHTS`` are flatter: they say how the items lean, not what they establish).
@@ -85,7 +84,7 @@ def verdict_weight(view: EvidenceView, direct: bool) -> float:
     else:
         level_weight = VERDICT_OUTSIDE_SCALE_WEIGHT
     weight = level_weight * (1.0 + math.log10(view.n) / 10 if view.n and view.n > 1 else 1.0)
-    indirect = not direct or _HEALTHY_VOLUNTEERS.search(view.text)
+    indirect = not direct or HEALTHY_VOLUNTEERS.search(view.text)
     return weight * (INDIRECT_WEIGHT if indirect else 1.0)
 
 

@@ -1,0 +1,78 @@
+"""A forest plot draws only estimates of one effect in the question's people (issue 23, round 4): a trial
+in people without the question's condition (post-MI patients "without known heart failure", for a heart
+failure question) answers it indirectly, so it is left out of the plot and the caption and drawing say so."""
+
+from __future__ import annotations
+
+from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.run.forest import forest_plot_svg
+from deepcritical.stages.figures import build_figures, figure_lines
+from deepcritical.stages.markdown_writer import blocks_markdown
+from deepcritical.stages.render import counted_items
+
+QUESTION = "Do SGLT2 inhibitors improve outcomes in heart failure?"
+TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type")
+
+
+def trial(pmid: str, title: str, text: str) -> Evidence:
+    citation = Citation(source="pubmed", title=title, url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/", pmid=pmid)
+    return Evidence(content=text, citation=citation, grade=TRIAL)
+
+
+HEART_FAILURE = [
+    trial(
+        "1",
+        "Dapagliflozin in patients with heart failure: a randomised trial",
+        "RESULTS: In patients with heart failure, the SGLT2 inhibitor dapagliflozin reduced first hospitalisation for heart failure "
+        "(HR 0.70, 95% CI 0.59 to 0.83).",
+    ),
+    trial(
+        "2",
+        "Empagliflozin in patients with heart failure: a randomised trial",
+        "RESULTS: In patients with heart failure, the SGLT2 inhibitor empagliflozin reduced first hospitalisation for heart failure "
+        "(HR 0.69, 95% CI 0.59 to 0.81).",
+    ),
+]
+POST_MI = trial(
+    "3",
+    "Empagliflozin after acute myocardial infarction: a randomised trial of heart failure prevention",
+    "METHODS: Patients after acute MI and without known heart failure were randomised to the SGLT2 inhibitor empagliflozin or "
+    "placebo. RESULTS: First hospitalisation for heart failure was less frequent with empagliflozin "
+    "(HR 0.77, 95% CI 0.60 to 0.98).",
+)
+
+
+def test_a_study_of_people_without_the_condition_is_left_out_of_the_plot_and_the_caption_says_so() -> None:
+    items = [*HEART_FAILURE, POST_MI]
+    evidence = {item.id: item for item in items}
+    counted = counted_items(QUESTION, evidence, ())
+    assert set(counted.counted) == set(evidence)  # all three counted (the post-MI trial indirectly)
+    assert counted.indirect == {POST_MI.id: "people without heart failure"}
+    numbers = {item.id: number for number, item in enumerate(items, 1)}
+    figures = build_figures(counted, evidence, numbers)
+    (plot,) = figures.forest_plots
+    assert [study.id for study in plot.studies] == [item.id for item in HEART_FAILURE]
+    assert [(study.id, study.reason) for study in plot.left_out] == [(POST_MI.id, "people without heart failure")]
+    caption = blocks_markdown(figure_lines(figures))
+    assert "2 studies (\\[1\\] randomised controlled trial, \\[2\\] randomised controlled trial)" in caption
+    assert "Left out, as studies of other people than the question's (an indirect answer): \\[3\\]" in caption
+    assert "(people without heart failure)" in caption
+    assert "Left out, as studies of other people" in forest_plot_svg(plot)
+
+
+def test_with_only_one_study_of_the_questions_people_left_there_is_no_plot_but_a_note() -> None:
+    items = [HEART_FAILURE[0], POST_MI]
+    evidence = {item.id: item for item in items}
+    figures = build_figures(counted_items(QUESTION, evidence, ()), evidence, {})
+    assert figures.forest_plots == []
+    (note,) = figures.forest_notes
+    assert note.startswith("No forest plot for first hospitalisation for heart failure: left out, as studies of")
+    assert "(people without heart failure); fewer than two remain." in note
+
+
+def test_a_prevention_question_counts_people_without_the_condition_as_its_own() -> None:
+    question = "Do SGLT2 inhibitors prevent heart failure?"
+    items = [*HEART_FAILURE, POST_MI]
+    evidence = {item.id: item for item in items}
+    counted = counted_items(question, evidence, ())
+    assert counted.indirect == {}
