@@ -255,3 +255,66 @@ def test_the_design_list_is_written_once() -> None:
     assert {name: design.level for name, design in DESIGNS.items()} == OCEBM_LEVEL
     assert {"randomized_controlled_trial", "case_report"} <= HUMAN_DESIGNS
     assert not HUMAN_DESIGNS & {"preclinical", "narrative_review", "web", "unknown"}
+
+
+# --- a web hit that is a journal article is graded by its design (issue 23, round 4) ---
+
+RCT_SNIPPET = "In 100 patients admitted with sepsis, atorvastatin 40 mg daily reduced progression (p=0.007)."
+
+
+@pytest.mark.parametrize(
+    ("title", "url", "doi"),
+    [
+        ("Atorvastatin in sepsis", "https://journal.example/doi/10.1234/abc.2012.08", None),  # DOI in the path
+        ("Atorvastatin in sepsis", "https://link.example/article/10.1007/s00134-012-2", None),
+        ("Atorvastatin in sepsis", "https://scholar.example/paper/7", "10.1234/abc"),  # a scholarly engine's DOI
+        ("Atorvastatin in sepsis", "https://pubmed.ncbi.nlm.nih.gov/22000001/", None),
+        ("Atorvastatin in sepsis", "https://www.ncbi.nlm.nih.gov/pmc/articles/PMC3000001/", None),
+        ("Atorvastatin in sepsis", "https://www.thelancet.com/journals/lancet/article/PIIS0140", None),
+        ("Atorvastatin to prevent severe sepsis: a randomised controlled trial", "https://site.example/a", None),
+        ("Atorvastatin in sepsis: randomised, placebo-controlled, double-blind trial", "https://site.example/b", None),
+    ],
+)
+def test_a_web_hit_that_is_a_journal_article_is_graded_by_its_design(title: str, url: str, doi: str | None) -> None:
+    text = f"{RCT_SNIPPET} METHODS: Patients were randomly assigned to atorvastatin or placebo."
+    grade = grade_web(title, text, url, doi)
+    assert (grade.design, grade.level, grade.basis) == ("randomized_controlled_trial", 2, "text")
+
+
+def test_a_journal_article_stating_no_design_is_of_unknown_design_not_a_web_page() -> None:
+    grade = grade_web("Statins and sepsis", "Statins were studied in sepsis.", "https://doi.org/10.1234/x")
+    assert (grade.design, grade.level) == ("unknown", None)
+
+
+def test_a_preprint_server_page_is_a_preprint_whatever_its_text_says() -> None:
+    text = "Patients were randomly assigned to drug X or placebo; mortality fell (p=0.01)."
+    for url, doi in (
+        ("https://www.medrxiv.org/content/10.1101/2024.01.01.123v1", None),
+        ("https://x.example/p", "10.1101/2024.01.02"),
+    ):
+        grade = grade_web("Drug X in sepsis: a randomised controlled trial", text, url, doi)
+        assert (grade.design, grade.level, grade.basis) == ("preprint", None, "source")
+
+
+@pytest.mark.parametrize(
+    ("title", "text"),
+    [
+        ("Antiviral fails to relieve long COVID fatigue in placebo-controlled trial", RCT_SNIPPET),
+        ("Drug X cuts deaths, randomised trial finds", f"{RCT_SNIPPET} The paper (doi:10.1234/abc) was published."),
+        ("Vitamin D: the natural depression cure doctors don't talk about", "Buy now. Randomised trials prove it."),
+    ],
+)
+def test_news_and_shop_pages_stay_web_pages_even_when_they_cite_a_doi_or_a_trial(title: str, text: str) -> None:
+    assert grade_web(title, text, "https://news.example/2024/06/drug-x").design == "web"
+
+
+def test_the_demo_corpus_pages_are_web_pages_unless_they_are_its_journal_article_pages() -> None:
+    from deepcritical.demo.records import SearxngRecord, WebRecord, YouRecord, load_corpus
+
+    pages = [r for r in load_corpus().records if isinstance(r, WebRecord | SearxngRecord | YouRecord)]
+    assert len(pages) > 30
+    for page in pages:
+        # the demo's SearXNG puts a DOI beside a paper's URL only, as scholarly engines do (demo/searxng.py)
+        doi = page.doi if isinstance(page, SearxngRecord) and page.template == "paper.html" else None
+        article = "/doi/" in page.url
+        assert (grade_web(page.title, page.text, page.url, doi).design != "web") == article, page.url

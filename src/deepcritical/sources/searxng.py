@@ -139,7 +139,12 @@ def results_to_evidence(results: SearxngResults) -> list[Evidence]:
         citation = Citation(source="searxng", title=result.title[:MAX_TITLE_CHARS], url=result.url, date=date, doi=doi)
         content = result.snippet[:MAX_CONTENT_CHARS]
         evidence.append(
-            Evidence(content=content, citation=citation, relevance=relevance, grade=grade_web(citation.title, content))
+            Evidence(
+                content=content,
+                citation=citation,
+                relevance=relevance,
+                grade=grade_web(citation.title, content, citation.url, citation.doi),
+            )
         )
     return evidence
 

@@ -112,7 +112,7 @@ def results_to_evidence(results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
                 content=content,
                 citation=citation,
                 relevance=rank_relevance(position),
-                grade=grade_web(citation.title, content),
+                grade=grade_web(citation.title, content, citation.url, citation.doi),
             )
         )
     return evidence

@@ -154,7 +154,7 @@ class ResearchEngine(JsonApiTool):
                     content=content,
                     citation=citation,
                     relevance=rank_relevance(position),
-                    grade=grade_web(citation.title, content),
+                    grade=grade_web(citation.title, content, citation.url, citation.doi),
                 )
             )
         return evidence

@@ -3,10 +3,12 @@ states it, its OCEBM 2011 level, the population and the sample size."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
-from deepcritical.models import DESIGNS, Grade, GradeBasis, Population, StudyDesign
+from deepcritical.models import DESIGNS, DOI_PATTERN, Grade, GradeBasis, Population, StudyDesign
 from deepcritical.sources.grading.sample import sample_size
 from deepcritical.sources.grading.vocabulary import (
     design_from_mesh,
@@ -107,8 +109,74 @@ def _size(population: Population, text: str, design: StudyDesign | None = None) 
     return sample_size(text)
 
 
-def grade_web(title: str, text: str) -> Grade:
-    """A web page is a web page whatever study it reports: outside the scale, population from its text."""
+# Hosts whose pages are journal articles or bibliographic records of them (PubMed, PMC, Europe PMC and the
+# large biomedical publishers): a hit there is the study's own text, not a page about it.
+_ARTICLE_HOSTS = (
+    "pubmed.ncbi.nlm.nih.gov",
+    "ncbi.nlm.nih.gov",  # /pmc/articles/, /pubmed/
+    "pmc.ncbi.nlm.nih.gov",
+    "europepmc.org",
+    "doi.org",
+    "nejm.org",
+    "thelancet.com",
+    "jamanetwork.com",
+    "bmj.com",
+    "nature.com",
+    "sciencedirect.com",
+    "cell.com",
+    "springer.com",
+    "biomedcentral.com",
+    "wiley.com",
+    "academic.oup.com",
+    "tandfonline.com",
+    "sagepub.com",
+    "karger.com",
+    "journals.plos.org",
+    "frontiersin.org",
+    "mdpi.com",
+    "cochranelibrary.com",
+    "ahajournals.org",
+    "acpjournals.org",
+    "jci.org",
+    "medrxiv.org",
+    "biorxiv.org",
+)
+# Preprint servers: an article there is a preprint whatever design its text states (Europe PMC's rule too).
+_PREPRINT_HOSTS = ("medrxiv.org", "biorxiv.org", "researchsquare.com", "preprints.org", "ssrn.com")
+_PREPRINT_DOI = re.compile(r"^10\.1101/")  # Cold Spring Harbor's prefix: medRxiv and bioRxiv
+# A title that names its design as a journal article does ("...: a randomised controlled trial"); a news
+# headline says "trial finds", "in placebo-controlled trial", and stays a web page.
+_ARTICLE_TITLE = re.compile(
+    r"\brandomi[sz]ed,?\s+(?:[\w-]+,?\s+){0,3}?controlled\s+trial\b"
+    r"|:\s*(?:an?\s+)?(?:[\w,-]+\s+){0,6}?(?:randomi[sz]ed\b.*\btrial|meta-?analysis|systematic review)\b",
+    re.IGNORECASE,
+)
+
+
+def _on_host(url: str, hosts: Sequence[str]) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return any(host == known or host.endswith(f".{known}") for known in hosts)
+
+
+def is_journal_article(title: str, url: str, doi: str | None = None) -> bool:
+    """Whether a web hit is a journal article rather than a page about one: it carries its DOI (beside the
+    URL, as scholarly engines give it, or in the URL's path), it is on a journal's or PubMed's host, or its
+    title names its design as an article's does. A DOI in the page's text is not enough: news pages cite
+    the paper they report, and a news page is no second reading of that paper."""
+    if doi or DOI_PATTERN.search(urlsplit(url).path) or _on_host(url, (*_ARTICLE_HOSTS, *_PREPRINT_HOSTS)):
+        return True
+    return bool(_ARTICLE_TITLE.search(title))
+
+
+def grade_web(title: str, text: str, url: str = "", doi: str | None = None) -> Grade:
+    """A web page is a web page whatever study it reports: outside the scale, population from its text. A
+    hit that is a journal article (``is_journal_article``) is graded as a record is, by the design its
+    title and text state (unknown when they state none): it is the study, not a page about it."""
+    if is_journal_article(title, url, doi):
+        grade = grade_record(title=title, text=text)
+        if _on_host(url, _PREPRINT_HOSTS) or (doi and _PREPRINT_DOI.match(doi)):
+            return grade.model_copy(update={"design": "preprint", "level": None, "basis": "source"})
+        return grade
     population = population_from_text(title, text)
     return Grade(design="web", population=population, basis="source")
 
