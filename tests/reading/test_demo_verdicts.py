@@ -94,6 +94,14 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     assert not set(verdict.against_ids) & set(verdict.evidence_ids)
     if "SGLT2" in question:  # the post-MI trial's primary outcome is null (HR 0.90, p = 0.21): against a yes
         assert verdict.against_ids == ["pmid:99000407"]
+    # Round 4. A finding is a result for the question's outcome: a study read for another outcome (the endotoxin
+    # biomarker study, the PCr/ATP study; the depression trial on fractures) is never quoted, for or against.
+    report = outcome.report
+    quoted = " ".join(i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids)
+    assert not [pmid for pmid in OTHER_OUTCOMES if pmid in quoted], quoted
+    if answer == "insufficient":  # no study states a result on fractures: nothing to quote, and that is no failure
+        assert quoted == ""
+        assert not outcome.report_fallback
 
 
 def _numbered(markdown: str) -> dict[str, list[str]]:

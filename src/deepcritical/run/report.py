@@ -104,6 +104,9 @@ def uncited(deps: ResearchDeps, checked: CheckedReport) -> str | None:
     pooled = [EvidenceView.of(items[i], REPORT_TEXT_CHARS) for i in checked.pool if i in items]
     if not strength_of(deps.state.question, pooled).counted:  # nothing on the question: no finding is right
         return None
+    code = extractive_report(deps.state.question, pooled)
+    if not (code.key_findings or code.contrary_evidence):
+        return None  # the counted studies state results for other outcomes only: code finds none either
     return "The Report agent gave no findings; this report is extractive."
 
 

@@ -198,6 +198,19 @@ def passage_result(item: EvidenceView, question: str) -> Quote | None:
     return Quote(sentence, contrary=reading.direction != "favourable")
 
 
+def _on_outcome(item: EvidenceView, question: str) -> Quote | None:
+    """The study's own result for the question's outcome, as the result reader read it, when the sentence
+    chosen to quote is about another outcome ("reduced progression to severe sepsis" in a trial whose
+    mortality "was similar"); None when the study states none for it (it is read for another outcome)."""
+    reading = study_reader(question).read(item)
+    if reading.direction is None or reading.sentence is None:
+        return None
+    sentence = result_only(reading.sentence)
+    if sentence is None or NOT_A_RESULT.search(sentence):
+        return None
+    return Quote(sentence, contrary=reading.direction != "favourable")
+
+
 def extractive_report(
     question: str,
     items: Sequence[EvidenceView],
@@ -220,11 +233,17 @@ def extractive_report(
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
     lab_studies = any(is_lab(item) for item in relevant)
     abstracts = {item.document: item.id for item in items if item.section is None and item.document}
+    reader = study_reader(question)
+    other_outcome: set[str] = set()
     for item in relevant:
         if _passage_without_results(item):
             continue
         found = passage_result(item, question) if item.section else None
         found = found or quote(item, stems)
+        if found is not None and reader.asks_outcome and not reader.on_outcome(found.sentence, item):
+            found = _on_outcome(item, question)
+            if found is None:  # a depression trial on a fractures question: "no clear result", never a finding
+                other_outcome.add(item.id)
         if found is None:
             continue
         # A passage's finding cites its study's abstract beside it: one reference, the passage under it.
@@ -235,7 +254,7 @@ def extractive_report(
         elif len(findings) < (MAX_FINDINGS if is_lab(item) or not lab_studies else MAX_FINDINGS - 1):
             _add(findings, found.sentence, *ids)
     if not findings and not contrary:  # nothing reads as a result: quote each item's opening instead
-        for item in relevant[:3]:
+        for item in [item for item in relevant if item.id not in other_outcome][:3]:
             if opening := next((kept for s in sentences(item.text) if (kept := result_only(s))), None):
                 _add(findings, opening, item.id)
     sources = sorted({source for item in items for source in (item.found_by or [item.source])})

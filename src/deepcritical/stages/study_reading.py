@@ -253,6 +253,12 @@ class StudyReader:
         outcome = self.comparison.outcome
         return not outcome or bool(outcome & named)
 
+    @property
+    def asks_outcome(self) -> bool:
+        """Whether the question names an outcome ("mortality", "fractures", or any clinical one: "outcomes"),
+        so that a result is for it or not; "repurposed for Alzheimer's disease" names none."""
+        return bool(self._outcomes) or self._generic_outcome
+
     def names_outcome(self, item: EvidenceView) -> bool:
         """Whether the study names one of the question's own outcomes anywhere (it studied it), whatever its
         results sentences say; never for a question with no outcome of its own ("outcomes in heart failure")."""
