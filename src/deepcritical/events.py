@@ -53,10 +53,14 @@ class SearchFinished(BaseModel):
     sources_failed: dict[str, str]
     found: int
     kept: int
-    deduplicated: int
+    deduplicated: int = Field(description="Items dropped as duplicates in meaning of stored evidence")
     related: int
     total_evidence: int
     capped: bool
+    # The run's evidence so far in the study flow's terms (``stages.studies.record_counts``): the log and the
+    # PRISMA diagram state one count of records and duplicates.
+    records_identified: int = 0
+    duplicates_removed: int = 0
 
 
 class JudgeFinished(BaseModel):

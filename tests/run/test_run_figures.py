@@ -76,6 +76,21 @@ def test_the_sglt2_demo_shows_hazard_ratios_in_a_table_a_forest_plot_and_a_flow(
 
 
 @pytest.mark.model
+def test_the_run_log_states_the_flows_records_and_duplicates(sglt2_run: Path) -> None:
+    # Round 4: the log said "0 duplicates dropped" (duplicates in meaning only) beside a flow of 12 duplicates.
+    flow = json.loads((sglt2_run / "run.json").read_text(encoding="utf-8"))["study_flow"]
+    events = [json.loads(line)["data"] for line in (sglt2_run / "events.jsonl").read_text().splitlines() if line]
+    last = [event for event in events if event["kind"] == "search_finished"][-1]
+    assert flow["duplicates"] > 0
+    assert (last["records_identified"], last["duplicates_removed"]) == (
+        sum(flow["identified"].values()),
+        flow["duplicates"],
+    )
+    assert f"({last['records_identified']} records identified, {flow['duplicates']} duplicates removed" in last["line"]
+    assert "duplicates dropped" not in last["line"]
+
+
+@pytest.mark.model
 def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run: Path) -> None:
     record = json.loads((sglt2_run / "run.json").read_text(encoding="utf-8"))
     rows = [StudyResult.model_validate(row) for row in record["study_results"]]

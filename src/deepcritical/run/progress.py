@@ -50,8 +50,9 @@ def describe(event: ProgressEvent) -> list[Span] | None:
         spans = [("  searched ", "plain"), _t(", ".join(event.sources_answered) or "no source")]
         spans.append(
             (
-                f": {event.found} found, {event.kept} kept, {event.deduplicated} duplicates dropped, "
-                f"{event.related} recalled from earlier runs; {event.total_evidence} in the run",
+                f": {event.found} found, {event.kept} kept, {event.related} recalled from earlier runs; "
+                f"{event.total_evidence} in the run ({event.records_identified} records identified, "
+                f"{event.duplicates_removed} duplicates removed, as the study flow counts them)",
                 "plain",
             )
         )

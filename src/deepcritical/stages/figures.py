@@ -16,7 +16,7 @@ from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEAS
 from deepcritical.stages.document import Block, Figure, FileLink, heading, paragraph, runs, strong
 from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.strength import Strength
-from deepcritical.stages.studies import group_studies
+from deepcritical.stages.studies import group_studies, record_counts
 from deepcritical.text import shorten
 
 FLOW_FILE = "prisma.svg"
@@ -47,13 +47,6 @@ class StudyFlow(BaseModel):
     stating_result: int = Field(description="Included studies whose result reads favourable, null or unfavourable")
 
 
-def _record_sources(study: Sequence[Evidence]) -> set[str]:
-    """The sources that found a study's record: those of its abstract (or other record), not the library its
-    full-text passages were read from; a study known only by passages was found in the library."""
-    records = [item for item in study if item.passage is None] or list(study)
-    return {name for item in records for name in (item.found_by or [item.citation.source])}
-
-
 def study_flow(counted: Strength, evidence: Mapping[str, Evidence]) -> StudyFlow:
     """The flow of the collected records into the report's counted set, one record per study."""
     places = (
@@ -63,21 +56,19 @@ def study_flow(counted: Strength, evidence: Mapping[str, Evidence]) -> StudyFlow
         (set(counted.not_studies), "not_studies"),
         (set(counted.off_topic), "off_topic"),
     )
-    identified: dict[str, int] = {}
     excluded = dict.fromkeys(EXCLUSION_REASONS.values(), 0)
     studies = group_studies(evidence.values())
+    records = record_counts(studies)  # the run log states the same count after each search
     for study in studies:
-        for name in _record_sources(study):
-            identified[name] = identified.get(name, 0) + 1
         ids = {item.id for item in study}
         # Each reviewed study is placed once (``strength._one_per_study``): where its placed item is.
         place = next((reason for members, reason in places if ids & members), "not_reviewed")
         if place is not None:
             excluded[EXCLUSION_REASONS[place]] += 1
     return StudyFlow(
-        identified=dict(sorted(identified.items())),
-        duplicates=sum(identified.values()) - len(studies),
-        screened=len(studies),
+        identified=records.identified,
+        duplicates=records.duplicates,
+        screened=records.studies,
         excluded={reason: count for reason, count in excluded.items() if count},
         included=len(counted.counted),
         stating_result=len(counted.stated),

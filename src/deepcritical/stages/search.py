@@ -22,6 +22,7 @@ from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
 from deepcritical.stages.selection import asks_for_held_kind, held_kinds
 from deepcritical.stages.state import Budget, RunState
+from deepcritical.stages.studies import group_studies, record_counts
 
 logger = structlog.get_logger(__name__)
 
@@ -127,6 +128,7 @@ class SearchStage:
         state.searches.append(step)
         state.add_time("search", step.search_seconds)
         state.add_time("embedding_dedup", step.store_seconds)
+        records = record_counts(group_studies(self.evidence.items.values()))
         self._emit(
             SearchFinished(
                 iteration=state.iteration,
@@ -139,6 +141,8 @@ class SearchStage:
                 related=len(step.related_ids),
                 total_evidence=len(self.evidence),
                 capped=step.capped,
+                records_identified=sum(records.identified.values()),
+                duplicates_removed=records.duplicates,
             )
         )
         if self.after_step is not None:

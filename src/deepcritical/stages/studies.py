@@ -26,6 +26,35 @@ def group_studies(items: Iterable[Evidence]) -> list[list[Evidence]]:
     return list(groups.values())
 
 
+def record_sources(study: Sequence[Evidence]) -> set[str]:
+    """The sources that found a study's record: those of its abstract (or other record), not the library its
+    full-text passages were read from; a study known only by passages was found in the library."""
+    records = [item for item in study if item.passage is None] or list(study)
+    return {name for item in records for name in (item.found_by or [item.citation.source])}
+
+
+@dataclass(frozen=True)
+class RecordCounts:
+    """Records in PRISMA's sense, the one count of them the run log and the study flow both state: a study's
+    record from each source that found it; the records beyond one per study are the duplicates removed."""
+
+    identified: dict[str, int]
+    studies: int
+
+    @property
+    def duplicates(self) -> int:
+        return sum(self.identified.values()) - self.studies
+
+
+def record_counts(studies: Sequence[Sequence[Evidence]]) -> RecordCounts:
+    """The records identified per source and the studies they are, of studies grouped by ``group_studies``."""
+    identified: dict[str, int] = {}
+    for study in studies:
+        for name in record_sources(study):
+            identified[name] = identified.get(name, 0) + 1
+    return RecordCounts(dict(sorted(identified.items())), len(studies))
+
+
 def lead(group: Sequence[Evidence]) -> Evidence:
     """The item a study's reference shows: its abstract (the record of the whole article), else its first
     passage."""
