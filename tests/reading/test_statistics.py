@@ -348,3 +348,45 @@ def test_two_outcomes_changed_by_percentages_are_not_two_groups() -> None:
     assert not [e for e in read_effects("reduced tissue factor mRNA by 48% and CRP by 39%") if e.groups]
     long_name = "reduced the LPS-induced rise in monocyte tissue factor mRNA by 48% and in CRP by 39% (both p<0.01)"
     assert [(e.measure, e.value) for e in read_effects(long_name)][:1] == [("percent_change", -48.0)]
+
+
+# --- round 4: a per-unit estimate keeps its interval ---
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "per"),
+    [
+        (
+            "(OR 0.98 per standard deviation increase, 95% CI 0.93 to 1.04; p=0.55)",
+            ("OR", 0.98, 0.93, 1.04),
+            "per standard deviation increase",
+        ),
+        ("OR 0.98 per SD (95% CI 0.93 to 1.03)", ("OR", 0.98, 0.93, 1.03), "per SD"),
+        ("the odds ratio was 0.98 per SD (95% CI 0.94-1.02)", ("OR", 0.98, 0.94, 1.02), "per SD"),
+        ("HR 1.12 per 10 nmol/L (95% CI 1.01 to 1.24)", ("HR", 1.12, 1.01, 1.24), "per 10 nmol/L"),
+        ("OR 0.98 per 1-SD increase (0.93-1.03)", ("OR", 0.98, 0.93, 1.03), "per 1-SD increase"),
+    ],
+)
+def test_a_per_unit_estimate_keeps_its_interval_and_its_unit(
+    text: str, expected: tuple[str, float, float, float], per: str
+) -> None:
+    from deepcritical.stages.results import StudyResult, _unit, effect_text
+
+    effect = only(text)
+    assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == expected
+    assert _unit(text, effect) == per
+    row = StudyResult(
+        id="x", design="cohort", measure=effect.measure, value=effect.value, ci_low=effect.ci_low,
+        ci_high=effect.ci_high, quote=effect.quote, unit=_unit(text, effect),
+    )  # fmt: skip
+    assert effect_text(row) == f"{expected[0]} {expected[1]:.2f} {per} [{expected[2]:.2f}, {expected[3]:.2f}]"
+
+
+def test_a_ratio_per_unit_is_not_plotted_beside_a_ratio_between_groups() -> None:
+    from deepcritical.reading.pooling import StudyEstimate, comparable
+
+    per_sd = StudyEstimate("A", "OR", 0.98, 0.93, 1.04, unit="per SD")
+    groups = StudyEstimate("B", "OR", 0.80, 0.70, 0.91)
+    plotted, reason = comparable([per_sd, groups])
+    assert plotted == [] and reason == "the ratios are per different units (between groups, per SD)"
+    assert comparable([per_sd, StudyEstimate("C", "OR", 0.95, 0.90, 1.00, unit="per SD")])[1] is None

@@ -55,9 +55,17 @@ def interval(low: str = "lo", high: str = "hi") -> str:
     return rf"[(\[]?\s*(?P<{low}>{NUM}){UNIT}{SEP}(?P<{high}>{NUM}){UNIT}\s*[)\]]?"
 
 
-# What may stand between a value and its interval: its standard error ("b = 0.31, SE = 0.12, 95% CI"),
-# its comparator ("-28.1 cm2 compared with placebo (95% CI ...").
+# The unit a per-unit estimate is for: "OR 0.98 per SD", "HR 1.12 per 10 nmol/L", "per 1-SD increase",
+# "per standard deviation increase" (at most three words, none that carries the syntax).
+PER_UNIT = (
+    r"\s+per\s+(?:\d+(?:\.\d+)?[\s-]?)?[A-Za-zµμ][\w/µμ²³.-]{0,15}"
+    rf"(?:\s+(?!{_SYNTAX_WORDS})[A-Za-zµμ][\w/µμ²³.-]{{0,15}}){{0,2}}"
+)
+# What may stand between a value and its interval: its unit, when the estimate is per unit ("0.98 per SD,
+# 95% CI"), its standard error ("b = 0.31, SE = 0.12, 95% CI"), its comparator ("-28.1 cm2 compared with
+# placebo (95% CI ...").
 _BETWEEN_VALUE_AND_CI = (
+    rf"(?:{PER_UNIT})?"
     rf"(?:\s*[,;]?\s*(?:SE|SEM|s\.e\.)\s*[=:]?\s*{NUM}"
     r"|\s+(?:compared\s+(?:with|to)|vs\.?|versus)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+group)?)?"
 )
@@ -79,7 +87,8 @@ def value_with_bare_interval() -> re.Pattern[str]:
     0.67 to 0.78)" (the level said once, for the sentence's first estimate). Read as
     an estimate only after a measure's name or a CI label; else it is a median and its range."""
     return re.compile(
-        rf"(?<![\w.+\-])(?P<value>{NUM}){UNIT}\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}\s*[)\]]"
+        rf"(?<![\w.+\-])(?P<value>{NUM}){UNIT}(?:{PER_UNIT})?"
+        rf"\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}\s*[)\]]"
         rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*(?:-|to)\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/]))"
     )
 

@@ -1,6 +1,6 @@
 """Which studies' estimates can stand on one forest plot, and their pooled random-effects estimate.
 
-Comparable: one measure; for a mean difference also one unit (a ratio has no unit). Pooled only from
+Comparable: one measure, and one unit (a mean difference's; a ratio's only when it is per unit: "per SD"). Pooled only from
 three or more randomised trials of one measure, never across designs or measures, by statsmodels'
 meta-analysis module (Paule-Mandel tau², the estimator it iterates by default); a pooling done by a
 program from extracted numbers is automatic and exploratory, and is labelled so wherever it is shown.
@@ -94,7 +94,11 @@ def comparable(estimates: Sequence[StudyEstimate]) -> tuple[list[StudyEstimate],
     measures = {e.measure for e in usable}
     if len(measures) > 1:
         return [], f"the studies state different measures ({', '.join(sorted(measures))}), which are not comparable"
-    if usable[0].measure not in RATIO_MEASURES and len({e.unit for e in usable}) > 1:
+    if len({e.unit for e in usable}) > 1:
+        if usable[0].measure in RATIO_MEASURES:  # an odds ratio per SD is not one of two groups
+            return [], "the ratios are per different units (" + ", ".join(
+                sorted({e.unit or "between groups" for e in usable})
+            ) + ")"
         return [], "the mean differences are in different units"
     return usable, None
 

@@ -84,7 +84,7 @@ def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str,
     def x_of(value: float) -> float:
         return _PLOT_LEFT + (scale(value) - low) / (high - low) * (_PLOT_RIGHT - _PLOT_LEFT)
 
-    unit = f" ({studies[0].unit})" if studies[0].unit and not ratio else ""
+    unit = f" ({studies[0].unit})" if studies[0].unit else ""  # "mm", or a ratio's "per SD"
     name = MEASURE_NAMES.get(measure, measure) + unit
     rows = len(studies) + (2 if pooled is not None else 0)
     axis_y = _TOP + rows * _ROW + 4

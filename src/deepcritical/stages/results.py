@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
-from deepcritical.reading.effects import Effect
+from deepcritical.reading.effects import RATIO_MEASURES, Effect
+from deepcritical.reading.patterns import PER_UNIT
 from deepcritical.stages.document import Block, Code, Table, cites, heading, paragraph, runs
 from deepcritical.stages.strength import Strength
 from deepcritical.text import shorten
@@ -45,7 +46,9 @@ class StudyResult(BaseModel):
     direction: str | None = Field(
         default=None, description="The study's reading for the question: favourable, null or unfavourable"
     )
-    unit: str | None = Field(default=None, description="A difference's unit, as written after its value")
+    unit: str | None = Field(
+        default=None, description='A difference\'s unit as written after its value, or what a ratio is per ("per SD")'
+    )
 
 
 def _rank(effect: Effect) -> tuple[int, int]:
@@ -96,15 +99,20 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
     return rows
 
 
+_PER_UNIT = re.compile(PER_UNIT)
 # A difference's unit, written after its value: "-7.0 mm", "2.3 kg/m2", "4.1 percentage points".
 _UNIT = re.compile(r"\s*(percentage points|%|[A-Za-zµ]+(?:/[A-Za-z0-9.]+)*)")
 _NOT_UNITS = frozenset({"CI", "95", "to", "and", "vs", "p", "P", "in", "with", "for", "or", "SD", "SE"})
 
 
 def _unit(text: str, effect: Effect) -> str | None:
-    """The unit of a mean or risk difference ("SD" for a standardised one); None for a ratio or unstated."""
+    """The unit of a mean or risk difference ("SD" for a standardised one), or what a per-unit ratio is per
+    ("per SD", "per 10 nmol/L"); None for a ratio of two groups or a unit unstated."""
     if effect.measure == "SMD":
         return "SD"
+    if effect.measure in RATIO_MEASURES:
+        per = _PER_UNIT.search(text, effect.start, effect.end)
+        return " ".join(per.group(0).split()) if per else None
     if effect.measure not in ("MD", "RD") or effect.value is None:
         return None
     quote = text[effect.start : effect.end]
@@ -128,12 +136,14 @@ def _numbers(*values: float | None) -> list[str]:
 
 
 def effect_text(row: StudyResult) -> str:
-    """ "HR 0.77 [0.72, 0.82]", "group values: 79 % vs 59 %", or "" for a p-value alone."""
+    """ "HR 0.77 [0.72, 0.82]", "OR 0.98 per SD [0.93, 1.04]", "group values: 79 % vs 59 %", or "" for a
+    p-value alone."""
     if row.value is not None and row.measure in _EFFECT_SIZES:
         name = "change" if row.measure == "percent_change" else row.measure
         value, low, high = _numbers(row.value, row.ci_low, row.ci_high)
         interval = f" [{low}, {high}]" if row.ci_low is not None else ""
-        return f"{name} {value}{interval}"
+        per = f" {row.unit}" if row.unit and row.measure in RATIO_MEASURES else ""  # "OR 0.98 per SD [0.93, 1.04]"
+        return f"{name} {value}{per}{interval}"
     if row.groups:
         return " vs ".join(row.groups)
     return ""
