@@ -99,6 +99,8 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     report = outcome.report
     quoted = " ".join(i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids)
     assert not [pmid for pmid in OTHER_OUTCOMES if pmid in quoted], quoted
+    # A question that asks two things says so under the verdict, and which studies address which.
+    assert ("**The question asks two things:**" in outcome.markdown) == ("prevent or treat" in question)
     if answer == "insufficient":  # no study states a result on fractures: nothing to quote, and that is no failure
         assert quoted == ""
         assert not outcome.report_fallback

@@ -28,6 +28,7 @@ from deepcritical.stages.document import (
     runs,
     strong,
 )
+from deepcritical.stages.aims import aims_block
 from deepcritical.stages.figures import Figures, build_figures, figure_lines, flow_lines
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.markdown import ModelText, code_span, escape, mentioned_ids, safe_link, source_error
@@ -176,6 +177,7 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
             if context.verdict.label == "open"
             else verdict_block(context.verdict, numbers)
         )
+        lines += aims_block(report.question, counted, numbers)  # "prevent or treat": which studies are which
     if context.degraded:
         lines += [
             Quote(
