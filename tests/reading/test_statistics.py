@@ -388,5 +388,6 @@ def test_a_ratio_per_unit_is_not_plotted_beside_a_ratio_between_groups() -> None
     per_sd = StudyEstimate("A", "OR", 0.98, 0.93, 1.04, unit="per SD")
     groups = StudyEstimate("B", "OR", 0.80, 0.70, 0.91)
     plotted, reason = comparable([per_sd, groups])
-    assert plotted == [] and reason == "the ratios are per different units (between groups, per SD)"
+    assert plotted == []
+    assert reason == "the ratios are per different units (between groups, per SD)"
     assert comparable([per_sd, StudyEstimate("C", "OR", 0.95, 0.90, 1.00, unit="per SD")])[1] is None

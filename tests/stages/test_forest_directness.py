@@ -23,21 +23,21 @@ HEART_FAILURE = [
     trial(
         "1",
         "Dapagliflozin in patients with heart failure: a randomised trial",
-        "RESULTS: In patients with heart failure, the SGLT2 inhibitor dapagliflozin reduced first hospitalisation for heart failure "
-        "(HR 0.70, 95% CI 0.59 to 0.83).",
+        "RESULTS: In patients with heart failure, the SGLT2 inhibitor dapagliflozin reduced first hospitalisation "
+        "for heart failure (HR 0.70, 95% CI 0.59 to 0.83).",
     ),
     trial(
         "2",
         "Empagliflozin in patients with heart failure: a randomised trial",
-        "RESULTS: In patients with heart failure, the SGLT2 inhibitor empagliflozin reduced first hospitalisation for heart failure "
-        "(HR 0.69, 95% CI 0.59 to 0.81).",
+        "RESULTS: In patients with heart failure, the SGLT2 inhibitor empagliflozin reduced first hospitalisation "
+        "for heart failure (HR 0.69, 95% CI 0.59 to 0.81).",
     ),
 ]
 POST_MI = trial(
     "3",
     "Empagliflozin after acute myocardial infarction: a randomised trial of heart failure prevention",
-    "METHODS: Patients after acute MI and without known heart failure were randomised to the SGLT2 inhibitor empagliflozin or "
-    "placebo. RESULTS: First hospitalisation for heart failure was less frequent with empagliflozin "
+    "METHODS: Patients after acute MI and without known heart failure were randomised to the SGLT2 inhibitor "
+    "empagliflozin or placebo. RESULTS: First hospitalisation for heart failure was less frequent with empagliflozin "
     "(HR 0.77, 95% CI 0.60 to 0.98).",
 )
 

@@ -1,7 +1,7 @@
 """Which studies' estimates can stand on one forest plot, and their pooled random-effects estimate.
 
-Comparable: one measure, and one unit (a mean difference's; a ratio's only when it is per unit: "per SD"). Pooled only from
-three or more randomised trials of one measure, never across designs or measures, by statsmodels'
+Comparable: one measure, and one unit (a mean difference's; a ratio's only when it is per unit: "per
+SD"). Pooled only from three or more randomised trials of one measure, never across designs or measures, by statsmodels'
 meta-analysis module (Paule-Mandel tau², the estimator it iterates by default); a pooling done by a
 program from extracted numbers is automatic and exploratory, and is labelled so wherever it is shown.
 The standard error of each estimate is taken from its interval (on the log scale for a ratio)."""

@@ -96,8 +96,8 @@ def aims_block(question: str, counted: Strength, numbers: Mapping[str, int]) -> 
         "neither": "neither said",
     }
     shown = [(key, sorted(ids)) for key, ids in by_aim.items() if ids]
-    for index, (key, ids) in enumerate(shown):
-        parts += [" Counted studies of " if index == 0 else "; ", f"{said[key]}: ", cites(ids)]
+    for index, (aim, numbers_of_aim) in enumerate(shown):
+        parts += [" Counted studies of " if index == 0 else "; ", f"{said[aim]}: ", cites(numbers_of_aim)]
     if shown:
         parts.append(".")
     return [paragraph(*parts)]

@@ -231,10 +231,10 @@ def forest_plots(
             )
         )
     if not plots and not notes:
-        stating = len({row.id for group in groups.values() for row in group})
+        studies = len({row.id for rows_of_outcome in groups.values() for row in rows_of_outcome})
         notes.append(
             "No forest plot: no outcome has an estimate with its confidence interval from two or more counted "
-            f"studies ({stating} stud{'y states' if stating == 1 else 'ies state'} such an estimate, "
+            f"studies ({studies} stud{'y states' if studies == 1 else 'ies state'} such an estimate, "
             f"on {len(groups)} outcome(s))."
         )
     return plots, notes

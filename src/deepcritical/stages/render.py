@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.stages.aims import aims_block
 from deepcritical.stages.candidates import open_block
 from deepcritical.stages.document import (
     Block,
@@ -28,7 +29,6 @@ from deepcritical.stages.document import (
     runs,
     strong,
 )
-from deepcritical.stages.aims import aims_block
 from deepcritical.stages.figures import Figures, build_figures, figure_lines, flow_lines
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.stages.markdown import ModelText, code_span, escape, mentioned_ids, safe_link, source_error

@@ -6,7 +6,6 @@ is read by the stance model (``stages.stance``)."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
