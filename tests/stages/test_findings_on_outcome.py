@@ -64,3 +64,38 @@ def test_a_trial_quoted_by_another_outcome_is_quoted_by_its_result_for_the_quest
     (contrary,) = report.contrary_evidence
     assert "mortality" in contrary.statement
     assert "progression" not in contrary.statement
+
+
+def test_a_models_finding_on_another_outcome_citing_only_such_a_study_is_dropped() -> None:
+    from deepcritical.models import Citation, Evidence, Grade
+    from deepcritical.outputs import Finding, ResearchReport
+    from deepcritical.stages.citations import verify_citations
+
+    grade = Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type")
+
+    def record(pmid: str, text: str) -> Evidence:
+        title = f"Vitamin D supplementation trial {pmid}"
+        url = f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+        return Evidence(content=text, citation=Citation(source="pubmed", title=title, url=url, pmid=pmid), grade=grade)
+
+    depression = record(
+        "503", "RESULTS: In older adults, the risk of depression did not differ with vitamin D supplementation "
+        "(HR 0.97, 95% CI 0.87 to 1.09)."
+    )  # fmt: skip
+    fractures = record("506", FRACTURE_TRIAL.text)
+    collected = {item.id: item for item in (depression, fractures)}
+    draft = ResearchReport(
+        question=FRACTURES,
+        answer_brief="x",
+        key_findings=[],
+        contrary_evidence=[
+            Finding(statement="Vitamin D did not prevent depression in older adults.", evidence_ids=["pmid:503"]),
+            Finding(statement="Vitamin D increased fractures by 26%.", evidence_ids=["pmid:506"]),
+        ],
+    )
+    checked, audit = verify_citations(draft, collected, question=FRACTURES)
+    assert [f.evidence_ids for f in checked.contrary_evidence] == [["pmid:506"]]
+    assert audit.dropped_findings == ["Vitamin D did not prevent depression in older adults."]
+    # Without the question (a caller that checks citations only), nothing is read, nothing dropped for it.
+    unread, _ = verify_citations(draft, collected)
+    assert len(unread.contrary_evidence) == 2

@@ -5,7 +5,8 @@ URL that normalises to a collected URL) is repaired; any other unknown id is dro
 left without a valid citation is dropped. URLs in model-written text are removed: the only links in
 a rendered report are those of the collected sources, in the reference list. A retracted item supports
 nothing: it is removed from every finding (the audit lists it), and a finding left without support goes.
-A finding is a result: clauses that give advice are removed, and a finding that is only advice goes.
+A finding is a result: clauses that give advice are removed, and a finding that is only advice goes; so
+does a finding about another outcome than the question's that cites only studies read for another outcome.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
-from deepcritical.stages.framing import no_result_section
+from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView, no_result_section
 from deepcritical.stages.reading import result_only
+from deepcritical.stages.study_reading import study_reader
 
 URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp|library)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*([^)\s]*)[^)]*\)")
@@ -101,8 +103,9 @@ def quote_in(quote: str, items: Sequence[Evidence]) -> bool:
 
 
 class _Checker:
-    def __init__(self, collected: Mapping[str, Evidence]) -> None:
+    def __init__(self, collected: Mapping[str, Evidence], question: str | None = None) -> None:
         self.collected = collected
+        self.reader = study_reader(question) if question else None
         self.index = CitationIndex(collected)
         self.audit = CitationAudit()
         self.retracted = {evidence_id for evidence_id, item in collected.items() if item.retracted}
@@ -159,11 +162,23 @@ class _Checker:
             if quote and not quote_in(quote, [self.collected[i] for i in cited if i in self.collected]):
                 self.audit.unverified_quotes.append(quote[:300])  # a quote the passage does not hold is not kept
                 quote = None
-            if cited and statement.strip(" .;,"):
+            if cited and statement.strip(" .;,") and not self._other_outcome(statement, cited):
                 kept.append(Finding(statement=statement, evidence_ids=cited, quote=quote))
             else:
                 self.audit.dropped_findings.append(finding.statement[:300])
         return kept
+
+    def _other_outcome(self, statement: str, cited: Sequence[str]) -> bool:
+        """A finding about another outcome than the question's, citing only studies the result reader read for
+        another outcome (a depression trial on a fractures question): no finding on the question, for or against
+        (the study stays in the counted table, under "no clear result")."""
+        if self.reader is None or not self.reader.asks_outcome:
+            return False
+        views = [EvidenceView.of(self.collected[i], STUDY_TEXT_CHARS) for i in cited if i in self.collected]
+        return bool(views) and all(
+            not self.reader.on_outcome(statement, view) and self.reader.read(view).other_outcome is not None
+            for view in views
+        )
 
 
 # Sections of a full text that report no result of the paper's own (JATS and PDF section titles, lower case).
@@ -175,7 +190,7 @@ def verify_citations(
     report: ResearchReport, collected: Mapping[str, Evidence], *, question: str | None = None
 ) -> tuple[ResearchReport, CitationAudit]:
     """The report with every citation resolved to collected evidence, and an audit of the changes."""
-    checker = _Checker(collected)
+    checker = _Checker(collected, question)
     key_findings = checker.findings(report.key_findings)
     contrary = checker.findings(report.contrary_evidence)
     brief, _ = checker.clean_text(report.answer_brief, keep_ids=True)
