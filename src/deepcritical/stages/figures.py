@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from deepcritical.models import DESIGNS, Evidence, StudyDesign
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
-from deepcritical.stages.document import Block, Figure, FileLink, heading, paragraph, runs, strong
+from deepcritical.stages.document import Block, Figure, FileLink, Inline, cites, heading, paragraph, runs, strong
 from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.strength import Strength
 from deepcritical.stages.studies import group_studies, record_counts
@@ -78,6 +78,7 @@ def study_flow(counted: Strength, evidence: Mapping[str, Evidence]) -> StudyFlow
 class PlottedStudy(BaseModel):
     id: str
     label: str = Field(description="The study's reference number and title, as the plot shows it")
+    number: int | None = Field(default=None, description="The study's reference number, when it has one")
     design: StudyDesign
     n: int | None = None
     value: float
@@ -103,6 +104,7 @@ class LeftOut(BaseModel):
 
     id: str
     label: str
+    number: int | None = None
     reason: str = Field(description='Why: "people without heart failure" (an indirect answer to the question)')
 
 
@@ -168,7 +170,12 @@ def forest_plots(
             continue
         outcome = stating[0].outcome or ""
         left_out = [
-            LeftOut(id=row.id, label=_label(evidence.get(row.id), numbers.get(row.id)), reason=indirect[row.id])
+            LeftOut(
+                id=row.id,
+                label=_label(evidence.get(row.id), numbers.get(row.id)),
+                number=numbers.get(row.id),
+                reason=indirect[row.id],
+            )
             for row in stating
             if row.id in indirect
         ]
@@ -207,6 +214,7 @@ def forest_plots(
                     PlottedStudy(
                         id=by_label[e.label].id,
                         label=e.label,
+                        number=numbers.get(by_label[e.label].id),
                         design=e.design,
                         n=e.n,
                         value=e.value,
@@ -238,11 +246,6 @@ def forest_plots(
             f"on {len(groups)} outcome(s))."
         )
     return plots, notes
-
-
-def _reference(label: str) -> str:
-    """A plotted study's reference number ("[6]"), or its whole label when it has none."""
-    return label.split(" ", 1)[0] if label.startswith("[") else label
 
 
 def _left_out_text(left_out: Sequence[LeftOut]) -> str:
@@ -284,6 +287,11 @@ def flow_lines(flow: StudyFlow | None) -> list[Block]:
     ]
 
 
+def _cited(number: int | None, label: str) -> list[Inline]:
+    """A study in a caption: its citation ("[6]"), else its label."""
+    return cites([number]) if number is not None else runs(label)
+
+
 def figure_lines(figures: Figures) -> list[Block]:
     """The report's forest plots: each plot, its files, and what it does and does not show."""
     lines: list[Block] = [heading("Forest plots")]
@@ -304,10 +312,17 @@ def figure_lines(figures: Figures) -> list[Block]:
             said = runs(NOT_POOLED)
         files = runs(FileLink(name=f"{plot.file}.svg"), ", ", FileLink(name=f"{plot.file}.png"), ".")
         # Each study's design, so a meta-analysis beside a preprint reads as such, not as like with like.
-        designs = ", ".join(f"{_reference(s.label)} {DESIGNS[s.design].label}" for s in plot.studies)
-        drawn = f"{len(plot.studies)} studies ({designs}). "
-        left = f"{plot.left_out_sentence()} " if plot.left_out else ""
-        lines += [paragraph(drawn, left, *said, " Files: ", *files)]
+        # Each study by its citation, so the page links it: "[1] meta-analysis, [5] preprint".
+        drawn: list[Inline] = runs(f"{len(plot.studies)} studies (")
+        for index, study in enumerate(plot.studies):
+            drawn += runs(", " if index else "", _cited(study.number, study.label), f" {DESIGNS[study.design].label}")
+        drawn += runs("). ")
+        if plot.left_out:
+            drawn += runs(f"L{LEFT_OUT[1:]}")
+            for index, left in enumerate(plot.left_out):
+                drawn += runs("; " if index else "", _cited(left.number, left.label), f" ({left.reason})")
+            drawn += runs(". ")
+        lines += [paragraph(drawn, *said, " Files: ", *files)]
     lines += [paragraph(note) for note in figures.forest_notes]
     if not figures.forest_plots and not figures.forest_notes:
         lines.append(paragraph("No counted study states an estimate with its confidence interval."))
