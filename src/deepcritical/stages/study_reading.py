@@ -96,7 +96,7 @@ _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+
 _PRIMARY_RESULT = re.compile(
     r"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]))", re.I
 )
-# A study of healthy people answers a question about patients only indirectly.
+# Healthy people answer a question about patients only indirectly.
 HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)
 # Outcomes a sentence names in other words: "died" and "survival" report mortality.
 _SAME_OUTCOME: dict[str, frozenset[str]] = {
@@ -255,8 +255,7 @@ class StudyReader:
 
     @property
     def asks_outcome(self) -> bool:
-        """Whether the question names an outcome ("mortality", "fractures", or any clinical one: "outcomes"),
-        so that a result is for it or not; "repurposed for Alzheimer's disease" names none."""
+        """Whether the question names an outcome ("fractures"; "outcomes": any clinical one)."""
         return bool(self._outcomes) or self._generic_outcome
 
     def names_outcome(self, item: EvidenceView) -> bool:
@@ -277,8 +276,7 @@ class StudyReader:
         return self._item_outcomes[item.id]
 
     def other_people(self, item: EvidenceView) -> str | None:
-        """Why a study's people are not the question's ("people without heart failure", "healthy volunteers"),
-        or None when nothing says so: such a study answers the question only indirectly."""
+        """Why a study's people are not the question's ("people without heart failure"), or None."""
         if self._other_population is not None and self._other_population.search(f"{item.title} {item.text}"):
             return f"people without {frame_question(self.question).population}"
         if HEALTHY_VOLUNTEERS.search(item.text):
