@@ -1,7 +1,8 @@
 """When the counted readings answer a yes/no question, and when the stance model does (round 3 of
 phases/16_result_reader.md): one direct study is read by the stance model, which reads the result reader's
 reading as features; a study that names the question's outcome but states no readable result on it is read
-whole by the stance model, not called insufficient, and answers yes or no only when it leans clearly (round 4); studies that never name the outcome stay insufficient."""
+whole by the stance model, not called insufficient, and answers yes or no only when it leans clearly (round 4);
+studies that never name the outcome stay insufficient."""
 
 from __future__ import annotations
 
@@ -74,7 +75,12 @@ def fixed_stance(yes: float, no: float, maybe: float) -> StanceModel:
 
 @pytest.mark.parametrize(
     ("probabilities", "label"),
-    [((0.8, 0.12, 0.08), "yes"), ((0.55, 0.3, 0.15), "maybe"), ((0.25, 0.66, 0.09), "maybe"), ((0.05, 0.75, 0.2), "no")],
+    [
+        ((0.8, 0.12, 0.08), "yes"),
+        ((0.55, 0.3, 0.15), "maybe"),
+        ((0.25, 0.66, 0.09), "maybe"),
+        ((0.05, 0.75, 0.2), "no"),
+    ],
 )
 def test_a_study_with_no_readable_result_on_the_outcome_answers_yes_or_no_only_clearly(
     monkeypatch: pytest.MonkeyPatch, probabilities: tuple[float, float, float], label: str
