@@ -5,10 +5,12 @@ The shipped stance weights (``stages/verdict_model.json``) were fitted on PubMed
 grading, pooling, the report's reconciliation) with stance weights fitted by ``bench/train_verdict.py``'s
 ``fit`` on the *other* folds only: stratified K-fold over the items, one run of the real loop per fold.
 
-    PYTHONPATH=src python bench/eval_cv.py [--data FILE] [--folds 5] [--store DIR] [--out DIR]
+    PYTHONPATH=src python bench/eval_cv.py [--data FILE] [--folds 5] [--store DIR] [--out DIR] [--capture FILE]
 
 ``--store`` reuses an evaluation's embedded pool (``eval/pubmedqa/store``); without it the pool is embedded
-once into ``OUT/store``. Prints accuracy, macro-F1, per-class F1 and the confusion matrix, beside the same
+once into ``OUT/store``. ``--capture`` also writes the verdict stage's inputs for every item (a pickle), which
+``bench/replay_verdict.py`` replays in seconds to measure a change to the verdict alone.
+Prints accuracy, macro-F1, per-class F1 and the confusion matrix, beside the same
 figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import pickle
 import shutil
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from unittest import mock
@@ -29,13 +33,17 @@ from sklearn.model_selection import StratifiedKFold
 
 from deepcritical.cli.common import settings_from
 from deepcritical.logs import configure_logging
+from deepcritical.models import Evidence
+from deepcritical.outputs import ResearchReport, Verdict
 from deepcritical.run import eval as evaluation
-from deepcritical.stages import stance
+from deepcritical.run import outcome
+from deepcritical.stages import stance, verdict
+from deepcritical.stages.strength import Strength
 
 HERE = Path(__file__).resolve().parent
 
 
-def _trainer() -> ModuleType:
+def trainer_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("train_verdict", HERE / "train_verdict.py")
     assert spec is not None
     assert spec.loader is not None
@@ -44,25 +52,25 @@ def _trainer() -> ModuleType:
     return module
 
 
-def _figures(name: str, gold: np.ndarray, predicted: np.ndarray) -> None:
+def figures(name: str, gold: np.ndarray, predicted: np.ndarray) -> str:
     f1 = f1_score(gold, predicted, average=None, labels=[0, 1, 2])
-    print(
+    return (
         f"{name}: accuracy {accuracy_score(gold, predicted):.3f}, macro-F1 {f1.mean():.3f}, "
         f"F1 yes/no/maybe {' / '.join(f'{v:.3f}' for v in f1)}, "
         f"predicted {np.bincount(predicted, minlength=3).tolist()}, "
-        f"confusion {confusion_matrix(gold, predicted, labels=[0, 1, 2]).tolist()}",
-        flush=True,
+        f"confusion {confusion_matrix(gold, predicted, labels=[0, 1, 2]).tolist()}"
     )
 
 
 def main() -> None:
-    trainer = _trainer()
+    trainer = trainer_module()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=trainer.DEFAULT_DATA)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", type=Path, help="an evaluation's embedded pool to reuse")
     parser.add_argument("--out", type=Path, default=Path("eval") / "pubmedqa-cv")
+    parser.add_argument("--capture", type=Path, help="write the verdict stage's inputs per question here")
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: no such file (PubMedQA's pqal_dev.json from ../shared/data/pubmedqa)")
@@ -80,6 +88,16 @@ def main() -> None:
         shutil.rmtree(args.out)
     settings = settings_from(no_llm=True, max_iterations=1, max_results_per_source=10)
     looped: dict[str, str] = {}
+    captured: dict[str, tuple[object, ...]] = {}
+    run_verdict = verdict.run_verdict  # what run.outcome calls
+
+    def recording(
+        question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str], counted: Strength
+    ) -> Verdict:
+        # Plain copies of the run's read-only views, so that the inputs can be pickled.
+        captured[" ".join(question.split())] = (question, report, dict(evidence), list(pool), counted)
+        return run_verdict(question, report, evidence, pool, counted)
+
     alone = np.zeros_like(gold)
     splits = StratifiedKFold(n_splits=args.folds, shuffle=True, random_state=args.seed).split(rows, gold)
     for fold, (train, test) in enumerate(splits):
@@ -91,7 +109,10 @@ def main() -> None:
         shared_store = args.store.resolve() if args.store is not None else (args.out / "fold0" / "store").resolve()
         if args.store is not None or fold > 0:
             (out / "store").symlink_to(shared_store, target_is_directory=True)
-        with mock.patch.object(stance, "stance_model", lambda model=model: model):
+        with (
+            mock.patch.object(stance, "stance_model", lambda model=model: model),
+            mock.patch.object(outcome, "run_verdict", recording if args.capture else run_verdict),
+        ):
             asyncio.run(evaluation.predict("pubmedqa", [by_id[keys[i]] for i in test], pool, settings, out))
         for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
@@ -100,8 +121,12 @@ def main() -> None:
     predicted = np.asarray([stance.STANCES.index(looped[key]) for key in keys])
     print(f"PubMedQA {args.data.name}: {len(keys)} items, {args.folds}-fold, seed {args.seed}")
     print(f"majority baseline accuracy {np.bincount(gold).max() / len(gold):.3f}")
-    _figures("stance model alone, own abstract", gold, alone)
-    _figures("full loop (eval --no-llm)", gold, predicted)
+    print(figures("stance model alone, own abstract", gold, alone))
+    print(figures("full loop (eval --no-llm)", gold, predicted), flush=True)
+    if args.capture:
+        # The inputs (question, report, evidence, pool, counted set) by the question's text, whitespace folded.
+        args.capture.write_bytes(pickle.dumps(captured))
+        print(f"captured the verdict's inputs for {len(captured)} questions: {args.capture}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,10 @@ VERDICT_LAB_WEIGHT = 0.25
 MIN_DIRECT_STUDIES = 2
 # The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
 CLEAR_SHARE = 0.65
+# The stance model's pooled share a yes or a no needs when the counted studies name the question's outcome
+# but state no readable result on it (``unread_outcome_verdict``). Chosen on PubMedQA among 0.55 to 0.8 by
+# nested cross-validation (0.7 in every outer fold; 0.7 to 0.8 a plateau): phases/16_result_reader.md, round 4.
+UNREAD_CLEAR_SHARE = 0.7
 COUNTED_METHOD = (
     "code: each counted study's result read by the trained result reader for the question's comparison, "
     "weighed by design level, size and directness"
@@ -135,9 +139,10 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         if not weighed and pool and not other_outcomes:
             return reconciled(code_verdict(question, pool), question, counted)
         # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
-        # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract.
+        # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract, and
+        # answers yes or no only when it leans clearly.
         if pool and is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
-            return reconciled(code_verdict(question, pool), question, counted)
+            return unread_outcome_verdict(code_verdict(question, pool), question, counted)
         why = (
             "the counted studies report results for other outcomes than the question's"
             if weighed or other_outcomes
@@ -193,6 +198,23 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
         f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).",
     )
+
+
+def unread_outcome_verdict(verdict: Verdict, question: str, counted: Strength) -> Verdict:
+    """The stance model's verdict on a yes/no question whose counted studies name its outcome but state no
+    result on it that the reader can read: weaker evidence than a read result, so a yes or a no needs a
+    clear lean (``UNREAD_CLEAR_SHARE``, above the counted verdict's ``CLEAR_SHARE``); a weaker one is maybe. (PubMedQA,
+    cross-validated: phases/16_result_reader.md, round 4.)"""
+    stance = max(verdict.probabilities, key=verdict.probabilities.__getitem__) if verdict.probabilities else None
+    if stance not in ("yes", "no") or verdict.confidence >= UNREAD_CLEAR_SHARE:
+        return reconciled(verdict, question, counted)
+    sure = round(1.0 - max(verdict.probabilities.get("yes", 0.0), verdict.probabilities.get("no", 0.0)), 3)
+    rationale = (
+        f"{verdict.rationale} Stated as maybe: the counted studies name the question's outcome but state no "
+        f"result on it that could be read, and the pooled stance ({stance} {verdict.confidence:.2f}) is under "
+        f"the {UNREAD_CLEAR_SHARE:.2f} a yes or a no needs; its confidence is 1 minus the stronger of yes and no."
+    )
+    return verdict.model_copy(update={"label": "maybe", "confidence": sure, "rationale": rationale})
 
 
 def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
