@@ -210,3 +210,32 @@ def test_a_file_trained_without_the_prompt_reads_the_masked_sentence_alone(
         assert aspirin == pytest.approx(warfarin, abs=1e-6)
     else:
         assert aspirin != pytest.approx(warfarin, abs=1e-6)
+
+
+class _RecordingSession:
+    """An ONNX Runtime session's ``run``: each token's state is its id (384 times), so a row's mean-pooled
+    vector is the mean of its unpadded ids; records the shape of every batch run."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, ...]] = []
+
+    def run(self, _outputs: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        ids = feeds["input_ids"]
+        self.shapes.append(ids.shape)
+        return [np.repeat(ids[..., None].astype(np.float32), 384, axis=2)]
+
+
+def test_texts_are_run_in_groups_of_similar_length_and_pooled_in_their_order() -> None:
+    from deepcritical.reading.transformer_classifier import pooled
+
+    rows = [[1, 2, 3, 4], list(range(30)), [5, 5, 5, 5, 5], list(range(1, 32))]
+    session = _RecordingSession()
+    vectors = pooled(session, rows)
+    # Two runs, each padded only to its own longest row: never a 4-token row padded to 31.
+    assert sorted(session.shapes) == [(2, 5), (2, 31)]
+    np.testing.assert_allclose(vectors[:, 0], [2.5, 14.5, 5.0, 16.0])
+    # With no slack every length runs alone; with unbounded slack all run as one padded batch: same vectors.
+    for slack, runs in ((1.0, 4), (float("inf"), 1)):
+        session = _RecordingSession()
+        np.testing.assert_allclose(pooled(session, rows, slack), vectors)
+        assert len(session.shapes) == runs

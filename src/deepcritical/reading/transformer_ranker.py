@@ -31,8 +31,7 @@ from deepcritical.reading.transformer_classifier import (
     configured_tokenizer,
     load_trained,
     masked_text,
-    mean_pool,
-    padded,
+    pooled,
     shipped_file,
 )
 from deepcritical.reading.units import TextUnit
@@ -84,9 +83,7 @@ class TransformerRanker:
             return []
         with self._lock:
             encodings = self.tokenizer.encode_batch([ranker_text(unit, comparison) for unit in units])
-        ids, mask = padded([encoding.ids for encoding in encodings])
-        (hidden,) = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
-        own = mean_pool(hidden, mask) @ self.head_weight + self.head_bias
+        own = pooled(self.session, [encoding.ids for encoding in encodings]) @ self.head_weight + self.head_bias
         return [float(value) + self.linear_weight * float(logit) for value, logit in zip(own, linear, strict=True)]
 
     @classmethod
