@@ -208,6 +208,12 @@ def _with_numbers(text: str, comparison: Comparison) -> list[str]:
     return out
 
 
+def arm_numbers(text: str, comparison: Comparison) -> str | None:
+    """Whether the intervention's arm has the larger number (``gt``), the smaller (``lt``) or the same
+    (``eq``), when the unit states a number for each arm; None otherwise."""
+    return _arm_numbers(_with_numbers(text, comparison))
+
+
 def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
     """The features a result's reading is learned from (see the module's docstring)."""
     masked = masked_tokens(text, comparison)
@@ -228,7 +234,7 @@ def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
         features[f"dir:{direction}"] = 1.0
         features[f"dir:{direction}|order:{order}"] = 1.0
         features[f"dir:{direction}|reference:{reference}"] = 1.0
-    numbers = _arm_numbers(_with_numbers(text, comparison))
+    numbers = arm_numbers(text, comparison)
     if numbers is not None:
         features[f"arms:{numbers}"] = 1.0
         for direction in directions or {"none"}:
