@@ -239,3 +239,18 @@ def test_texts_are_run_in_groups_of_similar_length_and_pooled_in_their_order() -
         session = _RecordingSession()
         np.testing.assert_allclose(pooled(session, rows, slack), vectors)
         assert len(session.shapes) == runs
+
+
+def test_an_int8_classifier_reads_a_text_the_same_alone_or_beside_others(tmp_path: Path, model_dir: Path) -> None:
+    # int8 activations are quantized with one scale per run: each text runs alone, so its companions
+    # (another unit of the same study, of another length) never move its reading.
+    classifier = TransformerClassifier.load(
+        _head_only(tmp_path / "w.safetensors", "none"), model_dir, tmp_path, quantized=True
+    )
+    comparison = Comparison.of("aspirin", "placebo", "stroke")
+    text = "Stroke was less frequent with aspirin than with placebo (2.1% against 3.4%, p = 0.01)."
+    # Companions of the same length, which a float32 reader would run in one batch with it.
+    others = [text.replace("less", "more"), text.replace("aspirin than with placebo", "placebo than with aspirin")]
+    alone = classifier.probabilities([text], comparison)[0]
+    beside = classifier.probabilities([others[0], text, others[1]], comparison)[1]
+    assert beside == pytest.approx(alone, abs=1e-7)

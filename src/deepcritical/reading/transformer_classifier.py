@@ -39,6 +39,9 @@ MAX_TOKENS = 128
 # Bumped whenever the graph built from the same files changes, so a stale cached graph is not used.
 _GRAPH_VERSION = "1"
 HEAD_WEIGHT, HEAD_BIAS = "head.weight", "head.bias"
+# The shipped classifier and re-ranker are read through int8 weight products: about 1.5x float32's speed
+# for 0.001 macro-F1 on the validation articles (0.6893 against 0.6907; phases/16_result_reader.md, round 4).
+QUANTIZED = True
 # The linear features' placeholders, as words the tokenizer knows.
 PLACEHOLDERS = {"xint": "intervention", "xcomp": "comparator", "xout": "outcome", "num": "number"}
 
@@ -90,6 +93,13 @@ def padded(rows: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], ...]:
 # and the re-ranker's 8 units a call read 1.3-1.5x faster per CPU second than one padded batch;
 # phases/16_result_reader.md, round 4).
 LENGTH_SLACK = 1.25
+
+
+def run_slack(quantized: bool) -> float:
+    """The length slack of a session's runs. An int8 graph quantizes its activations with one scale per
+    run, so a text read beside others would read a little differently from the same text alone: each runs
+    alone (slack 0), which costs nothing measurable per CPU second at these lengths."""
+    return 0.0 if quantized else LENGTH_SLACK
 
 
 def pooled(session: Any, rows: Sequence[Sequence[int]], slack: float = LENGTH_SLACK) -> Array:
@@ -150,7 +160,9 @@ class TransformerClassifier:
         masked: bool = True,
         prompt: bool = True,
         numbers: bool = False,
+        slack: float = LENGTH_SLACK,
     ) -> None:
+        self.slack = slack
         self.masked = masked
         self.numbers = numbers
         self.prompt = prompt
@@ -167,13 +179,11 @@ class TransformerClassifier:
             return []
         with self._lock:
             read = (
-                [masked_text(text, comparison, numbers=self.numbers) for text in texts]
-                if self.masked
-                else list(texts)
+                [masked_text(text, comparison, numbers=self.numbers) for text in texts] if self.masked else list(texts)
             )
             pairs = [(prompt_of(comparison), text) for text in read] if self.prompt else read
             rows = [encoding.ids for encoding in self.tokenizer.encode_batch(pairs)]
-        scores = pooled(self.session, rows) @ self.head_weight.T + self.head_bias
+        scores = pooled(self.session, rows, self.slack) @ self.head_weight.T + self.head_bias
         return [dict(zip(self.labels, map(float, row), strict=True)) for row in _softmax(scores)]
 
     @classmethod
@@ -190,7 +200,17 @@ class TransformerClassifier:
         if set(labels) != set(LABELS) or head_weight.shape[0] != len(labels):
             raise ValueError(f"{weights}: the head reads {labels}, not the labels {LABELS}")
         numbers = metadata.get("numbers", "masked") == "order"
-        return cls(session, tokenizer, head_weight, head_bias, labels, masked=masked, prompt=prompt, numbers=numbers)
+        return cls(
+            session,
+            tokenizer,
+            head_weight,
+            head_bias,
+            labels,
+            masked=masked,
+            prompt=prompt,
+            numbers=numbers,
+            slack=run_slack(quantized),
+        )
 
 
 def load_trained(
@@ -274,11 +294,11 @@ def base_model_dir() -> Path | None:
 
 
 @cache
-def bundled() -> TransformerClassifier | None:
+def bundled(quantized: bool = QUANTIZED) -> TransformerClassifier | None:
     """The shipped classifier over the installed base model (cached), or None when either is missing."""
     weights, model_dir = bundled_weights(), base_model_dir()
     if weights is None or model_dir is None:
         return None
     from deepcritical.evidence.embeddings import default_cache_dir
 
-    return TransformerClassifier.load(weights, model_dir, default_cache_dir())
+    return TransformerClassifier.load(weights, model_dir, default_cache_dir(), quantized=quantized)
