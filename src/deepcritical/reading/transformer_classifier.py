@@ -234,6 +234,9 @@ def load_trained(
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # One thread: a unit of 40 tokens is too small to split; two threads read about as fast in wall time
+    # and at 0.6x the rate per CPU second (phases/16_result_reader.md, round 4).
+    options.intra_op_num_threads = 1
     options.log_severity_level = 3
     session = onnxruntime.InferenceSession(
         str(graph) if isinstance(graph, Path) else graph, options, providers=["CPUExecutionProvider"]
