@@ -254,3 +254,18 @@ def test_an_int8_classifier_reads_a_text_the_same_alone_or_beside_others(tmp_pat
     alone = classifier.probabilities([text], comparison)[0]
     beside = classifier.probabilities([others[0], text, others[1]], comparison)[1]
     assert beside == pytest.approx(alone, abs=1e-7)
+
+
+def test_a_file_trained_with_the_arms_numbers_reads_which_arm_has_the_larger() -> None:
+    from deepcritical.reading.transformer_classifier import masked_text
+
+    comparison = Comparison.of("aspirin", "placebo", "stroke")
+    lower = "Stroke occurred in 12% of the aspirin group and 18% of the placebo group."
+    higher = "Stroke occurred in 18% of the aspirin group and 12% of the placebo group."
+    # Masked, the two sentences read alike; with ``numbers: order`` they say which arm's number is larger.
+    assert masked_text(lower, comparison) == masked_text(higher, comparison)
+    assert masked_text(lower, comparison, numbers=True).endswith("; intervention lower")
+    assert masked_text(higher, comparison, numbers=True).endswith("; intervention higher")
+    assert masked_text("Stroke was rarer with aspirin.", comparison, numbers=True) == masked_text(
+        "Stroke was rarer with aspirin.", comparison
+    )
