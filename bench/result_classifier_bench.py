@@ -157,6 +157,12 @@ def measure_reader(name: str, reader: ResultReader, articles) -> None:  # type: 
     """``ResultReader.read`` on whole articles: article sentences (units) weighed per second (the linear
     ranker scores every one), and, with a transformer, the units it reads per second (the re-ranker's
     candidates and the classified units)."""
+    from deepcritical.reading import result_features
+
+    # Each reader starts cold: a study's units are scored again for each of its comparisons (the eval's
+    # order), so the per-unit cache serves within a measurement, never from the one before.
+    result_features._unit_features.cache_clear()
+    result_features.stem_set.cache_clear()
     wall, cpu = time.perf_counter(), time.process_time()
     classified = sum(len(reader.read(units, comparison).evidence) for comparison, units in articles)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
