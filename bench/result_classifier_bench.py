@@ -82,6 +82,20 @@ def main() -> None:
             for quantized in (False, True):
                 ranker = TransformerRanker.load(ranker_weights, model_dir, Path(cache), quantized=quantized)
                 measure_ranker(f"re-ranker ({'int8' if quantized else 'float32'})", ranker, candidates)
+            articles = article_prompts(validation, prompts, args.limit)
+            measure_reader("whole reader, linear", ResultReader.load(), articles)
+            for quantized in (False, True):
+                reader = ResultReader(
+                    ResultReader.load().ranker,
+                    TransformerClassifier.load(weights, model_dir, Path(cache), quantized=quantized),
+                    TransformerRanker.load(ranker_weights, model_dir, Path(cache), quantized=quantized),
+                )
+                measure_reader(f"whole reader, transformer ({'int8' if quantized else 'float32'})", reader, articles)
+            print(
+                "The issue's 200 sentences/s is judged here by the transformer-read rate (every unit a transformer "
+                "reads counts); the article-sentence rate counts every unit the reader weighs, most of them by "
+                "the linear ranker alone."
+            )
 
 
 def ranked_candidates(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
@@ -120,6 +134,47 @@ def measure_ranker(name: str, ranker: TransformerRanker, candidates) -> None:  #
         f"{len(candidates)} calls, load {os.getloadavg()[0]:.1f})",
         flush=True,
     )
+
+
+def article_prompts(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
+    """Each validation prompt's comparison with its whole article's units, as ``eval evidence-inference``
+    reads them (split once here: splitting the text is the documents' work, not the reader's)."""
+    from deepcritical.reading.comparison import Comparison
+    from deepcritical.run.eval_inference import article_units
+
+    units_of: dict[str, list] = {}  # type: ignore[type-arg]
+    out = []
+    for prompt_id in ids[: limit or None]:
+        prompt = prompts[prompt_id]
+        if prompt.pmcid not in units_of:
+            units_of[prompt.pmcid] = article_units(DATA, prompt.pmcid)[1]
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        out.append((comparison, units_of[prompt.pmcid]))
+    return out
+
+
+def measure_reader(name: str, reader: ResultReader, articles) -> None:  # type: ignore[no-untyped-def]
+    """``ResultReader.read`` on whole articles: article sentences (units) weighed per second (the linear
+    ranker scores every one), and, with a transformer, the units it reads per second (the re-ranker's
+    candidates and the classified units)."""
+    from deepcritical.reading import result_features
+
+    # Each reader starts cold: a study's units are scored again for each of its comparisons (the eval's
+    # order), so the per-unit cache serves within a measurement, never from the one before.
+    result_features._unit_features.cache_clear()
+    result_features.stem_set.cache_clear()
+    wall, cpu = time.perf_counter(), time.process_time()
+    classified = sum(len(reader.read(units, comparison).evidence) for comparison, units in articles)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    weighed = sum(len(units) for _, units in articles)
+    line = (
+        f"{name}: {weighed / wall:.0f} article sentences/s wall, {weighed / cpu:.0f} per CPU second "
+        f"({weighed} units in {len(articles)} comparisons, {wall:.1f} s"
+    )
+    if reader.reranker is not None:
+        read = classified + sum(min(reader.reranker.candidates, len(units)) for _, units in articles)
+        line += f"; transformer-read units {read / wall:.0f}/s wall, {read / cpu:.0f} per CPU second ({read})"
+    print(f"{line}; load {os.getloadavg()[0]:.1f})", flush=True)
 
 
 def _linear_json():  # type: ignore[no-untyped-def]

@@ -210,3 +210,62 @@ def test_a_file_trained_without_the_prompt_reads_the_masked_sentence_alone(
         assert aspirin == pytest.approx(warfarin, abs=1e-6)
     else:
         assert aspirin != pytest.approx(warfarin, abs=1e-6)
+
+
+class _RecordingSession:
+    """An ONNX Runtime session's ``run``: each token's state is its id (384 times), so a row's mean-pooled
+    vector is the mean of its unpadded ids; records the shape of every batch run."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, ...]] = []
+
+    def run(self, _outputs: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        ids = feeds["input_ids"]
+        self.shapes.append(ids.shape)
+        return [np.repeat(ids[..., None].astype(np.float32), 384, axis=2)]
+
+
+def test_texts_are_run_in_groups_of_similar_length_and_pooled_in_their_order() -> None:
+    from deepcritical.reading.transformer_classifier import pooled
+
+    rows = [[1, 2, 3, 4], list(range(30)), [5, 5, 5, 5, 5], list(range(1, 32))]
+    session = _RecordingSession()
+    vectors = pooled(session, rows)
+    # Two runs, each padded only to its own longest row: never a 4-token row padded to 31.
+    assert sorted(session.shapes) == [(2, 5), (2, 31)]
+    np.testing.assert_allclose(vectors[:, 0], [2.5, 14.5, 5.0, 16.0])
+    # With no slack every length runs alone; with unbounded slack all run as one padded batch: same vectors.
+    for slack, runs in ((1.0, 4), (float("inf"), 1)):
+        session = _RecordingSession()
+        np.testing.assert_allclose(pooled(session, rows, slack), vectors)
+        assert len(session.shapes) == runs
+
+
+def test_an_int8_classifier_reads_a_text_the_same_alone_or_beside_others(tmp_path: Path, model_dir: Path) -> None:
+    # int8 activations are quantized with one scale per run: each text runs alone, so its companions
+    # (another unit of the same study, of another length) never move its reading.
+    classifier = TransformerClassifier.load(
+        _head_only(tmp_path / "w.safetensors", "none"), model_dir, tmp_path, quantized=True
+    )
+    comparison = Comparison.of("aspirin", "placebo", "stroke")
+    text = "Stroke was less frequent with aspirin than with placebo (2.1% against 3.4%, p = 0.01)."
+    # Companions of the same length, which a float32 reader would run in one batch with it.
+    others = [text.replace("less", "more"), text.replace("aspirin than with placebo", "placebo than with aspirin")]
+    alone = classifier.probabilities([text], comparison)[0]
+    beside = classifier.probabilities([others[0], text, others[1]], comparison)[1]
+    assert beside == pytest.approx(alone, abs=1e-7)
+
+
+def test_a_file_trained_with_the_arms_numbers_reads_which_arm_has_the_larger() -> None:
+    from deepcritical.reading.transformer_classifier import masked_text
+
+    comparison = Comparison.of("aspirin", "placebo", "stroke")
+    lower = "Stroke occurred in 12% of the aspirin group and 18% of the placebo group."
+    higher = "Stroke occurred in 18% of the aspirin group and 12% of the placebo group."
+    # Masked, the two sentences read alike; with ``numbers: order`` they say which arm's number is larger.
+    assert masked_text(lower, comparison) == masked_text(higher, comparison)
+    assert masked_text(lower, comparison, numbers=True).endswith("; intervention lower")
+    assert masked_text(higher, comparison, numbers=True).endswith("; intervention higher")
+    assert masked_text("Stroke was rarer with aspirin.", comparison, numbers=True) == masked_text(
+        "Stroke was rarer with aspirin.", comparison
+    )

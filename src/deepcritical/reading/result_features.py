@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from deepcritical.reading.comparison import (
     COMPARATOR,
@@ -22,6 +22,7 @@ from deepcritical.reading.comparison import (
     arm_of,
     masked_tokens,
     name_unnamed_arm,
+    stems,
     tokens,
 )
 from deepcritical.reading.units import TextUnit
@@ -208,6 +209,12 @@ def _with_numbers(text: str, comparison: Comparison) -> list[str]:
     return out
 
 
+def arm_numbers(text: str, comparison: Comparison) -> str | None:
+    """Whether the intervention's arm has the larger number (``gt``), the smaller (``lt``) or the same
+    (``eq``), when the unit states a number for each arm; None otherwise."""
+    return _arm_numbers(_with_numbers(text, comparison))
+
+
 def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
     """The features a result's reading is learned from (see the module's docstring)."""
     masked = masked_tokens(text, comparison)
@@ -228,7 +235,7 @@ def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
         features[f"dir:{direction}"] = 1.0
         features[f"dir:{direction}|order:{order}"] = 1.0
         features[f"dir:{direction}|reference:{reference}"] = 1.0
-    numbers = _arm_numbers(_with_numbers(text, comparison))
+    numbers = arm_numbers(text, comparison)
     if numbers is not None:
         features[f"arms:{numbers}"] = 1.0
         for direction in directions or {"none"}:
@@ -242,8 +249,7 @@ def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
 def ranker_features(unit: TextUnit, comparison: Comparison, best_outcome_share: float) -> dict[str, float]:
     """How likely ``unit`` states the result for ``comparison``; ``best_outcome_share`` is the largest share
     of the outcome any unit of the same article names (so "names the outcome best" is a feature)."""
-    _, stemmed = tokens(unit.text)
-    present = set(stemmed)
+    present, own = _unit_features(unit.text)
     features: dict[str, float] = {"bias": 1.0}
 
     def share(wanted: frozenset[str]) -> float:
@@ -261,18 +267,35 @@ def ranker_features(unit: TextUnit, comparison: Comparison, best_outcome_share: 
     features["comparator_share"] = comparator
     features["both_arms"] = float(intervention > 0 and comparator > 0)
     features["outcome_and_arm"] = outcome * max(intervention, comparator)
-    features |= {f"sig:{name}": value for name, value in significance_features(unit.text).items()}
-    features["has_percent"] = float("%" in unit.text)
-    features["digits"] = min(sum(c.isdigit() for c in unit.text), 40) / 40
-    features["direction_word"] = float(bool(_direction_words(stemmed)))
-    features["table_row"] = float(" | " in unit.text)
-    features["long"] = float(len(unit.text) > 400)
-    features["short"] = float(len(unit.text) < 60)
+    features |= own
     kind = section_kind(unit.section)
     features[f"section:{kind}"] = 1.0
     features[f"section:{kind}|abstract:{unit.in_abstract}"] = 1.0
     features[f"section:{kind}|outcome_share"] = outcome
     return features
+
+
+@lru_cache(maxsize=8192)
+def _unit_features(text: str) -> tuple[frozenset[str], dict[str, float]]:
+    """A unit's stems and the ranker's features that do not depend on the comparison. Cached: a study is
+    read for each of its comparisons and outcomes, and every unit is scored each time (a third of the
+    transformer reader's time on whole articles went to recomputing them; phases/16_result_reader.md,
+    round 4). Callers copy the dictionary, never change it."""
+    _, stemmed = tokens(text)
+    features = {f"sig:{name}": value for name, value in significance_features(text).items()}
+    features["has_percent"] = float("%" in text)
+    features["digits"] = min(sum(map(str.isdigit, text)), 40) / 40
+    features["direction_word"] = float(bool(_direction_words(stemmed)))
+    features["table_row"] = float(" | " in text)
+    features["long"] = float(len(text) > 400)
+    features["short"] = float(len(text) < 60)
+    return frozenset(stemmed), features
+
+
+@lru_cache(maxsize=8192)
+def stem_set(text: str) -> frozenset[str]:
+    """``stems(text)`` as a set, cached like ``_unit_features``."""
+    return frozenset(stems(text))
 
 
 def section_kind(section: str) -> str:

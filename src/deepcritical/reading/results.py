@@ -20,9 +20,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, Protocol
 
-from deepcritical.reading.comparison import Comparison, stems
+from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.effects import RATIO_MEASURES
-from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features
+from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features, stem_set
 from deepcritical.reading.statistics import read_effects
 from deepcritical.reading.units import TextUnit, split_units
 
@@ -132,9 +132,10 @@ class ResultReader:
         """The shipped reader: the linear ranker and classifier; with ``"transformer"``, the fine-tuned
         transformer classifier (0.75 against 0.70 validation macro-F1 on the doctors' sentences) and the
         transformer re-ranker of the linear ranker's best units (when its weights are shipped: the evidence
-        found first 0.72 against 0.66), at about a hundred sentences a second against thousands
-        (``phases/16_result_reader.md``). Refused when the classifier's weights or the base model are not
-        installed; without the re-ranker's weights the linear ranker's order stands."""
+        found first 0.70 against 0.66), both read through int8 graphs: about 200 transformer-read units a
+        second per CPU second against thousands of sentences (``phases/16_result_reader.md``, round 4).
+        Refused when the classifier's weights or the base model are not installed; without the re-ranker's
+        weights the linear ranker's order stands."""
         linear = _bundled()
         if classifier == "linear":
             return linear
@@ -260,9 +261,7 @@ def best_outcome_share(units: Sequence[TextUnit], comparison: Comparison) -> flo
     """The largest share of the outcome's words any of ``units`` names (a ranker feature is "names it best")."""
     if not comparison.outcome:
         return 0.0
-    return max(
-        (len(comparison.outcome & set(stems(unit.text))) / len(comparison.outcome) for unit in units), default=0.0
-    )
+    return max((len(comparison.outcome & stem_set(unit.text)) / len(comparison.outcome) for unit in units), default=0.0)
 
 
 @cache

@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from deepcritical.reading.comparison import Comparison, masked_tokens
-from deepcritical.reading.result_features import LABELS
+from deepcritical.reading.result_features import LABELS, arm_numbers
 
 WEIGHTS_FILE = "result_classifier.safetensors"
 # Tokens per pair ([CLS] prompt [SEP] sentence [SEP]); longer sentences lose their tail. Training used it.
@@ -39,6 +39,9 @@ MAX_TOKENS = 128
 # Bumped whenever the graph built from the same files changes, so a stale cached graph is not used.
 _GRAPH_VERSION = "1"
 HEAD_WEIGHT, HEAD_BIAS = "head.weight", "head.bias"
+# The shipped classifier and re-ranker are read through int8 weight products: about 1.5x float32's speed
+# for 0.001 macro-F1 on the validation articles (0.6893 against 0.6907; phases/16_result_reader.md, round 4).
+QUANTIZED = True
 # The linear features' placeholders, as words the tokenizer knows.
 PLACEHOLDERS = {"xint": "intervention", "xcomp": "comparator", "xout": "outcome", "num": "number"}
 
@@ -51,12 +54,20 @@ def prompt_of(comparison: Comparison) -> str:
     return f"intervention: {intervention}; comparator: {comparator}; outcome: {outcome}"
 
 
-def masked_text(text: str, comparison: Comparison) -> str:
+# The masked sentence loses its numbers ("12% in the intervention group and 18% in the comparator group" reads
+# "number in the intervention group and number in the comparator group"): a file trained with ``numbers:
+# order`` reads, after the sentence, which arm's number is the larger when the sentence gives one per arm.
+ARM_NUMBER_WORDS = {"gt": "intervention higher", "lt": "intervention lower", "eq": "intervention same"}
+
+
+def masked_text(text: str, comparison: Comparison, *, numbers: bool = False) -> str:
     """The sentence as the linear classifier sees it: stemmed words, the intervention, comparator and
     outcome as placeholders, numbers as "number". Read this way the transformer does better on validation
     (0.759 macro-F1 against 0.702 for the sentence as written; phases/16_result_reader.md): which arm a
     direction word speaks of is what it must learn, and the placeholders name the arms alike in every trial."""
-    return " ".join(PLACEHOLDERS.get(token, token) for token in masked_tokens(text, comparison))
+    masked = " ".join(PLACEHOLDERS.get(token, token) for token in masked_tokens(text, comparison))
+    order = arm_numbers(text, comparison) if numbers else None
+    return f"{masked} ; {ARM_NUMBER_WORDS[order]}" if order else masked
 
 
 def encode(tokenizer: Any, texts: Sequence[str], comparison: Comparison) -> tuple[npt.NDArray[np.int64], ...]:
@@ -75,6 +86,42 @@ def padded(rows: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], ...]:
         ids[index, : len(row)] = row
         mask[index, : len(row)] = 1
     return ids, mask
+
+
+# Texts run together are padded to the longest: a batch of a 30-token and a 96-token unit costs two
+# 96-token runs. Runs group texts whose lengths are within this ratio of the shortest (the classifier's 3
+# and the re-ranker's 8 units a call read 1.3-1.5x faster per CPU second than one padded batch;
+# phases/16_result_reader.md, round 4).
+LENGTH_SLACK = 1.25
+
+
+def run_slack(quantized: bool) -> float:
+    """The length slack of a session's runs. An int8 graph quantizes its activations with one scale per
+    run, so a text read beside others would read a little differently from the same text alone: each runs
+    alone (slack 0), which costs nothing measurable per CPU second at these lengths."""
+    return 0.0 if quantized else LENGTH_SLACK
+
+
+def pooled(session: Any, rows: Sequence[Sequence[int]], slack: float = LENGTH_SLACK) -> Array:
+    """The mean-pooled last hidden state of each row of token ids (in their order), run by ``session`` in
+    groups of similar length, so little of the work is spent on padding."""
+    order = sorted(range(len(rows)), key=lambda index: len(rows[index]))
+    groups: list[list[int]] = []
+    for index in order:
+        if groups and len(rows[index]) <= slack * len(rows[groups[-1][0]]):
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    result: Array | None = None
+    for group in groups:
+        ids, mask = padded([rows[index] for index in group])
+        (hidden,) = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+        vectors = mean_pool(hidden, mask)
+        if result is None:
+            result = np.empty((len(rows), vectors.shape[1]), dtype=np.float32)
+        result[group] = vectors
+    assert result is not None, "no rows to read"
+    return result
 
 
 def configured_tokenizer(model_dir: Path, max_tokens: int = MAX_TOKENS) -> Any:
@@ -112,8 +159,12 @@ class TransformerClassifier:
         *,
         masked: bool = True,
         prompt: bool = True,
+        numbers: bool = False,
+        slack: float = LENGTH_SLACK,
     ) -> None:
+        self.slack = slack
         self.masked = masked
+        self.numbers = numbers
         self.prompt = prompt
         self.session = session
         self.tokenizer = tokenizer
@@ -127,13 +178,12 @@ class TransformerClassifier:
         if not texts:
             return []
         with self._lock:
-            read = [masked_text(text, comparison) for text in texts] if self.masked else list(texts)
-            if self.prompt:
-                ids, mask = encode(self.tokenizer, read, comparison)
-            else:
-                ids, mask = padded([encoding.ids for encoding in self.tokenizer.encode_batch(read)])
-        (hidden,) = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
-        scores = mean_pool(hidden, mask) @ self.head_weight.T + self.head_bias
+            read = (
+                [masked_text(text, comparison, numbers=self.numbers) for text in texts] if self.masked else list(texts)
+            )
+            pairs = [(prompt_of(comparison), text) for text in read] if self.prompt else read
+            rows = [encoding.ids for encoding in self.tokenizer.encode_batch(pairs)]
+        scores = pooled(self.session, rows, self.slack) @ self.head_weight.T + self.head_bias
         return [dict(zip(self.labels, map(float, row), strict=True)) for row in _softmax(scores)]
 
     @classmethod
@@ -149,7 +199,18 @@ class TransformerClassifier:
         head_weight, head_bias = heads[HEAD_WEIGHT], heads[HEAD_BIAS]
         if set(labels) != set(LABELS) or head_weight.shape[0] != len(labels):
             raise ValueError(f"{weights}: the head reads {labels}, not the labels {LABELS}")
-        return cls(session, tokenizer, head_weight, head_bias, labels, masked=masked, prompt=prompt)
+        numbers = metadata.get("numbers", "masked") == "order"
+        return cls(
+            session,
+            tokenizer,
+            head_weight,
+            head_bias,
+            labels,
+            masked=masked,
+            prompt=prompt,
+            numbers=numbers,
+            slack=run_slack(quantized),
+        )
 
 
 def load_trained(
@@ -173,6 +234,9 @@ def load_trained(
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # One thread: a unit of 40 tokens is too small to split; two threads read about as fast in wall time
+    # and at 0.6x the rate per CPU second (phases/16_result_reader.md, round 4).
+    options.intra_op_num_threads = 1
     options.log_severity_level = 3
     session = onnxruntime.InferenceSession(
         str(graph) if isinstance(graph, Path) else graph, options, providers=["CPUExecutionProvider"]
@@ -233,11 +297,11 @@ def base_model_dir() -> Path | None:
 
 
 @cache
-def bundled() -> TransformerClassifier | None:
+def bundled(quantized: bool = QUANTIZED) -> TransformerClassifier | None:
     """The shipped classifier over the installed base model (cached), or None when either is missing."""
     weights, model_dir = bundled_weights(), base_model_dir()
     if weights is None or model_dir is None:
         return None
     from deepcritical.evidence.embeddings import default_cache_dir
 
-    return TransformerClassifier.load(weights, model_dir, default_cache_dir())
+    return TransformerClassifier.load(weights, model_dir, default_cache_dir(), quantized=quantized)

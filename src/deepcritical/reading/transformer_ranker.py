@@ -26,13 +26,15 @@ from deepcritical.reading.result_features import section_kind
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
+    LENGTH_SLACK,
+    QUANTIZED,
     Array,
     base_model_dir,
     configured_tokenizer,
     load_trained,
     masked_text,
-    mean_pool,
-    padded,
+    pooled,
+    run_slack,
     shipped_file,
 )
 from deepcritical.reading.units import TextUnit
@@ -68,7 +70,9 @@ class TransformerRanker:
         head_bias: Array,
         linear_weight: float,
         candidates: int = CANDIDATES,
+        slack: float = LENGTH_SLACK,
     ) -> None:
+        self.slack = slack
         self.session = session
         self.tokenizer = tokenizer
         self.head_weight = head_weight.reshape(-1)
@@ -84,9 +88,10 @@ class TransformerRanker:
             return []
         with self._lock:
             encodings = self.tokenizer.encode_batch([ranker_text(unit, comparison) for unit in units])
-        ids, mask = padded([encoding.ids for encoding in encodings])
-        (hidden,) = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
-        own = mean_pool(hidden, mask) @ self.head_weight + self.head_bias
+        own = (
+            pooled(self.session, [encoding.ids for encoding in encodings], self.slack) @ self.head_weight
+            + self.head_bias
+        )
         return [float(value) + self.linear_weight * float(logit) for value, logit in zip(own, linear, strict=True)]
 
     @classmethod
@@ -99,7 +104,7 @@ class TransformerRanker:
         max_tokens = int(metadata.get("max_tokens", RANKER_MAX_TOKENS))
         candidates = int(metadata.get("candidates", CANDIDATES))
         tokenizer = configured_tokenizer(model_dir, max_tokens)
-        return cls(session, tokenizer, heads[HEAD_WEIGHT], heads[HEAD_BIAS], linear, candidates)
+        return cls(session, tokenizer, heads[HEAD_WEIGHT], heads[HEAD_BIAS], linear, candidates, run_slack(quantized))
 
 
 def bundled_ranker_weights() -> Path | None:
@@ -108,7 +113,7 @@ def bundled_ranker_weights() -> Path | None:
 
 
 @cache
-def bundled_ranker(quantized: bool = False) -> TransformerRanker | None:
+def bundled_ranker(quantized: bool = QUANTIZED) -> TransformerRanker | None:
     """The shipped re-ranker over the installed base model (cached), or None when either is missing."""
     weights, model_dir = bundled_ranker_weights(), base_model_dir()
     if weights is None or model_dir is None:
