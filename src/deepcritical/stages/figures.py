@@ -32,6 +32,7 @@ EXCLUSION_REASONS = {
 
 # A forest plot's words for the studies it leaves out (``Strength.indirect``).
 LEFT_OUT = "left out, as studies of other people than the question's (an indirect answer): "
+_LEFT_OUT_OPENING = LEFT_OUT[:1].upper() + LEFT_OUT[1:]  # the same words opening a sentence
 
 
 class StudyFlow(BaseModel):
@@ -123,7 +124,7 @@ class ForestPlot(BaseModel):
 
     def left_out_sentence(self) -> str:
         """What the plot leaves out and why, as its caption and its drawing say it ("" when nothing)."""
-        return f"L{LEFT_OUT[1:]}{_left_out_text(self.left_out)}." if self.left_out else ""
+        return f"{_LEFT_OUT_OPENING}{_left_out_text(self.left_out)}." if self.left_out else ""
 
     def estimates(self) -> list[StudyEstimate]:
         return [
@@ -318,7 +319,7 @@ def figure_lines(figures: Figures) -> list[Block]:
             drawn += runs(", " if index else "", _cited(study.number, study.label), f" {DESIGNS[study.design].label}")
         drawn += runs("). ")
         if plot.left_out:
-            drawn += runs(f"L{LEFT_OUT[1:]}")
+            drawn += runs(_LEFT_OUT_OPENING)
             for index, left in enumerate(plot.left_out):
                 drawn += runs("; " if index else "", _cited(left.number, left.label), f" ({left.reason})")
             drawn += runs(". ")
