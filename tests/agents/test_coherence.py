@@ -383,6 +383,12 @@ async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_ref
             "Continuing statins in sepsis was associated with lower mortality; a continuation trial is warranted.",
             "Continuing statins in sepsis was associated with lower mortality",
         ),
+        (
+            "In pregnant women with low vitamin D, prenatal cholecalciferol reduced postpartum depression, a finding"
+            " that warrants confirmation in populations with adequate vitamin D.",
+            "In pregnant women with low vitamin D, prenatal cholecalciferol reduced postpartum depression",
+        ),
+        ("Metformin lowered HbA1c, a finding that was consistent across the subgroups.", "same"),
         ("In larger studies, metformin was associated with a lower risk of dementia.", "same"),
         ("Use of metformin may reduce dementia risk.", "same"),
         ("Continuing statin therapy during septic shock was associated with lower mortality.", "same"),

@@ -331,6 +331,8 @@ ADVICE = re.compile(
     r"|should|must|ought to|recommend\w*|advis(?:e|es|ed|ing)\b|we (?:suggest|propose|continue|hold|start|stop|use"
     r"|prefer|do not start|would)"
     r"|(?:further|future) (?:\w+ ){0,2}?(?:research|studies|trials|work|investigation)"
+    r"|(?:warrants?|merits?|needs?|requires?|deserves?) (?:\w+ ){0,2}?"
+    r"(?:confirmation|replication|validation|investigation|study)"
     r"|cannot be (?:interpreted|drawn|concluded|recommended)|no conclusions? can"
     r"|remains? (?:unclear|uncertain|unknown|to be (?:seen|determined|established)))\b",
     re.IGNORECASE,
@@ -341,9 +343,13 @@ _PRESCRIPTIVE = re.compile(
     r"\b(?:may|might|could|can|should)\b",
     re.IGNORECASE,
 )
-# Clauses end at a semicolon, a sentence's end, or before advice joined by "and" ("... reduce deaths and
-# should be considered foundational therapy": the result stands without the advice).
-_CLAUSES = re.compile(r"(;\s+|(?<=[.!?])\s+|,?\s+(?=and (?:should|must|ought to)\b))")
+# Clauses end at a semicolon, a sentence's end, before advice joined by "and" ("... reduce deaths and
+# should be considered foundational therapy": the result stands without the advice), or before an appraisal
+# set after a comma ("... reduced postpartum depression, a finding that warrants confirmation in ...").
+_CLAUSES = re.compile(
+    r"(;\s+|(?<=[.!?])\s+|,?\s+(?=and (?:should|must|ought to)\b)"
+    r"|,\s+(?=(?:a|an|which is a) (?:finding|result|observation|association|effect) that\b))"
+)
 
 
 def is_advice(clause: str) -> bool:
@@ -363,7 +369,7 @@ def result_only(statement: str) -> str | None:
     kept = [(clause, separator) for clause, separator in zip(clauses, separators, strict=True) if clause.strip()]
     if all(not is_advice(clause) for clause, _ in kept):
         return flat or None
-    text = "".join(clause + separator for clause, separator in kept if not is_advice(clause)).strip().rstrip(";")
+    text = "".join(clause + separator for clause, separator in kept if not is_advice(clause)).strip().rstrip(";,")
     return text or None
 
 
