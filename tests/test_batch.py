@@ -47,7 +47,7 @@ def test_questions_from_jsonl(tmp_path: Path) -> None:
     ("name", "text", "expected"),
     [
         ("q.csv", "id,topic\n1,x\n", "no 'question' column (columns: id, topic)"),
-        ("q.jsonl", '{"question": "Is aspirin ok?"}\n{"question": 3}\n', "line 2: not a JSON object with a string 'question'"),
+        ("q.jsonl", '{"question": "Is aspirin ok?"}\n{"question": 3}\n', "line 2: not a JSON object with a string"),
         ("q.jsonl", '{"question": "Is aspirin ok?"}\nnot json\n', "line 2: not JSON"),
         ("q.csv", "question\nfine?\n\t\n", None),
         ("q.csv", 'question,other\nfine?,a\n"",b\n', "line 3: the question is empty"),
