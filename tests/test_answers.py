@@ -257,6 +257,12 @@ async def test_eval_predicts_scores_and_resumes_on_a_generated_file(tmp_path: Pa
     # Run again on the same output: every item is done, nothing is predicted twice.
     again, _ = await evaluate(tmp_path, pubmedqa_items(), "full")
     assert len(again) == 3
+    # A crash cut the last line off mid-write: the rerun drops it, predicts that item again, and scores.
+    predictions = out / "predictions.jsonl"
+    text = predictions.read_text(encoding="utf-8")
+    predictions.write_text(text[: text.rindex("\n", 0, -1) + 15], encoding="utf-8")
+    resumed, _ = await evaluate(tmp_path, pubmedqa_items(), "full")
+    assert [line["id"] for line in resumed] == ["100", "101", "102"]
 
 
 async def test_the_answer_fields_are_never_read_before_predicting(tmp_path: Path) -> None:

@@ -47,12 +47,13 @@ def test_questions_from_jsonl(tmp_path: Path) -> None:
     ("name", "text", "expected"),
     [
         ("q.csv", "id,topic\n1,x\n", "no 'question' column (columns: id, topic)"),
-        ("q.jsonl", '{"question": "ok?"}\n{"question": 3}\n', "line 2: not a JSON object with a string 'question'"),
-        ("q.jsonl", '{"question": "ok?"}\nnot json\n', "line 2: not JSON"),
+        ("q.jsonl", '{"question": "Is aspirin ok?"}\n{"question": 3}\n', "line 2: not a JSON object with a string"),
+        ("q.jsonl", '{"question": "Is aspirin ok?"}\nnot json\n', "line 2: not JSON"),
         ("q.csv", "question\nfine?\n\t\n", None),
         ("q.csv", 'question,other\nfine?,a\n"",b\n', "line 3: the question is empty"),
+        ("q.csv", "question\nfine?\nthe of and?\n", "line 3: the question has no searchable words"),
         ("q.txt", "\n# only a comment\n", "no questions in it"),
-        ("q.txt", "ok?\n" + "x" * (MAX_QUESTION_CHARS + 1) + "\n", "line 2: the question is"),
+        ("q.txt", "Is aspirin ok?\n" + "x" * (MAX_QUESTION_CHARS + 1) + "\n", "line 2: the question is"),
     ],
 )
 def test_unusable_input_is_named_with_its_line(tmp_path: Path, name: str, text: str, expected: str | None) -> None:

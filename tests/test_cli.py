@@ -76,6 +76,9 @@ def test_demo_research_writes_a_report_whose_citations_resolve(tmp_path: Path) -
     [
         (("search", "   "), {}, "query is empty"),
         (("research", ""), {}, "question is empty"),
+        (("research", "?????", "--demo"), {}, "error: the question has no searchable words"),
+        (("research", "the of and?", "--demo"), {}, "error: the question has no searchable words"),
+        (("research", "阿司匹林有效吗？", "--demo"), {}, "error: the question's words could not be read as search"),
         (("search", "x", "--sources", "pubmed,scholar"), {}, "invalid configuration: --sources: "),
         (("research", "Does metformin help?", "--sources", "scholar"), {}, "invalid configuration: --sources: "),
         (("search", "x"), {"DEEPCRITICAL_SOURCES": "pubmed,scholar"}, "DEEPCRITICAL_SOURCES"),

@@ -55,7 +55,8 @@ def test_csv_has_one_row_per_result_and_no_formula_cells(tmp_path: Path) -> None
     assert [row["measure"] for row in rows] == ["HR", "group_values", "MD"]
     assert rows[0]["value"] == "0.77"
     assert rows[1]["groups"] == "79 % | 59 %"
-    assert rows[1]["p"] == "'=0.04"  # a cell starting with "=" is text, not a formula
+    assert (rows[1]["p_bound"], rows[1]["p"]) == ("", "0.04")  # the number alone, which a spreadsheet reads
+    assert (rows[0]["p_bound"], rows[0]["p"]) == ("<", "0.001")
     assert rows[2]["id"] == "'=cmd|' /C calc'!A0"
     assert rows[2]["value"] == "-7.0"  # numbers stay numbers
     dangerous = [cell for row in rows for cell in row.values() if cell[:1] in ("=", "+", "@")]

@@ -16,6 +16,7 @@ QUESTION = "Does vitamin D supplementation prevent or treat depression?"
     ("args", "expected"),
     [
         (("watch", "add", "   "), "the question is empty"),
+        (("watch", "add", "?????"), "the question has no searchable words"),
         (("watch", "add", QUESTION, "--every", "7x"), "--every '7x'"),
         (("watch", "add", QUESTION, "--every", "30m"), "at most once an hour"),
         (("watch", "add", QUESTION, "--webhook", "ftp://example.org/hook"), "--webhook"),

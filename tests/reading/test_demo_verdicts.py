@@ -94,6 +94,11 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     assert not set(verdict.against_ids) & set(verdict.evidence_ids)
     if "SGLT2" in question:  # the post-MI trial's primary outcome is null (HR 0.90, p = 0.21): against a yes
         assert verdict.against_ids == ["pmid:99000407"]
+        # It is quoted as contrary evidence, and said to be indirect there, as the forest plot that leaves it out says.
+        contrary = outcome.markdown.split("## Contrary evidence", 1)[1].split("\n## ", 1)[0]
+        (number,) = _numbered(outcome.markdown)["pmid:99000407"]
+        (line,) = [line for line in contrary.splitlines() if f"\\[{number}\\]" in line]
+        assert "; indirect: people without heart failure)*" in line
     # Round 4. A finding is a result for the question's outcome: a study read for another outcome (the endotoxin
     # biomarker study, the PCr/ATP study; the depression trial on fractures) is never quoted, for or against.
     report = outcome.report

@@ -295,6 +295,71 @@ def test_eval_evidence_inference_refuses_a_file_without_its_columns(tmp_path: Pa
     assert "missing PromptID" in result.stderr
 
 
+def test_eval_evidence_inference_resumes_after_a_line_cut_off_mid_write(tmp_path: Path) -> None:
+    prompts = write_benchmark(tmp_path / "data")
+    out = tmp_path / "out"
+    labels = ["--annotations", str(tmp_path / "data" / "annotations.csv")]
+    args = [str(prompts), "--articles", str(tmp_path / "data"), "--out", str(out), *labels]
+    assert run_eval(*args).returncode == 0
+    predictions = out / "predictions.jsonl"
+    text = predictions.read_text(encoding="utf-8")
+    predictions.write_text(text[: text.rindex("\n", 0, -1) + 20], encoding="utf-8")  # a crash mid-line
+    resumed = run_eval(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
+    assert [line["id"] for line in lines] == ["1", "2", "3"]
+    assert json.loads(resumed.stdout)["accuracy"] == 1.0
+
+
+def test_eval_evidence_inference_refuses_an_out_that_is_a_file(tmp_path: Path) -> None:
+    prompts = write_benchmark(tmp_path / "data")
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder\n", encoding="utf-8")
+    result = run_eval(str(prompts), "--articles", str(tmp_path / "data"), "--out", str(taken))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert f"error: --out {taken}: is a file, not a folder" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("PromptID,Label\n1,significantly decreased\n", "missing Evidence Start, Evidence End"),
+        ("", "missing PromptID"),
+        (b"\xff\xfe\x00bad", "not a readable CSV"),
+    ],
+)
+def test_eval_evidence_inference_refuses_wrong_annotations_before_predicting(
+    tmp_path: Path, text: str | bytes, message: str
+) -> None:
+    prompts = write_benchmark(tmp_path / "data")
+    wrong = tmp_path / "wrong.csv"
+    if isinstance(text, bytes):
+        wrong.write_bytes(text)
+    else:
+        wrong.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    data = str(tmp_path / "data")
+    result = run_eval(str(prompts), "--articles", data, "--out", str(out), "--annotations", str(wrong))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert message in result.stderr
+    assert not (out / "predictions.jsonl").exists()
+
+
+def test_eval_evidence_inference_summary_records_the_split_and_limit(tmp_path: Path) -> None:
+    prompts = write_benchmark(tmp_path / "data")
+    (tmp_path / "data" / "splits.csv").write_text("PMCID,split\n1,validation\n2,train\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = [str(prompts), "--articles", str(tmp_path / "data"), "--out", str(out), "--split", "validation"]
+    result = run_eval(*args, "--limit", "1")
+    assert result.returncode == 0, result.stderr
+    written = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert (written["split"], written["limit"]) == ("validation", 1)
+    whole = json.loads(run_eval(str(prompts), "--articles", str(tmp_path / "data"), "--out", str(out)).stdout)
+    assert (whole["split"], whole["limit"]) == (None, None)
+
+
 def test_the_reader_on_evidence_inference_validation_articles(
     tmp_path: Path, shared_data: Callable[[str], Path]
 ) -> None:

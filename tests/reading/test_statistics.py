@@ -101,6 +101,25 @@ def test_an_estimate_is_read_with_its_interval(text: str, expected: tuple[str, f
     assert expected in estimates(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "measure"),
+    [
+        (
+            "Sixty-day mortality was 28.5% with rosuvastatin and 24.9% with placebo (difference 3.6 percentage "
+            "points, 95% CI -2.8 to 10.0; p=0.21).",
+            "RD",
+        ),
+        ("Events: 12.0% vs 9.5% (between-group difference 2.5 percentage points, 95% CI 0.4 to 4.6).", "RD"),
+        # A difference of averages measured in percent is a mean difference, not one of risks.
+        ("Mean HbA1c was 7.1% vs 7.6% (difference -0.5 percentage points, 95% CI -0.7 to -0.3).", "MD"),
+        ("Weight fell by 3.1 kg vs 1.0 kg (difference -2.1 kg, 95% CI -2.9 to -1.3).", "MD"),
+    ],
+)
+def test_a_difference_in_percentage_points_of_two_risks_is_a_risk_difference(text: str, measure: str) -> None:
+    (effect,) = [effect for effect in read_effects(text) if effect.measure != "group_values"]
+    assert effect.measure == measure
+
+
 def test_the_level_of_an_interval_is_kept() -> None:
     assert only("HR 0.61; 90% CI 0.45 to 0.83").ci_level == 90.0
     assert only("HR 0.61 (95 % CI 0.45 to 0.83)").ci_level == 95.0

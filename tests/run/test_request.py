@@ -118,6 +118,31 @@ def test_a_server_takes_a_request_only_within_its_limits(tmp_path: Path, values:
     assert refused.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("question", "message"),
+    [
+        ("?????", "the question has no searchable words:"),
+        ("the of and?", "the question has no searchable words:"),
+        ("Does it work?", "the question has no searchable words (only 'work'):"),
+        ("2024?", "the question has no searchable words:"),
+        ("二甲双胍能降低死亡率吗？", "the question's words could not be read as search terms: only English"),
+    ],
+)
+def test_a_question_that_names_nothing_to_search_for_is_refused(tmp_path: Path, question: str, message: str) -> None:
+    with pytest.raises(RunRequestError) as refused:
+        RunRequest(question=question).within(base(tmp_path))
+    assert refused.value.field == "question"
+    assert refused.value.message.startswith(message)
+    assert "\n" not in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "question", ["Does aspirin work?", "Do statins help?", "Is it safe?", "HbA1c?", "Does vitamin D prevent falls?"]
+)
+def test_a_short_question_that_names_something_is_taken(tmp_path: Path, question: str) -> None:
+    assert RunRequest(question=question).within(base(tmp_path)).question == question
+
+
 def test_within_spells_out_what_the_run_will_use(tmp_path: Path) -> None:
     accepted = RunRequest(question=f"  {QUESTION}\n").within(base(tmp_path, DEEPCRITICAL_SOURCES="pubmed,web"))
     assert (accepted.question, accepted.max_iterations, accepted.sources) == (QUESTION, 2, ["pubmed", "web"])

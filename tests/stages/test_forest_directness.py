@@ -5,10 +5,15 @@ failure question) answers it indirectly, so it is left out of the plot and the c
 from __future__ import annotations
 
 from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.outputs import Finding
 from deepcritical.run.forest import forest_plot_svg
+from deepcritical.stages.document import ReportDocument
 from deepcritical.stages.figures import build_figures, figure_lines
+from deepcritical.stages.html import to_html
+from deepcritical.stages.markdown import ModelText
 from deepcritical.stages.markdown_writer import blocks_markdown
 from deepcritical.stages.render import counted_items
+from deepcritical.stages.sections import findings_list
 
 QUESTION = "Do SGLT2 inhibitors improve outcomes in heart failure?"
 TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type")
@@ -76,3 +81,23 @@ def test_a_prevention_question_counts_people_without_the_condition_as_its_own() 
     evidence = {item.id: item for item in items}
     counted = counted_items(question, evidence, ())
     assert counted.indirect == {}
+
+
+def test_a_finding_that_cites_an_indirect_study_says_so_beside_its_design_in_the_report_and_page() -> None:
+    """The plot leaves the post-MI trial out as indirect; a finding or contrary item quoting it says the same."""
+    items = [*HEART_FAILURE, POST_MI]
+    evidence = {item.id: item for item in items}
+    counted = counted_items(QUESTION, evidence, ())
+    numbers = {item.id: number for number, item in enumerate(items, 1)}
+    findings = [
+        Finding(statement="Empagliflozin after MI did not reduce death.", evidence_ids=[POST_MI.id]),
+        Finding(statement="Both heart failure trials were positive.", evidence_ids=[HEART_FAILURE[0].id]),
+        Finding(statement="All three trials reduced admissions.", evidence_ids=[i.id for i in items]),
+    ]
+    blocks = findings_list(findings, numbers, ModelText(evidence, numbers), "None.", evidence, counted.indirect)
+    alone, direct, mixed = blocks_markdown(blocks).splitlines()
+    assert alone.endswith("*(randomised controlled trial, humans; indirect: people without heart failure)*")
+    assert "indirect" not in direct
+    assert mixed.endswith("*(randomised controlled trial, humans; \\[3\\] indirect: people without heart failure)*")
+    page = to_html(ReportDocument(blocks=blocks))
+    assert "randomised controlled trial, humans; indirect: people without heart failure" in page

@@ -3,8 +3,13 @@ chosen, the same numbers in the rows (run.json) and in report.md, every cell esc
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
+from pathlib import Path
 
+from deepcritical.cli.export import results_csv
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import ResearchReport
 from deepcritical.stages.render import RenderContext, counted_items, escape, render_markdown
@@ -96,3 +101,32 @@ def test_an_estimate_and_its_interval_are_shown_to_one_precision() -> None:
     assert effect_text(row(0.8, 0.71, 0.9)) == "HR 0.80 [0.71, 0.90]"
     assert effect_text(row(12.0, 3.5, 20.0)) == "HR 12.0 [3.5, 20.0]"
     assert effect_text(row(2.0, None, None)) == "HR 2"
+
+
+def test_a_percent_change_keeps_its_percent_sign() -> None:
+    item = make("205", "RESULTS: In heart failure, drug X reduced the rise in tissue factor mRNA by 48% (p<0.01).")
+    (row,) = study_results(counted_items(QUESTION, {item.id: item}, ()), {item.id: item})
+    assert (row.measure, row.value, row.unit) == ("percent_change", -48.0, "%")
+    assert effect_text(row) == "change -48%"
+    ranged = row.model_copy(update={"value": -21.0, "ci_low": -38.0, "ci_high": 0.0})
+    assert effect_text(ranged) == "change -21% [-38%, 0%]"
+
+
+def test_the_results_csv_writes_p_as_a_number_a_spreadsheet_reads_and_still_guards_formulas(tmp_path: Path) -> None:
+    """ "=0.21" was written "'=0.21" (the formula guard): text to a spreadsheet. The number is its own cell now."""
+    rows = [
+        StudyResult(id=HAZARD.id, design="trial", measure="HR", value=0.9, p="=0.21", quote="=HYPERLINK(1)"),
+        StudyResult(
+            id=HAZARD.id, design="trial", measure="RD", value=3.6, unit="percentage points", p="<0.001", quote="q"
+        ),
+        StudyResult(id=HAZARD.id, design="trial", measure="HR", value=0.7, p="NS", quote="q"),
+        StudyResult(id=HAZARD.id, design="trial", measure="HR", value=0.7, quote="q"),
+    ]
+    (tmp_path / "run.json").write_text(json.dumps({"study_results": [row.model_dump() for row in rows]}))
+    text, count = results_csv(tmp_path, [HAZARD.id], {HAZARD.id: HAZARD})
+    exported = list(csv.DictReader(io.StringIO(text)))
+    assert count == 4
+    assert [(r["p_bound"], r["p"]) for r in exported] == [("", "0.21"), ("<", "0.001"), ("", "NS"), ("", "")]
+    assert float(exported[0]["p"]) == 0.21
+    assert (exported[1]["measure"], exported[1]["unit"]) == ("RD", "percentage points")
+    assert exported[0]["quote"] == "'=HYPERLINK(1)"  # a real formula is still written as text

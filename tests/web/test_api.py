@@ -282,6 +282,7 @@ async def test_a_failed_run_keeps_its_report_and_says_why(tmp_path: Path) -> Non
         ({"question": ""}, "question"),
         ({"question": "   "}, "question"),
         ({"question": "x" * (MAX_QUESTION_CHARS + 1)}, "question"),
+        ({"question": "?????"}, "question"),
         ({"question": QUESTION, "max_iterations": 0}, "max_iterations"),
         ({"question": QUESTION, "max_iterations": 3}, "max_iterations"),  # above this server's limit of 2
         ({"question": QUESTION, "sources": ["pubmed", "scholar"]}, "sources"),

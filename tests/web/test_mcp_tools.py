@@ -85,6 +85,7 @@ async def test_research_reports_progress_and_returns_the_report_and_run_id(tmp_p
         ("research", {"question": "  "}, "question: the question is empty"),
         ("research", {"question": QUESTION, "max_iterations": 3}, "max_iterations: must be between 1 and 2"),
         ("research", {"question": ""}, "question: the question is empty"),
+        ("research", {"question": "the of and?"}, "question: the question has no searchable words"),
         ("get_run", {"run_id": "research-20240101-000000-abcdef"}, "no run has the id"),
         ("search_literature", {"query": ""}, "query: give between 1 and"),
         ("search_literature", {"query": "metformin", "sources": ["scholar"]}, "sources: unknown source 'scholar'"),

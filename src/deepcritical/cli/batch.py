@@ -22,7 +22,7 @@ from typing import Any
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.run.checkpoint import has_checkpoint, write_atomic
-from deepcritical.run.request import RunRequest
+from deepcritical.run.request import RunRequest, unsearchable
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 SUMMARY_FILE = "summary.csv"
@@ -100,6 +100,8 @@ def _checked(path: Path, number: int, question: str) -> str:
             f"FILE {path} line {number}: the question is {len(text):,} characters long; the limit is "
             f"{MAX_QUESTION_CHARS:,}"
         )
+    if problem := unsearchable(text):
+        raise ConfigError(f"FILE {path} line {number}: {problem}")
     return text
 
 

@@ -89,10 +89,16 @@ def checked_preflight(settings: Settings) -> None:
 
 def require_text(value: str, what: str) -> str:
     """The question or query as the run will use it: one line without control characters, not empty
-    and not longer than ``MAX_QUESTION_CHARS``."""
+    and not longer than ``MAX_QUESTION_CHARS``; a question names something to search for (``unsearchable``)."""
     text = one_line(value)
     if not text:
         fail(f"the {what} is empty: give a non-empty {what}")
     if len(text) > MAX_QUESTION_CHARS:
         fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
+    if what == "question":
+        # Here, not at the top: every command imports this module, and the key terms pull in the stemmer.
+        from deepcritical.run.request import unsearchable
+
+        if problem := unsearchable(text):
+            fail(problem)
     return text

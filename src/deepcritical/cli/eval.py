@@ -30,6 +30,20 @@ Results = Annotated[int, typer.Option("--max", min=1, max=100, help="Passages pe
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
 
 
+def _out_folder(out: Path | None, default: str) -> Path:
+    """The --out folder, made if missing; a one-line error and exit 2 when it cannot be one (a file is there)."""
+    from deepcritical.cli.common import fail
+
+    target = out or Path("eval") / default
+    if target.exists() and not target.is_dir():
+        fail(f"--out {target}: is a file, not a folder; give a folder for predictions.jsonl and summary.json")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"--out {target}: cannot make the folder ({error.strerror or error})")
+    return target
+
+
 def _run(
     benchmark: Any,
     gold_file: Path,
@@ -45,7 +59,6 @@ def _run(
 
     configure_logging(verbose=verbose)  # stdout carries the summary alone
 
-    target = out or Path("eval") / benchmark
     settings = settings_from(**overrides)
     checked_preflight(settings)
     try:
@@ -54,6 +67,7 @@ def _run(
         fail(str(error))
     if not questions:
         fail(f"{gold_file}: no item to evaluate")
+    target = _out_folder(out, benchmark)
     with Progress(
         TextColumn(f"{benchmark}"),
         BarColumn(),
@@ -76,6 +90,7 @@ def _run(
         )
     summary = evaluation.score(benchmark, target / "predictions.jsonl", gold_file, timing)
     summary["settings"] = {"no_llm": settings.no_llm, "model": None if settings.no_llm else settings.model}
+    summary["limit"] = limit
     (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     err.print(
@@ -192,6 +207,8 @@ def evidence_inference(
         fail(f"--annotations {annotations}: no such file")
     try:
         items = eval_inference.read_prompts(prompts)
+        if annotations is not None:  # its header now, its labels only once every prediction is made
+            eval_inference.check_annotations(annotations)
     except ConfigError as error:
         fail(str(error))
     if not items:
@@ -216,7 +233,7 @@ def evidence_inference(
     chosen_prompts = items[:limit] if limit else items
     if not any(eval_inference.has_article(articles, prompt.pmcid) for prompt in chosen_prompts):
         fail(f"--articles {articles}: no prompt's article is there (expected fulltext/PMC….txt or abstracts/PMC….txt)")
-    target = out or Path("eval") / "evidence-inference"
+    target = _out_folder(out, "evidence-inference")
     try:
         eval_inference.check_reader(target, reader)
     except ConfigError as error:
@@ -244,6 +261,7 @@ def evidence_inference(
         summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds, ids, reader)
     except ConfigError as error:
         fail(str(error))
+    summary |= {"split": split, "limit": limit}
     # The shipped reader was trained on the train articles: a score over them is in-sample, not a measure.
     in_sample = sum(splits.get(prompt.pmcid) == "train" for prompt in chosen_prompts)
     if in_sample:

@@ -14,13 +14,15 @@ from pydantic import ValidationError
 from deepcritical.cli.extract import cell
 from deepcritical.errors import ConfigError
 from deepcritical.models import Evidence
+from deepcritical.reading.p_values import p_cells
 from deepcritical.run.exports import ExportFormat, export, referenced
 from deepcritical.stages.results import StudyResult
 from deepcritical.stages.studies import numbers_by_study
 
+# "p" is the number alone and "p_bound" its bound, if any (``p_cells``): a spreadsheet reads the p-value as a number.
 RESULTS_COLUMNS = (
-    "reference", "id", "title", "design", "population", "n", "outcome", "measure", "value", "ci_low", "ci_high",
-    "ci_level", "p", "groups", "significant", "direction", "quote",
+    "reference", "id", "title", "design", "population", "n", "outcome", "measure", "value", "unit", "ci_low",
+    "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "quote",
 )  # fmt: skip
 
 
@@ -83,5 +85,6 @@ def results_csv(run_dir: Path, references: list[str], evidence: dict[str, Eviden
             "title": item.citation.title if item is not None else "",
             "groups": " | ".join(row.groups),
         }
+        fields["p_bound"], fields["p"] = p_cells(row.p)
         writer.writerow([cell("" if fields[name] is None else fields[name]) for name in RESULTS_COLUMNS])
     return buffer.getvalue(), len(rows)

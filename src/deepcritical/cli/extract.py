@@ -23,8 +23,8 @@ from deepcritical.text import one_line
 
 FORMATS = ("jsonl", "csv")
 CSV_COLUMNS = (
-    "id", "measure", "value", "ci_low", "ci_high", "ci_level", "p", "groups", "significant", "within_group",
-    "quote", "start", "end",
+    "id", "measure", "value", "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant",
+    "within_group", "quote", "start", "end",
 )  # fmt: skip
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such a text cell
 # is written after an apostrophe, which the spreadsheet shows as text.
@@ -83,12 +83,15 @@ def cell(value: object) -> object:
 
 
 def as_csv(rows: list[tuple[str, list[dict[str, Any]]]]) -> str:
+    from deepcritical.reading.p_values import p_cells
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for text_id, effects in rows:
         for effect in effects:
             fields = {"id": text_id, **effect, "groups": " | ".join(effect["groups"])}
+            fields["p_bound"], fields["p"] = p_cells(effect["p"])  # the number alone, for a spreadsheet
             writer.writerow([cell("" if fields[name] is None else fields[name]) for name in CSV_COLUMNS])
     return buffer.getvalue()
 

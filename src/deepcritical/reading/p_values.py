@@ -31,6 +31,25 @@ def find_p_values(doc: StatText) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
+RELATIONS = ("<", ">", "=", "≤", "≥")
+
+
+def p_parts(p: str) -> tuple[str, str]:
+    """A p-value as read split into its relation and its number, for a spreadsheet to read the number:
+    "=0.21" is ("=", "0.21"), "<0.001" is ("<", "0.001"), "NS" is ("", "NS")."""
+    return (p[0], p[1:]) if p.startswith(RELATIONS) else ("", p)
+
+
+def p_cells(p: str | None) -> tuple[str, str]:
+    """A p-value as two CSV cells, (bound, number): the number alone ("0.21", "0.001", "NS"), so a spreadsheet
+    reads it as one, and "<" or ">" ("≤", "≥") when the text gives a bound, else empty. "=0.21" in one cell
+    was text that a formula guard must write as "'=0.21"; a lone "=" would be guarded the same way."""
+    if p is None:
+        return "", ""
+    relation, number = p_parts(p)
+    return ("" if relation == "=" else relation), number
+
+
 def _written_p(match: re.Match[str]) -> str | None:
     """ "<0.001", "=0.03", "NS" from a matched p-value; None when the number is no probability."""
     if match.group("ns"):

@@ -104,6 +104,8 @@ def _estimates(doc: StatText) -> list[Draft]:
         if not min(low, high) <= value <= max(low, high):
             continue  # an estimate lies inside its interval: this interval is some other value's
         measure, start = _estimate_measure(doc, match, named, value)
+        if measure == "MD" and _risk_difference(doc, match):
+            measure = "RD"
         if measure in RATIO_MEASURES and not 0 < value <= _LARGEST_RATIO:
             continue
         doc.take(start, match.end())
@@ -162,6 +164,23 @@ def _estimate_measure(
     if value < 0 or _number(match.group("lo") or match.group("lo2")) < 0 or changed:
         return "MD", match.start()
     return "group_values", match.start()
+
+
+_PERCENTAGE_POINTS = re.compile(r"\s?(?:percentage|percent)[\s-]+points?\b", re.IGNORECASE)
+_PERCENT = re.compile(r"\d\s?%")
+_AVERAGE = re.compile(r"\b(?:mean|median|average)\b", re.IGNORECASE)
+
+
+def _risk_difference(doc: StatText, match: re.Match[str]) -> bool:
+    """Whether a difference is one of two risks: in percentage points, after the groups' own percentages in
+    the same sentence ("mortality was 28.5% with rosuvastatin and 24.9% with placebo (difference 3.6
+    percentage points ...)"). A difference of averages measured in percent ("mean HbA1c 7.1% vs 7.6%
+    (difference -0.5 percentage points)") stays a mean difference: a sentence naming a mean, median or
+    average is not read as one of risks."""
+    if not _PERCENTAGE_POINTS.match(doc.plain, match.end("value")):
+        return False
+    sentence = doc.plain[doc.sentence_start(match.start()) : match.start()]
+    return len(_PERCENT.findall(sentence)) >= 2 and not _AVERAGE.search(sentence)
 
 
 _FALL = re.compile(r"\b(?:fewer|less|lower\w*|reduc\w*|decreas\w*|declin\w*|drop\w*|fell|falls?)\b", re.IGNORECASE)

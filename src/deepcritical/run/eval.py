@@ -41,6 +41,7 @@ from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.predictions import read_predictions, resume
 from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources
 from deepcritical.sources.grading import grade_record
@@ -147,19 +148,6 @@ def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:
     return collected, list(dict.fromkeys(cited))
 
 
-def done_ids(predictions: Path) -> set[str]:
-    """Items already predicted (an interrupted evaluation resumes after them)."""
-    if not predictions.exists():
-        return set()
-    seen = set()
-    for line in predictions.read_text(encoding="utf-8").splitlines():
-        try:
-            seen.add(str(json.loads(line)["id"]))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue  # a line cut off by an interruption: that item runs again
-    return seen
-
-
 async def ensure_collection(
     settings: Settings, embeddings: EmbeddingService, name: str, pool: Sequence[documents.Document]
 ) -> float:
@@ -218,7 +206,7 @@ async def predict(
     settings = eval_settings(settings, out, collection)
     predictions = out / "predictions.jsonl"
     chosen = list(questions)[:limit] if limit else list(questions)
-    done = done_ids(predictions)
+    done = resume(predictions)
     todo = [question for question in chosen if question.id not in done]
     on_progress(len(chosen) - len(todo), len(chosen))
     embeddings = EmbeddingService.for_settings(settings)
@@ -323,7 +311,7 @@ def gold_scifact(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
 def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict[str, float]) -> dict[str, Any]:
     """Accuracy, macro-F1, the confusion matrix, gold-evidence recall and citation precision (where the file
     has labels), the majority baseline, and time."""
-    lines = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = read_predictions(predictions)
     labels, gold_docs = (gold_pubmedqa if benchmark == "pubmedqa" else gold_scifact)(gold_file)
     classes = LABELS[benchmark]
     seconds = [float(line["seconds"]) for line in lines]

@@ -15,6 +15,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader
 from deepcritical.reading.units import TextUnit, split_units
+from deepcritical.run.predictions import read_predictions, resume
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
@@ -39,7 +41,10 @@ class Prompt:
     comparator: str
 
 
-def _rows(path: Path, required: Sequence[str]) -> Iterator[dict[str, str]]:
+@contextmanager
+def _table(path: Path, required: Sequence[str]) -> Iterator[csv.DictReader[str]]:
+    """The CSV at ``path`` with its header read and checked; a ConfigError for a file that is missing,
+    unreadable or lacks a ``required`` column (also while its rows are read)."""
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -48,11 +53,16 @@ def _rows(path: Path, required: Sequence[str]) -> Iterator[dict[str, str]]:
                 raise ConfigError(
                     f"{path}: not a CSV with the columns {', '.join(required)} (missing {', '.join(missing)})"
                 )
-            yield from reader
+            yield reader
     except OSError as error:
         raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
     except (csv.Error, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not a readable CSV ({error})") from error
+
+
+def _rows(path: Path, required: Sequence[str]) -> Iterator[dict[str, str]]:
+    with _table(path, required) as reader:
+        yield from reader
 
 
 def read_prompts(path: Path) -> list[Prompt]:
@@ -65,6 +75,16 @@ def read_prompts(path: Path) -> list[Prompt]:
                 prompt_id, row["PMCID"].strip(), row["Outcome"], row["Intervention"], row["Comparator"]
             )
     return list(prompts.values())
+
+
+ANNOTATION_COLUMNS = ("PromptID", "Label", "Evidence Start", "Evidence End")
+
+
+def check_annotations(path: Path) -> None:
+    """A ConfigError when ``path`` cannot be the doctors' annotations: unreadable, or without the columns
+    scoring reads. Only the header is read: the labels stay unread until every prediction is made."""
+    with _table(path, ANNOTATION_COLUMNS):
+        pass
 
 
 def read_labels(path: Path) -> dict[str, str]:
@@ -116,15 +136,11 @@ def predict(
     """Read every prompt not predicted yet; one line per prompt in ``out/predictions.jsonl``, naming the reader
     (``reader_name``): a folder holding another reader's predictions is refused, never mixed. Returns the
     seconds spent."""
-    # Imported here: the prompts' and articles' readers above serve the training scripts in bench/, run from
-    # a torch venv that lacks the run's dependencies (``run.eval`` imports the whole loop).
-    from deepcritical.run.eval import done_ids
-
     reader = reader or ResultReader.load()
     out.mkdir(parents=True, exist_ok=True)
     predictions = out / "predictions.jsonl"
     chosen = list(prompts[:limit] if limit else prompts)
-    done = done_ids(predictions)
+    done = resume(predictions)
     check_reader(out, reader_name)
     cache: dict[str, tuple[str, list[TextUnit]]] = {}
     started = time.perf_counter()
@@ -183,15 +199,7 @@ def check_reader(out: Path, reader_name: str) -> None:
 
 def readers_of(predictions: Path) -> set[str]:
     """The readers whose predictions the file holds (lines from before readers were named: the linear one)."""
-    if not predictions.exists():
-        return set()
-    found = set()
-    for line in predictions.read_text(encoding="utf-8").splitlines():
-        try:
-            found.add(str(json.loads(line).get("reader", "linear")))
-        except (json.JSONDecodeError, AttributeError):
-            continue  # a line cut off by an interruption
-    return found
+    return {str(record.get("reader", "linear")) for record in read_predictions(predictions)}
 
 
 def split_of(articles: Path) -> dict[str, str]:
@@ -213,7 +221,7 @@ def score(
     """Accuracy, macro-F1, per-label F1, the confusion matrix and how often the doctors' evidence was among
     the sentences relied on, over the prompts ``ids`` (all predicted, when None); predictions only when no
     annotations are given."""
-    lines = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = read_predictions(predictions)
     if ids is not None:
         lines = [line for line in lines if line["id"] in ids]
     summary: dict[str, Any] = {

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from deepcritical.config import parse_duration
 from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.run.request import unsearchable
 from deepcritical.text import one_line
 
 DATABASE_NAME = "watches.sqlite"
@@ -219,6 +220,8 @@ def check_question(question: str) -> str:
         raise WatchError("question", "the question is empty")
     if len(text) > MAX_QUESTION_CHARS:
         raise WatchError("question", f"the question is longer than {MAX_QUESTION_CHARS} characters")
+    if problem := unsearchable(text):
+        raise WatchError("question", problem)
     return text
 
 

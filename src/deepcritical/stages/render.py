@@ -200,10 +200,12 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     lines += flag_warnings(retracted, concern, evidence, numbers, context.demo)
     lines += [
         heading("Key findings"),
-        *findings_list(report.key_findings, numbers, text, "No finding could be supported.", evidence),
+        *findings_list(
+            report.key_findings, numbers, text, "No finding could be supported.", evidence, counted.indirect
+        ),
     ]
     none_found = "None among the evidence reviewed."
-    contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence)
+    contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence, counted.indirect)
     lines += [heading("Contrary evidence"), *contrary]
     figures = context.figures or build_figures(counted, evidence, numbers)
     if evidence:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
 from deepcritical.reading.effects import RATIO_MEASURES, Effect
+from deepcritical.reading.p_values import p_parts
 from deepcritical.reading.patterns import PER_UNIT
 from deepcritical.stages.document import Block, Code, Table, cites, heading, paragraph, runs
 from deepcritical.stages.strength import Strength
@@ -110,6 +111,8 @@ def _unit(text: str, effect: Effect) -> str | None:
     ("per SD", "per 10 nmol/L"); None for a ratio of two groups or a unit unstated."""
     if effect.measure == "SMD":
         return "SD"
+    if effect.measure == "percent_change":
+        return "%"
     if effect.measure in RATIO_MEASURES:
         per = _PER_UNIT.search(text, effect.start, effect.end)
         return " ".join(per.group(0).split()) if per else None
@@ -136,11 +139,13 @@ def _numbers(*values: float | None) -> list[str]:
 
 
 def effect_text(row: StudyResult) -> str:
-    """ "HR 0.77 [0.72, 0.82]", "OR 0.98 per SD [0.93, 1.04]", "group values: 79 % vs 59 %", or "" for a
-    p-value alone."""
+    """ "HR 0.77 [0.72, 0.82]", "OR 0.98 per SD [0.93, 1.04]", "change -21% [-38%, 0%]", "group values: 79 % vs
+    59 %", or "" for a p-value alone."""
     if row.value is not None and row.measure in _EFFECT_SIZES:
         name = "change" if row.measure == "percent_change" else row.measure
         value, low, high = _numbers(row.value, row.ci_low, row.ci_high)
+        if row.measure == "percent_change":  # "reduced ... by 48%": "change -48%", never a bare "-48"
+            value, low, high = f"{value}%", f"{low}%", f"{high}%"
         interval = f" [{low}, {high}]" if row.ci_low is not None else ""
         per = f" {row.unit}" if row.unit and row.measure in RATIO_MEASURES else ""  # "OR 0.98 per SD [0.93, 1.04]"
         return f"{name} {value}{per}{interval}"
@@ -153,9 +158,8 @@ def p_text(p: str | None) -> str:
     """A p-value as a table shows it: "< 0.001", "0.03" (its "=" dropped), "NS"; "–" when none."""
     if p is None:
         return "–"
-    if p.startswith("="):
-        return p[1:]
-    return f"{p[0]} {p[1:]}" if p[0] in "<>≤≥" else p
+    relation, number = p_parts(p)
+    return f"{relation} {number}" if relation not in ("", "=") else number
 
 
 def results_table(

@@ -35,9 +35,16 @@ def findings_list(
     text: ModelText,
     empty: str,
     evidence: Mapping[str, Evidence],
+    indirect: Mapping[str, str] | None = None,
 ) -> list[Block]:
+    """Each finding with its citations and its best design; a finding that cites a study the verdict counts
+    as indirect (``Strength.indirect``: its people are not the question's) says so beside the design, as the
+    forest plot that leaves the study out does: "(randomised controlled trial, humans, n = 6,522; indirect:
+    people without heart failure)"."""
     if not findings:
         return [paragraph(empty)]
+    # By reference number: a finding may cite a study's passage where the table counts its abstract.
+    why_by_number = {numbers[i]: why for i, why in (indirect or {}).items() if i in numbers}
     lines = []
     for finding in findings:
         marks = list(
@@ -50,11 +57,26 @@ def findings_list(
         placed = {mark.number for mark in marks if mark.place}
         marks = [mark for mark in marks if mark.place or mark.number not in placed]
         grade = best_grade(finding.evidence_ids, evidence)
-        shown = runs(" ", em(f"({grade.label})")) if grade is not None and grade.basis is not None else []
+        notes: list[list[Inline]] = [runs(grade.label)] if grade is not None and grade.basis is not None else []
+        notes += _indirect_notes([mark.number for mark in marks], why_by_number)
+        joined = [part for at, note in enumerate(notes) for part in (runs("; ") if at else []) + note]
+        shown = runs(" ", em("(", joined, ")")) if notes else []
         said = f' "{finding.quote}"' if finding.quote else ""
         cited = runs(" ", Cite(refs=marks, separator="; ")) if marks else []
         lines.append(item(text(finding.statement), said, *cited, *shown))
     return [bullets(lines)]
+
+
+def _indirect_notes(cited: Sequence[int], why_by_number: Mapping[int, str]) -> list[list[Inline]]:
+    """ "indirect: people without heart failure" when every study cited is indirect; else "[3] indirect: ..."
+    for each one that is."""
+    shown = list(dict.fromkeys(cited))
+    indirect = [number for number in shown if number in why_by_number]
+    if not indirect:
+        return []
+    if len(indirect) == len(shown):
+        return [runs(f"indirect: {'; '.join(dict.fromkeys(why_by_number[number] for number in indirect))}")]
+    return [runs(cites([number]), f" indirect: {why_by_number[number]}") for number in indirect]
 
 
 def _flagged_item(flag: str, item_: Evidence, numbers: Mapping[str, int], demo: bool) -> Item:

@@ -1,0 +1,46 @@
+"""An evaluation's ``predictions.jsonl``, shared by every ``eval`` command: one JSON object a line, appended
+item by item so an interrupted evaluation resumes after the items it finished.
+
+A crash can cut the last line off mid-write. Appending after it would glue the next item onto the partial
+line, and scoring would then fail on a line that is not JSON; so resuming first rewrites the file with its
+whole lines only, and the item whose line was cut is predicted again. Standard library only: the Evidence
+Inference readers import this from the training scripts' torch environment.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from deepcritical.run.checkpoint import write_atomic
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) and "id" in value else None
+
+
+def read_predictions(path: Path) -> list[dict[str, Any]]:
+    """The file's whole predictions, in order (a line cut off or garbled is not one)."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [record for line in lines if line.strip() and (record := _record(line)) is not None]
+
+
+def resume(path: Path) -> set[str]:
+    """The ids already predicted in ``path``, after rewriting it without any line that is not a whole
+    prediction (a last line cut off by a crash, or one that a crash's partial line was glued onto), so the
+    next prediction appended starts on a line of its own."""
+    if not path.exists():
+        return set()
+    text = path.read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.strip()]
+    whole = [line for line in lines if _record(line) is not None]
+    if len(whole) != len(lines) or not text.endswith("\n"):
+        write_atomic(path, "".join(line + "\n" for line in whole))
+    return {str(record["id"]) for line in whole if (record := _record(line)) is not None}
