@@ -164,4 +164,5 @@ async def test_a_run_with_the_transformer_reader_records_it_and_keeps_the_demo_a
     assert "computed in code; each study's result read by the transformer result reader" in verdict_section
     # The default run says nothing of it (its method is the one runs have always recorded).
     linear = await research("Do statins reduce mortality in sepsis?", tmp_path / "linear-home")
-    assert linear.verdict is not None and "transformer" not in linear.verdict.method + linear.markdown
+    assert linear.verdict is not None
+    assert "transformer" not in linear.verdict.method + linear.markdown

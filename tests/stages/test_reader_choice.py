@@ -14,10 +14,11 @@ from deepcritical.errors import ConfigError
 from deepcritical.options import ReaderName
 from deepcritical.reading import transformer_classifier
 from deepcritical.reading.results import ResultReader
+from deepcritical.run.events import ProgressEvent
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
-from deepcritical.stages.reader_choice import read_by, reading_with, run_reader
 from deepcritical.stages import study_reading
+from deepcritical.stages.reader_choice import read_by, reading_with, run_reader
 from deepcritical.stages.study_reading import study_reader
 from deepcritical.stages.verdict import COUNTED_METHOD
 
@@ -92,11 +93,15 @@ def no_transformer_weights(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.usefixtures("no_transformer_weights")
 async def test_a_run_whose_reader_cannot_load_fails_before_it_starts(tmp_path: Path) -> None:
     settings = load_settings(demo_mode=True, home=tmp_path / "home", reader="transformer")
-    events = []
-    with pytest.raises(ConfigError) as raised:
+    events: list[ProgressEvent] = []
+
+    async def run() -> None:
         async with http_client(settings) as client:
             async for event in Orchestrator(assemble(settings, client)).run("Do statins reduce mortality in sepsis?"):
                 events.append(event)
+
+    with pytest.raises(ConfigError) as raised:
+        await run()
     assert str(raised.value) == (
         "DEEPCRITICAL_READER transformer: the transformer classifier's weights or its base model are not installed"
     )
