@@ -1,6 +1,7 @@
 r"""Wall time of the ``deepcritical`` command as a user runs it: start-up, a cold and a warm demo run.
 
     python bench/cli_timing.py [--repeat 3] [--command PATH]
+    python bench/cli_timing.py --readers linear,transformer --question "Do statins reduce mortality in sepsis?"
 
 Each figure is the median of ``--repeat`` runs of a fresh process (``subprocess``, wall clock from
 start to exit), so it includes the interpreter, the imports, loading the embedding model and the run:
@@ -14,6 +15,9 @@ start to exit), so it includes the interpreter, the imports, loading the embeddi
 The unmeasured run goes first, so that every measured process finds the code's compiled bytecode (a user's
 install has it); ``PYTHONDONTWRITEBYTECODE`` is not passed on.
 
+``--readers`` times warm demo runs only, one per result reader (``--reader``) in turn, each reader in a warm
+home of its own, and prints the verdict each gave (phases/16_result_reader.md, round 4: the run's reader).
+
 The command defaults to the ``deepcritical`` script beside this interpreter; ``PYTHONPATH`` is passed on,
 so ``PYTHONPATH=$PWD/src`` times a work tree's code with a shared virtualenv. The load average is printed
 with the figures, and each process's CPU seconds (user + system) beside its wall time: on a shared
@@ -23,6 +27,7 @@ machine wall time is noisy, CPU time much less so.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -65,6 +70,25 @@ def line(name: str, figures: list[tuple[float, float]]) -> str:
     )
 
 
+def time_readers(research: list[str], readers: list[str], repeat: int) -> None:
+    """Warm demo runs with each reader, alternating: the median wall and CPU seconds, and each run's verdict."""
+    figures: dict[str, list[tuple[float, float]]] = {reader: [] for reader in readers}
+    verdicts: dict[str, set[str]] = {reader: set() for reader in readers}
+    with tempfile.TemporaryDirectory(prefix="deepcritical-reader-bench-") as scratch:
+        root = Path(scratch)
+        for reader in readers:  # prepares each warm home (its store, its built graphs); not counted
+            timed([*research, "--reader", reader], root / f"warm-{reader}", root, os.environ.get("PYTHONPATH"))
+        for _ in range(repeat):
+            for reader in readers:
+                command = [*research, "--reader", reader]
+                figures[reader].append(timed(command, root / f"warm-{reader}", root, os.environ.get("PYTHONPATH")))
+                verdict = json.loads((root / "out" / "run.json").read_text(encoding="utf-8"))["verdict"]
+                verdicts[reader].add(f"{verdict['label']} {verdict['confidence']:.2f}")
+    print(f"question: {research[2]}; load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for reader in readers:
+        print(line(f"warm, {reader}", figures[reader]) + f";   verdict {', '.join(sorted(verdicts[reader]))}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
@@ -75,8 +99,13 @@ def main() -> None:
         help="also time the code in SRC (as PYTHONPATH, e.g. an extracted older commit's src), alternating "
         "with this one, and print the ratios of the CPU medians",
     )
+    parser.add_argument("--question", default=QUESTION)
+    parser.add_argument("--readers", help="comma-separated result readers: time warm demo runs with each, alternating")
     args = parser.parse_args()
-    research = [args.command, "research", QUESTION, "--demo", "--out", "out"]
+    research = [args.command, "research", args.question, "--demo", "--out", "out"]
+    if args.readers:
+        time_readers(research, args.readers.split(","), args.repeat)
+        return
     variants: dict[str, str | None] = {"after": os.environ.get("PYTHONPATH")}
     if args.before:
         variants = {"before": args.before, **variants}

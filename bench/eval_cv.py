@@ -6,10 +6,13 @@ grading, pooling, the report's reconciliation) with stance weights fitted by ``b
 ``fit`` on the *other* folds only: stratified K-fold over the items, one run of the real loop per fold.
 
     PYTHONPATH=src python bench/eval_cv.py [--data FILE] [--folds 5] [--store DIR] [--out DIR] [--capture FILE]
+                                           [--reader linear|transformer]
 
 ``--store`` reuses an evaluation's embedded pool (``eval/pubmedqa/store``); without it the pool is embedded
 once into ``OUT/store``. ``--capture`` also writes the verdict stage's inputs for every item (a pickle), which
-``bench/replay_verdict.py`` replays in seconds to measure a change to the verdict alone.
+``bench/replay_verdict.py`` replays in seconds to measure a change to the verdict alone. ``--reader`` is the
+result reader the loop reads with (``--reader`` of ``research``); each fold's stance weights are fitted, as the
+shipped ones were, on the linear reader's features, as a run with ``--reader transformer`` uses them.
 Prints accuracy, macro-F1, per-class F1 and the confusion matrix, beside the same
 figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
 
@@ -71,6 +74,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="an evaluation's embedded pool to reuse")
     parser.add_argument("--out", type=Path, default=Path("eval") / "pubmedqa-cv")
     parser.add_argument("--capture", type=Path, help="write the verdict stage's inputs per question here")
+    parser.add_argument("--reader", choices=("linear", "transformer"), default="linear", help="the loop's reader")
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: no such file (PubMedQA's pqal_dev.json from ../shared/data/pubmedqa)")
@@ -86,7 +90,7 @@ def main() -> None:
         sys.exit(f"--out {args.out} and --store {args.store} overlap: --out is cleared before each run")
     if args.out.exists():
         shutil.rmtree(args.out)
-    settings = settings_from(no_llm=True, max_iterations=1, max_results_per_source=10)
+    settings = settings_from(no_llm=True, max_iterations=1, max_results_per_source=10, reader=args.reader)
     looped: dict[str, str] = {}
     captured: dict[str, tuple[object, ...]] = {}
     run_verdict = verdict.run_verdict  # what run.outcome calls
@@ -119,7 +123,7 @@ def main() -> None:
             looped[str(record["id"])] = str(record["prediction"])
         print(f"fold {fold + 1}/{args.folds}: {len(test)} items", file=sys.stderr, flush=True)
     predicted = np.asarray([stance.STANCES.index(looped[key]) for key in keys])
-    print(f"PubMedQA {args.data.name}: {len(keys)} items, {args.folds}-fold, seed {args.seed}")
+    print(f"PubMedQA {args.data.name}: {len(keys)} items, {args.folds}-fold, seed {args.seed}, reader {args.reader}")
     print(f"majority baseline accuracy {np.bincount(gold).max() / len(gold):.3f}")
     print(figures("stance model alone, own abstract", gold, alone))
     print(figures("full loop (eval --no-llm)", gold, predicted), flush=True)

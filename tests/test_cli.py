@@ -148,6 +148,7 @@ def test_search_with_no_source_able_to_answer_says_so_and_exits_1(tmp_path: Path
         (("search",), "Missing argument 'query'"),
         (("search", "x", "--max", "0"), "Invalid value for '--max'"),
         (("research", "q", "--max-iterations", "0"), "Invalid value for '--max-iterations'"),
+        (("research", "q", "--reader", "bert"), "Invalid value for '--reader'"),
         (("frobnicate",), "No such command 'frobnicate'"),
     ],
 )
@@ -156,6 +157,14 @@ def test_usage_errors_are_one_line_too(tmp_path: Path, args: tuple[str, ...], ex
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]
     assert expected in result.stderr
+
+
+def test_an_unknown_reader_in_the_environment_is_one_line_naming_the_variable(tmp_path: Path) -> None:
+    result = run_cli("research", "q", "--demo", home=tmp_path / "home", env={"DEEPCRITICAL_READER": "bert"})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "error: invalid configuration: DEEPCRITICAL_READER: Input should be 'linear' or 'transformer' (got 'bert')"
+    )
 
 
 def test_outside_text_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> None:

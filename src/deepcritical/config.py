@@ -33,6 +33,7 @@ from deepcritical.errors import ConfigError, describe_invalid, without_credentia
 from deepcritical.options import MIN_RETENTION as MIN_RETENTION
 from deepcritical.options import EmbeddingBackend as EmbeddingBackend
 from deepcritical.options import OutputMode as OutputMode
+from deepcritical.options import ReaderName as ReaderName
 from deepcritical.options import TimeRange as TimeRange
 from deepcritical.options import parse_duration as parse_duration
 from deepcritical.source_settings import (
@@ -119,6 +120,8 @@ class Settings(BaseSettings):
     recall: bool = Field(default=True, validation_alias="DEEPCRITICAL_RECALL")
     # No language model at all: code planner, code judge, extractive report, code verdict
     no_llm: bool = Field(default=False, validation_alias="DEEPCRITICAL_NO_LLM")
+    # How each study's result is read: the linear reader, or the transformer one (better on Evidence Inference, slower)
+    reader: ReaderName = Field(default="linear", validation_alias="DEEPCRITICAL_READER")
 
     # Research loop
     model: str = Field(default=DEFAULT_MODEL, min_length=1, validation_alias="DEEPCRITICAL_MODEL")

@@ -16,6 +16,8 @@ from deepcritical.sources.registry import SourceName as SourceName
 TimeRange = Literal["day", "week", "month", "year"]
 OutputMode = Literal["auto", "tool", "native", "prompted"]
 EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]
+# The result reader a run reads its studies with (``reading.results``): linear by default (phases/16_result_reader.md).
+ReaderName = Literal["linear", "transformer"]
 _DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
 _DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _NEVER = frozenset({"never", "off", "none", "0"})

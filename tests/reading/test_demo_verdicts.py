@@ -4,6 +4,7 @@ a question outside the corpus is insufficient (issue 23's regressions, on the re
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -148,3 +149,25 @@ async def test_an_open_question_gets_the_candidate_interventions_not_a_yes_or_no
     assert "## Verdict" not in markdown
     assert re.search(r"^\| Statins \| \d+ .*\| meta-analysis, OCEBM level 1 \|$", markdown, re.M)
     assert "pmid:99000307" not in {i for c in verdict.candidates for i in (*c.favourable, *c.null, *c.unfavourable)}
+
+
+async def test_a_run_with_the_transformer_reader_records_it_and_keeps_the_demo_answer(tmp_path: Path) -> None:
+    """``--reader transformer`` (``DEEPCRITICAL_READER``): the run reads its studies with the transformer reader,
+    says so in run.json (its setting and the verdict's method) and in the report's verdict line, and the statins
+    question keeps the answer its corpus states (its graphs are built once per test session: conftest)."""
+    from deepcritical.run.execute import run_to_folder
+
+    settings = load_settings(demo_mode=True, home=tmp_path / "home", reader="transformer")
+    done = await run_to_folder("Do statins reduce mortality in sepsis?", settings, folder=tmp_path / "run")
+    record = json.loads(done.record_path.read_text(encoding="utf-8"))
+    assert record["settings"]["reader"] == "transformer"
+    verdict = record["verdict"]
+    assert verdict["label"] == "no"
+    assert {"pmid:99000305", "pmid:99000304"} <= set(verdict["evidence_ids"])
+    assert "read by the transformer result reader" in verdict["method"]
+    verdict_section = done.report_path.read_text(encoding="utf-8").split("## Verdict", 1)[1].split("\n## ", 1)[0]
+    assert "computed in code; each study's result read by the transformer result reader" in verdict_section
+    # The default run says nothing of it (its method is the one runs have always recorded).
+    linear = await research("Do statins reduce mortality in sepsis?", tmp_path / "linear-home")
+    assert linear.verdict is not None
+    assert "transformer" not in linear.verdict.method + linear.markdown

@@ -35,6 +35,7 @@ EVERY_OPTION: dict[str, Any] = {
     "recall": False,
     "demo": False,
     "demo_sources": True,
+    "reader": "transformer",
 }
 
 
@@ -64,6 +65,7 @@ def assert_every_option_reached(settings: Settings) -> None:
     assert settings.no_llm is True
     assert settings.recall is False
     assert settings.demo_sources is True
+    assert settings.reader == "transformer"
     assert str(settings.searxng_base_url).startswith(DEMO_SEARXNG_URL)  # the preset was applied
 
 
@@ -192,6 +194,7 @@ def test_research_and_batch_offer_every_option() -> None:
         "recall": "--no-recall",
         "demo": "--demo",
         "demo_sources": "--demo-sources",
+        "reader": "--reader",
     }
     assert set(flags) == OPTIONS
     for name in ("research", "batch"):

@@ -46,6 +46,7 @@ from deepcritical.cli.options import (
     NoLlm,
     NoRecall,
     OutputModeOption,
+    ReaderOption,
     Sources,
     Verbose,
     run_request,
@@ -174,6 +175,7 @@ def research(
     collection: Collection = None,
     no_llm: NoLlm = False,
     no_recall: NoRecall = False,
+    reader: ReaderOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -191,7 +193,7 @@ def research(
 
     question = require_text(question, "question") if question is not None else ""
     request = run_request(
-        question, demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
+        question, demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall, reader
     )
     if resume is not None:
         try:
@@ -252,6 +254,7 @@ def batch(
     collection: Collection = None,
     no_llm: NoLlm = False,
     no_recall: NoRecall = False,
+    reader: ReaderOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar; print only the summary line.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -268,7 +271,7 @@ def batch(
     except ConfigError as error:
         fail(str(error))
     request = run_request(
-        "", demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall
+        "", demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall, reader
     )
     settings = run_settings(request)
     from deepcritical.run.request import runs_folder

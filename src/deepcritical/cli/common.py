@@ -33,6 +33,7 @@ FLAGS = {
     "output_mode": "--output-mode",
     "demo_mode": "--demo",
     "demo_sources": "--demo-sources",
+    "reader": "--reader",
 }
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deepcritical.cli.common import fail, settings_from
-from deepcritical.options import OutputMode
+from deepcritical.options import OutputMode, ReaderName
 from deepcritical.sources.registry import sources_help
 
 if TYPE_CHECKING:
@@ -37,6 +37,13 @@ OutputModeOption = Annotated[
     OutputMode | None,
     typer.Option("--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."),
 ]
+ReaderOption = Annotated[
+    ReaderName | None,
+    typer.Option(
+        "--reader",
+        help="How each study's result is read: linear, or transformer (better, slower; DEEPCRITICAL_READER).",
+    ),
+]
 DemoSources = Annotated[
     bool, typer.Option("--demo-sources", help="Synthetic stand-in sources with the configured live model (offline).")
 ]
@@ -53,6 +60,7 @@ def run_request(
     collection: str | None,
     no_llm: bool,
     no_recall: bool,
+    reader: ReaderName | None = None,
 ) -> RunRequest:
     """The run request of the options ``research`` and ``batch`` share (the one every front end builds)."""
     from pydantic import ValidationError
@@ -71,6 +79,7 @@ def run_request(
             collection=collection,
             no_llm=no_llm,
             recall=False if no_recall else None,
+            reader=reader,
         )
     except ValidationError as error:
         first = error.errors()[0]

@@ -20,6 +20,7 @@ from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import FolderRun, run_to_folder
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
+from deepcritical.stages.reader_choice import check_reader
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
 DEMO_SOURCES_BANNER = (
@@ -57,13 +58,14 @@ def ensure_writable(directory: Path, what: str = "--out") -> None:
 
 
 def preflight(settings: Settings) -> None:
-    """Check at start what would otherwise fail only when the first evidence is stored: the embedding
-    model's directory and, for the embedded store, that its home and the store directory itself are
-    writable."""
+    """Check at start what would otherwise fail only when the first evidence is stored or read: the embedding
+    model's directory, the result reader (``--reader transformer``: its weights and base model) and, for the
+    embedded store, that its home and the store directory itself are writable."""
     try:
         EmbeddingService.for_settings(settings).check_available()
     except EmbeddingError as error:
         raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
+    check_reader(settings.reader, settings.named("reader"))
     check_store_directory(settings)
 
 

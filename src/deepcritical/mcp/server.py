@@ -16,7 +16,7 @@ from mcp_types import Tool as ToolDescription
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from deepcritical import __version__
-from deepcritical.config import OutputMode, Settings
+from deepcritical.config import OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.mcp.library_tool import LibraryAdded, add_to_library
 from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, progress_line, run_failure, run_result
@@ -173,6 +173,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
         recall: Annotated[StrictBool | None, Field(description=_option("recall"))] = None,
         demo: Annotated[StrictBool, Field(description=_option("demo"))] = False,
         demo_sources: Annotated[StrictBool, Field(description=_option("demo_sources"))] = False,
+        reader: Annotated[ReaderName | None, Field(description=_option("reader"))] = None,
     ) -> Annotated[CallToolResult, RunResult]:
         """Research QUESTION the way a systematic reviewer would: plan searches, search every source, judge
         whether the evidence suffices, repeat, then write a report in Markdown whose every claim cites a
@@ -191,6 +192,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
                 recall=recall,
                 demo=demo,
                 demo_sources=demo_sources,
+                reader=reader,
             )
             manager.accept(request)
         except ValidationError as error:

@@ -43,6 +43,7 @@ from deepcritical.run.setup import RunParts
 from deepcritical.run.stage import LoopStopError, run_stage
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike
+from deepcritical.stages.reader_choice import check_reader, reading_with
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
 from deepcritical.text import one_line, shorten
@@ -151,12 +152,15 @@ class Orchestrator:
         resume: Checkpoint | None,
     ) -> None:
         try:
-            with structlog.contextvars.bound_contextvars(run_id=run_id):
+            # The run's result reader, for this run's task only (``stages.reader_choice``).
+            with structlog.contextvars.bound_contextvars(run_id=run_id), reading_with(self.settings.reader):
                 if not question:
                     raise ResearchError("the question is empty")
                 parts = self.parts
                 if parts.models is not None and parts.models.endpoint is not None:  # is the model server there?
                     await check_endpoint(parts.models.endpoint, parts.client)
+                if self.settings.reader != "linear":  # a reader that cannot load fails the run now, not mid-run
+                    await asyncio.to_thread(check_reader, self.settings.reader, self.settings.named("reader"))
                 started, started_at = time.perf_counter(), datetime.now(UTC)
                 progress = _Progress(run_id, started_at, started, sink)
                 # Said before the store opens: opening it waits for other runs' store sessions, and a

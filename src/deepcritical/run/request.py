@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from deepcritical.config import OutputMode, Settings
+from deepcritical.config import OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import KNOWN_SOURCES, SourceName
 from deepcritical.run.outcome import new_run_id
@@ -67,6 +67,9 @@ class RunRequest(BaseModel):
     recall: StrictBool | None = Field(default=None, description="Recall evidence of earlier runs from the library")
     demo: StrictBool = Field(default=False, description="Synthetic stand-in sources and models (offline)")
     demo_sources: StrictBool = Field(default=False, description="Synthetic stand-in sources, the live model")
+    reader: ReaderName | None = Field(
+        default=None, description="How each study's result is read: linear (the default) or transformer (slower)"
+    )
 
     def asking(self, question: str) -> RunRequest:
         """The same options for another question (a batch's template request, a watch's next run)."""
@@ -84,6 +87,7 @@ class RunRequest(BaseModel):
             "recall": self.recall,
             "demo_mode": self.demo or None,
             "demo_sources": self.demo_sources or None,
+            "reader": self.reader,
         }
         return {name: value for name, value in values.items() if value is not None}
 

@@ -14,6 +14,7 @@ from deepcritical.reading.comparison import stems
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.stages.document import Block, Table, cites, heading, paragraph, runs
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import study_reader
 from deepcritical.vocabulary import Direction
@@ -107,7 +108,7 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
         confidence=0.0,
         evidence_ids=resting[:MAX_VERDICT_IDS],
         by="code",
-        method=OPEN_METHOD,
+        method=read_by(OPEN_METHOD),
         rationale=(
             f"The question asks which intervention, so it has no yes or no: {len(candidates)} candidate "
             f"intervention(s) among the counted studies that state a result for {outcome}."

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
 from deepcritical.stages.framing import EvidenceView, no_result_section
+from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.reading import (
     NOT_A_RESULT,
     Quote,
@@ -102,7 +103,7 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
     if verdict.label == "insufficient":
         return verdict.rationale
     weighed = weighed_readings(question, strength)
-    if verdict.method != COUNTED_METHOD or not weighed:
+    if verdict.method != read_by(COUNTED_METHOD) or not weighed:
         stated = strength.stated
         if not stated:
             return "None of the counted studies states a clear favourable, null or unfavourable result."

@@ -25,6 +25,7 @@ from deepcritical.stages.document import (
     strong,
 )
 from deepcritical.stages.markdown import ModelText, safe_link
+from deepcritical.stages.reader_choice import TRANSFORMER_WORDS
 from deepcritical.stages.references import best_grade, citation_ref
 from deepcritical.stages.strength import DIRECTIONS, Strength
 
@@ -238,6 +239,8 @@ VERDICT_WORDS = {
 def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
     who = "given by the report model" if verdict.by == "model" else "computed in code"
+    if verdict.by == "code" and TRANSFORMER_WORDS in verdict.method:  # ``--reader transformer`` read the studies
+        who += f"; each study's result read by {TRANSFORMER_WORDS}"
     marks = [numbers[i] for i in dict.fromkeys(verdict.evidence_ids) if i in numbers]
     rests = (
         runs(" It rests on ", cites(marks))

@@ -30,6 +30,7 @@ import numpy as np
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.reading import key_terms, share_named, split_sentences, stem
 from deepcritical.stages.study_reading import READING_FEATURES, reading_features
 
@@ -251,6 +252,7 @@ def claim_label(claim: str, stance: str) -> VerdictLabel:
 
 
 def insufficient(rationale: str, method: str = METHOD) -> Verdict:
+    method = read_by(method)  # the reader that read the studies (the stance features are its readings)
     return Verdict(label="insufficient", confidence=0.0, evidence_ids=[], by="code", method=method, rationale=rationale)
 
 
@@ -297,7 +299,7 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
-        method=METHOD,
+        method=read_by(METHOD),
         probabilities={name: round(float(p), 3) for name, p in zip(STANCES, pooled, strict=True)},
         rationale=f"{len(scored)} stud(ies) of the {len(items)} item(s) reviewed weighed (those naming a third of "
         f"the question's key terms, a study once); "

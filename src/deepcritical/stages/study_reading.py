@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from deepcritical.options import ReaderName
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
 from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultReader, ResultReading
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reader_choice import run_reader
 from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.vocabulary import Direction
 
@@ -393,9 +395,14 @@ def reading_features(question: str, text: str) -> list[float]:
     ]
 
 
+def study_reader(question: str, reader: ReaderName | None = None) -> StudyReader:
+    """The reader of one question's studies with ``reader`` (else the run's: ``reader_choice``), shared by the
+    counted table, the report and the verdict. Cached by both: a reading depends only on them and the item's
+    text, so a run that meets another's reader reads what it would have read itself, and two runs with different
+    readers (a server's) never share one."""
+    return _study_reader(question, reader or run_reader())
+
+
 @lru_cache(maxsize=8)
-def study_reader(question: str) -> StudyReader:
-    """The reader of one question's studies, shared by the counted table, the report and the verdict. Keyed
-    by the question alone: a reading depends only on the question and the item's text, so a run that meets
-    another's reader reads what it would have read itself."""
-    return StudyReader(question)
+def _study_reader(question: str, reader: ReaderName) -> StudyReader:
+    return StudyReader(question, ResultReader.load(reader))

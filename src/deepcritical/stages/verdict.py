@@ -14,6 +14,7 @@ from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
 from deepcritical.stages.candidates import open_verdict
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
+from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.stance import (
     MAX_VERDICT_ITEMS,
     WEAK_LEAN,
@@ -191,7 +192,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
-        method=COUNTED_METHOD,
+        method=read_by(COUNTED_METHOD),
         probabilities={"yes": shown, "no": round(1 - shown, 3)},
         rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "
         f"{len(weighed)} counted stud(ies), {counts['favourable']} favourable, {counts['null']} null, "
