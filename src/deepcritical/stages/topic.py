@@ -173,10 +173,23 @@ def on_topic(item: EvidenceView, topic: Topic) -> bool:
     mesh = item.mesh
     if not _names(topic.intervention, haystack, mesh):
         return False
-    named = set(outcome_stems(" ".join((haystack, *mesh)))) if topic.outcomes else set()
-    if any(all(family & named for family in outcome) for outcome in topic.outcomes):
+    if _names_outcome(item, topic):
         return True
     return bool(topic.population) and (_names_group if topic.group else _names)(topic.population, haystack, mesh)
+
+
+def on_outcome(item: EvidenceView, topic: Topic) -> bool:
+    """The item is on the topic and names one of the question's own outcomes (any, when it names none): it
+    may answer the question, not only concern its people ("vitamin D and depression in older adults" does
+    not answer one on fractures)."""
+    return on_topic(item, topic) and (not topic.intervention or not topic.outcomes or _names_outcome(item, topic))
+
+
+def _names_outcome(item: EvidenceView, topic: Topic) -> bool:
+    if not topic.outcomes:
+        return False
+    named = set(outcome_stems(" ".join((item.title, item.text, *item.mesh)).lower()))
+    return any(all(family & named for family in outcome) for outcome in topic.outcomes)
 
 
 def _two_thirds(haystack: str, stems: Sequence[str]) -> bool:
