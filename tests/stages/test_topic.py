@@ -77,7 +77,8 @@ def test_another_class_in_the_mesh_terms_does_not_name_the_intervention() -> Non
     [
         ("Vitamin D and fractures in elderly people", True),  # an age word of the same group
         ("Vitamin D and mood in older people", True),  # the population, without the outcome
-        ("Vitamin D and mood in adults aged 18 to 65", False),  # "adults" alone is anyone; "aged 18" no age group
+        ("Vitamin D and mood in adults aged 18 to 65", False),
+        ("Vitamin D and pain after shoulder surgery", False),  # "older" is a word, not a part of "shoulder"  # "adults" alone is anyone; "aged 18" no age group
         ("Vitamin B12 and fractures in older adults", False),  # another vitamin: "D" is part of the phrase
         ("Vitamin D3 and hip fractures", True),  # vitamin D3 is vitamin D
         ("Supplementation and fracture prevention in older adults", False),  # no vitamin D at all

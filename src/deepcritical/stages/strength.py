@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.topic import Topic, on_topic, topic_of
 from deepcritical.stages.study_reading import StudyReader, study_reader
+from deepcritical.stages.topic import Topic, on_topic, topic_of
 from deepcritical.vocabulary import (
     DIRECTION_DEFAULT_WEIGHT,
     DIRECTION_LEVEL_WEIGHTS,

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from deepcritical.reading.abbreviations import expands
+from deepcritical.reading.comparison import stems as outcome_stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_of
 from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, PEOPLE
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.reading.comparison import stems as outcome_stems
-from deepcritical.stages.reading import EFFECT_WORDS, key_terms, mentions_stem, stem
+from deepcritical.stages.reading import entity_terms, key_terms, mentions_stem, stem
 from deepcritical.stages.study_reading import ANY_OUTCOME, SAME_OUTCOME
 
 # Words that say how an intervention is given or an outcome measured, not what it is: "vitamin D
@@ -159,7 +159,8 @@ def _names_group(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bo
             headings |= ages_indexed
     if any(term.split(",")[0].lower() in headings for term in mesh):
         return True
-    return any(mentions_stem(word, haystack) for word in wanted)
+    # Whole words: "older" is not in "shoulder".
+    return any(re.search(rf"\b{re.escape(word)}\b", haystack) for word in wanted)
 
 
 def on_topic(item: EvidenceView, topic: Topic) -> bool:
@@ -193,7 +194,7 @@ def _names_outcome(item: EvidenceView, topic: Topic) -> bool:
 
 
 def _two_thirds(haystack: str, stems: Sequence[str]) -> bool:
-    entities = [term for term in stems if term not in EFFECT_WORDS] or list(stems)
+    entities = entity_terms(stems)
     if not entities:
         return True
     hits = sum(mentions_stem(term, haystack) for term in entities)

@@ -160,15 +160,15 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         # metformin study say nothing on vitamin D and fractures (the whole pool only when no item does).
         topic = topic_of(question)
         about = [view for view in pool if on_outcome(view, topic)] or pool
-        stance = reconciled(code_verdict(question, about), question, counted)
-        if (trial := _contradicting_trial(stance, weighed)) is not None:
+        pooled = reconciled(code_verdict(question, about), question, counted)
+        if (trial := _contradicting_trial(pooled, weighed)) is not None:
             return insufficient(
                 f"Insufficient: fewer than {MIN_DIRECT_STUDIES} counted studies state a result directly on the "
-                f"question, and the pooled stance ({stance.label} {stance.confidence:.2f}) rests on no item that "
+                f"question, and the pooled stance ({pooled.label} {pooled.confidence:.2f}) rests on no item that "
                 f"reads its way: the randomised evidence that does reads {trial}.",
                 COUNTED_METHOD,
             )
-        return stance
+        return pooled
     favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
     total = sum(weight for _, _, weight, _ in weighed)
     share = favourable / total
