@@ -1,7 +1,8 @@
 """The topic filter reads the question's frame (issue 23): an item is on the topic when it names the frame's
 intervention and one of its outcomes or its population (softly for a group of people), in its title, text or
 MeSH terms; the words that only say how the question is put ("supplementation", "prevent", "adults") are
-not required; a question with no frame keeps the two-thirds rule. Each case failed with the 2/3 rule."""
+not required; a claim, or a question with no frame, keeps the two-thirds rule. The fault cases failed with
+the 2/3 rule."""
 
 from __future__ import annotations
 
@@ -78,7 +79,10 @@ def test_another_class_in_the_mesh_terms_does_not_name_the_intervention() -> Non
         ("Vitamin D and fractures in elderly people", True),  # an age word of the same group
         ("Vitamin D and mood in older people", True),  # the population, without the outcome
         ("Vitamin D and mood in adults aged 18 to 65", False),
-        ("Vitamin D and pain after shoulder surgery", False),  # "older" is a word, not a part of "shoulder"  # "adults" alone is anyone; "aged 18" no age group
+        (
+            "Vitamin D and pain after shoulder surgery",
+            False,
+        ),  # "older" is a word, not a part of "shoulder"  # "adults" alone is anyone; "aged 18" no age group
         ("Vitamin B12 and fractures in older adults", False),  # another vitamin: "D" is part of the phrase
         ("Vitamin D3 and hip fractures", True),  # vitamin D3 is vitamin D
         ("Supplementation and fracture prevention in older adults", False),  # no vitamin D at all
@@ -97,6 +101,15 @@ def test_a_trial_reporting_deaths_answers_a_mortality_question_and_one_of_muscle
     assert on_topic(deaths, topic)
     assert on_topic(elsewhere, topic)  # the outcome, in other people: the study reader says it is indirect
     assert not on_topic(unrelated, topic)
+
+
+def test_a_claim_keeps_the_two_thirds_rule() -> None:
+    # A claim's subject is often no intervention ("Women with a lower birth weight"): its key words decide.
+    claim = "Vitamin D supplementation prevents fractures in older adults."
+    assert not topic_of(claim).intervention
+    assert on_topic(
+        view("1", "Supplementation and fracture prevention in older adults", "", "cohort", 3, 9), topic_of(claim)
+    )
 
 
 def test_a_question_without_a_frame_keeps_the_two_thirds_rule() -> None:

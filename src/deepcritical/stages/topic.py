@@ -1,5 +1,5 @@
-"""Whether an item is about the question: it names the question frame's intervention and its outcome (or,
-for a question that names no outcome of its own, its population), in its title, text or MeSH index terms.
+"""Whether an item is about the question: it names the question frame's intervention and, softly, one of its
+outcomes or its population, in its title, text or MeSH index terms.
 Only such items may point the answer one way or the other: a snippet about metformin alone says nothing
 about metformin for Alzheimer's disease.
 
@@ -8,9 +8,9 @@ question is put: "Does vitamin D supplementation prevent fractures in older adul
 fractures in older people, so an RCT of "annual high-dose oral vitamin D and falls, fractures and mood in
 older women" is on topic, although it never writes "supplementation", "prevent" or "adults"; a trial that
 reports deaths answers a question about mortality. Whether a study's result is for the question's outcome
-and people is then the study reader's to say (``study_reading``). A question the
-frame cannot read (no intervention, or nothing besides it) falls back on its key words: an item names at
-least two thirds of them."""
+and people is then the study reader's to say (``study_reading``). A question the frame cannot read (a
+claim, an open question, no intervention or nothing besides it) falls back on its key words: an item names
+at least two thirds of them."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_o
 from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, PEOPLE
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import entity_terms, key_terms, mentions_stem, stem
+from deepcritical.stages.stance import is_yes_no
 from deepcritical.stages.study_reading import ANY_OUTCOME, SAME_OUTCOME
 
 # Words that say how an intervention is given or an outcome measured, not what it is: "vitamin D
@@ -71,7 +72,7 @@ _MIN_ABBREVIATION = 3
 @dataclass(frozen=True)
 class Topic:
     """What an item must name to be about a question: the frame's intervention (its words), its outcomes
-    (each as its stemmed words, every word with the other words for it: "mortal" with "death", "surviv"...;
+    (each as its stemmed words, each word with the other words for it: "mortal" with "death", "surviv"...;
     none when the question names only a generic one: "outcomes") and its population (its words); or, when the
     frame cannot be read, the question's key words (``stems``)."""
 
@@ -103,7 +104,9 @@ def topic_of(question: str) -> Topic:
     """The ``Topic`` of ``question``, from its frame."""
     stems = tuple(stem(term) for term in key_terms(question))
     frame = frame_question(question)
-    if frame.open_intervention or not frame.intervention:
+    if frame.open_intervention or not frame.intervention or not is_yes_no(question):
+        # The frame is read from a question's shape; a claim's subject is often no intervention ("Women with
+        # a lower birth weight", "76-85% of people with severe mental disorder"): SciFact, phases/16_frame.md.
         return Topic(stems)
     outcomes = tuple(
         families
@@ -164,10 +167,10 @@ def _names_group(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bo
 
 
 def on_topic(item: EvidenceView, topic: Topic) -> bool:
-    """The item names the question's intervention and the rest of its frame: one of its outcomes (every word
-    of it, or another word for it: "died" for mortality) or its population (softly when that is a group of
-    people), in its title, text or MeSH terms. For a question without a frame: at least two thirds of its
-    key words (and never fewer than two)."""
+    """The item names the question's intervention (every word of it) and the rest of its frame: one of its
+    outcomes or its population, softly (a word of it, or another word for it: "died" for mortality; a group
+    of people by its qualifier or age group), in its title, text or MeSH terms, as the study reader names an
+    outcome. For a question without a frame: at least two thirds of its key words (and never fewer than two)."""
     haystack = f"{item.title} {item.text}".lower()
     if not topic.intervention:
         return _two_thirds(haystack, topic.stems)
@@ -176,7 +179,11 @@ def on_topic(item: EvidenceView, topic: Topic) -> bool:
         return False
     if _names_outcome(item, topic):
         return True
-    return bool(topic.population) and (_names_group if topic.group else _names)(topic.population, haystack, mesh)
+    if not topic.population:
+        return False
+    if topic.group:
+        return _names_group(topic.population, haystack, mesh)
+    return any(_names([word], haystack, mesh) for word in topic.population if len(word) >= 3)
 
 
 def on_outcome(item: EvidenceView, topic: Topic) -> bool:
@@ -190,7 +197,7 @@ def _names_outcome(item: EvidenceView, topic: Topic) -> bool:
     if not topic.outcomes:
         return False
     named = set(outcome_stems(" ".join((item.title, item.text, *item.mesh)).lower()))
-    return any(all(family & named for family in outcome) for outcome in topic.outcomes)
+    return any(any(family & named for family in outcome) for outcome in topic.outcomes)
 
 
 def _two_thirds(haystack: str, stems: Sequence[str]) -> bool:
