@@ -34,7 +34,8 @@ from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.query import query_names
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import ADVICE, key_terms, on_topic, stem
+from deepcritical.stages.reading import ADVICE
+from deepcritical.stages.topic import on_topic, topic_of
 
 RAW_ID = re.compile(r"\b(?:pmid|pmcid|doi):|\burl:", re.IGNORECASE)
 CELL = re.compile(r"^(\d+)(?: \\\[([\d, ]+)\\\])?$")
@@ -69,13 +70,13 @@ def measure(outcome: ResearchOutcome) -> dict[str, int]:
                 short_cells += count != cited
     counted = re.search(r"Counted: (\d+) of", markdown)
     numbers = [int(n) for group in re.findall(r"\\\[([\d, ]+)\\\]", body) for n in group.split(", ")]
-    stems = [stem(term) for term in key_terms(outcome.question)]
+    topic = topic_of(outcome.question)
     by_title = {item.citation.title.rstrip(". "): item for item in outcome.evidence}
     warned = re.findall(r"^> - \*\*(?:Retracted|Expression of concern):\*\* (.*?) \(\d{4}", markdown, re.MULTILINE)
     off_topic_warnings = sum(
         1
         for title in warned
-        if (item := by_title.get(title.replace("\\", ""))) is not None and not on_topic(EvidenceView.of(item), stems)
+        if (item := by_title.get(title.replace("\\", ""))) is not None and not on_topic(EvidenceView.of(item), topic)
     )
     frame = frame_question(outcome.question)
     queries = [query for step in outcome.searches for query in step.queries]

@@ -32,12 +32,20 @@ OTHER_OUTCOMES = {"pmid:99000307", "pmid:99000302", "pmid:99000405"}
     [
         # The level-1 meta-analysis and the phase-3 trial are null; only cohorts favour statins.
         ("Do statins reduce mortality in sepsis?", "no", {"pmid:99000305", "pmid:99000304"}),
-        # The meta-analysis (HR 0.77) and the reduced-ejection-fraction trial (HR 0.74) are positive.
-        ("Do SGLT2 inhibitors improve outcomes in heart failure?", "yes", {"pmid:99000403", "pmid:99000401"}),
+        # The meta-analysis (HR 0.77) and the reduced-ejection-fraction trial (HR 0.74) are positive, and so is the
+        # preserved-ejection-fraction trial (HR 0.79), whose abstract names the class only in its MeSH terms.
+        (
+            "Do SGLT2 inhibitors improve outcomes in heart failure?",
+            "yes",
+            {"pmid:99000403", "pmid:99000401", "pmid:99000402"},
+        ),
         # A meta-analysis of treatment in depression against null prevention trials: no clear answer.
         ("Does vitamin D supplementation prevent or treat depression?", "maybe", {"pmid:99000504", "pmid:99000503"}),
         ("Can metformin be repurposed for Alzheimer's disease?", "maybe", set()),
-        # Not a demo topic: the vitamin D trials it finds report depression, never fractures.
+        # Not a demo topic: one trial it finds reports fractures (26% more, in older women: counted since the
+        # topic filter reads the frame, not the words "supplementation" and "adults"); the others report
+        # depression. One direct study is fewer than MIN_DIRECT_STUDIES, and the stance model's "yes" (an
+        # effect) rests on nothing that reads its way: still insufficient.
         ("Does vitamin D supplementation prevent fractures in older adults?", "insufficient", set()),
     ],
 )
@@ -107,8 +115,12 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     assert not [pmid for pmid in OTHER_OUTCOMES if pmid in quoted], quoted
     # A question that asks two things says so under the verdict, and which studies address which.
     assert ("**The question asks two things:**" in outcome.markdown) == ("prevent or treat" in question)
-    if answer == "insufficient":  # no study states a result on fractures: nothing to quote, and that is no failure
-        assert quoted == ""
+    if answer == "insufficient":  # only the falls-and-fractures trial states a result on fractures: it alone is quoted
+        assert set(quoted.split()) == {"pmid:99000506"}
+        # ... and counted in the table, unfavourable (26% more fractures).
+        trials = next(line for line in table.splitlines() if line.startswith("| Randomised controlled trials"))
+        unfavourable = trials.split("|")[5].replace("\\", "")
+        assert f"[{_numbered(outcome.markdown)['pmid:99000506'][0]}]" in unfavourable, trials
         assert not outcome.report_fallback
 
 

@@ -38,7 +38,8 @@ def hostile_report() -> str:
     """A report rendered by the real renderer from evidence whose every field is hostile."""
     items = [
         Evidence(
-            content=HOSTILE,
+            # It names the question's intervention, so that it is on the topic and cited in the table.
+            content=f"Metformin {HOSTILE}",
             citation=Citation(
                 source="web", title=f"Study {HOSTILE}", url="javascript:alert(4)", authors=("<b onmouseover=x>",)
             ),

@@ -22,6 +22,12 @@ def defined_abbreviations(text: str) -> dict[str, str]:
     return found
 
 
+def expands(short: str, phrase: str) -> bool:
+    """Whether ``phrase`` spells out the abbreviation ``short`` as ``defined_abbreviations`` reads one
+    ("Sodium-Glucose Transporter 2 Inhibitors" spells out "SGLT2")."""
+    return _long_form(short, phrase) is not None
+
+
 def _long_form(short: str, candidate: str) -> str | None:
     s, i = len(short) - 1, len(candidate) - 1
     while s >= 0:

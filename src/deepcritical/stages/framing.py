@@ -47,6 +47,9 @@ class EvidenceView:
     # an abstract and its article's passages share it.
     section: str | None = None
     document: str = ""
+    # The record's MeSH descriptors: an index names the drug class an abstract names only by its member
+    # ("Sodium-Glucose Transporter 2 Inhibitors" for an abstract that says "empagliflozin").
+    mesh: tuple[str, ...] = ()
 
     @property
     def states_no_result(self) -> bool:
@@ -72,6 +75,7 @@ class EvidenceView:
             expression_of_concern=item.expression_of_concern,
             section=item.passage.section if item.passage is not None else None,
             document=study_key(item),
+            mesh=item.citation.mesh_headings,
         )
 
 

@@ -4,7 +4,6 @@ clinical, safety) a text covers. The code-built assessment and the extractive re
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -282,7 +281,7 @@ def _word_roots(haystack: str) -> frozenset[str]:
     return frozenset(_root(word) for word in _TOKEN.findall(haystack))
 
 
-def _mentions(term: str, haystack: str) -> bool:
+def mentions_stem(term: str, haystack: str) -> bool:
     """Whether the lower-cased ``haystack`` names the stemmed ``term``: as written, with its plural s folded
     ("statins", "statin"), as a word with the same root ("attenuation", "attenuated"; never a longer word
     that begins alike: "experience" is not "experimental"), or a compound by every part as such a word
@@ -299,19 +298,7 @@ def share_named(stems: Sequence[str], text: str) -> float:
     if not stems:
         return 1.0
     haystack = text.lower()
-    return sum(_mentions(term, haystack) for term in stems) / len(stems)
-
-
-def on_topic(item: EvidenceView, stems: Sequence[str]) -> bool:
-    """The item names the question's key entities: every one of a short question, else at least two thirds
-    of them (and never fewer than two). Only such items may point the answer one way or the other: a
-    snippet about metformin alone says nothing about metformin for Alzheimer's disease."""
-    entities = entity_terms(stems)
-    if not entities:
-        return True
-    haystack = f"{item.title} {item.text}".lower()
-    hits = sum(_mentions(term, haystack) for term in entities)
-    return hits >= max(min(2, len(entities)), math.ceil(2 * len(entities) / 3))
+    return sum(mentions_stem(term, haystack) for term in stems) / len(stems)
 
 
 def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
@@ -319,7 +306,7 @@ def is_relevant(item: EvidenceView, stems: Sequence[str]) -> bool:
     if not stems:
         return True
     haystack = f"{item.title} {item.text}".lower()
-    hits = [_mentions(term, haystack) for term in stems]
+    hits = [mentions_stem(term, haystack) for term in stems]
     return hits[0] or sum(hits) >= 2 * len(stems) / 3
 
 
@@ -375,4 +362,4 @@ def result_only(statement: str) -> str | None:
 
 def mentions(term: str, text: str) -> bool:
     """Whether ``text`` names ``term`` (case folded, possessive and plural s folded)."""
-    return _mentions(stem(term), text.lower())
+    return mentions_stem(stem(term), text.lower())

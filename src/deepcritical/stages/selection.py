@@ -13,9 +13,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from deepcritical.models import Evidence
 from deepcritical.reading.frame import frame_question, terms_of
 from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView, study_key
-from deepcritical.stages.reading import key_terms, on_topic, share_named, stem
+from deepcritical.stages.reading import key_terms, share_named, stem
 from deepcritical.stages.strength import is_lab
 from deepcritical.stages.studies import group_studies, readable
+from deepcritical.stages.topic import Topic, on_topic, topic_of
 
 # The share of a selection given to the strongest direct studies; the rest keeps relevance and diversity
 # (mechanism and safety items a judge needs too).
@@ -26,7 +27,7 @@ STRONGEST_SHARE = 0.5
 MAX_STUDY_LEVEL = 4
 
 
-def _graded_study(view: EvidenceView, stems: Sequence[str]) -> bool:
+def _graded_study(view: EvidenceView, topic: Topic) -> bool:
     """A study in people, graded on the OCEBM scale (levels 1-4), that reports results and names the question."""
     return (
         view.level is not None
@@ -34,7 +35,7 @@ def _graded_study(view: EvidenceView, stems: Sequence[str]) -> bool:
         and not is_lab(view)
         and view.design != "registered_trial"
         and not view.retracted
-        and on_topic(view, stems)
+        and on_topic(view, topic)
     )
 
 
@@ -42,11 +43,12 @@ def strongest_studies(question: str, collected: Sequence[Evidence]) -> list[list
     """The collected studies in people that name the question, strongest first: OCEBM level, then how much
     of the question's frame (intervention, population, outcomes) they name, then the number of participants."""
     stems = [stem(term) for term in key_terms(question)]
+    topic = topic_of(question)
     framed = [stem(term) for term in terms_of(frame_question(question).entities) if len(term) >= 3] or stems
     ranked: list[tuple[tuple[int, float, int], list[Evidence]]] = []
     for group in group_studies(collected):
         views = [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in group]
-        graded = [view for view in views if _graded_study(view, stems)]
+        graded = [view for view in views if _graded_study(view, topic)]
         if not graded:
             continue
         level = min(view.level for view in graded if view.level is not None)
@@ -98,9 +100,9 @@ HELD_KINDS = frozenset(_DESIGN_ASKS)
 def held_kinds(question: str, items: Iterable[Evidence]) -> list[str]:
     """The kinds of study ("randomised trials", ...) the run holds on the question: studies in people that
     name it, not retracted, not registrations."""
-    stems = [stem(term) for term in key_terms(question)]
+    topic = topic_of(question)
     views = (EvidenceView.of(item, REPORT_TEXT_CHARS) for item in items)
-    designs = {view.design for view in views if _graded_study(view, stems)}
+    designs = {view.design for view in views if _graded_study(view, topic)}
     return [kind for kind, (_, answering) in _DESIGN_ASKS.items() if answering & designs]
 
 

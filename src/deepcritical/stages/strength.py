@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import key_terms, on_topic, stem
 from deepcritical.stages.study_reading import StudyReader, study_reader
+from deepcritical.stages.topic import Topic, on_topic, topic_of
 from deepcritical.vocabulary import (
     DIRECTION_DEFAULT_WEIGHT,
     DIRECTION_LEVEL_WEIGHTS,
@@ -170,15 +170,15 @@ class Strength:
 
 def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
     """Every item placed: off topic, retracted, a registration, or in its design group under its direction."""
-    stems = [stem(term) for term in key_terms(question)]
+    topic = topic_of(question)
     strength = Strength(reviewed=len(items))
     reader = study_reader(question)
-    placed = _one_per_study(items, stems, reader)
+    placed = _one_per_study(items, topic, reader)
     for item in items:
         strength.views[item.id] = item
         if item.id not in placed:
             strength.same_study.append(item.id)
-        elif not on_topic(item, stems):
+        elif not on_topic(item, topic):
             strength.off_topic.append(item.id)
         elif item.retracted:
             strength.retracted.append(item.id)
@@ -204,7 +204,7 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
     return strength
 
 
-def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str], reader: StudyReader) -> set[str]:
+def _one_per_study(items: Sequence[EvidenceView], topic: Topic, reader: StudyReader) -> set[str]:
     """The item that stands for each study, among an abstract and its article's passages: never an
     introduction or methods passage when another is there; first one whose result is for the question's
     outcome and intervention, then one that states a result on the question (a full-text passage before the
@@ -215,7 +215,7 @@ def _one_per_study(items: Sequence[EvidenceView], stems: Sequence[str], reader: 
         studies.setdefault(item.document or item.id, []).append(item)
 
     def rank(item: EvidenceView) -> tuple[bool, bool, bool, bool, bool]:
-        topical = on_topic(item, stems)
+        topical = on_topic(item, topic)
         reading = reader.read(item) if not item.states_no_result and topical else None
         states = reading is not None and reading.direction is not None
         return (

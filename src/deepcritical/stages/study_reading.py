@@ -65,7 +65,7 @@ _POPULATION = re.compile(
 )
 # Words a question uses for "any clinical outcome" ("clinical outcome", "overall outcome"): a sentence naming a
 # clinical outcome answers it.
-_ANY_OUTCOME = frozenset(
+ANY_OUTCOME = frozenset(
     {"outcom", "benefit", "effect", "efficaci", "result", "prognosi", "endpoint", "clinic", "overal"}
 )
 # A sentence states a comparative result when it gives a statistic or words of change or difference;
@@ -101,7 +101,7 @@ _PRIMARY_RESULT = re.compile(
 # Healthy people answer a question about patients only indirectly.
 HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)
 # Outcomes a sentence names in other words: "died" and "survival" report mortality.
-_SAME_OUTCOME: dict[str, frozenset[str]] = {
+SAME_OUTCOME: dict[str, frozenset[str]] = {
     "mortal": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
     "death": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
     "surviv": frozenset({"death", "die", "dead", "surviv", "fatal", "mortal"}),
@@ -143,7 +143,7 @@ def question_comparison(question: str) -> Comparison:
     # is what the results name.
     rest = text[verb.end() :]
     outcome = _POPULATION.split(rest, maxsplit=1)[0].strip()
-    if not outcome or set(stems(outcome)) <= _ANY_OUTCOME:
+    if not outcome or set(stems(outcome)) <= ANY_OUTCOME:
         outcome = rest
     return Comparison.of(text[: verb.start()], comparator, outcome)
 
@@ -219,11 +219,11 @@ class StudyReader:
         self._item_outcomes: dict[str, list[frozenset[str]]] = {}
         # The frame's own outcomes ("mortality", "fractures"), each as the stems a sentence may name it by;
         # none when the question names only "outcomes" or a condition to treat ("for Alzheimer's disease").
-        outcomes = [frozenset(stems(outcome)) - _ANY_OUTCOME for outcome in frame.outcomes]
+        outcomes = [frozenset(stems(outcome)) - ANY_OUTCOME for outcome in frame.outcomes]
         self._outcomes = [
-            frozenset().union(*(_SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
+            frozenset().union(*(SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
         ]
-        self._population = frozenset(stems(frame.population or "")) - _ANY_OUTCOME
+        self._population = frozenset(stems(frame.population or "")) - ANY_OUTCOME
         self._generic_outcome = bool(frame.outcomes) and not self._outcomes
         self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
         self._other_population = _other_population(frame.population, question)

@@ -25,6 +25,7 @@ from deepcritical.stages.stance import (
 )
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import HEALTHY_VOLUNTEERS, study_reader
+from deepcritical.stages.topic import on_outcome, topic_of
 from deepcritical.vocabulary import Direction
 
 
@@ -155,8 +156,20 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     if pool and is_yes_no(question) and sum(direct for *_, direct in weighed) < MIN_DIRECT_STUDIES:
         # One study answers a yes/no question: the stance model, which reads the result reader's reading as
         # features beside the abstract's own wording, answers it better (PubMedQA's "yes" is often "there is
-        # an effect", in either direction; phases/16_result_reader.md, round 3).
-        return reconciled(code_verdict(question, pool), question, counted)
+        # an effect", in either direction; phases/16_result_reader.md, round 3). It reads the items that
+        # name the question's intervention and outcome (``stages.topic``): a depression news page and a
+        # metformin study say nothing on vitamin D and fractures (the whole pool only when no item does).
+        topic = topic_of(question)
+        about = [view for view in pool if on_outcome(view, topic)] or pool
+        pooled = reconciled(code_verdict(question, about), question, counted)
+        if (trial := _contradicting_trial(pooled, weighed)) is not None:
+            return insufficient(
+                f"Insufficient: fewer than {MIN_DIRECT_STUDIES} counted studies state a result directly on the "
+                f"question, and the pooled stance ({pooled.label} {pooled.confidence:.2f}) rests on no item that "
+                f"reads its way: the randomised evidence that does reads {trial}.",
+                COUNTED_METHOD,
+            )
+        return pooled
     favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
     total = sum(weight for _, _, weight, _ in weighed)
     share = favourable / total
@@ -199,6 +212,22 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
         f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).",
     )
+
+
+def _contradicting_trial(
+    stance: Verdict, weighed: Sequence[tuple[EvidenceView, Direction, float, bool]]
+) -> Direction | None:
+    """The direction of the direct randomised evidence (OCEBM level 1-2) when the stance model's yes or no
+    rests on no item (every item it read reads the other way in the counted table) and that evidence reads
+    the opposite way ("26% more fractures" against a yes on preventing them); else None. A null reading, or
+    one from a weaker design, does not overrule the stance model: one reading alone is not that reliable
+    (``MIN_DIRECT_STUDIES``; PubMedQA, phases/16_frame.md)."""
+    if stance.label not in ("yes", "no") or stance.evidence_ids:
+        return None
+    opposite: Direction = "unfavourable" if stance.label == "yes" else "favourable"
+    direct = [(view, way) for view, way, _, is_direct in weighed if is_direct]
+    randomised = [way for view, way in direct if view.level is not None and view.level <= 2 and not is_lab(view)]
+    return opposite if randomised and all(way == opposite for way in randomised) else None
 
 
 def unread_outcome_verdict(verdict: Verdict, question: str, counted: Strength) -> Verdict:

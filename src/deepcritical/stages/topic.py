@@ -1,0 +1,208 @@
+"""Whether an item is about the question: it names the question frame's intervention and, softly, one of its
+outcomes or its population, in its title, text or MeSH index terms.
+Only such items may point the answer one way or the other: a snippet about metformin alone says nothing
+about metformin for Alzheimer's disease.
+
+The frame (``reading.frame``) says which of a question's words are things and which only say how the
+question is put: "Does vitamin D supplementation prevent fractures in older adults?" is about vitamin D and
+fractures in older people, so an RCT of "annual high-dose oral vitamin D and falls, fractures and mood in
+older women" is on topic, although it never writes "supplementation", "prevent" or "adults"; a trial that
+reports deaths answers a question about mortality. Whether a study's result is for the question's outcome
+and people is then the study reader's to say (``study_reading``). A question the frame cannot read (a
+claim, an open question, no intervention or nothing besides it) falls back on its key words: an item names
+at least two thirds of them."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from deepcritical.reading.abbreviations import expands
+from deepcritical.reading.comparison import stems as outcome_stems
+from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_of
+from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, PEOPLE
+from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import entity_terms, key_terms, mentions_stem, stem
+from deepcritical.stages.stance import is_yes_no
+from deepcritical.stages.study_reading import ANY_OUTCOME, SAME_OUTCOME
+
+# Words that say how an intervention is given or an outcome measured, not what it is: "vitamin D
+# supplementation" is named by a trial of "oral vitamin D", "the risk of fractures" by one of "fractures".
+_MANNER = frozenset(
+    {
+        *OPEN_HEADS,
+        *ASPECT_HEADS,
+        "supplementation",
+        "intake",
+        "consumption",
+        "exposure",
+        "prophylaxis",
+        "dosing",
+        "dose",
+        "doses",
+        "prescription",
+        "risk",
+        "risks",
+        "rate",
+        "rates",
+        "incidence",
+        "prevalence",
+        "level",
+        "levels",
+        "odds",
+    }
+)
+_CONDITION_HEADS = frozenset({"disease", "syndrome", "disorder"})
+# The heads of a population that is a group of people rather than a condition; such a population is named
+# by any of its words or by a word of its age group ("older women" and "aged" for "older adults").
+_GROUP_HEADS = PEOPLE | {"women", "men", "children", "infants", "adolescents", "elderly", "neonates", "girls", "boys"}
+# (A text's "aged 18 to 65" or "7 days old" names no age group: "aged" counts only as the MeSH heading.)
+_AGE_GROUPS = (
+    frozenset({"older", "elderly", "geriatric", "senior", "seniors"}),
+    frozenset({"children", "child", "paediatric", "pediatric", "infants", "infant", "adolescents", "adolescent"}),
+)
+_AGE_HEADINGS = (frozenset({"aged"}), frozenset({"child", "infant", "adolescent"}))
+# An abbreviation long enough to be spelt out reliably by an index term ("SGLT2"; not "AF").
+_MIN_ABBREVIATION = 3
+
+
+@dataclass(frozen=True)
+class Topic:
+    """What an item must name to be about a question: the frame's intervention (its words), its outcomes
+    (each as its stemmed words, each word with the other words for it: "mortal" with "death", "surviv"...;
+    none when the question names only a generic one: "outcomes") and its population (its words); or, when the
+    frame cannot be read, the question's key words (``stems``)."""
+
+    stems: tuple[str, ...]
+    intervention: tuple[str, ...] = ()
+    outcomes: tuple[tuple[frozenset[str], ...], ...] = ()
+    population: tuple[str, ...] = ()
+    group: bool = False
+
+    @property
+    def framed(self) -> bool:
+        return bool(self.intervention) and bool(self.outcomes or self.population)
+
+
+def _words(entity: str | None) -> tuple[str, ...]:
+    """The words of an entity that name it, without those that only say how it is given or measured, nor
+    the head of an eponym ("Alzheimer's" names Alzheimer's disease)."""
+    if not entity:
+        return ()
+    words = terms_of([entity])
+    named = [word for word in words if word.lower() not in _MANNER]
+    if len(named) >= 2 and named[-1].lower() in _CONDITION_HEADS and named[-2].lower().endswith(("'s", "’s")):
+        named.pop()
+    return tuple(named or words)
+
+
+@lru_cache(maxsize=256)
+def topic_of(question: str) -> Topic:
+    """The ``Topic`` of ``question``, from its frame."""
+    stems = tuple(stem(term) for term in key_terms(question))
+    frame = frame_question(question)
+    if frame.open_intervention or not frame.intervention or not is_yes_no(question):
+        # The frame is read from a question's shape; a claim's subject is often no intervention ("Women with
+        # a lower birth weight", "76-85% of people with severe mental disorder"): SciFact, phases/16_frame.md.
+        return Topic(stems)
+    outcomes = tuple(
+        families
+        for outcome in frame.outcomes
+        if outcome.lower() not in GENERIC_OUTCOMES
+        and (families := tuple(SAME_OUTCOME.get(word, frozenset({word})) for word in _outcome_words(outcome)))
+    )
+    population = _words(frame.population)
+    group = bool(population) and population[-1].lower() in _GROUP_HEADS
+    # A question that names only a generic outcome ("improve outcomes") is answered by any clinical one.
+    topic = Topic(stems, _words(frame.intervention), outcomes, population, group)
+    return topic if topic.framed else Topic(stems)
+
+
+def _outcome_words(outcome: str) -> list[str]:
+    """An outcome's stemmed words, without those that say how it is counted ("the risk of fractures")."""
+    manner = set(outcome_stems(" ".join(_MANNER)))
+    return [word for word in dict.fromkeys(outcome_stems(outcome)) if word not in ANY_OUTCOME | manner]
+
+
+def _phrase(words: Sequence[str]) -> re.Pattern[str]:
+    # "vitamin D3" is vitamin D; "statins" a statin.
+    body = r"[\s-]+".join(re.escape(word.lower()) for word in words)
+    return re.compile(rf"(?<![\w-]){body}(?:s|\d{{1,2}})?(?![\w])")
+
+
+def _names(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bool:
+    """Whether the lower-cased ``haystack`` (or an index term) names every word of an entity. A word of one
+    or two letters ("vitamin D", "type 2 diabetes") only counts in the entity's own phrase; an abbreviation
+    is also named by an index term that spells it out ("Sodium-Glucose Transporter 2 Inhibitors" for SGLT2)."""
+    if any(len(word) < 3 for word in words):
+        return bool(_phrase(words).search(haystack)) or any(_phrase(words).search(term.lower()) for term in mesh)
+    index = " ".join(term.lower() for term in mesh)
+    for word in words:
+        key = stem(word)
+        if mentions_stem(key, haystack) or mentions_stem(key, index):
+            continue
+        abbreviation = sum(char.isupper() or char.isdigit() for char in word) >= 2 and len(word) >= _MIN_ABBREVIATION
+        if not (abbreviation and any(expands(word, term) for term in mesh)):
+            return False
+    return True
+
+
+def _names_group(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bool:
+    """A group of people named softly: by a word that qualifies it ("older", or the head when nothing does:
+    "children") or another word of the same age group ("elderly"; the MeSH heading "Aged"); "adults" alone
+    is anyone."""
+    wanted = {word.lower() for word in words[:-1]} or {words[-1].lower()}
+    headings: set[str] = set()
+    for ages, ages_indexed in zip(_AGE_GROUPS, _AGE_HEADINGS, strict=True):
+        if wanted & ages:
+            wanted |= ages
+            headings |= ages_indexed
+    if any(term.split(",")[0].lower() in headings for term in mesh):
+        return True
+    # Whole words: "older" is not in "shoulder".
+    return any(re.search(rf"\b{re.escape(word)}\b", haystack) for word in wanted)
+
+
+def on_topic(item: EvidenceView, topic: Topic) -> bool:
+    """The item names the question's intervention (every word of it) and the rest of its frame: one of its
+    outcomes or its population, softly (a word of it, or another word for it: "died" for mortality; a group
+    of people by its qualifier or age group), in its title, text or MeSH terms, as the study reader names an
+    outcome. For a question without a frame: at least two thirds of its key words (and never fewer than two)."""
+    haystack = f"{item.title} {item.text}".lower()
+    if not topic.intervention:
+        return _two_thirds(haystack, topic.stems)
+    mesh = item.mesh
+    if not _names(topic.intervention, haystack, mesh):
+        return False
+    if _names_outcome(item, topic):
+        return True
+    if not topic.population:
+        return False
+    if topic.group:
+        return _names_group(topic.population, haystack, mesh)
+    return any(_names([word], haystack, mesh) for word in topic.population if len(word) >= 3)
+
+
+def on_outcome(item: EvidenceView, topic: Topic) -> bool:
+    """The item is on the topic and names one of the question's own outcomes (any, when it names none): it
+    may answer the question, not only concern its people ("vitamin D and depression in older adults" does
+    not answer one on fractures)."""
+    return on_topic(item, topic) and (not topic.intervention or not topic.outcomes or _names_outcome(item, topic))
+
+
+def _names_outcome(item: EvidenceView, topic: Topic) -> bool:
+    if not topic.outcomes:
+        return False
+    named = set(outcome_stems(" ".join((item.title, item.text, *item.mesh)).lower()))
+    return any(any(family & named for family in outcome) for outcome in topic.outcomes)
+
+
+def _two_thirds(haystack: str, stems: Sequence[str]) -> bool:
+    entities = entity_terms(stems)
+    if not entities:
+        return True
+    hits = sum(mentions_stem(term, haystack) for term in entities)
+    return hits >= max(min(2, len(entities)), math.ceil(2 * len(entities) / 3))
