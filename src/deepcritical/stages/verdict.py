@@ -162,11 +162,14 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         topic = topic_of(question)
         about = [view for view in pool if on_outcome(view, topic)] or pool
         pooled = reconciled(code_verdict(question, about), question, counted)
-        if (trial := _contradicting_trial(pooled, weighed)) is not None:
+        if trials := _contradicting_trials(pooled, weighed):
+            direct = sum(is_direct for *_, is_direct in weighed)
+            described = "; ".join(_described(view) for view in trials)
             return insufficient(
-                f"Insufficient: fewer than {MIN_DIRECT_STUDIES} counted studies state a result directly on the "
-                f"question, and the pooled stance ({pooled.label} {pooled.confidence:.2f}) rests on no item that "
-                f"reads its way: the randomised evidence that does reads {trial}.",
+                f"Insufficient: {direct} counted stud{'y states' if direct == 1 else 'ies state'} a result directly "
+                f"on the question, and a yes or a no needs {MIN_DIRECT_STUDIES}. The randomised evidence among them "
+                f"reads {_opposite(pooled.label)} ({described}), so the stance model's {pooled.label} "
+                f"({pooled.confidence:.2f}), which no counted study supports, is not stated.",
                 COUNTED_METHOD,
             )
         return pooled
@@ -214,20 +217,32 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     )
 
 
-def _contradicting_trial(
+def _opposite(label: str) -> Direction:
+    return "unfavourable" if label == "yes" else "favourable"
+
+
+def _described(view: EvidenceView) -> str:
+    design = DESIGN_LABELS.get(view.design, view.design)  # type: ignore[call-overload]
+    return f"{design}, n = {view.n:,}" if view.n else str(design)
+
+
+def _contradicting_trials(
     stance: Verdict, weighed: Sequence[tuple[EvidenceView, Direction, float, bool]]
-) -> Direction | None:
-    """The direction of the direct randomised evidence (OCEBM level 1-2) when the stance model's yes or no
-    rests on no item (every item it read reads the other way in the counted table) and that evidence reads
-    the opposite way ("26% more fractures" against a yes on preventing them); else None. A null reading, or
-    one from a weaker design, does not overrule the stance model: one reading alone is not that reliable
-    (``MIN_DIRECT_STUDIES``; PubMedQA, phases/16_frame.md)."""
+) -> list[EvidenceView]:
+    """The direct randomised studies (OCEBM level 1-2) when the stance model's yes or no rests on no item
+    (every item it read reads the other way in the counted table) and all of them read the opposite way
+    ("26% more fractures" against a yes on preventing them); else none. A null reading, or one from a weaker
+    design, does not overrule the stance model: one reading alone is not that reliable (``MIN_DIRECT_STUDIES``;
+    PubMedQA, phases/16_frame.md)."""
     if stance.label not in ("yes", "no") or stance.evidence_ids:
-        return None
-    opposite: Direction = "unfavourable" if stance.label == "yes" else "favourable"
-    direct = [(view, way) for view, way, _, is_direct in weighed if is_direct]
-    randomised = [way for view, way in direct if view.level is not None and view.level <= 2 and not is_lab(view)]
-    return opposite if randomised and all(way == opposite for way in randomised) else None
+        return []
+    randomised = [
+        (view, way)
+        for view, way, _, is_direct in weighed
+        if is_direct and view.level is not None and view.level <= 2 and not is_lab(view)
+    ]
+    opposite = _opposite(stance.label)
+    return [view for view, _ in randomised] if randomised and all(way == opposite for _, way in randomised) else []
 
 
 def unread_outcome_verdict(verdict: Verdict, question: str, counted: Strength) -> Verdict:
