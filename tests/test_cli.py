@@ -160,7 +160,13 @@ def test_usage_errors_are_one_line_too(tmp_path: Path, args: tuple[str, ...], ex
 
 
 def test_an_unknown_reader_in_the_environment_is_one_line_naming_the_variable(tmp_path: Path) -> None:
-    result = run_cli("research", "q", "--demo", home=tmp_path / "home", env={"DEEPCRITICAL_READER": "bert"})
+    result = run_cli(
+        "research",
+        "Do statins reduce mortality?",
+        "--demo",
+        home=tmp_path / "home",
+        env={"DEEPCRITICAL_READER": "bert"},
+    )
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "error: invalid configuration: DEEPCRITICAL_READER: Input should be 'linear' or 'transformer' (got 'bert')"

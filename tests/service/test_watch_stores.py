@@ -47,16 +47,22 @@ def run_at(moment: datetime, folder: str = "/f", verdict: str | None = "yes") ->
 
 def test_a_watch_reads_back_as_it_was_added(store: WatchStorage) -> None:
     options = WatchOptions(sources=["pubmed"], collection="papers", no_llm=True, demo=True)
-    added = store.add("  Does X\treduce Y?  ", every="2w", options=options, webhook="https://h.example/x", now=T0)
+    added = store.add(
+        "  Does aspirin\treduce stroke?  ", every="2w", options=options, webhook="https://h.example/x", now=T0
+    )
     again = store.get(added.id)
     assert again == added
-    assert (again.question, again.interval, again.options) == ("Does X reduce Y?", timedelta(weeks=2), options)
+    assert (again.question, again.interval, again.options) == (
+        "Does aspirin reduce stroke?",
+        timedelta(weeks=2),
+        options,
+    )
     assert [watch.id for watch in store.watches()] == [added.id]
 
 
 def test_due_history_and_the_next_due_time(store: WatchStorage) -> None:
-    later = store.add("Does Z help?", every="1d", now=T0 + timedelta(hours=1))
-    first = store.add("Does X reduce Y?", every="7d", now=T0)
+    later = store.add("Does zinc help?", every="1d", now=T0 + timedelta(hours=1))
+    first = store.add("Does aspirin reduce stroke?", every="7d", now=T0)
     assert [watch.id for watch in store.due(T0 + timedelta(hours=1))] == [first.id, later.id]  # longest overdue first
     store.record_run(first.id, run_at(T0, "/f/1"), next_due=T0 + timedelta(days=7))
     store.record_run(first.id, run_at(T0 + timedelta(days=7), "/f/2", "no"), next_due=T0 + timedelta(days=14))
@@ -66,7 +72,7 @@ def test_due_history_and_the_next_due_time(store: WatchStorage) -> None:
 
 
 def test_of_two_claims_of_one_due_time_one_wins(store: WatchStorage) -> None:
-    watch = store.add("Does X reduce Y?", every="1d", now=T0)
+    watch = store.add("Does aspirin reduce stroke?", every="1d", now=T0)
     seen_first, seen_second = store.due(T0)[0], store.due(T0)[0]
     assert store.claim(seen_first, T0)
     assert not store.claim(seen_second, T0)
@@ -74,7 +80,7 @@ def test_of_two_claims_of_one_due_time_one_wins(store: WatchStorage) -> None:
 
 
 def test_a_removed_watch_is_gone_with_its_history_and_a_run_of_it_is_not_recorded(store: WatchStorage) -> None:
-    watch = store.add("Does X reduce Y?", now=T0)
+    watch = store.add("Does aspirin reduce stroke?", now=T0)
     store.record_run(watch.id, run_at(T0), T0 + timedelta(days=7))
     store.remove(watch.id)
     assert store.watches() == []
@@ -118,7 +124,7 @@ def jobs(store: WatchStorage, tmp_path: Path) -> WatchJobs:
 
 async def test_a_due_time_is_run_once_however_often_its_job_is_delivered(tmp_path: Path) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
-    watch = store.add("Does X reduce Y?", every="1d", now=T0 - timedelta(hours=1))
+    watch = store.add("Does aspirin reduce stroke?", every="1d", now=T0 - timedelta(hours=1))
     team = jobs(store, tmp_path)
     due = ScheduledWatch(watch_id=watch.id, due=watch.next_due)
     assert await team.run(due, Attempt(number=1, allowed=3)) == "ran"
@@ -134,7 +140,7 @@ async def test_a_run_that_killed_its_worker_every_time_is_recorded_failed_and_wa
     tmp_path: Path,
 ) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
-    watch = store.add("Does X reduce Y?", every="1d", now=T0 - timedelta(hours=1))
+    watch = store.add("Does aspirin reduce stroke?", every="1d", now=T0 - timedelta(hours=1))
     team = jobs(store, tmp_path)
     outcome = await team.run(ScheduledWatch(watch_id=watch.id, due=watch.next_due), Attempt(number=4, allowed=3))
     assert outcome == "failed"
@@ -148,7 +154,7 @@ def test_an_unfinished_run_going_on_in_a_live_process_is_left_to_it_unless_the_c
     tmp_path: Path,
 ) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
-    watch = store.add("Does X reduce Y?", now=T0)
+    watch = store.add("Does aspirin reduce stroke?", now=T0)
     folder = store.folder(watch.id) / "runs" / "watch-20260301-120000-abcdef"
     run = RunStore.create(folder)
     run.write_request(RunRequest(question=watch.question))  # started, no run.json: not finished

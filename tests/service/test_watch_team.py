@@ -203,7 +203,7 @@ def test_a_team_watch_added_from_the_command_line_is_kept_in_redis_and_queued_at
     redis_url: str,  # noqa: F811
 ) -> None:
     home, env = tmp_path / "home", {"DEEPCRITICAL_QUEUE_URL": redis_url}
-    added = run_cli("watch", "add", "Does X reduce Y?", "--demo", "--every", "7d", home=home, env=env)
+    added = run_cli("watch", "add", "Does aspirin reduce stroke?", "--demo", "--every", "7d", home=home, env=env)
     assert added.returncode == 0, added.stderr
     found = re.search(r"w-[0-9a-f]{8}", added.stdout)
     assert found is not None

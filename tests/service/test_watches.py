@@ -28,9 +28,11 @@ T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 def test_a_watch_keeps_its_question_options_and_webhook_and_is_due_at_once(tmp_path: Path) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
     options = WatchOptions(sources=["pubmed", "europepmc"], collection="papers", model="openai:gpt-4o", no_llm=True)
-    added = store.add("  Does X\treduce Y?  ", every="2w", options=options, webhook="https://hooks.example/x", now=T0)
+    added = store.add(
+        "  Does aspirin\treduce stroke?  ", every="2w", options=options, webhook="https://hooks.example/x", now=T0
+    )
     again = WatchStore(tmp_path / "watches.sqlite").get(added.id)  # a second opener reads what the first wrote
-    assert again.question == "Does X reduce Y?"
+    assert again.question == "Does aspirin reduce stroke?"
     assert again.interval == timedelta(weeks=2)
     assert again.options == options
     assert again.webhook == "https://hooks.example/x"
@@ -49,7 +51,7 @@ def test_a_watch_keeps_its_question_options_and_webhook_and_is_due_at_once(tmp_p
 
 def test_a_recorded_run_becomes_the_last_run_and_moves_the_next_due_time(tmp_path: Path) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
-    watch = store.add("Does X reduce Y?", every="7d", now=T0)
+    watch = store.add("Does aspirin reduce stroke?", every="7d", now=T0)
     first = WatchRun(run_at=T0, folder="/f/1", verdict="yes", confidence=0.6, counted=4, changed=False)
     later = T0 + timedelta(days=7)
     second = WatchRun(
@@ -65,7 +67,7 @@ def test_a_recorded_run_becomes_the_last_run_and_moves_the_next_due_time(tmp_pat
 
 def test_removing_a_watch_removes_its_history_and_an_unknown_id_is_an_error(tmp_path: Path) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
-    watch = store.add("Does X reduce Y?", now=T0)
+    watch = store.add("Does aspirin reduce stroke?", now=T0)
     store.record_run(
         watch.id, WatchRun(run_at=T0, folder="/f", verdict=None, confidence=None, counted=0, changed=False), T0
     )
@@ -98,7 +100,7 @@ def test_an_invalid_interval_is_refused_naming_the_flag(every: str, problem: str
 @pytest.mark.parametrize("url", ["ftp://example.org/hook", "file:///etc/passwd", "javascript:alert(1)", "https://"])
 def test_a_webhook_that_is_not_http_is_refused(tmp_path: Path, url: str) -> None:
     with pytest.raises(WatchError, match="--webhook") as caught:
-        WatchStore(tmp_path / "w.sqlite").add("Does X reduce Y?", webhook=url, now=T0)
+        WatchStore(tmp_path / "w.sqlite").add("Does aspirin reduce stroke?", webhook=url, now=T0)
     assert caught.value.field == "webhook"
 
 
@@ -117,13 +119,13 @@ def test_a_version_1_database_is_migrated_and_keeps_its_watches(tmp_path: Path) 
         connection.execute("INSERT INTO schema_version VALUES (1)")
         connection.executescript(MIGRATIONS[0])
         connection.execute(
-            "INSERT INTO watches VALUES ('w-old', 'Does X reduce Y?', 86400, '{}', NULL, ?, ?)",
+            "INSERT INTO watches VALUES ('w-old', 'Does aspirin reduce stroke?', 86400, '{}', NULL, ?, ?)",
             (T0.isoformat(), T0.isoformat()),
         )
     store = WatchStore(path)
     with sqlite3.connect(path) as connection:
         assert connection.execute("SELECT version FROM schema_version").fetchone() == (SCHEMA_VERSION,)
-    assert store.get("w-old").question == "Does X reduce Y?"
+    assert store.get("w-old").question == "Does aspirin reduce stroke?"
     store.record_run(
         "w-old", WatchRun(run_at=T0, folder="/f", verdict="yes", confidence=0.5, counted=1, changed=False), T0
     )
@@ -142,7 +144,7 @@ def test_migrating_twice_changes_nothing_and_a_newer_database_is_refused(tmp_pat
 
 def test_of_two_schedulers_that_read_the_same_due_watch_one_claims_it(tmp_path: Path) -> None:
     store = WatchStore(tmp_path / "watches.sqlite")
-    watch = store.add("Does X reduce Y?", every="1d", now=T0)
+    watch = store.add("Does aspirin reduce stroke?", every="1d", now=T0)
     seen_by_first, seen_by_second = store.due(T0), WatchStore(tmp_path / "watches.sqlite").due(T0)
     assert store.claim(seen_by_first[0], T0)
     assert not store.claim(seen_by_second[0], T0)  # read before the first claimed it: skipped
