@@ -167,8 +167,9 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
             described = "; ".join(_described(view) for view in trials)
             return insufficient(
                 f"Insufficient: {direct} counted stud{'y states' if direct == 1 else 'ies state'} a result directly "
-                f"on the question, and a yes or a no needs {MIN_DIRECT_STUDIES}. The randomised evidence among them "
-                f"reads {_opposite(pooled.label)} ({described}), so the stance model's {pooled.label} "
+                f"on the question, and a yes or a no needs {MIN_DIRECT_STUDIES}. "
+                f"{'The randomised one reads' if len(trials) == 1 else 'The randomised ones read'} "
+                f"{_opposite(pooled.label)} ({described}), so the stance model's {pooled.label} "
                 f"({pooled.confidence:.2f}), which no counted study supports, is not stated.",
                 COUNTED_METHOD,
             )
