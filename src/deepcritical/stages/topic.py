@@ -138,7 +138,8 @@ def _names(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bool:
     or two letters ("vitamin D", "type 2 diabetes") only counts in the entity's own phrase; an abbreviation
     is also named by an index term that spells it out ("Sodium-Glucose Transporter 2 Inhibitors" for SGLT2)."""
     if any(len(word) < 3 for word in words):
-        return bool(_phrase(words).search(haystack)) or any(_phrase(words).search(term.lower()) for term in mesh)
+        phrase = _phrase(words)
+        return bool(phrase.search(haystack)) or any(phrase.search(term.lower()) for term in mesh)
     index = " ".join(term.lower() for term in mesh)
     for word in words:
         key = stem(word)

@@ -112,9 +112,7 @@ def _size(population: Population, text: str, design: StudyDesign | None = None) 
 # Hosts whose pages are journal articles or bibliographic records of them (PubMed, PMC, Europe PMC and the
 # large biomedical publishers): a hit there is the study's own text, not a page about it.
 _ARTICLE_HOSTS = (
-    "pubmed.ncbi.nlm.nih.gov",
-    "ncbi.nlm.nih.gov",  # /pmc/articles/, /pubmed/
-    "pmc.ncbi.nlm.nih.gov",
+    "ncbi.nlm.nih.gov",  # and its subdomains: pubmed., pmc. (``_on_host`` matches them)
     "europepmc.org",
     "doi.org",
     "nejm.org",
@@ -138,8 +136,6 @@ _ARTICLE_HOSTS = (
     "ahajournals.org",
     "acpjournals.org",
     "jci.org",
-    "medrxiv.org",
-    "biorxiv.org",
 )
 # Preprint servers: an article there is a preprint whatever design its text states (Europe PMC's rule too).
 _PREPRINT_HOSTS = ("medrxiv.org", "biorxiv.org", "researchsquare.com", "preprints.org", "ssrn.com")
