@@ -206,6 +206,61 @@ def test_sample_size_is_read_when_the_abstract_states_it(text: str, n: int | Non
     assert sample_size(text) == n
 
 
+@pytest.mark.parametrize(
+    ("text", "design", "n"),
+    [
+        # A review of trials contrasted with observational data: its n is the trials' patients.
+        (
+            "Nine RCTs (2,275 patients) showed no effect on mortality. Twenty-seven observational studies "
+            "(over 400,000 patients) gave a pooled adjusted OR of 0.65.",
+            "meta_analysis",
+            2275,
+        ),
+        (
+            "We pooled 12 randomised trials (4,100 participants) and 400,000 patients in observational cohorts.",
+            "meta_analysis",
+            4100,
+        ),
+        (
+            "Trials enrolled 3,000 patients; registry data covered 250,000 patients.",
+            "systematic_review",
+            3000,
+        ),
+        # A meta-analysis of randomised trials only: a count of records is not its participants.
+        ("A meta-analysis of randomised trials; claims records of 90,000 patients were also screened.", None, None),
+        # A cohort study's own count stands even beside a trial's.
+        (
+            "We followed a registry cohort of 50,000 patients. Earlier trials enrolled 300 patients.",
+            "cohort",
+            50000,
+        ),
+        # A meta-analysis of cohorts keeps its participants.
+        (
+            "Eighteen cohort studies (1,032,417 participants; 46,310 dementia cases) were included.",
+            "meta_analysis",
+            1032417,
+        ),
+    ],
+)
+def test_a_review_of_trials_counts_the_trials_patients_not_an_observational_count(
+    text: str, design: StudyDesign | None, n: int | None
+) -> None:
+    assert sample_size(text, design) == n
+
+
+def test_the_statins_meta_analysis_is_graded_by_its_randomised_patients() -> None:
+    grade = grade_record(
+        title="Statins for sepsis: a systematic review and meta-analysis of randomised trials contrasted with "
+        "observational evidence",
+        text="Nine RCTs (2,275 patients; atorvastatin, simvastatin and rosuvastatin) showed no effect on 28-day "
+        "mortality (RR 0.98, 95% CI 0.84 to 1.14). Twenty-seven observational studies (over 400,000 patients) "
+        "gave a pooled adjusted OR of 0.65 (0.57 to 0.75).",
+        publication_types=["Meta-Analysis", "Systematic Review"],
+    )
+    assert grade.design == "meta_analysis"
+    assert grade.sample_size == 2275
+
+
 def test_reviews_and_letters_get_no_sample_size() -> None:
     review = grade_record(
         title="Drug X: a review", text="Trials in 5,000 patients are reviewed.", publication_types=["Review"]

@@ -106,7 +106,7 @@ def _size(population: Population, text: str, design: StudyDesign | None = None) 
     """A study's participants; reviews, guidelines and letters have none of their own."""
     if population != "humans" or (design is not None and design not in HUMAN_DESIGNS):
         return None
-    return sample_size(text)
+    return sample_size(text, design)
 
 
 # Hosts whose pages are journal articles or bibliographic records of them (PubMed, PMC, Europe PMC and the

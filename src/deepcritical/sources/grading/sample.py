@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Literal, NamedTuple
+
+from deepcritical.models import StudyDesign
 
 _I = re.IGNORECASE
 _UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -32,12 +35,39 @@ _N_ENROLLED = re.compile(
     _I,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+# What a count is of, read from the words nearest it within its clause: a review that pools randomised trials
+# and contrasts them with observational data ("Nine RCTs (2,275 patients) ... Twenty-seven observational
+# studies (over 400,000 patients)") has, as its own n, the trials' patients, not the cohorts' records.
+_TRIAL_WORDS = re.compile(r"\b(?:randomi[sz]ed|randomi[sz]ation|RCTs?|trials?)\b", _I)
+_OBSERVATIONAL_WORDS = re.compile(
+    r"\b(?:observational|cohorts?|records?|person-years?|claims|registry|registries|population-based)\b", _I
+)
+# A clause ends at a comma, semicolon, colon or bracket ("Nine RCTs (2,275 patients; atorvastatin ...)"):
+# the qualifier opening a parenthesis is the count's own, so "(" does not end the clause before a count.
+_CLAUSE_BEFORE = re.compile(r"(?<!\d),|,(?!\d)|[;:)]")
+_CLAUSE_AFTER = re.compile(r"(?<!\d),|,(?!\d)|[;:()]")
+_OBSERVATIONAL: frozenset[StudyDesign | None] = frozenset(
+    {"cohort", "case_control", "cross_sectional", "observational", "case_report"}
+)
+# A review of randomised trials only: an observational count in it is not its participants.
+_POOLS_TRIALS = re.compile(
+    r"\b(?:meta-analys[ie]s|systematic review|pooled analysis)\s+of\s+(?:[\w-]+\s+){0,4}?"
+    r"(?:randomi[sz]ed|RCTs?\b|(?:placebo-)?controlled trials)",
+    _I,
+)
 
 
-def sample_size(text: str) -> int | None:
+class _Count(NamedTuple):
+    n: int
+    of: Literal["trial", "observational"] | None  # what the count is of, when its clause says
+
+
+def sample_size(text: str, design: StudyDesign | None = None) -> int | None:
     """Participants, when the abstract states them: the number randomised or enrolled if given; else the
     largest "N participants/patients/adults…" or "n = N". Several "n = N" in one sentence are the arms of
-    one study ("drug (n = 30) or placebo (n = 23)") and are added up."""
+    one study ("drug (n = 30) or placebo (n = 23)") and are added up. Unless the study is itself
+    observational (``design``), a count of observational cohorts, records or registries is not its n when
+    it pools randomised trials or states the trials' patients as well."""
 
     def value(raw: str) -> int:
         if raw[0].isdigit():
@@ -46,16 +76,53 @@ def sample_size(text: str) -> int | None:
         below = sum(_WORD_VALUES[part] for part in rest.replace(" and ", " ").replace("-", " ").split())
         return 100 * _WORD_VALUES[hundreds.strip()] + below if hundreds else below
 
-    def plausible(numbers: Iterable[int]) -> list[int]:
+    def plausible(counts: Iterable[_Count]) -> list[_Count]:
         # A bare four-digit year ("in 2019 patients were ...") is not a count.
-        return [n for n in numbers if n > 0 and not (1900 <= n <= 2100)]
+        return [count for count in counts if count.n > 0 and not (1900 <= count.n <= 2100)]
 
-    enrolled = plausible(value(g) for m in _N_ENROLLED.finditer(text) for g in m.groups() if g)
-    if enrolled:
-        return max(enrolled)
-    counts = plausible(value(m.group(1)) for m in _N_PEOPLE.finditer(text))
-    for sentence in _SENTENCE.split(text):
-        arms = plausible(value(m.group(1)) for m in _N_EQUALS.finditer(sentence))
-        if arms:
-            counts.append(sum(arms))
-    return max(counts) if counts else None
+    def participants(counts: list[_Count]) -> int | None:
+        if design not in _OBSERVATIONAL and (
+            _POOLS_TRIALS.search(text) or any(count.of == "trial" for count in counts)
+        ):
+            counts = [count for count in counts if count.of != "observational"]
+        return max((count.n for count in counts), default=None)
+
+    sentences = _SENTENCE.split(text)
+    enrolled = plausible(
+        _Count(value(raw), _qualifier(sentence, m.start(), m.end()))
+        for sentence in sentences
+        for m in _N_ENROLLED.finditer(sentence)
+        for raw in m.groups()
+        if raw
+    )
+    if (n := participants(enrolled)) is not None:
+        return n
+    stated = plausible(
+        _Count(value(m.group(1)), _qualifier(sentence, m.start(), m.end()))
+        for sentence in sentences
+        for m in _N_PEOPLE.finditer(sentence)
+    )
+    for sentence in sentences:
+        if arms := plausible(
+            _Count(value(m.group(1)), _qualifier(sentence, m.start(), m.end())) for m in _N_EQUALS.finditer(sentence)
+        ):
+            stated.append(_Count(sum(arm.n for arm in arms), next((arm.of for arm in arms if arm.of), None)))
+    return participants(stated)
+
+
+def _qualifier(sentence: str, start: int, end: int) -> Literal["trial", "observational"] | None:
+    """What the count at ``sentence[start:end]`` is of: the trial or observational word nearest it in its clause
+    ("Nine RCTs (2,275 patients" -> trial; "(over 400,000 patients in observational cohorts)" -> observational)."""
+    before_cut = max((m.end() for m in _CLAUSE_BEFORE.finditer(sentence, 0, start)), default=0)
+    after_cut = next((m.start() for m in _CLAUSE_AFTER.finditer(sentence, end)), len(sentence))
+    nearest: tuple[int, Literal["trial", "observational"]] | None = None
+    kinds: tuple[tuple[re.Pattern[str], Literal["trial", "observational"]], ...] = (
+        (_TRIAL_WORDS, "trial"),
+        (_OBSERVATIONAL_WORDS, "observational"),
+    )
+    for pattern, kind in kinds:
+        for m in pattern.finditer(sentence, before_cut, after_cut):
+            distance = start - m.end() if m.end() <= start else m.start() - end
+            if distance >= 0 and (nearest is None or distance < nearest[0]):
+                nearest = (distance, kind)
+    return nearest[1] if nearest else None
