@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from deepcritical.demo.models import demo_queries
@@ -243,3 +243,70 @@ def test_real_questions_get_a_frame_whose_entities_are_in_the_question() -> None
     assert all(entity in question for question, frame in framed for entity in frame.entities)
     with_population = sum(frame.population is not None for _, frame in framed)
     assert with_population >= len(questions) // 4  # "in", "among", "for" ... are common in titles
+
+
+# Aims are not things (issue 23 follow-up): "for the prevention or treatment of depression" is about depression.
+AIMS = (
+    "prevention",
+    "treatment",
+    "management",
+    "prophylaxis",
+    "primary prevention",
+    "prevention or treatment",
+    "treatment or prevention",
+    "secondary prevention and management",
+)
+AIM_TEMPLATES = (
+    "{i} for the {aim} of {c}",
+    "{i} for {aim} of {c}.",
+    "Is {i} effective for the {aim} of {c}?",
+    "Is {i} safe and effective for {aim} of {c} in {p}?",
+    "Does {i} help in the {aim} of {c}?",
+    "Trial title: is {i} useful for the {aim} of {c}?",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(i=entity(), c=entity(), p=entity(), aim=st.sampled_from(AIMS), template=st.sampled_from(AIM_TEMPLATES))
+def test_an_aim_is_never_the_population_and_what_it_aims_at_is_kept(
+    i: str, c: str, p: str, aim: str, template: str
+) -> None:
+    assume(len({i.lower(), c.lower(), p.lower()}) == 3)
+    question = template.format(i=i, c=c, aim=aim, p=p)
+    frame = frame_question(question)
+    assert frame.intervention == i, question
+    assert not frame.population or frame.population.lower().split()[0] not in {"prevention", "treatment", "management"}
+    if any(word in aim for word in ("prevention", "prophylaxis")):
+        # What is prevented is an outcome; the people it is prevented in stay the population.
+        assert c in frame.outcomes, (question, frame)
+        assert frame.population == (p if "{p}" in template else None), (question, frame)
+    else:
+        assert frame.population == c, (question, frame)  # what is treated or managed: the people's condition
+    assert c in frame.entities, (question, frame)
+    if frame.population is None:
+        assert c in frame.required, (question, frame)  # every search keeps it in the population's stead
+
+
+@pytest.mark.parametrize(
+    ("question", "population", "outcomes"),
+    [
+        ("Vitamin D supplementation for the prevention or treatment of depression", None, ["depression"]),
+        ("Is vitamin D effective for the prevention of depression?", None, ["depression"]),
+        (
+            "Aspirin for primary prevention of cardiovascular disease in older adults",
+            "older adults",
+            ["cardiovascular disease"],
+        ),
+        ("Is aspirin effective for primary prevention in older adults?", "older adults", []),
+        ("Statins for the treatment of sepsis", "sepsis", []),
+        # "management" can be what is measured: an outcome is not an aim's population.
+        ("Does positron emission tomography change management in rectal cancer?", "rectal cancer", ["management"]),
+    ],
+)
+def test_an_aim_opens_its_object_and_is_shown_nowhere_as_a_population(
+    question: str, population: str | None, outcomes: list[str]
+) -> None:
+    frame = frame_question(question)
+    assert (frame.population, frame.outcomes) == (population, outcomes)
+    assert "Population: prevention" not in frame.headline
+    assert "Population: treatment" not in frame.headline

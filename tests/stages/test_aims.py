@@ -62,11 +62,15 @@ def view(key: str, text: str) -> EvidenceView:
     )  # fmt: skip
 
 
-def test_the_report_says_the_question_asks_two_things_and_which_studies_are_which() -> None:
+# The aims as nouns: the frame reads depression (not "prevention") as what the question is about.
+@pytest.mark.parametrize(
+    "question", [QUESTION, "Is vitamin D supplementation effective for the prevention or treatment of depression?"]
+)
+def test_the_report_says_the_question_asks_two_things_and_which_studies_are_which(question: str) -> None:
     views = [view("pmid:1", PREVENTION), view("pmid:2", TREATMENT), view("pmid:3", BOTH)]
-    counted = strength_of(QUESTION, views)
+    counted = strength_of(question, views)
     assert set(counted.counted) == {"pmid:1", "pmid:2", "pmid:3"}
-    text = blocks_markdown(aims_block(QUESTION, counted, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3}))
+    text = blocks_markdown(aims_block(question, counted, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3}))
     assert text.startswith("**The question asks two things:** whether it prevents depression in people without")
     assert "Counted studies of prevention (people without it at the start): \\[1\\]" in text
     assert "treatment (people who have it): \\[2\\]" in text

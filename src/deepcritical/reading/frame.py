@@ -18,6 +18,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from deepcritical.reading.frame_words import (
+    AIM_HEADS,
+    AIM_QUALIFIERS,
     ASPECT_HEADS,
     AUX,
     BE,
@@ -28,6 +30,7 @@ from deepcritical.reading.frame_words import (
     OPEN_HEADS,
     PEOPLE,
     PREDICATES,
+    PREVENTIVE_AIMS,
     SUBJECT_PRONOUNS,
     TO_COMPARATOR,
     TO_OUTCOME,
@@ -209,10 +212,15 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
     last: str | None = None
     between = False
 
+    def aim() -> bool:
+        # "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing.
+        words = [tokens[i].low for i in run]
+        return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
+
     def close() -> None:
         while run and not _content(tokens, run[-1]):
             run.pop()
-        if run:
+        if run and not (role == "population" and aim()):  # "management" can be an outcome: "change management"
             parts.add(role, text[tokens[run[0]].start : tokens[run[-1]].end])
         run.clear()
 
@@ -220,6 +228,14 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
         low = token.low
         if _content(tokens, index) and not (after_predicate and role == "outcome" and not run and low in VERBS):
             run.append(index)  # a verb that opens an outcome is not part of it: "in reducing pain"
+        elif low in {"or", "and"} and run and aim():
+            run.append(index)  # "prevention or treatment of depression": one aim, its object follows
+        elif low == "of" and run and aim():
+            # "for the prevention of fractures": what is prevented is the outcome, what is treated the
+            # population (in a question's subject the aim only opens the intervention: "treatment of X with Y").
+            if role == "population" and any(tokens[i].low in PREVENTIVE_AIMS for i in run):
+                role = "outcome"
+            run.clear()
         elif low in JOINERS | {"between"} and run:
             if low in {"of", "between"} and tokens[run[-1]].low in ASPECT_HEADS | OPEN_HEADS:
                 run.clear()  # "the use of aspirin": the entity is what follows

@@ -48,6 +48,18 @@ ASPECT_HEADS = words(
     administration addition value usefulness contribution association associations relationship link
     """
 )
+# Aims, not things: "for the prevention or treatment of depression" is about depression, and "prevention"
+# alone names neither a population nor an outcome. One prevents an outcome ("prevention of fractures": the
+# outcome is fractures) and treats a condition people have ("treatment of sepsis": the population).
+AIM_HEADS = words(
+    """
+    prevention preventing prophylaxis treatment treatments treating therapy therapies management managing
+    control controlling relief
+    """
+)
+PREVENTIVE_AIMS = frozenset({"prevention", "preventing", "prophylaxis"})
+# Words that qualify an aim: "primary prevention", "first-line treatment", "prevention or treatment".
+AIM_QUALIFIERS = words("primary secondary tertiary early first-line second-line long-term short-term or and")
 # People in general: "patients with heart failure" is about heart failure.
 PEOPLE = frozenset(
     ["patients", "people", "persons", "individuals", "subjects", "participants", "those", "cases", "adults"]
