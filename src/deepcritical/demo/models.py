@@ -12,6 +12,7 @@ They read only what the agent sends them (the prompt and tool returns): no globa
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
-from deepcritical.reading.frame import frame_question, terms_of
+from deepcritical.reading.frame import QuestionFrame, frame_question, terms_of
 from deepcritical.sources.query import with_terms
 from deepcritical.stages.aspects import ASPECT_QUERY_WORDS
 from deepcritical.stages.assessment import code_assessment
@@ -70,16 +71,26 @@ def _output(info: AgentInfo, args: dict[str, Any]) -> ModelResponse:
     return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
 
+def _about(sentence: str, frame: QuestionFrame, terms: Sequence[str]) -> bool:
+    """Whether a background sentence is about the question, so a term of it may join a query: it names the
+    question's subject whole, i.e. every word of three letters or more of the intervention ("statins";
+    "vitamin D supplementation"), or for an open question the condition ("sepsis"). A sentence that shares only
+    an outcome ("SGLT2 inhibitors ... no reduction in mortality") or the population of another intervention is
+    another topic's, and its terms ("SGLT2") are not the question's. Words are matched from their start:
+    "statin" is in "statins", not in "nystatin"; "D" of "vitamin D" would match inside any word, so it is left out."""
+    subject = frame.intervention or frame.population or next(iter(frame.outcomes), None)
+    words = [word for word in terms_of([subject]) if len(word) >= 3] if subject else []
+    if not words:  # no frame to anchor on: any of the question's key terms
+        return any(re.search(rf"\b{re.escape(stem(term))}", sentence, re.IGNORECASE) for term in terms)
+    return all(re.search(rf"\b{re.escape(stem(word))}", sentence, re.IGNORECASE) for word in words)
+
+
 def demo_queries(brief: dict[str, Any], contexts: Sequence[str]) -> list[str]:
     question = str(brief.get("question", ""))
     terms = key_terms(question)
     frame = frame_question(question)
     base = frame.base
-    # Background only from what the context says about the question's intervention or condition: a lookup
-    # that found nothing on them (another topic's documents) adds no term to a query.
-    # Words of three letters or more: "D" of "vitamin D" would match inside any word.
-    anchors = [stem(term) for term in terms_of(frame.required) if len(term) >= 3] or [stem(term) for term in terms]
-    about = [part for part in split_sentences(" ".join(contexts)) if any(a in part.lower() for a in anchors)]
+    about = [part for part in split_sentences(" ".join(contexts)) if _about(part, frame, terms)]
     background = context_terms(" ".join(about), exclude=terms)
     candidates = [str(query) for query in brief.get("judge_next_queries", [])]
     if int(brief.get("iteration", 1)) <= 1:
