@@ -249,6 +249,13 @@ MAX_VERDICT_IDS = 10
 MAX_CANDIDATES = 10
 
 
+class CandidateMember(BaseModel):
+    """A drug a candidate class holds ("rosuvastatin" under statins) and the ids of its own studies."""
+
+    name: Sentence
+    ids: list[EvidenceId] = Field(default_factory=list, max_length=MAX_VERDICT_IDS)
+
+
 class Candidate(BaseModel):
     """One intervention an open question's counted studies tested, and how their results for the question's
     outcome read: the ids of the studies in each direction, strongest design first."""
@@ -259,10 +266,13 @@ class Candidate(BaseModel):
     unfavourable: list[EvidenceId] = Field(default_factory=list, max_length=MAX_VERDICT_IDS)
     strongest_design: str | None = None
     strongest_level: int | None = Field(default=None, ge=1, le=5)
+    members: list[CandidateMember] = Field(
+        default_factory=list, description="A drug class only: its members the studies tested, each with its studies"
+    )
 
     @property
     def summary(self) -> str:
-        """'statins: 2 favourable, 1 null (strongest: meta-analysis, OCEBM level 1)'."""
+        """'statins (of which rosuvastatin): 2 favourable, 1 null (strongest: meta-analysis, OCEBM level 1)'."""
         counts = ", ".join(
             f"{len(ids)} {name}"
             for name, ids in (("favourable", self.favourable), ("null", self.null), ("unfavourable", self.unfavourable))
@@ -270,7 +280,8 @@ class Candidate(BaseModel):
         )
         level = f", OCEBM level {self.strongest_level}" if self.strongest_level else ""
         strongest = f" (strongest: {self.strongest_design}{level})" if self.strongest_design else ""
-        return f"{self.intervention}: {counts}{strongest}"
+        members = f" (of which {', '.join(member.name for member in self.members)})" if self.members else ""
+        return f"{self.intervention}{members}: {counts}{strongest}"
 
 
 class Verdict(BaseModel):

@@ -159,7 +159,18 @@ async def test_an_open_question_gets_the_candidate_interventions_not_a_yes_or_no
     markdown = outcome.markdown
     assert "## Candidate interventions" in markdown
     assert "## Verdict" not in markdown
-    assert re.search(r"^\| Statins \| \d+ .*\| meta-analysis, OCEBM level 1 \|$", markdown, re.M)
+    # The class's members are listed under it, each with its own trial, not as candidates of their own.
+    assert not {"rosuvastatin", "atorvastatin"} & named
+    members = {member.name: member.ids for member in statins.members}
+    assert members["rosuvastatin"] == ["pmid:99000304"]
+    assert "atorvastatin" in members
+    assert set(members["rosuvastatin"]) <= set(statins.null)
+    assert re.search(
+        r"^\| Statins \(rosuvastatin \\\[\d+\\\]; atorvastatin \\\[\d+\\\]\) \| \d+ "
+        r".*\| meta-analysis, OCEBM level 1 \|$",
+        markdown,
+        re.M,
+    )
     assert "pmid:99000307" not in {i for c in verdict.candidates for i in (*c.favourable, *c.null, *c.unfavourable)}
 
 

@@ -3,6 +3,7 @@ counted studies tested, each with its studies' readings for the question's outco
 
 from __future__ import annotations
 
+from deepcritical.reading.drug_classes import class_named, member_of
 from deepcritical.stages.candidates import intervention_of, open_block, open_verdict
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.markdown_writer import blocks_markdown
@@ -87,3 +88,80 @@ def test_the_candidates_are_the_interventions_with_their_readings_for_the_outcom
     assert "| Statins | 1 \\[2\\] | 1 \\[1\\] | 0 | meta-analysis, OCEBM level 1 |" in lines
     assert "| Hydrocortisone | 0 | 1 \\[3\\] | 0 | randomised controlled trial, OCEBM level 2 |" in lines
     assert verdict.headline.startswith("open question, no yes or no; candidate interventions: Statins: 1 favourable")
+
+
+ROSUVASTATIN = view(
+    "5",
+    "Rosuvastatin for sepsis-associated acute respiratory distress syndrome: a randomised trial",
+    "RESULTS: Sixty-day mortality in sepsis was 28.5% with rosuvastatin and 24.9% with placebo (p=0.21).",
+    "randomized_controlled_trial",
+    2,
+    745,
+)
+ATORVASTATIN = view(
+    "6",
+    "Atorvastatin to prevent progression of sepsis: a randomised controlled trial",
+    "RESULTS: In sepsis, 28-day mortality did not differ between atorvastatin and placebo (p=0.47).",
+    "randomized_controlled_trial",
+    2,
+    100,
+)
+
+
+def test_a_drug_belongs_to_its_class_by_its_inn_stem_only() -> None:
+    found = member_of("Rosuvastatin for sepsis")
+    assert found is not None
+    assert (found[0].name, found[1]) == ("statins", "Rosuvastatin")
+    assert member_of("dapagliflozin")[0].name == "SGLT2 inhibitors"  # type: ignore[index]
+    assert member_of("omeprazole")[0].name == "proton pump inhibitors"  # type: ignore[index]
+    # Ends in -statin, but no statin: the statins' INN stem is -vastatin.
+    assert member_of("nystatin") is None
+    assert member_of("somatostatin") is None
+    assert member_of("statin use") is None  # the stem alone names the class, not a member
+    assert member_of("April") is None  # a stem needs a prefix ("-pril")
+    assert class_named("Pre-admission statin use").name == "statins"  # type: ignore[union-attr]
+    assert class_named("SGLT-2 inhibitors and outcomes").name == "SGLT2 inhibitors"  # type: ignore[union-attr]
+    assert class_named("Nystatin prophylaxis") is None
+
+
+def test_a_class_and_its_members_are_one_candidate_with_each_members_studies_listed() -> None:
+    counted = strength_of(QUESTION, [META, COHORT, TRIAL, ROSUVASTATIN, ATORVASTATIN])
+    verdict = open_verdict(QUESTION, counted)
+    by_name = {candidate.intervention: candidate for candidate in verdict.candidates}
+    assert list(by_name) == ["Statins", "Hydrocortisone"]  # not "Rosuvastatin" and "Atorvastatin" apart
+    statins = by_name["Statins"]
+    assert sorted(statins.null) == ["pmid:1", "pmid:5", "pmid:6"]
+    assert statins.favourable == ["pmid:2"]
+    assert [(m.name, m.ids) for m in statins.members] == [("rosuvastatin", ["pmid:5"]), ("atorvastatin", ["pmid:6"])]
+    assert by_name["Hydrocortisone"].members == []
+    numbers = {f"pmid:{n}": n for n in range(1, 7)}
+    lines = blocks_markdown(open_block(verdict, numbers)).splitlines()
+    row = next(line for line in lines if line.startswith("| Statins"))
+    assert row.startswith("| Statins (rosuvastatin \\[5\\]; atorvastatin \\[6\\]) | 1 \\[2\\] | 3 \\[")
+    assert verdict.headline.startswith("open question, no yes or no; candidate interventions: Statins (of which rosu")
+
+
+def test_members_alone_are_listed_under_their_class() -> None:
+    counted = strength_of(QUESTION, [ROSUVASTATIN, ATORVASTATIN, TRIAL])
+    verdict = open_verdict(QUESTION, counted)
+    assert [c.intervention for c in verdict.candidates] == ["statins", "Hydrocortisone"]
+    assert [m.name for m in verdict.candidates[0].members] == ["rosuvastatin", "atorvastatin"]
+
+
+def test_a_drug_a_study_lists_under_another_candidate_joins_it() -> None:
+    """No mapping knows corticosteroids: the meta-analysis's text says hydrocortisone is one."""
+    steroids = view(
+        "7",
+        "Corticosteroids for sepsis: a systematic review and meta-analysis",
+        "RESULTS: Corticosteroids such as hydrocortisone or methylprednisolone did not reduce 28-day mortality in "
+        "sepsis (RR 0.98, 95% CI 0.89 to 1.08).",
+        "meta_analysis",
+        1,
+        12000,
+    )
+    alone = open_verdict(QUESTION, strength_of(QUESTION, [TRIAL]))
+    assert [c.intervention for c in alone.candidates] == ["Hydrocortisone"]
+    verdict = open_verdict(QUESTION, strength_of(QUESTION, [steroids, TRIAL]))
+    assert [c.intervention for c in verdict.candidates] == ["Corticosteroids"]
+    assert sorted(verdict.candidates[0].null) == ["pmid:3", "pmid:7"]
+    assert [(m.name, m.ids) for m in verdict.candidates[0].members] == [("hydrocortisone", ["pmid:3"])]

@@ -6,11 +6,13 @@ set; ``open_block`` writes it as the report's first section."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from deepcritical.models import DESIGN_LABELS
-from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, Verdict
+from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, CandidateMember, Verdict
 from deepcritical.reading.comparison import stems
+from deepcritical.reading.drug_classes import class_named, member_of, stated_members
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.stages.document import Block, Table, cites, heading, paragraph, runs
 from deepcritical.stages.framing import EvidenceView
@@ -57,6 +59,50 @@ def _rank(view: EvidenceView) -> tuple[int, int, int]:
     return (level, 1 if is_lab(view) else 0, -(view.n or 0))
 
 
+_Row = tuple[str, EvidenceView, Direction]  # the name a study's title gives, the study, its reading
+
+
+@dataclass
+class _Group:
+    """One candidate: its name, its studies and, for a drug class, each member's own studies."""
+
+    name: str
+    rows: list[_Row] = field(default_factory=list)
+    members: dict[str, list[_Row]] = field(default_factory=dict)
+
+
+def _by_class(groups: Iterable[list[_Row]], texts: Sequence[str]) -> list[_Group]:
+    """The candidates, a drug class and its members as one: a member joins its class by its INN stem
+    (``reading.drug_classes``: rosuvastatin and atorvastatin under statins), or when a counted study's text
+    lists it under another candidate ("corticosteroids such as hydrocortisone"). Each member keeps its
+    studies, listed under the class; the class keeps the name a title gives it ("Statins"), else the mapping's."""
+    classes: dict[str, _Group] = {}
+    rest: list[_Group] = []
+    for rows in groups:
+        names = [name for name, _, _ in rows]
+        name = min((n for n in names if _key(n)), key=len, default=names[0])
+        if (found := member_of(name)) is not None:
+            group = classes.setdefault(found[0].name, _Group(found[0].name))
+            group.members.setdefault(found[1].lower(), []).extend(rows)
+        elif (drug_class := class_named(name)) is not None:
+            group = classes.setdefault(drug_class.name, _Group(drug_class.name))
+            group.name = name if group.name == drug_class.name else min(group.name, name, key=len)
+        else:
+            rest.append(_Group(name, rows))
+            continue
+        group.rows += rows
+    listed = [*classes.values(), *rest]
+    under = stated_members(texts, [group.name for group in listed], [group.name for group in rest])
+    by_name = {group.name.lower(): group for group in listed}
+    for group in rest:
+        home = by_name.get(under.get(group.name.lower(), "").lower())
+        if home is not None and home is not group:
+            home.rows += group.rows
+            home.members.setdefault(group.name.lower(), []).extend(group.rows)
+            listed.remove(group)
+    return listed
+
+
 def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None = None) -> Verdict:
     """The verdict of an open question: ``open``, with each candidate intervention and its studies'
     readings for the question's outcome (studies that report other outcomes are left out); strongest
@@ -84,19 +130,29 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
         home = next((key for key in groups if key <= title), frozenset(stems(view.title)) - _HOW_GIVEN)
         groups.setdefault(home, []).append((name, view, way))
     candidates = []
-    for members in groups.values():
-        members.sort(key=lambda member: _rank(member[1]))
-        strongest = members[0][1]
-        names = [name for name, _, _ in members]
+    for group in _by_class(groups.values(), [f"{view.title}. {view.text}" for view in counted.views.values()]):
+        group.rows.sort(key=lambda row: _rank(row[1]))
+        strongest = group.rows[0][1]
         candidates.append(
             Candidate(
-                intervention=min((n for n in names if _key(n)), key=len, default=names[0]),
+                intervention=group.name,
                 **{
-                    way: [counted.record_of(view.id) for _, view, w in members if w == way][:MAX_VERDICT_IDS]
+                    way: [counted.record_of(view.id) for _, view, w in group.rows if w == way][:MAX_VERDICT_IDS]
                     for way in ("favourable", "null", "unfavourable")
                 },
                 strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
                 strongest_level=strongest.level if not is_lab(strongest) else None,
+                members=[
+                    CandidateMember(
+                        name=member,
+                        ids=list(
+                            dict.fromkeys(
+                                counted.record_of(view.id) for _, view, _ in sorted(rows, key=lambda r: _rank(r[1]))
+                            )
+                        )[:MAX_VERDICT_IDS],
+                    )
+                    for member, rows in group.members.items()
+                ],
             )
         )
     candidates.sort(key=lambda c: (c.strongest_level or 6, -(len(c.favourable) + len(c.null) + len(c.unfavourable))))
@@ -130,13 +186,22 @@ def open_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
             cells.append(runs(f"{len(ids)} ", cites(marks)) if ids else runs("0"))
         level = f", OCEBM level {candidate.strongest_level}" if candidate.strongest_level else ""
         strongest = runs(f"{candidate.strongest_design or 'unknown'}{level}")
-        table.rows.append([runs(candidate.intervention), *cells, strongest])
+        name = runs(candidate.intervention)
+        for index, member in enumerate(candidate.members):
+            # A class's members, each with its own studies: "Statins (rosuvastatin [5]; atorvastatin [6])".
+            marks = [numbers[i] for i in member.ids if i in numbers]
+            name += runs(" (" if index == 0 else "; ", member.name, runs(" ", cites(marks)) if marks else "")
+        if candidate.members:
+            name += runs(")")
+        table.rows.append([name, *cells, strongest])
     if verdict.candidates:
         lines.append(table)
     lines += [
         paragraph(
-            "Each study is listed under the intervention its title names, and read for the question's outcome in "
-            "code (significantly better, no significant difference, or worse); this is a list to read, not a ranking."
+            "Each study is listed under the intervention its title names, a drug under its class (by its INN stem, "
+            "as rosuvastatin under statins, or where a study lists it so) with its own studies in brackets, and read "
+            "for the question's outcome in code (significantly better, no significant difference, or worse); this is "
+            "a list to read, not a ranking."
         )
     ]
     return lines
