@@ -3,9 +3,9 @@
 its members once, under the class (``stages.candidates``).
 
 The mapping is small and named on purpose: a few common classes whose members share a stem the WHO's INN
-programme reserves for them ("The use of stems in the selection of International Nonproprietary Names",
-WHO/EMP/RHT/TSN/2018.1). A stem is matched at a word's end and only with a prefix before it, so the stem
-alone ("statin" as a word) is never a member; a stem that other drugs end in too is written long enough to
+programme reserves for them (its "The use of stems in the selection of International Nonproprietary
+Names"). A stem is matched at a word's end and only with a prefix before it, so the stem alone ("statin" as a
+word) is never a member; a stem that other drugs end in too is written long enough to
 exclude them: the statins' INN stem is "-vastatin", since "nystatin" (an antifungal) and "somatostatin" (a
 hormone) also end in "-statin". Drugs outside the mapping are grouped only when a study's text says so
 (``stated_members``)."""
