@@ -7,26 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
-from deepcritical.config import Settings
-from deepcritical.run.execute import RunSource
-from web.fakes import ScriptedRuns, serving
+from web.fakes import Recording, ScriptedRuns, serving
 from web.test_api import APP_SCRIPT, QUESTION, app_for, events_of
 
 PAGE = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/index.html").read_text()
-
-
-class Recording(ScriptedRuns):
-    """Scripted runs that keep the settings each run was started with."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.given: list[Settings] = []
-
-    def __call__(self, settings: Settings, client: httpx2.AsyncClient) -> RunSource:
-        self.given.append(settings)
-        return super().__call__(settings, client)
 
 
 def form_body(**choices: Any) -> dict[str, Any]:
