@@ -17,9 +17,10 @@ from deepcritical.reading.comparison import Comparison, names_intervention_arm
 from deepcritical.reading.results import ResultReader, stated_as_no_effect, stated_by_numbers
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.question_comparison import favourable_movement, question_comparison
 from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.strength import strength_of
-from deepcritical.stages.study_reading import StudyReader, favourable_movement, question_comparison
+from deepcritical.stages.study_reading import StudyReader
 from deepcritical.stages.verdict import counted_verdict
 
 ARTICLE = """TITLE:

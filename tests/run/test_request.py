@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from mcp import Client
 from pydantic import ValidationError
@@ -16,11 +15,10 @@ from deepcritical.cli.app import app
 from deepcritical.config import DEMO_SEARXNG_URL, Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
-from deepcritical.run.execute import RunSource
 from deepcritical.run.request import RunRequest, RunRequestError, runs_folder
 from deepcritical.service.manager import RunManager
 from deepcritical.web.app import create_app
-from web.fakes import ScriptedRuns, offline_client, serving
+from web.fakes import Recording, offline_client, serving
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 OPTIONS = set(RunRequest.model_fields) - {"question"}
@@ -42,18 +40,6 @@ EVERY_OPTION: dict[str, Any] = {
 def base(tmp_path: Path, **values: Any) -> Settings:
     defaults = {"DEEPCRITICAL_HOME": str(tmp_path / "home"), "DEEPCRITICAL_MAX_ITERATIONS": 2}
     return Settings(_env_file=None, **(defaults | values))  # type: ignore[arg-type]
-
-
-class Recording(ScriptedRuns):
-    """Scripted runs that keep the settings each run was given."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.given: list[Settings] = []
-
-    def __call__(self, settings: Settings, client: httpx2.AsyncClient) -> RunSource:
-        self.given.append(settings)
-        return super().__call__(settings, client)
 
 
 def assert_every_option_reached(settings: Settings) -> None:

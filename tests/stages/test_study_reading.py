@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.study_reading import (
-    READING_FEATURES,
-    StudyReader,
-    favourable_movement,
-    reading_features,
-)
+from deepcritical.stages.question_comparison import favourable_movement
+from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
 def study(text: str, title: str = "Statins in sepsis: a cohort study") -> EvidenceView:

@@ -93,6 +93,18 @@ class ScriptedRuns:
         return _ScriptedRun(self, settings)
 
 
+class Recording(ScriptedRuns):
+    """Scripted runs that keep the settings each run was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.given: list[Settings] = []
+
+    def __call__(self, settings: Settings, client: httpx2.AsyncClient) -> RunSource:
+        self.given.append(settings)
+        return super().__call__(settings, client)
+
+
 class _ScriptedRun:
     def __init__(self, script: ScriptedRuns, settings: Settings) -> None:
         self.script = script

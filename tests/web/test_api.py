@@ -289,6 +289,7 @@ async def test_a_failed_run_keeps_its_report_and_says_why(tmp_path: Path) -> Non
         ({"question": QUESTION, "sources": []}, "sources"),
         ({"question": QUESTION, "sources": ["you"]}, "sources"),  # known, but not enabled here
         ({"question": QUESTION, "colour": "blue"}, "colour"),
+        ({"question": QUESTION, "reader": "bert"}, "reader"),
     ],
 )
 async def test_bad_requests_get_a_4xx_naming_the_field(tmp_path: Path, body: dict[str, Any], field: str) -> None:

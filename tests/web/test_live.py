@@ -72,6 +72,7 @@ def plant_hostile_run(home: Path) -> None:
         demo=True,
         max_iterations=1,
         sources=["web"],
+        reader="transformer",
         created_at="2024-01-01T00:00:00+00:00",
     )
     (folder / "status.json").write_text(info.model_dump_json())
@@ -266,6 +267,11 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
 
     page.goto(server.url)
     expect(page.locator("#demo-banner")).to_be_visible()
+    expect(page.locator("#reader")).to_have_value("linear")  # the server's own reader, the other one offered
+    assert page.locator("#reader option").evaluate_all("options => options.map(o => o.value)") == [
+        "linear",
+        "transformer",
+    ]
     # Note whether the report is still hidden when the first progress line appears.
     page.evaluate(
         """() => new MutationObserver((changes, observer) => {
@@ -291,6 +297,7 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     expect(page.locator("#run-frame")).to_have_text(
         "Question frame. Population: Alzheimer's disease · Intervention: metformin"
     )
+    expect(page.locator("#run-settings")).to_contain_text("result reader: linear")
     assert page.locator("#report li[id^='ref-']").count() >= 3
     expect(page.locator("#files")).to_contain_text("report.md")
     expect(page.locator("#files")).to_contain_text("run.json")
@@ -323,6 +330,9 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     expect(page.locator("#run-question")).to_contain_text("onerror")
     expect(page.locator("#run-frame")).to_contain_text("Intervention: <img src=x onerror")
     expect(page.locator("#run-frame")).to_contain_text("Outcomes: <b>x</b>")
+    expect(page.locator("#run-settings")).to_have_text(
+        "Sources: the web (DuckDuckGo) · search rounds at most: 1 · result reader: transformer · demo"
+    )
     expect(page.locator("#run-list")).to_contain_text("onerror")
     assert_nothing_ran(page, console, dialogs)
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
-from deepcritical.config import Settings
+from deepcritical.config import ReaderName, Settings
 from deepcritical.models import SourceName
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame, frame_question
@@ -94,6 +94,8 @@ class RunInfo(BaseModel):
     demo: bool
     max_iterations: int
     sources: list[SourceName]
+    # A status.json from before the choice has none: its run was read by the linear reader, the only one then.
+    reader: ReaderName = Field(default="linear", description="How each study's result was read")
     created_at: str
     started_at: str | None = None
     ended_at: str | None = None
@@ -111,6 +113,7 @@ class RunInfo(BaseModel):
             demo=plan.settings.demo_mode,
             max_iterations=plan.settings.max_iterations,
             sources=list(plan.settings.sources),
+            reader=plan.settings.reader,
             created_at=now_text(),
         )
 

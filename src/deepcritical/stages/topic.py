@@ -25,9 +25,9 @@ from deepcritical.reading.comparison import stems as outcome_stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_of
 from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, PEOPLE
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.stages.reading import entity_terms, key_terms, mentions_stem, stem
 from deepcritical.stages.stance import is_yes_no
-from deepcritical.stages.study_reading import ANY_OUTCOME, SAME_OUTCOME
 
 # Words that say how an intervention is given or an outcome measured, not what it is: "vitamin D
 # supplementation" is named by a trial of "oral vitamin D", "the risk of fractures" by one of "fractures".

@@ -14,6 +14,7 @@ from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
 from deepcritical.stages.candidates import open_verdict
 from deepcritical.stages.framing import STUDY_TEXT_CHARS, EvidenceView
+from deepcritical.stages.question_comparison import HEALTHY_VOLUNTEERS
 from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.stance import (
     MAX_VERDICT_ITEMS,
@@ -24,7 +25,7 @@ from deepcritical.stages.stance import (
     is_yes_no,
 )
 from deepcritical.stages.strength import Strength, is_lab
-from deepcritical.stages.study_reading import HEALTHY_VOLUNTEERS, study_reader
+from deepcritical.stages.study_reading import study_reader
 from deepcritical.stages.topic import on_outcome, topic_of
 from deepcritical.vocabulary import Direction
 

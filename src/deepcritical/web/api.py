@@ -8,7 +8,7 @@ import json
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import PurePath
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
@@ -21,7 +21,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
-from deepcritical.config import Settings
+from deepcritical.config import ReaderName, Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import SOURCE_LABELS
 from deepcritical.run.request import RunRequest, RunRequestError
@@ -78,6 +78,8 @@ class ServerInfo(BaseModel):
     max_iterations: int
     max_question_chars: int
     examples: list[str]
+    reader: ReaderName = Field(description="The result reader a run uses when its request names none")
+    readers: list[ReaderName] = Field(description="The result readers a run request may name")
 
 
 class ErrorBody(BaseModel):
@@ -247,7 +249,8 @@ def build_router(
 
     @router.get("/info", response_model=ServerInfo, tags=["server"])
     async def info() -> ServerInfo:
-        """The server's options and limits: demo mode, enabled sources, maximum iterations, examples."""
+        """The server's options and limits: demo mode, enabled sources, maximum iterations, examples, its result
+        reader and the ones a run may name."""
         return ServerInfo(
             version=__version__,
             demo=settings.demo_mode,
@@ -257,6 +260,8 @@ def build_router(
             max_iterations=settings.max_iterations,
             max_question_chars=MAX_QUESTION_CHARS,
             examples=examples(),
+            reader=settings.reader,
+            readers=list(get_args(ReaderName)),
         )
 
     @router.post(

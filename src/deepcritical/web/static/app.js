@@ -156,6 +156,20 @@
     return frame && frame.headline ? "Question frame. " + frame.headline : "";
   }
 
+  // The run's settings, as its record states them: its sources (by the names a person knows), its rounds
+  // and its result reader. Set as text, like everything else from a run.
+  function settingsText(view) {
+    const labels = (state.info && state.info.source_labels) || {};
+    const sources = (view.sources || []).map((name) => labels[name] || name).join(", ");
+    const parts = [
+      "Sources: " + (sources || "none"),
+      "search rounds at most: " + view.max_iterations,
+      "result reader: " + view.reader,
+    ];
+    if (view.demo) parts.push("demo");
+    return parts.join(" · ");
+  }
+
   function statusText(view) {
     if (view.status === "queued") {
       return view.position ? "Waiting in the queue (position " + view.position + ")." : "Waiting in the queue.";
@@ -199,10 +213,12 @@
     $("run-frame").textContent = "";
     $("run-frame").hidden = true;
     $("run-id").textContent = "";
+    $("run-settings").textContent = "";
     $("run-status").textContent = "Loading…";
     try {
       const view = await api("/api/runs/" + encodeURIComponent(runId));
       $("run-id").textContent = "Run " + view.run_id + " · started " + formatTime(view.created_at);
+      $("run-settings").textContent = settingsText(view);
       $("run-question").textContent = view.question;
       $("run-frame").textContent = frameText(view.frame);
       $("run-frame").hidden = !$("run-frame").textContent;
@@ -367,6 +383,8 @@
 
   // --- The form ------------------------------------------------------------------------------------
 
+  const READER_LABELS = { linear: "Linear (fast)", transformer: "Transformer (slower)" };
+
   function fillForm(info) {
     $("demo-banner").hidden = !info.demo;
     $("question").maxLength = info.max_question_chars;
@@ -397,6 +415,15 @@
     }
     $("iterations").max = String(info.max_iterations);
     $("iterations").value = String(info.max_iterations);
+    // The result readers this server offers (the run request's ``reader``), its own setting chosen.
+    const reader = $("reader");
+    reader.replaceChildren();
+    for (const name of info.readers) {
+      const option = el("option", READER_LABELS[name] || name);
+      option.value = name;
+      reader.appendChild(option);
+    }
+    reader.value = info.reader;
   }
 
   async function submit(event) {
@@ -410,7 +437,12 @@
       return;
     }
     const sources = Array.from(document.querySelectorAll("input[name=sources]:checked"), (box) => box.value);
-    const body = { question, sources, max_iterations: Number($("iterations").value) || undefined };
+    const body = {
+      question,
+      sources,
+      max_iterations: Number($("iterations").value) || undefined,
+      reader: $("reader").value || undefined,
+    };
     $("submit").disabled = true;
     try {
       const view = await api("/api/runs", {
