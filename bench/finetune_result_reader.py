@@ -53,7 +53,7 @@ from deepcritical.reading.transformer_classifier import (
     padded,
 )
 from result_classifier_bench import examples as validation_examples
-from train_result_reader import DATA, load
+from train_result_reader import DATA, load, unit_rows
 
 
 # bfloat16 matrix products (the CPU's AMX/AVX-512 units): about 4x float32's speed on this machine.
@@ -241,6 +241,9 @@ def main() -> None:
     parser.add_argument(
         "--swap", action="store_true", help="add each training text naming both arms with the arms swapped"
     )
+    parser.add_argument(
+        "--units", action="store_true", help="add the article sentences that hold each doctor's evidence"
+    )
     parser.add_argument("--limit", type=int, default=0, help="train on this many examples only (a smoke test)")
     args = parser.parse_args()
     if not DATA.is_dir():
@@ -257,6 +260,12 @@ def main() -> None:
         train = rng.sample(train, args.limit)
     if args.swap:
         train = train + swapped(train_ids, prompts, annotations, not args.raw)
+    if args.units:
+        masked = not args.raw
+        train = train + [
+            (comparison, masked_text(text, comparison, numbers=args.numbers) if masked else text, label)
+            for _, comparison, text, label in unit_rows(train_ids, prompts, annotations)
+        ]
     print(f"examples: train {len(train)} {dict(Counter(r[2] for r in train))}, validation {len(validation)}")
 
     base = model_dir()

@@ -23,7 +23,13 @@ from sklearn.metrics import f1_score
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import LABELS
-from deepcritical.reading.results import ResultClassifier, ResultReader, stated_as_no_effect, stated_by_numbers
+from deepcritical.reading.results import (
+    ResultClassifier,
+    ResultReader,
+    stated_as_no_effect,
+    stated_by_numbers,
+    stated_by_p_values,
+)
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
 from deepcritical.run.eval_inference import article_units
@@ -36,7 +42,7 @@ Row = tuple[list[float], list[Reading], list[Reading | None]]  # rank probabilit
 
 
 def rule(text: str) -> Reading | None:
-    return stated_by_numbers(text) or stated_as_no_effect(text)
+    return stated_by_numbers(text) or stated_as_no_effect(text) or stated_by_p_values(text)
 
 
 def combine(row: Row, units: int, power: float, rules: bool, only_rules_first: bool = False) -> str:
@@ -94,7 +100,10 @@ def main() -> None:
                 articles.clear()
                 articles[prompt.pmcid] = article_units(DATA, prompt.pmcid)
             kind, units = articles[prompt.pmcid]
-            comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+            # The arms' labels read from the article, as ``ResultReader.read`` reads them.
+            comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome).labelled(
+                "\n".join(unit.text for unit in units)
+            )
             ranked = reader.rank(units, comparison)[:DEPTH]
             ranked_all.append((comparison, ranked))
             spans = spans_of(annotations[prompt_id])
@@ -109,14 +118,15 @@ def main() -> None:
             f"{found3 / counted:.4f} ({counted} prompts with full text; ranked in {seconds:.1f} s)",
             flush=True,
         )
+        readings_of: dict[str, list[Row]] = {}
         for classifier_name, classifier in classifiers.items():
             rows: list[Row] = []
             started = time.perf_counter()
+            # Read as ``ResultReader.read`` reads: a unit whose subject is the comparator, turned.
+            reading = ResultReader(linear.ranker, classifier)
             for comparison, ranked in ranked_all:
                 texts = [unit.text for _, unit in ranked]
-                rows.append(
-                    ([p for p, _ in ranked], classifier.probabilities(texts, comparison), [rule(t) for t in texts])
-                )
+                rows.append(([p for p, _ in ranked], reading.readings(texts, comparison), [rule(t) for t in texts]))
             seconds = time.perf_counter() - started
             print(f"  {classifier_name} ({seconds:.1f} s for {sum(len(r[0]) for r in rows)} units)")
             variants: dict[str, Callable[[Row], str]] = {
@@ -134,6 +144,21 @@ def main() -> None:
             for name, variant in variants.items():
                 predicted = [variant(row) if row[0] else "no_difference" for row in rows]
                 report(f"    {name}", gold, predicted)
+            readings_of[classifier_name] = rows
+        if len(readings_of) == 2:
+            # The two classifiers' readings averaged, the linear one's weighed by ``share``.
+            linear_rows, transformer_rows = readings_of.values()
+            print("  linear and transformer classifiers averaged (top 3, p^2, conventions)")
+            for share in (0.2, 0.35, 0.5, 0.65, 0.8):
+                predicted = []
+                for (probabilities, first, rules), (_, second, _) in zip(linear_rows, transformer_rows, strict=True):
+                    mixed = [
+                        {label: share * a.get(label, 0.0) + (1 - share) * b.get(label, 0.0) for label in LABELS}
+                        for a, b in zip(first, second, strict=True)
+                    ]
+                    row = (probabilities, mixed, rules)
+                    predicted.append(combine(row, 3, 2.0, True) if probabilities else "no_difference")
+                report(f"    linear share {share}", gold, predicted)
 
 
 def report(name: str, gold: Sequence[str], predicted: Sequence[str]) -> None:

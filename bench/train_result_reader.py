@@ -23,6 +23,7 @@ import random
 import sys
 import time
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,7 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
-from deepcritical.reading.comparison import Comparison
+from deepcritical.reading.comparison import COMPARATOR, Comparison, subject_arm
 from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features
 from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader, best_outcome_share
 from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
@@ -42,6 +43,7 @@ TO_LABEL = {
     "significantly decreased": "decreased",
     "no significant difference": "no_difference",
 }
+TURNED = {"increased": "decreased", "decreased": "increased"}
 NEGATIVES_PER_PROMPT = 60
 # Weights smaller than this are dropped from the file: they change no reading measurably.
 PRUNE = 1e-3
@@ -86,7 +88,8 @@ def fulltext_prompts(ids: list[str], prompts, annotations):  # type: ignore[no-u
         units = cache[prompt.pmcid]
         spans = spans_of(annotations[prompt_id])
         if units and spans:
-            yield prompt_id, Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome), units, spans
+            comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+            yield prompt_id, comparison.labelled("\n".join(unit.text for unit in units)), units, spans
 
 
 def ranker_data(ids: list[str], prompts, annotations, rng: random.Random, sample: bool):  # type: ignore[no-untyped-def]
@@ -110,13 +113,51 @@ def annotation_rows(ids: list[str], prompts, annotations):  # type: ignore[no-un
     seen = set()
     for prompt_id in ids:
         prompt = prompts[prompt_id]
-        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+        # The arms' labels read from the whole article, as ``ResultReader.read`` reads them.
+        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome).labelled(
+            article_text(prompt.pmcid)
+        )
         for row in annotations[prompt_id]:
             text = " ".join(row["Annotations"].split())
             if not text or (prompt_id, text) in seen:
                 continue
             seen.add((prompt_id, text))
-            yield prompt_id, comparison, text, TO_LABEL[row["Label"]]
+            label = TO_LABEL[row["Label"]]
+            # Read as ``ResultReader.readings`` reads it: a text whose subject is the comparator, turned.
+            if subject_arm(text, comparison) == COMPARATOR:
+                yield prompt_id, comparison.turned(), text, TURNED.get(label, label)
+            else:
+                yield prompt_id, comparison, text, label
+
+
+def unit_rows(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    """(prompt id, comparison, unit text, label) for each unit of a full text that holds a doctor's evidence
+    and is not that evidence as written: what the classifier reads in a whole article is the article's
+    sentence, the doctors' span is often a part of one. Oriented as ``annotation_rows``."""
+    seen = set()
+    for prompt_id, comparison, units, _ in fulltext_prompts(ids, prompts, annotations):
+        for row in annotations[prompt_id]:
+            try:
+                start, end = int(row["Evidence Start"]), int(row["Evidence End"])
+            except ValueError:
+                continue
+            evidence = " ".join(row["Annotations"].split())
+            for unit in units:
+                text = " ".join(unit.text.split())
+                if not (unit.start < end and start < unit.end) or text == evidence or (prompt_id, text) in seen:
+                    continue
+                seen.add((prompt_id, text))
+                label = TO_LABEL[row["Label"]]
+                if subject_arm(text, comparison) == COMPARATOR:
+                    yield prompt_id, comparison.turned(), text, TURNED.get(label, label)
+                else:
+                    yield prompt_id, comparison, text, label
+
+
+@lru_cache(maxsize=8)
+def article_text(pmcid: str) -> str:
+    """The article's units as ``ResultReader.read`` is given them (its full text, else its abstract)."""
+    return "\n".join(unit.text for unit in article_units(DATA, pmcid)[1])
 
 
 def classifier_data(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]

@@ -139,8 +139,9 @@ HAND_WRITTEN = [
         "mortality",
         "Mortality was lower with dexamethasone than with placebo (HR 0.70, 95% CI 0.60-0.80).",
         "increased",
-        # Known limit (phases/16_result_reader.md): trained sentences almost always name the intervention
-        # before the comparator, and it reads "decreased" with the arms swapped, as the linear one does.
+        # Known limit of the classifier alone (phases/16_result_reader.md): it reads direction words, not
+        # which arm they speak of. The reader turns a unit whose subject is the comparator before reading it
+        # (``ResultReader.readings``; tests/reading/test_arm_labels.py reads this order right through it).
         marks=pytest.mark.xfail(strict=True, reason="direction against a comparator named first is not learned"),
     ),
     (

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -155,6 +155,11 @@ class Comparison:
     outcome: frozenset[str]
     # As written, for a reader that reads words rather than stems.
     written: tuple[str, str, str] = ("", "", "")
+    # The labels a trial's text gives its arms ("group S", "AF"), lower-cased, each with its arm
+    # (``INTERVENTION`` or ``COMPARATOR``): read from the article by ``labelled``.
+    labels: tuple[tuple[str, str], ...] = ()
+    # Whether the arms' placeholders are exchanged (``turned``).
+    swapped: bool = False
 
     @classmethod
     def of(cls, intervention: str, comparator: str, outcome: str) -> Comparison:
@@ -167,6 +172,121 @@ class Comparison:
             (intervention, comparator, outcome),
         )
 
+    def turned(self) -> Comparison:
+        """This comparison with the arms' placeholders exchanged: a unit whose subject is the comparator
+        ("higher in group S than in group B") reads, turned, as a unit about the intervention."""
+        return replace(self, swapped=not self.swapped)
+
+    def labelled(self, text: str) -> Comparison:
+        """This comparison with the labels ``text`` (the article, and the arms as written) gives its arms."""
+        found = arm_labels("\n".join((*self.written[:2], text)), self)
+        return replace(self, labels=found) if found != self.labels else self
+
+
+# A trial names its arms by letters, numbers or abbreviations it defines once: "sevoflurane (group S)",
+# "group B (bupivacaine)", "group 1 received ...", "accelerated fractionation (AF)". Doctors' evidence
+# sentences then say "significantly higher in group S than group B": unmasked, the classifier cannot tell
+# which arm a direction word speaks of (phases/16_result_reader.md, round 5).
+_LABEL = r"(?:[A-Z][A-Za-z0-9]{0,5}|\d{1,2})"
+_ABBREVIATION = r"(?:[A-Z][A-Z0-9/-]{1,6})"
+# Definitions whose label follows its phrase: "sevoflurane (group S)", "bupivacaine (group B, n = 30)",
+# "the sevoflurane group (S)", "accelerated fractionation (AF)"; the phrase is what precedes the match.
+_GROUP_LABEL_AFTER = (
+    re.compile(r"\(\s*(?:[Gg]roup|[Aa]rm)\s+(" + _LABEL + r")\s*[,;)]"),
+    re.compile(r"\s(?:group|arm)\s*\(\s*(" + _LABEL + r")\s*\)"),
+)
+_ABBREVIATED = re.compile(r"\(\s*(" + _ABBREVIATION + r")\s*[,;)]")
+# Definitions whose phrase follows its label: "group B (bupivacaine)", "group 1 received ...", "group S: saline".
+_LABEL_BEFORE = (
+    re.compile(r"\b(?:[Gg]roup|[Aa]rm)\s+(" + _LABEL + r")\s*\(([^()\n]{3,90})\)"),
+    re.compile(
+        r"\b(?:[Gg]roup|[Aa]rm)\s+(" + _LABEL + r")\s*(?:[:=,–-]\s*|\s+(?:patients\s+|participants\s+)?"
+        r"(?:received|receiving|was given|were given|was treated with|were treated with|got|underwent)\s+)"
+        r"((?:[^.;()\n]|\([^()\n]*\)|(?<=\d)\.(?=\d)){3,90})"
+    ),
+)
+_PHRASE_START = re.compile(r"[.;:()\[\]\n]")
+# Abbreviations of statistics and short words, never an arm's label.
+_NOT_LABELS = frozenset(
+    ["or", "hr", "rr", "ci", "sd", "se", "sem", "md", "vs", "iqr", "no", "it", "as", "is", "in", "to"]
+)
+_GROUP_WORDS = frozenset(["group", "groups", "arm", "arms"])
+_LIST_WORDS = frozenset(["and", "or", "vs", "versus"])
+
+
+def _definitions(text: str) -> Iterator[tuple[str, str, bool]]:
+    """(label, phrase, whether a group's) for each place ``text`` defines a label. An abbreviation's
+    phrase is the few words before it ("... with accelerated fractionation (AF)")."""
+    for pattern in (*_GROUP_LABEL_AFTER, _ABBREVIATED):
+        for match in pattern.finditer(text):
+            phrase = _PHRASE_START.split(text[max(0, match.start() - 90) : match.start()])[-1]
+            if pattern is _ABBREVIATED:
+                phrase = " ".join(phrase.split()[-(len(match[1]) + 2) :])
+            yield match[1], phrase, pattern is not _ABBREVIATED
+    for pattern in _LABEL_BEFORE:
+        for match in pattern.finditer(text):
+            yield match[1], match[2], True
+
+
+def arm_labels(text: str, comparison: Comparison) -> tuple[tuple[str, str], ...]:
+    """The labels ``text`` defines for the comparison's arms: each label's defining phrase is compared with
+    the intervention's and the comparator's words, and the label goes to the arm it names more of (a label
+    whose phrases name both alike, or neither, is no arm's). A group's phrase may name its arm as trials
+    do ("the control group (group C)"); an abbreviation's must name the comparison's own words."""
+    votes: dict[str, dict[str, int]] = {}
+    for label, phrase, of_group in _definitions(text):
+        key = label.lower()
+        if key in _NOT_LABELS or key in comparison.intervention or key in comparison.comparator:
+            continue
+        words = set(stems(phrase))
+        tally = votes.setdefault(key, {INTERVENTION: 0, COMPARATOR: 0})
+        tally[INTERVENTION] += len(words & (comparison.intervention | (_INTERVENTION_ARM if of_group else set())))
+        tally[COMPARATOR] += len(words & (comparison.comparator | (_COMPARATOR_ARM if of_group else set())))
+    found = []
+    for key, tally in sorted(votes.items()):
+        intervention, comparator = tally[INTERVENTION], tally[COMPARATOR]
+        if intervention != comparator:
+            found.append((key, INTERVENTION if intervention > comparator else COMPARATOR))
+    return tuple(found)
+
+
+def mapped_arms(raw: Sequence[str], stemmed: Sequence[str], comparison: Comparison) -> list[str]:
+    """``stemmed`` with each word that names an arm as its placeholder: the comparison's words, a hyphenated
+    word one of whose parts is one ("co-artemether" for artemether), the labels the article gave the arms
+    (a letter or number only after "group" or in a list of groups: "groups RM and RD"), the words trials
+    call their arms by ("the control group"), and the treated arm a unit names only by its group."""
+    labels = dict(comparison.labels)
+    mapped: list[str] = []
+    # Where a letter or number may be a label: after "group(s)", or in a list after a label ("C, B and D").
+    expecting = ""
+    for token, stem in zip(raw, stemmed, strict=True):
+        arm = arm_of(stem, comparison)
+        label = labels.get(token)
+        if label is not None and not (expecting or (len(token) > 1 and not token.isdigit())):
+            label = None
+        if arm is None:
+            arm = label or (_arm_of_parts(token, comparison) if "-" in stem else None)
+        if token in _GROUP_WORDS:
+            expecting = "label"
+        elif label is not None or (expecting == "list" and token in _LIST_WORDS):
+            expecting = "list"
+        else:
+            expecting = ""
+        mapped.append(arm or stem)
+    name_unnamed_arm(stemmed, mapped)
+    if comparison.swapped:
+        exchange = {INTERVENTION: COMPARATOR, COMPARATOR: INTERVENTION}
+        return [exchange.get(token, token) for token in mapped]
+    return mapped
+
+
+def _arm_of_parts(word: str, comparison: Comparison) -> str | None:
+    parts = set(_stemmer().stemWords([part for part in word.split("-") if part[:1].isalpha()]))
+    intervention, comparator = bool(parts & comparison.intervention), bool(parts & comparison.comparator)
+    if intervention != comparator:
+        return INTERVENTION if intervention else COMPARATOR
+    return None
+
 
 def tokens(text: str) -> tuple[list[str], list[str]]:
     raw = TOKEN.findall(text.lower().replace("·", "."))
@@ -177,9 +297,8 @@ def tokens(text: str) -> tuple[list[str], list[str]]:
 
 def masked_tokens(text: str, comparison: Comparison) -> list[str]:
     """The unit's tokens, the arms and the outcome as placeholders, numbers as ``num`` (repeats folded)."""
-    _, stemmed = tokens(text)
-    mapped = [arm_of(token, comparison) or token for token in stemmed]
-    name_unnamed_arm(stemmed, mapped)
+    raw, stemmed = tokens(text)
+    mapped = mapped_arms(raw, stemmed, comparison)
     out: list[str] = []
     for token in mapped:
         if token in comparison.outcome:
@@ -189,6 +308,30 @@ def masked_tokens(text: str, comparison: Comparison) -> list[str]:
         if not out or out[-1] != token or token not in (INTERVENTION, COMPARATOR, OUTCOME, "num"):
             out.append(token)
     return out
+
+
+# Words before the arm a result is measured against: "than", "compared with", "versus", "relative to".
+REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
+
+
+# How many words before an arm a reference word may stand: "compared with women in the control arm".
+REFERENCE_REACH = 5
+
+
+def subject_arm(text: str, comparison: Comparison) -> str | None:
+    """The arm a unit's result is stated of: the first arm it names, unless that one follows a reference
+    word ("Compared with placebo, drug X ..."), when it is the other; None unless it names both (a unit
+    naming the comparator alone may name the intervention in words the comparison does not know:
+    "27.9% with hydrocortisone and 28.8% with placebo", asked which drugs)."""
+    masked = masked_tokens(text, comparison)
+    if INTERVENTION not in masked or COMPARATOR not in masked:
+        return None
+    for index, token in enumerate(masked):
+        if token in (INTERVENTION, COMPARATOR):
+            if REFERENCE_WORDS.intersection(masked[max(0, index - REFERENCE_REACH) : index]):
+                return COMPARATOR if token == INTERVENTION else INTERVENTION
+            return token
+    return None
 
 
 _ARM_NOUNS = frozenset({"group", "arm", "recipi", "user", "cohort"})

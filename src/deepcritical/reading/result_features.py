@@ -18,10 +18,10 @@ from functools import cache, lru_cache
 from deepcritical.reading.comparison import (
     COMPARATOR,
     INTERVENTION,
+    REFERENCE_WORDS,
     Comparison,
-    arm_of,
+    mapped_arms,
     masked_tokens,
-    name_unnamed_arm,
     stems,
     tokens,
 )
@@ -69,7 +69,6 @@ _DOWN = frozenset(
     ]
 )
 _NULL = frozenset(["similar", "compar", "equival", "unchang", "differ"])
-_REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
 
 
 @cache
@@ -186,7 +185,7 @@ def _reference_arm(masked: Sequence[str]) -> str:
     """The arm named just after "than", "compared (with)", "versus": the one the other is measured against."""
     for gap in (1, 2):
         for index, token in enumerate(masked[:-gap]):
-            if token in _REFERENCE_WORDS and masked[index + gap] in (INTERVENTION, COMPARATOR):
+            if token in REFERENCE_WORDS and masked[index + gap] in (INTERVENTION, COMPARATOR):
                 return masked[index + gap]
     return "none"
 
@@ -195,8 +194,7 @@ def _with_numbers(text: str, comparison: Comparison) -> list[str]:
     """Masked tokens with each number written ``#value`` (for the arms' numbers), p-values left out."""
     cleaned = _regexes()["p_value"].sub(" ", text.replace("·", "."))
     raw, stemmed = tokens(cleaned)
-    mapped = [arm_of(stem, comparison) or stem for stem in stemmed]
-    name_unnamed_arm(stemmed, mapped)
+    mapped = mapped_arms(raw, stemmed, comparison)
     out = []
     for token, stem in zip(raw, mapped, strict=True):
         if stem in (INTERVENTION, COMPARATOR) or not token[0].isdigit():
@@ -281,7 +279,7 @@ def _unit_features(text: str) -> tuple[frozenset[str], dict[str, float]]:
     read for each of its comparisons and outcomes, and every unit is scored each time (a third of the
     transformer reader's time on whole articles went to recomputing them; phases/16_result_reader.md,
     round 4). Callers copy the dictionary, never change it."""
-    _, stemmed = tokens(text)
+    _, stemmed = _unit_tokens(text)
     features = {f"sig:{name}": value for name, value in significance_features(text).items()}
     features["has_percent"] = float("%" in text)
     features["digits"] = min(sum(map(str.isdigit, text)), 40) / 40
@@ -290,6 +288,11 @@ def _unit_features(text: str) -> tuple[frozenset[str], dict[str, float]]:
     features["long"] = float(len(text) > 400)
     features["short"] = float(len(text) < 60)
     return frozenset(stemmed), features
+
+
+@lru_cache(maxsize=8192)
+def _unit_tokens(text: str) -> tuple[list[str], list[str]]:
+    return tokens(text)
 
 
 @lru_cache(maxsize=8192)

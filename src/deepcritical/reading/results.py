@@ -20,9 +20,15 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, Protocol
 
-from deepcritical.reading.comparison import Comparison
+from deepcritical.reading.comparison import COMPARATOR, Comparison, subject_arm
 from deepcritical.reading.effects import RATIO_MEASURES
-from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features, stem_set
+from deepcritical.reading.result_features import (
+    LABELS,
+    classifier_features,
+    ranker_features,
+    significance_features,
+    stem_set,
+)
 from deepcritical.reading.statistics import read_effects
 from deepcritical.reading.units import TextUnit, split_units
 
@@ -80,6 +86,11 @@ def _softmax(scores: Sequence[float]) -> list[float]:
     exps = [math.exp(score - top) for score in scores]
     total = sum(exps)
     return [value / total for value in exps]
+
+
+def _turned(reading: Mapping[str, float]) -> dict[str, float]:
+    exchange = {"increased": "decreased", "decreased": "increased"}
+    return {exchange.get(label, label): value for label, value in reading.items()}
 
 
 def _sigmoid(score: float) -> float:
@@ -152,7 +163,7 @@ class ResultReader:
     def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
         """Every unit with the probability that it states the result, most likely first. With a re-ranker,
         the linear ranker's best few come first in the re-ranker's order, with its probabilities."""
-        return self._rank(units, comparison)[0]
+        return self._rank(units, comparison.labelled("\n".join(unit.text for unit in units)))[0]
 
     def _rank(self, units: Sequence[TextUnit], comparison: Comparison) -> tuple[list[tuple[float, TextUnit]], float]:
         """``rank``'s list and the linear ranker's best probability (on whose scale the threshold of
@@ -173,7 +184,24 @@ class ResultReader:
 
     def classify(self, text: str, comparison: Comparison) -> dict[str, float]:
         """The reading of one unit that states a result: a probability per label."""
-        return self.classifier.probabilities([text], comparison)[0]
+        return self.readings([text], comparison)[0]
+
+    def readings(self, texts: Sequence[str], comparison: Comparison) -> list[dict[str, float]]:
+        """Each unit's reading. A unit whose subject is the comparator ("higher in the placebo group than in
+        the drug group") is read turned, as the same result stated of the intervention, and its increase
+        and decrease exchanged back: the classifiers learn direction words far better than which arm they
+        speak of (phases/16_result_reader.md, round 5)."""
+        turned = [subject_arm(text, comparison) == COMPARATOR for text in texts]
+        readings: list[dict[str, float]] = [{} for _ in texts]
+        for turn, read_as in ((False, comparison), (True, comparison.turned())):
+            indices = [index for index, flag in enumerate(turned) if flag == turn]
+            if not indices:
+                continue
+            for index, reading in zip(
+                indices, self.classifier.probabilities([texts[i] for i in indices], read_as), strict=True
+            ):
+                readings[index] = _turned(reading) if turn else reading
+        return readings
 
     def read(
         self,
@@ -186,6 +214,7 @@ class ResultReader:
         """The result ``units`` state for ``comparison``: the best units' readings, weighed by their rank.
         ``min_evidence_probability`` is for a whole article, where most units state no result; an abstract
         states its study's result somewhere, so its best unit is read whatever its rank."""
+        comparison = comparison.labelled("\n".join(unit.text for unit in units))
         ranked, linear_best = self._rank(units, comparison)
         if not ranked or linear_best < min_evidence_probability:
             return ResultReading(None, {}, [], ranked[0][0] if ranked else 0.0)
@@ -193,9 +222,9 @@ class ResultReader:
         totals = dict.fromkeys(LABELS, 0.0)
         weight_sum = 0.0
         readings = [
-            stated_by_numbers(unit.text) or stated_as_no_effect(unit.text) or reading
+            stated_by_numbers(unit.text) or stated_as_no_effect(unit.text) or stated_by_p_values(unit.text) or reading
             for (_, unit), reading in zip(
-                chosen, self.classifier.probabilities([unit.text for _, unit in chosen], comparison), strict=True
+                chosen, self.readings([unit.text for _, unit in chosen], comparison), strict=True
             )
         ]
         for (probability, _), reading in zip(chosen, readings, strict=True):
@@ -252,6 +281,24 @@ def stated_as_no_effect(text: str) -> dict[str, float] | None:
     """A unit that states no effect in words ("did not slow", "failed to improve", "no difference") and no
     significant estimate reads as no significant difference."""
     if not _no_effect().search(text) or any(effect.significant for effect in read_effects(text)):
+        return None
+    rest = (1.0 - NUMBERS_PROBABILITY) / 2
+    return {name: NUMBERS_PROBABILITY if name == "no_difference" else rest for name in LABELS}
+
+
+# The features of a unit that states a significant difference somewhere: then its large p-values speak of
+# another comparison or outcome, and settle nothing.
+_SIGNIFICANT = frozenset(["p_small", "ratio_below_1", "ratio_above_1", "difference_below_0", "difference_above_0"])
+
+
+def stated_by_p_values(text: str) -> dict[str, float] | None:
+    """A unit whose every p-value is 0.05 or more, with no interval or word stating a significant
+    difference, reads as no significant difference ("27.9% with hydrocortisone and 28.8% with placebo
+    (p=0.50)"): the arms' numbers differ, as they always do, and the test says the difference is chance's."""
+    features = significance_features(text)
+    if "p_large" not in features or _SIGNIFICANT.intersection(features):
+        return None
+    if "says_significant" in features and "says_not_significant" not in features:
         return None
     rest = (1.0 - NUMBERS_PROBABILITY) / 2
     return {name: NUMBERS_PROBABILITY if name == "no_difference" else rest for name in LABELS}
