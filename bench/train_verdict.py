@@ -33,10 +33,12 @@ OUT = ROOT / "src" / "deepcritical" / "stages" / WEIGHTS_FILE
 # probabilities are multiplied by BIAS (folded into the intercept as log BIAS). Both were chosen on
 # 5-fold cross-validated accuracy and macro-F1 together, among a handful of values (C 0.01 to 0.3; BIAS
 # from none to 1 / 1.4 / 2.5; class_weight none or balanced), never on single items. The bias toward "no" is
-# 1.1 since round 16's fourth part (1.2 before): in the whole loop (bench/eval_cv.py) 1.1 was chosen in most
-# outer folds of a nested selection with the verdict's UNREAD_CLEAR_SHARE (phases/16_result_reader.md, round 4).
+# 1.0 since round 16's fifth part (1.1 before, 1.2 before that): in the whole loop (bench/eval_cv.py, replayed
+# by bench/replay_verdict.py) 1.0 was chosen in 4 of 5 outer folds of a nested selection with the verdict's
+# UNREAD_CLEAR_SHARE once the reader read arms' labels and turned comparator-first units
+# (phases/16_result_reader.md, round 5).
 C = 0.01
-BIAS = (1.0, 1.1, 1.5)
+BIAS = (1.0, 1.0, 1.5)
 
 
 def as_list(value: object) -> list[str]:
