@@ -74,7 +74,8 @@ CORPUS = [
     ),
     evidence(
         5,
-        "Long-term metformin use causes vitamin B12 deficiency, a safety concern that may worsen cognition "
+        "Long-term metformin use increased the risk of vitamin B12 deficiency compared with other glucose-lowering "
+        "drugs, a safety concern that may worsen cognition "
         "in older adults with Alzheimer's disease.",
         source="searxng",
         relevance=0.5,

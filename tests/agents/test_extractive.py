@@ -126,9 +126,9 @@ NULL_TRIAL = (
     "the brain but did not change CSF markers of amyloid or tau pathology, or global cognition, in mild dementia."
 )
 HARM = (
-    "BACKGROUND: Metformin is proposed as a neuroprotective agent. CONCLUSIONS: Metformin promoted "
-    "amyloidogenic APP processing, a potentially harmful action in Alzheimer's disease. It should be weighed "
-    "against reported benefits before metformin is repurposed."
+    "BACKGROUND: Metformin is proposed as a neuroprotective agent. CONCLUSIONS: Metformin increased "
+    "amyloidogenic APP processing compared with vehicle, a potentially harmful action in Alzheimer's disease. "
+    "It should be weighed against reported benefits before metformin is repurposed."
 )
 
 

@@ -146,3 +146,18 @@ def test_a_result_stated_of_the_comparator_is_read_turned_by_both_classifiers() 
 def test_a_unit_whose_every_p_value_is_large_reads_as_no_difference(sentence: str, expected: str | None) -> None:
     reading = stated_by_p_values(sentence)
     assert (max(reading, key=reading.__getitem__) if reading else None) == expected
+
+
+def test_a_letter_before_a_statistics_sign_is_the_statistic_not_an_arm() -> None:
+    comparison = Comparison.of("sevoflurane", "propofol", "emergence agitation").labelled(
+        "Children received sevoflurane (group S) or propofol (group P)."
+    )
+    masked = masked_tokens("Agitation occurred in 12% of group P and 30% of group S (p = 0.002).", comparison)
+    assert masked[-3:] == ["p", "=", "num"]
+    assert masked.count("xcomp") == 1
+
+
+def test_a_group_named_by_the_words_trials_use_for_arms_takes_its_label() -> None:
+    comparison = Comparison.of("early mobilisation", "usual care", "length of stay")
+    text = "Patients received early mobilisation (group E) or usual care (group U)."
+    assert dict(arm_labels(text, comparison)) == {"e": INTERVENTION, "u": COMPARATOR}

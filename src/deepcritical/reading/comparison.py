@@ -211,6 +211,7 @@ _NOT_LABELS = frozenset(
     ["or", "hr", "rr", "ci", "sd", "se", "sem", "md", "vs", "iqr", "no", "it", "as", "is", "in", "to"]
 )
 _GROUP_WORDS = frozenset(["group", "groups", "arm", "arms"])
+_STATISTIC_SIGNS = frozenset(["=", "<", ">", "≤", "≥"])
 _LIST_WORDS = frozenset(["and", "or", "vs", "versus"])
 
 
@@ -239,6 +240,9 @@ def arm_labels(text: str, comparison: Comparison) -> tuple[tuple[str, str], ...]
         if key in _NOT_LABELS or key in comparison.intervention or key in comparison.comparator:
             continue
         words = set(stems(phrase))
+        if of_group:
+            # "usual care (group U)": the words trials call their arms by are generic words, which ``stems`` drops.
+            words |= set(tokens(phrase)[1]) & (_INTERVENTION_ARM | _COMPARATOR_ARM)
         tally = votes.setdefault(key, {INTERVENTION: 0, COMPARATOR: 0})
         tally[INTERVENTION] += len(words & (comparison.intervention | (_INTERVENTION_ARM if of_group else set())))
         tally[COMPARATOR] += len(words & (comparison.comparator | (_COMPARATOR_ARM if of_group else set())))
@@ -259,11 +263,14 @@ def mapped_arms(raw: Sequence[str], stemmed: Sequence[str], comparison: Comparis
     mapped: list[str] = []
     # Where a letter or number may be a label: after "group(s)", or in a list after a label ("C, B and D").
     expecting = ""
-    for token, stem in zip(raw, stemmed, strict=True):
+    for index, (token, stem) in enumerate(zip(raw, stemmed, strict=True)):
         arm = arm_of(stem, comparison)
         label = labels.get(token)
         if label is not None and not (expecting or (len(token) > 1 and not token.isdigit())):
             label = None
+        if label is not None and index + 1 < len(raw) and raw[index + 1] in _STATISTIC_SIGNS:
+            label = None  # "group P (p = 0.002)": a letter before "=" or "<" is a statistic's
+
         if arm is None:
             arm = label or (_arm_of_parts(token, comparison) if "-" in stem else None)
         if token in _GROUP_WORDS:
