@@ -122,12 +122,15 @@ def annotation_rows(ids: list[str], prompts, annotations):  # type: ignore[no-un
             if not text or (prompt_id, text) in seen:
                 continue
             seen.add((prompt_id, text))
-            label = TO_LABEL[row["Label"]]
-            # Read as ``ResultReader.readings`` reads it: a text whose subject is the comparator, turned.
-            if subject_arm(text, comparison) == COMPARATOR:
-                yield prompt_id, comparison.turned(), text, TURNED.get(label, label)
-            else:
-                yield prompt_id, comparison, text, label
+            yield prompt_id, *oriented(comparison, text, TO_LABEL[row["Label"]])
+
+
+def oriented(comparison: Comparison, text: str, label: str) -> tuple[Comparison, str, str]:
+    """(comparison, text, label) as ``ResultReader.readings`` reads the text: one whose subject is the
+    comparator, turned, its increase and decrease exchanged."""
+    if subject_arm(text, comparison) == COMPARATOR:
+        return comparison.turned(), text, TURNED.get(label, label)
+    return comparison, text, label
 
 
 def unit_rows(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
@@ -147,11 +150,7 @@ def unit_rows(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-
                 if not (unit.start < end and start < unit.end) or text == evidence or (prompt_id, text) in seen:
                     continue
                 seen.add((prompt_id, text))
-                label = TO_LABEL[row["Label"]]
-                if subject_arm(text, comparison) == COMPARATOR:
-                    yield prompt_id, comparison.turned(), text, TURNED.get(label, label)
-                else:
-                    yield prompt_id, comparison, text, label
+                yield prompt_id, *oriented(comparison, text, TO_LABEL[row["Label"]])
 
 
 @lru_cache(maxsize=8)
