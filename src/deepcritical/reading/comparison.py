@@ -1,7 +1,8 @@
 """What a result is read for, and the words it is read in: a ``Comparison`` (intervention, comparator and
-outcome, as stems), the stemmed tokens of a text, and the text with the arms and the outcome masked as
-placeholders (``masked``), shared by the linear features (``result_features``) and the transformer
-classifier (``transformer_classifier``)."""
+outcome, as stems, with the labels the article gives its arms), the stemmed tokens of a text, the text with
+the arms and the outcome masked as placeholders (``masked_tokens``), and the arm a unit states its result of
+(``subject_arm``), shared by the linear features (``result_features``), the transformer classifier
+(``transformer_classifier``) and the reader (``results``)."""
 
 from __future__ import annotations
 
@@ -270,7 +271,6 @@ def mapped_arms(raw: Sequence[str], stemmed: Sequence[str], comparison: Comparis
             label = None
         if label is not None and index + 1 < len(raw) and raw[index + 1] in _STATISTIC_SIGNS:
             label = None  # "group P (p = 0.002)": a letter before "=" or "<" is a statistic's
-
         if arm is None:
             arm = label or (_arm_of_parts(token, comparison) if "-" in stem else None)
         if token in _GROUP_WORDS:
@@ -319,8 +319,6 @@ def masked_tokens(text: str, comparison: Comparison) -> list[str]:
 
 # Words before the arm a result is measured against: "than", "compared with", "versus", "relative to".
 REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
-
-
 # How many words before an arm a reference word may stand: "compared with women in the control arm".
 REFERENCE_REACH = 5
 
