@@ -160,4 +160,8 @@ def test_each_estimate_of_a_review_gets_its_row_its_outcome_and_the_studies_it_p
     assert '"(+N more)": the study\'s text states N further results without an interval' in section
     (tmp_path / "run.json").write_text(json.dumps({"study_results": [row.model_dump() for row in rows]}))
     exported = list(csv.DictReader(io.StringIO(results_csv(tmp_path, [META.id], evidence)[0])))
-    assert [r["subgroup"] for r in exported] == ["Twenty observational studies", "Nine RCTs", "six trials at low risk of bias"]
+    assert [r["subgroup"] for r in exported] == [
+        "Twenty observational studies",
+        "Nine RCTs",
+        "six trials at low risk of bias",
+    ]

@@ -114,14 +114,19 @@ _SYNONYMS = {"mortal": "death", "die": "death", "hospit": "hospitalis", "hospita
 _DEFINING_BRACKET = re.compile(r"\s*\([^()]*\)(?=\s*(?:was|were|is|are)\b)")
 
 
-def _clause_before(text: str, start: int) -> str:
-    """The words from the last clause boundary (or the sentence's start) to ``start``."""
+def _sentence_before(text: str, start: int) -> tuple[int, str]:
+    """Where the sentence holding ``start`` begins (at most 400 characters back) and its words up to ``start``."""
     window_start = max(0, start - 400)
     window = text[window_start:start]
     sentence = 0
     for match in _SENTENCE_END.finditer(window):
         sentence = match.end()
-    window = window[sentence:]
+    return window_start + sentence, window[sentence:]
+
+
+def _clause_before(text: str, start: int) -> str:
+    """The words from the last clause boundary (or the sentence's start) to ``start``."""
+    _, window = _sentence_before(text, start)
     # The estimate's own bracket: "(HR 0.77" -> cut at the "(".
     opening = window.rfind("(")
     if opening >= 0 and ")" not in window[opening:]:
@@ -218,11 +223,8 @@ _MEASURED = re.compile(
 
 
 def _topic(text: str, start: int) -> str | None:
-    window = text[max(0, start - 400) : start]
-    sentence = 0
-    for match in _SENTENCE_END.finditer(window):
-        sentence = match.end()
-    topic = _TOPIC.match(window[sentence:].lstrip())
+    _, sentence = _sentence_before(text, start)
+    topic = _TOPIC.match(sentence.lstrip())
     return _named(_LEADING.sub("", topic.group("topic"))) if topic else None
 
 
@@ -268,14 +270,10 @@ _SUBGROUP_SUBJECT = re.compile(
 def subgroup_of(text: str, start: int, floor: int = 0) -> str | None:
     """The studies the estimate at ``start`` pools, as its sentence names them (after ``floor``, the end of the
     estimate before it: a set named for that one is not this one's, unless it is the sentence's subject)."""
-    window_start = max(0, start - 400)
-    window = text[window_start:start]
-    sentence = 0
-    for match in _SENTENCE_END.finditer(window):
-        sentence = match.end()
-    segment = window[max(sentence, floor - window_start) :]
+    sentence_start, sentence = _sentence_before(text, start)
+    segment = sentence[max(0, floor - sentence_start) :]
     found = list(_SUBGROUP_IN.finditer(segment))
     if found:
         return " ".join(found[-1].group("group").split())
-    subject = _SUBGROUP_SUBJECT.match(window[sentence:].lstrip())
+    subject = _SUBGROUP_SUBJECT.match(sentence.lstrip())
     return " ".join(subject.group("group").split()) if subject else None

@@ -98,7 +98,8 @@ def _estimates(doc: StatText) -> list[Draft]:
         if named is None and drafts and drafts[-1].end >= doc.sentence_start(match.start()):
             named = (drafts[-1].measure, match.start())  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
         elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
-            named = (drafts[-1].measure, match.start())  # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
+            # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
+            named = (drafts[-1].measure, match.start())
         if not has_label and named is None and not _ci_label_just_before(doc, match.start()):
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         value = _number(match.group("value"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 
 from pydantic import BaseModel, Field
 
@@ -88,8 +89,9 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
         # An estimate whose words name no outcome ("the estimate was 0.95") is about the one before it: every
         # stated result but a bare p-value carries its outcome on, shown or not.
         carried = [e for e in effects if e.measure != "p_only"]
-        outcomes = dict(zip((e.start for e in carried), outcomes_of(item.content, [e.start for e in carried])))
-        ends = {effect.start: previous.end for previous, effect in zip(effects, effects[1:])}
+        starts = [e.start for e in carried]
+        outcomes = dict(zip(starts, outcomes_of(item.content, starts), strict=True))
+        ends = {effect.start: previous.end for previous, effect in pairwise(effects)}
         for effect in shown:
             stated = {name: value for name, value in effect.as_dict().items() if name in _FROM_EFFECT}
             rows.append(
