@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from deepcritical.reading.outcomes import outcome_key, outcome_of
+from deepcritical.reading.outcomes import outcome_key, outcome_of, outcomes_of, subgroup_of
 from deepcritical.reading.statistics import read_effects
 
 META = (
@@ -149,3 +149,69 @@ def test_an_outcome_at_another_time_point_is_another_outcome() -> None:
     assert outcome_key("Thirty-day mortality") == outcome_key("30-day mortality")
     assert outcome_key("mortality at 28 days") == outcome_key("28-day mortality")
     assert outcome_key("28-day mortality") != outcome_key("mortality")
+
+
+# A new user's faults (issue 23, phases/19): an estimate whose own words name no outcome read "–", a pooled
+# subgroup's estimate was not read at all, and "had 15% more falls" read its subject as the outcome.
+POOLED = (
+    "Twelve cohorts were included. The pooled hazard ratio (HR) of stroke was 0.85 (95% CI 0.75 to 0.96; I²=70%).\n\n"
+    "In the six cohorts at low risk of confounding the estimate was 0.97 (0.83 to 1.13; I²=12%). For haemorrhagic "
+    "stroke specifically, the pooled HR was 1.10 (0.80 to 1.50)."
+)
+
+
+def test_an_estimate_whose_words_name_no_outcome_takes_its_topic_or_the_one_before() -> None:
+    effects = [effect for effect in read_effects(POOLED) if effect.measure == "HR"]
+    assert [(effect.value, effect.ci_low, effect.ci_high) for effect in effects] == [
+        (0.85, 0.75, 0.96),
+        (0.97, 0.83, 1.13),  # "the estimate was": the measure of the estimate before it
+        (1.10, 0.80, 1.50),
+    ]
+    assert outcomes_of(POOLED, [effect.start for effect in effects]) == ["stroke", "stroke", "haemorrhagic stroke"]
+    assert [subgroup_of(POOLED, effect.start) for effect in effects] == [
+        None,
+        "six cohorts at low risk of confounding",
+        None,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "outcomes", "subgroups"),
+    [
+        (  # the subject elided after "and": the effect before it, its outcome; the trials it is in, its subgroup
+            "RESULTS: Drug Z lowered pain scores (SMD -0.40, 95% CI -0.60 to -0.20). The effect was larger in "
+            "trials of people with arthritis (SMD -0.70) and was absent in general-practice trials (SMD -0.02, "
+            "-0.10 to 0.06).",
+            ["pain scores", "pain scores", "pain scores"],
+            [None, "trials of people with arthritis", "general-practice trials"],
+        ),
+        (  # a count of studies as the subject: the pooled set; the outcome the methods say was pooled
+            "METHODS: Readmission estimates were pooled by design. RESULTS: Eight RCTs showed no effect (RR 1.02, "
+            "95% CI 0.90 to 1.15). Fifteen observational studies (over 90,000 patients) gave a pooled adjusted OR "
+            "of 0.70 (0.60 to 0.81).",
+            ["Readmission", "Readmission"],
+            ["Eight RCTs", "Fifteen observational studies"],
+        ),
+        (  # "had N% more X": X; "and N% more Y (1.26, ...)": Y
+            "RESULTS: Patients given drug Y had 20% fewer admissions (rate ratio 0.80, 95% CI 0.70 to 0.91) and "
+            "12% more infections (1.12, 1.01 to 1.25) than controls.",
+            ["admissions", "admissions", "infections", "infections"],  # each percent change, then its ratio
+            [None, None, None, None],
+        ),
+        (  # a bracket its verb follows defines the subject; the outcome the text defines
+            "METHODS: Incident frailty was defined as a score of 3 or more. RESULTS: Anaemia (haemoglobin below "
+            "120 g/L, or below 130 g/L in men) was present in 18% and 9% (adjusted OR 2.2, 95% CI 1.5 to 3.2). "
+            "Low levels were associated with a higher risk (HR 1.40, 95% CI 1.10 to 1.78).",
+            ["Anaemia", "Incident frailty"],
+            [None, None],
+        ),
+    ],
+)
+def test_what_each_estimate_is_about_is_read_from_its_text(
+    text: str, outcomes: list[str], subgroups: list[str | None]
+) -> None:
+    effects = [effect for effect in read_effects(text) if effect.measure not in ("group_values", "p_only")]
+    starts = [effect.start for effect in effects]
+    ends = [0, *(effect.end for effect in effects)]
+    assert outcomes_of(text, starts) == outcomes
+    assert [subgroup_of(text, start, end) for start, end in zip(starts, ends[:-1], strict=True)] == subgroups

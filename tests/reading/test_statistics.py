@@ -410,3 +410,18 @@ def test_a_ratio_per_unit_is_not_plotted_beside_a_ratio_between_groups() -> None
     assert plotted == []
     assert reason == "the ratios are per different units (between groups, per SD)"
     assert comparable([per_sd, StudyEstimate("C", "OR", 0.95, 0.90, 1.00, unit="per SD")])[1] is None
+
+
+def test_a_value_called_the_estimate_takes_the_measure_of_the_estimate_before_it() -> None:
+    """A pooled subgroup's estimate written without its measure or a CI label ("the estimate was 0.95 (0.84 to
+    1.07; I²=61%)") is read as the text's last named estimate's measure; a median and its range are not, nor an
+    "estimate" with no estimate before it."""
+    text = (
+        "The pooled relative risk (RR) of dementia was 0.80 (95% CI 0.71 to 0.90; I²=88%).\n\nIn the nine studies "
+        "free of immortal-time bias the estimate was 0.95 (0.84 to 1.07; I²=61%). The median age was 65 (58 to 72)."
+    )
+    estimates = [(e.measure, e.value, e.ci_low, e.ci_high) for e in read_effects(text) if e.measure == "RR"]
+    assert estimates == [("RR", 0.80, 0.71, 0.90), ("RR", 0.95, 0.84, 1.07)]
+    assert all(e.value != 65 for e in read_effects(text))
+    alone = "In the nine studies the estimate was 0.95 (0.84 to 1.07)."
+    assert all(e.ci_low is None for e in read_effects(alone))

@@ -130,3 +130,38 @@ def test_the_results_csv_writes_p_as_a_number_a_spreadsheet_reads_and_still_guar
     assert float(exported[0]["p"]) == 0.21
     assert (exported[1]["measure"], exported[1]["unit"]) == ("RD", "percentage points")
     assert exported[0]["quote"] == "'=HYPERLINK(1)"  # a real formula is still written as text
+
+
+META = make(
+    "206",
+    "METHODS: Mortality estimates were pooled by design. RESULTS: Twenty observational studies of drug X in heart "
+    "failure (over 100,000 patients) gave a pooled adjusted OR of 0.65 (0.57 to 0.75). Nine RCTs (2,275 "
+    "patients) showed no effect on 30-day mortality (RR 0.98, 95% CI 0.84 to 1.14). In the six trials at low risk "
+    "of bias the estimate was 0.95 (0.84 to 1.07; I²=61%). Funnel-plot asymmetry suggested small-study effects "
+    "(Egger p=0.03).",
+    Grade(design="meta_analysis", level=1, population="humans", basis="publication_type", sample_size=2275),
+)
+
+
+def test_each_estimate_of_a_review_gets_its_row_its_outcome_and_the_studies_it_pools(tmp_path: Path) -> None:
+    """A new user's faults (issue 23, phases/19): a pooled estimate had no outcome and nothing said which studies
+    it pooled; a subgroup's "the estimate was 0.95 (...)" had no row, only an unexplained "(+1 more)"."""
+    evidence = {META.id: META}
+    rows = study_results(counted_items(QUESTION, evidence, ()), evidence)
+    assert [(r.measure, r.value, r.outcome, r.subgroup, r.others) for r in rows] == [
+        ("OR", 0.65, "Mortality", "Twenty observational studies", 1),
+        ("RR", 0.98, "30-day mortality", "Nine RCTs", 1),
+        ("RR", 0.95, "30-day mortality", "six trials at low risk of bias", 1),  # the estimate before it, its outcome
+    ]
+    report = ResearchReport(question=QUESTION, answer_brief="Unclear.", key_findings=[], contrary_evidence=[])
+    markdown = render_markdown(report, evidence, RenderContext(demo=False, stop_reason="max_iterations"))
+    section = markdown.split("## Study results", 1)[1].split("\n## ", 1)[0]
+    assert "| Mortality (in: Twenty observational studies) |" in section
+    assert '"(+N more)": the study\'s text states N further results without an interval' in section
+    (tmp_path / "run.json").write_text(json.dumps({"study_results": [row.model_dump() for row in rows]}))
+    exported = list(csv.DictReader(io.StringIO(results_csv(tmp_path, [META.id], evidence)[0])))
+    assert [r["subgroup"] for r in exported] == [
+        "Twenty observational studies",
+        "Nine RCTs",
+        "six trials at low risk of bias",
+    ]

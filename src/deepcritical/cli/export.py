@@ -21,8 +21,8 @@ from deepcritical.stages.studies import numbers_by_study
 
 # "p" is the number alone and "p_bound" its bound, if any (``p_cells``): a spreadsheet reads the p-value as a number.
 RESULTS_COLUMNS = (
-    "reference", "id", "title", "design", "population", "n", "outcome", "measure", "value", "unit", "ci_low",
-    "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "quote",
+    "reference", "id", "title", "design", "population", "n", "outcome", "subgroup", "measure", "value", "unit",
+    "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "quote",
 )  # fmt: skip
 
 

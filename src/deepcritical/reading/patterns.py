@@ -81,6 +81,10 @@ def value_with_ci() -> re.Pattern[str]:
     )
 
 
+# A pooled estimate's heterogeneity, in its interval's bracket: "0.95 (0.84 to 1.07; I²=61%)".
+_HETEROGENEITY = rf"(?:\s*[;,]\s*I\s?[²2]\s*[=:]\s*{NUM}\s*%)?"
+
+
 @cache
 def value_with_bare_interval() -> re.Pattern[str]:
     """A value and a bracketed interval without a label: "1.26 (1.00-1.59)", "2.1 [1.2, 3.4]", "(HR 0.72,
@@ -88,7 +92,7 @@ def value_with_bare_interval() -> re.Pattern[str]:
     an estimate only after a measure's name or a CI label; else it is a median and its range."""
     return re.compile(
         rf"(?<![\w.+\-])(?P<value>{NUM}){UNIT}(?:{PER_UNIT})?"
-        rf"\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}\s*[)\]]"
+        rf"\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}{_HETEROGENEITY}\s*[)\]]"
         rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*(?:-|to)\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/]))"
     )
 

@@ -97,6 +97,9 @@ def _estimates(doc: StatText) -> list[Draft]:
         named = _measure_before(doc, match.start(), previous_end)
         if named is None and drafts and drafts[-1].end >= doc.sentence_start(match.start()):
             named = (drafts[-1].measure, match.start())  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
+        elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
+            # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
+            named = (drafts[-1].measure, match.start())
         if not has_label and named is None and not _ci_label_just_before(doc, match.start()):
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         value = _number(match.group("value"))
@@ -141,6 +144,26 @@ def _grouped(doc: StatText, drafts: list[Draft]) -> list[Draft]:
                 continue
         merged.append(draft)
     return merged
+
+
+# "the estimate was", "the pooled estimate of", "the summary estimate fell to": a value called an estimate
+# after one the text has named (the same measure, a sentence or two on).
+_ESTIMATE_WORD = re.compile(
+    r"\bestimates?\s+(?:was|were|is|of|became|(?:fell|rose|changed|moved)\s+to|[:=])\s*$", re.IGNORECASE
+)
+_ESTIMATE_REACH = 400
+
+
+def _estimate_named_before(doc: StatText, at: int, last: Draft) -> bool:
+    """Whether the words just before ``at`` call it "the estimate" and the text's last result, not far before,
+    is an effect size with its interval, whose measure it then is."""
+    window = doc.plain[max(doc.sentence_start(at), at - 60) : at]
+    return (
+        last.low is not None
+        and last.measure not in ("group_values", "p_only")
+        and at - last.end <= _ESTIMATE_REACH
+        and _ESTIMATE_WORD.search(window) is not None
+    )
 
 
 def _ci_label_just_before(doc: StatText, at: int) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +44,10 @@ class StudyResult(BaseModel):
     quote: str = Field(description="The words the result was read from")
     others: int = Field(default=0, description="Further results the same text states, not shown")
     outcome: str | None = Field(default=None, description="The outcome the words before the result name")
+    subgroup: str | None = Field(
+        default=None,
+        description='The studies the estimate pools, as its sentence names them ("Twenty-seven observational studies")',
+    )
     population: str | None = Field(default=None, description="Humans, animals or cells, when the grader knows")
     direction: str | None = Field(
         default=None, description="The study's reading for the question: favourable, null or unfavourable"
@@ -69,7 +74,7 @@ def _rank(effect: Effect) -> tuple[int, int]:
 def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[StudyResult]:
     """Rows for each counted study whose text states a result in numbers, in the table's order: every
     effect size it states with an interval (one row each, with its outcome), else its best stated result."""
-    from deepcritical.reading.outcomes import outcome_of
+    from deepcritical.reading.outcomes import outcomes_of, subgroup_of
     from deepcritical.reading.statistics import read_effects
 
     rows = []
@@ -81,6 +86,12 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
         if not effects:
             continue
         shown = [e for e in effects if _rank(e)[0] == 0] or [min(effects, key=_rank)]
+        # An estimate whose words name no outcome ("the estimate was 0.95") is about the one before it: every
+        # stated result but a bare p-value carries its outcome on, shown or not.
+        carried = [e for e in effects if e.measure != "p_only"]
+        starts = [e.start for e in carried]
+        outcomes = dict(zip(starts, outcomes_of(item.content, starts), strict=True))
+        ends = {effect.start: previous.end for previous, effect in pairwise(effects)}
         for effect in shown:
             stated = {name: value for name, value in effect.as_dict().items() if name in _FROM_EFFECT}
             rows.append(
@@ -90,7 +101,8 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
                     n=item.grade.sample_size,
                     quote=shorten(effect.quote, QUOTE_CHARS, on_word=True),
                     others=len(effects) - len(shown),
-                    outcome=outcome_of(item.content, effect.start),
+                    outcome=outcomes.get(effect.start) or outcomes_of(item.content, [effect.start])[0],
+                    subgroup=subgroup_of(item.content, effect.start, ends.get(effect.start, 0)),
                     population=POPULATION_LABELS[item.grade.population] if item.grade.population != "unknown" else None,
                     direction=counted.directions.get(item.id),
                     unit=_unit(item.content, effect),
@@ -195,6 +207,8 @@ def results_table(
         n = f"{row.n:,}" if row.n else "–"
         more = f" (+{row.others} more)" if row.others else ""
         outcome = row.outcome if row.outcome else "–"
+        if row.subgroup:  # "Mortality (in: Twenty-seven observational studies)"
+            outcome = f"{outcome} (in: {row.subgroup})"
         cells = [reference, runs(row.design), runs(row.population or "–"), runs(n), runs(outcome)]
         cells += [runs(row.quote + more), runs(effect_text(row) or "–"), runs(p_text(row.p))]
         significance = {True: "significant", False: "not significant", None: "–"}[row.significant]
@@ -206,7 +220,10 @@ def results_table(
             f"{studies} of {counted} counted studies state a result in numbers in the text read (abstract or "
             "passage). Each is read in code from the study's own words (every effect size stated with its interval, "
             "one row each, else the first effect size, else each group's value with a p-value, else a p-value), "
-            'with the outcome the words before it name; the numbers are not appraised. "This result" is the row\'s '
+            "with the outcome the words before it name (or, when they name none, the outcome of the result before "
+            'it), and, in brackets after "in:", the studies a pooled estimate is for when its sentence names them. '
+            '"(+N more)": the study\'s text states N further results without an interval (effect sizes, each '
+            "group's values, p-values), not shown. The numbers are not appraised. \"This result\" is the row's "
             'own significance (its interval against no effect, else its p-value); "Study\'s reading" is the '
             "study's one reading for the question, from its result for the question's outcome. ",
             Code(text="deepcritical export RUN_DIR --format results-csv"),
