@@ -103,3 +103,35 @@ def test_the_result_readers_reading_is_a_feature_of_the_stance_model() -> None:
     assert names["reader_favourable"] > names["reader_unfavourable"]
     assert dict(zip(READING_FEATURES, null, strict=True))["reader_no_difference"] > 0.5
     assert len(READING_FEATURES) == len(significant)
+
+
+def test_a_trials_primary_outcome_is_read_by_its_own_definition() -> None:
+    """Issue 23 (a new user's "Which drugs reduce hospitalisation in heart failure?"): "the primary outcome
+    occurred in ..." names hospitalisation when the trial defined its primary outcome so, and the trial answers
+    by it: a null primary (HR 0.90, p = 0.21) over a favourable secondary one, a favourable one over a mixed
+    sentence ("fewer hospitalisations ...; cardiovascular death was not significantly reduced")."""
+    reader = StudyReader("Which drugs reduce hospitalisation in heart failure?")
+    definition = "METHODS: The primary outcome was a composite of hospitalisation for heart failure or death. "
+    null_primary = study(
+        definition + "RESULTS: The primary outcome occurred in 8.2% of the empagliflozin group and 9.1% of the "
+        "placebo group (HR 0.90, 95% CI 0.76 to 1.06; p=0.21). First hospitalisation for heart failure was less "
+        "frequent with empagliflozin (HR 0.77, 0.60 to 0.98).",
+        title="Empagliflozin after myocardial infarction: a randomised trial",
+    )
+    reading = reader.read(null_primary)
+    assert reading.direction == "null"
+    assert reading.sentence is not None and reading.sentence.startswith("The primary outcome occurred")
+    favourable_primary = study(
+        definition + "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo "
+        "(HR 0.79, 95% CI 0.69 to 0.90). The effect was driven by fewer hospitalisations for heart failure "
+        "(HR 0.71); cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09).",
+        title="Empagliflozin in heart failure: a randomised trial",
+    )
+    assert reader.read(favourable_primary).direction == "favourable"
+    # Without the definition, "the primary outcome" names no outcome of the question's.
+    undefined = study(
+        "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, "
+        "95% CI 0.69 to 0.90).",
+        title="Empagliflozin in heart failure: a randomised trial",
+    )
+    assert reader.read(undefined).direction is None

@@ -51,6 +51,14 @@ _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+
 _PRIMARY_RESULT = re.compile(
     r"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]))", re.I
 )
+# Where a study says what its primary (or secondary, main) outcome was: "The primary outcome was a composite of
+# first hospitalisation for heart failure or death from any cause."
+_OUTCOME_DEFINED = re.compile(
+    r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\s+(?:was|were|is|are|included|comprised)\s+"
+    r"([^.;]+)",
+    re.I,
+)
+_OUTCOME_KIND = re.compile(r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,8 @@ class StudyReader:
         for Alzheimer's disease") by a clinical outcome, or by any result of a study that names its population."""
         named = set(stems(sentence))
         if self._outcomes:
+            # "The primary outcome occurred in 8.2% ... (HR 0.90)" reports the outcome the study defined as primary.
+            named |= self._defined_outcome(sentence, item)
             return any(outcome & named for outcome in self._outcomes_of(item))
         # A clinical outcome other than the population's own name ("heart failure" is who, not what).
         outcome_words = self._population_name.sub(" ", sentence) if self._population_name else sentence
@@ -135,6 +145,15 @@ class StudyReader:
         results sentences say; never for a question with no outcome of its own ("outcomes in heart failure")."""
         named = set(stems(f"{item.title} {item.text}"))
         return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _defined_outcome(self, sentence: str, item: EvidenceView) -> set[str]:
+        """The words of the outcome a sentence names only as the study's "primary outcome" (or secondary, main),
+        from the study's own definition of it; empty when the sentence names none or the study defines none."""
+        kinds = {found.lower() for found in _OUTCOME_KIND.findall(sentence)}
+        if not kinds:
+            return set()
+        defined = _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
+        return set(stems(" ".join(words for kind, words in defined if kind.lower() in kinds)))
 
     def _outcomes_of(self, item: EvidenceView) -> list[frozenset[str]]:
         """The frame's outcomes, each with the abbreviations the study defines for it ("AF" for atrial
