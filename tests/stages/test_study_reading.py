@@ -120,7 +120,8 @@ def test_a_trials_primary_outcome_is_read_by_its_own_definition() -> None:
     )
     reading = reader.read(null_primary)
     assert reading.direction == "null"
-    assert reading.sentence is not None and reading.sentence.startswith("The primary outcome occurred")
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("The primary outcome occurred")
     favourable_primary = study(
         definition + "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo "
         "(HR 0.79, 95% CI 0.69 to 0.90). The effect was driven by fewer hospitalisations for heart failure "
@@ -138,7 +139,7 @@ def test_a_trials_primary_outcome_is_read_by_its_own_definition() -> None:
 
 
 def test_an_open_questions_head_is_no_effect_verb() -> None:
-    """"What *treatments* reduce persistent fatigue": the effect verb is "reduce", so the outcome is persistent
+    """In "What *treatments* reduce persistent fatigue" the effect verb is "reduce", so the outcome is persistent
     fatigue (not "reduce persistent fatigue") and a decrease is what it asks."""
     question = "What treatments reduce persistent fatigue in long COVID?"
     assert question_comparison(question).written[2] == "persistent fatigue"
@@ -161,7 +162,8 @@ def test_a_single_measure_primary_outcome_is_read_by_its_name_and_a_judged_chang
         title="Rehabilitation with pacing versus usual care for fatigue in long COVID: a randomised trial",
     )
     reading = reader.read(trial)
-    assert reading.sentence is not None and reading.sentence.startswith("FACIT-Fatigue improved")
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("FACIT-Fatigue improved")
     assert reading.direction == "favourable"
     assert judged_change("Fatigue improved by 6.8 points") == "favourable"
     assert judged_change("Mortality increased and function worsened") == "unfavourable"

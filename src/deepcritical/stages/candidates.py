@@ -250,7 +250,8 @@ def open_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         lines.append(paragraph(said, "."))
     lines += [
         paragraph(
-            "Each study is listed under the intervention its title names, a drug under its class (by its INN stem, "
+            "Each study is listed under the intervention its title names (a title that names a mechanism, a "
+            "biomarker finding or a harm names none), a drug under its class (by its INN stem, "
             "as rosuvastatin under statins, or where a study lists it so) with its own studies in brackets, and read "
             "for the question's outcome in code (significantly better, no significant difference, or worse); this is "
             "a list to read, not a ranking."
