@@ -195,6 +195,44 @@ def test_a_title_names_a_candidate_only_when_its_subject_is_an_intervention() ->
     for title, design in named:
         assert intervention_of(titled(title, design)) is not None, title
     assert intervention_of(titled("Low-dose naltrexone for long COVID fatigue", "cohort")) == "Low-dose naltrexone"
+    # A measure is no treatment, though its words may be one's ("exercise capacity").
+    assert intervention_of(titled("Exercise capacity in heart failure: a cohort", "cohort")) is None
+
+
+def test_a_trial_whose_title_opens_on_what_it_measured_is_named_by_what_it_tested() -> None:
+    natriuresis = titled(
+        "Natriuresis and plasma volume with empagliflozin in chronic heart failure: a mechanistic randomised trial",
+        "randomized_controlled_trial",
+    )
+    assert intervention_of(natriuresis) == "empagliflozin"  # the drug its title names
+    training = view(
+        "10",
+        "Exercise capacity in heart failure: a randomised trial",
+        "METHODS: 200 patients were randomised to supervised aerobic training 3 times weekly or usual care.",
+        "randomized_controlled_trial",
+        2,
+        200,
+    )
+    assert intervention_of(training) == "supervised aerobic training"  # the arm it randomised people to
+    # A review of randomised trials reviews an intervention; one of cohorts that calls for trials does not.
+    of_trials = view(
+        "11",
+        "Vitamin D and depressive symptoms: a meta-analysis",
+        "We pooled 41 randomised controlled trials.",
+        "meta_analysis",
+        1,
+        5000,
+    )
+    of_cohorts = view(
+        "12",
+        "Serum vitamin D and depression: a meta-analysis",
+        "We pooled 20 cohort studies. Randomised controlled trials are needed.",
+        "meta_analysis",
+        1,
+        5000,
+    )
+    assert intervention_of(of_trials) == "Vitamin D"
+    assert intervention_of(of_cohorts) is None
 
 
 HF = "Which drugs reduce hospitalisation in heart failure?"
