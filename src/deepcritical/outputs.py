@@ -269,6 +269,11 @@ class Candidate(BaseModel):
     members: list[CandidateMember] = Field(
         default_factory=list, description="A drug class only: its members the studies tested, each with its studies"
     )
+    indirect: dict[EvidenceId, Sentence] = Field(
+        default_factory=dict,
+        description="Its studies of other people than the question's, with why ('people without heart failure'): "
+        "they answer the question only indirectly",
+    )
 
     @property
     def summary(self) -> str:
@@ -278,6 +283,8 @@ class Candidate(BaseModel):
             for name, ids in (("favourable", self.favourable), ("null", self.null), ("unfavourable", self.unfavourable))
             if ids
         )
+        if self.indirect:
+            counts += f", of which {len(self.indirect)} indirect (other people)"
         level = f", OCEBM level {self.strongest_level}" if self.strongest_level else ""
         strongest = f" (strongest: {self.strongest_design}{level})" if self.strongest_design else ""
         members = f" (of which {', '.join(member.name for member in self.members)})" if self.members else ""

@@ -165,3 +165,135 @@ def test_a_drug_a_study_lists_under_another_candidate_joins_it() -> None:
     assert [c.intervention for c in verdict.candidates] == ["Corticosteroids"]
     assert sorted(verdict.candidates[0].null) == ["pmid:3", "pmid:7"]
     assert [(m.name, m.ids) for m in verdict.candidates[0].members] == [("hydrocortisone", ["pmid:3"])]
+
+
+def titled(title: str, design: str) -> EvidenceView:
+    return view("9", title, "", design, 3, 100)
+
+
+def test_a_title_names_a_candidate_only_when_its_subject_is_an_intervention() -> None:
+    """Issue 23 (a new user's long COVID question): a mechanism, a biomarker finding or a harm named first in a
+    title was listed as a favourable "intervention"."""
+    refused = [
+        ("Reduced circulating serotonin after SARS-CoV-2 infection is associated with persistent fatigue", "cohort"),
+        ("Mitochondrial dysfunction in circulating immune cells of people with long COVID fatigue", "preprint"),
+        ("Symptom exacerbation after graded exercise therapy in people with long COVID", "cross_sectional"),
+        ("Serum vitamin D levels and depression: a meta-analysis", "meta_analysis"),
+        ("Statin-associated muscle injury in patients with sepsis", "cohort"),
+        ("Biomarkers for predicting sepsis mortality: a cohort study", "cohort"),
+    ]
+    for title, design in refused:
+        assert intervention_of(titled(title, design)) is None, title
+    named = [
+        ("Nirmatrelvir-ritonavir for post-COVID fatigue: a randomised trial", "randomized_controlled_trial"),
+        ("Low-dose naltrexone for long COVID fatigue: a pilot study", "cohort"),  # "X for Y"
+        ("Effect of long-term vitamin D3 supplementation on depression", "cohort"),  # "effect of X"
+        ("Pacing and graded exercise in long COVID: a cohort", "cohort"),  # a treatment's name
+        ("SGLT2 inhibitors and heart failure hospitalisation: a cohort study", "cohort"),  # a drug class
+        ("Dapagliflozin and outcomes in heart failure: a cohort", "cohort"),  # an INN stem
+    ]
+    for title, design in named:
+        assert intervention_of(titled(title, design)) is not None, title
+    assert intervention_of(titled("Low-dose naltrexone for long COVID fatigue", "cohort")) == "Low-dose naltrexone"
+    # A measure is no treatment, though its words may be one's ("exercise capacity").
+    assert intervention_of(titled("Exercise capacity in heart failure: a cohort", "cohort")) is None
+
+
+def test_a_trial_whose_title_opens_on_what_it_measured_is_named_by_what_it_tested() -> None:
+    natriuresis = titled(
+        "Natriuresis and plasma volume with empagliflozin in chronic heart failure: a mechanistic randomised trial",
+        "randomized_controlled_trial",
+    )
+    assert intervention_of(natriuresis) == "empagliflozin"  # the drug its title names
+    training = view(
+        "10",
+        "Exercise capacity in heart failure: a randomised trial",
+        "METHODS: 200 patients were randomised to supervised aerobic training 3 times weekly or usual care.",
+        "randomized_controlled_trial",
+        2,
+        200,
+    )
+    assert intervention_of(training) == "supervised aerobic training"  # the arm it randomised people to
+    # A review of randomised trials reviews an intervention; one of cohorts that calls for trials does not.
+    of_trials = view(
+        "11",
+        "Vitamin D and depressive symptoms: a meta-analysis",
+        "We pooled 41 randomised controlled trials.",
+        "meta_analysis",
+        1,
+        5000,
+    )
+    of_cohorts = view(
+        "12",
+        "Serum vitamin D and depression: a meta-analysis",
+        "We pooled 20 cohort studies. Randomised controlled trials are needed.",
+        "meta_analysis",
+        1,
+        5000,
+    )
+    assert intervention_of(of_trials) == "Vitamin D"
+    assert intervention_of(of_cohorts) is None
+
+
+HF = "Which drugs reduce hospitalisation in heart failure?"
+DEFINED = "METHODS: The primary outcome was a composite of cardiovascular death or hospitalisation for heart failure. "
+
+
+def test_a_trial_is_read_by_its_primary_outcome_and_one_of_other_people_is_marked_indirect() -> None:
+    """Issue 23 (a new user's "Which drugs reduce hospitalisation in heart failure?"): the HFpEF trial (primary HR
+    0.79, 0.69 to 0.90) read null, the post-MI trial in people without heart failure (primary HR 0.90, p = 0.21)
+    favourable and unmarked, the dapagliflozin trial (HR 0.74, p < 0.001) not at all, and a metformin review
+    that mentions heart failure once was counted."""
+    hfpef = view(
+        "402",
+        "Empagliflozin in heart failure with preserved ejection fraction: a randomised trial",
+        DEFINED + "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, "
+        "95% CI 0.69 to 0.90). The effect was driven by fewer hospitalisations for heart failure (HR 0.71); "
+        "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09).",
+        "randomized_controlled_trial",
+        2,
+        5988,
+    )
+    post_mi = view(
+        "407",
+        "Empagliflozin after acute myocardial infarction: a randomised trial of heart failure prevention",
+        "METHODS: 6,522 patients without known heart failure were randomised. The primary outcome was a composite "
+        "of first hospitalisation for heart failure or death. RESULTS: The primary outcome occurred in 8.2% of the "
+        "empagliflozin group and 9.1% of the placebo group (HR 0.90, 95% CI 0.76 to 1.06; p=0.21). First "
+        "hospitalisation for heart failure was less frequent with empagliflozin (HR 0.77, 0.60 to 0.98).",
+        "randomized_controlled_trial",
+        2,
+        6522,
+    )
+    dapagliflozin = view(
+        "401",
+        "Dapagliflozin in patients with heart failure and reduced ejection fraction: a randomised trial",
+        "METHODS: The primary outcome was a composite of worsening heart failure (hospitalisation or an urgent "
+        "visit) or cardiovascular death. RESULTS: The primary outcome occurred in 16.3% of the dapagliflozin group "
+        "and 21.2% of the placebo group (HR 0.74, 95% CI 0.65 to 0.85; p<0.001). Volume depletion (7.5% vs 6.8%) "
+        "did not differ significantly.",
+        "randomized_controlled_trial",
+        2,
+        4744,
+    )
+    review = view(
+        "111",
+        "Safety of metformin in older adults: a narrative review",
+        "Lactic acidosis is rare and concentrated in people with sepsis or decompensated heart failure.",
+        "narrative_review",
+        5,
+        0,
+    )
+    counted = strength_of(HF, [hfpef, post_mi, dapagliflozin, review])
+    assert "pmid:111" in counted.off_topic
+    verdict = open_verdict(HF, counted)
+    (sglt2,) = verdict.candidates
+    assert sglt2.intervention == "SGLT2 inhibitors"
+    assert sorted(sglt2.favourable) == ["pmid:401", "pmid:402"]
+    assert sglt2.null == ["pmid:407"]
+    assert {m.name for m in sglt2.members} == {"empagliflozin", "dapagliflozin"}
+    assert sglt2.indirect == {"pmid:407": "people without heart failure"}
+    assert "of which 1 indirect" in verdict.headline
+    numbers = {"pmid:402": 1, "pmid:407": 2, "pmid:401": 3}
+    markdown = blocks_markdown(open_block(verdict, numbers))
+    assert "answer it only indirectly: \\[2\\] (people without heart failure)." in markdown

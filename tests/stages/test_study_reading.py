@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.question_comparison import favourable_movement
+from deepcritical.stages.question_comparison import favourable_movement, judged_change, question_comparison
 from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
@@ -103,3 +103,69 @@ def test_the_result_readers_reading_is_a_feature_of_the_stance_model() -> None:
     assert names["reader_favourable"] > names["reader_unfavourable"]
     assert dict(zip(READING_FEATURES, null, strict=True))["reader_no_difference"] > 0.5
     assert len(READING_FEATURES) == len(significant)
+
+
+def test_a_trials_primary_outcome_is_read_by_its_own_definition() -> None:
+    """Issue 23 (a new user's "Which drugs reduce hospitalisation in heart failure?"): "the primary outcome
+    occurred in ..." names hospitalisation when the trial defined its primary outcome so, and the trial answers
+    by it: a null primary (HR 0.90, p = 0.21) over a favourable secondary one, a favourable one over a mixed
+    sentence ("fewer hospitalisations ...; cardiovascular death was not significantly reduced")."""
+    reader = StudyReader("Which drugs reduce hospitalisation in heart failure?")
+    definition = "METHODS: The primary outcome was a composite of hospitalisation for heart failure or death. "
+    null_primary = study(
+        definition + "RESULTS: The primary outcome occurred in 8.2% of the empagliflozin group and 9.1% of the "
+        "placebo group (HR 0.90, 95% CI 0.76 to 1.06; p=0.21). First hospitalisation for heart failure was less "
+        "frequent with empagliflozin (HR 0.77, 0.60 to 0.98).",
+        title="Empagliflozin after myocardial infarction: a randomised trial",
+    )
+    reading = reader.read(null_primary)
+    assert reading.direction == "null"
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("The primary outcome occurred")
+    favourable_primary = study(
+        definition + "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo "
+        "(HR 0.79, 95% CI 0.69 to 0.90). The effect was driven by fewer hospitalisations for heart failure "
+        "(HR 0.71); cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09).",
+        title="Empagliflozin in heart failure: a randomised trial",
+    )
+    assert reader.read(favourable_primary).direction == "favourable"
+    # Without the definition, "the primary outcome" names no outcome of the question's.
+    undefined = study(
+        "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, "
+        "95% CI 0.69 to 0.90).",
+        title="Empagliflozin in heart failure: a randomised trial",
+    )
+    assert reader.read(undefined).direction is None
+
+
+def test_an_open_questions_head_is_no_effect_verb() -> None:
+    """In "What *treatments* reduce persistent fatigue" the effect verb is "reduce", so the outcome is persistent
+    fatigue (not "reduce persistent fatigue") and a decrease is what it asks."""
+    question = "What treatments reduce persistent fatigue in long COVID?"
+    assert question_comparison(question).written[2] == "persistent fatigue"
+    assert favourable_movement(question, "Fatigue scores rose.") == "decreased"
+    assert question_comparison("What treatment improves survival in sepsis?").written[2] == "survival"
+    # A closed question keeps its verb.
+    assert question_comparison("Do statins reduce mortality in sepsis?").written[2] == "mortality"
+
+
+def test_a_single_measure_primary_outcome_is_read_by_its_name_and_a_judged_change_by_its_verb() -> None:
+    """Issue 23 (the long COVID question): the rehabilitation trial's primary outcome is one measure, the
+    FACIT-Fatigue score, whose rise is less fatigue; its result sentence ("FACIT-Fatigue improved by 6.8 points
+    ... p<0.001") is the trial's, and "improved" says it is favourable, though fatigue is asked to go down."""
+    reader = StudyReader("What treatments reduce persistent fatigue in long COVID?")
+    trial = study(
+        "METHODS: Adults with long COVID fatigue were randomised to rehabilitation or usual care. The primary "
+        "outcome was the FACIT-Fatigue score at 3 months. RESULTS: FACIT-Fatigue improved by 6.8 points with "
+        "rehabilitation and by 2.6 points with usual care (adjusted difference 4.2, 95% CI 2.1 to 6.3; p<0.001). "
+        "CONCLUSIONS: Rehabilitation with pacing modestly reduced fatigue without increasing post-exertional malaise.",
+        title="Rehabilitation with pacing versus usual care for fatigue in long COVID: a randomised trial",
+    )
+    reading = reader.read(trial)
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("FACIT-Fatigue improved")
+    assert reading.direction == "favourable"
+    assert judged_change("Fatigue improved by 6.8 points") == "favourable"
+    assert judged_change("Mortality increased and function worsened") == "unfavourable"
+    for neither in ("did not improve fatigue", "reduced mortality without worsening", "pain improved, sleep worsened"):
+        assert judged_change(neither) is None, neither

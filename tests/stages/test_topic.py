@@ -112,13 +112,39 @@ def test_a_claim_keeps_the_two_thirds_rule() -> None:
     )
 
 
-def test_a_question_without_a_frame_keeps_the_two_thirds_rule() -> None:
-    question = "What treatments reduce fatigue in long COVID?"  # an open intervention: no frame to require
+def test_an_open_question_is_about_its_people_and_its_outcome() -> None:
+    question = "What treatments reduce fatigue in long COVID?"  # an open intervention: any is about it
     assert not topic_of(question).intervention
     named = view("1", "Fatigue in long COVID: a cohort", "", "cohort", 3, 100)
     partly = view("2", "Fatigue after influenza", "", "cohort", 3, 100)
+    other_outcome = view("3", "Sleep in long COVID: a cohort", "", "cohort", 3, 100)
     assert on_topic(named, topic_of(question))
     assert not on_topic(partly, topic_of(question))
+    assert not on_topic(other_outcome, topic_of(question))  # its people, not the question's outcome
+    # Issue 23 (a new user): a metformin safety review that mentions "decompensated heart failure" once, and no
+    # hospitalisation, named two thirds of the question's key words and was counted.
+    question = "Which drugs reduce hospitalisation in heart failure?"
+    review = view(
+        "111",
+        "Safety of metformin in older adults: a narrative review",
+        "Lactic acidosis is concentrated in people with acute kidney injury, sepsis or decompensated heart failure.",
+        "narrative_review",
+        5,
+        0,
+    )
+    trial = view(
+        "401",
+        "Dapagliflozin in patients with heart failure and reduced ejection fraction",
+        "The primary outcome was a composite of worsening heart failure (hospitalisation or an urgent visit) or "
+        "cardiovascular death.",
+        "randomized_controlled_trial",
+        2,
+        4744,
+    )
+    assert not on_topic(review, topic_of(question))
+    assert on_topic(trial, topic_of(question))
+    # Without an outcome of its own, its people alone.
+    assert on_topic(review, topic_of("Which drugs help in heart failure?"))
 
 
 def test_one_randomised_trial_against_a_stance_that_rests_on_nothing_is_insufficient(

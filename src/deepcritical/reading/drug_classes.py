@@ -71,6 +71,27 @@ def member_of(name: str) -> tuple[DrugClass, str] | None:
     return None
 
 
+# Further INN stems (the WHO stem book, as above) that name a drug whatever its class, so that a title's
+# "nirmatrelvir-ritonavir" or "hydrocortisone" is read as a drug: antivirals, antibodies, kinase inhibitors,
+# antibiotics, corticosteroids, anticoagulants and a few common others. Written long enough that an English word
+# ends in none of them ("-vir", not "-ir"; "-olone", not "-one").
+_DRUG_STEMS: tuple[str, ...] = (
+    *(stem for drug_class in DRUG_CLASSES for stem in drug_class.stems),
+    "vir", "mab", "ercept", "tinib", "cillin", "mycin", "cycline", "penem", "azole", "sone", "olone",
+    "parin", "xaban", "gatran", "dronate", "oxetine", "triptyline", "azepam", "profen", "formin", "setron",
+    "tidine", "triptan", "glinide", "glitazone", "tecan", "platin", "rubicin", "semide", "thiazide", "dipine",
+)  # fmt: skip
+
+
+def names_a_drug(name: str) -> bool:
+    """Whether a word of ``name`` ends in a drug's INN stem (with a prefix before it), or ``name`` names a
+    mapped class: "Nirmatrelvir-ritonavir", "Hydrocortisone", "SGLT2 inhibitors"; not "Mitochondrial dysfunction"."""
+    if class_named(name) is not None:
+        return True
+    words = (part.lower() for word in _WORD.findall(name) for part in word.split("-"))
+    return any(word.endswith(stem) and len(word) > len(stem) + 2 for word in words for stem in _DRUG_STEMS)
+
+
 def class_named(name: str) -> DrugClass | None:
     """The class ``name`` names as a class ("Statins", "pre-admission statin use", "SGLT2 inhibitors")."""
     return next((drug_class for drug_class, pattern in _NAMES if pattern.search(name)), None)

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, CandidateMember, Verdict
 from deepcritical.reading.comparison import stems
-from deepcritical.reading.drug_classes import class_named, member_of, stated_members
+from deepcritical.reading.drug_classes import class_named, member_of, names_a_drug, stated_members
 from deepcritical.reading.frame import QuestionFrame, frame_question
-from deepcritical.stages.document import Block, Table, cites, heading, paragraph, runs
+from deepcritical.stages.document import Block, Inline, Table, cites, heading, paragraph, runs
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import study_reader
-from deepcritical.vocabulary import Direction
+from deepcritical.vocabulary import REVIEW_DESIGNS, TRIAL_DESIGNS, Direction
 
 OPEN_METHOD = (
     "code: the question asks which intervention; each counted study's result for the question's outcome, read "
@@ -36,16 +36,78 @@ _HOW_GIVEN = frozenset(
     )
 )
 _AND = re.compile(r"\s+(?:and|in|on|for)\s+", re.IGNORECASE)
+# A trial tests an intervention, whatever its title calls it.
+_INTERVENTIONAL = frozenset({*TRIAL_DESIGNS, "clinical_trial"})
+# A title that frames its subject as given for something or against something else ("Rosuvastatin for sepsis",
+# "Continuation versus interruption of statins", "Atorvastatin to prevent ..."), or as having an effect ("Effect
+# of vitamin D on depression"), names an intervention; "Mitochondrial dysfunction in ..." and "X is associated
+# with Y" name a finding.
+# (Right after the name: "Biomarkers for predicting sepsis mortality" names a test, not a treatment.)
+_TESTED = re.compile(
+    r"^\s*(?:for(?!\s+(?:predict|diagnos|detect|screen|identif|assess|measur|risk))|versus|vs\.?|compared (?:with|to)"
+    r"|to (?:prevent|treat|reduce|improve))\s",
+    re.IGNORECASE,
+)
+_EFFECT_OF = re.compile(r"^(?:the\s+)?(?:effects?|efficacy|effectiveness|impact)\s+of\s", re.IGNORECASE)
+# A review that pools randomised trials reviews interventions.
+_OF_TRIALS = re.compile(
+    r"\b(?:of|pool\w*|includ\w*|identified)\s+(?:[\w,]+\s+){0,2}?(?:randomi[sz]ed|placebo-controlled|controlled)"
+    r"\s+(?:\w+\s+)?trials\b",
+    re.IGNORECASE,
+)
+_TITLE_WORD = re.compile(r"[A-Za-z][\w-]*")
+# The arm a trial randomised people to: "randomised to empagliflozin 10 mg daily or placebo" is empagliflozin
+# (its dose and schedule, from the first number, are how it was given).
+_ARM = re.compile(
+    r"\brandomi[sz]ed\s+(?:\w+\s+){0,3}?to\s+(?:receive\s+)?(?:an?\s+|the\s+)?([A-Za-z][\w\s-]{1,60}?)"
+    r"(?:\s+\d[^,;]*?)?\s+(?:or|versus|vs\.?|compared with)\s",
+    re.IGNORECASE,
+)
+# The heads of an intervention's name that is no drug: a therapy, a programme, a supplement.
+_TREATMENT_HEADS = frozenset(
+    stems(
+        "therapy therapies treatment supplementation supplement supplements exercise training programme program "
+        "rehabilitation intervention vaccine vaccination surgery counselling psychotherapy diet inhibitor inhibitors "
+        "agonist agonists antagonist antagonists blocker blockers pacing stimulation acupuncture transplantation"
+    )
+)
 
 
-def intervention_of(view: EvidenceView) -> str:
+def intervention_of(view: EvidenceView) -> str | None:
     """The intervention a study's title names ("Rosuvastatin for sepsis-associated ARDS: ..." is
-    rosuvastatin), read by the question's own framing; the title's opening words when it names none."""
+    rosuvastatin), read by the question's own framing. A name is an intervention's when it is a drug's
+    (``names_a_drug``: an INN stem or a drug class) or a treatment's ("graded exercise therapy"), or the title
+    frames it as one ("X for Y", "X versus Y", "Effect of X on Y"); a trial (or a review of trials) whose title
+    opens on something else is named by the drug its title names or the arm it randomised people to. None when
+    the title's subject is no intervention: a mechanism, a biomarker finding or a harm ("Reduced circulating
+    serotonin ... is associated with fatigue", "Symptom exacerbation after graded exercise therapy")."""
     title = _TAG.sub("", view.title).strip()
     frame = frame_question(title if title.endswith("?") else f"{title}?")
     named = frame.intervention or title
     # "Pre-admission statin use and 30-day mortality": the intervention is what comes before its outcome.
-    return _AND.split(named, maxsplit=1)[0].strip(" .:;,") or named
+    name = _AND.split(named, maxsplit=1)[0].strip(" .:;,") or named
+    if _is_intervention(name, title):
+        return name
+    if view.design in _INTERVENTIONAL or (view.design in REVIEW_DESIGNS and _OF_TRIALS.search(f"{title} {view.text}")):
+        # A trial (or a review of trials) tests an intervention, though its title may open on what it measured
+        # ("Natriuresis, plasma volume ... with empagliflozin"): the drug its title names, else the arm its
+        # text says it randomised people to, else the title's subject.
+        drug = next((word for word in _TITLE_WORD.findall(title) if names_a_drug(word)), None)
+        arm = _ARM.search(view.text)
+        return drug or (arm.group(1).strip() if arm else name)
+    return None
+
+
+def _is_intervention(name: str, title: str) -> bool:
+    """Whether a title's subject is an intervention by its own name (a drug's, a treatment's) or by how the
+    title frames it ("X for Y", "Effect of X")."""
+    return bool(
+        names_a_drug(name)
+        # Its head, the last word ("graded exercise *therapy*"; "exercise *capacity*" is a measure).
+        or set(stems(name.replace("-", " "))[-1:]) & _TREATMENT_HEADS
+        or (title.lower().startswith(name.lower()) and _TESTED.match(title[len(name) :]))
+        or _EFFECT_OF.match(title)
+    )
 
 
 def _key(intervention: str) -> frozenset[str]:
@@ -120,7 +182,7 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
         if reader.read(view).direction is None:
             continue
         name = intervention_of(view)
-        if _key(name) & asked:
+        if name is None or _key(name) & asked:
             continue
         groups.setdefault(_key(name), []).append((name, view, way))
     # A title that names only how ("Continuation versus interruption of chronic statin therapy") joins the
@@ -153,6 +215,12 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
                     )
                     for member, rows in group.members.items()
                 ],
+                # The verdict of a yes/no question weighs these less (``verdict.verdict_weight``); here they are said.
+                indirect={
+                    counted.record_of(view.id): counted.indirect[view.id]
+                    for _, view, _ in group.rows
+                    if view.id in counted.indirect
+                },
             )
         )
     candidates.sort(key=lambda c: (c.strongest_level or 6, -(len(c.favourable) + len(c.null) + len(c.unfavourable))))
@@ -196,9 +264,21 @@ def open_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         table.rows.append([name, *cells, strongest])
     if verdict.candidates:
         lines.append(table)
+    indirect = [
+        runs(cites([numbers[i]]), f" ({why})")
+        for candidate in verdict.candidates
+        for i, why in candidate.indirect.items()
+        if i in numbers
+    ]
+    if indirect:
+        said: list[Inline] = runs("Studies of other people than the question's, which answer it only indirectly: ")
+        for index, part in enumerate(indirect):
+            said += runs("; " if index else "", part)
+        lines.append(paragraph(said, "."))
     lines += [
         paragraph(
-            "Each study is listed under the intervention its title names, a drug under its class (by its INN stem, "
+            "Each study is listed under the intervention its title names (a title that names a mechanism, a "
+            "biomarker finding or a harm names none), a drug under its class (by its INN stem, "
             "as rosuvastatin under statins, or where a study lists it so) with its own studies in brackets, and read "
             "for the question's outcome in code (significantly better, no significant difference, or worse); this is "
             "a list to read, not a ranking."

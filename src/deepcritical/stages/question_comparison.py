@@ -99,7 +99,7 @@ def question_comparison(question: str) -> Comparison:
     found = _COMPARATOR.search(text)
     if found:
         comparator, text = found.group(1), text[: found.start()]
-    verb = _EFFECT_VERB.search(text)
+    verb = _effect_verb_in(text)
     if verb is None or verb.start() == 0:
         return Comparison.of(text, comparator, text)
     # "mortality in sepsis", "fractures in older adults": what follows "in" or "among" is the population.
@@ -118,8 +118,18 @@ def _effect_verb(question: str) -> str:
     text = _AUXILIARY.sub("", question.strip().rstrip("?").strip()).strip()
     if found := _COMPARATOR.search(text):
         text = text[: found.start()]
-    verb = _EFFECT_VERB.search(text)
+    verb = _effect_verb_in(text)
     return verb.group(0) if verb is not None and verb.start() > 0 else ""
+
+
+# An open question's head ("What treatments", "Which therapies") asks which intervention: no effect verb.
+_OPEN_HEAD = re.compile(r"^(?:what|which)(?:\s+\w+)?\s*$", re.IGNORECASE)
+
+
+def _effect_verb_in(text: str) -> re.Match[str] | None:
+    """The first effect verb of ``text`` that is not the noun of an open question's head ("What *treatments*
+    reduce fatigue?": "reduce")."""
+    return next((verb for verb in _EFFECT_VERB.finditer(text) if not _OPEN_HEAD.match(text[: verb.end()])), None)
 
 
 def favourable_movement(question: str, sentence: str) -> Movement:
@@ -149,6 +159,27 @@ def favourable_movement(question: str, sentence: str) -> Movement:
     # Else what a study of a treatment measures is mostly what the condition does (risk, pathology,
     # symptoms): less of it is favourable, unless the question asks for more of something.
     return "increased" if _ASKS_MORE.search(question) else "decreased"
+
+
+def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None:
+    """Whether a sentence that reports a change calls it better ("improved") or worse ("worsened"), whichever
+    way its measure moved; None when it says neither, or both."""
+    better, worse = _judges(_IMPROVED, sentence), _judges(_WORSENED, sentence)
+    if better == worse:
+        return None
+    return "favourable" if better else "unfavourable"
+
+
+# The verbs that judge a change ("improved", "worsened"); "benefit" and "harm" are too often a noun of something
+# else ("no mortality benefit was shown").
+_IMPROVED = re.compile(r"\bimprov\w*", re.IGNORECASE)
+_WORSENED = re.compile(r"\b(?:worsen\w*|deteriorat\w*)", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|no|nor|without|never|neither)\s+(?:\w+\s+)?$", re.IGNORECASE)
+
+
+def _judges(verb: re.Pattern[str], sentence: str) -> bool:
+    """The sentence uses ``verb`` unnegated ("improved", not "did not improve", "without worsening")."""
+    return any(not _NEGATED.search(sentence[: found.start()]) for found in verb.finditer(sentence))
 
 
 def other_population(population: str | None, question: str) -> re.Pattern[str] | None:

@@ -27,6 +27,7 @@ from deepcritical.stages.question_comparison import (
     SAME_OUTCOME,
     asks_effect,
     favourable_movement,
+    judged_change,
     names_clinical_outcome,
     other_population,
     question_comparison,
@@ -51,6 +52,19 @@ _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+
 _PRIMARY_RESULT = re.compile(
     r"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]))", re.I
 )
+# Where a study says what its primary (or secondary, main) outcome was: "The primary outcome was a composite of
+# first hospitalisation for heart failure or death from any cause."
+_OUTCOME_DEFINED = re.compile(
+    r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\s+(?:was|were|is|are|included|comprised)\s+"
+    r"([^.;]+)",
+    re.I,
+)
+# A statistic in a sentence: a percentage, a ratio, an interval or a p-value.
+_STATISTIC = re.compile(r"\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]", re.I)
+# A definition of several outcomes at once ("a composite of death or hospitalisation"), whose words a sentence on
+# one of them also names.
+_SEVERAL = re.compile(r"\b(?:composite|or|and)\b|,", re.I)
+_OUTCOME_KIND = re.compile(r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -111,6 +125,12 @@ class StudyReader:
         for Alzheimer's disease") by a clinical outcome, or by any result of a study that names its population."""
         named = set(stems(sentence))
         if self._outcomes:
+            # "The primary outcome occurred in 8.2% ... (HR 0.90)" reports the outcome the study defined as primary.
+            named |= self._defined_outcome(sentence, item)
+            # "FACIT-Fatigue improved by 6.8 points": the primary measure, named by its own words.
+            measure = self._primary_measure(item)
+            if measure and measure <= set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I))):
+                named |= measure
             return any(outcome & named for outcome in self._outcomes_of(item))
         # A clinical outcome other than the population's own name ("heart failure" is who, not what).
         outcome_words = self._population_name.sub(" ", sentence) if self._population_name else sentence
@@ -135,6 +155,35 @@ class StudyReader:
         results sentences say; never for a question with no outcome of its own ("outcomes in heart failure")."""
         named = set(stems(f"{item.title} {item.text}"))
         return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _defined_outcome(self, sentence: str, item: EvidenceView) -> set[str]:
+        """The words of the outcome a sentence names only as the study's "primary outcome" (or secondary, main),
+        from the study's own definition of it; empty when the sentence names none or the study defines none."""
+        kinds = {found.lower() for found in _OUTCOME_KIND.findall(sentence)}
+        if not kinds:
+            return set()
+        defined = _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
+        return set(stems(" ".join(words for kind, words in defined if kind.lower() in kinds)))
+
+    def _primary_measure(self, item: EvidenceView) -> frozenset[str]:
+        """The words of a study's primary outcome when it is one measure ("the FACIT-Fatigue score at 3 months",
+        as "facit", "fatigu"; not "non-fatal" as "fatal"), and it is the question's outcome; else none."""
+        for kind, words in _OUTCOME_DEFINED.findall(item.text):
+            if kind.lower() != "secondary" and not _SEVERAL.search(words):
+                measure = frozenset(stems(re.sub(r"(?<!\bnon)-", " ", words, flags=re.I)))
+                if any(outcome & measure for outcome in self._outcomes_of(item)):
+                    return measure
+        return frozenset()
+
+    def _states_primary(self, sentence: str, item: EvidenceView) -> bool:
+        """The sentence states the primary outcome's result: it names it as such ("the primary outcome occurred
+        in ... (HR 0.90)"), or names the one measure it is, with a statistic ("FACIT-Fatigue improved by 6.8 points
+        ... (95% CI 2.1 to 6.3)")."""
+        if _PRIMARY_RESULT.search(sentence):
+            return self.on_outcome(sentence, item)
+        measure = self._primary_measure(item)
+        said = set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I)))
+        return bool(measure) and measure <= said and bool(_STATISTIC.search(sentence))
 
     def _outcomes_of(self, item: EvidenceView) -> list[frozenset[str]]:
         """The frame's outcomes, each with the abbreviations the study defines for it ("AF" for atrial
@@ -181,8 +230,8 @@ class StudyReader:
             on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
             again = self.result_reader.read(on_outcome, self.comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
-        primary = [unit for unit in units if _PRIMARY_RESULT.search(unit.text) and self.on_outcome(unit.text, item)]
-        if primary and _states(reading) and not _PRIMARY_RESULT.search(reading.evidence[0].text):
+        primary = [unit for unit in units if self._states_primary(unit.text, item)]
+        if primary and _states(reading) and not self._states_primary(reading.evidence[0].text, item):
             # A trial answers by its primary outcome, when a Results sentence states it for the question's
             # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
             # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
@@ -195,6 +244,9 @@ class StudyReader:
         if reading.label != "no_difference":
             wanted = favourable_movement(self.question, sentence)
             direction = "favourable" if reading.label == wanted else "unfavourable"
+            # A sentence that judges the change itself ("FACIT-Fatigue *improved* by 6.8 points": a higher score is
+            # less fatigue) says which way is better, whichever way the measure's scale runs.
+            direction = judged_change(sentence) or direction
         if not self.on_outcome(sentence, item):
             return StudyReading(None, reading, other_outcome=direction)
         return StudyReading(direction, reading, self._direct(sentence, item))

@@ -8,9 +8,10 @@ question is put: "Does vitamin D supplementation prevent fractures in older adul
 fractures in older people, so an RCT of "annual high-dose oral vitamin D and falls, fractures and mood in
 older women" is on topic, although it never writes "supplementation", "prevent" or "adults"; a trial that
 reports deaths answers a question about mortality. Whether a study's result is for the question's outcome
-and people is then the study reader's to say (``study_reading``). A question the frame cannot read (a
-claim, an open question, no intervention or nothing besides it) falls back on its key words: an item names
-at least two thirds of them."""
+and people is then the study reader's to say (``study_reading``). An open question ("Which drugs reduce
+hospitalisation in heart failure?") asks about any intervention: an item names its outcome, and its people or
+two thirds of its key words. A question the frame cannot read otherwise (a claim, no intervention or nothing
+besides it) falls back on its key words: an item names at least two thirds of them."""
 
 from __future__ import annotations
 
@@ -104,21 +105,32 @@ def topic_of(question: str) -> Topic:
     """The ``Topic`` of ``question``, from its frame."""
     stems = tuple(stem(term) for term in key_terms(question))
     frame = frame_question(question)
+    if frame.open_intervention and frame.population:
+        # "Which drugs reduce hospitalisation in heart failure?": any intervention, so a study is about the question
+        # when it names its people and (softly) its outcome; a metformin safety review that mentions "decompensated
+        # heart failure" once, and no hospitalisation, is not.
+        population = _words(frame.population)
+        return Topic(stems, (), _outcomes(frame.outcomes), population, population[-1].lower() in _GROUP_HEADS)
     if frame.open_intervention or not frame.intervention or not is_yes_no(question):
         # The frame is read from a question's shape; a claim's subject is often no intervention ("Women with
         # a lower birth weight", "76-85% of people with severe mental disorder"): SciFact, phases/16_frame.md.
         return Topic(stems)
-    outcomes = tuple(
-        families
-        for outcome in frame.outcomes
-        if outcome.lower() not in GENERIC_OUTCOMES
-        and (families := tuple(SAME_OUTCOME.get(word, frozenset({word})) for word in _outcome_words(outcome)))
-    )
+    outcomes = _outcomes(frame.outcomes)
     population = _words(frame.population)
     group = bool(population) and population[-1].lower() in _GROUP_HEADS
     # A question that names only a generic outcome ("improve outcomes") is answered by any clinical one.
     topic = Topic(stems, _words(frame.intervention), outcomes, population, group)
     return topic if topic.framed else Topic(stems)
+
+
+def _outcomes(outcomes: Sequence[str]) -> tuple[tuple[frozenset[str], ...], ...]:
+    """Each specific outcome's stemmed words, each with the other words for it; none for a generic one."""
+    return tuple(
+        families
+        for outcome in outcomes
+        if outcome.lower() not in GENERIC_OUTCOMES
+        and (families := tuple(SAME_OUTCOME.get(word, frozenset({word})) for word in _outcome_words(outcome)))
+    )
 
 
 def _outcome_words(outcome: str) -> list[str]:
@@ -171,11 +183,25 @@ def on_topic(item: EvidenceView, topic: Topic) -> bool:
     """The item names the question's intervention (every word of it) and the rest of its frame: one of its
     outcomes or its population, softly (a word of it, or another word for it: "died" for mortality; a group
     of people by its qualifier or age group), in its title, text or MeSH terms, as the study reader names an
-    outcome. For a question without a frame: at least two thirds of its key words (and never fewer than two)."""
+    outcome. For an open question ("Which drugs ..."): its outcome, and its people or two thirds of its key words.
+    For a question without a frame: at least two thirds of its key words (and never fewer than two)."""
     haystack = f"{item.title} {item.text}".lower()
+    mesh = item.mesh
+    if not topic.intervention and topic.population:
+        # An open question: its outcome, when it names one (a metformin review that mentions "decompensated heart
+        # failure" once says nothing on hospitalisation), and its people by their whole name or, as a question
+        # without a frame, by two thirds of its key words ("septic shock" and "drug" for "drugs ... in sepsis").
+        if topic.outcomes and not _names_outcome(item, topic):
+            return False
+        phrase = _phrase(topic.population)
+        return (
+            bool(phrase.search(haystack))
+            or any(phrase.search(term.lower()) for term in mesh)
+            or (topic.group and _names_group(topic.population, haystack, mesh))
+            or _two_thirds(haystack, topic.stems)
+        )
     if not topic.intervention:
         return _two_thirds(haystack, topic.stems)
-    mesh = item.mesh
     if not _names(topic.intervention, haystack, mesh):
         return False
     if _names_outcome(item, topic):
