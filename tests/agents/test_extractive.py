@@ -157,3 +157,18 @@ def test_a_title_that_states_a_harm_files_an_item_cut_before_its_conclusions_as_
     report = extractive_report(QUESTION, views([evidence(92, text, title=title)]))
     assert report.key_findings == []
     assert report.contrary_evidence[0].statement.startswith("In APP/PS1 mice")
+
+
+def test_each_study_is_quoted_where_the_strength_table_reads_it() -> None:
+    """The table owns each study's reading: a favourable row is a key finding, a null or unfavourable row
+    contrary evidence, and a row of no clear result is not quoted (the mice study's "These results suggest a
+    mechanism" and the B12 safety study were quoted before, one as a finding)."""
+    items = views(CORPUS)
+    strength = strength_of(QUESTION, items)
+    assert None in strength.directions.values()  # the corpus holds studies of no clear result
+    report = extractive_report(QUESTION, items)
+    for findings, ways in ((report.key_findings, {"favourable"}), (report.contrary_evidence, {"null", "unfavourable"})):
+        for finding in findings:
+            assert {strength.directions[i] for i in finding.evidence_ids} <= ways, finding
+    quoted = {i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids}
+    assert quoted == set(strength.stated)
