@@ -172,3 +172,15 @@ def test_each_study_is_quoted_where_the_strength_table_reads_it() -> None:
             assert {strength.directions[i] for i in finding.evidence_ids} <= ways, finding
     quoted = {i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids}
     assert quoted == set(strength.stated)
+
+
+def test_a_title_is_never_quoted_as_a_finding() -> None:
+    """A new user saw "[DEMO] Metformin increases BACE1 expression ..." (a title) quoted as contrary evidence:
+    an item whose text holds no result sentence besides its title (a record without an abstract carries its
+    title as its text) is not quoted, whatever its title claims."""
+    title = "Metformin increases BACE1 expression and amyloid-β generation in APP/PS1 mice with Alzheimer's disease."
+    item = evidence(93, title, title=title)
+    report = extractive_report(QUESTION, views([item]))
+    statements = [finding.statement for finding in (*report.key_findings, *report.contrary_evidence)]
+    assert title not in statements
+    assert not any("BACE1" in statement for statement in statements)
