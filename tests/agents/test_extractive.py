@@ -184,3 +184,13 @@ def test_a_title_is_never_quoted_as_a_finding() -> None:
     statements = [finding.statement for finding in (*report.key_findings, *report.contrary_evidence)]
     assert title not in statements
     assert not any("BACE1" in statement for statement in statements)
+
+
+def test_when_nothing_is_counted_an_opening_sentence_quoted_is_never_the_title() -> None:
+    """With no counted study, the items naming the question's first term are quoted by their opening
+    sentence; a record without an abstract, whose text is its title, is not quoted by it."""
+    title = "Metformin use and glycaemic control in type 2 diabetes: a narrative overview."
+    item = evidence(94, title, title=title)
+    assert not strength_of(QUESTION, views([item])).counted
+    report = extractive_report(QUESTION, views([item]))
+    assert [finding.statement for finding in report.key_findings] == []

@@ -28,6 +28,7 @@ from deepcritical.stages.reading import (
     Quote,
     entity_terms,
     is_relevant,
+    is_title,
     key_terms,
     quote,
     result_only,
@@ -287,7 +288,8 @@ def extractive_report(
             _add(findings, found.sentence, *ids)
     if not counted and not findings and not contrary:  # nothing reads as a result: quote each item's opening
         for item in [item for item in relevant if item.id not in other_outcome][:3]:
-            if opening := next((kept for s in sentences(item.text) if (kept := result_only(s))), None):
+            openings = (kept for s in sentences(item.text) if not is_title(s, item.title) and (kept := result_only(s)))
+            if opening := next(openings, None):
                 _add(findings, opening, item.id)
     sources = sorted({source for item in items for source in (item.found_by or [item.source])})
     cited = [i for finding in (*findings, *contrary) for i in finding.evidence_ids]

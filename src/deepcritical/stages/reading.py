@@ -175,11 +175,10 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
     one null finding is easily outnumbered by favourable-sounding ones."""
     # Advice ("a randomised trial is required") is never an item's result: such clauses are dropped first. Nor
     # is the title that a record without an abstract carries as its text ("X for Y: promising signals").
-    title = _bare(item.title)
     labelled = [
         (found, concluding)
         for s, concluding in labelled_sentences(item.text, results_only=True)
-        if (found := result_only(s)) and _bare(s) != title
+        if (found := result_only(s)) and not is_title(s, item.title)
     ]
     every = [s for s, _ in labelled]
     conclusions = [s for s, concluding in labelled if concluding]
@@ -195,6 +194,12 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
         if found := best_sentence([s for s in every if reads_contrary(s) == contrary], stems):
             return Quote(found, contrary)
     return None
+
+
+def is_title(sentence: str, title: str) -> bool:
+    """Whether ``sentence`` is the item's title (case, spacing and a final full stop aside): a record without
+    an abstract carries its title as its text, and a title is a claim, never quoted as a result."""
+    return _bare(sentence) == _bare(title)
 
 
 def _bare(sentence: str) -> str:
