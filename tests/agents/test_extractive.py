@@ -157,3 +157,40 @@ def test_a_title_that_states_a_harm_files_an_item_cut_before_its_conclusions_as_
     report = extractive_report(QUESTION, views([evidence(92, text, title=title)]))
     assert report.key_findings == []
     assert report.contrary_evidence[0].statement.startswith("In APP/PS1 mice")
+
+
+def test_each_study_is_quoted_where_the_strength_table_reads_it() -> None:
+    """The table owns each study's reading: a favourable row is a key finding, a null or unfavourable row
+    contrary evidence, and a row of no clear result is not quoted (the mice study's "These results suggest a
+    mechanism" and the B12 safety study were quoted before, one as a finding)."""
+    items = views(CORPUS)
+    strength = strength_of(QUESTION, items)
+    assert None in strength.directions.values()  # the corpus holds studies of no clear result
+    report = extractive_report(QUESTION, items)
+    for findings, ways in ((report.key_findings, {"favourable"}), (report.contrary_evidence, {"null", "unfavourable"})):
+        for finding in findings:
+            assert {strength.directions[i] for i in finding.evidence_ids} <= ways, finding
+    quoted = {i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids}
+    assert quoted == set(strength.stated)
+
+
+def test_a_title_is_never_quoted_as_a_finding() -> None:
+    """A new user saw "[DEMO] Metformin increases BACE1 expression ..." (a title) quoted as contrary evidence:
+    an item whose text holds no result sentence besides its title (a record without an abstract carries its
+    title as its text) is not quoted, whatever its title claims."""
+    title = "Metformin increases BACE1 expression and amyloid-β generation in APP/PS1 mice with Alzheimer's disease."
+    item = evidence(93, title, title=title)
+    report = extractive_report(QUESTION, views([item]))
+    statements = [finding.statement for finding in (*report.key_findings, *report.contrary_evidence)]
+    assert title not in statements
+    assert not any("BACE1" in statement for statement in statements)
+
+
+def test_when_nothing_is_counted_an_opening_sentence_quoted_is_never_the_title() -> None:
+    """With no counted study, the items naming the question's first term are quoted by their opening
+    sentence; a record without an abstract, whose text is its title, is not quoted by it."""
+    title = "Metformin use and glycaemic control in type 2 diabetes: a narrative overview."
+    item = evidence(94, title, title=title)
+    assert not strength_of(QUESTION, views([item])).counted
+    report = extractive_report(QUESTION, views([item]))
+    assert [finding.statement for finding in report.key_findings] == []

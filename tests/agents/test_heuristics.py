@@ -10,6 +10,7 @@ from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.extractive import extractive_report, sentences
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.reading import (
+    Quote,
     context_terms,
     key_terms,
     quote,
@@ -59,16 +60,18 @@ def test_a_title_standing_in_for_a_missing_abstract_is_not_quoted_as_a_result() 
     editorial = "Metformin for Alzheimer's disease: promising signals, premature conclusions."
     title_only = EvidenceView(id="pmid:1", title=editorial, source="pubmed", date="2021", text=editorial)
     assert quote(title_only, stems) is None
-    # A title that states a contrary result is still quoted: the text may stop before the conclusions.
+    # Nor is a title that states a contrary result (issue 23, a new user's third trial: "[DEMO] Metformin
+    # increases BACE1 ..." was quoted): a title is a claim, and it only files the text's own sentence.
     claim = "Metformin increases amyloid generation in Alzheimer's disease models."
     contrary = EvidenceView(id="pmid:2", title=claim, source="pubmed", date="2021", text=claim)
-    found = quote(contrary, stems)
-    assert found is not None
-    assert found.contrary
+    assert quote(contrary, stems) is None
+    measured = "In mice with Alzheimer's disease pathology, metformin raised amyloid by 23% (p = 0.04)."
+    with_text = EvidenceView(id="pmid:4", title=claim, source="pubmed", date="2021", text=f"{claim} {measured}")
+    assert quote(with_text, stems) == Quote(measured, contrary=True)
     # With an abstract, its sentences are read as before.
     result = "Metformin improved memory scores in Alzheimer's disease (p < 0.01)."
     abstract = EvidenceView(id="pmid:3", title=editorial, source="pubmed", date="2021", text=f"{editorial} {result}")
-    assert quote(abstract, stems) == type(found)(result, contrary=False)
+    assert quote(abstract, stems) == Quote(result, contrary=False)
 
 
 def test_context_terms_prefer_repeated_technical_terms_not_in_the_query() -> None:

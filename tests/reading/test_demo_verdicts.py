@@ -194,3 +194,50 @@ async def test_a_run_with_the_transformer_reader_records_it_and_keeps_the_demo_a
     linear = await research("Do statins reduce mortality in sepsis?", tmp_path / "linear-home")
     assert linear.verdict is not None
     assert "transformer" not in linear.verdict.method + linear.markdown
+
+
+def _columns(table: str) -> dict[str, str]:
+    """Each reference number in the strength table, with the column it is counted in."""
+    names = ["favourable", "null", "unfavourable", "no clear result"]
+    where: dict[str, str] = {}
+    for line in table.splitlines():
+        cells = line.split("|")
+        if len(cells) < 8 or not cells[1].strip() or cells[1].strip() in ("Design", "---"):
+            continue
+        for name, cell in zip(names, cells[3:7], strict=True):
+            for number in re.findall(r"\d+", cell.split("\\[", 1)[1] if "\\[" in cell else ""):
+                where[number] = name
+    return where
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Do statins reduce mortality in sepsis?",
+        "Do SGLT2 inhibitors improve outcomes in heart failure?",
+        "Does vitamin D supplementation prevent or treat depression?",
+        "Can metformin be repurposed for Alzheimer's disease?",
+        "Does vitamin D supplementation prevent fractures in older adults?",
+    ],
+)
+async def test_each_quoted_study_is_quoted_where_the_strength_table_reads_it(tmp_path: Path, question: str) -> None:
+    """Issue 23, a new user's trial: the statins animal study ("no clear result" in the table) was a key
+    finding, and so were vitamin D's null Mendelian-randomisation study and metformin's phase-1 trial. A key
+    finding quotes a study the table reads favourable; contrary evidence one it reads null or unfavourable; a
+    study of no clear result is not quoted."""
+    outcome = await research(question, tmp_path / "home")
+    markdown = outcome.markdown
+    where = _columns(markdown.split("## Strength of evidence", 1)[1].split("\n## ", 1)[0])
+    expected = {"## Key findings": {"favourable"}, "## Contrary evidence": {"null", "unfavourable"}}
+    quoted = 0
+    for heading, columns in expected.items():
+        section = markdown.split(heading, 1)[1].split("\n## ", 1)[0]
+        for line in section.splitlines():
+            if not line.startswith("- "):
+                continue
+            citation = re.findall(r"\\\[([^\]]*?)\\\]", line)[-1]
+            numbers = [n for n in re.findall(r"\d+", citation) if n in where]
+            quoted += len(numbers)
+            assert numbers, line  # every finding of these demo reports quotes a counted study
+            assert {where[n] for n in numbers} <= columns, (heading, line, {n: where[n] for n in numbers})
+    assert quoted

@@ -425,3 +425,40 @@ def test_a_value_called_the_estimate_takes_the_measure_of_the_estimate_before_it
     assert all(e.value != 65 for e in read_effects(text))
     alone = "In the nine studies the estimate was 0.95 (0.84 to 1.07)."
     assert all(e.ci_low is None for e in read_effects(alone))
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "Atorvastatin 40 mg daily reduced progression to severe sepsis from 24% to 4% (p=0.007). The trial was "
+            "not powered for mortality.",
+            "24% to 4% (p=0.007)",
+        ),
+        (
+            "Simvastatin reduced the LPS-induced rise in monocyte tissue factor mRNA by 48% and in CRP by 39% "
+            "(both p<0.01) and attenuated the release of soluble E-selectin.",
+            "(both p<0.01)",
+        ),
+        (
+            "The pooled relative risk (RR) of all-cause dementia was 0.80 (95% CI 0.71 to 0.90; I²=88%). In the "
+            "nine studies the estimate was 0.95.",
+            "(RR) of all-cause dementia was 0.80 (95% CI 0.71 to 0.90; I²=88%)",
+        ),
+    ],
+)
+def test_a_quote_closes_every_bracket_it_opens(text: str, quote: str) -> None:
+    """A new user saw "24% to 4% (p=0.007", "(both p<0.01" and "RR) of all-cause dementia was 0.80 (95% CI 0.71
+    to 0.90" in the results table: a quote now reaches the other half of each bracket it cuts."""
+    effect = read_effects(text)[0]
+    assert effect.quote.endswith(quote) or effect.quote == quote
+    assert text[effect.start : effect.end] == effect.quote
+    for opening, closing in ("()", "[]"):
+        assert effect.quote.count(opening) == effect.quote.count(closing)
+
+
+def test_a_bracket_with_no_other_half_nearby_is_cut_off() -> None:
+    text = "Mortality fell from 30% to 20% (p=0.04; see the supplementary appendix for the sensitivity analyses"
+    effect = read_effects(text)[0]
+    assert "(" not in effect.quote
+    assert text[effect.start : effect.end] == effect.quote

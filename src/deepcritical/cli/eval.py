@@ -207,8 +207,6 @@ def evidence_inference(
         fail(f"--annotations {annotations}: no such file")
     try:
         items = eval_inference.read_prompts(prompts)
-        if annotations is not None:  # its header now, its labels only once every prediction is made
-            eval_inference.check_annotations(annotations)
     except ConfigError as error:
         fail(str(error))
     if not items:
@@ -231,6 +229,11 @@ def evidence_inference(
         if not items:
             fail(f"--split {split}: no prompt's article is in that split")
     chosen_prompts = items[:limit] if limit else items
+    if annotations is not None:  # can it score any of them? Its labels' values are read only once all are predicted
+        try:
+            eval_inference.check_annotations(annotations, {prompt.id for prompt in chosen_prompts})
+        except ConfigError as error:
+            fail(str(error))
     if not any(eval_inference.has_article(articles, prompt.pmcid) for prompt in chosen_prompts):
         fail(f"--articles {articles}: no prompt's article is there (expected fulltext/PMC….txt or abstracts/PMC….txt)")
     target = _out_folder(out, "evidence-inference")

@@ -280,6 +280,57 @@ def _unbalanced(quote: str) -> bool:
     return quote.count(")") > quote.count("(") or quote.count("]") > quote.count("[")
 
 
+# How far a quote reaches for the other half of a bracket it cuts: within its clause, never past a line.
+_BRACKET_REACH = 120
+_PAIRS = {"(": ")", "[": "]"}
+
+
+def _balanced(text: str, start: int, end: int) -> tuple[int, int]:
+    """``start, end`` widened so that every bracket the quote holds is closed in it: "24% to 4% (p=0.007"
+    reaches its ")", "RR) of all-cause dementia was 0.80" its "(". A bracket whose other half is not near (on the
+    same line, within ``_BRACKET_REACH``) is cut off instead, with what follows or precedes it."""
+    for opening, closing in _PAIRS.items():
+        depth, unmatched_close = 0, -1
+        for at in range(start, end):
+            if text[at] == opening:
+                depth += 1
+            elif text[at] == closing:
+                if depth:
+                    depth -= 1
+                else:
+                    unmatched_close = at
+        if unmatched_close >= 0:  # a close with no open in the quote: reach back for the open
+            found = _reach(text, unmatched_close, -1, opening, closing, max(0, start - _BRACKET_REACH))
+            start = found if found is not None else unmatched_close + 1
+        while depth:  # an open with no close: reach on for the close
+            found = _reach(text, end - 1, 1, closing, opening, min(len(text), end + _BRACKET_REACH))
+            if found is None:
+                end = text.rindex(opening, start, end)
+                break
+            end, depth = found + 1, depth - 1
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1] in " ;,":
+        end -= 1
+    return start, end
+
+
+def _reach(text: str, at: int, step: int, wanted: str, other: str, limit: int) -> int | None:
+    """The position of the ``wanted`` bracket that pairs with the one at or before ``at`` (moving by ``step``),
+    before ``limit`` and on the same line; None when there is none."""
+    depth = 0
+    position = at + step
+    while (position >= limit if step < 0 else position < limit) and text[position] != "\n":
+        if text[position] == other:
+            depth += 1
+        elif text[position] == wanted:
+            if not depth:
+                return position
+            depth -= 1
+        position += step
+    return None
+
+
 def _effect(doc: StatText, draft: Draft) -> Effect:
     start, end = draft.start, draft.end
     while start < end and doc.original[start].isspace():
@@ -288,6 +339,8 @@ def _effect(doc: StatText, draft: Draft) -> Effect:
     # the quote; the quote ends before it.
     while end > start and doc.original[end - 1] in ")]" and _unbalanced(doc.original[start:end]):
         end -= 1
+    # A bracket left open or closed inside the quote is completed from the text around it.
+    start, end = _balanced(doc.original, start, end)
     draft.end = end
     sentence = doc.plain[doc.context_start(start) : draft.end]
     within = (

@@ -92,13 +92,22 @@ def read_pubmedqa_inputs(path: Path) -> tuple[list[Question], list[documents.Doc
         if not isinstance(raw, dict) or "QUESTION" not in raw or "CONTEXTS" not in raw:
             raise ConfigError(f"{path}: item {key} has no QUESTION or CONTEXTS")
         item = {field: raw[field] for field in PUBMEDQA_INPUTS if field in raw}
-        contexts, labels = _as_list(item["CONTEXTS"]), _as_list(item.get("LABELS", []))
+        # A null or empty value is missing too: read as text it would research the question "None".
+        if not isinstance(item["QUESTION"], str) or not item["QUESTION"].strip():
+            raise ConfigError(f"{path}: item {key}: QUESTION is empty or not text")
+        try:
+            contexts, labels = _as_list(item["CONTEXTS"]), _as_list(item.get("LABELS", []))
+            meshes = _as_list(item.get("MESHES", []))
+        except (SyntaxError, ValueError) as error:  # a "[..." string that is no list literal
+            raise ConfigError(f"{path}: item {key}: CONTEXTS, LABELS or MESHES is not a list ({error})") from error
+        if not any(text.strip() for text in contexts):
+            raise ConfigError(f"{path}: item {key}: CONTEXTS holds no text")
         labels = (labels + [""] * len(contexts))[: len(contexts)]
         body = " ".join(
             f"{label.upper()}: {text}" if label else text for label, text in zip(labels, contexts, strict=True)
         )
         questions.append(Question(str(key), str(item["QUESTION"])))
-        meta = {"year": str(item.get("YEAR") or ""), "mesh": _as_list(item.get("MESHES", []))}
+        meta = {"year": str(item.get("YEAR") or ""), "mesh": meshes}
         pool.append(documents.Document(str(key), "", [documents.PassageText(body)], meta))
     return questions, pool
 

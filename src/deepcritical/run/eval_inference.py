@@ -5,7 +5,8 @@ Each prompt names a trial (``PMCID``), an outcome, an intervention and a compara
 article's text (its full text when ``DIR/fulltext/PMC….txt`` is there, else its abstract), finds the
 sentence(s) stating the result for that comparison and reads it. ``predictions.jsonl`` is appended prompt
 by prompt (an interrupted evaluation resumes); the doctors' labels (``--annotations``) are read only by
-``score``, after every prediction is made.
+``score``, after every prediction is made. Before predicting, ``check_annotations`` only asks whether the file
+can score anything (one of the three labels for a prompt to predict) and refuses it when it cannot.
 """
 
 from __future__ import annotations
@@ -66,48 +67,95 @@ def _rows(path: Path, required: Sequence[str]) -> Iterator[dict[str, str]]:
 
 
 def read_prompts(path: Path) -> list[Prompt]:
-    """The prompts, one per ``PromptID`` (the first row wins)."""
+    """The prompts, one per ``PromptID`` (the first row wins). A row that lacks any of the five values (a short
+    row, an empty cell) is a ConfigError naming the file, its line and what is missing; a row with none is
+    skipped (spreadsheets write them)."""
     prompts: dict[str, Prompt] = {}
-    for row in _rows(path, PROMPT_COLUMNS):
-        prompt_id = row["PromptID"].strip()
-        if prompt_id and prompt_id not in prompts:
-            prompts[prompt_id] = Prompt(
-                prompt_id, row["PMCID"].strip(), row["Outcome"], row["Intervention"], row["Comparator"]
-            )
+    with _table(path, PROMPT_COLUMNS) as reader:
+        for row in reader:
+            # A short row gives None for the columns it lacks: read as empty, then refused below.
+            values = {column: (row.get(column) or "").strip() for column in PROMPT_COLUMNS}
+            missing = [column for column, value in values.items() if not value]
+            if len(missing) == len(PROMPT_COLUMNS):
+                continue
+            if missing:
+                raise ConfigError(
+                    f"{path}, line {reader.line_num}: no {', '.join(missing)} (each prompt needs "
+                    f"{', '.join(PROMPT_COLUMNS)})"
+                )
+            if values["PromptID"] not in prompts:
+                prompts[values["PromptID"]] = Prompt(
+                    values["PromptID"], values["PMCID"], values["Outcome"], values["Intervention"], values["Comparator"]
+                )
     return list(prompts.values())
 
 
 ANNOTATION_COLUMNS = ("PromptID", "Label", "Evidence Start", "Evidence End")
 
 
-def check_annotations(path: Path) -> None:
-    """A ConfigError when ``path`` cannot be the doctors' annotations: unreadable, or without the columns
-    scoring reads. Only the header is read: the labels stay unread until every prediction is made."""
-    with _table(path, ANNOTATION_COLUMNS):
-        pass
+def _label(row: dict[str, str]) -> str | None:
+    """The row's label as the doctors wrote it (any letter case), or None when it is not one of the three."""
+    label = " ".join((row.get("Label") or "").split()).lower()
+    return label if label in LABELS else None
 
 
-def read_labels(path: Path) -> dict[str, str]:
-    """Each prompt's label: what most of its doctors answered (ties go to the first answer given)."""
+def check_annotations(path: Path, prompt_ids: Collection[str]) -> None:
+    """A ConfigError when ``path`` cannot score any of the prompts ``prompt_ids``: unreadable, without the
+    columns scoring reads, or with no row giving one of the three labels to one of them. Each label is read
+    for its form only (one of the three or not) and the answer is only this error: what is predicted cannot
+    depend on it; the labels' values reach ``score`` alone, after every prediction is made."""
+    rows, usable, unusable, first_unusable = 0, 0, 0, ""
+    with _table(path, ANNOTATION_COLUMNS) as reader:
+        for row in reader:
+            rows += 1
+            if _label(row) is None:
+                unusable += 1
+                first_unusable = first_unusable or (row.get("Label") or "").strip()[:40]
+            elif (row.get("PromptID") or "").strip() in prompt_ids:
+                usable += 1
+    if usable:
+        return
+    if not rows:
+        raise ConfigError(f"{path}: no annotation rows; nothing to score")
+    if unusable == rows:
+        shown = f" (the first: {first_unusable!r})" if first_unusable else ""
+        labels = ", ".join(repr(label) for label in LABELS)
+        raise ConfigError(f"{path}: no row's Label is one of {labels}{shown}; nothing to score")
+    raise ConfigError(
+        f"{path}: none of its labelled PromptIDs is among the {len(prompt_ids)} prompt(s) to predict; nothing to score"
+    )
+
+
+def read_labels(path: Path) -> tuple[dict[str, str], int]:
+    """Each prompt's label: what most of its doctors answered (ties go to the first answer given); and how
+    many rows gave none of the three labels (skipped)."""
     votes: dict[str, Counter[str]] = {}
+    skipped = 0
     for row in _rows(path, ("PromptID", "Label")):
-        label = row["Label"].strip()
-        if label in LABELS:
-            votes.setdefault(row["PromptID"].strip(), Counter())[label] += 1
-    return {prompt: counts.most_common(1)[0][0] for prompt, counts in votes.items()}
+        label = _label(row)
+        if label is None:
+            skipped += 1
+        else:
+            votes.setdefault((row.get("PromptID") or "").strip(), Counter())[label] += 1
+    return {prompt: counts.most_common(1)[0][0] for prompt, counts in votes.items()}, skipped
 
 
-def read_evidence_spans(path: Path) -> dict[str, list[tuple[int, int]]]:
-    """Each prompt's doctors' evidence, as offsets into the article's full text."""
+def read_evidence_spans(path: Path) -> tuple[dict[str, list[tuple[int, int]]], int]:
+    """Each prompt's doctors' evidence, as offsets into the article's full text; and how many rows' offsets
+    were not a span of whole numbers (skipped: only the evidence measure reads them)."""
     spans: dict[str, list[tuple[int, int]]] = {}
+    skipped = 0
     for row in _rows(path, ("PromptID", "Evidence Start", "Evidence End")):
         try:
-            start, end = int(row["Evidence Start"]), int(row["Evidence End"])
+            start, end = int(row["Evidence Start"] or ""), int(row["Evidence End"] or "")
         except ValueError:
+            skipped += 1
             continue
         if 0 <= start < end:
-            spans.setdefault(row["PromptID"].strip(), []).append((start, end))
-    return spans
+            spans.setdefault((row.get("PromptID") or "").strip(), []).append((start, end))
+        else:
+            skipped += 1
+    return spans, skipped
 
 
 def has_article(articles: Path, pmcid: str) -> bool:
@@ -236,29 +284,33 @@ def score(
     if annotations is None:
         summary["note"] = "no --annotations: predictions only"
         return summary
-    labels, spans = read_labels(annotations), read_evidence_spans(annotations)
+    (labels, labels_skipped), (spans, offsets_skipped) = read_labels(annotations), read_evidence_spans(annotations)
     scored = [line for line in lines if line["id"] in labels]
+    # Rows the annotations could not use are counted, never silently dropped.
+    summary |= {"scored": len(scored), "labels_skipped": labels_skipped, "evidence_offsets_skipped": offsets_skipped}
+    if not scored:
+        # No score is 0.0: a summary of zeros would read as a reader that is always wrong.
+        summary |= {"accuracy": None, "macro_f1": None, "note": "no predicted prompt has a usable label: no score"}
+        return summary
     gold = [labels[line["id"]] for line in scored]
     predicted = [line["prediction"] for line in scored]
     per_label = {label: round(_f1(gold, predicted, label), 4) for label in LABELS}
     with_spans = [line for line in scored if line["id"] in spans and line.get("article") == "fulltext"]
     found = sum(_overlaps(line["evidence"], spans[line["id"]]) for line in with_spans)
     found_first = sum(_overlaps(line["evidence"][:1], spans[line["id"]]) for line in with_spans)
-    majority = Counter(gold).most_common(1)[0][0] if gold else None
+    majority = Counter(gold).most_common(1)[0][0]
     summary |= {
-        "scored": len(scored),
-        "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / max(1, len(scored)), 4),
+        "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(scored), 4),
         "macro_f1": round(sum(per_label.values()) / len(LABELS), 4),
         "per_label_f1": per_label,
-        "evidence_found": round(found / max(1, len(with_spans)), 4),
-        "evidence_found_first": round(found_first / max(1, len(with_spans)), 4),
+        # Over the prompts whose full text was read and whose doctors' offsets are usable; None when there is none.
+        "evidence_found": round(found / len(with_spans), 4) if with_spans else None,
+        "evidence_found_first": round(found_first / len(with_spans), 4) if with_spans else None,
         "confusion": {
             g: {p: sum(1 for a, b in zip(gold, predicted, strict=True) if (a, b) == (g, p)) for p in LABELS}
             for g in LABELS
         },
-        "majority_macro_f1": round(sum(_f1(gold, [majority] * len(gold), label) for label in LABELS) / len(LABELS), 4)
-        if majority
-        else None,
+        "majority_macro_f1": round(sum(_f1(gold, [majority] * len(gold), label) for label in LABELS) / len(LABELS), 4),
     }
     return summary
 

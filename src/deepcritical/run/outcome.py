@@ -26,7 +26,7 @@ from deepcritical.outputs import (
 )
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.stages.document import ReportDocument
-from deepcritical.stages.extractive import code_brief
+from deepcritical.stages.extractive import code_brief, code_findings
 from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_figures
 from deepcritical.stages.markdown_writer import to_markdown
 from deepcritical.stages.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
@@ -195,6 +195,9 @@ def assemble_outcome(
         # A brief written in code (the demo's, or the fallback's) says what the run's verdict weighed, from the
         # run's own counted set: the draft's was counted over the slice of text the report was written from.
         report = report.model_copy(update={"answer_brief": code_brief(state.question, counted, verdict)})
+        # Its findings too are the counted set's: each study quoted where its row of the table reads it, from
+        # the same text (a slice may read a study another way than its whole abstract: one study, one reading).
+        report = code_findings(state.question, report, counted, evidence.items)
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
         stop_reason=stop,

@@ -2,15 +2,25 @@
 study designs first, with an answer in brief that weighs the evidence by design and level.
 
 It is the demo Report's algorithm and the code fallback when the Report agent fails, so a run
-always ends in a readable, cited report built only from what was collected."""
+always ends in a readable, cited report built only from what was collected.
+
+Where a counted study is quoted follows the strength table (``stages.strength``), the owner of each study's
+reading: one the table reads favourable is a key finding, one it reads null or unfavourable is contrary
+evidence, and one it reads as no clear result is not quoted at all (the table still lists it). The sentence
+quoted is the study's conclusion when its own wording agrees with that reading, else the sentence the reading
+rests on, so a finding never says the opposite of its row. A question with no outcome of its own ("repurposed
+for Alzheimer's disease") is not filtered by outcome (any clinical result of a study of its people may be
+quoted), but its studies are placed by the table like any other's. Only when nothing is counted are the items
+that name the question's first term quoted by their own wording."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from deepcritical.models import DESIGN_LABELS
+from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
+from deepcritical.stages.citations import verify_citations
 from deepcritical.stages.framing import EvidenceView, no_result_section
 from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.reading import (
@@ -18,6 +28,7 @@ from deepcritical.stages.reading import (
     Quote,
     entity_terms,
     is_relevant,
+    is_title,
     key_terms,
     quote,
     result_only,
@@ -212,20 +223,37 @@ def _on_outcome(item: EvidenceView, question: str) -> Quote | None:
     return Quote(sentence, contrary=reading.direction != "favourable")
 
 
+def _as_read(found: Quote, item: EvidenceView, question: str, strength: Strength) -> Quote | None:
+    """``found`` placed as the table reads the study (contrary unless favourable). When its own wording says
+    the other way ("These findings do not support ..." read as favourable by its cues, a null row), the
+    sentence the reading rests on is quoted instead; when that one is no quotable result, ``found`` stays,
+    placed by the table."""
+    contrary = strength.directions.get(item.id) != "favourable"
+    if found.contrary == contrary:
+        return found
+    reading = study_reader(question).read(item)
+    sentence = result_only(reading.sentence) if reading.sentence else None
+    if sentence is not None and not NOT_A_RESULT.search(sentence):
+        return Quote(sentence, contrary)
+    return Quote(found.sentence, contrary)
+
+
 def extractive_report(
     question: str,
     items: Sequence[EvidenceView],
     *,
     assessment: Assessment | None = None,
     notes: Sequence[str] = (),
+    strength: Strength | None = None,
 ) -> ResearchReport:
     """Quote the best result sentence of each counted item (``strength_of``: on the question's topic, not
     retracted, not a registration), strongest designs first; contrary sentences go to their own list. Only
     when no item is on topic are the items that name the question's first term quoted (the brief then says
-    that none was counted). Advice is never quoted as a finding."""
+    that none was counted). Advice is never quoted as a finding. ``strength``: the counted set of ``items``
+    when the caller has it (the run's, read over the same views), else counted here."""
     terms = key_terms(question)
     stems = [stem(term) for term in terms]
-    strength = strength_of(question, items)
+    strength = strength or strength_of(question, items)
     usable = [item for item in items if not item.retracted and item.design != "registered_trial"]
     counted = [strength.views[i] for i in strength.counted]
     relevant = sorted(counted or [item for item in usable if is_relevant(item, stems)], key=_rank)
@@ -239,12 +267,16 @@ def extractive_report(
     for item in relevant:
         if _passage_without_results(item):
             continue
+        if counted and strength.directions.get(item.id) is None:
+            continue  # the table reads no clear result: neither a finding nor contrary evidence
         found = passage_result(item, question) if item.section else None
         found = found or quote(item, stems)
         if found is not None and reader.asks_outcome and not reader.on_outcome(found.sentence, item):
             found = _on_outcome(item, question)
             if found is None:  # a depression trial on a fractures question: "no clear result", never a finding
                 other_outcome.add(item.id)
+        if found is not None and counted:
+            found = _as_read(found, item, question, strength)
         if found is None:
             continue
         # A passage's finding cites its study's abstract beside it: one reference, the passage under it.
@@ -254,9 +286,10 @@ def extractive_report(
                 _add(contrary, found.sentence, *ids)
         elif len(findings) < (MAX_FINDINGS if is_lab(item) or not lab_studies else MAX_FINDINGS - 1):
             _add(findings, found.sentence, *ids)
-    if not findings and not contrary:  # nothing reads as a result: quote each item's opening instead
+    if not counted and not findings and not contrary:  # nothing reads as a result: quote each item's opening
         for item in [item for item in relevant if item.id not in other_outcome][:3]:
-            if opening := next((kept for s in sentences(item.text) if (kept := result_only(s))), None):
+            openings = (kept for s in sentences(item.text) if not is_title(s, item.title) and (kept := result_only(s)))
+            if opening := next(openings, None):
                 _add(findings, opening, item.id)
     sources = sorted({source for item in items for source in (item.found_by or [item.source])})
     cited = [i for finding in (*findings, *contrary) for i in finding.evidence_ids]
@@ -274,4 +307,17 @@ def extractive_report(
         contrary_evidence=contrary,
         limitations=limitations,
         references=list(dict.fromkeys(cited)),
+    )
+
+
+def code_findings(
+    question: str, report: ResearchReport, counted: Strength, collected: Mapping[str, Evidence]
+) -> ResearchReport:
+    """A report written in code (the demo's, the fallback's) with its findings quoted again from the run's
+    counted set ``counted``, over the text its table read (the draft read a slice of each item), and checked
+    against the collected evidence as every report is."""
+    draft = extractive_report(question, list(counted.views.values()), strength=counted)
+    checked, _ = verify_citations(draft, collected, question=question)
+    return report.model_copy(
+        update={"key_findings": checked.key_findings, "contrary_evidence": checked.contrary_evidence}
     )

@@ -19,7 +19,9 @@ from deepcritical.text import shorten
 EVIDENCE_TAG = "evidence_items"
 BRIEF_TAG = "run_brief"
 DEFAULT_TEXT_CHARS = 1200
-# The slice of text the Report agent and the code-built report read; the strength table reads the same.
+# The slice of text the Report agent and a draft built in code read. The strength table reads more
+# (STUDY_TEXT_CHARS), so a run's report written in code is quoted again from the table's own text
+# (``extractive.code_findings``): a slice may read a study another way than its whole abstract.
 REPORT_TEXT_CHARS = 1000
 # The slice a study's result is read from (the counted table and the verdict): its whole abstract.
 STUDY_TEXT_CHARS = 8000

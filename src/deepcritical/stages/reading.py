@@ -170,15 +170,15 @@ class Quote:
 def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
     """The sentence that states an item's result, and whether it reads contrary. A structured abstract's
     conclusions speak for it when one of them states a result; else a title whose claim is contrary
-    ("Metformin increases ... amyloid-β generation") does, as the text may be cut before its conclusions;
-    else any contrary result wins, as one null finding is easily outnumbered by favourable-sounding ones."""
+    ("Metformin increases ... amyloid-β generation") files the text's best sentence as contrary, as the text
+    may be cut before its conclusions (the title itself is never quoted); else any contrary result wins, as
+    one null finding is easily outnumbered by favourable-sounding ones."""
     # Advice ("a randomised trial is required") is never an item's result: such clauses are dropped first. Nor
     # is the title that a record without an abstract carries as its text ("X for Y: promising signals").
-    title = _bare(item.title)
     labelled = [
         (found, concluding)
         for s, concluding in labelled_sentences(item.text, results_only=True)
-        if (found := result_only(s)) and _bare(s) != title
+        if (found := result_only(s)) and not is_title(s, item.title)
     ]
     every = [s for s, _ in labelled]
     conclusions = [s for s, concluding in labelled if concluding]
@@ -186,11 +186,20 @@ def quote(item: EvidenceView, stems: Sequence[str]) -> Quote | None:
         if found := best_sentence([s for s in conclusions if reads_contrary(s) == contrary], stems):
             return Quote(found, contrary)
     if reads_contrary(item.title) and best_sentence([item.title], stems):
-        return Quote(best_sentence(every, stems) or item.title, contrary=True)
+        # The title places the item; a sentence of its text is quoted, never the title itself (a title is
+        # a claim, not a result), and an item with no such sentence is not quoted at all.
+        found = best_sentence(every, stems)
+        return Quote(found, contrary=True) if found else None
     for contrary in (True, False):
         if found := best_sentence([s for s in every if reads_contrary(s) == contrary], stems):
             return Quote(found, contrary)
     return None
+
+
+def is_title(sentence: str, title: str) -> bool:
+    """Whether ``sentence`` is the item's title (case, spacing and a final full stop aside): a record without
+    an abstract carries its title as its text, and a title is a claim, never quoted as a result."""
+    return _bare(sentence) == _bare(title)
 
 
 def _bare(sentence: str) -> str:
