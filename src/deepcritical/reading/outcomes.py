@@ -58,8 +58,9 @@ _NOT_OUTCOME = frozenset(
     | {"use", "user", "short", "long", "term", "analysi", "model", "overal", "summari", "relat", "effect", "show"}
     | {"restrict", "sensit", "specif", "differ", "mean", "standardis", "standard", "exposur"}
 )
-# An estimate written as "RR) of all-cause dementia was 0.80": the outcome follows the measure's name.
-_MEASURE_OF = re.compile(r"^[A-Za-z]{1,5}\)?\s+(?:of|for)\s+(?P<outcome>[^()0-9;=]{3,120}?)\s+(?:was|were|is|are)\b")
+# An estimate whose quote starts at its measure's abbreviation, "(RR) of all-cause dementia was 0.80": the outcome
+# follows the measure's name.
+_MEASURE_OF = re.compile(r"^\(?[A-Za-z]{1,5}\)?\s+(?:of|for)\s+(?P<outcome>[^()0-9;=]{3,120}?)\s+(?:was|were|is|are)\b")
 # An estimate whose words start with its verb: "reduced AT8-positive tau by 38%".
 _VERB_FIRST = re.compile(
     r"^(?:reduced|increased|decreased|lowered|raised|improved)\s+(?P<outcome>[^();]{3,120}?)\s+by\s+[-+]?\d",
