@@ -101,6 +101,9 @@ def test_the_reader_reads_a_result_stated_by_group_letters_for_the_arms_they_nam
         ("Mortality was lower in the drug group than in the placebo group.", INTERVENTION),
         # Naming one arm only, a unit may name the other in words the comparison does not know.
         ("Mortality was 27.9% with hydrocortisone and 28.8% with placebo.", None),
+        # A reviewer's cases: "over" and "than" of time and counts are no reference words there.
+        ("Over 12 months, drug significantly reduced mortality compared with placebo (p < 0.01).", INTERVENTION),
+        ("In more than 3000 patients, mortality was higher with placebo than with drug.", COMPARATOR),
     ],
 )
 def test_the_subject_of_a_result_is_the_arm_named_first_unless_it_is_the_reference(
@@ -139,6 +142,7 @@ def test_a_result_stated_of_the_comparator_is_read_turned_by_both_classifiers() 
             None,
         ),
         ("Mortality was lower with drug A (RR 0.70, 95% CI 0.55 to 0.89); p for interaction = 0.60.", None),
+        ("Drug A reduced mortality by 30% (HR 0.70); P for heterogeneity = 0.40.", None),
         ("Drug A significantly reduced pain scores at 6 h (p = 0.21 at 24 h).", None),
         ("Mortality was 27.9% with drug A and 28.8% with placebo.", None),
     ],
@@ -161,3 +165,32 @@ def test_a_group_named_by_the_words_trials_use_for_arms_takes_its_label() -> Non
     comparison = Comparison.of("early mobilisation", "usual care", "length of stay")
     text = "Patients received early mobilisation (group E) or usual care (group U)."
     assert dict(arm_labels(text, comparison)) == {"e": INTERVENTION, "u": COMPARATOR}
+
+
+def test_a_short_word_abbreviation_never_masks_that_word() -> None:
+    comparison = Comparison.of("antithrombin", "placebo", "mortality").labelled(
+        "Patients received antithrombin (AT) or placebo."
+    )
+    assert "at" not in dict(comparison.labels)
+    assert "xint" not in masked_tokens("At 28 days, mortality was similar.", comparison)
+
+
+def test_a_study_read_in_a_run_takes_the_labels_its_methods_define() -> None:
+    """The labels are defined in Methods, which the units that may state a result leave out: the study reader
+    labels the comparison from the whole abstract (a reviewer's finding)."""
+    from deepcritical.models import Citation, Evidence
+    from deepcritical.stages.framing import EvidenceView
+    from deepcritical.stages.study_reading import StudyReader
+
+    text = (
+        "METHODS: Patients received intraperitoneal bupivacaine (group B) or normal saline (group S). "
+        "RESULTS: The rescue analgesic requirement was significantly higher in group S than in group B (p < 0.001)."
+    )
+    item = Evidence(
+        content=text,
+        citation=Citation(source="pubmed", title="Intraperitoneal bupivacaine after surgery", url="https://x.org/1"),
+    )
+    question = "Does intraperitoneal bupivacaine reduce rescue analgesic requirement compared with normal saline?"
+    reading = StudyReader(question).read(EvidenceView.of(item))
+    assert reading.reading.label == "decreased"
+    assert reading.direction == "favourable"

@@ -215,3 +215,13 @@ def test_what_each_estimate_is_about_is_read_from_its_text(
     ends = [0, *(effect.end for effect in effects)]
     assert outcomes_of(text, starts) == outcomes
     assert [subgroup_of(text, start, end) for start, end in zip(starts, ends[:-1], strict=True)] == subgroups
+
+
+def test_an_estimate_whose_outcome_is_not_read_is_not_given_the_one_before() -> None:
+    """A reviewer's case: the second estimate's words ("Major bleeding was lower") point back to nothing, so
+    it must not be labelled with the first one's outcome, stroke; unread is better than wrong."""
+    text = (
+        "Stroke was less frequent (HR 0.79, 95% CI 0.66 to 0.94). Major bleeding was lower (HR 0.69, 95% CI 0.50 "
+        "to 0.95)."
+    )
+    assert outcomes_of(text, [effect.start for effect in read_effects(text)]) == ["Stroke", None]

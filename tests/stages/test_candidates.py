@@ -297,3 +297,18 @@ def test_a_trial_is_read_by_its_primary_outcome_and_one_of_other_people_is_marke
     numbers = {"pmid:402": 1, "pmid:407": 2, "pmid:401": 3}
     markdown = blocks_markdown(open_block(verdict, numbers))
     assert "answer it only indirectly: \\[2\\] (people without heart failure)." in markdown
+
+
+def test_a_member_of_a_member_joins_the_group_that_stays_listed_and_a_cycle_joins_none() -> None:
+    """A reviewer's case: "corticosteroids such as hydrocortisone" and "hydrocortisone with or without
+    fludrocortisone" put fludrocortisone under hydrocortisone, itself under corticosteroids: its studies must
+    reach corticosteroids, not a group no longer listed; two drugs each listed under the other stay apart."""
+    from deepcritical.stages.candidates import _Group, _home
+
+    groups = {name: _Group(name) for name in ("corticosteroids", "hydrocortisone", "fludrocortisone")}
+    under = {"hydrocortisone": "corticosteroids", "fludrocortisone": "hydrocortisone"}
+    assert _home(groups["fludrocortisone"], under, groups) is groups["corticosteroids"]
+    assert _home(groups["hydrocortisone"], under, groups) is groups["corticosteroids"]
+    assert _home(groups["corticosteroids"], under, groups) is None
+    cycle = {"hydrocortisone": "fludrocortisone", "fludrocortisone": "hydrocortisone"}
+    assert _home(groups["hydrocortisone"], cycle, groups) is None

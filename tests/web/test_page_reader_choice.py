@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from web.fakes import Recording, ScriptedRuns, serving
 from web.test_api import APP_SCRIPT, QUESTION, app_for, events_of
 
@@ -87,3 +89,14 @@ def test_a_status_file_from_before_the_choice_reads_as_the_linear_reader() -> No
         "created_at": "2024-01-01T00:00:00+00:00",
     }
     assert RunInfo.model_validate(old).reader == "linear"
+
+
+def test_the_page_offers_the_transformer_only_where_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reviewer's finding: the page offered "transformer" on an install without its weights, and the run it
+    accepted then failed at its start."""
+    from deepcritical.reading import transformer_classifier
+    from deepcritical.stages.reader_choice import installed_readers
+
+    assert installed_readers()[0] == "linear"
+    monkeypatch.setattr(transformer_classifier, "bundled_weights", lambda: None)
+    assert installed_readers() == ["linear"]

@@ -207,10 +207,16 @@ _LABEL_BEFORE = (
     ),
 )
 _PHRASE_START = re.compile(r"[.;:()\[\]\n]")
-# Abbreviations of statistics and short words, never an arm's label.
-_NOT_LABELS = frozenset(
-    ["or", "hr", "rr", "ci", "sd", "se", "sem", "md", "vs", "iqr", "no", "it", "as", "is", "in", "to"]
-)
+# Abbreviations of statistics, and short English words: an abbreviation is masked wherever its letters
+# stand, and "antithrombin (AT)" must not make every "at" the intervention.
+# fmt: off
+_NOT_LABELS = frozenset([
+    "or", "hr", "rr", "ci", "sd", "se", "sem", "md", "vs", "iqr", "ns", "nnt", "auc", "no", "it", "as", "is", "in",
+    "to", "at", "on", "an", "be", "of", "up", "we", "he", "us", "so", "do", "by", "if", "am", "me", "my", "all",
+    "and", "any", "are", "can", "for", "had", "has", "her", "his", "its", "may", "not", "one", "our", "out", "per",
+    "see", "she", "the", "two", "was", "who", "use", "day", "age", "set"
+])
+# fmt: on
 _GROUP_WORDS = frozenset(["group", "groups", "arm", "arms"])
 _STATISTIC_SIGNS = frozenset(["=", "<", ">", "≤", "≥"])
 _LIST_WORDS = frozenset(["and", "or", "vs", "versus"])
@@ -318,24 +324,40 @@ def masked_tokens(text: str, comparison: Comparison) -> list[str]:
 
 
 # Words before the arm a result is measured against: "than", "compared with", "versus", "relative to".
-REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
-# How many words before an arm a reference word may stand: "compared with women in the control arm".
+_REFERENCE_WORDS = frozenset(["than", "compar", "versus", "vs", "relat", "over"])
+# Of those, the ones that may stand further from their arm ("compared with women in the control arm, ...");
+# "than" and "over" may not ("more than 3000 patients", "over 12 months").
+_FAR_REFERENCE_WORDS = frozenset(["compar", "versus", "vs", "relat"])
+# How many words before an arm a far reference word may stand.
 REFERENCE_REACH = 5
 
 
+def reference_arm(masked: Sequence[str], gaps: int = 2) -> str | None:
+    """The arm named just after a reference word, at most ``gaps`` words on ("than with the control group"):
+    the arm the other is measured against; None when no arm follows one."""
+    for gap in range(1, gaps + 1):
+        for index, token in enumerate(masked[:-gap]):
+            if token in _REFERENCE_WORDS and masked[index + gap] in (INTERVENTION, COMPARATOR):
+                return masked[index + gap]
+    return None
+
+
 def subject_arm(text: str, comparison: Comparison) -> str | None:
-    """The arm a unit's result is stated of: the first arm it names, unless that one follows a reference
-    word ("Compared with placebo, drug X ..."), when it is the other; None unless it names both (a unit
-    naming the comparator alone may name the intervention in words the comparison does not know:
+    """The arm a unit's result is stated of: the other one than the arm a reference word names ("lower with
+    drug X than with placebo"); else the first arm it names, unless a far reference word stands before that
+    one ("Compared with women in the placebo arm, women in the drug arm ..."). None unless it names both arms
+    (a unit naming the comparator alone may name the intervention in words the comparison does not know:
     "27.9% with hydrocortisone and 28.8% with placebo", asked which drugs)."""
     masked = masked_tokens(text, comparison)
     if INTERVENTION not in masked or COMPARATOR not in masked:
         return None
+    other = {INTERVENTION: COMPARATOR, COMPARATOR: INTERVENTION}
+    if reference := reference_arm(masked, gaps=3):
+        return other[reference]
     for index, token in enumerate(masked):
-        if token in (INTERVENTION, COMPARATOR):
-            if REFERENCE_WORDS.intersection(masked[max(0, index - REFERENCE_REACH) : index]):
-                return COMPARATOR if token == INTERVENTION else INTERVENTION
-            return token
+        if token in other:
+            far = _FAR_REFERENCE_WORDS.intersection(masked[max(0, index - REFERENCE_REACH) : index])
+            return other[token] if far else token
     return None
 
 

@@ -165,8 +165,9 @@ def outcome_of(text: str, start: int, previous: str | None = None) -> str | None
     outcome as the text defines it). When the words before it name none ("the estimate was", "whereas
     short-term use was not", "gave a pooled adjusted OR of"): the topic its sentence opens with ("For
     Alzheimer's disease specifically, the pooled RR was"), else the outcome the text says it measured
-    ("Mortality estimates were pooled", "Incident depression was defined as"), else ``previous``, the
-    outcome of the estimate before it in the text; else None."""
+    ("Mortality estimates were pooled", "Incident depression was defined as"); ``previous``, the outcome of the
+    estimate before it in the text, only when its words point back to it ("the estimate was"); else None:
+    unread is better than another estimate's outcome."""
     after = text[start : start + 200]
     clause = _clause_before(text, start)
     if named := _MEASURE_OF.match(after) or _VERB_FIRST.match(after) or _SIZE_FIRST.match(after):
@@ -180,7 +181,7 @@ def outcome_of(text: str, start: int, previous: str | None = None) -> str | None
         return own
     if previous and _ANAPHORA.search(clause):  # "the estimate was", "and was negligible in": the one before
         return previous
-    return _measured(text) or previous
+    return _measured(text)
 
 
 def outcomes_of(text: str, starts: Sequence[int]) -> list[str | None]:

@@ -18,10 +18,10 @@ from functools import cache, lru_cache
 from deepcritical.reading.comparison import (
     COMPARATOR,
     INTERVENTION,
-    REFERENCE_WORDS,
     Comparison,
     mapped_arms,
     masked_tokens,
+    reference_arm,
     stems,
     tokens,
 )
@@ -181,15 +181,6 @@ def _arm_order(masked: Sequence[str]) -> str:
     return "int_first" if first_int < first_comp else "comp_first"
 
 
-def _reference_arm(masked: Sequence[str]) -> str:
-    """The arm named just after "than", "compared (with)", "versus": the one the other is measured against."""
-    for gap in (1, 2):
-        for index, token in enumerate(masked[:-gap]):
-            if token in REFERENCE_WORDS and masked[index + gap] in (INTERVENTION, COMPARATOR):
-                return masked[index + gap]
-    return "none"
-
-
 def _with_numbers(text: str, comparison: Comparison) -> list[str]:
     """Masked tokens with each number written ``#value`` (for the arms' numbers), p-values left out."""
     cleaned = _regexes()["p_value"].sub(" ", text.replace("·", "."))
@@ -226,7 +217,7 @@ def classifier_features(text: str, comparison: Comparison) -> dict[str, float]:
         features[key] = 1.0 + (0.0 if value <= 1 else min(value, 4.0) ** 0.5 - 1.0)
     features |= significance_features(text)
     directions = _direction_words(masked)
-    order, reference = _arm_order(masked), _reference_arm(masked)
+    order, reference = _arm_order(masked), reference_arm(masked) or "none"
     features[f"order:{order}"] = 1.0
     features[f"reference:{reference}"] = 1.0
     for direction in directions or {"none"}:

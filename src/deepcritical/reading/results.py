@@ -88,6 +88,12 @@ def _softmax(scores: Sequence[float]) -> list[float]:
     return [value / total for value in exps]
 
 
+def labelled_by(comparison: Comparison, units: Sequence[TextUnit]) -> Comparison:
+    """``comparison`` with the labels ``units`` give the arms, unless a caller labelled it already from more of
+    the text (a study's Methods, where "(group S)" is defined, are not among the units that state results)."""
+    return comparison if comparison.labels else comparison.labelled("\n".join(unit.text for unit in units))
+
+
 def _turned(reading: Mapping[str, float]) -> dict[str, float]:
     exchange = {"increased": "decreased", "decreased": "increased"}
     return {exchange.get(label, label): value for label, value in reading.items()}
@@ -141,10 +147,10 @@ class ResultReader:
     @staticmethod
     def load(classifier: ClassifierName = "linear") -> ResultReader:
         """The shipped reader: the linear ranker and classifier; with ``"transformer"``, the fine-tuned
-        transformer classifier (0.75 against 0.70 validation macro-F1 on the doctors' sentences) and the
-        transformer re-ranker of the linear ranker's best units (when its weights are shipped: the evidence
-        found first 0.70 against 0.66), both read through int8 graphs: about 200 transformer-read units a
-        second per CPU second against thousands of sentences (``phases/16_result_reader.md``, round 4).
+        transformer classifier and the transformer re-ranker of the linear ranker's best units (when its
+        weights are shipped: the evidence found first 0.70 against 0.66), both read through int8 graphs, about
+        160-200 transformer-read units a second against thousands of sentences. Validation figures, whole
+        articles and the doctors' sentences: ``phases/16_result_reader.md``, round 5.
         Refused when the classifier's weights or the base model are not installed; without the re-ranker's
         weights the linear ranker's order stands."""
         linear = _bundled()
@@ -163,7 +169,7 @@ class ResultReader:
     def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
         """Every unit with the probability that it states the result, most likely first. With a re-ranker,
         the linear ranker's best few come first in the re-ranker's order, with its probabilities."""
-        return self._rank(units, comparison.labelled("\n".join(unit.text for unit in units)))[0]
+        return self._rank(units, labelled_by(comparison, units))[0]
 
     def _rank(self, units: Sequence[TextUnit], comparison: Comparison) -> tuple[list[tuple[float, TextUnit]], float]:
         """``rank``'s list and the linear ranker's best probability (on whose scale the threshold of
@@ -214,7 +220,7 @@ class ResultReader:
         """The result ``units`` state for ``comparison``: the best units' readings, weighed by their rank.
         ``min_evidence_probability`` is for a whole article, where most units state no result; an abstract
         states its study's result somewhere, so its best unit is read whatever its rank."""
-        comparison = comparison.labelled("\n".join(unit.text for unit in units))
+        comparison = labelled_by(comparison, units)
         ranked, linear_best = self._rank(units, comparison)
         if not ranked or linear_best < min_evidence_probability:
             return ResultReading(None, {}, [], ranked[0][0] if ranked else 0.0)
@@ -291,11 +297,19 @@ def stated_as_no_effect(text: str) -> dict[str, float] | None:
 _SIGNIFICANT = frozenset(["p_small", "ratio_below_1", "ratio_above_1", "difference_below_0", "difference_above_0"])
 
 
+# A p-value of another test than the arms' difference: heterogeneity between studies, an interaction, a trend.
+_OTHER_TESTS = re.compile(
+    r"\bp\s*(?:-?\s*values?\s*)?(?:for|of)\s+(?:the\s+)?(?:heterogeneity|interaction|trend)\w*\s*(?:[<>=≤≥]|&[lg]t;)\s*"
+    r"[0-9.·]+",
+    re.IGNORECASE,
+)
+
+
 def stated_by_p_values(text: str) -> dict[str, float] | None:
     """A unit whose every p-value is 0.05 or more, with no interval or word stating a significant
     difference, reads as no significant difference ("27.9% with hydrocortisone and 28.8% with placebo
     (p=0.50)"): the arms' numbers differ, as they always do, and the test says the difference is chance's."""
-    features = significance_features(text)
+    features = significance_features(_OTHER_TESTS.sub(" ", text))
     if "p_large" not in features or _SIGNIFICANT.intersection(features):
         return None
     if "says_significant" in features and "says_not_significant" not in features:

@@ -23,7 +23,7 @@ from typing import Any
 
 from deepcritical.errors import ConfigError
 from deepcritical.reading.comparison import Comparison
-from deepcritical.reading.results import LABEL_TEXT, ResultReader
+from deepcritical.reading.results import LABEL_TEXT, ResultReader, labelled_by
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.run.predictions import read_predictions, resume
 
@@ -200,7 +200,7 @@ def predict(
                     cache.clear()  # prompts come grouped by article: keep one article's units at a time
                     cache[prompt.pmcid] = article_units(articles, prompt.pmcid)
                 kind, units = cache[prompt.pmcid]
-                comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
+                comparison = labelled_by(Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome), units)
                 reading = reader.read(units, comparison)
                 # A prompt always gets one of the three labels: when no unit states the result, the best
                 # unit's reading still stands (scored as such), and ``found`` says so.

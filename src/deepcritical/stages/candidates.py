@@ -157,12 +157,27 @@ def _by_class(groups: Iterable[list[_Row]], texts: Sequence[str]) -> list[_Group
     under = stated_members(texts, [group.name for group in listed], [group.name for group in rest])
     by_name = {group.name.lower(): group for group in listed}
     for group in rest:
-        home = by_name.get(under.get(group.name.lower(), "").lower())
-        if home is not None and home is not group:
+        home = _home(group, under, by_name)
+        if home is not None:
             home.rows += group.rows
             home.members.setdefault(group.name.lower(), []).extend(group.rows)
             listed.remove(group)
     return listed
+
+
+def _home(group: _Group, under: Mapping[str, str], by_name: Mapping[str, _Group]) -> _Group | None:
+    """The group ``group`` is listed under, followed through members of members ("corticosteroids such as
+    hydrocortisone", "hydrocortisone with or without fludrocortisone") to one that stays listed; None when
+    it is listed under none, or the chain comes back to it (two drugs each listed under the other)."""
+    seen = {group.name.lower()}
+    home = by_name.get(under.get(group.name.lower(), "").lower())
+    while home is not None and home.name.lower() not in seen:
+        seen.add(home.name.lower())
+        above = by_name.get(under.get(home.name.lower(), "").lower())
+        if above is None:
+            return home
+        home = above
+    return None
 
 
 def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None = None) -> Verdict:

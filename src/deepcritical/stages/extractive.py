@@ -226,8 +226,8 @@ def _on_outcome(item: EvidenceView, question: str) -> Quote | None:
 def _as_read(found: Quote, item: EvidenceView, question: str, strength: Strength) -> Quote | None:
     """``found`` placed as the table reads the study (contrary unless favourable). When its own wording says
     the other way ("These findings do not support ..." read as favourable by its cues, a null row), the
-    sentence the reading rests on is quoted instead; when that one is no quotable result, ``found`` stays,
-    placed by the table."""
+    sentence the reading rests on is quoted instead; when that one is no quotable result, nothing is: a
+    sentence saying the opposite of its row is never quoted."""
     contrary = strength.directions.get(item.id) != "favourable"
     if found.contrary == contrary:
         return found
@@ -235,7 +235,7 @@ def _as_read(found: Quote, item: EvidenceView, question: str, strength: Strength
     sentence = result_only(reading.sentence) if reading.sentence else None
     if sentence is not None and not NOT_A_RESULT.search(sentence):
         return Quote(sentence, contrary)
-    return Quote(found.sentence, contrary)
+    return None
 
 
 def extractive_report(

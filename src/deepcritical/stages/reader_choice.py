@@ -56,3 +56,14 @@ def check_reader(reader: ReaderName, named: str = "DEEPCRITICAL_READER") -> None
         ResultReader.load(reader)
     except OSError as error:  # the transformer's weights or base model are not installed, or unreadable
         raise ConfigError(f"{named} {reader}: {error}") from error
+
+
+def installed_readers() -> list[ReaderName]:
+    """The readers this install can read with, without loading them: the transformer needs its shipped
+    weights and the base model's package (the page offers only these)."""
+    from deepcritical.reading.transformer_classifier import base_model_dir, bundled_weights
+
+    readers: list[ReaderName] = ["linear"]
+    if bundled_weights() is not None and base_model_dir() is not None:
+        readers.append("transformer")
+    return readers

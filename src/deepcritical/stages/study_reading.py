@@ -223,19 +223,21 @@ class StudyReader:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
         units = results_units(split_units(item.text, item.section or ""))
-        reading = self.result_reader.read(units, self.comparison, min_evidence_probability=0.0)
+        # The arms' labels from the whole text: "(group S)" is defined in Methods, which ``units`` leave out.
+        comparison = self.comparison.labelled(f"{item.title}\n{item.text}")
+        reading = self.result_reader.read(units, comparison, min_evidence_probability=0.0)
         if _states(reading) and not self.on_outcome(reading.evidence[0].text, item):
             # The best-ranked result is for another outcome: the study's result for the question's outcome,
             # when a sentence of it states one ("cardiovascular death was not significantly reduced").
             on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
-            again = self.result_reader.read(on_outcome, self.comparison, min_evidence_probability=0.0)
+            again = self.result_reader.read(on_outcome, comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         primary = [unit for unit in units if self._states_primary(unit.text, item)]
         if primary and _states(reading) and not self._states_primary(reading.evidence[0].text, item):
             # A trial answers by its primary outcome, when a Results sentence states it for the question's
             # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
             # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
-            again = self.result_reader.read(primary, self.comparison, min_evidence_probability=0.0)
+            again = self.result_reader.read(primary, comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         if not _states(reading):
             return StudyReading(None, reading)

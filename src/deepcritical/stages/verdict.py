@@ -71,7 +71,8 @@ MIN_DIRECT_STUDIES = 2
 CLEAR_SHARE = 0.65
 # The stance model's pooled share a yes or a no needs when the counted studies name the question's outcome
 # but state no readable result on it (``unread_outcome_verdict``). Chosen on PubMedQA among 0.55 to 0.8 by
-# nested cross-validation (0.7 in every outer fold; 0.7 to 0.8 a plateau): phases/16_result_reader.md, round 4.
+# nested cross-validation (0.7 in every outer fold, in round 4 and again in round 5; 0.7 to 0.8 a plateau):
+# phases/16_result_reader.md.
 UNREAD_CLEAR_SHARE = 0.7
 COUNTED_METHOD = (
     "code: each counted study's result read by the trained result reader for the question's comparison, "

@@ -8,7 +8,7 @@ import json
 import tempfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import PurePath
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
@@ -34,6 +34,7 @@ from deepcritical.service.manager import (
     RunManager,
     RunNotFoundError,
 )
+from deepcritical.stages.reader_choice import installed_readers
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import folder_report_html
 
@@ -261,7 +262,7 @@ def build_router(
             max_question_chars=MAX_QUESTION_CHARS,
             examples=examples(),
             reader=settings.reader,
-            readers=list(get_args(ReaderName)),
+            readers=installed_readers(),
         )
 
     @router.post(
