@@ -3,6 +3,8 @@ counted studies tested, each with its studies' readings for the question's outco
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from deepcritical.reading.drug_classes import class_named, member_of
 from deepcritical.stages.candidates import intervention_of, open_block, open_verdict
 from deepcritical.stages.framing import EvidenceView
@@ -214,6 +216,8 @@ def test_a_trial_whose_title_opens_on_what_it_measured_is_named_by_what_it_teste
         200,
     )
     assert intervention_of(training) == "supervised aerobic training"  # the arm it randomised people to
+    either = replace(training, text="METHODS: Patients were randomised to either aerobic training or usual care.")
+    assert intervention_of(either) == "aerobic training"  # "either" is no part of the arm's name
     # A review of randomised trials reviews an intervention; one of cohorts that calls for trials does not.
     of_trials = view(
         "11",

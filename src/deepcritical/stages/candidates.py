@@ -59,7 +59,7 @@ _TITLE_WORD = re.compile(r"[A-Za-z][\w-]*")
 # The arm a trial randomised people to: "randomised to empagliflozin 10 mg daily or placebo" is empagliflozin
 # (its dose and schedule, from the first number, are how it was given).
 _ARM = re.compile(
-    r"\brandomi[sz]ed\s+(?:\w+\s+){0,3}?to\s+(?:receive\s+)?(?:an?\s+|the\s+)?([A-Za-z][\w\s-]{1,60}?)"
+    r"\brandomi[sz]ed\s+(?:\w+\s+){0,3}?to\s+(?:receive\s+)?(?:either\s+)?(?:an?\s+|the\s+)?([A-Za-z][\w\s-]{1,60}?)"
     r"(?:\s+\d[^,;]*?)?\s+(?:or|versus|vs\.?|compared with)\s",
     re.IGNORECASE,
 )
