@@ -157,8 +157,8 @@ class Comparison:
     # As written, for a reader that reads words rather than stems.
     written: tuple[str, str, str] = ("", "", "")
     # The labels a trial's text gives its arms ("group S", "AF"), lower-cased, each with its arm
-    # (``INTERVENTION`` or ``COMPARATOR``): read from the article by ``labelled``.
-    labels: tuple[tuple[str, str], ...] = ()
+    # (``INTERVENTION`` or ``COMPARATOR``): read from the article by ``labelled``; None until read.
+    labels: tuple[tuple[str, str], ...] | None = None
     # Whether the arms' placeholders are exchanged (``turned``).
     swapped: bool = False
 
@@ -180,8 +180,7 @@ class Comparison:
 
     def labelled(self, text: str) -> Comparison:
         """This comparison with the labels ``text`` (the article, and the arms as written) gives its arms."""
-        found = arm_labels("\n".join((*self.written[:2], text)), self)
-        return replace(self, labels=found) if found != self.labels else self
+        return replace(self, labels=arm_labels("\n".join((*self.written[:2], text)), self))
 
 
 # A trial names its arms by letters, numbers or abbreviations it defines once: "sevoflurane (group S)",
@@ -266,7 +265,7 @@ def mapped_arms(raw: Sequence[str], stemmed: Sequence[str], comparison: Comparis
     word one of whose parts is one ("co-artemether" for artemether), the labels the article gave the arms
     (a letter or number only after "group" or in a list of groups: "groups RM and RD"), the words trials
     call their arms by ("the control group"), and the treated arm a unit names only by its group."""
-    labels = dict(comparison.labels)
+    labels = dict(comparison.labels or ())
     mapped: list[str] = []
     # Where a letter or number may be a label: after "group(s)", or in a list after a label ("C, B and D").
     expecting = ""

@@ -89,9 +89,11 @@ def _softmax(scores: Sequence[float]) -> list[float]:
 
 
 def labelled_by(comparison: Comparison, units: Sequence[TextUnit]) -> Comparison:
-    """``comparison`` with the labels ``units`` give the arms, unless a caller labelled it already from more of
+    """``comparison`` with the labels ``units`` give the arms, unless a caller read them already, from more of
     the text (a study's Methods, where "(group S)" is defined, are not among the units that state results)."""
-    return comparison if comparison.labels else comparison.labelled("\n".join(unit.text for unit in units))
+    if comparison.labels is not None:
+        return comparison
+    return comparison.labelled("\n".join(unit.text for unit in units))
 
 
 def _turned(reading: Mapping[str, float]) -> dict[str, float]:
