@@ -459,7 +459,7 @@ async def test_a_brain_that_fails_before_searching_still_gets_evidence_from_quer
     harness = Harness(models=models(brain=failing(401)))
     outcome = await harness.run()
     assert outcome.stop_reason == "sufficient"  # the Judge went on to assess what the code-built search found
-    assert QUESTION in harness.handler.queries  # the code-built queries start from the question itself
+    assert QUESTION.rstrip("?") in harness.handler.queries  # the code-built queries start from the question itself
     assert outcome.evidence
     assert outcome.error is None
     assert outcome.degraded

@@ -77,6 +77,20 @@ async def test_a_repeated_query_is_not_run_again() -> None:
     assert not deps.state.searched_in(1)  # the loop's code-built search takes over from here
 
 
+async def test_stray_punctuation_a_small_model_writes_around_its_queries_is_not_searched() -> None:
+    handler = FakeHandler()
+    deps = make_deps(handler=handler)
+    junk = ["][ metformin Alzheimer's disease", ", metformin Alzheimer's disease", "] ["]  # SmolLM2's, as run
+
+    def search_once(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("search", {"queries": junk})])
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"queries": [], "rationale": "x"})])
+
+    await Planner(FunctionModel(search_once), term_lookups=True)(deps)
+    assert handler.queries == deps.state.queries_run == ["metformin Alzheimer's disease"]
+
+
 async def test_judge_sees_at_most_k_items_even_when_the_store_returns_everything() -> None:
     store = FakeStore(return_everything=True)
     await store.add([evidence(i, f"Metformin and Alzheimer's finding {i}.") for i in range(100)])

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from deepcritical.sources.query import OPERATORS, STOP_WORDS, is_search_query, to_pubmed_query, with_terms
+from deepcritical.sources.query import (
+    OPERATORS,
+    STOP_WORDS,
+    is_search_query,
+    tidy_query,
+    to_pubmed_query,
+    with_terms,
+)
 
 
 @pytest.mark.parametrize(
@@ -143,3 +150,26 @@ def test_real_queries_with_pubmed_syntax_are_search_queries(text: str) -> None:
 )
 def test_code_markup_urls_and_paragraphs_are_not(text: str) -> None:
     assert not is_search_query(text)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("][ metformin Alzheimer's disease", "metformin Alzheimer's disease"),
+        (", metformin Alzheimer's disease;", "metformin Alzheimer's disease"),
+        ("- statins | sepsis mortality", "statins sepsis mortality"),
+        ('(metformin OR biguanide) AND "Alzheimer disease"', '(metformin OR biguanide) AND "Alzheimer disease"'),
+        ("( statins ) sepsis", "( statins ) sepsis"),
+        ("HbA1c <7% metformin", "HbA1c <7% metformin"),
+        ("HbA1c < 7% metformin", "HbA1c < 7% metformin"),
+        ("] [ , ;", ""),
+    ],
+)
+def test_a_query_loses_stray_punctuation_and_keeps_its_terms_and_syntax(query: str, expected: str) -> None:
+    assert tidy_query(query) == expected
+
+
+@given(st.lists(st.from_regex(r"[A-Za-z](?:[A-Za-z0-9'-]{0,9}[A-Za-z0-9'])?", fullmatch=True), min_size=1, max_size=6))
+def test_tidying_never_drops_a_word(words: list[str]) -> None:
+    noisy = " ] ".join(words) + " ,"
+    assert tidy_query(noisy).split() == words

@@ -167,6 +167,18 @@ _NOT_A_QUERY = re.compile(
 )
 
 
+# A word of a query holds a letter or digit; a bracket may group Boolean terms, a comparison sign a number. A
+# small model writes stray punctuation around its queries ("][ metformin Alzheimer's disease"), which was sent on.
+_STRAY_EDGE = re.compile(r"^[^\w\"(]+|[^\w\"')]+$")
+
+
+def tidy_query(text: str) -> str:
+    """``text`` without the tokens that are only punctuation (a bracket or comparison sign kept) and the stray
+    punctuation at its edges: "][ metformin Alzheimer's disease," is "metformin Alzheimer's disease"."""
+    tokens = [token for token in text.split() if re.search(r"[\w()<>=≤≥]", token)]
+    return _STRAY_EDGE.sub("", " ".join(tokens))
+
+
 def is_search_query(text: str) -> bool:
     """Whether ``text`` reads as a search query rather than code, markup, a URL or a paragraph."""
     words = text.split()

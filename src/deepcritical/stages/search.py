@@ -16,7 +16,7 @@ from deepcritical.events import QueriesPlanned, SearchFinished, StageEvent
 from deepcritical.models import Evidence, SearchResult, first_errors, merge_evidence
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, SearchStep
 from deepcritical.reading.frame import frame_question
-from deepcritical.sources.query import is_search_query, with_terms
+from deepcritical.sources.query import is_search_query, tidy_query, with_terms
 from deepcritical.stages.aspects import ASPECT_QUERY_WORDS
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
@@ -105,6 +105,7 @@ class SearchStage:
         state = self._state
         # Whoever planned them, queries keep the question's intervention and condition.
         required = frame_question(state.question).required
+        queries = [tidy_query(q) for q in queries]
         rejected = [q for q in queries if q.strip() and not is_search_query(q)]
         anchored = (with_terms(q, required) for q in queries if q.strip() and q not in rejected)
         fresh = [q for q in dict.fromkeys(anchored) if q and state.is_new_query(q)]
