@@ -1,8 +1,9 @@
 """The result classifiers read at run time, measured on Evidence Inference 2.0's validation articles: the
 fine-tuned transformer (``reading/transformer_classifier.py``, ONNX Runtime, float32 and int8) against the
-linear classifier, on the doctors' evidence texts (the measure ``bench/train_result_reader.py`` prints),
-with sentences read per second (wall and per CPU second) and the machine's load; then the re-ranker
-(``reading/transformer_ranker.py``) on each validation prompt's candidates, units per second.
+linear classifier and the two blended as the transformer reader reads them (``LINEAR_SHARE``), on the
+doctors' evidence texts (the measure ``bench/train_result_reader.py`` prints), with sentences read per second
+(wall and per CPU second) and the machine's load; then the re-ranker (``reading/transformer_ranker.py``) on
+each validation prompt's candidates, units per second, and the whole readers on whole articles.
 
     .venv/bin/python bench/result_classifier_bench.py            # both classifiers, every validation text
     .venv/bin/python bench/result_classifier_bench.py --limit 100
@@ -20,7 +21,7 @@ from pathlib import Path
 from sklearn.metrics import f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deepcritical.reading.results import ResultClassifier, ResultReader
+from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, ResultClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import CANDIDATES, TransformerRanker, bundled_ranker_weights
 from train_result_reader import DATA, annotation_rows, load
@@ -77,6 +78,12 @@ def main() -> None:
             classifier = TransformerClassifier.load(weights, model_dir, Path(cache), quantized=quantized)
             print(f"transformer graph built and loaded in {time.perf_counter() - started:.1f} s")
             measure(f"transformer ({'int8' if quantized else 'float32'})", classifier, rows)
+        linear = ResultReader.load().classifier
+        measure(
+            f"transformer (int8) blended with the linear, share {LINEAR_SHARE}",
+            BlendedClassifier(classifier, linear, LINEAR_SHARE),
+            rows,
+        )
         if ranker_weights is not None:
             candidates = ranked_candidates(validation, prompts, args.limit)
             for quantized in (False, True):
@@ -87,7 +94,11 @@ def main() -> None:
             for quantized in (False, True):
                 reader = ResultReader(
                     ResultReader.load().ranker,
-                    TransformerClassifier.load(weights, model_dir, Path(cache), quantized=quantized),
+                    BlendedClassifier(
+                        TransformerClassifier.load(weights, model_dir, Path(cache), quantized=quantized),
+                        linear,
+                        LINEAR_SHARE,
+                    ),
                     TransformerRanker.load(ranker_weights, model_dir, Path(cache), quantized=quantized),
                 )
                 measure_reader(f"whole reader, transformer ({'int8' if quantized else 'float32'})", reader, articles)

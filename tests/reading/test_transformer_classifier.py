@@ -12,7 +12,7 @@ from deepcritical.evidence.embeddings import resolve_model
 from deepcritical.reading import transformer_classifier
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import LABELS
-from deepcritical.reading.results import LinearClassifier, ResultReader
+from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, LinearClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
@@ -170,8 +170,27 @@ HAND_WRITTEN = [
 
 @SHIPPED
 def test_the_transformer_reader_is_chosen_by_name_and_the_linear_one_is_the_default() -> None:
-    assert isinstance(ResultReader.load("transformer").classifier, TransformerClassifier)
+    blended = ResultReader.load("transformer").classifier
+    assert isinstance(blended, BlendedClassifier)
+    assert isinstance(blended.first, TransformerClassifier)
+    assert isinstance(blended.second, LinearClassifier)
     assert isinstance(ResultReader.load().classifier, LinearClassifier)
+
+
+@SHIPPED
+def test_the_transformer_reader_reads_the_two_classifiers_blended_by_the_linear_share() -> None:
+    blended = ResultReader.load("transformer").classifier
+    assert isinstance(blended, BlendedClassifier)
+    comparison = Comparison.of("dexamethasone", "placebo", "mortality")
+    texts = [row[3] for row in HAND_WRITTEN if len(row) == 5]  # the plain rows (a param is a 3-tuple)
+    transformer = blended.first.probabilities(texts, comparison)
+    linear = blended.second.probabilities(texts, comparison)
+    for mixed, first, second in zip(blended.probabilities(texts, comparison), transformer, linear, strict=True):
+        assert sum(mixed.values()) == pytest.approx(1.0)
+        for label in LABELS:
+            expected = (1 - LINEAR_SHARE) * first[label] + LINEAR_SHARE * second[label]
+            assert mixed[label] == pytest.approx(expected)
+    assert any(first != second for first, second in zip(transformer, linear, strict=True))
 
 
 @SHIPPED

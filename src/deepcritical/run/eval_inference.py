@@ -23,7 +23,7 @@ from typing import Any
 
 from deepcritical.errors import ConfigError
 from deepcritical.reading.comparison import Comparison
-from deepcritical.reading.results import LABEL_TEXT, ResultReader, labelled_by
+from deepcritical.reading.results import LABEL_TEXT, ResultReader, ResultReading, labelled_by
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.run.predictions import read_predictions, resume
 
@@ -171,6 +171,17 @@ def article_units(articles: Path, pmcid: str) -> tuple[str, list[TextUnit]]:
     return "missing", []
 
 
+def predicted(reader: ResultReader, units: Sequence[TextUnit], comparison: Comparison) -> tuple[ResultReading, str]:
+    """The reader's reading of ``units`` and the prompt's label. A prompt always gets one of the three labels:
+    when no unit states the result, the best unit's reading still stands (scored as such; the reading says
+    none was found)."""
+    reading = reader.read(units, comparison)
+    probabilities = reading.probabilities or (
+        reader.classify(reader.rank(units, comparison)[0][1].text, comparison) if units else {}
+    )
+    return reading, max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference"
+
+
 def predict(
     prompts: Sequence[Prompt],
     articles: Path,
@@ -201,13 +212,7 @@ def predict(
                     cache[prompt.pmcid] = article_units(articles, prompt.pmcid)
                 kind, units = cache[prompt.pmcid]
                 comparison = labelled_by(Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome), units)
-                reading = reader.read(units, comparison)
-                # A prompt always gets one of the three labels: when no unit states the result, the best
-                # unit's reading still stands (scored as such), and ``found`` says so.
-                probabilities = reading.probabilities or (
-                    reader.classify(reader.rank(units, comparison)[0][1].text, comparison) if units else {}
-                )
-                label = max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference"
+                reading, label = predicted(reader, units, comparison)
                 line = {
                     "id": prompt.id,
                     "prediction": LABEL_TEXT[label],
