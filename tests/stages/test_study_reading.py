@@ -169,3 +169,40 @@ def test_a_single_measure_primary_outcome_is_read_by_its_name_and_a_judged_chang
     assert judged_change("Mortality increased and function worsened") == "unfavourable"
     for neither in ("did not improve fatigue", "reduced mortality without worsening", "pain improved, sleep worsened"):
         assert judged_change(neither) is None, neither
+
+
+def test_a_composites_result_is_not_read_for_its_parts() -> None:
+    """A new user's "Does empagliflozin reduce mortality in heart failure?": the HFpEF trial's composite of
+    cardiovascular death or hospitalisation fell (HR 0.79) while its deaths did not ("all-cause mortality was
+    similar"); on a mortality question it reads null, from what it states for deaths, not favourable from the
+    composite. A trial whose deaths fell too reads favourable from them; one that states only the composite keeps
+    the composite's reading."""
+    reader = StudyReader("Does empagliflozin reduce mortality in heart failure?")
+    definition = (
+        "METHODS: Patients with heart failure were randomised to empagliflozin or placebo. The primary outcome was a "
+        "composite of cardiovascular death or hospitalisation for heart failure. "
+    )
+    primary = (
+        "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, 95% CI "
+        "0.69 to 0.90). "
+    )
+    title = "Empagliflozin in heart failure: a randomised trial"
+    deaths_similar = study(
+        definition + primary + "The effect was driven by fewer hospitalisations for heart failure (HR 0.71); "
+        "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09), and all-cause mortality was "
+        "similar (HR 1.00). CONCLUSIONS: Empagliflozin reduced the combined risk of cardiovascular death or "
+        "hospitalisation for heart failure, mainly by reducing hospitalisations; no mortality benefit was shown.",
+        title=title,
+    )
+    reading = reader.read(deaths_similar)
+    assert reading.direction == "null"
+    assert reading.sentence is not None
+    # Read from the clause on deaths, quoted as the whole sentence it is in.
+    assert "all-cause mortality was similar" in reading.sentence
+    assert reading.sentence.startswith("The effect was driven by fewer hospitalisations")
+    deaths_fell = study(
+        definition + primary + "Cardiovascular death (HR 0.82) and death from any cause (HR 0.83) were also reduced.",
+        title=title,
+    )
+    assert reader.read(deaths_fell).direction == "favourable"
+    assert reader.read(study(definition + primary, title=title)).direction == "favourable"
