@@ -68,6 +68,7 @@ _OUTCOME_KIND = re.compile(r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|
 # A composite outcome named in a sentence ("the composite of cardiovascular death or hospitalisation for heart
 # failure", "the combined risk of ..."), up to a bracket, a comma, a semicolon or the sentence's end.
 _COMPOSITE = re.compile(r"\b(?:composite|combined)\b(?:\s+\w+)?\s+of\s+[^(;,.]+", re.I)
+_COMPOSITE_WORD = re.compile(r"\b(?:composite|combined)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -187,16 +188,12 @@ class StudyReader:
         kinds = {found.lower() for found in _OUTCOME_KIND.findall(sentence)}
         if not kinds:
             return set()
-        defined = _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
-        return set(
-            stems(
-                " ".join(
-                    words
-                    for kind, words in defined
-                    if kind.lower() in kinds and (composites or not re.search(r"\b(?:composite|combined)\b", words, re.I))
-                )
-            )
-        )
+        defined = [
+            words
+            for kind, words in _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
+            if kind.lower() in kinds and (composites or not _COMPOSITE_WORD.search(words))
+        ]
+        return set(stems(" ".join(defined)))
 
     def _primary_measure(self, item: EvidenceView) -> frozenset[str]:
         """The words of a study's primary outcome when it is one measure ("the FACIT-Fatigue score at 3 months",
