@@ -157,3 +157,21 @@ def test_a_pubmedqa_item_that_lacks_a_value_is_refused_naming_it(
     path.write_text(json.dumps({"1": item}), encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
         evaluation.read_pubmedqa_inputs(path)
+
+
+def test_a_spreadsheets_csv_with_pmcids_as_pubmed_central_writes_them_is_read(tmp_path: Path) -> None:
+    """A new user's prompts saved by a spreadsheet as "CSV UTF-8" (a byte-order mark, CRLF line ends) with
+    PMCIDs written "PMC1": the header is read (it was refused, "missing PromptID") and the article is found."""
+    data = articles(tmp_path / "data")
+    (data / "splits.csv").write_bytes(b"\xef\xbb\xbfPMCID,split\r\nPMC1,validation\r\n")
+    prompts = tmp_path / "prompts.csv"
+    prompts.write_bytes(("\ufeff" + ",".join(HEADER) + "\r\nm1,PMC1,Mortality,drug A,placebo\r\n").encode("utf-8"))
+    [prompt] = eval_inference.read_prompts(prompts)
+    assert (prompt.id, prompt.pmcid) == ("m1", "1")
+    assert eval_inference.has_article(data, prompt.pmcid)
+    assert eval_inference.split_of(data) == {"1": "validation"}
+    out = tmp_path / "out"
+    result = run_eval(str(prompts), "--articles", str(data), "--split", "validation", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    [line] = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert (line["id"], line["article"], line["prediction"]) == ("m1", "fulltext", "significantly decreased")

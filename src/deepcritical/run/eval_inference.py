@@ -47,7 +47,8 @@ def _table(path: Path, required: Sequence[str]) -> Iterator[csv.DictReader[str]]
     """The CSV at ``path`` with its header read and checked; a ConfigError for a file that is missing,
     unreadable or lacks a ``required`` column (also while its rows are read)."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        # "utf-8-sig": a spreadsheet's "CSV UTF-8" opens with a byte-order mark, which would hide the first column.
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             missing = [column for column in required if column not in (reader.fieldnames or [])]
             if missing:
@@ -85,9 +86,19 @@ def read_prompts(path: Path) -> list[Prompt]:
                 )
             if values["PromptID"] not in prompts:
                 prompts[values["PromptID"]] = Prompt(
-                    values["PromptID"], values["PMCID"], values["Outcome"], values["Intervention"], values["Comparator"]
+                    values["PromptID"],
+                    pmc_number(values["PMCID"]),
+                    values["Outcome"],
+                    values["Intervention"],
+                    values["Comparator"],
                 )
     return list(prompts.values())
+
+
+def pmc_number(pmcid: str) -> str:
+    """A PMCID as the articles' file names hold it: "PMC59610" (as PubMed Central writes it) and "59610" (as
+    Evidence Inference does) are both ``PMC59610.txt``."""
+    return pmcid[3:] if pmcid[:3].upper() == "PMC" else pmcid
 
 
 ANNOTATION_COLUMNS = ("PromptID", "Label", "Evidence Start", "Evidence End")
@@ -260,8 +271,12 @@ def split_of(articles: Path) -> dict[str, str]:
     path = articles / "splits.csv"
     if not path.is_file():
         return {}
-    with path.open(newline="", encoding="utf-8") as handle:
-        return {row["PMCID"]: row["split"] for row in csv.DictReader(handle) if row.get("PMCID") and row.get("split")}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        return {
+            pmc_number(row["PMCID"].strip()): row["split"]
+            for row in csv.DictReader(handle)
+            if row.get("PMCID") and row.get("split")
+        }
 
 
 def score(
