@@ -205,4 +205,6 @@ def test_a_composites_result_is_not_read_for_its_parts() -> None:
         title=title,
     )
     assert reader.read(deaths_fell).direction == "favourable"
+    # The DAPA-HF-like trial on "death": its deaths' sentence, unsure to the reader, does not overturn its composite.
+    assert StudyReader("Does empagliflozin reduce death in heart failure?").read(deaths_fell).direction == "favourable"
     assert reader.read(study(definition + primary, title=title)).direction == "favourable"

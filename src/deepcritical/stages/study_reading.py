@@ -46,6 +46,10 @@ _STATES_A_RESULT = re.compile(
 )
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
+# A composite's significant result yields to what a study states for the question's outcome itself only when the
+# reader is this sure of it: "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09)" is read
+# surely (0.9), "Cardiovascular death (HR 0.82) and death from any cause (HR 0.83) were also reduced" is not (0.55).
+SURE_OF_A_PART = 0.7
 # A trial's own name for what it measured: "the primary outcome occurred in 16.3% of ...".
 _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
 # A sentence that states the primary outcome's result in numbers (not its definition in the methods).
@@ -280,7 +284,7 @@ class StudyReader:
             # answers a mortality question by what it states for deaths, when it states it.
             clauses = self._outcome_itself(units, item)
             again = self.result_reader.read(list(clauses), comparison, min_evidence_probability=0.0)
-            if _states(again):
+            if again.label is not None and _states(again) and again.probabilities[again.label] >= SURE_OF_A_PART:
                 # Read from the clause; quoted as the whole sentence it is in.
                 whole = list(dict.fromkeys(clauses[clause] for clause in again.evidence))
                 reading = replace(again, evidence=whole)
