@@ -208,3 +208,20 @@ def test_a_composites_result_is_not_read_for_its_parts() -> None:
     # The DAPA-HF-like trial on "death": its deaths' sentence, unsure to the reader, does not overturn its composite.
     assert StudyReader("Does empagliflozin reduce death in heart failure?").read(deaths_fell).direction == "favourable"
     assert reader.read(study(definition + primary, title=title)).direction == "favourable"
+
+
+def test_a_slower_decline_is_a_change_for_the_better() -> None:
+    """A new user's "Does metformin slow cognitive decline in Alzheimer's disease?": the cohort whose metformin
+    users "showed a slower decline ... in a composite memory score (difference 0.05 SD per year)" was read
+    unfavourable (the score went up, and the question asks for less decline) and quoted as contrary evidence."""
+    assert judged_change("Metformin users showed a slower decline in a memory score (p=0.04)") == "favourable"
+    assert judged_change("Progression was attenuated; slower deterioration of function (p=0.01)") == "favourable"
+    assert judged_change("Treated patients had a faster decline in memory (p=0.02)") == "unfavourable"
+    assert judged_change("Metformin did not slow the decline in memory") is None
+    reader = StudyReader("Does metformin slow cognitive decline in Alzheimer's disease?")
+    cohort = study(
+        "RESULTS: Metformin users showed a slower decline in posterior cingulate FDG uptake (-0.9% vs -1.7% per "
+        "year; p=0.01) and in a composite memory score (difference 0.05 SD per year; p=0.04).",
+        title="Metformin use and cognitive decline in Alzheimer's disease: a cohort study",
+    )
+    assert reader.read(cohort).direction == "favourable"

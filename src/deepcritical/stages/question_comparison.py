@@ -164,7 +164,9 @@ def favourable_movement(question: str, sentence: str) -> Movement:
 def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None:
     """Whether a sentence that reports a change calls it better ("improved") or worse ("worsened"), whichever
     way its measure moved; None when it says neither, or both."""
-    better, worse = _judges(_IMPROVED, sentence), _judges(_WORSENED, sentence)
+    better = _judges(_IMPROVED, sentence) or _judges(_SLOWED, sentence)
+    # "slower deterioration" judges the change better: its "deterioration" is not a change for the worse.
+    worse = _judges(_WORSENED, _SLOWED.sub(" ", sentence)) or _judges(_HASTENED, sentence)
     if better == worse:
         return None
     return "favourable" if better else "unfavourable"
@@ -174,6 +176,16 @@ def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None
 # else ("no mortality benefit was shown").
 _IMPROVED = re.compile(r"\bimprov\w*", re.IGNORECASE)
 _WORSENED = re.compile(r"\b(?:worsen\w*|deteriorat\w*)", re.IGNORECASE)
+# A decline or progression that slowed is a change for the better, whichever way the measure moved ("a slower
+# decline in a composite memory score (difference 0.05 SD per year)": the score went up, the decline down); one
+# that quickened is a change for the worse. ("Loss" is not among them: a slower weight loss is not always better.)
+_SLOWED = re.compile(
+    r"\b(?:slow\w*|less|attenuat\w*|delay\w*)\s+(?:\w+\s+)?(?:decline|progression|deterioration)\b", re.IGNORECASE
+)
+_HASTENED = re.compile(
+    r"\b(?:fast\w*|quick\w*|accelerat\w*|more\s+rapid|rapid\w*)\s+(?:\w+\s+)?(?:decline|progression|deterioration)\b",
+    re.IGNORECASE,
+)
 _NEGATED = re.compile(r"\b(?:not|no|nor|without|never|neither)\s+(?:\w+\s+)?$", re.IGNORECASE)
 
 
