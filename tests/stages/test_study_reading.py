@@ -225,3 +225,32 @@ def test_a_slower_decline_is_a_change_for_the_better() -> None:
         title="Metformin use and cognitive decline in Alzheimer's disease: a cohort study",
     )
     assert reader.read(cohort).direction == "favourable"
+
+
+def test_on_an_open_question_a_study_that_tests_no_intervention_states_no_result() -> None:
+    """A new user's "Which treatments reduce fatigue in long COVID?": "Serum serotonin was 43% lower in long
+    COVID than in recovered controls" was a favourable key finding and counted favourable in the strength table,
+    though it is a biomarker's difference, no treatment's result. It now states no result on the question (its
+    own result kept as another outcome's); a trial, and a survey of a treatment's harms, still read."""
+    reader = StudyReader("Which treatments reduce fatigue in long COVID?")
+    biomarker = study(
+        "RESULTS: Serum serotonin was 43% lower in long COVID than in recovered controls and correlated with "
+        "fatigue severity (r=-0.38).",
+        title="[DEMO] Reduced circulating serotonin after SARS-CoV-2 infection is associated with fatigue",
+    )
+    reading = reader.read(biomarker)
+    assert reading.direction is None
+    assert reading.other_outcome is not None
+    trial = study(
+        "RESULTS: Fatigue improved more with rehabilitation than with usual care (difference 4.2 points, 95% CI 2.1 "
+        "to 6.3; p<0.001).",
+        title="Rehabilitation with pacing versus usual care for fatigue in long COVID: a randomised trial",
+    )
+    assert reader.read(trial).direction == "favourable"
+    harms = study(
+        "RESULTS: Fatigue worsened after graded exercise therapy in 74.5% of respondents (p<0.001).",
+        title="Symptom exacerbation after graded exercise therapy in long COVID: a survey",
+    )
+    assert reader.read(harms).direction == "unfavourable"
+    # The same biomarker study on a question that names its intervention is read as before.
+    assert StudyReader("Does serotonin reduce fatigue in long COVID?").read(biomarker).direction is not None

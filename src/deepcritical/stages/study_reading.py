@@ -21,6 +21,7 @@ from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultReader, ResultReading
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.interventions import intervention_of, names_a_treatment
 from deepcritical.stages.question_comparison import (
     ANY_OUTCOME,
     HEALTHY_VOLUNTEERS,
@@ -103,6 +104,7 @@ class StudyReader:
         if frame.open_intervention:  # "Which drugs ...": every study's own intervention is the one read
             comparison = Comparison.of("", comparison.written[1], comparison.written[2])
         self.comparison = comparison
+        self._open = frame.open_intervention
         # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
         # read by the stance model (``stages.stance.code_verdict``).
         self.asks_effect = asks_effect(question)
@@ -298,9 +300,16 @@ class StudyReader:
             # A sentence that judges the change itself ("FACIT-Fatigue *improved* by 6.8 points": a higher score is
             # less fatigue) says which way is better, whichever way the measure's scale runs.
             direction = judged_change(sentence) or direction
-        if not self.on_outcome(sentence, item):
+        if not self.on_outcome(sentence, item) or (self._open and not _tests_an_intervention(item)):
+            # An open question asks which intervention: a study that tests none ("Reduced circulating serotonin
+            # after SARS-CoV-2 infection is associated with ... fatigue") states no result on it.
             return StudyReading(None, reading, other_outcome=direction)
         return StudyReading(direction, reading, self._direct(sentence, item))
+
+
+def _tests_an_intervention(item: EvidenceView) -> bool:
+    """The study's title names an intervention as its subject, or any drug or treatment (a harm of one)."""
+    return intervention_of(item) is not None or names_a_treatment(item.title)
 
 
 # A structured abstract's sections that state no result of the study's own.
