@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.question_comparison import favourable_movement, judged_change, question_comparison
+from deepcritical.stages.question_comparison import asks_effect, favourable_movement, judged_change, question_comparison
 from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
@@ -254,3 +254,15 @@ def test_on_an_open_question_a_study_that_tests_no_intervention_states_no_result
     assert reader.read(harms).direction == "unfavourable"
     # The same biomarker study on a question that names its intervention is read as before.
     assert StudyReader("Does serotonin reduce fatigue in long COVID?").read(biomarker).direction is not None
+
+
+def test_an_associated_condition_is_no_association_question() -> None:
+    """A new user's "Does rosuvastatin reduce mortality in sepsis-associated ARDS?" was read as a question about
+    an association (its "associated" is the condition's name), so its two null studies were not weighed and the
+    stance model answered "yes" (0.48 against 0.47), resting on an atorvastatin trial and a heart-failure page."""
+    assert asks_effect("Does rosuvastatin reduce mortality in sepsis-associated ARDS?")
+    assert asks_effect("Does chlorhexidine prevent ventilator-associated pneumonia?")
+    assert asks_effect("Does metformin lower HbA1c in newly diagnosed type 2 diabetes?")
+    assert asks_effect("Does early mobilisation reduce ICU-related weakness?")
+    assert not asks_effect("Is statin use associated with lower mortality in sepsis?")
+    assert not asks_effect("Does vitamin D deficiency predict a higher risk of fractures?")
