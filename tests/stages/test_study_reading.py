@@ -218,6 +218,10 @@ def test_a_slower_decline_is_a_change_for_the_better() -> None:
     assert judged_change("Progression was attenuated; slower deterioration of function (p=0.01)") == "favourable"
     assert judged_change("Treated patients had a faster decline in memory (p=0.02)") == "unfavourable"
     assert judged_change("Metformin did not slow the decline in memory") is None
+    # "Reduced worsening heart failure": the worsening is what was reduced (the DAPA-HF-like trial's conclusion was
+    # read unfavourable and quoted as contrary evidence on "Is dapagliflozin better than placebo for ...?").
+    assert judged_change("Dapagliflozin reduced worsening heart failure and cardiovascular death.") is None
+    assert judged_change("Treatment reduced pain but sleep worsened.") == "unfavourable"
     reader = StudyReader("Does metformin slow cognitive decline in Alzheimer's disease?")
     cohort = study(
         "RESULTS: Metformin users showed a slower decline in posterior cingulate FDG uptake (-0.9% vs -1.7% per "

@@ -172,7 +172,7 @@ def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None
     way its measure moved; None when it says neither, or both."""
     better = _judges(_IMPROVED, sentence) or _judges(_SLOWED, sentence)
     # "slower deterioration" judges the change better: its "deterioration" is not a change for the worse.
-    worse = _judges(_WORSENED, _SLOWED.sub(" ", sentence)) or _judges(_HASTENED, sentence)
+    worse = _judges(_WORSENED, _SLOWED.sub(" ", sentence), _LESSENED) or _judges(_HASTENED, sentence)
     if better == worse:
         return None
     return "favourable" if better else "unfavourable"
@@ -192,12 +192,22 @@ _HASTENED = re.compile(
     r"\b(?:fast\w*|quick\w*|accelerat\w*|more\s+rapid|rapid\w*)\s+(?:\w+\s+)?(?:decline|progression|deterioration)\b",
     re.IGNORECASE,
 )
+# A worsening that was reduced or prevented is the outcome, not a change for the worse: "Dapagliflozin reduced
+# worsening heart failure and cardiovascular death".
+_LESSENED = re.compile(
+    r"\b(?:reduc\w*|lower\w*|prevent\w*|decreas\w*|fewer|less|avert\w*)\s+(?:\w+\s+)?$", re.IGNORECASE
+)
 _NEGATED = re.compile(r"\b(?:not|no|nor|without|never|neither)\s+(?:\w+\s+)?$", re.IGNORECASE)
 
 
-def _judges(verb: re.Pattern[str], sentence: str) -> bool:
-    """The sentence uses ``verb`` unnegated ("improved", not "did not improve", "without worsening")."""
-    return any(not _NEGATED.search(sentence[: found.start()]) for found in verb.finditer(sentence))
+def _judges(verb: re.Pattern[str], sentence: str, undone: re.Pattern[str] | None = None) -> bool:
+    """The sentence uses ``verb`` unnegated ("improved", not "did not improve", "without worsening"), nor after
+    words that undo it (``undone``: "reduced worsening heart failure" names what was reduced)."""
+    return any(
+        not _NEGATED.search(before) and not (undone and undone.search(before))
+        for found in verb.finditer(sentence)
+        for before in [sentence[: found.start()]]
+    )
 
 
 def other_population(population: str | None, question: str) -> re.Pattern[str] | None:
