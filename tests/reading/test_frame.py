@@ -98,6 +98,25 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
             None,
             [],
         ),
+        # A new user's: "for" an outcome is the outcome, not the population (it showed "Population: heart failure
+        # hospitalisation" and "Population: mortality"); "for" a condition still opens the population.
+        (
+            "Is dapagliflozin better than placebo for heart failure hospitalisation?",
+            None,
+            "dapagliflozin",
+            "placebo",
+            ["heart failure hospitalisation"],
+        ),
+        ("Is rosuvastatin effective for mortality in sepsis?", "sepsis", "rosuvastatin", None, ["mortality"]),
+        ("Is aspirin effective for stroke prevention?", None, "aspirin", None, ["stroke"]),
+        # "for" a condition still opens the population.
+        (
+            "Is metformin better than sulfonylureas for type 2 diabetes?",
+            "type 2 diabetes",
+            "metformin",
+            "sulfonylureas",
+            [],
+        ),
     ],
 )
 def test_a_question_is_read_into_its_frame_with_its_entities_whole(

@@ -157,3 +157,66 @@ def test_a_pubmedqa_item_that_lacks_a_value_is_refused_naming_it(
     path.write_text(json.dumps({"1": item}), encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
         evaluation.read_pubmedqa_inputs(path)
+
+
+def test_a_spreadsheets_csv_with_pmcids_as_pubmed_central_writes_them_is_read(tmp_path: Path) -> None:
+    """A new user's prompts saved by a spreadsheet as "CSV UTF-8" (a byte-order mark, CRLF line ends) with
+    PMCIDs written "PMC1": the header is read (it was refused, "missing PromptID") and the article is found."""
+    data = articles(tmp_path / "data")
+    (data / "splits.csv").write_bytes(b"\xef\xbb\xbfPMCID,split\r\nPMC1,validation\r\n")
+    prompts = tmp_path / "prompts.csv"
+    prompts.write_bytes(("\ufeff" + ",".join(HEADER) + "\r\nm1,PMC1,Mortality,drug A,placebo\r\n").encode("utf-8"))
+    [prompt] = eval_inference.read_prompts(prompts)
+    assert (prompt.id, prompt.pmcid) == ("m1", "1")
+    assert eval_inference.has_article(data, prompt.pmcid)
+    assert eval_inference.split_of(data) == {"1": "validation"}
+    out = tmp_path / "out"
+    result = run_eval(str(prompts), "--articles", str(data), "--split", "validation", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    [line] = [json.loads(line) for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert (line["id"], line["article"], line["prediction"]) == ("m1", "fulltext", "significantly decreased")
+
+
+def test_macro_f1_averages_only_the_labels_given(tmp_path: Path) -> None:
+    """A new user's four hand-made prompts, none of them a decrease, read right: accuracy 1.0 was shown beside
+    macro-F1 0.667, the decrease's F1 counted 0 though neither the doctors nor the reader gave it. It is now
+    null and left out of the average; a label the reader gives wrongly still counts 0."""
+    predictions = tmp_path / "predictions.jsonl"
+    said = {"1": "significantly increased", "2": "no significant difference", "3": "no significant difference"}
+    predictions.write_text(
+        "".join(
+            json.dumps({"id": i, "prediction": p, "evidence": [], "article": "fulltext"}) + "\n"
+            for i, p in said.items()
+        ),
+        encoding="utf-8",
+    )
+    rows = [["0", i, "1", label, "x", "0", "10"] for i, label in said.items()]
+    summary = eval_inference.score(predictions, write_csv(tmp_path / "a.csv", [ANNOTATION_HEADER, *rows]), 0.0)
+    assert (summary["accuracy"], summary["macro_f1"]) == (1.0, 1.0)
+    assert summary["per_label_f1"]["significantly decreased"] is None
+    assert summary["majority_macro_f1"] == round((0 + 0.8) / 2, 4)  # "no significant difference" for all three
+    wrong = [[*row[:3], "significantly decreased" if row[1] == "1" else row[3], *row[4:]] for row in rows]
+    summary = eval_inference.score(predictions, write_csv(tmp_path / "b.csv", [ANNOTATION_HEADER, *wrong]), 0.0)
+    assert summary["per_label_f1"] == {
+        "significantly increased": 0.0,
+        "significantly decreased": 0.0,
+        "no significant difference": 1.0,
+    }
+    assert summary["macro_f1"] == round(1 / 3, 4)
+
+
+def test_pubmedqa_macro_f1_averages_only_the_labels_given(tmp_path: Path) -> None:
+    """The same for ``eval pubmedqa``: no "maybe" answered or predicted, every answer right, macro-F1 1.0."""
+    gold = tmp_path / "pqal.json"
+    answers = {"1": "yes", "2": "no"}
+    gold.write_text(json.dumps({i: {"QUESTION": "Q?", "final_decision": a} for i, a in answers.items()}), "utf-8")
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(
+        "".join(
+            json.dumps({"id": i, "prediction": a, "seconds": 1.0, "collected": [i], "cited": [i]}) + "\n"
+            for i, a in answers.items()
+        ),
+        encoding="utf-8",
+    )
+    summary = evaluation.score("pubmedqa", predictions, gold, {})
+    assert (summary["accuracy"], summary["macro_f1"], summary["f1"]["maybe"]) == (1.0, 1.0, None)

@@ -216,3 +216,15 @@ def test_the_flow_always_shows_the_reports_own_counts(items: list[tuple[str, lis
                 assert f"{EXCLUSION_REASONS[reason]}: n = {said.group(1)}" in drawn
     else:
         assert "Studies included (n = 0)" in drawn
+
+
+def test_figures_an_earlier_run_left_in_the_folder_are_removed(tmp_path: Path) -> None:
+    """A new user's "--out" given again for another question: the heart-failure run's forest-1..3 stayed beside
+    the statin run's report (which drew none) and the page offered them as its downloads."""
+    from deepcritical.run.figures import write_figures
+    from deepcritical.stages.figures import Figures
+
+    for name in ("forest-1.svg", "forest-1.png", "forest-3.svg", "prisma.svg", "report.md"):
+        (tmp_path / name).write_text("earlier run", encoding="utf-8")
+    assert write_figures(Figures(), tmp_path) == []
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["report.md"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.question_comparison import favourable_movement, judged_change, question_comparison
+from deepcritical.stages.question_comparison import asks_effect, favourable_movement, judged_change, question_comparison
 from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
@@ -169,3 +169,104 @@ def test_a_single_measure_primary_outcome_is_read_by_its_name_and_a_judged_chang
     assert judged_change("Mortality increased and function worsened") == "unfavourable"
     for neither in ("did not improve fatigue", "reduced mortality without worsening", "pain improved, sleep worsened"):
         assert judged_change(neither) is None, neither
+
+
+def test_a_composites_result_is_not_read_for_its_parts() -> None:
+    """A new user's "Does empagliflozin reduce mortality in heart failure?": the HFpEF trial's composite of
+    cardiovascular death or hospitalisation fell (HR 0.79) while its deaths did not ("all-cause mortality was
+    similar"); on a mortality question it reads null, from what it states for deaths, not favourable from the
+    composite. A trial whose deaths fell too reads favourable from them; one that states only the composite keeps
+    the composite's reading."""
+    reader = StudyReader("Does empagliflozin reduce mortality in heart failure?")
+    definition = (
+        "METHODS: Patients with heart failure were randomised to empagliflozin or placebo. The primary outcome was a "
+        "composite of cardiovascular death or hospitalisation for heart failure. "
+    )
+    primary = (
+        "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, 95% CI "
+        "0.69 to 0.90). "
+    )
+    title = "Empagliflozin in heart failure: a randomised trial"
+    deaths_similar = study(
+        definition + primary + "The effect was driven by fewer hospitalisations for heart failure (HR 0.71); "
+        "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09), and all-cause mortality was "
+        "similar (HR 1.00). CONCLUSIONS: Empagliflozin reduced the combined risk of cardiovascular death or "
+        "hospitalisation for heart failure, mainly by reducing hospitalisations; no mortality benefit was shown.",
+        title=title,
+    )
+    reading = reader.read(deaths_similar)
+    assert reading.direction == "null"
+    assert reading.sentence is not None
+    # Read from the clause on deaths, quoted as the whole sentence it is in.
+    assert "all-cause mortality was similar" in reading.sentence
+    assert reading.sentence.startswith("The effect was driven by fewer hospitalisations")
+    deaths_fell = study(
+        definition + primary + "Cardiovascular death (HR 0.82) and death from any cause (HR 0.83) were also reduced.",
+        title=title,
+    )
+    assert reader.read(deaths_fell).direction == "favourable"
+    # The DAPA-HF-like trial on "death": its deaths' sentence, unsure to the reader, does not overturn its composite.
+    assert StudyReader("Does empagliflozin reduce death in heart failure?").read(deaths_fell).direction == "favourable"
+    assert reader.read(study(definition + primary, title=title)).direction == "favourable"
+
+
+def test_a_slower_decline_is_a_change_for_the_better() -> None:
+    """A new user's "Does metformin slow cognitive decline in Alzheimer's disease?": the cohort whose metformin
+    users "showed a slower decline ... in a composite memory score (difference 0.05 SD per year)" was read
+    unfavourable (the score went up, and the question asks for less decline) and quoted as contrary evidence."""
+    assert judged_change("Metformin users showed a slower decline in a memory score (p=0.04)") == "favourable"
+    assert judged_change("Progression was attenuated; slower deterioration of function (p=0.01)") == "favourable"
+    assert judged_change("Treated patients had a faster decline in memory (p=0.02)") == "unfavourable"
+    assert judged_change("Metformin did not slow the decline in memory") is None
+    # "Reduced worsening heart failure": the worsening is what was reduced (the DAPA-HF-like trial's conclusion was
+    # read unfavourable and quoted as contrary evidence on "Is dapagliflozin better than placebo for ...?").
+    assert judged_change("Dapagliflozin reduced worsening heart failure and cardiovascular death.") is None
+    assert judged_change("Treatment reduced pain but sleep worsened.") == "unfavourable"
+    reader = StudyReader("Does metformin slow cognitive decline in Alzheimer's disease?")
+    cohort = study(
+        "RESULTS: Metformin users showed a slower decline in posterior cingulate FDG uptake (-0.9% vs -1.7% per "
+        "year; p=0.01) and in a composite memory score (difference 0.05 SD per year; p=0.04).",
+        title="Metformin use and cognitive decline in Alzheimer's disease: a cohort study",
+    )
+    assert reader.read(cohort).direction == "favourable"
+
+
+def test_on_an_open_question_a_study_that_tests_no_intervention_states_no_result() -> None:
+    """A new user's "Which treatments reduce fatigue in long COVID?": "Serum serotonin was 43% lower in long
+    COVID than in recovered controls" was a favourable key finding and counted favourable in the strength table,
+    though it is a biomarker's difference, no treatment's result. It now states no result on the question (its
+    own result kept as another outcome's); a trial, and a survey of a treatment's harms, still read."""
+    reader = StudyReader("Which treatments reduce fatigue in long COVID?")
+    biomarker = study(
+        "RESULTS: Serum serotonin was 43% lower in long COVID than in recovered controls and correlated with "
+        "fatigue severity (r=-0.38).",
+        title="[DEMO] Reduced circulating serotonin after SARS-CoV-2 infection is associated with fatigue",
+    )
+    reading = reader.read(biomarker)
+    assert reading.direction is None
+    assert reading.other_outcome is not None
+    trial = study(
+        "RESULTS: Fatigue improved more with rehabilitation than with usual care (difference 4.2 points, 95% CI 2.1 "
+        "to 6.3; p<0.001).",
+        title="Rehabilitation with pacing versus usual care for fatigue in long COVID: a randomised trial",
+    )
+    assert reader.read(trial).direction == "favourable"
+    harms = study(
+        "RESULTS: Fatigue worsened after graded exercise therapy in 74.5% of respondents (p<0.001).",
+        title="Symptom exacerbation after graded exercise therapy in long COVID: a survey",
+    )
+    assert reader.read(harms).direction == "unfavourable"
+    # The same biomarker study on a question that names its intervention is read as before.
+    assert StudyReader("Does serotonin reduce fatigue in long COVID?").read(biomarker).direction is not None
+
+
+def test_an_associated_condition_is_no_association_question() -> None:
+    """A new user's "Does rosuvastatin reduce mortality in sepsis-associated ARDS?" was read as a question about
+    an association (its "associated" is the condition's name), so its two null studies were not weighed and the
+    stance model answered "yes" (0.48 against 0.47), resting on an atorvastatin trial and a heart-failure page."""
+    assert asks_effect("Does rosuvastatin reduce mortality in sepsis-associated ARDS?")
+    assert asks_effect("Does chlorhexidine prevent ventilator-associated pneumonia?")
+    assert asks_effect("Does metformin lower HbA1c in newly diagnosed type 2 diabetes?")
+    assert asks_effect("Does early mobilisation reduce ICU-related weakness?")
+    assert not asks_effect("Is statin use associated with lower mortality in sepsis?")
+    assert not asks_effect("Does vitamin D deficiency predict a higher risk of fractures?")

@@ -28,6 +28,7 @@ from deepcritical.reading.frame_words import (
     FUNCTION,
     JOINERS,
     OPEN_HEADS,
+    OUTCOME_HEADS,
     PEOPLE,
     PREDICATES,
     PREVENTIVE_AIMS,
@@ -211,6 +212,7 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
     run: list[int] = []
     last: str | None = None
     between = False
+    opener = ""  # the marker that opened the population being read ("for", "in")
 
     def aim() -> bool:
         # "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing.
@@ -220,8 +222,17 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
     def close() -> None:
         while run and not _content(tokens, run[-1]):
             run.pop()
-        if run and not (role == "population" and aim()):  # "management" can be an outcome: "change management"
-            parts.add(role, text[tokens[run[0]].start : tokens[run[-1]].end])
+        filed: Role = role
+        if role == "population" and opener == "for" and run and not aim():  # "for primary prevention": an aim
+            # "for mortality", "for heart failure hospitalisation": an outcome; "for stroke prevention": what is
+            # prevented is the outcome (as in "for the prevention of stroke").
+            if tokens[run[-1]].low in PREVENTIVE_AIMS and len(run) > 1:
+                run.pop()
+                filed = "outcome"
+            elif tokens[run[-1]].low in OUTCOME_HEADS:
+                filed = "outcome"
+        if run and not (filed == "population" and aim()):  # "management" can be an outcome: "change management"
+            parts.add(filed, text[tokens[run[0]].start : tokens[run[-1]].end])
         run.clear()
 
     for index, token in enumerate(tokens):
@@ -254,6 +265,7 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
             role = "comparator"
         elif low in TO_POPULATION and role != "population":
             close()
+            opener = low
             nxt = tokens[index + 1].low if index + 1 < len(tokens) else ""
             # "in reducing pain": a verb after the marker opens an outcome, not a population.
             role = "outcome" if nxt in VERBS and nxt.endswith("ing") else "population"
@@ -264,6 +276,8 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
             run.append(index)  # "aspirin and clopidogrel" is one intervention
         else:
             close()
+            if low in TO_POPULATION:
+                opener = low  # "for mortality in sepsis": "in" opens the population
         if _is_word(token):
             last = low
     close()

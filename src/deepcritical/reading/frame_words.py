@@ -58,6 +58,14 @@ AIM_HEADS = words(
     """
 )
 PREVENTIVE_AIMS = frozenset({"prevention", "preventing", "prophylaxis"})
+# Nouns that name what is measured, not who: "for mortality in sepsis", "better than placebo for heart failure
+# hospitalisation" are about an outcome, though "for" opens a population ("for type 2 diabetes").
+OUTCOME_HEADS = words(
+    """
+    mortality survival death deaths hospitalisation hospitalisations hospitalization hospitalizations admission
+    admissions readmission readmissions recurrence recurrences relapse relapses remission incidence
+    """
+)
 # Words that qualify an aim: "primary prevention", "first-line treatment", "prevention or treatment".
 AIM_QUALIFIERS = words("primary secondary tertiary early first-line second-line long-term short-term or and")
 # People in general: "patients with heart failure" is about heart failure.

@@ -25,7 +25,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader, ResultReading, labelled_by
 from deepcritical.reading.units import TextUnit, split_units
-from deepcritical.run.predictions import read_predictions, resume
+from deepcritical.run.predictions import macro_average, read_predictions, resume
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
@@ -47,7 +47,8 @@ def _table(path: Path, required: Sequence[str]) -> Iterator[csv.DictReader[str]]
     """The CSV at ``path`` with its header read and checked; a ConfigError for a file that is missing,
     unreadable or lacks a ``required`` column (also while its rows are read)."""
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        # "utf-8-sig": a spreadsheet's "CSV UTF-8" opens with a byte-order mark, which would hide the first column.
+        with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             missing = [column for column in required if column not in (reader.fieldnames or [])]
             if missing:
@@ -85,9 +86,19 @@ def read_prompts(path: Path) -> list[Prompt]:
                 )
             if values["PromptID"] not in prompts:
                 prompts[values["PromptID"]] = Prompt(
-                    values["PromptID"], values["PMCID"], values["Outcome"], values["Intervention"], values["Comparator"]
+                    values["PromptID"],
+                    pmc_number(values["PMCID"]),
+                    values["Outcome"],
+                    values["Intervention"],
+                    values["Comparator"],
                 )
     return list(prompts.values())
+
+
+def pmc_number(pmcid: str) -> str:
+    """A PMCID as the articles' file names hold it: "PMC59610" (as PubMed Central writes it) and "59610" (as
+    Evidence Inference does) are both ``PMC59610.txt``."""
+    return pmcid[3:] if pmcid[:3].upper() == "PMC" else pmcid
 
 
 ANNOTATION_COLUMNS = ("PromptID", "Label", "Evidence Start", "Evidence End")
@@ -231,9 +242,13 @@ def predict(
     return time.perf_counter() - started
 
 
-def _f1(gold: Sequence[str], predicted: Sequence[str], label: str) -> float:
+def _f1(gold: Sequence[str], predicted: Sequence[str], label: str) -> float | None:
+    """The label's F1; None when neither the doctors nor the reader gave it (no score to average: a perfect
+    reader on prompts without a decrease is not scored 0 for decreases)."""
     true_positive = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
     predicted_count, gold_count = predicted.count(label), gold.count(label)
+    if not predicted_count and not gold_count:
+        return None
     if not true_positive:
         return 0.0
     precision, recall = true_positive / predicted_count, true_positive / gold_count
@@ -260,8 +275,12 @@ def split_of(articles: Path) -> dict[str, str]:
     path = articles / "splits.csv"
     if not path.is_file():
         return {}
-    with path.open(newline="", encoding="utf-8") as handle:
-        return {row["PMCID"]: row["split"] for row in csv.DictReader(handle) if row.get("PMCID") and row.get("split")}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        return {
+            pmc_number(row["PMCID"].strip()): row["split"]
+            for row in csv.DictReader(handle)
+            if row.get("PMCID") and row.get("split")
+        }
 
 
 def score(
@@ -299,14 +318,15 @@ def score(
         return summary
     gold = [labels[line["id"]] for line in scored]
     predicted = [line["prediction"] for line in scored]
-    per_label = {label: round(_f1(gold, predicted, label), 4) for label in LABELS}
+    per_label = {label: _rounded(_f1(gold, predicted, label)) for label in LABELS}
     with_spans = [line for line in scored if line["id"] in spans and line.get("article") == "fulltext"]
     found = sum(_overlaps(line["evidence"], spans[line["id"]]) for line in with_spans)
     found_first = sum(_overlaps(line["evidence"][:1], spans[line["id"]]) for line in with_spans)
     majority = Counter(gold).most_common(1)[0][0]
     summary |= {
         "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(scored), 4),
-        "macro_f1": round(sum(per_label.values()) / len(LABELS), 4),
+        # Over the labels the doctors or the reader gave (all three on Evidence Inference's own prompts).
+        "macro_f1": macro_average(per_label.values()),
         "per_label_f1": per_label,
         # Over the prompts whose full text was read and whose doctors' offsets are usable; None when there is none.
         "evidence_found": round(found / len(with_spans), 4) if with_spans else None,
@@ -315,9 +335,13 @@ def score(
             g: {p: sum(1 for a, b in zip(gold, predicted, strict=True) if (a, b) == (g, p)) for p in LABELS}
             for g in LABELS
         },
-        "majority_macro_f1": round(sum(_f1(gold, [majority] * len(gold), label) for label in LABELS) / len(LABELS), 4),
+        "majority_macro_f1": macro_average(_f1(gold, [majority] * len(gold), label) for label in LABELS),
     }
     return summary
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _overlaps(evidence: Sequence[dict[str, Any]], spans: Sequence[tuple[int, int]]) -> bool:

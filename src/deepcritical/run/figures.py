@@ -35,8 +35,11 @@ def png_of(svg: str) -> bytes:
 
 
 def write_figures(figures: Figures, out_dir: Path) -> list[Path]:
-    """Write the run's figure files into ``out_dir``; return their paths."""
+    """Write the run's figure files into ``out_dir``, and remove the figures an earlier run left there (a folder
+    given to ``--out`` again: its forest plots are another question's); return their paths."""
     written: list[Path] = []
+    for stale in [out_dir / FLOW_FILE, *out_dir.glob("forest-*.svg"), *out_dir.glob("forest-*.png")]:
+        stale.unlink(missing_ok=True)
     if figures.flow is not None:
         path = out_dir / FLOW_FILE
         path.write_text(prisma_svg(flow_counts(figures.flow)), encoding="utf-8")

@@ -5,28 +5,26 @@ set; ``open_block`` writes it as the report's first section."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, CandidateMember, Verdict
 from deepcritical.reading.comparison import stems
-from deepcritical.reading.drug_classes import class_named, member_of, names_a_drug, stated_members
+from deepcritical.reading.drug_classes import class_named, member_of, stated_members
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.stages.document import Block, Inline, Table, cites, heading, paragraph, runs
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.interventions import intervention_of
 from deepcritical.stages.reader_choice import read_by
 from deepcritical.stages.strength import Strength, is_lab
 from deepcritical.stages.study_reading import study_reader
-from deepcritical.vocabulary import REVIEW_DESIGNS, TRIAL_DESIGNS, Direction
+from deepcritical.vocabulary import Direction
 
 OPEN_METHOD = (
     "code: the question asks which intervention; each counted study's result for the question's outcome, read "
     "by the trained result reader, listed under the intervention its title names"
 )
-# A leading tag in brackets ("[DEMO]", "[Letter]") is no part of a title's subject.
-_TAG = re.compile(r"^\s*\[[^\]]{1,40}\]\s*")
 # Words that say how or when an intervention was given, not which: "pre-admission statin use", "statin
 # continuation" and "statins" are one candidate.
 _HOW_GIVEN = frozenset(
@@ -35,79 +33,6 @@ _HOW_GIVEN = frozenset(
         "term therapy treatment supplementation high low dose daily oral intravenous early late"
     )
 )
-_AND = re.compile(r"\s+(?:and|in|on|for)\s+", re.IGNORECASE)
-# A trial tests an intervention, whatever its title calls it.
-_INTERVENTIONAL = frozenset({*TRIAL_DESIGNS, "clinical_trial"})
-# A title that frames its subject as given for something or against something else ("Rosuvastatin for sepsis",
-# "Continuation versus interruption of statins", "Atorvastatin to prevent ..."), or as having an effect ("Effect
-# of vitamin D on depression"), names an intervention; "Mitochondrial dysfunction in ..." and "X is associated
-# with Y" name a finding.
-# (Right after the name: "Biomarkers for predicting sepsis mortality" names a test, not a treatment.)
-_TESTED = re.compile(
-    r"^\s*(?:for(?!\s+(?:predict|diagnos|detect|screen|identif|assess|measur|risk))|versus|vs\.?|compared (?:with|to)"
-    r"|to (?:prevent|treat|reduce|improve))\s",
-    re.IGNORECASE,
-)
-_EFFECT_OF = re.compile(r"^(?:the\s+)?(?:effects?|efficacy|effectiveness|impact)\s+of\s", re.IGNORECASE)
-# A review that pools randomised trials reviews interventions.
-_OF_TRIALS = re.compile(
-    r"\b(?:of|pool\w*|includ\w*|identified)\s+(?:[\w,]+\s+){0,2}?(?:randomi[sz]ed|placebo-controlled|controlled)"
-    r"\s+(?:\w+\s+)?trials\b",
-    re.IGNORECASE,
-)
-_TITLE_WORD = re.compile(r"[A-Za-z][\w-]*")
-# The arm a trial randomised people to: "randomised to empagliflozin 10 mg daily or placebo" is empagliflozin
-# (its dose and schedule, from the first number, are how it was given).
-_ARM = re.compile(
-    r"\brandomi[sz]ed\s+(?:\w+\s+){0,3}?to\s+(?:receive\s+)?(?:either\s+)?(?:an?\s+|the\s+)?([A-Za-z][\w\s-]{1,60}?)"
-    r"(?:\s+\d[^,;]*?)?\s+(?:or|versus|vs\.?|compared with)\s",
-    re.IGNORECASE,
-)
-# The heads of an intervention's name that is no drug: a therapy, a programme, a supplement.
-_TREATMENT_HEADS = frozenset(
-    stems(
-        "therapy therapies treatment supplementation supplement supplements exercise training programme program "
-        "rehabilitation intervention vaccine vaccination surgery counselling psychotherapy diet inhibitor inhibitors "
-        "agonist agonists antagonist antagonists blocker blockers pacing stimulation acupuncture transplantation"
-    )
-)
-
-
-def intervention_of(view: EvidenceView) -> str | None:
-    """The intervention a study's title names ("Rosuvastatin for sepsis-associated ARDS: ..." is
-    rosuvastatin), read by the question's own framing. A name is an intervention's when it is a drug's
-    (``names_a_drug``: an INN stem or a drug class) or a treatment's ("graded exercise therapy"), or the title
-    frames it as one ("X for Y", "X versus Y", "Effect of X on Y"); a trial (or a review of trials) whose title
-    opens on something else is named by the drug its title names or the arm it randomised people to. None when
-    the title's subject is no intervention: a mechanism, a biomarker finding or a harm ("Reduced circulating
-    serotonin ... is associated with fatigue", "Symptom exacerbation after graded exercise therapy")."""
-    title = _TAG.sub("", view.title).strip()
-    frame = frame_question(title if title.endswith("?") else f"{title}?")
-    named = frame.intervention or title
-    # "Pre-admission statin use and 30-day mortality": the intervention is what comes before its outcome.
-    name = _AND.split(named, maxsplit=1)[0].strip(" .:;,") or named
-    if _is_intervention(name, title):
-        return name
-    if view.design in _INTERVENTIONAL or (view.design in REVIEW_DESIGNS and _OF_TRIALS.search(f"{title} {view.text}")):
-        # A trial (or a review of trials) tests an intervention, though its title may open on what it measured
-        # ("Natriuresis, plasma volume ... with empagliflozin"): the drug its title names, else the arm its
-        # text says it randomised people to, else the title's subject.
-        drug = next((word for word in _TITLE_WORD.findall(title) if names_a_drug(word)), None)
-        arm = _ARM.search(view.text)
-        return drug or (arm.group(1).strip() if arm else name)
-    return None
-
-
-def _is_intervention(name: str, title: str) -> bool:
-    """Whether a title's subject is an intervention by its own name (a drug's, a treatment's) or by how the
-    title frames it ("X for Y", "Effect of X")."""
-    return bool(
-        names_a_drug(name)
-        # Its head, the last word ("graded exercise *therapy*"; "exercise *capacity*" is a measure).
-        or set(stems(name.replace("-", " "))[-1:]) & _TREATMENT_HEADS
-        or (title.lower().startswith(name.lower()) and _TESTED.match(title[len(name) :]))
-        or _EFFECT_OF.match(title)
-    )
 
 
 def _key(intervention: str) -> frozenset[str]:

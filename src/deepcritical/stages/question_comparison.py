@@ -68,6 +68,12 @@ _TREATMENT_EFFECT = re.compile(
 _ASSOCIATION = re.compile(
     r"\b(?:associat|predict|correlat|relat|risk factor|determin|accura|diagnos|marker|indicat)\w*", re.IGNORECASE
 )
+# Those words inside the name of a condition or of its people ask no association: "sepsis-associated ARDS",
+# "ventilator-associated pneumonia", "ICU-related weakness", "newly diagnosed type 2 diabetes". (On PubMedQA's 500
+# dev questions this changes one: "Aromatase inhibitor-related musculoskeletal symptoms: is preventing ...?")
+_IN_A_NAME = re.compile(
+    r"\w-(?:associat|relat)\w*|\b(?:newly|recently|previously|clinically|first)[ -]diagnosed\b", re.IGNORECASE
+)
 # Healthy people answer a question about patients only indirectly.
 HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)
 # Outcomes a sentence names in other words: "died" and "survival" report mortality.
@@ -81,7 +87,7 @@ SAME_OUTCOME: dict[str, frozenset[str]] = {
 def asks_effect(question: str) -> bool:
     """Whether the question asks a treatment's effect (what the verdict reads counted studies' results for);
     an association, prediction or test question is read by the stance model (``stages.stance.code_verdict``)."""
-    return bool(_TREATMENT_EFFECT.search(question)) and not _ASSOCIATION.search(question)
+    return bool(_TREATMENT_EFFECT.search(question)) and not _ASSOCIATION.search(_IN_A_NAME.sub(" ", question))
 
 
 def names_clinical_outcome(text: str) -> bool:
@@ -164,7 +170,9 @@ def favourable_movement(question: str, sentence: str) -> Movement:
 def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None:
     """Whether a sentence that reports a change calls it better ("improved") or worse ("worsened"), whichever
     way its measure moved; None when it says neither, or both."""
-    better, worse = _judges(_IMPROVED, sentence), _judges(_WORSENED, sentence)
+    better = _judges(_IMPROVED, sentence) or _judges(_SLOWED, sentence)
+    # "slower deterioration" judges the change better: its "deterioration" is not a change for the worse.
+    worse = _judges(_WORSENED, _SLOWED.sub(" ", sentence), _LESSENED) or _judges(_HASTENED, sentence)
     if better == worse:
         return None
     return "favourable" if better else "unfavourable"
@@ -174,12 +182,32 @@ def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None
 # else ("no mortality benefit was shown").
 _IMPROVED = re.compile(r"\bimprov\w*", re.IGNORECASE)
 _WORSENED = re.compile(r"\b(?:worsen\w*|deteriorat\w*)", re.IGNORECASE)
+# A decline or progression that slowed is a change for the better, whichever way the measure moved ("a slower
+# decline in a composite memory score (difference 0.05 SD per year)": the score went up, the decline down); one
+# that quickened is a change for the worse. ("Loss" is not among them: a slower weight loss is not always better.)
+_SLOWED = re.compile(
+    r"\b(?:slow\w*|less|attenuat\w*|delay\w*)\s+(?:\w+\s+)?(?:decline|progression|deterioration)\b", re.IGNORECASE
+)
+_HASTENED = re.compile(
+    r"\b(?:fast\w*|quick\w*|accelerat\w*|more\s+rapid|rapid\w*)\s+(?:\w+\s+)?(?:decline|progression|deterioration)\b",
+    re.IGNORECASE,
+)
+# A worsening that was reduced or prevented is the outcome, not a change for the worse: "Dapagliflozin reduced
+# worsening heart failure and cardiovascular death".
+_LESSENED = re.compile(
+    r"\b(?:reduc\w*|lower\w*|prevent\w*|decreas\w*|fewer|less|avert\w*)\s+(?:\w+\s+)?$", re.IGNORECASE
+)
 _NEGATED = re.compile(r"\b(?:not|no|nor|without|never|neither)\s+(?:\w+\s+)?$", re.IGNORECASE)
 
 
-def _judges(verb: re.Pattern[str], sentence: str) -> bool:
-    """The sentence uses ``verb`` unnegated ("improved", not "did not improve", "without worsening")."""
-    return any(not _NEGATED.search(sentence[: found.start()]) for found in verb.finditer(sentence))
+def _judges(verb: re.Pattern[str], sentence: str, undone: re.Pattern[str] | None = None) -> bool:
+    """The sentence uses ``verb`` unnegated ("improved", not "did not improve", "without worsening"), nor after
+    words that undo it (``undone``: "reduced worsening heart failure" names what was reduced)."""
+    return any(
+        not _NEGATED.search(before) and not (undone and undone.search(before))
+        for found in verb.finditer(sentence)
+        for before in [sentence[: found.start()]]
+    )
 
 
 def other_population(population: str | None, question: str) -> re.Pattern[str] | None:

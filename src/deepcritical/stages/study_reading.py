@@ -11,7 +11,7 @@ this module reads each study with it, once, and keeps the reader of a question's
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from deepcritical.options import ReaderName
@@ -21,6 +21,7 @@ from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultReader, ResultReading
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.interventions import intervention_of, names_a_treatment
 from deepcritical.stages.question_comparison import (
     ANY_OUTCOME,
     HEALTHY_VOLUNTEERS,
@@ -46,6 +47,10 @@ _STATES_A_RESULT = re.compile(
 )
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
+# A composite's significant result yields to what a study states for the question's outcome itself only when the
+# reader is this sure of it: "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09)" is read
+# surely (0.9), "Cardiovascular death (HR 0.82) and death from any cause (HR 0.83) were also reduced" is not (0.55).
+SURE_OF_A_PART = 0.7
 # A trial's own name for what it measured: "the primary outcome occurred in 16.3% of ...".
 _TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
 # A sentence that states the primary outcome's result in numbers (not its definition in the methods).
@@ -65,6 +70,10 @@ _STATISTIC = re.compile(r"\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]", re.I)
 # one of them also names.
 _SEVERAL = re.compile(r"\b(?:composite|or|and)\b|,", re.I)
 _OUTCOME_KIND = re.compile(r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
+# A composite outcome named in a sentence ("the composite of cardiovascular death or hospitalisation for heart
+# failure", "the combined risk of ..."), up to a bracket, a comma, a semicolon or the sentence's end.
+_COMPOSITE = re.compile(r"\b(?:composite|combined)\b(?:\s+\w+)?\s+of\s+[^(;,.]+", re.I)
+_COMPOSITE_WORD = re.compile(r"\b(?:composite|combined)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,7 @@ class StudyReader:
         if frame.open_intervention:  # "Which drugs ...": every study's own intervention is the one read
             comparison = Comparison.of("", comparison.written[1], comparison.written[2])
         self.comparison = comparison
+        self._open = frame.open_intervention
         # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
         # read by the stance model (``stages.stance.code_verdict``).
         self.asks_effect = asks_effect(question)
@@ -123,15 +133,8 @@ class StudyReader:
         another word for it ("died" for mortality). A question whose outcome is only "outcomes" ("in heart
         failure") is answered by a clinical outcome (not "PCr/ATP ratio"); one with no outcome ("repurposed
         for Alzheimer's disease") by a clinical outcome, or by any result of a study that names its population."""
-        named = set(stems(sentence))
         if self._outcomes:
-            # "The primary outcome occurred in 8.2% ... (HR 0.90)" reports the outcome the study defined as primary.
-            named |= self._defined_outcome(sentence, item)
-            # "FACIT-Fatigue improved by 6.8 points": the primary measure, named by its own words.
-            measure = self._primary_measure(item)
-            if measure and measure <= set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I))):
-                named |= measure
-            return any(outcome & named for outcome in self._outcomes_of(item))
+            return self._names_outcome(sentence, item, composites=True)
         # A clinical outcome other than the population's own name ("heart failure" is who, not what).
         outcome_words = self._population_name.sub(" ", sentence) if self._population_name else sentence
         if names_clinical_outcome(outcome_words):
@@ -143,7 +146,35 @@ class StudyReader:
         if self._population:
             return bool(self._population & set(stems(f"{item.title} {item.text}")))
         outcome = self.comparison.outcome
-        return not outcome or bool(outcome & named)
+        return not outcome or bool(outcome & set(stems(sentence)))
+
+    def _names_outcome(self, sentence: str, item: EvidenceView, *, composites: bool) -> bool:
+        """Whether ``sentence`` names one of the frame's outcomes; with ``composites`` False, not when it names it
+        only as a part of a composite outcome ("the combined risk of cardiovascular death or hospitalisation", or
+        "the primary outcome" the study defined as such a composite)."""
+        named = set(stems(sentence if composites else _COMPOSITE.sub(" ", sentence)))
+        # "The primary outcome occurred in 8.2% ... (HR 0.90)" reports the outcome the study defined as primary.
+        named |= self._defined_outcome(sentence, item, composites=composites)
+        # "FACIT-Fatigue improved by 6.8 points": the primary measure, named by its own words.
+        measure = self._primary_measure(item)
+        if measure and measure <= set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I))):
+            named |= measure
+        return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _outcome_itself(self, units: list[TextUnit], item: EvidenceView) -> dict[TextUnit, TextUnit]:
+        """The clauses of ``units`` (split at semicolons) that state a result for the question's outcome itself,
+        not for a composite of which it is a part ("cardiovascular death was not significantly reduced (HR 0.91)"
+        after "the effect was driven by fewer hospitalisations (HR 0.71); "), each with the unit it is from."""
+        clauses: dict[TextUnit, TextUnit] = {}
+        for unit in units:
+            offset = unit.start
+            for part in unit.text.split(";"):
+                text = part.strip()
+                start = unit.start + unit.text.index(text, offset - unit.start) if text else offset
+                offset = start + len(text)
+                if text and self._names_outcome(text, item, composites=False):
+                    clauses[TextUnit(text, start, offset, unit.section)] = unit
+        return clauses
 
     @property
     def asks_outcome(self) -> bool:
@@ -156,14 +187,19 @@ class StudyReader:
         named = set(stems(f"{item.title} {item.text}"))
         return any(outcome & named for outcome in self._outcomes_of(item))
 
-    def _defined_outcome(self, sentence: str, item: EvidenceView) -> set[str]:
+    def _defined_outcome(self, sentence: str, item: EvidenceView, *, composites: bool = True) -> set[str]:
         """The words of the outcome a sentence names only as the study's "primary outcome" (or secondary, main),
-        from the study's own definition of it; empty when the sentence names none or the study defines none."""
+        from the study's own definition of it; empty when the sentence names none or the study defines none (or,
+        without ``composites``, defines it as a composite)."""
         kinds = {found.lower() for found in _OUTCOME_KIND.findall(sentence)}
         if not kinds:
             return set()
-        defined = _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
-        return set(stems(" ".join(words for kind, words in defined if kind.lower() in kinds)))
+        defined = [
+            words
+            for kind, words in _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
+            if kind.lower() in kinds and (composites or not _COMPOSITE_WORD.search(words))
+        ]
+        return set(stems(" ".join(defined)))
 
     def _primary_measure(self, item: EvidenceView) -> frozenset[str]:
         """The words of a study's primary outcome when it is one measure ("the FACIT-Fatigue score at 3 months",
@@ -239,6 +275,21 @@ class StudyReader:
             # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
             again = self.result_reader.read(primary, comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
+        if (
+            _states(reading)
+            and reading.label != "no_difference"
+            and self._outcomes
+            and not self._names_outcome(reading.evidence[0].text, item, composites=False)
+        ):
+            # A composite's significant result is not each of its parts': a trial whose composite of cardiovascular
+            # death or hospitalisation fell (HR 0.79) but whose deaths did not ("all-cause mortality was similar")
+            # answers a mortality question by what it states for deaths, when it states it.
+            clauses = self._outcome_itself(units, item)
+            again = self.result_reader.read(list(clauses), comparison, min_evidence_probability=0.0)
+            if again.label is not None and _states(again) and again.probabilities[again.label] >= SURE_OF_A_PART:
+                # Read from the clause; quoted as the whole sentence it is in.
+                whole = list(dict.fromkeys(clauses[clause] for clause in again.evidence))
+                reading = replace(again, evidence=whole)
         if not _states(reading):
             return StudyReading(None, reading)
         sentence = reading.evidence[0].text
@@ -249,9 +300,16 @@ class StudyReader:
             # A sentence that judges the change itself ("FACIT-Fatigue *improved* by 6.8 points": a higher score is
             # less fatigue) says which way is better, whichever way the measure's scale runs.
             direction = judged_change(sentence) or direction
-        if not self.on_outcome(sentence, item):
+        if not self.on_outcome(sentence, item) or (self._open and not _tests_an_intervention(item)):
+            # An open question asks which intervention: a study that tests none ("Reduced circulating serotonin
+            # after SARS-CoV-2 infection is associated with ... fatigue") states no result on it.
             return StudyReading(None, reading, other_outcome=direction)
         return StudyReading(direction, reading, self._direct(sentence, item))
+
+
+def _tests_an_intervention(item: EvidenceView) -> bool:
+    """The study's title names an intervention as its subject, or any drug or treatment (a harm of one)."""
+    return intervention_of(item) is not None or names_a_treatment(item.title)
 
 
 # A structured abstract's sections that state no result of the study's own.
