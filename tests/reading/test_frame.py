@@ -117,6 +117,31 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
             "sulfonylureas",
             [],
         ),
+        # An equal comparison names its comparator after the second "as" (it was read as the outcome); a single
+        # "as" is no comparison.
+        (
+            "Is laparoscopic surgery as effective as open surgery for rectal cancer?",
+            "rectal cancer",
+            "laparoscopic surgery",
+            "open surgery",
+            [],
+        ),
+        (
+            "Is oral amoxicillin as safe as intravenous antibiotics in children with pneumonia?",
+            "children with pneumonia",
+            "oral amoxicillin",
+            "intravenous antibiotics",
+            [],
+        ),
+        ("Is aspirin as effective in women?", "women", "aspirin", None, []),
+        # "than" before a number is a threshold of the phrase it ends, not a comparator ("Comparator: 7 cm").
+        (
+            "Is laparoscopic adrenalectomy safe and effective for adrenal masses larger than 7 cm?",
+            "adrenal masses larger than 7 cm",
+            "laparoscopic adrenalectomy",
+            None,
+            [],
+        ),
     ],
 )
 def test_a_question_is_read_into_its_frame_with_its_entities_whole(

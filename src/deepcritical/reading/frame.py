@@ -258,6 +258,8 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
         elif low == "and" and between and role == "intervention":
             close()  # "an association between coffee and liver cancer"
             role = "outcome"
+        elif low == "than" and run and index + 1 < len(tokens) and tokens[index + 1].low[:1].isdigit():
+            run.append(index)  # "masses larger than 7 cm", "older than 65 years": a threshold, not a comparator
         elif (low == "to" and last in COMPARATIVES) or (
             low in TO_COMPARATOR and not (low == "over" and last not in COMPARATIVES)
         ):
@@ -341,6 +343,11 @@ def frame_question(question: str) -> QuestionFrame:
         if rest < len(tokens) and tokens[rest].low in {"to", "with"} and last in PREDICATES | VERBS:
             if last in COMPARATIVES:
                 role = "comparator"
+            rest += 1
+        elif (
+            rest < len(tokens) and tokens[rest].low == "as" and last in PREDICATES and tokens[predicate - 1].low == "as"
+        ):
+            role = "comparator"  # "as effective as open surgery": an equal comparison names the comparator
             rest += 1
         _walk(text, tokens[rest:], role, parts, after_predicate=True)
     return _frame(parts, asks_which)
