@@ -330,4 +330,13 @@ class Verdict(BaseModel):
         if self.label == "open":
             listed = "; ".join(candidate.summary for candidate in self.candidates) or "none found"
             return f"open question, no yes or no; candidate interventions: {listed}"
-        return f"{self.label} (confidence {self.confidence:.2f})"
+        return f"{self.label} ({self.confidence_text})"
+
+    @property
+    def confidence_text(self) -> str:
+        """The confidence as a report words it. A maybe weighed in code carries how evenly the evidence is split
+        (1 when evenly), which "Maybe (confidence 1.00)" would read as certainty; every other verdict carries
+        how sure it is of its label."""
+        if self.label == "maybe" and self.by == "code":
+            return f"how evenly the evidence is split: {self.confidence:.2f} of 1"
+        return f"confidence {self.confidence:.2f}"

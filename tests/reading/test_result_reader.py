@@ -460,3 +460,24 @@ def test_an_insufficient_verdict_says_it_rests_on_no_result_for_the_question_not
     shown = blocks_markdown(verdict_block(verdict, {}))
     assert "It rests on no counted study's result for the question" in shown
     assert "No collected item bears on it" not in shown
+
+
+@pytest.mark.parametrize(
+    ("label", "by", "words"),
+    [
+        ("maybe", "code", "how evenly the evidence is split: 0.99 of 1"),
+        ("yes", "code", "confidence 0.99"),
+        ("maybe", "model", "confidence 0.99"),  # a model's maybe is how sure it is of "maybe"
+    ],
+)
+def test_a_maybe_weighed_in_code_says_its_number_is_how_evenly_the_evidence_is_split(
+    label: str, by: str, words: str
+) -> None:
+    # A favourable share of 0.499 gave "Maybe (confidence 1.00)", which a reader takes for certainty.
+    from deepcritical.outputs import Verdict
+    from deepcritical.stages.markdown_writer import blocks_markdown
+    from deepcritical.stages.render import verdict_block
+
+    verdict = Verdict(label=label, confidence=0.994, by=by)  # type: ignore[arg-type]
+    assert verdict.headline == f"{label} ({words})"
+    assert f"({words}, " in blocks_markdown(verdict_block(verdict, {}))

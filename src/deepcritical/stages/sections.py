@@ -262,7 +262,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         disagreement = runs(
             " The counted studies' readings, weighed in code, say otherwise: ",
             strong(VERDICT_WORDS[verdict.counted.label]),
-            f" (confidence {verdict.counted.confidence:.2f}",
+            f" ({verdict.counted.confidence_text}",
             resting,
             ").",
         )
@@ -273,7 +273,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         heading("Verdict"),
         paragraph(
             strong(VERDICT_WORDS[verdict.label]),
-            f" (confidence {verdict.confidence:.2f}, {who}).",
+            f" ({verdict.confidence_text}, {who}).",
             rests,
             strongest,
             ".",
