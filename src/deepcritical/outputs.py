@@ -308,6 +308,11 @@ class Verdict(BaseModel):
     by: Literal["model", "code"] = "code"
     method: str = Field(default="", description="How the verdict was reached")
     probabilities: dict[str, float] = Field(default_factory=dict, description="Pooled stance, code verdicts only")
+    confidence_is_split: bool = Field(
+        default=False,
+        description="The confidence of a maybe or mixed weighed from the counted studies' readings: how evenly they "
+        "split (1 when evenly), not how sure the verdict is",
+    )
     rationale: Sentence = ""
     against_ids: Annotated[list[EvidenceId], _first(MAX_VERDICT_IDS)] = Field(
         default_factory=list,
@@ -334,9 +339,10 @@ class Verdict(BaseModel):
 
     @property
     def confidence_text(self) -> str:
-        """The confidence as a report words it. A maybe weighed in code carries how evenly the evidence is split
-        (1 when evenly), which "Maybe (confidence 1.00)" would read as certainty; every other verdict carries
-        how sure it is of its label."""
-        if self.label == "maybe" and self.by == "code":
+        """The confidence as a report words it. A maybe (or mixed) weighed from the counted readings carries how
+        evenly the evidence is split (1 when evenly), which "Maybe (confidence 1.00)" would read as certainty;
+        every other verdict carries how sure it is of its label (the stance model's maybe, though computed in
+        code too, carries its probability of maybe)."""
+        if self.confidence_is_split and self.label in ("maybe", "mixed"):
             return f"how evenly the evidence is split: {self.confidence:.2f} of 1"
         return f"confidence {self.confidence:.2f}"

@@ -462,22 +462,37 @@ def test_an_insufficient_verdict_says_it_rests_on_no_result_for_the_question_not
     assert "No collected item bears on it" not in shown
 
 
-@pytest.mark.parametrize(
-    ("label", "by", "words"),
-    [
-        ("maybe", "code", "how evenly the evidence is split: 0.99 of 1"),
-        ("yes", "code", "confidence 0.99"),
-        ("maybe", "model", "confidence 0.99"),  # a model's maybe is how sure it is of "maybe"
-    ],
+TRIAL_GOOD = view(
+    "pmid:4",
+    "RESULTS: Mortality in sepsis was 18.5% with rosuvastatin and 24.9% with placebo (HR 0.70, 95% CI 0.60 to 0.82).",
+    "randomized_controlled_trial",
+    2,
+    745,
 )
-def test_a_maybe_weighed_in_code_says_its_number_is_how_evenly_the_evidence_is_split(
-    label: str, by: str, words: str
+
+
+@pytest.mark.parametrize(("question", "label"), [(QUESTION, "maybe"), ("Statins reduce mortality in sepsis.", "mixed")])
+def test_a_verdict_weighed_from_counted_readings_says_its_number_is_how_evenly_they_split(
+    question: str, label: str
 ) -> None:
-    # A favourable share of 0.499 gave "Maybe (confidence 1.00)", which a reader takes for certainty.
-    from deepcritical.outputs import Verdict
+    # Two like trials, one favourable and one null: an even split, which "Maybe (confidence 1.00)" read as certainty.
     from deepcritical.stages.markdown_writer import blocks_markdown
     from deepcritical.stages.render import verdict_block
 
-    verdict = Verdict(label=label, confidence=0.994, by=by)  # type: ignore[arg-type]
-    assert verdict.headline == f"{label} ({words})"
-    assert f"({words}, " in blocks_markdown(verdict_block(verdict, {}))
+    verdict = counted_verdict(question, strength_of(question, [TRIAL_NULL, TRIAL_GOOD]))
+    assert (verdict.label, verdict.confidence) == (label, 1.0)
+    assert verdict.headline == f"{label} (how evenly the evidence is split: 1.00 of 1)"
+    assert "(how evenly the evidence is split: 1.00 of 1, " in blocks_markdown(verdict_block(verdict, {}))
+
+
+def test_the_stance_models_maybe_says_how_sure_it_is_of_maybe() -> None:
+    # Computed in code too, but its number is its pooled probability of maybe, not how evenly yes and no split.
+    import numpy as np
+
+    from deepcritical.stages.stance import FEATURE_NAMES, StanceModel, code_verdict
+
+    width = len(FEATURE_NAMES)
+    leans_maybe = StanceModel(np.zeros(width), np.ones(width), np.zeros((3, width)), np.array([0.0, 0.0, 0.4]))
+    verdict = code_verdict(QUESTION, [TRIAL_NULL], leans_maybe)
+    assert (verdict.label, verdict.by) == ("maybe", "code")
+    assert verdict.headline == f"maybe (confidence {verdict.probabilities['maybe']:.2f})"

@@ -163,6 +163,12 @@ def test_code_markup_urls_and_paragraphs_are_not(text: str) -> None:
         ("HbA1c <7% metformin", "HbA1c <7% metformin"),
         ("HbA1c < 7% metformin", "HbA1c < 7% metformin"),
         ("] [ , ;", ""),
+        # PubMed syntax at the end is kept: a field tag's bracket, a truncation, a percentage.
+        ("metformin[tiab] AND dementia[tiab]", "metformin[tiab] AND dementia[tiab]"),
+        ('dapagliflozin AND "heart failure"[MeSH]', 'dapagliflozin AND "heart failure"[MeSH]'),
+        ("metformin AND diabet*", "metformin AND diabet*"),
+        ("metformin HbA1c < 7%", "metformin HbA1c < 7%"),
+        ("statins sepsis mortality.]", "statins sepsis mortality"),
     ],
 )
 def test_a_query_loses_stray_punctuation_and_keeps_its_terms_and_syntax(query: str, expected: str) -> None:

@@ -200,3 +200,12 @@ async def test_code_or_a_paragraph_written_as_a_query_is_never_searched() -> Non
     assert len(handler.queries) == 1
     assert "requests" not in handler.queries[0]
     assert "dementia cohort" in handler.queries[0]
+
+
+async def test_markup_or_code_is_judged_as_written_not_after_its_stray_punctuation_is_tidied() -> None:
+    # Tidied first, "<b>metformin</b>" was searched as "b>metformin</b" and a fenced block as "python import requests".
+    handler = FakeHandler()
+    agent = search_stage(handler, FakeStore(), max_evidence=100)
+    refused = await agent.search(["<b>metformin</b>", "```python\nimport requests\n```"])
+    assert refused["status"].startswith("not run: these are not search queries")
+    assert handler.queries == []

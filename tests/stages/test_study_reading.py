@@ -222,6 +222,9 @@ def test_a_slower_decline_is_a_change_for_the_better() -> None:
     # read unfavourable and quoted as contrary evidence on "Is dapagliflozin better than placebo for ...?").
     assert judged_change("Dapagliflozin reduced worsening heart failure and cardiovascular death.") is None
     assert judged_change("Treatment reduced pain but sleep worsened.") == "unfavourable"
+    # What was reduced ends at a conjunction: the worsening after it is a change for the worse.
+    assert judged_change("HbA1c decreased and worsening of renal function occurred in 12%.") == "unfavourable"
+    assert judged_change("Pain was reduced but worsening fatigue was reported.") == "unfavourable"
     reader = StudyReader("Does metformin slow cognitive decline in Alzheimer's disease?")
     cohort = study(
         "RESULTS: Metformin users showed a slower decline in posterior cingulate FDG uptake (-0.9% vs -1.7% per "

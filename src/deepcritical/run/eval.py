@@ -41,7 +41,7 @@ from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.run.predictions import macro_average, read_predictions, resume
+from deepcritical.run.predictions import label_f1, macro_average, read_predictions, resume
 from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources
 from deepcritical.sources.grading import grade_record
@@ -345,20 +345,7 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
         [sum(1 for g, p in zip(gold, predicted, strict=True) if g == row and p == column) for column in classes]
         for row in classes
     ]
-    f1: dict[str, float | None] = {}
-    for position, name in enumerate(classes):
-        true_positive = matrix[position][position]
-        predicted_n = sum(matrix[row][position] for row in range(len(classes)))
-        gold_n = sum(matrix[position])
-        precision = true_positive / predicted_n if predicted_n else 0.0
-        recall = true_positive / gold_n if gold_n else 0.0
-        f1[name] = (
-            None  # neither given nor predicted: no F1 (``macro_average``)
-            if not predicted_n and not gold_n
-            else 2 * precision * recall / (precision + recall)
-            if precision + recall
-            else 0.0
-        )
+    f1 = {name: label_f1(gold, predicted, name) for name in classes}
     majority_label, majority_count = Counter(gold).most_common(1)[0]
     with_docs = [line for line in scored if line["id"] in gold_docs]
     cited = [(doc, line["id"]) for line in with_docs for doc in line["cited"]]

@@ -25,7 +25,7 @@ from deepcritical.errors import ConfigError
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader, ResultReading, labelled_by
 from deepcritical.reading.units import TextUnit, split_units
-from deepcritical.run.predictions import macro_average, read_predictions, resume
+from deepcritical.run.predictions import label_f1, macro_average, read_predictions, resume
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
@@ -242,19 +242,6 @@ def predict(
     return time.perf_counter() - started
 
 
-def _f1(gold: Sequence[str], predicted: Sequence[str], label: str) -> float | None:
-    """The label's F1; None when neither the doctors nor the reader gave it (no score to average: a perfect
-    reader on prompts without a decrease is not scored 0 for decreases)."""
-    true_positive = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
-    predicted_count, gold_count = predicted.count(label), gold.count(label)
-    if not predicted_count and not gold_count:
-        return None
-    if not true_positive:
-        return 0.0
-    precision, recall = true_positive / predicted_count, true_positive / gold_count
-    return 2 * precision * recall / (precision + recall)
-
-
 def check_reader(out: Path, reader_name: str) -> None:
     """A ConfigError when ``out`` holds another reader's predictions: resuming there would mix two readers."""
     others = readers_of(out / "predictions.jsonl") - {reader_name}
@@ -318,7 +305,7 @@ def score(
         return summary
     gold = [labels[line["id"]] for line in scored]
     predicted = [line["prediction"] for line in scored]
-    per_label = {label: _rounded(_f1(gold, predicted, label)) for label in LABELS}
+    per_label = {label: _rounded(label_f1(gold, predicted, label)) for label in LABELS}
     with_spans = [line for line in scored if line["id"] in spans and line.get("article") == "fulltext"]
     found = sum(_overlaps(line["evidence"], spans[line["id"]]) for line in with_spans)
     found_first = sum(_overlaps(line["evidence"][:1], spans[line["id"]]) for line in with_spans)
@@ -335,7 +322,7 @@ def score(
             g: {p: sum(1 for a, b in zip(gold, predicted, strict=True) if (a, b) == (g, p)) for p in LABELS}
             for g in LABELS
         },
-        "majority_macro_f1": macro_average(_f1(gold, [majority] * len(gold), label) for label in LABELS),
+        "majority_macro_f1": macro_average(label_f1(gold, [majority] * len(gold), label) for label in LABELS),
     }
     return summary
 

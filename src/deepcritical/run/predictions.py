@@ -10,7 +10,7 @@ Inference readers import this from the training scripts' torch environment.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +52,16 @@ def macro_average(scores: Iterable[float | None]) -> float:
     nor the predictions give (None) has no F1, and counting it 0 would mark a perfect run on a few items down."""
     given = [score for score in scores if score is not None]
     return round(sum(given) / len(given), 4) if given else 0.0
+
+
+def label_f1(gold: Sequence[str], predicted: Sequence[str], label: str) -> float | None:
+    """The label's F1; None when neither the gold answers nor the predictions give it (no score to average: a
+    perfect run on items without a decrease is not scored 0 for decreases)."""
+    true_positive = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
+    predicted_count, gold_count = predicted.count(label), gold.count(label)
+    if not predicted_count and not gold_count:
+        return None
+    if not true_positive:
+        return 0.0
+    precision, recall = true_positive / predicted_count, true_positive / gold_count
+    return 2 * precision * recall / (precision + recall)

@@ -169,14 +169,21 @@ _NOT_A_QUERY = re.compile(
 
 # A word of a query holds a letter or digit; a bracket may group Boolean terms, a comparison sign a number. A
 # small model writes stray punctuation around its queries ("][ metformin Alzheimer's disease"), which was sent on.
-_STRAY_EDGE = re.compile(r"^[^\w\"(]+|[^\w\"')]+$")
+_STRAY_START = re.compile(r"^[^\w\"(]+")
+# At its end a query keeps what is PubMed syntax or part of a term: a field tag's "]" (``dementia[tiab]``), a
+# truncation's "*" (``diabet*``), "7%", "HER2+".
+_STRAY_END = re.compile(r"[^\w\"')\]*%+]+$")
+_ENDS_TAGGED = re.compile(r"\[[^\[\]\"]*\]$")
 
 
 def tidy_query(text: str) -> str:
     """``text`` without the tokens that are only punctuation (a bracket or comparison sign kept) and the stray
     punctuation at its edges: "][ metformin Alzheimer's disease," is "metformin Alzheimer's disease"."""
     tokens = [token for token in text.split() if re.search(r"[\w()<>=≤≥]", token)]
-    return _STRAY_EDGE.sub("", " ".join(tokens))
+    tidied = _STRAY_END.sub("", _STRAY_START.sub("", " ".join(tokens)))
+    while tidied.endswith("]") and not _ENDS_TAGGED.search(tidied):  # a "]" that closes no field tag
+        tidied = _STRAY_END.sub("", tidied[:-1])
+    return tidied
 
 
 def is_search_query(text: str) -> bool:

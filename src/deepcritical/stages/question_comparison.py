@@ -193,9 +193,12 @@ _HASTENED = re.compile(
     re.IGNORECASE,
 )
 # A worsening that was reduced or prevented is the outcome, not a change for the worse: "Dapagliflozin reduced
-# worsening heart failure and cardiovascular death".
+# worsening heart failure and cardiovascular death". Not across a conjunction: in "HbA1c decreased and worsening
+# of renal function occurred" the worsening is a change for the worse.
 _LESSENED = re.compile(
-    r"\b(?:reduc\w*|lower\w*|prevent\w*|decreas\w*|fewer|less|avert\w*)\s+(?:\w+\s+)?$", re.IGNORECASE
+    r"\b(?:reduc\w*|lower\w*|prevent\w*|decreas\w*|fewer|less|avert\w*)\s+"
+    r"(?:(?!(?:and|but|or|while|whereas|yet|then|although|though)\b)\w+\s+)?$",
+    re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(?:not|no|nor|without|never|neither)\s+(?:\w+\s+)?$", re.IGNORECASE)
 

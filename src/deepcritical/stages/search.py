@@ -105,9 +105,10 @@ class SearchStage:
         state = self._state
         # Whoever planned them, queries keep the question's intervention and condition.
         required = frame_question(state.question).required
-        queries = [tidy_query(q) for q in queries]
+        # Code or markup is judged as written: tidied first, "<b>metformin</b>" would pass as "b>metformin</b".
         rejected = [q for q in queries if q.strip() and not is_search_query(q)]
-        anchored = (with_terms(q, required) for q in queries if q.strip() and q not in rejected)
+        tidied = (tidy_query(q) for q in queries if q.strip() and q not in rejected)
+        anchored = (with_terms(q, required) for q in tidied if q)
         fresh = [q for q in dict.fromkeys(anchored) if q and state.is_new_query(q)]
         # No round searches again for a kind of study it holds on the question (it would find the same trials).
         kinds = held_kinds(state.question, self.evidence.items.values())

@@ -213,6 +213,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         by="code",
         method=read_by(COUNTED_METHOD),
         probabilities={"yes": shown, "no": round(1 - shown, 3)},
+        confidence_is_split=stance == "maybe",
         rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "
         f"{len(weighed)} counted stud(ies), {counts['favourable']} favourable, {counts['null']} null, "
         f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
