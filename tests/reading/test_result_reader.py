@@ -251,9 +251,16 @@ def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> 
     summary = json.loads(first.stdout)
     assert summary["scored"] == 2
     assert summary["accuracy"] == 1.0
-    # Run again: nothing is predicted twice.
-    assert run_eval(*args).returncode == 0
+    assert summary["sessions"] == 1
+    # Run again: nothing is predicted twice, and the seconds are both sessions' (they were the last one's).
+    again = run_eval(*args)
+    assert again.returncode == 0
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 3
+    resumed = json.loads(again.stdout)
+    assert resumed["sessions"] == 2
+    assert resumed["seconds"] >= summary["seconds"]
+    timing = json.loads((out / "timing.json").read_text())
+    assert timing["sessions"] == 2 and timing["predict_seconds"] == resumed["seconds"]
 
 
 def test_eval_evidence_inference_scores_what_was_asked_by_the_reader_asked(tmp_path: Path) -> None:

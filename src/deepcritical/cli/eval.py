@@ -198,6 +198,7 @@ def evidence_inference(
     from deepcritical.errors import ConfigError
     from deepcritical.logs import configure_logging
     from deepcritical.run import eval_inference
+    from deepcritical.run.predictions import add_session_time
 
     del no_llm  # the result reader is code: the same with or without --no-llm
     configure_logging(verbose=verbose)
@@ -261,10 +262,12 @@ def evidence_inference(
         )
     try:
         ids = {prompt.id for prompt in chosen_prompts}
-        summary = eval_inference.score(target / "predictions.jsonl", annotations, seconds, ids, reader)
+        # A resumed evaluation's seconds are every session's, as the other eval commands count them.
+        spent = add_session_time(target / "timing.json", 0.0, seconds)
+        summary = eval_inference.score(target / "predictions.jsonl", annotations, spent["predict_seconds"], ids, reader)
     except ConfigError as error:
         fail(str(error))
-    summary |= {"split": split, "limit": limit}
+    summary |= {"sessions": int(spent["sessions"]), "split": split, "limit": limit}
     # The shipped reader was trained on the train articles: a score over them is in-sample, not a measure.
     in_sample = sum(splits.get(prompt.pmcid) == "train" for prompt in chosen_prompts)
     if in_sample:

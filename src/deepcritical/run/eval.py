@@ -41,7 +41,7 @@ from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.run.predictions import label_f1, macro_average, read_predictions, resume
+from deepcritical.run.predictions import add_session_time, label_f1, macro_average, read_predictions, resume
 from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources
 from deepcritical.sources.grading import grade_record
@@ -266,27 +266,12 @@ async def predict(
             sink.write(json.dumps(line) + "\n")
             sink.flush()
             on_progress(number, len(chosen))
-    return _add_timing(out / "timing.json", setup_seconds, time.perf_counter() - started)
+    return add_session_time(out / "timing.json", setup_seconds, time.perf_counter() - started)
 
 
 def run_folder_name(question_id: str) -> str:
     """A question's run folder: its id, with anything but letters, digits, ``-`` and ``_`` as ``_``."""
     return "".join(char if char.isascii() and (char.isalnum() or char in "-_") else "_" for char in question_id)[:80]
-
-
-def _add_timing(path: Path, setup_seconds: float, predict_seconds: float) -> dict[str, float]:
-    """The seconds of every session of this evaluation so far (a resumed one adds to them), kept in ``path``."""
-    spent = {"setup_seconds": 0.0, "predict_seconds": 0.0, "sessions": 0.0}
-    if path.exists():
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        spent |= {key: float(stored.get(key, 0.0)) for key in spent}
-    spent = {
-        "setup_seconds": round(spent["setup_seconds"] + setup_seconds, 2),
-        "predict_seconds": round(spent["predict_seconds"] + predict_seconds, 2),
-        "sessions": spent["sessions"] + 1,
-    }
-    path.write_text(json.dumps(spent) + "\n", encoding="utf-8")
-    return spent
 
 
 # --- Scoring: the only place that reads the answers, after every prediction is made ---

@@ -65,3 +65,18 @@ def label_f1(gold: Sequence[str], predicted: Sequence[str], label: str) -> float
         return 0.0
     precision, recall = true_positive / predicted_count, true_positive / gold_count
     return 2 * precision * recall / (precision + recall)
+
+
+def add_session_time(path: Path, setup_seconds: float, predict_seconds: float) -> dict[str, float]:
+    """The seconds of every session of this evaluation so far (a resumed one adds to them), kept in ``path``."""
+    spent = {"setup_seconds": 0.0, "predict_seconds": 0.0, "sessions": 0.0}
+    if path.exists():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        spent |= {key: float(stored.get(key, 0.0)) for key in spent}
+    spent = {
+        "setup_seconds": round(spent["setup_seconds"] + setup_seconds, 2),
+        "predict_seconds": round(spent["predict_seconds"] + predict_seconds, 2),
+        "sessions": spent["sessions"] + 1,
+    }
+    path.write_text(json.dumps(spent) + "\n", encoding="utf-8")
+    return spent
