@@ -217,6 +217,8 @@ def test_a_slower_decline_is_a_change_for_the_better() -> None:
     assert judged_change("Metformin users showed a slower decline in a memory score (p=0.04)") == "favourable"
     assert judged_change("Progression was attenuated; slower deterioration of function (p=0.01)") == "favourable"
     assert judged_change("Treated patients had a faster decline in memory (p=0.02)") == "unfavourable"
+    # A pace that describes who was studied judges nothing: the improvement is the judgement.
+    assert judged_change("Patients with rapid progression improved with treatment.") == "favourable"
     assert judged_change("Metformin did not slow the decline in memory") is None
     # "Reduced worsening heart failure": the worsening is what was reduced (the DAPA-HF-like trial's conclusion was
     # read unfavourable and quoted as contrary evidence on "Is dapagliflozin better than placebo for ...?").

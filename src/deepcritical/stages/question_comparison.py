@@ -172,7 +172,7 @@ def judged_change(sentence: str) -> Literal["favourable", "unfavourable"] | None
     way its measure moved; None when it says neither, or both."""
     better = _judges(_IMPROVED, sentence) or _judges(_SLOWED, sentence)
     # "slower deterioration" judges the change better: its "deterioration" is not a change for the worse.
-    worse = _judges(_WORSENED, _SLOWED.sub(" ", sentence), _LESSENED) or _judges(_HASTENED, sentence)
+    worse = _judges(_WORSENED, _SLOWED.sub(" ", sentence), _LESSENED) or _judges(_HASTENED, sentence, _DESCRIBED)
     if better == worse:
         return None
     return "favourable" if better else "unfavourable"
@@ -200,6 +200,8 @@ _LESSENED = re.compile(
     r"(?:(?!(?:and|but|or|while|whereas|yet|then|although|though)\b)\w+\s+)?$",
     re.IGNORECASE,
 )
+# A pace of decline that describes who was studied ("patients with rapid progression improved") judges no change.
+_DESCRIBED = re.compile(r"\bwith\s+(?:a\s+)?$", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|no|nor|without|never|neither)\s+(?:\w+\s+)?$", re.IGNORECASE)
 
 
