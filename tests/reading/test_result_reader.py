@@ -260,7 +260,8 @@ def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> 
     assert resumed["sessions"] == 2
     assert resumed["seconds"] >= summary["seconds"]
     timing = json.loads((out / "timing.json").read_text())
-    assert timing["sessions"] == 2 and timing["predict_seconds"] == resumed["seconds"]
+    assert timing["sessions"] == 2
+    assert timing["predict_seconds"] == resumed["seconds"]
 
 
 def test_eval_evidence_inference_scores_what_was_asked_by_the_reader_asked(tmp_path: Path) -> None:
