@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.question_comparison import asks_effect, favourable_movement, judged_change, question_comparison
+from deepcritical.stages.question_comparison import (
+    asks_effect,
+    favourable_movement,
+    judged_change,
+    other_subtype,
+    question_comparison,
+)
 from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
@@ -275,3 +281,28 @@ def test_an_associated_condition_is_no_association_question() -> None:
     assert asks_effect("Does early mobilisation reduce ICU-related weakness?")
     assert not asks_effect("Is statin use associated with lower mortality in sepsis?")
     assert not asks_effect("Does vitamin D deficiency predict a higher risk of fractures?")
+
+
+def test_a_trial_in_another_subtype_of_the_condition_answers_only_indirectly() -> None:
+    """A new user's: on a question about heart failure with preserved ejection fraction, the HFrEF trial (HR 0.74)
+    counted as directly as the HFpEF one. A study naming the question's own subtype (a pooled analysis of both)
+    stays direct, and a question naming no subtype, or both, makes no study indirect by its subtype."""
+    question = "Do SGLT2 inhibitors reduce hospitalisation in heart failure with preserved ejection fraction?"
+    reader = StudyReader(question)
+    result = (
+        "RESULTS: Hospitalisation for heart failure was lower with dapagliflozin than placebo (HR 0.70, 0.6 to 0.8)."
+    )
+    reduced = study(result, title="Dapagliflozin in patients with heart failure and reduced ejection fraction")
+    pooled = study(result, title="SGLT2 inhibitors in HFrEF and HFpEF: a pooled analysis of trials")
+    assert reader.other_people(reduced) == "people with reduced ejection fraction"
+    assert not reader.read(reduced).direct
+    assert reader.other_people(pooled) is None
+    assert (
+        reader.other_people(study(result, title="Empagliflozin in heart failure with preserved ejection fraction"))
+        is None
+    )
+    assert StudyReader("Do SGLT2 inhibitors reduce hospitalisation in heart failure?").other_people(reduced) is None
+    assert other_subtype("Is metformin safe in type 2 diabetes?", "Metformin in T1D: a trial") == "type 1 diabetes"
+    assert other_subtype("Is metformin safe in type 1 or type 2 diabetes?", "Metformin in T1D: a trial") is None
+    # "Mildly reduced" ejection fraction is not the reduced subtype.
+    assert other_subtype(question, "Dapagliflozin in heart failure with mildly reduced ejection fraction") is None

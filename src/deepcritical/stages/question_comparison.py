@@ -215,6 +215,33 @@ def _judges(verb: re.Pattern[str], sentence: str, undone: re.Pattern[str] | None
     )
 
 
+# Subtypes of one condition that a trial enrols apart, each with the names studies give it: a trial in one answers a
+# question about another only indirectly (an HFrEF trial on an HFpEF question).
+SUBTYPES: tuple[tuple[tuple[str, str], ...], ...] = (
+    (
+        ("preserved ejection fraction", r"preserved (?:left ventricular )?ejection fraction|HFpEF"),
+        ("reduced ejection fraction", r"(?<!mildly )reduced (?:left ventricular )?ejection fraction|HFrEF"),
+    ),
+    (
+        ("type 1 diabetes", r"type (?:1|I)\b[\w\s]{0,15}diabet|T1DM?\b"),  # "type 1 or type 2 diabetes" names both
+        ("type 2 diabetes", r"type (?:2|II)\b[\w\s]{0,15}diabet|T2DM?\b"),
+    ),
+)
+
+
+def other_subtype(question: str, text: str) -> str | None:
+    """The subtype ``text`` studies when the question names another of the same condition and ``text`` does not
+    name the question's ("reduced ejection fraction" for a trial in HFrEF on an HFpEF question), else None."""
+    for subtypes in SUBTYPES:
+        asked = [name for name, pattern in subtypes if re.search(rf"\b(?:{pattern})", question, re.I)]
+        if len(asked) != 1:
+            continue
+        named = [name for name, pattern in subtypes if re.search(rf"\b(?:{pattern})", text, re.I)]
+        if named and asked[0] not in named:
+            return named[0]
+    return None
+
+
 def other_population(population: str | None, question: str) -> re.Pattern[str] | None:
     """Words that say a study's people do not have the question's condition: a trial "after acute myocardial
     infarction ... without known heart failure" is one of preventing heart failure, not of treating it, and

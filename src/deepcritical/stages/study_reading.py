@@ -31,6 +31,7 @@ from deepcritical.stages.question_comparison import (
     judged_change,
     names_clinical_outcome,
     other_population,
+    other_subtype,
     question_comparison,
 )
 from deepcritical.stages.reader_choice import run_reader
@@ -236,6 +237,8 @@ class StudyReader:
         """Why a study's people are not the question's ("people without heart failure"), or None."""
         if self._other_population is not None and self._other_population.search(f"{item.title} {item.text}"):
             return f"people without {frame_question(self.question).population}"
+        if (subtype := other_subtype(self.question, f"{item.title} {item.text}")) is not None:
+            return f"people with {subtype}"
         if HEALTHY_VOLUNTEERS.search(item.text):
             return "healthy volunteers"
         return None
@@ -250,9 +253,9 @@ class StudyReader:
             or bool(intervention & set(stems(f"{item.title} {item.text}")))
             or names_intervention_arm(sentence, self.comparison)
         )
-        other_population = self._other_population is not None and bool(
-            self._other_population.search(f"{item.title} {item.text}")
-        )
+        text = f"{item.title} {item.text}"
+        other_population = self._other_population is not None and bool(self._other_population.search(text))
+        other_population = other_population or other_subtype(self.question, text) is not None
         return names_outcome and names_intervention and not other_population
 
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
