@@ -71,8 +71,10 @@ def main() -> None:
     if ranker_weights is None or None in classifiers:
         sys.exit("the transformer re-ranker's or classifier's weights are missing: see bench/finetune_result_*.py")
     prompts, annotations, splits = load()
-    ids = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "validation")
-    ids.sort(key=lambda p: prompts[p].pmcid)  # each article's units are split once
+    # By article, so each article's units are split once.
+    ids = sorted(
+        (p for p in annotations if splits.get(prompts[p].pmcid) == "validation"), key=lambda p: (prompts[p].pmcid, p)
+    )
     gold = [majority(annotations[p]) for p in ids]
     model_dir = Path(resolve_model(None).location)
     linear = ResultReader.load()

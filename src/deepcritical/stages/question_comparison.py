@@ -6,6 +6,7 @@ outcome or a study's people are not the question's. ``study_reading`` reads each
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from deepcritical.reading.comparison import Comparison, stems
@@ -232,14 +233,24 @@ SUBTYPES: tuple[tuple[tuple[str, str], ...], ...] = (
 def other_subtype(question: str, text: str) -> str | None:
     """The subtype ``text`` studies when the question names another of the same condition and ``text`` does not
     name the question's ("reduced ejection fraction" for a trial in HFrEF on an HFpEF question), else None."""
-    for subtypes in SUBTYPES:
-        asked = [name for name, pattern in subtypes if re.search(rf"\b(?:{pattern})", question, re.I)]
-        if len(asked) != 1:
-            continue
-        named = [name for name, pattern in subtypes if re.search(rf"\b(?:{pattern})", text, re.I)]
-        if named and asked[0] not in named:
+    for asked, subtypes in _asked_subtypes(question):
+        named = [name for name, pattern in subtypes if pattern.search(text)]
+        if named and asked not in named:
             return named[0]
     return None
+
+
+@lru_cache(maxsize=64)
+def _asked_subtypes(question: str) -> tuple[tuple[str, tuple[tuple[str, re.Pattern[str]], ...]], ...]:
+    """Each condition of ``SUBTYPES`` the question names exactly one subtype of, with that subtype's name and every
+    subtype's pattern (read once a question: a run reads the same question's studies many times)."""
+    found = []
+    for group in SUBTYPES:
+        compiled = tuple((name, re.compile(rf"\b(?:{pattern})", re.I)) for name, pattern in group)
+        asked = [name for name, pattern in compiled if pattern.search(question)]
+        if len(asked) == 1:
+            found.append((asked[0], compiled))
+    return tuple(found)
 
 
 def other_population(population: str | None, question: str) -> re.Pattern[str] | None:

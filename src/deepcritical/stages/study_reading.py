@@ -52,25 +52,25 @@ MIN_LABEL_PROBABILITY = 0.5
 # reader is this sure of it: "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09)" is read
 # surely (0.9), "Cardiovascular death (HR 0.82) and death from any cause (HR 0.83) were also reduced" is not (0.55).
 SURE_OF_A_PART = 0.7
+# A statistic in a sentence: a percentage, a ratio, an interval or a p-value.
+_STATISTIC_WORDS = r"\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]"
+_STATISTIC = re.compile(_STATISTIC_WORDS, re.I)
+# What a trial calls a measured outcome after its kind: "primary (efficacy) outcome(s)", "main end-point".
+_OUTCOME_NOUN = r"\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b"
 # A trial's own name for what it measured: "the primary outcome occurred in 16.3% of ...".
-_TRIAL_OUTCOME = re.compile(r"\b(?:primary|secondary|composite|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
+_TRIAL_OUTCOME = re.compile(rf"\b(?:primary|secondary|composite|main){_OUTCOME_NOUN}", re.I)
+# The kind of outcome a sentence names ("primary", "secondary", "main"), to find the study's definition of it.
+_OUTCOME_KIND = re.compile(rf"\b(primary|secondary|main){_OUTCOME_NOUN}", re.I)
 # A sentence that states the primary outcome's result in numbers (not its definition in the methods).
-_PRIMARY_RESULT = re.compile(
-    r"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]))", re.I
-)
+_PRIMARY_RESULT = re.compile(rf"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:{_STATISTIC_WORDS}))", re.I)
 # Where a study says what its primary (or secondary, main) outcome was: "The primary outcome was a composite of
 # first hospitalisation for heart failure or death from any cause."
 _OUTCOME_DEFINED = re.compile(
-    r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\s+(?:was|were|is|are|included|comprised)\s+"
-    r"([^.;]+)",
-    re.I,
+    rf"\b(primary|secondary|main){_OUTCOME_NOUN}\s+(?:was|were|is|are|included|comprised)\s+([^.;]+)", re.I
 )
-# A statistic in a sentence: a percentage, a ratio, an interval or a p-value.
-_STATISTIC = re.compile(r"\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]", re.I)
 # A definition of several outcomes at once ("a composite of death or hospitalisation"), whose words a sentence on
 # one of them also names.
 _SEVERAL = re.compile(r"\b(?:composite|or|and)\b|,", re.I)
-_OUTCOME_KIND = re.compile(r"\b(primary|secondary|main)\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b", re.I)
 # A composite outcome named in a sentence ("the composite of cardiovascular death or hospitalisation for heart
 # failure", "the combined risk of ..."), up to a bracket, a comma, a semicolon or the sentence's end.
 _COMPOSITE = re.compile(r"\b(?:composite|combined)\b(?:\s+\w+)?\s+of\s+[^(;,.]+", re.I)
@@ -235,17 +235,23 @@ class StudyReader:
 
     def other_people(self, item: EvidenceView) -> str | None:
         """Why a study's people are not the question's ("people without heart failure"), or None."""
-        if self._other_population is not None and self._other_population.search(f"{item.title} {item.text}"):
+        if (other := self._other_condition(item)) is not None:
+            return other
+        return "healthy volunteers" if HEALTHY_VOLUNTEERS.search(item.text) else None
+
+    def _other_condition(self, item: EvidenceView) -> str | None:
+        """Whom a study enrols instead of the question's condition: people without it, or with another subtype
+        of it ("people with reduced ejection fraction" on a question about preserved ejection fraction)."""
+        text = f"{item.title} {item.text}"
+        if self._other_population is not None and self._other_population.search(text):
             return f"people without {frame_question(self.question).population}"
-        if (subtype := other_subtype(self.question, f"{item.title} {item.text}")) is not None:
-            return f"people with {subtype}"
-        if HEALTHY_VOLUNTEERS.search(item.text):
-            return "healthy volunteers"
-        return None
+        subtype = other_subtype(self.question, text)
+        return f"people with {subtype}" if subtype is not None else None
 
     def _direct(self, sentence: str, item: EvidenceView) -> bool:
-        """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), and the
-        study names the question's intervention: it answers the question, not a neighbouring one."""
+        """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), the study
+        names the question's intervention, and its people have the question's condition: it answers the
+        question, not a neighbouring one."""
         names_outcome = self.on_outcome(sentence, item)
         intervention = self.comparison.intervention
         names_intervention = (
@@ -253,10 +259,7 @@ class StudyReader:
             or bool(intervention & set(stems(f"{item.title} {item.text}")))
             or names_intervention_arm(sentence, self.comparison)
         )
-        text = f"{item.title} {item.text}"
-        other_population = self._other_population is not None and bool(self._other_population.search(text))
-        other_population = other_population or other_subtype(self.question, text) is not None
-        return names_outcome and names_intervention and not other_population
+        return names_outcome and names_intervention and self._other_condition(item) is None
 
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
