@@ -252,16 +252,42 @@ def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> 
     assert summary["scored"] == 2
     assert summary["accuracy"] == 1.0
     assert summary["sessions"] == 1
-    # Run again: nothing is predicted twice, and the seconds are both sessions' (they were the last one's).
+    assert summary["seconds"] == round(sum(line["seconds"] for line in lines), 2)
+    # Run again: nothing is predicted twice, and the prompts' seconds are those the first session spent reading
+    # them (the second read none: it was the last session's time alone).
     again = run_eval(*args)
     assert again.returncode == 0
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 3
     resumed = json.loads(again.stdout)
     assert resumed["sessions"] == 2
-    assert resumed["seconds"] >= summary["seconds"]
-    timing = json.loads((out / "timing.json").read_text())
-    assert timing["sessions"] == 2
-    assert timing["predict_seconds"] == resumed["seconds"]
+    assert resumed["seconds"] == summary["seconds"]
+    assert json.loads((out / "timing.json").read_text())["sessions"] == 2
+
+
+def test_a_folder_reused_for_another_split_times_only_that_splits_prompts(tmp_path: Path) -> None:
+    """The validation prompts' predictions stay in the folder, but the train split's summary scores and times
+    only its own prompt: the (here slow) session that read the validation prompts is not the train prompt's."""
+    prompts = write_benchmark(tmp_path / "data")
+    (tmp_path / "data" / "abstracts" / "PMC2.txt").write_text(
+        "ABSTRACT.RESULTS:\nNausea did not differ between the groups (p=0.41).\n", encoding="utf-8"
+    )
+    (tmp_path / "data" / "splits.csv").write_text("PMCID,split\n1,validation\n2,train\n", encoding="utf-8")
+    out = tmp_path / "out"
+    args = [str(prompts), "--articles", str(tmp_path / "data"), "--out", str(out)]
+    assert run_eval(*args, "--split", "validation").returncode == 0
+    predictions = out / "predictions.jsonl"
+    slow = [{**json.loads(line), "seconds": 50.0} for line in predictions.read_text().splitlines()]
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in slow), encoding="utf-8")
+    (out / "timing.json").write_text(json.dumps({"predict_seconds": 100.0, "sessions": 1}), encoding="utf-8")
+
+    train = run_eval(*args, "--split", "train")
+    assert train.returncode == 0, train.stderr
+    lines = {line["id"]: line for line in map(json.loads, predictions.read_text().splitlines())}
+    assert set(lines) == {"1", "2", "3"}
+    summary = json.loads(train.stdout)
+    assert summary["predicted"] == 1
+    assert summary["seconds"] == round(lines["3"]["seconds"], 2)
+    assert summary["sessions"] == 2
 
 
 def test_eval_evidence_inference_scores_what_was_asked_by_the_reader_asked(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def test_a_score_with_nothing_scored_is_null_with_a_note(tmp_path: Path) -> None
         encoding="utf-8",
     )
     annotations = write_csv(tmp_path / "annotations.csv", [ANNOTATION_HEADER, ["0", "1", "1", "maybe", "x", "a", "b"]])
-    summary = eval_inference.score(predictions, annotations, 0.0)
+    summary = eval_inference.score(predictions, annotations)
     assert (summary["scored"], summary["accuracy"], summary["macro_f1"]) == (0, None, None)
     assert summary["note"] == "no predicted prompt has a usable label: no score"
     assert (summary["labels_skipped"], summary["evidence_offsets_skipped"]) == (1, 1)
@@ -191,12 +191,12 @@ def test_macro_f1_averages_only_the_labels_given(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     rows = [["0", i, "1", label, "x", "0", "10"] for i, label in said.items()]
-    summary = eval_inference.score(predictions, write_csv(tmp_path / "a.csv", [ANNOTATION_HEADER, *rows]), 0.0)
+    summary = eval_inference.score(predictions, write_csv(tmp_path / "a.csv", [ANNOTATION_HEADER, *rows]))
     assert (summary["accuracy"], summary["macro_f1"]) == (1.0, 1.0)
     assert summary["per_label_f1"]["significantly decreased"] is None
     assert summary["majority_macro_f1"] == round((0 + 0.8) / 2, 4)  # "no significant difference" for all three
     wrong = [[*row[:3], "significantly decreased" if row[1] == "1" else row[3], *row[4:]] for row in rows]
-    summary = eval_inference.score(predictions, write_csv(tmp_path / "b.csv", [ANNOTATION_HEADER, *wrong]), 0.0)
+    summary = eval_inference.score(predictions, write_csv(tmp_path / "b.csv", [ANNOTATION_HEADER, *wrong]))
     assert summary["per_label_f1"] == {
         "significantly increased": 0.0,
         "significantly decreased": 0.0,

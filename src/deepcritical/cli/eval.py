@@ -262,12 +262,17 @@ def evidence_inference(
         )
     try:
         ids = {prompt.id for prompt in chosen_prompts}
-        # A resumed evaluation's seconds are every session's, as the other eval commands count them.
+        # The sessions that wrote to this folder, as the other eval commands count them.
         spent = add_session_time(target / "timing.json", 0.0, seconds)
-        summary = eval_inference.score(target / "predictions.jsonl", annotations, spent["predict_seconds"], ids, reader)
+        summary = eval_inference.score(target / "predictions.jsonl", annotations, ids, reader)
     except ConfigError as error:
         fail(str(error))
-    summary |= {"sessions": int(spent["sessions"]), "split": split, "limit": limit}
+    summary |= {
+        "sessions": int(spent["sessions"]),
+        "session_seconds": round(seconds, 2),
+        "split": split,
+        "limit": limit,
+    }
     # The shipped reader was trained on the train articles: a score over them is in-sample, not a measure.
     in_sample = sum(splits.get(prompt.pmcid) == "train" for prompt in chosen_prompts)
     if in_sample:

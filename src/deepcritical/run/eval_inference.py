@@ -273,22 +273,23 @@ def split_of(articles: Path) -> dict[str, str]:
 def score(
     predictions: Path,
     annotations: Path | None,
-    seconds: float,
     ids: Collection[str] | None = None,
     reader_name: str = "linear",
 ) -> dict[str, Any]:
     """Accuracy, macro-F1, per-label F1, the confusion matrix and how often the doctors' evidence was among
     the sentences relied on, over the prompts ``ids`` (all predicted, when None); predictions only when no
-    annotations are given."""
+    annotations are given. ``seconds`` is the reading time of those prompts, whichever session read them: a
+    folder reused for another split or limit holds other prompts, whose time is not theirs."""
     lines = read_predictions(predictions)
     if ids is not None:
         lines = [line for line in lines if line["id"] in ids]
+    seconds = sum(float(line.get("seconds", 0.0)) for line in lines)
     summary: dict[str, Any] = {
         "benchmark": "evidence-inference",
         "reader": reader_name,
         "predicted": len(lines),
         "seconds": round(seconds, 2),
-        "seconds_per_prompt": round(sum(line.get("seconds", 0.0) for line in lines) / max(1, len(lines)), 4),
+        "seconds_per_prompt": round(seconds / max(1, len(lines)), 4),
         "articles_missing": sum(1 for line in lines if line.get("article") == "missing"),
         "published": PUBLISHED,
     }
