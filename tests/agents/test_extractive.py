@@ -194,3 +194,16 @@ def test_when_nothing_is_counted_an_opening_sentence_quoted_is_never_the_title()
     assert not strength_of(QUESTION, views([item])).counted
     report = extractive_report(QUESTION, views([item]))
     assert [finding.statement for finding in report.key_findings] == []
+
+
+def test_the_brief_tells_a_result_for_another_outcome_from_no_clear_result() -> None:
+    """Two trials without a reading on the question: one states a result for another outcome (a significant
+    memory score on a question about dementia), one states none; the brief says which is which."""
+    from deepcritical.stages.extractive import _directions
+    from deepcritical.stages.strength import Strength
+
+    strength = Strength(directions={"a": "favourable", "b": None, "c": None}, on_another_outcome={"b"})
+    assert _directions(strength, ["a", "b", "c"]) == (
+        "1 favourable, 1 with a result for another outcome only and 1 with no clear result"
+    )
+    assert _directions(strength, ["c"]) == "1 with no clear result"

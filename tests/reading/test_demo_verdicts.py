@@ -143,6 +143,15 @@ async def test_a_study_read_for_another_outcome_is_counted_as_stating_no_result_
     # Muscle and liver injury, not mortality: in the last column (no result on the question), not "null".
     assert re.search(rf"\| \d+ \\\[[\d, ]*\b{number}\b[\d, ]*\\\] \|$", row), row
     assert f"[{number}]" not in row.split("|")[4].replace("\\", "")
+    # Its own result is a result all the same: the study-results table says it is for another outcome, not that
+    # the study has no clear result (nor which way it went: the question's "reduce" does not carry to it).
+    rows = [row for row in outcome.study_results if row.id == "pmid:99000307"]
+    assert rows
+    assert all(row.another_outcome and row.direction is None for row in rows)
+    results = outcome.markdown.split("## Study results", 1)[1].split("\n## ", 1)[0]
+    quoted = [line for line in results.splitlines() if line.startswith(f"| \\[{number}\\]")]
+    assert quoted
+    assert all(line.endswith("| result for another outcome |") for line in quoted), quoted
 
 
 async def test_an_open_question_gets_the_candidate_interventions_not_a_yes_or_no(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run
     assert [(r["population"], r["direction"]) for r in exported] == [
         (row.population or "", row.direction or "") for row in rows
     ]
-    assert [line[9] for line in table] == [row.direction or "no clear result" for row in rows]
+    assert [line[9] for line in table] == [row.reading for row in rows]
     shown = {True: "significant", False: "not significant", None: "–"}
     assert [line[8] for line in table] == [shown[row.significant] for row in rows]  # the row's own
     assert any(row.direction == "favourable" and row.measure == "HR" for row in rows)  # SGLT2: the trials' HRs

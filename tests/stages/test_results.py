@@ -82,7 +82,7 @@ def test_the_report_shows_the_rows_numbers_escaped() -> None:
         cells = [cell.strip() for cell in line.strip("|").split(" | ")]
         assert cells[6:8] == [escape(effect_text(row)) or "–", escape(p_text(row.p))]
         assert cells[8] == {True: "significant", False: "not significant", None: "–"}[row.significant]
-        assert cells[9] == escape(row.direction or "no clear result")
+        assert cells[9] == escape(row.reading)
     assert "HR 0.74 \\[0.65, 0.85\\]" in section
     assert re.search(r"(?<!\\)<script>", markdown) is None  # its "<" escaped: it opens no element
     assert all(line.count(" | ") == 9 for line in table)  # a "|" in a study's words does not split its row

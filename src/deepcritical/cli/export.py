@@ -22,7 +22,7 @@ from deepcritical.stages.studies import numbers_by_study
 # "p" is the number alone and "p_bound" its bound, if any (``p_cells``): a spreadsheet reads the p-value as a number.
 RESULTS_COLUMNS = (
     "reference", "id", "title", "design", "population", "n", "outcome", "subgroup", "measure", "value", "unit",
-    "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "quote",
+    "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "another_outcome", "quote",
 )  # fmt: skip
 
 

@@ -69,10 +69,14 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 def _directions(strength: Strength, ids: Sequence[str]) -> str:
-    """'1 favourable and 1 null (no effect)', or 'no clear result' when none states one."""
+    """'1 favourable and 1 null (no effect)', '1 with a result for another outcome only', '1 with no clear
+    result'."""
     ways = [strength.directions.get(i) for i in ids]
     counts = [f"{ways.count(way)} {DIRECTION_WORDS[way]}" for way in DIRECTIONS if way in ways]
-    if unclear := ways.count(None):
+    unread = [i for i in ids if strength.directions.get(i) is None]
+    if elsewhere := sum(i in strength.on_another_outcome for i in unread):
+        counts.append(f"{elsewhere} with a result for another outcome only")
+    if unclear := len(unread) - elsewhere:
         counts.append(f"{unclear} with no clear result")
     return _and(counts)
 

@@ -55,6 +55,18 @@ class StudyResult(BaseModel):
     unit: str | None = Field(
         default=None, description='A difference\'s unit as written after its value, or what a ratio is per ("per SD")'
     )
+    another_outcome: bool = Field(
+        default=False,
+        description="The study states a result, but for another outcome than the question's (not weighed)",
+    )
+
+    @property
+    def reading(self) -> str:
+        """The study's reading as the table words it: its direction on the question; else that its result is
+        for another outcome; else no clear result."""
+        if self.direction:
+            return self.direction
+        return "result for another outcome" if self.another_outcome else "no clear result"
 
 
 def _rank(effect: Effect) -> tuple[int, int]:
@@ -105,6 +117,7 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
                     subgroup=subgroup_of(item.content, effect.start, ends.get(effect.start, 0)),
                     population=POPULATION_LABELS[item.grade.population] if item.grade.population != "unknown" else None,
                     direction=counted.directions.get(item.id),
+                    another_outcome=item.id in counted.on_another_outcome,
                     unit=_unit(item.content, effect),
                     **stated,
                 )
@@ -212,7 +225,7 @@ def results_table(
         cells = [reference, runs(row.design), runs(row.population or "–"), runs(n), runs(outcome)]
         cells += [runs(row.quote + more), runs(effect_text(row) or "–"), runs(p_text(row.p))]
         significance = {True: "significant", False: "not significant", None: "–"}[row.significant]
-        table.rows.append([*cells, runs(significance), runs(row.direction or "no clear result")])
+        table.rows.append([*cells, runs(significance), runs(row.reading)])
     studies = len({row.id for row in rows})
     lines += [
         table,
@@ -225,7 +238,9 @@ def results_table(
             '"(+N more)": the study\'s text states N further results without an interval (effect sizes, each '
             "group's values, p-values), not shown. The numbers are not appraised. \"This result\" is the row's "
             'own significance (its interval against no effect, else its p-value); "Study\'s reading" is the '
-            "study's one reading for the question, from its result for the question's outcome. ",
+            "study's one reading for the question, from its result for the question's outcome (\"result for "
+            'another outcome": the study states one, but for an outcome the question does not ask about; it is not '
+            "weighed). ",
             Code(text="deepcritical export RUN_DIR --format results-csv"),
             " writes this table as CSV.",
         ),

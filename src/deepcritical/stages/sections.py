@@ -156,6 +156,11 @@ def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[Block
         "result from the wording of the sentence that states it (read in code, not appraised); numbers in "
         "brackets are the references counted in each cell."
     ]
+    if elsewhere := [i for i in strength.counted if i in strength.on_another_outcome]:
+        notes.append(
+            f'{len(elsewhere)} of the studies under "No clear result" state a result, but for another outcome than '
+            "the question's (the study-results table gives it); they are not weighed."
+        )
     return [*lines, paragraph(" ".join(notes))]
 
 

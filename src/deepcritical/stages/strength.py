@@ -85,6 +85,11 @@ class Strength:
     # Other passages (or the abstract) of a study already placed: a study is counted once.
     same_study: list[str] = field(default_factory=list)
     directions: dict[str, Direction | None] = field(default_factory=dict)
+    # Counted studies whose result is for another outcome than the question's: no reading on the question (not
+    # weighed), but not "no clear result" either (a trial's significant result on its own primary outcome is a
+    # clear one). Which way that result went for its own outcome is not said: the question's wanted direction
+    # ("slow", "reduce") does not carry to another outcome (a higher MoCA is better, more B12 deficiency worse).
+    on_another_outcome: set[str] = field(default_factory=set)
     # Counted studies whose people are not the question's, with why ("people without heart failure"): they
     # answer it only indirectly, so a forest plot leaves them out and says so.
     indirect: dict[str, str] = field(default_factory=dict)
@@ -189,8 +194,11 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
         else:
             if item.expression_of_concern:
                 strength.concern.append(item.id)
-            way = reader.read(item).direction
+            reading = reader.read(item)
+            way = reading.direction
             strength.directions[item.id] = way
+            if reading.other_outcome is not None:
+                strength.on_another_outcome.add(item.id)
             if (why := reader.other_people(item)) is not None:
                 strength.indirect[item.id] = why
             group = group_of(item)
