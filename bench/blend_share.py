@@ -5,6 +5,7 @@ seed, so a share is chosen for the recipe, not for one draw) and several shares.
 
     .venv/bin/python bench/blend_share.py                                   # the shipped classifier
     .venv/bin/python bench/blend_share.py --classifiers s0.safetensors s1.safetensors --shares 0 0.4 0.5
+    .venv/bin/python bench/blend_share.py --shares 0.4 --without-reranker     # the linear ranker's order alone
 
 A seed's classifier is built by ``bench/finetune_result_reader.py ... --seed N --out sN.safetensors`` (the
 shipped recipe is in ``phases/16_result_reader.md``). Prints macro-F1 per classifier and share, then the mean.
@@ -63,6 +64,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--classifiers", type=Path, nargs="*", help="transformer classifiers' weights files")
     parser.add_argument("--shares", type=float, nargs="*", default=[0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0])
+    parser.add_argument(
+        "--without-reranker", action="store_true", help="read the linear ranker's best units, not the re-ranker's"
+    )
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to measure the blend")
@@ -82,7 +86,11 @@ def main() -> None:
     print(f"{len(ids)} validation prompts; linear share shipped: {LINEAR_SHARE}", flush=True)
     table: dict[float, list[float]] = {share: [] for share in args.shares}
     with tempfile.TemporaryDirectory() as cache:
-        reranker = RememberedRanker(TransformerRanker.load(ranker_weights, model_dir, Path(cache), quantized=True))
+        reranker = (
+            None
+            if args.without_reranker
+            else RememberedRanker(TransformerRanker.load(ranker_weights, model_dir, Path(cache), quantized=True))
+        )
         for path in classifiers:
             transformer = Remembered(TransformerClassifier.load(path, model_dir, Path(cache), quantized=True))
             row = []
