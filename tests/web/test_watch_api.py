@@ -33,6 +33,7 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         listed = (await client.get("/api/watches")).json()
         assert [item["id"] for item in listed] == [view["id"]]
         assert listed[0]["last_run"]["verdict"] == "no"
+        assert listed[0]["last_run"]["verdict_text"] == "no (confidence 0.70)"  # as the report words it
         one = (await client.get(f"/api/watches/{view['id']}")).json()
         assert [entry["summary"] for entry in one["history"]] == [run.summary]
         feed = await client.get(view["links"]["feed"])

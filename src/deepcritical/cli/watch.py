@@ -103,9 +103,7 @@ def list_watches() -> None:
     table = Table("id", "question", "last run", "verdict", "next due")
     for watch in watches:
         last = watch.last_run
-        verdict = (
-            f"{last.verdict} ({last.confidence:.2f})" if last and last.verdict and last.confidence is not None else "-"
-        )
+        verdict = (last.verdict_text if last else None) or "-"
         cells = (watch.id, shown(watch.question), _when(last.run_at if last else None), verdict, _when(watch.next_due))
         table.add_row(*(Text(cell) for cell in cells))  # Text: a question's brackets are never markup
     out.print(table)
@@ -167,11 +165,11 @@ def show(watch_id: WatchId) -> None:
     out.print(
         f"every {describe_interval(watch.interval)}, next due {_when(watch.next_due)}", markup=False, highlight=False
     )
-    table = Table("date", "verdict", "confidence", "counted", "what changed")
+    # The verdict with its confidence as the report words it: a maybe's is how evenly the evidence is split.
+    table = Table("date", "verdict", "counted", "what changed")
     for entry in history:
-        confidence = f"{entry.confidence:.2f}" if entry.confidence is not None else "-"
         changes = "\n".join(shown(line) for line in entry.summary)
-        cells = (_when(entry.run_at), entry.verdict or "-", confidence, str(entry.counted), changes)
+        cells = (_when(entry.run_at), entry.verdict_text or entry.verdict or "-", str(entry.counted), changes)
         table.add_row(*(Text(cell) for cell in cells))  # a paper's title is text, never markup
     out.print(table if history else "not run yet")
 
