@@ -17,7 +17,7 @@ from deepcritical.stages.document import Block, Figure, FileLink, Inline, cites,
 from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.strength import Strength
 from deepcritical.stages.studies import group_studies, record_counts
-from deepcritical.text import shorten
+from deepcritical.text import same_precision, shorten
 
 FLOW_FILE = "prisma.svg"
 LABEL_CHARS = 60
@@ -293,13 +293,19 @@ def _cited(number: int | None, label: str) -> list[Inline]:
     return cites([number]) if number is not None else runs(label)
 
 
+def _estimate(value: float, low: float, high: float) -> str:
+    """ "0.79 [0.69, 0.90]": as the table and the drawing write it."""
+    shown, shown_low, shown_high = same_precision(value, low, high)
+    return f"{shown} [{shown_low}, {shown_high}]"
+
+
 def figure_lines(figures: Figures) -> list[Block]:
     """The report's forest plots: each plot, its files, and what it does and does not show."""
     lines: list[Block] = [heading("Forest plots")]
     for plot in figures.forest_plots:
         name = MEASURE_NAMES.get(plot.measure, plot.measure) + (f" ({plot.unit})" if plot.unit else "")
         title = f"{name}: {plot.outcome}"
-        values = "; ".join(f"{s.label} {s.value:g} [{s.ci_low:g}, {s.ci_high:g}]" for s in plot.studies)
+        values = "; ".join(f"{s.label} {_estimate(s.value, s.ci_low, s.ci_high)}" for s in plot.studies)
         lines += [heading(title, level=3), Figure(file=f"{plot.file}.svg", alt=f"Forest plot. {title}. {values}")]
         if plot.pooled is not None:
             pooled = plot.pooled
