@@ -6,11 +6,13 @@ table, the plot, the record and the CSV export cannot show different numbers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGNS, Evidence, StudyDesign
+from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.stages.document import Block, Figure, FileLink, Inline, cites, heading, paragraph, runs, strong
@@ -159,17 +161,20 @@ def forest_plots(
     estimate in people without the condition is not one of the same effect as those in people with it."""
     indirect = indirect or {}
     groups: dict[frozenset[str], list[StudyResult]] = {}
+    named: dict[frozenset[str], str] = {}
     for row in rows:
         if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
-            group = groups.setdefault(outcome_key(row.outcome), [])
+            outcome = _spelled_out(row.outcome, evidence.get(row.id))
+            group = groups.setdefault(outcome_key(outcome), [])
+            named.setdefault(outcome_key(outcome), outcome)
             if all(other.id != row.id for other in group):  # a study once per outcome: its first estimate
                 group.append(row)
     plots: list[ForestPlot] = []
     notes: list[str] = []
-    for stating in groups.values():
+    for key, stating in groups.items():
         if len(stating) < 2:
             continue
-        outcome = stating[0].outcome or ""
+        outcome = named[key]
         left_out = [
             LeftOut(
                 id=row.id,
@@ -247,6 +252,17 @@ def forest_plots(
             f"on {len(groups)} outcome(s))."
         )
     return plots, notes
+
+
+def _spelled_out(outcome: str, item: Evidence | None) -> str:
+    """An outcome with the abbreviations its study defines written out: a case-control study's "AD" (after
+    "Alzheimer's disease (AD)") is the Alzheimer's disease another study states, one outcome for the plots."""
+    if item is None:
+        return outcome
+    defined = defined_abbreviations(f"{item.citation.title}. {item.content}")
+    for short, long in defined.items():
+        outcome = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", long, outcome)
+    return outcome
 
 
 def _left_out_text(left_out: Sequence[LeftOut]) -> str:
