@@ -412,6 +412,10 @@ def test_the_pages_watch_history_words_a_maybe_by_its_split_and_charts_the_favou
         )  # fmt: skip
         store.record_run(watch.id, run, next_due=run.run_at + timedelta(days=7))
     page.goto(server.url)
+    limit = str(httpx2.get(f"{server.url}/api/info").json()["max_question_chars"])
+    # A longer question pasted to watch was cut at the field's own 1,000 characters without a word.
+    expect(page.locator("#watch-question")).to_have_attribute("maxlength", limit)
+    expect(page.locator("#question")).to_have_attribute("maxlength", limit)
     item = page.locator("#watch-list li", has_text="vitamin D supplementation prevent or treat")
     expect(item).to_contain_text(
         "last verdict: maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)"

@@ -387,7 +387,10 @@
 
   function fillForm(info) {
     $("demo-banner").hidden = !info.demo;
+    // The server's limit, for a question to research and one to watch alike: a field's own maxlength would cut a
+    // longer pasted question without a word.
     $("question").maxLength = info.max_question_chars;
+    $("watch-question").maxLength = info.max_question_chars;
     const examples = $("examples");
     examples.replaceChildren();
     for (const question of info.examples) {
