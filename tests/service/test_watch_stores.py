@@ -181,3 +181,4 @@ def test_a_runs_split_confidence_and_favourable_share_read_back_as_the_report_wo
     assert again.verdict_text == "maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)"
     assert store.get(watch.id).last_run == again
     assert run_at(T0).verdict_text == "yes (confidence 0.50)"
+    assert run_at(T0, verdict="open").verdict_text == "open (no yes or no)"  # not "open (confidence 0.50)"
