@@ -20,7 +20,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
+from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.run.store import RunSummary
 from deepcritical.service.journal import RunInfo
 from deepcritical.service.watches import WatchRun, WatchStore
 from web.hostile_app import PWNED
@@ -428,3 +430,30 @@ def test_the_pages_watch_history_words_a_maybe_by_its_split_and_charts_the_favou
         "Favourable share of the weighed studies (yes from 0.65, no up to 0.35) over 2 runs: 0.562, 0.649"
     )
     expect(item.locator(".confidence-chart line.threshold")).to_have_count(2)
+
+
+def test_past_runs_show_each_runs_verdict_and_reader(server: Server, browser_page: object) -> None:
+    """A new user ran "Could metformin slow Alzheimer's disease?" with each reader: the list showed two identical
+    "finished" lines, though one run's verdict was maybe and the other's no. Each line says both."""
+    from playwright.sync_api import Page, expect
+
+    page = browser_page
+    assert isinstance(page, Page)
+    question = "Could metformin slow cognitive decline in the very old?"
+    for second, reader, label in ((0, "linear", "maybe"), (1, "transformer", "no")):  # newest first in the list
+        run_id = f"research-20240102-00000{second}-0aaa0{second}"
+        summary = RunSummary(
+            stop_reason="sufficient", iterations=1, evidence=3, references=3, sources={"pubmed": 3}, degraded=False,
+            report_fallback=False, llm_requests=0, seconds=1.0, verdict=Verdict(label=label, confidence=0.8),
+        )  # fmt: skip
+        info = RunInfo(
+            run_id=run_id, question=question, status="finished", demo=True, max_iterations=1, sources=["pubmed"],
+            reader=reader, created_at=f"2024-01-02T00:00:0{second}+00:00", summary=summary,
+        )  # fmt: skip
+        (server.home / "runs" / run_id).mkdir(parents=True)
+        (server.home / "runs" / run_id / "status.json").write_text(info.model_dump_json())
+    page.goto(server.url)
+    listed = page.locator("#run-list li", has_text=question)
+    expect(listed).to_have_count(2)
+    expect(listed.nth(0)).to_contain_text("verdict: no · transformer reader")
+    expect(listed.nth(1)).to_contain_text("verdict: maybe · linear reader")
