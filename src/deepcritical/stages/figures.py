@@ -261,8 +261,7 @@ def _spelled_out(outcome: str, item: Evidence | None) -> str:
         return outcome
     defined = defined_abbreviations(f"{item.citation.title}. {item.content}")
     for short, long in defined.items():
-        # A function, not a template: the long form is put in as written.
-        outcome = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", lambda _, long=long: long, outcome)
+        outcome = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", long, outcome)  # words: no backslash to read
     return outcome
 
 
