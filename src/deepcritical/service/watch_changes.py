@@ -126,7 +126,7 @@ def _verdict(state: VerdictState) -> str:
 
 
 def _before(study: StudyChange) -> str:
-    """ " (read favourable before)": whether the verdict before could have rested on a study now retracted."""
+    """ " (reads favourable before)": whether the verdict before could have rested on a study now retracted."""
     return f" ({_read_as(study.read_before)} before)" if study.read_before is not None else ""
 
 
@@ -222,14 +222,11 @@ def compare(
     strength = counted(after)
     on_topic = {*strength.counted, *strength.registrations, *strength.retracted, *strength.not_studies}
     new, retracted, concern = [], [], []
-    held_strength: list[Strength] = []
+    held_strength = counted(before)  # cheap: this run carried those studies forward and read them already (cached)
 
     def flagged(item: Evidence, earlier: Evidence) -> StudyChange:
         # How the run before read a study flagged since: whether its verdict could have rested on it.
-        if not held_strength:
-            held_strength.append(counted(before))
-        read_before = _reading(earlier, held_strength[0])
-        return _study(item, strength).model_copy(update={"read_before": read_before})
+        return _study(item, strength).model_copy(update={"read_before": _reading(earlier, held_strength)})
 
     for item in after.evidence:
         earlier = _held_as(item, held)
