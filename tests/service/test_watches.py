@@ -92,14 +92,16 @@ def test_an_invalid_interval_is_refused_naming_the_flag(every: str, problem: str
     with pytest.raises(WatchError, match=problem) as caught:
         parse_interval(every)
     assert caught.value.field == "every"
-    assert "--every" in str(caught.value)
+    assert str(caught.value).startswith("every ")  # as the API and MCP take it
+    assert caught.value.on_command_line.startswith("--every ")  # as the command line does
 
 
 @pytest.mark.parametrize("url", ["ftp://example.org/hook", "file:///etc/passwd", "javascript:alert(1)", "https://"])
 def test_a_webhook_that_is_not_http_is_refused(tmp_path: Path, url: str) -> None:
-    with pytest.raises(WatchError, match="--webhook") as caught:
+    with pytest.raises(WatchError, match=r"^webhook ") as caught:
         WatchStore(tmp_path / "w.sqlite").add("Does aspirin reduce stroke?", webhook=url, now=T0)
     assert caught.value.field == "webhook"
+    assert caught.value.on_command_line.startswith("--webhook ")
 
 
 @pytest.mark.parametrize("question", ["", "   ", "\t\n"])

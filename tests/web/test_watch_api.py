@@ -46,6 +46,7 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         gone = await client.get(f"/api/watches/{view['id']}/feed.atom")
         assert gone.status_code == 404
         assert gone.json()["field"] == "id"
+        assert "deepcritical watch list" not in gone.json()["error"]  # a command to type is the command line's
 
 
 async def test_bad_watch_requests_get_the_api_error_shape(tmp_path: Path) -> None:
@@ -59,6 +60,8 @@ async def test_bad_watch_requests_get_the_api_error_shape(tmp_path: Path) -> Non
             response = await client.post("/api/watches", json=body)
             assert response.status_code == 422, body
             assert set(response.json()) == {"error", "field"}
+            # A developer's field, not the command line's flag: "every '5m': ...", never "--every '5m': ..."
+            assert not response.json()["error"].startswith("--"), response.json()
             assert response.json()["field"] == field
         unknown = await client.delete("/api/watches/w-00000000")
         assert unknown.status_code == 404

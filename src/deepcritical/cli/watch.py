@@ -73,7 +73,9 @@ def add(
     try:
         settings = settings_for(options, base)  # the options are checked now, not at the first run
         watch = _store().add(question, every=every, options=options, webhook=webhook, now=watch_clock(settings))
-    except (WatchError, ConfigError) as error:
+    except WatchError as error:
+        fail(error.on_command_line)
+    except ConfigError as error:
         fail(str(error))
     if base.queue_url is not None:  # a team's: its first run is queued now, not at the workers' next scan
         from redis.exceptions import RedisError
@@ -129,7 +131,7 @@ def run(
     try:
         watches = [store.get(watch_id)] if watch_id is not None else None
     except WatchError as error:
-        fail(str(error))
+        fail(error.on_command_line)
     for watch in watches or store.watches():
         checked_preflight(settings_for(watch.options, base))
 
@@ -160,7 +162,7 @@ def show(watch_id: WatchId) -> None:
     try:
         watch, history = store.get(watch_id), store.history(watch_id)
     except WatchError as error:
-        fail(str(error))
+        fail(error.on_command_line)
     out.print(f"{watch.id}: {shown(watch.question)}", markup=False, highlight=False)
     out.print(
         f"every {describe_interval(watch.interval)}, next due {_when(watch.next_due)}", markup=False, highlight=False
@@ -182,5 +184,5 @@ def remove(watch_id: WatchId) -> None:
     try:
         _store().remove(watch_id)
     except WatchError as error:
-        fail(str(error))
+        fail(error.on_command_line)
     err.print(f"removed {watch_id}", markup=False, highlight=False)

@@ -34,17 +34,27 @@ MAX_QUESTION_CHARS = 2000
 
 
 class WatchError(DeepCriticalError):
-    """A watch that cannot be added, found or run; ``field`` names the input at fault (for the API)."""
+    """A watch that cannot be added, found or run; ``field`` names the input at fault. The message names it as
+    the API and MCP take it ("every '30m': ..."); ``on_command_line`` as the command line does ("--every")."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
         self.message = message
 
+    @property
+    def on_command_line(self) -> str:
+        flagged = self.field in ("every", "webhook") and self.message.startswith(f"{self.field} ")
+        return f"--{self.message}" if flagged else self.message
+
 
 class WatchNotFoundError(WatchError):
     def __init__(self, watch_id: str) -> None:
-        super().__init__("id", f"no watch has the id {watch_id!r} (see `deepcritical watch list`)")
+        super().__init__("id", f"no watch has the id {watch_id!r}")
+
+    @property
+    def on_command_line(self) -> str:
+        return f"{self.message} (see `deepcritical watch list`)"
 
 
 class WatchOptions(BaseModel):
@@ -172,9 +182,9 @@ def parse_interval(text: str) -> timedelta:
     try:
         interval = parse_duration(text)
     except ValueError as error:
-        raise WatchError("every", f"--every {text!r}: {error}") from None
+        raise WatchError("every", f"every {text!r}: {error}") from None
     if interval is None or interval < MIN_INTERVAL:
-        raise WatchError("every", f"--every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
+        raise WatchError("every", f"every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
     return interval
 
 
@@ -195,7 +205,7 @@ def check_webhook(url: str | None) -> str | None:
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise WatchError("webhook", f"--webhook {url!r}: expected an http:// or https:// URL")
+        raise WatchError("webhook", f"webhook {url!r}: expected an http:// or https:// URL")
     return url
 
 
