@@ -25,8 +25,9 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         assert (view["question"], view["every"], view["webhook"]) == (QUESTION, "14d", True)  # shown in days
         assert "h.example" not in added.text  # the webhook's URL (a token may be in it) is never shown
         at = datetime(2026, 7, 1, 12, tzinfo=UTC)
+        folder = tmp_path / "watches" / view["id"] / "runs" / "watch-20260701-120000-abcdef"
         run = WatchRun(
-            run_at=at, folder="/f", verdict="no", confidence=0.7, counted=5, changed=True,
+            run_at=at, folder=str(folder), verdict="no", confidence=0.7, counted=5, changed=True,
             summary=["new: <b>a trial</b>", "VERDICT CHANGED: yes (0.60) -> no (0.70)"],
         )  # fmt: skip
         WatchStore.at_home(tmp_path).record_run(view["id"], run, next_due=at)
@@ -34,6 +35,9 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         assert [item["id"] for item in listed] == [view["id"]]
         assert listed[0]["last_run"]["verdict"] == "no"
         assert listed[0]["last_run"]["verdict_text"] == "no (confidence 0.70)"  # as the report words it
+        # Under the server's home, not its own path (which names its user and layout)
+        assert listed[0]["last_run"]["folder"] == f"watches/{view['id']}/runs/watch-20260701-120000-abcdef"
+        assert str(tmp_path) not in (await client.get(f"/api/watches/{view['id']}")).text
         one = (await client.get(f"/api/watches/{view['id']}")).json()
         assert [entry["summary"] for entry in one["history"]] == [run.summary]
         feed = await client.get(view["links"]["feed"])
