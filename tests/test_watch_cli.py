@@ -21,7 +21,7 @@ QUESTION = "Does vitamin D supplementation prevent or treat depression?"
         (("watch", "add", QUESTION, "--every", "30m"), "at most once an hour"),
         (("watch", "add", QUESTION, "--webhook", "ftp://example.org/hook"), "--webhook"),
         (("watch", "add", QUESTION, "--sources", "pubmed,nowhere"), "DEEPCRITICAL_SOURCES"),
-        (("watch", "show", "w-unknown"), "no watch has the id 'w-unknown'"),
+        (("watch", "show", "w-unknown"), "no watch has the id 'w-unknown' (see `deepcritical watch list`)"),
         (("watch", "remove", "w-unknown"), "no watch has the id 'w-unknown'"),
         (("watch", "run", "w-unknown"), "no watch has the id 'w-unknown'"),
         (("watch", "run"), "give a watch id or --due"),

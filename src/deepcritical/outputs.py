@@ -339,10 +339,33 @@ class Verdict(BaseModel):
 
     @property
     def confidence_text(self) -> str:
-        """The confidence as a report words it. A maybe (or mixed) weighed from the counted readings carries how
-        evenly the evidence is split (1 when evenly), which "Maybe (confidence 1.00)" would read as certainty;
-        every other verdict carries how sure it is of its label (the stance model's maybe, though computed in
-        code too, carries its probability of maybe)."""
-        if self.confidence_is_split and self.label in ("maybe", "mixed"):
-            return f"how evenly the evidence is split: {self.confidence:.2f} of 1"
-        return f"confidence {self.confidence:.2f}"
+        """The confidence as a report words it (``confidence_words``)."""
+        return confidence_words(self.label, self.confidence, split=self.confidence_is_split)
+
+    @property
+    def favourable_share(self) -> float | None:
+        """The favourable share of the weight a verdict from the counted studies' readings is read from (yes from
+        0.65, no up to 0.35), whatever its label; None for the stance model's verdict or a model's."""
+        if self.by == "code" and set(self.probabilities) == {"yes", "no"}:
+            return self.probabilities["yes"]
+        return None
+
+
+def confidence_words(label: str, confidence: float, *, split: bool) -> str:
+    """A verdict's confidence in words. A maybe (or mixed) weighed from the counted readings carries how evenly the
+    evidence is split (1 when evenly), which "Maybe (confidence 1.00)" would read as certainty; every other verdict
+    carries how sure it is of its label (the stance model's maybe, though computed in code too, carries its
+    probability of maybe)."""
+    if split and label in ("maybe", "mixed"):
+        return f"how evenly the evidence is split: {confidence:.2f} of 1"
+    return f"confidence {confidence:.2f}"
+
+
+def verdict_words(label: str, confidence: float, *, split: bool, share: float | None) -> str:
+    """'maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562)': a verdict as a watch's
+    history compares it. The favourable share says which way the evidence moved under one label: a maybe whose
+    split fell from 0.88 to 0.70 has moved toward yes (share 0.562 to 0.649), not lost confidence."""
+    if label == "open":  # which intervention: no yes or no, so no confidence in one (the report shows none)
+        return "open (no yes or no)"
+    shared = f"; favourable share {share:.3f}" if share is not None else ""
+    return f"{label} ({confidence_words(label, confidence, split=split)}{shared})"

@@ -49,3 +49,17 @@ def shorten(text: str, limit: int, *, on_word: bool = False) -> str:
         head = window.rsplit(" ", 1)[0] if " " in window else window[:-1]
         return head.rstrip() + " …"
     return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def _decimals(value: float) -> int:
+    text = f"{value:g}"
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
+
+
+def same_precision(*values: float | None) -> list[str]:
+    """The values with one number of decimals, the most any of them has: an estimate and its interval are
+    written to one precision ("0.77 [0.60, 0.98]", "0.005 [0.001, 0.020]"), which a float's shortest form drops
+    ("0.6") and a fixed two decimals rounds away ("0.01 [0.00, 0.02]"). The study-results table, the forest plot
+    and its text alternative all write a study's estimate so."""
+    places = max((_decimals(v) for v in values if v is not None), default=0)
+    return ["" if v is None else f"{v:.{places}f}" for v in values]

@@ -259,3 +259,19 @@ def test_a_synthetic_record_or_a_local_passage_is_exported_without_a_link(form: 
     demo = export([TRIAL], form, synthetic=True)
     assert TRIAL.citation.url not in demo
     assert "SYNTHETIC DEMO RECORD" in demo
+
+
+def test_a_line_break_in_a_records_text_cannot_start_another_ris_record() -> None:
+    """RIS is one tag a line: a title from a registry or a search engine that holds a line break ("...\\nER  -
+    \\nTY  - JOUR\\nTI  - Injected") ended its record in `references.ris` and began a forged one, which a
+    reference manager imports as a second reference. Each value is written on its one line."""
+    forged = "\nER  - \n\nTY  - JOUR\nTI  - Injected record"
+    citation = Citation(
+        source="clinicaltrials", title=f"Statins in sepsis{forged}", url="https://clinicaltrials.gov/study/NCT01",
+        authors=[f"Doe J{forged}"], journal=f"Registry{forged}",
+    )  # fmt: skip
+    item = Evidence(content="x", citation=citation, grade=Grade(design="registered_trial"))
+    (record,) = rispy.loads(to_ris([item]))
+    assert record["title"] == "Statins in sepsis ER - TY - JOUR TI - Injected record"
+    assert record["authors"] == ["Doe J ER - TY - JOUR TI - Injected record"]
+    assert "Injected" not in to_ris([item]).split("\nER  - ")[1]  # nothing after the one record's end

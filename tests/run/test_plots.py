@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 from deepcritical.reading.pooling import POOLED_CAVEAT, StudyEstimate, comparable, pool
 from deepcritical.run.forest import NOT_POOLED, NotComparableError, forest_svg
 from deepcritical.run.prisma import FlowCounts, prisma_svg
+from deepcritical.stages.document import Figure
+from deepcritical.stages.figures import Figures, ForestPlot, PlottedStudy, figure_lines
+from deepcritical.stages.results import StudyResult, effect_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -102,7 +105,7 @@ def test_mean_differences_in_one_unit_are_drawn_on_a_linear_axis_through_zero() 
     shown = texts(forest_svg(studies, "pain"))
     assert "Mean difference (mm)" in shown
     assert "0" in shown
-    assert "-7.00 [-20.70, 6.70]" in shown
+    assert "-7.0 [-20.7, 6.7]" in shown  # to the precision the study states it
 
 
 def test_every_text_in_the_plots_is_escaped() -> None:
@@ -190,3 +193,22 @@ def test_counts_that_do_not_add_up_are_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         FlowCounts(identified, duplicates, excluded)
+
+
+def test_each_studys_estimate_is_drawn_and_described_to_its_own_precision_as_the_table_writes_it() -> None:
+    """A new user compared the SGLT2 plot with its table and its text alternative: the table and the drawing wrote
+    "0.79 [0.69, 0.90]", the alternative "0.79 [0.69, 0.9]"; and the drawing's fixed two decimals would show an
+    OR of 0.005 [0.001, 0.020] as "0.01 [0.00, 0.02]". One precision per estimate everywhere."""
+    studies = [rct("A", 0.005, 0.001, 0.02, measure="OR"), rct("B", 0.79, 0.69, 0.9, measure="OR")]
+    shown = texts(forest_svg(studies, "death"))
+    assert "0.005 [0.001, 0.020]" in shown
+    assert "0.79 [0.69, 0.90]" in shown
+    plot = ForestPlot(
+        file="forest-1", outcome="death", measure="OR",
+        studies=[PlottedStudy(id=s.label, label=s.label, design=s.design, value=s.value, ci_low=s.ci_low,
+                              ci_high=s.ci_high) for s in studies],
+    )  # fmt: skip
+    alt = next(block for block in figure_lines(Figures(forest_plots=[plot])) if isinstance(block, Figure)).alt
+    assert alt.endswith("A 0.005 [0.001, 0.020]; B 0.79 [0.69, 0.90]")
+    row = StudyResult(id="pmid:1", design="trial", measure="OR", value=0.005, ci_low=0.001, ci_high=0.02, quote="")
+    assert effect_text(row) == "OR 0.005 [0.001, 0.020]"

@@ -196,3 +196,29 @@ def test_load_settings_and_a_request_agree(tmp_path: Path, monkeypatch: pytest.M
     from_flags = load_settings(**request.overrides())
     applied = request.settings(load_settings())
     assert from_flags.model_dump() == applied.model_dump()
+
+
+async def test_a_model_asked_of_a_demo_run_is_refused_over_the_api_and_mcp_not_dropped(tmp_path: Path) -> None:
+    """A new user's `POST /api/runs {"question": ..., "model": "openai:gpt-4o"}` to `serve --demo` was accepted (202)
+    and run with the demo's stand-in models; its run.json then named "openai:gpt-4o" in its settings beside the
+    demo model that wrote the report. The command line says so in a note; the API and MCP now refuse it, in one
+    line naming the field."""
+    demo_server = base(tmp_path, DEMO_MODE=True).with_presets()
+    app = create_app(demo_server, client_factory=offline_client, run_source=Recording())
+    async with serving(app) as client:
+        refused = await client.post("/api/runs", json={"question": QUESTION, "model": "openai:gpt-4o"})
+        assert refused.status_code == 422
+        assert refused.json() == {
+            "error": "model: a demo run uses its deterministic stand-in models, so 'openai:gpt-4o' would not be "
+            "used: leave model out",
+            "field": "model",
+        }
+        assert (await client.post("/api/runs", json={"question": QUESTION})).status_code == 202
+    with pytest.raises(RunRequestError, match="or ask for demo_sources") as asked:
+        RunRequest(question=QUESTION, demo=True, model="openai:gpt-4o").within(base(tmp_path))
+    assert asked.value.field == "model"
+    manager = RunManager(demo_server, client_factory=offline_client, run_source=Recording())
+    async with manager, Client(build_mcp_server(manager, demo_server)) as mcp:
+        result = await mcp.call_tool("research", {"question": QUESTION, "model": "openai:gpt-4o"})
+        assert result.is_error
+        assert "model: a demo run uses its deterministic stand-in models" in str(result.content[0])

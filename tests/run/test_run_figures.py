@@ -22,6 +22,7 @@ from deepcritical.run.prisma import prisma_svg
 from deepcritical.stages.figures import EXCLUSION_REASONS, build_figures
 from deepcritical.stages.render import RenderContext, counted_items, escape, render_markdown
 from deepcritical.stages.results import StudyResult, effect_text
+from deepcritical.text import same_precision
 from test_cli import run_cli
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -136,7 +137,7 @@ def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run
         shown = svg_texts((sglt2_run / f"{plot['file']}.svg").read_text(encoding="utf-8"))
         for study in plot["studies"]:
             assert (study["id"], study["value"], study["ci_low"], study["ci_high"]) in by_row
-            assert f"{study['value']:.2f} [{study['ci_low']:.2f}, {study['ci_high']:.2f}]" in shown
+            assert "{} [{}, {}]".format(*same_precision(study["value"], study["ci_low"], study["ci_high"])) in shown
 
 
 # --- the flow's numbers are the report's, whatever the run ---

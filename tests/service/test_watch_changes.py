@@ -96,7 +96,7 @@ def test_a_verdict_change_and_a_new_strongest_design_are_marked() -> None:
     changes = compare(before, after, watch_id="w-1", run_at=AT, since=date(2026, 3, 1))
     assert changes.verdict_changed
     assert changes.new_strongest
-    assert changes.summary()[-1] == "VERDICT CHANGED: yes (0.60) -> no (0.70)"
+    assert changes.summary()[-1] == "VERDICT CHANGED: yes (confidence 0.60) -> no (confidence 0.70)"
     watch = Watch(id="w-1", question=QUESTION, interval=timedelta(days=7), options=WatchOptions(), webhook=None,
                   created=AT, next_due=AT)  # fmt: skip
     assert alert_title(watch, changes).startswith("Verdict changed:")
@@ -126,3 +126,41 @@ def test_a_failed_run_and_a_first_run_compare_nothing() -> None:
     assert not first.changed
     assert markdown_section(first).startswith("## Watch baseline\n")  # not "What changed": nothing to compare
     assert "What changed" not in markdown_section(first)
+
+
+def counted_maybe(share: float) -> Verdict:
+    """A maybe as the counted studies' weighing gives it: its confidence is how evenly they split."""
+    return Verdict(
+        label="maybe", confidence=round(1 - abs(share - 0.5) * 2, 3), by="code",
+        probabilities={"yes": share, "no": round(1 - share, 3)}, confidence_is_split=True,
+    )  # fmt: skip
+
+
+def test_a_maybe_that_moved_toward_yes_is_not_worded_as_confidence_lost() -> None:
+    """A new user's demo watch (vitamin D and depression, 2026-03-01 then 2026-07-01) said "The verdict: maybe
+    (0.88) -> maybe (0.70)", which reads as confidence lost; the favourable share had risen from 0.562 to 0.649,
+    a hair from yes. A maybe's confidence is how evenly the evidence splits: said so, with the share it moved by."""
+    before = outcome([study("1"), study("2")], "maybe", 0.0).model_copy(update={"verdict": counted_maybe(0.562)})
+    after = outcome([study("1"), study("2")], "maybe", 0.0).model_copy(update={"verdict": counted_maybe(0.649)})
+    changes = compare(before, after, watch_id="w-1", run_at=AT, since=date(2026, 3, 1))
+    assert "The verdict: maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562) -> maybe (how " \
+        "evenly the evidence is split: 0.70 of 1; favourable share 0.649)" in markdown_section(changes)  # fmt: skip
+    assert not changes.changed  # the same label: no alert, as before
+    flipped = compare(before, outcome([study("1")], "yes", 0.66), watch_id="w-1", run_at=AT, since=None)
+    assert flipped.summary()[-1] == (
+        "VERDICT CHANGED: maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562) -> yes "
+        "(confidence 0.66)"  # a model's yes: no share
+    )
+
+
+def test_a_study_retracted_since_says_how_the_run_before_read_it() -> None:
+    """Whether the verdict before could have rested on a study now retracted: "(reads favourable before)"."""
+    held = [study("1"), study("2")]
+    retracted = study("2", retracted=True)
+    changes = compare(
+        outcome(held, "yes", 0.9), outcome([held[0], retracted], "yes", 0.9),
+        watch_id="w-1", run_at=AT, since=date(2026, 3, 1),
+    )  # fmt: skip
+    assert changes.newly_retracted[0].read_before == "favourable"
+    assert changes.summary() == [f"retracted since: {retracted.citation.title} (reads favourable before)"]
+    assert "retracted; reads favourable before)" in markdown_section(changes)

@@ -166,3 +166,19 @@ def test_an_unfinished_run_going_on_in_a_live_process_is_left_to_it_unless_the_c
     assert unfinished_run(store, watch) == folder  # its owner is dead: a killed run, resumed
     (folder / "run.json").write_text("{}", encoding="utf-8")
     assert unfinished_run(store, watch, exclusive=True) is None  # finished
+
+
+def test_a_runs_split_confidence_and_favourable_share_read_back_as_the_report_words_them(store: WatchStorage) -> None:
+    """The history of a maybe said "maybe (0.88)" then "maybe (0.70)", as if confidence were lost, while the
+    favourable share had risen (0.562 to 0.649): each run keeps how to read its confidence and its share."""
+    watch = store.add("Does vitamin D prevent depression?", now=T0)
+    split = run_at(T0, verdict="maybe").model_copy(
+        update={"confidence": 0.7, "confidence_is_split": True, "favourable_share": 0.649}
+    )
+    store.record_run(watch.id, split, T0 + timedelta(days=7))
+    [again] = store.history(watch.id)
+    assert (again.confidence_is_split, again.favourable_share) == (True, 0.649)
+    assert again.verdict_text == "maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)"
+    assert store.get(watch.id).last_run == again
+    assert run_at(T0).verdict_text == "yes (confidence 0.50)"
+    assert run_at(T0, verdict="open").verdict_text == "open (no yes or no)"  # not "open (confidence 0.50)"

@@ -11,16 +11,14 @@ import pytest
 
 from deepcritical.errors import ConfigError
 from deepcritical.service.watches import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
     WatchError,
     WatchNotFoundError,
     WatchOptions,
     WatchRun,
     WatchStore,
-    migrate,
     parse_interval,
 )
+from deepcritical.service.watches_schema import MIGRATIONS, SCHEMA_VERSION, migrate
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -94,14 +92,16 @@ def test_an_invalid_interval_is_refused_naming_the_flag(every: str, problem: str
     with pytest.raises(WatchError, match=problem) as caught:
         parse_interval(every)
     assert caught.value.field == "every"
-    assert "--every" in str(caught.value)
+    assert str(caught.value).startswith("every ")  # as the API and MCP take it
+    assert caught.value.on_command_line.startswith("--every ")  # as the command line does
 
 
 @pytest.mark.parametrize("url", ["ftp://example.org/hook", "file:///etc/passwd", "javascript:alert(1)", "https://"])
 def test_a_webhook_that_is_not_http_is_refused(tmp_path: Path, url: str) -> None:
-    with pytest.raises(WatchError, match="--webhook") as caught:
+    with pytest.raises(WatchError, match=r"^webhook ") as caught:
         WatchStore(tmp_path / "w.sqlite").add("Does aspirin reduce stroke?", webhook=url, now=T0)
     assert caught.value.field == "webhook"
+    assert caught.value.on_command_line.startswith("--webhook ")
 
 
 @pytest.mark.parametrize("question", ["", "   ", "\t\n"])
@@ -151,3 +151,22 @@ def test_of_two_schedulers_that_read_the_same_due_watch_one_claims_it(tmp_path: 
     assert store.get(watch.id).next_due == T0 + timedelta(days=1)
     assert store.due(T0) == []
     assert store.claim(store.due(T0 + timedelta(days=1))[0], T0 + timedelta(days=1))  # the next due time
+
+
+def test_a_version_2_database_gains_each_runs_split_and_share_and_keeps_its_history(tmp_path: Path) -> None:
+    """Runs recorded before a run kept how to read its confidence read back as they were: no share, no split."""
+    path = tmp_path / "watches.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        connection.execute("INSERT INTO schema_version VALUES (2)")
+        connection.executescript(MIGRATIONS[0] + MIGRATIONS[1])
+        connection.execute(
+            "INSERT INTO watches VALUES ('w-old', 'Does aspirin reduce stroke?', 86400, '{}', NULL, ?, ?)",
+            (T0.isoformat(), T0.isoformat()),
+        )
+        connection.execute(
+            "INSERT INTO watch_runs VALUES ('w-old', ?, '/f', 'maybe', 0.9, 3, 0, '[]')", (T0.isoformat(),)
+        )
+    [run] = WatchStore(path).history("w-old")
+    assert (run.verdict, run.confidence, run.confidence_is_split, run.favourable_share) == ("maybe", 0.9, False, None)
+    assert run.verdict_text == "maybe (confidence 0.90)"

@@ -8,11 +8,12 @@ from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import Finding
 from deepcritical.run.forest import forest_plot_svg
 from deepcritical.stages.document import ReportDocument
-from deepcritical.stages.figures import build_figures, figure_lines
+from deepcritical.stages.figures import build_figures, figure_lines, forest_plots
 from deepcritical.stages.html import to_html
 from deepcritical.stages.markdown import ModelText
 from deepcritical.stages.markdown_writer import blocks_markdown
 from deepcritical.stages.render import counted_items
+from deepcritical.stages.results import StudyResult
 from deepcritical.stages.sections import findings_list
 
 QUESTION = "Do SGLT2 inhibitors improve outcomes in heart failure?"
@@ -101,3 +102,45 @@ def test_a_finding_that_cites_an_indirect_study_says_so_beside_its_design_in_the
     assert mixed.endswith("*(randomised controlled trial, humans; \\[3\\] indirect: people without heart failure)*")
     page = to_html(ReportDocument(blocks=blocks))
     assert "randomised controlled trial, humans; indirect: people without heart failure" in page
+
+
+def test_an_outcome_a_study_names_by_its_defined_abbreviation_is_the_same_outcome_in_the_plots() -> None:
+    """A new user's "Could metformin slow Alzheimer's disease?" on the page: the table gave the case-control study's
+    OR 1.28 for "AD" (its text writes "Alzheimer's disease (AD)") beside a cohort's HR and a meta-analysis's RR for
+    Alzheimer's disease, while the forest note said the studies state "(HR, RR)", as if the OR were on another
+    outcome. An abbreviation a study defines names the outcome it stands for."""
+    cohort = trial("11", "Metformin and dementia: a cohort", "RESULTS: Alzheimer's disease (HR 0.87, 0.78 to 0.97).")
+    case_control = trial(
+        "12",
+        "Metformin and Alzheimer's disease: a case-control study",
+        "BACKGROUND: Whether metformin promotes Alzheimer's disease (AD) is unclear. RESULTS: Long-term use was "
+        "associated with a higher risk of AD (OR 1.28, 95% CI 1.11 to 1.47).",
+    )
+    evidence = {item.id: item for item in (cohort, case_control)}
+
+    def row(item: Evidence, outcome: str, measure: str, value: float, low: float, high: float) -> StudyResult:
+        return StudyResult(
+            id=item.id,
+            design="cohort",
+            measure=measure,
+            value=value,
+            ci_low=low,
+            ci_high=high,
+            quote="",
+            outcome=outcome,
+        )
+
+    rows = [row(cohort, "Alzheimer's disease", "HR", 0.87, 0.78, 0.97), row(case_control, "AD", "OR", 1.28, 1.11, 1.47)]
+    plots, notes = forest_plots(rows, evidence, {cohort.id: 1, case_control.id: 2})
+    assert (plots, notes) == ([], ["No forest plot for Alzheimer's disease: the studies state different measures "
+                                   "(HR, OR), which are not comparable."])  # fmt: skip
+    same_measure = [rows[0], row(case_control, "AD", "HR", 1.2, 1.1, 1.4)]
+    (plot,), _ = forest_plots(same_measure, evidence, {cohort.id: 1, case_control.id: 2})
+    assert (plot.outcome, [study.id for study in plot.studies]) == ("Alzheimer's disease", [cohort.id, case_control.id])
+    elsewhere = trial(
+        "13", "A trial", "RESULTS: AD fell (HR 0.9, 0.8 to 1.0)."
+    )  # "AD" it never defines: not spelled out
+    plots, _ = forest_plots(
+        [rows[0], row(elsewhere, "AD", "HR", 0.9, 0.8, 1.0)], {**evidence, elsewhere.id: elsewhere}, {}
+    )
+    assert plots == []

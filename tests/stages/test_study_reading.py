@@ -306,3 +306,25 @@ def test_a_trial_in_another_subtype_of_the_condition_answers_only_indirectly() -
     assert other_subtype("Is metformin safe in type 1 or type 2 diabetes?", "Metformin in T1D: a trial") is None
     # "Mildly reduced" ejection fraction is not the reduced subtype.
     assert other_subtype(question, "Dapagliflozin in heart failure with mildly reduced ejection fraction") is None
+
+
+def test_a_primary_measure_named_by_a_hyphenated_abbreviation_of_the_outcome_is_the_trials_result() -> None:
+    """A new user's watch baseline of "Does vitamin D supplementation prevent or treat depression?": the treatment
+    trial in major depression (primary outcome "the change in BDI-II score", defined as the Beck Depression
+    Inventory-II; "BDI-II scores fell ... (difference -4.7, 95% CI -7.9 to -1.5; p=0.004)") read "no clear result",
+    from a conclusion the reader was unsure of. "BDI-II" names depression as "AF" names atrial fibrillation, so the
+    sentence stating the primary measure is the trial's reading: favourable."""
+    reader = StudyReader("Does vitamin D supplementation prevent or treat depression?")
+    trial = study(
+        "METHODS: Outpatients with major depressive disorder (MDD), a Beck Depression Inventory-II (BDI-II) score of "
+        "20 or more and low vitamin D were randomised to vitamin D3 50,000 IU weekly or placebo for 8 weeks. The "
+        "primary outcome was the change in BDI-II score. RESULTS: Serum 25(OH)D rose from 31 to 92 nmol/L with "
+        "vitamin D and was unchanged with placebo. BDI-II scores fell by 8.1 points with vitamin D and by 3.4 points "
+        "with placebo (difference -4.7, 95% CI -7.9 to -1.5; p=0.004). CONCLUSIONS: In vitamin D-deficient patients "
+        "with MDD, adjunctive high-dose vitamin D3 improved depressive symptoms over 8 weeks.",
+        title="Adjunctive high-dose vitamin D3 in major depressive disorder: a randomised trial",
+    )
+    reading = reader.read(trial)
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("BDI-II scores fell")
+    assert reading.direction == "favourable"

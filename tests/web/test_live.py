@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx2
@@ -19,8 +20,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
+from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.run.store import RunSummary
 from deepcritical.service.journal import RunInfo
+from deepcritical.service.watches import WatchRun, WatchStore
 from web.hostile_app import PWNED
 
 pytestmark = pytest.mark.model
@@ -387,3 +391,69 @@ def test_the_page_shows_the_sglt2_runs_hazard_ratios_sortable_and_its_forest_plo
     page.screenshot(path=str(shots / "sglt2-prisma-flow.png"))
     page.screenshot(path=str(shots / "sglt2-page.png"), full_page=True)
     assert (shots / "sglt2-page.png").stat().st_size > 10_000
+
+
+def test_the_pages_watch_history_words_a_maybe_by_its_split_and_charts_the_favourable_share(
+    server: Server, browser_page: object
+) -> None:
+    """A new user's demo watch (vitamin D and depression) showed "maybe (0.88)" then "maybe (0.70)" and a chart of
+    "Verdict confidence" falling, while the favourable share had risen from 0.562 to 0.649, a hair from yes. The
+    history words each verdict as the report does, and the chart draws the favourable share with its 0.35 and
+    0.65 marks."""
+    from playwright.sync_api import Page, expect
+
+    page = browser_page
+    assert isinstance(page, Page)
+    store = WatchStore.at_home(server.home)
+    at = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    watch = store.add("Does vitamin D supplementation prevent or treat depression?", now=at)
+    for days, confidence, share in ((0, 0.875, 0.562), (122, 0.7, 0.649)):
+        run = WatchRun(
+            run_at=at + timedelta(days=days), folder="/f", verdict="maybe", confidence=confidence, counted=6,
+            changed=bool(days), confidence_is_split=True, favourable_share=share,
+        )  # fmt: skip
+        store.record_run(watch.id, run, next_due=run.run_at + timedelta(days=7))
+    page.goto(server.url)
+    limit = str(httpx2.get(f"{server.url}/api/info").json()["max_question_chars"])
+    # A longer question pasted to watch was cut at the field's own 1,000 characters without a word.
+    expect(page.locator("#watch-question")).to_have_attribute("maxlength", limit)
+    expect(page.locator("#question")).to_have_attribute("maxlength", limit)
+    item = page.locator("#watch-list li", has_text="vitamin D supplementation prevent or treat")
+    expect(item).to_contain_text(
+        "last verdict: maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)"
+    )
+    item.get_by_role("button", name="History").click()
+    expect(item.locator(".watch-history")).to_contain_text(
+        "maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562)"
+    )
+    expect(item.locator(".confidence-chart title")).to_have_text(
+        "Favourable share of the weighed studies (yes from 0.65, no up to 0.35) over 2 runs: 0.562, 0.649"
+    )
+    expect(item.locator(".confidence-chart line.threshold")).to_have_count(2)
+
+
+def test_past_runs_show_each_runs_verdict_and_reader(server: Server, browser_page: object) -> None:
+    """A new user ran "Could metformin slow Alzheimer's disease?" with each reader: the list showed two identical
+    "finished" lines, though one run's verdict was maybe and the other's no. Each line says both."""
+    from playwright.sync_api import Page, expect
+
+    page = browser_page
+    assert isinstance(page, Page)
+    question = "Could metformin slow cognitive decline in the very old?"
+    for second, reader, label in ((0, "linear", "maybe"), (1, "transformer", "no")):  # newest first in the list
+        run_id = f"research-20240102-00000{second}-0aaa0{second}"
+        summary = RunSummary(
+            stop_reason="sufficient", iterations=1, evidence=3, references=3, sources={"pubmed": 3}, degraded=False,
+            report_fallback=False, llm_requests=0, seconds=1.0, verdict=Verdict(label=label, confidence=0.8),
+        )  # fmt: skip
+        info = RunInfo(
+            run_id=run_id, question=question, status="finished", demo=True, max_iterations=1, sources=["pubmed"],
+            reader=reader, created_at=f"2024-01-02T00:00:0{second}+00:00", summary=summary,
+        )  # fmt: skip
+        (server.home / "runs" / run_id).mkdir(parents=True)
+        (server.home / "runs" / run_id / "status.json").write_text(info.model_dump_json())
+    page.goto(server.url)
+    listed = page.locator("#run-list li", has_text=question)
+    expect(listed).to_have_count(2)
+    expect(listed.nth(0)).to_contain_text("verdict: no · transformer reader")
+    expect(listed.nth(1)).to_contain_text("verdict: maybe · linear reader")

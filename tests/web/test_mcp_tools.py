@@ -105,3 +105,18 @@ async def test_failures_are_tool_errors_in_one_line(
     assert message in text
     assert "\n" not in text
     assert "input_value" not in text
+
+
+async def test_a_synthetic_record_found_over_mcp_names_no_page(tmp_path: Path) -> None:
+    """A new user's assistant searched the demo over MCP: each synthetic record came with a real PubMed address
+    (`https://pubmed.ncbi.nlm.nih.gov/99000305/`), which opens another paper or none, flagged only by the result's
+    `synthetic_demo_data`. The report, the exports and `search`'s table give such a record no link; nor does MCP."""
+    async with connected(tmp_path) as client:
+        result = await client.call_tool("search_literature", {"query": "statins sepsis mortality", "max_results": 3})
+    assert not result.is_error, text_of(result)
+    found = result.structured_content
+    assert found is not None
+    assert found["synthetic_demo_data"] is True
+    assert found["evidence"]
+    assert all(item["url"] is None for item in found["evidence"])
+    assert any(item["pmid"] for item in found["evidence"])  # the record itself is whole

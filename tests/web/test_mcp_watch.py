@@ -26,6 +26,8 @@ async def test_a_watch_added_by_a_model_is_listed_and_its_changes_read(tmp_path:
         assert [(item["id"], item["verdict"]) for item in listed["watches"]] == [(watch["id"], "yes")]
         history = json.loads(text_of(await client.call_tool("watch_changes", {"watch_id": watch["id"]})))
         assert [(run["counted_studies"], run["changes"]) for run in history["runs"]] == [(7, summary)]
+        assert [run["verdict_text"] for run in history["runs"]] == ["yes (confidence 0.60)"]
+        assert listed["watches"][0]["verdict_text"] == "yes (confidence 0.60)"
 
 
 async def test_bad_watch_input_is_a_one_line_tool_error(tmp_path: Path) -> None:

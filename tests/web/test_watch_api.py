@@ -25,14 +25,19 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         assert (view["question"], view["every"], view["webhook"]) == (QUESTION, "14d", True)  # shown in days
         assert "h.example" not in added.text  # the webhook's URL (a token may be in it) is never shown
         at = datetime(2026, 7, 1, 12, tzinfo=UTC)
+        folder = tmp_path / "watches" / view["id"] / "runs" / "watch-20260701-120000-abcdef"
         run = WatchRun(
-            run_at=at, folder="/f", verdict="no", confidence=0.7, counted=5, changed=True,
+            run_at=at, folder=str(folder), verdict="no", confidence=0.7, counted=5, changed=True,
             summary=["new: <b>a trial</b>", "VERDICT CHANGED: yes (0.60) -> no (0.70)"],
         )  # fmt: skip
         WatchStore.at_home(tmp_path).record_run(view["id"], run, next_due=at)
         listed = (await client.get("/api/watches")).json()
         assert [item["id"] for item in listed] == [view["id"]]
         assert listed[0]["last_run"]["verdict"] == "no"
+        assert listed[0]["last_run"]["verdict_text"] == "no (confidence 0.70)"  # as the report words it
+        # Under the server's home, not its own path (which names its user and layout)
+        assert listed[0]["last_run"]["folder"] == f"watches/{view['id']}/runs/watch-20260701-120000-abcdef"
+        assert str(tmp_path) not in (await client.get(f"/api/watches/{view['id']}")).text
         one = (await client.get(f"/api/watches/{view['id']}")).json()
         assert [entry["summary"] for entry in one["history"]] == [run.summary]
         feed = await client.get(view["links"]["feed"])
@@ -45,6 +50,7 @@ async def test_a_watch_is_added_listed_read_fed_and_removed(tmp_path: Path) -> N
         gone = await client.get(f"/api/watches/{view['id']}/feed.atom")
         assert gone.status_code == 404
         assert gone.json()["field"] == "id"
+        assert "deepcritical watch list" not in gone.json()["error"]  # a command to type is the command line's
 
 
 async def test_bad_watch_requests_get_the_api_error_shape(tmp_path: Path) -> None:
@@ -58,6 +64,8 @@ async def test_bad_watch_requests_get_the_api_error_shape(tmp_path: Path) -> Non
             response = await client.post("/api/watches", json=body)
             assert response.status_code == 422, body
             assert set(response.json()) == {"error", "field"}
+            # A developer's field, not the command line's flag: "every '5m': ...", never "--every '5m': ..."
+            assert not response.json()["error"].startswith("--"), response.json()
             assert response.json()["field"] == field
         unknown = await client.delete("/api/watches/w-00000000")
         assert unknown.status_code == 404

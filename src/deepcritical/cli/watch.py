@@ -73,7 +73,9 @@ def add(
     try:
         settings = settings_for(options, base)  # the options are checked now, not at the first run
         watch = _store().add(question, every=every, options=options, webhook=webhook, now=watch_clock(settings))
-    except (WatchError, ConfigError) as error:
+    except WatchError as error:
+        fail(error.on_command_line)
+    except ConfigError as error:
         fail(str(error))
     if base.queue_url is not None:  # a team's: its first run is queued now, not at the workers' next scan
         from redis.exceptions import RedisError
@@ -103,9 +105,7 @@ def list_watches() -> None:
     table = Table("id", "question", "last run", "verdict", "next due")
     for watch in watches:
         last = watch.last_run
-        verdict = (
-            f"{last.verdict} ({last.confidence:.2f})" if last and last.verdict and last.confidence is not None else "-"
-        )
+        verdict = (last.verdict_text if last else None) or "-"
         cells = (watch.id, shown(watch.question), _when(last.run_at if last else None), verdict, _when(watch.next_due))
         table.add_row(*(Text(cell) for cell in cells))  # Text: a question's brackets are never markup
     out.print(table)
@@ -131,7 +131,7 @@ def run(
     try:
         watches = [store.get(watch_id)] if watch_id is not None else None
     except WatchError as error:
-        fail(str(error))
+        fail(error.on_command_line)
     for watch in watches or store.watches():
         checked_preflight(settings_for(watch.options, base))
 
@@ -162,16 +162,16 @@ def show(watch_id: WatchId) -> None:
     try:
         watch, history = store.get(watch_id), store.history(watch_id)
     except WatchError as error:
-        fail(str(error))
+        fail(error.on_command_line)
     out.print(f"{watch.id}: {shown(watch.question)}", markup=False, highlight=False)
     out.print(
         f"every {describe_interval(watch.interval)}, next due {_when(watch.next_due)}", markup=False, highlight=False
     )
-    table = Table("date", "verdict", "confidence", "counted", "what changed")
+    # The verdict with its confidence as the report words it: a maybe's is how evenly the evidence is split.
+    table = Table("date", "verdict", "counted", "what changed")
     for entry in history:
-        confidence = f"{entry.confidence:.2f}" if entry.confidence is not None else "-"
         changes = "\n".join(shown(line) for line in entry.summary)
-        cells = (_when(entry.run_at), entry.verdict or "-", confidence, str(entry.counted), changes)
+        cells = (_when(entry.run_at), entry.verdict_text or entry.verdict or "-", str(entry.counted), changes)
         table.add_row(*(Text(cell) for cell in cells))  # a paper's title is text, never markup
     out.print(table if history else "not run yet")
 
@@ -184,5 +184,5 @@ def remove(watch_id: WatchId) -> None:
     try:
         _store().remove(watch_id)
     except WatchError as error:
-        fail(str(error))
+        fail(error.on_command_line)
     err.print(f"removed {watch_id}", markup=False, highlight=False)

@@ -23,7 +23,7 @@ class EvidenceItem(BaseModel):
 
     id: str = Field(description="Stable evidence id: pmid:…, doi:… or url:…")
     title: str
-    url: str
+    url: str | None = Field(description="The record's page; null for a synthetic demo record, which names no real page")
     date: str
     authors: list[str]
     journal: str | None
@@ -33,13 +33,15 @@ class EvidenceItem(BaseModel):
     text: str = Field(description=f"The abstract or snippet, cut at {MAX_SNIPPET_CHARS} characters")
 
     @classmethod
-    def of(cls, item: Evidence) -> EvidenceItem:
+    def of(cls, item: Evidence, *, synthetic: bool = False) -> EvidenceItem:
+        """``synthetic``: a demo record, whose PMID or DOI names no real page (its PubMed address would open
+        another paper): no link, as the report and the exports give it none."""
         citation = item.citation
         text = shorten(item.content, MAX_SNIPPET_CHARS)
         return cls(
             id=item.id,
             title=citation.title,
-            url=citation.url,
+            url=None if synthetic else citation.url,
             date=citation.date,
             authors=list(citation.authors),
             journal=citation.journal,

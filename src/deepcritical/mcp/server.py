@@ -148,7 +148,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             synthetic_demo_data=found.demo,
             sources_searched=list(found.result.sources_searched),
             source_errors=list(found.result.errors),
-            evidence=[EvidenceItem.of(item) for item in found.evidence],
+            evidence=[EvidenceItem.of(item, synthetic=found.demo) for item in found.evidence],
         )
 
     @server.tool(annotations=ToolAnnotations(title="Research a biomedical question", read_only_hint=True))

@@ -20,6 +20,11 @@ from deepcritical.service.watches_redis import open_watches
 from deepcritical.text import one_line
 
 MAX_WATCH_ID_CHARS = 20
+CONFIDENCE = "How sure the verdict is; for a maybe weighed from the studies: how evenly they split (1 when evenly)"
+VERDICT_TEXT = (
+    "The verdict as the report words it, with the favourable share of the weighed studies (yes from 0.65, no up to "
+    "0.35): compare runs by it, not by the confidence alone"
+)
 
 
 class WatchSummary(BaseModel):
@@ -31,7 +36,8 @@ class WatchSummary(BaseModel):
     next_due: datetime
     last_run: datetime | None
     verdict: str | None = Field(description="The verdict of its last run (yes, no, maybe, supported, ...)")
-    confidence: float | None
+    confidence: float | None = Field(description=CONFIDENCE)
+    verdict_text: str | None = Field(description=VERDICT_TEXT)
 
 
 class WatchList(BaseModel):
@@ -43,7 +49,8 @@ class RunChanges(BaseModel):
 
     run_at: datetime
     verdict: str | None
-    confidence: float | None
+    confidence: float | None = Field(description=CONFIDENCE)
+    verdict_text: str | None = Field(description=VERDICT_TEXT)
     counted_studies: int
     changed: bool = Field(description="Whether the evidence or the verdict moved (an alert was sent)")
     changes: list[str] = Field(description="One line per change: new studies, retractions, the verdict's move")
@@ -111,6 +118,7 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
                 run_at=run.run_at,
                 verdict=run.verdict,
                 confidence=run.confidence,
+                verdict_text=run.verdict_text,
                 counted_studies=run.counted,
                 changed=run.changed,
                 changes=run.summary,
@@ -132,4 +140,5 @@ def _summary(*, watch_id: str, store: WatchStorage) -> WatchSummary:
         last_run=last.run_at if last else None,
         verdict=last.verdict if last else None,
         confidence=last.confidence if last else None,
+        verdict_text=last.verdict_text if last else None,
     )

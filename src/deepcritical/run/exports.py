@@ -18,6 +18,7 @@ from bibtexparser.model import Entry, Field
 from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from deepcritical.models import Evidence
+from deepcritical.text import one_line
 
 ReferenceFormat = Literal["ris", "bibtex", "csljson"]
 REFERENCE_FORMATS: tuple[ReferenceFormat, ...] = ("ris", "bibtex", "csljson")
@@ -138,8 +139,18 @@ class _RisWriter(rispy.RisWriter):  # type: ignore[misc]
         return ""
 
 
+def _one_line_values(entry: dict[str, Any]) -> dict[str, Any]:
+    """RIS is one tag a line: a line break in outside text (a registry's or a search engine's title, an author)
+    would end the record there and let the text that follows it forge tags and records."""
+    return {
+        tag: [one_line(value) for value in values] if isinstance(values, list) else one_line(values)
+        for tag, values in entry.items()
+    }
+
+
 def to_ris(items: Sequence[Evidence], *, synthetic: bool = False) -> str:
-    return str(rispy.dumps([ris_entry(item, synthetic=synthetic) for item in items], implementation=_RisWriter))
+    entries = [_one_line_values(ris_entry(item, synthetic=synthetic)) for item in items]
+    return str(rispy.dumps(entries, implementation=_RisWriter))
 
 
 # --- BibTeX ---

@@ -13,6 +13,7 @@ from deepcritical.models import DESIGNS
 from deepcritical.reading.effects import RATIO_MEASURES
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, Pooled, StudyEstimate, comparable, pool
 from deepcritical.run import svg
+from deepcritical.text import same_precision
 
 if TYPE_CHECKING:  # the drawing needs only the record's fields; the stages it comes from load with a run
     from deepcritical.stages.figures import ForestPlot
@@ -30,6 +31,7 @@ class NotComparableError(ValueError):
 
 
 def _fmt(value: float) -> str:
+    """A pooled estimate, computed rather than stated: two decimals (none from 100)."""
     return f"{value:.2f}" if abs(value) < 100 else f"{value:.0f}"
 
 
@@ -109,7 +111,9 @@ def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str,
             svg.text(_N_RIGHT, y + 4, f"{study.n:,}" if study.n else "–", anchor="end"),
             svg.line(x_of(study.ci_low), y, x_of(study.ci_high), y),
             svg.rect(x_of(study.value) - half, y - half, 2 * half, 2 * half, fill="#1f4e79", stroke="#1f4e79"),
-            svg.text(_ESTIMATE, y + 4, f"{_fmt(study.value)} [{_fmt(study.ci_low)}, {_fmt(study.ci_high)}]"),
+            # As the study states it, to its own precision (as the study-results table writes it): a fixed two
+            # decimals would draw an OR of 0.005 [0.001, 0.020] as 0.01 [0.00, 0.02].
+            svg.text(_ESTIMATE, y + 4, "{} [{}, {}]".format(*same_precision(study.value, study.ci_low, study.ci_high))),
         ]
     if pooled is not None:
         body += _diamond(pooled, _TOP + (len(studies) + 1) * _ROW + _ROW / 2, x_of)

@@ -114,6 +114,15 @@ class RunRequest(BaseModel):
         if not 1 <= iterations <= limit:
             raise RunRequestError("max_iterations", f"must be between 1 and {limit} on this server")
         sources = checked_sources(self.sources, server)
+        if self.model is not None and (server.demo_mode or self.demo):
+            # The command line says so in a note; a client of the API or MCP would otherwise get a run that is not
+            # the one it asked for, with nothing but "demo": true to tell it.
+            other = "" if server.demo_mode else ", or ask for demo_sources (the stand-in sources with that model)"
+            raise RunRequestError(
+                "model",
+                f"a demo run uses its deterministic stand-in models, so {one_line(self.model)!r} would not be used: "
+                f"leave model out{other}",
+            )
         spelled = {"question": question, "max_iterations": iterations, "sources": sources}
         return RunRequest.model_validate(self.model_dump() | spelled)
 

@@ -15,6 +15,7 @@ from typing import Literal, cast
 from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
+from deepcritical.outputs import verdict_words
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.stages.document import Block, Item, bullets, heading, strong
 from deepcritical.stages.document import item as entry
@@ -35,6 +36,9 @@ class StudyChange(BaseModel):
     design: str
     level: int | None
     reading: Reading
+    read_before: Reading | None = Field(
+        default=None, description="A study retracted or flagged since: how the run before read it"
+    )
 
 
 class VerdictState(BaseModel):
@@ -42,6 +46,12 @@ class VerdictState(BaseModel):
     confidence: float
     strongest_design: str | None
     strongest_level: int | None
+    confidence_is_split: bool = Field(
+        default=False, description="The confidence of a maybe or mixed is how evenly the evidence is split"
+    )
+    favourable_share: float | None = Field(
+        default=None, description="The favourable share of the weight the counted studies' verdict is read from"
+    )
 
 
 class Changes(BaseModel):
@@ -89,9 +99,11 @@ class Changes(BaseModel):
             return [f"the run failed: {self.failed}"]
         if self.baseline:
             return ["first run: the baseline later runs are compared with"]
-        lines = [f"new: {study.title} ({_grade(study)}; {_read_as(study)})" for study in self.new_studies]
-        lines += [f"retracted since: {study.title}" for study in self.newly_retracted]
-        lines += [f"under an expression of concern since: {study.title}" for study in self.newly_under_concern]
+        lines = [f"new: {study.title} ({_grade(study)}; {_read_as(study.reading)})" for study in self.new_studies]
+        lines += [f"retracted since: {study.title}{_before(study)}" for study in self.newly_retracted]
+        lines += [
+            f"under an expression of concern since: {study.title}{_before(study)}" for study in self.newly_under_concern
+        ]
         if self.new_strongest:
             lines.append(f"strongest design: {self.strongest_before or 'none'} -> {self.strongest_after}")
         if self.verdict_changed and self.verdict_before and self.verdict_after:
@@ -110,7 +122,12 @@ def _grade(study: StudyChange) -> str:
 
 
 def _verdict(state: VerdictState) -> str:
-    return f"{state.label} ({state.confidence:.2f})"
+    return verdict_words(state.label, state.confidence, split=state.confidence_is_split, share=state.favourable_share)
+
+
+def _before(study: StudyChange) -> str:
+    """ " (reads favourable before)": whether the verdict before could have rested on a study now retracted."""
+    return f" ({_read_as(study.read_before)} before)" if study.read_before is not None else ""
 
 
 def _strongest(state: VerdictState | None) -> str | None:
@@ -129,6 +146,8 @@ def verdict_state(outcome: ResearchOutcome | None) -> VerdictState | None:
         confidence=verdict.confidence,
         strongest_design=verdict.strongest_design,
         strongest_level=verdict.strongest_level,
+        confidence_is_split=verdict.confidence_is_split,
+        favourable_share=verdict.favourable_share,
     )
 
 
@@ -203,6 +222,12 @@ def compare(
     strength = counted(after)
     on_topic = {*strength.counted, *strength.registrations, *strength.retracted, *strength.not_studies}
     new, retracted, concern = [], [], []
+    held_strength = counted(before)  # cheap: this run carried those studies forward and read them already (cached)
+
+    def flagged(item: Evidence, earlier: Evidence) -> StudyChange:
+        # How the run before read a study flagged since: whether its verdict could have rested on it.
+        return _study(item, strength).model_copy(update={"read_before": _reading(earlier, held_strength)})
+
     for item in after.evidence:
         earlier = _held_as(item, held)
         if earlier is None:
@@ -210,9 +235,9 @@ def compare(
                 new.append(_study(item, strength))
             continue
         if item.retracted and not earlier.retracted:
-            retracted.append(_study(item, strength))
+            retracted.append(flagged(item, earlier))
         elif item.expression_of_concern and not earlier.expression_of_concern and not item.retracted:
-            concern.append(_study(item, strength))
+            concern.append(flagged(item, earlier))
     before_state, after_state = verdict_state(before), verdict_state(after)
     return Changes(
         baseline=False,
@@ -229,13 +254,14 @@ def compare(
     )
 
 
-def _read_as(study: StudyChange) -> str:
-    """ "reads favourable", "a registration", "retracted": how the run read the study."""
-    return f"reads {study.reading}" if study.reading in ("favourable", "null", "unfavourable") else study.reading
+def _read_as(reading: Reading) -> str:
+    """ "reads favourable", "a registration", "retracted": how a run read a study."""
+    return f"reads {reading}" if reading in ("favourable", "null", "unfavourable") else reading
 
 
 def _line(study: StudyChange) -> Item:
-    return entry(f"{study.title} ({_grade(study)}, {study.date}; {_read_as(study)})")
+    before = f"; {_read_as(study.read_before)} before" if study.read_before is not None else ""
+    return entry(f"{study.title} ({_grade(study)}, {study.date}; {_read_as(study.reading)}{before})")
 
 
 def section_blocks(changes: Changes) -> list[Block]:

@@ -292,6 +292,8 @@ async def run_watch_once(
             counted=len(counted(outcome).counted),
             changed=changes.changed,
             summary=changes.summary(),
+            confidence_is_split=verdict is not None and verdict.confidence_is_split,
+            favourable_share=verdict.favourable_share if verdict is not None else None,
         ),
         next_due=next_due or now + watch.interval,
     )

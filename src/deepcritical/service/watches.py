@@ -19,63 +19,42 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from deepcritical.config import parse_duration
 from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.outputs import verdict_words
 from deepcritical.run.request import unsearchable
+from deepcritical.service.watches_schema import migrate
 from deepcritical.text import one_line
 
 DATABASE_NAME = "watches.sqlite"
 MIN_INTERVAL = timedelta(hours=1)
 MAX_QUESTION_CHARS = 2000
 
-# Each step is applied once, in order; step N brings the schema to version N. Never edit a shipped step:
-# add one.
-MIGRATIONS: tuple[str, ...] = (
-    # 1: the watches
-    """
-    CREATE TABLE watches (
-        id TEXT PRIMARY KEY,
-        question TEXT NOT NULL,
-        interval_seconds INTEGER NOT NULL,
-        options TEXT NOT NULL,
-        webhook TEXT,
-        created TEXT NOT NULL,
-        next_due TEXT NOT NULL
-    );
-    """,
-    # 2: each watch's runs, newest last
-    """
-    CREATE TABLE watch_runs (
-        watch_id TEXT NOT NULL REFERENCES watches(id) ON DELETE CASCADE,
-        run_at TEXT NOT NULL,
-        folder TEXT NOT NULL,
-        verdict TEXT,
-        confidence REAL,
-        counted INTEGER NOT NULL,
-        changed INTEGER NOT NULL,
-        summary TEXT NOT NULL,
-        PRIMARY KEY (watch_id, run_at)
-    );
-    CREATE INDEX watches_next_due ON watches (next_due);
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-
 
 class WatchError(DeepCriticalError):
-    """A watch that cannot be added, found or run; ``field`` names the input at fault (for the API)."""
+    """A watch that cannot be added, found or run; ``field`` names the input at fault. The message names it as
+    the API and MCP take it ("every '30m': ..."); ``on_command_line`` as the command line does ("--every")."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
         self.message = message
 
+    @property
+    def on_command_line(self) -> str:
+        flagged = self.field in ("every", "webhook") and self.message.startswith(f"{self.field} ")
+        return f"--{self.message}" if flagged else self.message
+
 
 class WatchNotFoundError(WatchError):
     def __init__(self, watch_id: str) -> None:
-        super().__init__("id", f"no watch has the id {watch_id!r} (see `deepcritical watch list`)")
+        super().__init__("id", f"no watch has the id {watch_id!r}")
+
+    @property
+    def on_command_line(self) -> str:
+        return f"{self.message} (see `deepcritical watch list`)"
 
 
 class WatchOptions(BaseModel):
@@ -100,6 +79,22 @@ class WatchRun(BaseModel):
     counted: int
     changed: bool
     summary: list[str] = Field(default_factory=list, description="What changed, one line each")
+    confidence_is_split: bool = Field(
+        default=False, description="The confidence of a maybe or mixed: how evenly the evidence is split, 1 when evenly"
+    )
+    favourable_share: float | None = Field(
+        default=None,
+        description="The favourable share of the weight the counted studies' verdict is read from (yes from 0.65, "
+        "no up to 0.35); None for a model's verdict",
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def verdict_text(self) -> str | None:
+        """'maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)', or None before a verdict."""
+        if self.verdict is None or self.confidence is None:
+            return None
+        return verdict_words(self.verdict, self.confidence, split=self.confidence_is_split, share=self.favourable_share)
 
 
 class Watch(BaseModel):
@@ -187,9 +182,9 @@ def parse_interval(text: str) -> timedelta:
     try:
         interval = parse_duration(text)
     except ValueError as error:
-        raise WatchError("every", f"--every {text!r}: {error}") from None
+        raise WatchError("every", f"every {text!r}: {error}") from None
     if interval is None or interval < MIN_INTERVAL:
-        raise WatchError("every", f"--every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
+        raise WatchError("every", f"every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
     return interval
 
 
@@ -210,7 +205,7 @@ def check_webhook(url: str | None) -> str | None:
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise WatchError("webhook", f"--webhook {url!r}: expected an http:// or https:// URL")
+        raise WatchError("webhook", f"webhook {url!r}: expected an http:// or https:// URL")
     return url
 
 
@@ -228,28 +223,6 @@ def check_question(question: str) -> str:
 def stamp(moment: datetime) -> str:
     """A moment as both stores keep it (UTC, to the second): compared as text, so one form everywhere."""
     return moment.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def migrate(connection: sqlite3.Connection) -> int:
-    """Bring the database to ``SCHEMA_VERSION``; returns the version it had. A database of a later version
-    is refused (ConfigError): its tables may mean what this version cannot know."""
-    connection.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = connection.execute("SELECT version FROM schema_version").fetchone()
-    found = int(row[0]) if row is not None else 0
-    if row is None:
-        connection.execute("INSERT INTO schema_version (version) VALUES (0)")
-    if found > SCHEMA_VERSION:
-        raise ConfigError(
-            f"the watches database is of version {found}, newer than this DeepCritical knows ({SCHEMA_VERSION})"
-        )
-    for version in range(found + 1, SCHEMA_VERSION + 1):
-        # One transaction per step: the step and the version it brings are written together, or neither.
-        with connection:
-            for statement in MIGRATIONS[version - 1].split(";"):
-                if statement.strip():
-                    connection.execute(statement)
-            connection.execute("UPDATE schema_version SET version = ?", (version,))
-    return found
 
 
 class WatchStore(WatchStorage):
@@ -321,6 +294,8 @@ class WatchStore(WatchStorage):
             counted=row["counted"],
             changed=bool(row["changed"]),
             summary=json.loads(row["summary"]),
+            confidence_is_split=bool(row["confidence_is_split"]),
+            favourable_share=row["favourable_share"],
         )
 
     def get(self, watch_id: str) -> Watch:
@@ -364,8 +339,8 @@ class WatchStore(WatchStorage):
         with self._connect() as connection, connection:
             connection.execute(
                 "INSERT OR REPLACE INTO watch_runs "
-                "(watch_id, run_at, folder, verdict, confidence, counted, changed, summary) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "(watch_id, run_at, folder, verdict, confidence, counted, changed, summary, confidence_is_split, "
+                "favourable_share) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     watch_id,
                     stamp(run.run_at),
@@ -375,6 +350,8 @@ class WatchStore(WatchStorage):
                     run.counted,
                     int(run.changed),
                     json.dumps(run.summary),
+                    int(run.confidence_is_split),
+                    run.favourable_share,
                 ),
             )
             connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (stamp(next_due), watch_id))

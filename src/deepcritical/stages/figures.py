@@ -6,18 +6,20 @@ table, the plot, the record and the CSV export cannot show different numbers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
 from deepcritical.models import DESIGNS, Evidence, StudyDesign
+from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.stages.document import Block, Figure, FileLink, Inline, cites, heading, paragraph, runs, strong
 from deepcritical.stages.results import StudyResult, study_results
 from deepcritical.stages.strength import Strength
 from deepcritical.stages.studies import group_studies, record_counts
-from deepcritical.text import shorten
+from deepcritical.text import same_precision, shorten
 
 FLOW_FILE = "prisma.svg"
 LABEL_CHARS = 60
@@ -159,17 +161,20 @@ def forest_plots(
     estimate in people without the condition is not one of the same effect as those in people with it."""
     indirect = indirect or {}
     groups: dict[frozenset[str], list[StudyResult]] = {}
+    named: dict[frozenset[str], str] = {}
     for row in rows:
         if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
-            group = groups.setdefault(outcome_key(row.outcome), [])
+            outcome = _spelled_out(row.outcome, evidence.get(row.id))
+            group = groups.setdefault(outcome_key(outcome), [])
+            named.setdefault(outcome_key(outcome), outcome)
             if all(other.id != row.id for other in group):  # a study once per outcome: its first estimate
                 group.append(row)
     plots: list[ForestPlot] = []
     notes: list[str] = []
-    for stating in groups.values():
+    for key, stating in groups.items():
         if len(stating) < 2:
             continue
-        outcome = stating[0].outcome or ""
+        outcome = named[key]
         left_out = [
             LeftOut(
                 id=row.id,
@@ -249,6 +254,17 @@ def forest_plots(
     return plots, notes
 
 
+def _spelled_out(outcome: str, item: Evidence | None) -> str:
+    """An outcome with the abbreviations its study defines written out: a case-control study's "AD" (after
+    "Alzheimer's disease (AD)") is the Alzheimer's disease another study states, one outcome for the plots."""
+    if item is None:
+        return outcome
+    defined = defined_abbreviations(f"{item.citation.title}. {item.content}")
+    for short, long in defined.items():
+        outcome = re.sub(rf"(?<![\w-]){re.escape(short)}(?![\w-])", long, outcome)  # words: no backslash to read
+    return outcome
+
+
 def _left_out_text(left_out: Sequence[LeftOut]) -> str:
     """ "[6] Empagliflozin after acute ... (people without heart failure)", each left-out study so."""
     return "; ".join(f"{study.label} ({study.reason})" for study in left_out)
@@ -293,13 +309,19 @@ def _cited(number: int | None, label: str) -> list[Inline]:
     return cites([number]) if number is not None else runs(label)
 
 
+def _estimate(value: float, low: float, high: float) -> str:
+    """ "0.79 [0.69, 0.90]": as the table and the drawing write it."""
+    shown, shown_low, shown_high = same_precision(value, low, high)
+    return f"{shown} [{shown_low}, {shown_high}]"
+
+
 def figure_lines(figures: Figures) -> list[Block]:
     """The report's forest plots: each plot, its files, and what it does and does not show."""
     lines: list[Block] = [heading("Forest plots")]
     for plot in figures.forest_plots:
         name = MEASURE_NAMES.get(plot.measure, plot.measure) + (f" ({plot.unit})" if plot.unit else "")
         title = f"{name}: {plot.outcome}"
-        values = "; ".join(f"{s.label} {s.value:g} [{s.ci_low:g}, {s.ci_high:g}]" for s in plot.studies)
+        values = "; ".join(f"{s.label} {_estimate(s.value, s.ci_low, s.ci_high)}" for s in plot.studies)
         lines += [heading(title, level=3), Figure(file=f"{plot.file}.svg", alt=f"Forest plot. {title}. {values}")]
         if plot.pooled is not None:
             pooled = plot.pooled

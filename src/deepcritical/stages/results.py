@@ -17,7 +17,7 @@ from deepcritical.reading.p_values import p_parts
 from deepcritical.reading.patterns import PER_UNIT
 from deepcritical.stages.document import Block, Code, Table, cites, heading, paragraph, runs
 from deepcritical.stages.strength import Strength
-from deepcritical.text import shorten
+from deepcritical.text import same_precision, shorten
 
 # Which stated result stands for a study: an effect size with its interval first, then one without,
 # then each group's value with a p-value, then a p-value alone.
@@ -151,24 +151,12 @@ def _unit(text: str, effect: Effect) -> str | None:
     return None
 
 
-def _decimals(value: float) -> int:
-    text = f"{value:g}"
-    return len(text.split(".")[1]) if "." in text and "e" not in text else 0
-
-
-def _numbers(*values: float | None) -> list[str]:
-    """The values with one number of decimals, the most any of them has: an estimate and its interval are
-    written to one precision ("0.77 [0.60, 0.98]"), which a float's shortest form drops ("0.6")."""
-    places = max((_decimals(v) for v in values if v is not None), default=0)
-    return ["" if v is None else f"{v:.{places}f}" for v in values]
-
-
 def effect_text(row: StudyResult) -> str:
     """ "HR 0.77 [0.72, 0.82]", "OR 0.98 per SD [0.93, 1.04]", "change -21% [-38%, 0%]", "group values: 79 % vs
     59 %", or "" for a p-value alone."""
     if row.value is not None and row.measure in _EFFECT_SIZES:
         name = "change" if row.measure == "percent_change" else row.measure
-        value, low, high = _numbers(row.value, row.ci_low, row.ci_high)
+        value, low, high = same_precision(row.value, row.ci_low, row.ci_high)
         if row.measure == "percent_change":  # "reduced ... by 48%": "change -48%", never a bare "-48"
             value, low, high = f"{value}%", f"{low}%", f"{high}%"
         interval = f" [{low}, {high}]" if row.ci_low is not None else ""

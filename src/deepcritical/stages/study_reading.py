@@ -208,7 +208,9 @@ class StudyReader:
         for kind, words in _OUTCOME_DEFINED.findall(item.text):
             if kind.lower() != "secondary" and not _SEVERAL.search(words):
                 measure = frozenset(stems(re.sub(r"(?<!\bnon)-", " ", words, flags=re.I)))
-                if any(outcome & measure for outcome in self._outcomes_of(item)):
+                # An abbreviation the study defines for the outcome keeps its hyphen ("BDI-II", for the Beck
+                # Depression Inventory-II): it names the outcome whole, not as "bdi" and "ii".
+                if any(outcome & (measure | set(stems(words))) for outcome in self._outcomes_of(item)):
                     return measure
         return frozenset()
 
@@ -275,10 +277,12 @@ class StudyReader:
             again = self.result_reader.read(on_outcome, comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         primary = [unit for unit in units if self._states_primary(unit.text, item)]
-        if primary and _states(reading) and not self._states_primary(reading.evidence[0].text, item):
+        if primary and not (_states(reading) and self._states_primary(reading.evidence[0].text, item)):
             # A trial answers by its primary outcome, when a Results sentence states it for the question's
             # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
-            # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21).
+            # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21),
+            # nor is a conclusion the reader is unsure of ("improved depressive symptoms", 0.46) when the primary
+            # measure's own sentence states it ("BDI-II scores fell ... (difference -4.7 ...; p=0.004)").
             again = self.result_reader.read(primary, comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
         if (

@@ -5,6 +5,7 @@ same-origin rules as to every other route; errors have the API's one shape, ``{"
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated
 
 import structlog
@@ -63,7 +64,16 @@ class WatchView(BaseModel):
     links: dict[str, str]
 
 
-def watch_view(watch: Watch, history: list[WatchRun] | None = None) -> WatchView:
+def _in_home(run: WatchRun, home: Path) -> WatchRun:
+    """The run with its folder under the server's home ("watches/w-.../runs/watch-..."): a client of the API has
+    no use for the server's own paths, which name its user and layout (MCP's stdio client, on the same machine,
+    is given the whole path)."""
+    folder = Path(run.folder)
+    shown = folder.relative_to(home) if folder.is_relative_to(home) else Path(folder.name)
+    return run.model_copy(update={"folder": shown.as_posix()})
+
+
+def watch_view(watch: Watch, home: Path, history: list[WatchRun] | None = None) -> WatchView:
     return WatchView(
         id=watch.id,
         question=watch.question,
@@ -71,8 +81,8 @@ def watch_view(watch: Watch, history: list[WatchRun] | None = None) -> WatchView
         webhook=watch.webhook is not None,
         created=watch.created,
         next_due=watch.next_due,
-        last_run=watch.last_run,
-        history=history,
+        last_run=_in_home(watch.last_run, home) if watch.last_run else None,
+        history=[_in_home(run, home) for run in history] if history is not None else None,
         links={"self": f"/api/watches/{watch.id}", "feed": f"/api/watches/{watch.id}/feed.atom"},
     )
 
@@ -104,7 +114,7 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
     @router.get("/watches", response_model=list[WatchView])
     async def list_watches() -> list[WatchView]:
         """Every watched question: its last run, its verdict then and when it is next due."""
-        return [watch_view(watch) for watch in store().watches()]
+        return [watch_view(watch, settings.home) for watch in store().watches()]
 
     @router.post("/watches", status_code=201, response_model=WatchView, responses={422: {"model": ErrorBody}})
     async def add_watch(body: WatchRequest) -> WatchView | JSONResponse:
@@ -121,14 +131,14 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         except ConfigError as error:
             return error_response(422, str(error), "sources")
         await schedule_first_run(manager, watch, settings)
-        return watch_view(watch)
+        return watch_view(watch, settings.home)
 
     @router.get("/watches/{watch_id}", response_model=WatchView, responses={404: {"model": ErrorBody}})
     async def get_watch(watch_id: WatchId) -> WatchView | JSONResponse:
         """One watch with its history: each run's verdict, confidence, counted studies and what changed."""
         try:
             watches = store()
-            return watch_view(watches.get(watch_id), watches.history(watch_id))
+            return watch_view(watches.get(watch_id), settings.home, watches.history(watch_id))
         except WatchNotFoundError as error:
             return error_response(404, error.message, "id")
 

@@ -374,7 +374,12 @@
         openRun(run.run_id, true);
       });
       item.appendChild(link);
-      const meta = el("span", " " + run.status + " · " + formatTime(run.created_at), "meta status-" + run.status);
+      // The verdict and the reader it was read with: two runs of one question (one per reader) are told apart
+      // here, and a disagreement between them shows without opening either.
+      const verdict = run.summary && run.summary.verdict ? " · verdict: " + run.summary.verdict.label : "";
+      const reader = run.reader ? " · " + run.reader + " reader" : "";
+      const meta = el("span", " " + run.status + " · " + formatTime(run.created_at) + verdict + reader,
+        "meta status-" + run.status);
       item.appendChild(meta);
       list.appendChild(item);
     }
@@ -387,7 +392,10 @@
 
   function fillForm(info) {
     $("demo-banner").hidden = !info.demo;
+    // The server's limit, for a question to research and one to watch alike: a field's own maxlength would cut a
+    // longer pasted question without a word.
     $("question").maxLength = info.max_question_chars;
+    $("watch-question").maxLength = info.max_question_chars;
     const examples = $("examples");
     examples.replaceChildren();
     for (const question of info.examples) {

@@ -1,5 +1,6 @@
-// The page's "Watched questions": add, list and remove watches, each with its history and the verdict's
-// confidence over time as a small SVG chart. Everything from a watch is set as text, never as HTML.
+// The page's "Watched questions": add, list and remove watches, each with its history and, over time, the
+// favourable share of the studies its verdict weighs (where the verdict is read from them; else its confidence)
+// as a small SVG chart. Everything from a watch is set as text, never as HTML.
 "use strict";
 
 (function () {
@@ -14,29 +15,43 @@
     return node;
   }
 
-  // The confidence of each run's verdict (0 to 1), oldest on the left; a run without a verdict is skipped.
+  // One value per run, oldest on the left, on one scale: the favourable share of the weighed studies when every
+  // run has one (its 0.35 and 0.65 marks are where the verdict turns no and yes), else the verdict's confidence.
+  // A maybe's confidence is how evenly the evidence is split: beside a yes's it would read as certainty lost.
   function chart(history) {
-    const points = history.filter((run) => typeof run.confidence === "number");
+    const shares = history.filter((run) => typeof run.favourable_share === "number");
+    const byShare = shares.length >= 2 && shares.length === history.filter((run) => run.verdict).length;
+    const value = byShare ? (run) => run.favourable_share : (run) => run.confidence;
+    const points = byShare ? shares : history.filter((run) => typeof run.confidence === "number");
     if (points.length < 2) return null;
     const box = svg("svg", {
       class: "confidence-chart", width: CHART_WIDTH, height: CHART_HEIGHT,
       viewBox: "0 0 " + CHART_WIDTH + " " + CHART_HEIGHT, role: "img",
     });
     const title = svg("title", {});
-    title.textContent = "Verdict confidence over " + points.length + " runs: " +
-      points.map((run) => run.confidence.toFixed(2)).join(", ");
+    title.textContent = (byShare
+      ? "Favourable share of the weighed studies (yes from 0.65, no up to 0.35) over "
+      : "Verdict confidence over ") + points.length + " runs: " +
+      points.map((run) => value(run).toFixed(byShare ? 3 : 2)).join(", ");
     box.appendChild(title);
+    const y = (fraction) => 4 + (1 - fraction) * (CHART_HEIGHT - 8);
     box.appendChild(svg("line", { x1: 0, y1: CHART_HEIGHT - 1, x2: CHART_WIDTH, y2: CHART_HEIGHT - 1 }));
+    if (byShare) {
+      for (const mark of [0.35, 0.65]) {
+        box.appendChild(svg("line", { class: "threshold", x1: 0, y1: y(mark), x2: CHART_WIDTH, y2: y(mark) }));
+      }
+    }
     const step = (CHART_WIDTH - 8) / (points.length - 1);
-    const xy = points.map((run, i) => [4 + i * step, 4 + (1 - run.confidence) * (CHART_HEIGHT - 8)]);
+    const xy = points.map((run, i) => [4 + i * step, y(value(run))]);
     box.appendChild(svg("polyline", { points: xy.map((p) => p[0].toFixed(1) + "," + p[1].toFixed(1)).join(" ") }));
     for (const [x, y] of xy) box.appendChild(svg("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 3 }));
     return box;
   }
 
+  // As the report words it (the server's verdict_text): a maybe's confidence is how evenly the evidence is split.
   function verdictText(run) {
     if (!run || !run.verdict) return "not run yet";
-    return run.verdict + (typeof run.confidence === "number" ? " (" + run.confidence.toFixed(2) + ")" : "");
+    return run.verdict_text || run.verdict;
   }
 
   async function showHistory(watch, item, toggle) {
