@@ -328,3 +328,18 @@ def test_a_primary_measure_named_by_a_hyphenated_abbreviation_of_the_outcome_is_
     assert reading.sentence is not None
     assert reading.sentence.startswith("BDI-II scores fell")
     assert reading.direction == "favourable"
+
+
+def test_a_reviews_background_sentence_is_not_its_result() -> None:
+    """Issue 23: background is never a result. A safety review opens with why the question is asked; the
+    sentence names the question's disease, but says how the drug may come to be used, not what anyone found."""
+    reader = StudyReader("Could metformin slow Alzheimer's disease?")
+    review = study(
+        "Interest in metformin as a candidate treatment for Alzheimer's disease means it may be given to older "
+        "people without diabetes, a population in whom its safety has been studied less. Gastrointestinal adverse "
+        "effects affect 20-30% of new users and are reduced by extended-release formulations.",
+        title="Safety of metformin in older adults: a narrative review",
+    )
+    reading = reader.read(review)
+    assert reading.direction is None
+    assert all("Interest in" not in unit.text for unit in reading.reading.evidence)
