@@ -71,8 +71,10 @@ from deepcritical.run.predictions import label_f1, macro_average
 from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources
 from deepcritical.sources.library import LibraryTool
+from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.strength import Strength
 from deepcritical.stages.study_reading import study_reader
+from deepcritical.stages.topic import _names, _names_outcome, topic_of
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
 COLLECTION = "trials"
@@ -229,8 +231,9 @@ def row_of(question: str, strength: Strength, document_id: str, collected: set[s
     row: dict[str, Any] = {"collected": document_id in collected, "counted": False, "label": None}
     placed = [v.id for v in views if v.id not in strength.same_study]
     row["placed"] = placed
-    if any(i in strength.off_topic for i in placed):
+    if off := [i for i in placed if i in strength.off_topic]:
         row["off_topic"] = True
+        row["off_topic_why"] = why_off_topic(question, strength.views[off[0]])
     counted = [i for i in placed if i in strength.counted]
     if not counted:
         return row
@@ -256,6 +259,19 @@ def row_of(question: str, strength: Strength, document_id: str, collected: set[s
         else LABEL_TEXT[reading.reading.label or "no_difference"],
     }
     return row
+
+
+def why_off_topic(question: str, view: EvidenceView) -> dict[str, Any]:
+    """Which of the topic's parts the passage placed for the study does not name (for finding why)."""
+    topic = topic_of(question)
+    haystack = f"{view.title} {view.text}".lower()
+    return {
+        "section": view.section,
+        "intervention": list(topic.intervention),
+        "missing": [w for w in topic.intervention if not _names([w], haystack, view.mesh)],
+        "names_outcome": _names_outcome(view, topic),
+        "title": view.title[:120],
+    }
 
 
 async def run_all(
