@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import json
 import logging
 import os
@@ -190,10 +189,10 @@ def library_add(home: Path, folder: Path) -> dict[str, str]:
     """``deepcritical library add FOLDER`` in a subprocess (the user's command); the documents' ids by PMCID."""
     env = {**os.environ, "DEEPCRITICAL_HOME": str(home)}
     cli = [sys.executable, "-m", "deepcritical"]
-    subprocess.run(  # noqa: S603 - our own CLI, on files this bench wrote
+    subprocess.run(
         [*cli, "library", "add", str(folder), "--collection", COLLECTION], env=env, check=True, capture_output=True
     )
-    listed = subprocess.run(  # noqa: S603
+    listed = subprocess.run(
         [*cli, "library", "documents", "--collection", COLLECTION, "--json"],
         env=env,
         check=True,
@@ -307,7 +306,15 @@ async def run_all(
         collected = {item.passage.document_id for item in outcome.evidence if item.passage}
         document = ids.get(prompt.pmcid, "")
         row = row_of(question, captured[-1], document, collected) if captured else {"collected": False}
+        sections = [
+            item.passage.section for item in outcome.evidence if item.passage and item.passage.document_id == document
+        ]
         row |= {
+            "passages_collected": len(sections),
+            "sections_collected": sections,
+            "passages_counted_set": sum(
+                (view.document or view.id) == document for view in (captured[-1].views.values() if captured else ())
+            ),
             "id": prompt.id,
             "pmcid": prompt.pmcid,
             "question": question,
@@ -359,11 +366,15 @@ def report(rows: Sequence[dict[str, Any]], alone: dict[str, dict[str, Any]], lab
     alone_acc, alone_f1 = scores(gold, alone_pred)
     with_reading = [row for row in scored if row["label"] is not None]
     agree = sum(row["label"] == labels[row["id"]] for row in with_reading)
-    print(f"run agrees with the doctors:         {share(sum(r['label'] == g for r, g in zip(scored, gold, strict=True)))}"
-          f"  macro-F1 {run_f1:.3f} (no reading counts as wrong)")
+    print(
+        f"run agrees with the doctors:         {share(sum(r['label'] == g for r, g in zip(scored, gold, strict=True)))}"
+        f"  macro-F1 {run_f1:.3f} (no reading counts as wrong)"
+    )
     print(f"  where the run states a reading:    {share(agree, len(with_reading))}")
-    print(f"reader alone agrees (eval):          {share(sum(p == g for p, g in zip(alone_pred, gold, strict=True)))}"
-          f"  macro-F1 {alone_f1:.3f}")
+    print(
+        f"reader alone agrees (eval):          {share(sum(p == g for p, g in zip(alone_pred, gold, strict=True)))}"
+        f"  macro-F1 {alone_f1:.3f}"
+    )
     both = Counter(
         (alone[row["id"]]["prediction"] == labels[row["id"]], row["label"] == labels[row["id"]]) for row in scored
     )
@@ -385,8 +396,10 @@ def report(rows: Sequence[dict[str, Any]], alone: dict[str, dict[str, Any]], lab
         if alone[row["id"]]["prediction"] == labels[row["id"]] and row["label"] != labels[row["id"]]
     )
     print(f"where the reader is right and the run is not: {dict(why)}")
-    print(f"run accuracy {run_acc:.3f} vs reader alone {alone_acc:.3f}; "
-          f"verdicts {dict(Counter(str(r.get('verdict')) for r in scored))}")
+    print(
+        f"run accuracy {run_acc:.3f} vs reader alone {alone_acc:.3f}; "
+        f"verdicts {dict(Counter(str(r.get('verdict')) for r in scored))}"
+    )
     seconds = [row["seconds"] for row in scored]
     print(f"seconds per run: mean {sum(seconds) / n:.1f}, total {sum(seconds):.0f}")
 

@@ -195,7 +195,8 @@ GDFR = "Does intraoperative goal-directed fluid restriction (GDFR) change lactat
 
 def test_an_abbreviation_the_question_defines_for_its_intervention_names_it() -> None:
     results = replace(
-        THALIDOMIDE_RESULTS, text="Lactate at the end of surgery was lower in the GDFR group (1.1 vs 1.6 mmol/L, p = 0.01)."
+        THALIDOMIDE_RESULTS,
+        text="Lactate at the end of surgery was lower in the GDFR group (1.1 vs 1.6 mmol/L, p = 0.01).",
     )
     assert on_topic(results, topic_of(GDFR))
     # Not as a piece of another word, nor an abbreviation the question defines for something else.
