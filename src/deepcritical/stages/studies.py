@@ -77,7 +77,7 @@ def numbers_by_study(references: Sequence[str], items: Mapping[str, Evidence]) -
 def states_results(item: Evidence) -> bool:
     """Whether an item may state its study's result: an abstract, a snippet, or a full-text passage from a
     section other than the introduction, methods, background or back matter."""
-    return item.passage is None or not no_result_section(item.passage.section)
+    return item.passage is None or not no_result_section(item.passage.section, item.passage.subsection)
 
 
 def _reading_order(item: Evidence) -> tuple[bool, bool]:
