@@ -15,7 +15,8 @@ TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans"
 # A PMC article as `library add` reads it: a structured abstract, its labels as JATS sections.
 JATS = b"""<?xml version="1.0" encoding="UTF-8"?>
 <article article-type="research-article"><front><article-meta>
-<title-group><article-title>Exercise and orientation for older inpatients: a randomised trial</article-title></title-group>
+<title-group><article-title>Exercise and orientation for older inpatients: a randomised trial</article-title>
+</title-group>
 <abstract>
 <sec><title>Objective</title><p>To determine whether a programme of mobilisation and orientation, in addition to
 usual care, was superior to usual care alone in the prevention of delirium in older hospitalised patients.</p></sec>
@@ -31,7 +32,8 @@ def test_a_library_abstract_s_objective_is_not_read_as_its_result() -> None:
     document = read_bytes(JATS, suffix=".nxml", limits=Limits())[0]
     items = passage_items("mine", document, TRIAL)
     objective = next(item for item in items if "To determine" in item.content)
-    assert objective.passage is not None and objective.passage.subsection == "Objective"
+    assert objective.passage is not None
+    assert objective.passage.subsection == "Objective"
     assert EvidenceView.of(objective).states_no_result
     results = next(item for item in items if "Delirium occurred" in item.content)
     assert not EvidenceView.of(results).states_no_result
