@@ -83,11 +83,13 @@ _TITLE_LINE = re.compile(r"^TITLE:\s*$")
 # Body labels that open a section of their own; any other label is a subsection of the section before it (the
 # text flattens a PMC article's nesting: "BODY.RESULTS:", then "BODY.EFFICACY:" inside it).
 _TOP_LEVEL = re.compile(
-    r"^(?:INTRODUCTION|BACKGROUND|(?:(?:MATERIALS?|PATIENTS|SUBJECTS|PARTICIPANTS)\s+AND\s+)?METHODS?"
+    r"^(?:\d+\.?\s+)?(?:INTRODUCTION|BACKGROUND|(?:(?:MATERIALS?|PATIENTS|SUBJECTS|PARTICIPANTS)\s+AND\s+)?METHODS?"
     r"|METHODOLOGY|RESULTS?(?:\s+AND\s+DISCUSSION)?|DISCUSSION|CONCLUSIONS?|LIMITATIONS|COMPETING INTERESTS"
     r"|ABBREVIATIONS|ACKNOWLEDG\w*|AUTHORS'? CONTRIBUTIONS|SUPPORTING INFORMATION|FUNDING|TRIAL REGISTRATION"
     r"|PRE-PUBLICATION HISTORY|ELECTRONIC SUPPLEMENTARY MATERIAL|SUPPLEMENTARY MATERIAL)$"
 )
+# "2. DISCUSSION" opens a section, "2.1 LENALIDOMIDE IN MYELOMA" is a subsection of it.
+_NUMBERED_SECTION = re.compile(r"^\d+\.\s")
 QUESTION = "Does {intervention} change {outcome} compared with {comparator}?"
 
 
@@ -137,7 +139,7 @@ def to_jats(text: str) -> str:
             if part == "ABSTRACT":
                 abstract.append((label, []))
                 target = abstract[-1][1]
-            elif _TOP_LEVEL.match(label.upper()) or not body:
+            elif _TOP_LEVEL.match(label.upper()) or _NUMBERED_SECTION.match(label) or not body:
                 body.append((label, [("", [])]))
                 target = body[-1][1][-1][1]
             else:
