@@ -4,6 +4,10 @@ whole article. Small hand-written articles; each case failed before its fix."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from test_topic import THALIDOMIDE_RESULTS as LIBRARY_RESULTS
+
 from deepcritical.documents.reader import Limits, read_bytes
 from deepcritical.evidence.document_files import passage_items
 from deepcritical.models import Grade
@@ -45,18 +49,8 @@ def test_a_library_abstract_s_objective_is_not_read_as_its_result() -> None:
 
 
 def _results(number: int, text: str) -> EvidenceView:
-    return EvidenceView(
-        id=f"file:cb#{number}",
-        title="Carbetocin versus oxytocin at caesarean section: a randomised trial",
-        source="library",
-        date="2015",
-        text=text,
-        design="randomized_controlled_trial",
-        level=2,
-        population="humans",
-        section="Results",
-        document="file:cb",
-    )
+    title = "Carbetocin versus oxytocin at caesarean section: a randomised trial"
+    return replace(LIBRARY_RESULTS, id=f"file:cb#{number}", title=title, text=text, document="file:cb")
 
 
 def test_a_study_is_read_by_its_passage_that_most_surely_states_the_result() -> None:
