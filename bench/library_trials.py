@@ -11,9 +11,10 @@ measures that path on the **validation** articles only (the reader was trained o
 1. every validation article becomes a JATS file (PubMed Central's own format, which ``library add`` reads with its
    sections): its title, its abstract with the abstract's labelled sections, its body's sections (the text's
    "BODY.X:" labels; the usual top-level sections, Introduction, Methods, Results, Discussion..., open a section,
-   any other label is a subsection of the one before, as a PMC article nests them). The full text when the data
-   has it, else the abstract. No PMCID is written in the file, so the document is known by its path and a run
-   fetches nothing;
+   any other label is a subsection of the one before, as a PMC article nests them); a block of table cells (one
+   per line) becomes a JATS table, its rows found as ``eval evidence-inference`` finds them (``reading.units``),
+   as a PMC article gives its tables. The full text when the data has it, else the abstract. No PMCID is written
+   in the file, so the document is known by its path and a run fetches nothing;
 2. ``deepcritical library add`` (the CLI itself, in a subprocess) puts them into one collection of a temporary
    home (never the user's, never the repository);
 3. each prompt becomes the question "Does <intervention> change <outcome> compared with <comparator>?". "Change"
@@ -62,6 +63,7 @@ from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.memory import MemoryStore
 from deepcritical.logs import configure_logging
 from deepcritical.reading.results import LABEL_TEXT
+from deepcritical.reading.units import split_units
 from deepcritical.run import eval_inference, setup
 from deepcritical.run import outcome as outcome_module
 from deepcritical.run.execute import RunSource, run_to_folder
@@ -90,6 +92,10 @@ _TOP_LEVEL = re.compile(
 )
 # "2. DISCUSSION" opens a section, "2.1 LENALIDOMIDE IN MYELOMA" is a subsection of it.
 _NUMBERED_SECTION = re.compile(r"^\d+\.\s")
+# A line this short, not ending a sentence, is a table's cell; a block of at least this many lines, most of them
+# cells, is a table (as ``reading.units`` reads the authors' extraction).
+CELL_CHARS = 60
+TABLE_LINES = 3
 QUESTION = "Does {intervention} change {outcome} compared with {comparator}?"
 
 
@@ -109,17 +115,45 @@ def _title_case(label: str) -> str:
     return label.strip().capitalize()
 
 
-def _paragraphs(lines: Sequence[str]) -> list[str]:
-    """A section's paragraphs at blank lines; a table's cells (one per line) stay one paragraph, as a PDF's or a
-    JATS paragraph's text would run them together."""
-    paragraphs, current = [], []
+def _blocks(lines: Sequence[str]) -> list[list[str]]:
+    """A section's blocks of lines, at blank lines."""
+    blocks, current = [], []
     for line in [*lines, ""]:
         if line.strip():
             current.append(line.strip())
         elif current:
-            paragraphs.append(" ".join(current))
+            blocks.append(current)
             current = []
-    return paragraphs
+    return blocks
+
+
+def _is_table(block: Sequence[str]) -> bool:
+    """A block of a table's cells, one per line, as the authors' extraction writes a table."""
+    cells = [line for line in block if len(line) < CELL_CHARS and not line.endswith((".", "?", "!"))]
+    return len(block) >= TABLE_LINES and len(cells) >= 0.6 * len(block)
+
+
+def _xml(lines: Sequence[str]) -> str:
+    """A section's paragraphs as JATS: prose as ``<p>``; a table's cells as a ``<table-wrap>`` of rows, the rows
+    found as ``eval evidence-inference`` finds them in the same text (``reading.units``), as a PMC article gives
+    its tables (a row per ``<tr>``)."""
+    out = []
+    for block in _blocks(lines):
+        if not _is_table(block):
+            out.append(f"<p>{escape(' '.join(block))}</p>")
+            continue
+        rows: list[str] = []
+        for unit in split_units("\n".join(block)):
+            if " | " in unit.text:
+                rows.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in unit.text.split(" | ")) + "</tr>")
+                continue
+            if rows:
+                out.append(f"<table-wrap><table><tbody>{''.join(rows)}</tbody></table></table-wrap>")
+                rows = []
+            out.append(f"<p>{escape(unit.text)}</p>")
+        if rows:
+            out.append(f"<table-wrap><table><tbody>{''.join(rows)}</tbody></table></table-wrap>")
+    return "".join(out)
 
 
 def to_jats(text: str) -> str:
@@ -152,7 +186,7 @@ def to_jats(text: str) -> str:
             target.append(line)
 
     def paragraphs(chunk: Sequence[str]) -> str:
-        return "".join(f"<p>{escape(p)}</p>" for p in _paragraphs(chunk))
+        return _xml(chunk)
 
     abstract_xml = "".join(
         f"<sec><title>{escape(_title_case(label))}</title>{paragraphs(chunk)}</sec>" for label, chunk in abstract
