@@ -215,7 +215,7 @@ def _one_per_study(items: Sequence[EvidenceView], topic: Topic, reader: StudyRea
     for item in items:
         studies.setdefault(item.document or item.id, []).append(item)
 
-    def rank(item: EvidenceView) -> tuple[bool, bool, bool, bool, float, bool]:
+    def rank(item: EvidenceView) -> tuple[bool, bool, bool, bool, bool, float]:
         # Read when its study is on the topic (``topical``: by all its collected parts together).
         study = (item.document or item.id) in topical
         reading = reader.read(item) if not item.states_no_result and study else None
@@ -224,12 +224,12 @@ def _one_per_study(items: Sequence[EvidenceView], topic: Topic, reader: StudyRea
             item.states_no_result,
             not (states and reading is not None and reading.direct),
             not states,
+            not on_topic(item, topic),  # a passage that names the whole topic before one of it that names less
             item.section is None,  # a full-text passage before the abstract record: the more detailed
             # Of the passages that read alike, the one whose sentence most surely states the result, as the result
             # reader ranks a whole article's sentences: "The need for additional uterotonics was significantly
             # lower with carbetocin (p = 0.011)" before a subgroup's "did not differ among the subgroups".
             -(reading.reading.evidence_probability if reading is not None and states else 0.0),
-            not on_topic(item, topic),  # a passage that names the whole topic before one of it that names less
         )
 
     return {min(group, key=rank).id for group in studies.values()}
