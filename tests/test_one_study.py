@@ -195,3 +195,33 @@ def test_the_metformin_meta_analysis_is_not_counted_by_its_methods_passage(
     assert re.search(rf"\\\[{meta.group(1)}\b", markdown.split("## Contrary evidence")[1].split("##")[0])
     assert len(_studies_listed(markdown)) == len(set(_studies_listed(markdown)))
     assert evidence
+
+
+def test_the_counted_table_reads_a_library_trial_by_the_passage_on_the_question_s_outcome() -> None:
+    # A trial known by its full text alone (phases/22_library_trials.md): the first Results passages collected
+    # report other outcomes; the one on the question's outcome is the third. The counted table read only the first
+    # two, and said "no clear result" of a trial that states a significant reduction in pain.
+    question = "Does ketorolac change pain compared with placebo?"
+    grade = Grade(design="randomized_controlled_trial", level=2, population="humans", sample_size=120)
+
+    def part(number: str, section: str, text: str) -> Evidence:
+        where = Passage(collection="documents", document_id="file:ketorolac", passage_id=number, section=section)
+        citation = Citation(
+            source="library",
+            title=f"Ketorolac after tonsillectomy: a randomised trial ({section})",
+            url=f"library://documents/file:ketorolac/{number}",
+        )
+        return Evidence(content=text, citation=citation, passage=where, grade=grade)
+
+    passages = [
+        part("4", "Methods", "Children were randomised to ketorolac or placebo; pain was scored at 6 hours."),
+        part("7", "Results", "Baseline characteristics of the ketorolac and placebo groups were similar (Table 1)."),
+        part(
+            "8", "Results", "Bleeding occurred in 3 of 60 children with ketorolac and 2 of 60 with placebo (p = 0.65)."
+        ),
+        part("9", "Results", "Pain at 6 hours was significantly lower with ketorolac than with placebo (p < 0.001)."),
+    ]
+    evidence = {item.id: item for item in passages}
+    counted = counted_items(question, evidence, [passages[0].id])
+    assert counted.counted == [passages[3].id]
+    assert counted.directions[passages[3].id] == "favourable"

@@ -157,6 +157,8 @@ class Passage(BaseModel):
     document_id: str = Field(min_length=1)
     passage_id: str = Field(default="0", min_length=1)
     section: str | None = None
+    # Within its section: a structured abstract's label ("Objective", "Results"), a subsection's title.
+    subsection: str | None = None
     page: int | None = Field(default=None, ge=1)
     start: int | None = Field(default=None, ge=0, description="First character of the passage in the document")
     end: int | None = Field(default=None, ge=0)

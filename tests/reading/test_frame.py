@@ -134,6 +134,17 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
             [],
         ),
         ("Is aspirin as effective in women?", "women", "aspirin", None, []),
+        # Two agents given together are one intervention: "a statin" was read as an outcome
+        # (phases/22_library_trials.md).
+        ("Does aspirin plus a statin reduce mortality?", None, "aspirin plus a statin", None, ["mortality"]),
+        (
+            "Does ibandronate plus a patient support programme change persistence compared with alendronate?",
+            None,
+            "ibandronate plus a patient support programme",
+            "alendronate",
+            ["persistence"],
+        ),
+        ("Does aspirin and a statin reduce stroke?", None, "aspirin and a statin", None, ["stroke"]),
         # "than" before a number is a threshold of the phrase it ends, not a comparator ("Comparator: 7 cm").
         (
             "Is laparoscopic adrenalectomy safe and effective for adrenal masses larger than 7 cm?",

@@ -162,3 +162,70 @@ def test_one_randomised_trial_against_a_stance_that_rests_on_nothing_is_insuffic
     cohort = replace(FALLS_TRIAL, design="cohort", level=3)
     pool = [cohort, DEPRESSION_TRIAL]
     assert counted_verdict(FRACTURES, strength_of(FRACTURES, pool), pool).label == "yes"
+
+
+# A clinician's own trials in the library (phases/22_library_trials.md): each item is a passage of a full text, and
+# the question is often written as the trial's methods write the intervention.
+THALIDOMIDE = "Does 100 mg thalidomide daily change progression-free survival compared with placebo?"
+THALIDOMIDE_RESULTS = EvidenceView(
+    id="file:mpt#12",
+    title="Thalidomide with melphalan and prednisone in elderly myeloma: a randomised trial",
+    source="library",
+    date="2008",
+    text="Progression-free survival was longer with thalidomide than with placebo (HR 0.62, 95% CI 0.47 to 0.82).",
+    design="randomized_controlled_trial",
+    level=2,
+    population="humans",
+    section="Results",
+    document="file:mpt",
+)
+
+
+def test_the_dose_schedule_and_route_of_an_intervention_are_not_required_of_a_study() -> None:
+    # "100 mg ... daily": the results passage names thalidomide, not the dose the question copied from the methods.
+    assert topic_of(THALIDOMIDE).intervention == ("thalidomide",)
+    assert on_topic(THALIDOMIDE_RESULTS, topic_of(THALIDOMIDE))
+    assert topic_of("Does 80 mg of intramuscular triamcinolone reduce pain?").intervention == ("triamcinolone",)
+    # A number that names rather than doses stays: "station 9", "protein 1".
+    assert "9" in topic_of("Does dissection of station 9 lymph nodes improve survival?").intervention
+
+
+GDFR = "Does intraoperative goal-directed fluid restriction (GDFR) change lactate compared with usual care?"
+
+
+def test_an_abbreviation_the_question_defines_for_its_intervention_names_it() -> None:
+    results = replace(
+        THALIDOMIDE_RESULTS,
+        text="Lactate at the end of surgery was lower in the GDFR group (1.1 vs 1.6 mmol/L, p = 0.01).",
+    )
+    assert on_topic(results, topic_of(GDFR))
+    # Not as a piece of another word, nor an abbreviation the question defines for something else.
+    assert not on_topic(replace(results, text="Lactate was lower with GDFRX (p = 0.01)."), topic_of(GDFR))
+    assert not on_topic(
+        results, topic_of("Does goal-directed fluid restriction change lactate compared with usual care (UC)?")
+    )
+
+
+def test_a_study_is_on_the_topic_by_all_its_collected_passages_together() -> None:
+    # The results passage writes "the IE diet" where the abstract, collected beside it, names interesterified fat.
+    question = "Does interesterified fat change fasting glucose compared with palm olein?"
+    abstract = replace(
+        THALIDOMIDE_RESULTS,
+        id="file:ie#0",
+        title="Interesterified fat and glucose metabolism: a randomised crossover trial",
+        text="We compared interesterified fat (IE) with palm olein (POL) in 30 healthy adults over 4 weeks.",
+        section="Abstract",
+        document="file:ie",
+    )
+    results = replace(
+        abstract,
+        id="file:ie#9",
+        title="A randomised crossover trial of dietary fats",
+        text="Fasting glucose rose by 20% on the IE diet compared with POL (p < 0.001).",
+        section="Results",
+    )
+    assert not on_topic(results, topic_of(question))  # alone, the passage does not name the intervention
+    counted = strength_of(question, [abstract, results])
+    assert not counted.off_topic
+    assert counted.counted == ["file:ie#9"]  # the study is read by its results passage
+    assert counted.directions["file:ie#9"] is not None

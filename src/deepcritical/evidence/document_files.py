@@ -56,6 +56,7 @@ def library_document(document: FileDocument) -> Document:
             text=passage.text,
             passage_id=str(passage.index),
             section=passage.section,
+            subsection=passage.subsection,
             page=passage.page,
             start=passage.start,
             end=passage.end,

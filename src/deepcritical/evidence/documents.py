@@ -47,6 +47,7 @@ class PassageText:
     text: str
     passage_id: str = "0"
     section: str | None = None
+    subsection: str | None = None
     page: int | None = None
     start: int | None = None
     end: int | None = None
@@ -121,6 +122,7 @@ def passage_evidence(collection: str, document: Document, passage: PassageText, 
         document_id=document.id,
         passage_id=passage.passage_id,
         section=passage.section,
+        subsection=passage.subsection,
         page=passage.page,
         start=passage.start,
         end=passage.end,

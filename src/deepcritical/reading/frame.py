@@ -206,6 +206,10 @@ class _Parts:
         return found[0] if found else None
 
 
+# What joins two parts of one intervention given together.
+_COMBINED = frozenset({"and", "plus"})
+
+
 def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, after_predicate: bool = False) -> None:
     """Cut ``tokens`` into entities, each filed under the role the marker before it opened: "in" opens the
     population, "versus" the comparator, "on" the outcome; "of" and "with" keep an entity going."""
@@ -255,6 +259,8 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
                 run.append(index)
         elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
             run.append(index)  # "function of the shoulder"
+        elif low in {"a", "an"} and run and role == "intervention" and tokens[run[-1]].low in _COMBINED:
+            run.append(index)  # "aspirin plus a statin", "ibandronate and a support programme": one intervention
         elif low == "and" and between and role == "intervention":
             close()  # "an association between coffee and liver cancer"
             role = "outcome"
@@ -274,8 +280,8 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
         elif low in TO_OUTCOME and role == "intervention":
             close()
             role = "outcome"
-        elif low == "and" and role == "intervention" and run:
-            run.append(index)  # "aspirin and clopidogrel" is one intervention
+        elif low in _COMBINED and role == "intervention" and run:
+            run.append(index)  # "aspirin and clopidogrel", "aspirin plus clopidogrel" are one intervention
         else:
             close()
             if low in TO_POPULATION:

@@ -16,7 +16,7 @@ def words(text: str) -> frozenset[str]:
 FUNCTION = words(
     """
     a an the any some this these that those their its his her our your my such each every all both
-    either neither no not nor and or but if then than as at by from into onto to up down out over under
+    either neither no not nor and or plus but if then than as at by from into onto to up down out over under
     about above below between through during after before without within upon via per whether who whom
     whose which what when where why how there here it they them he she we you i me us one ones more most
     less least very much many also still really actually significantly truly ever just only even further

@@ -183,7 +183,9 @@ class _Checker:
 
 # Sections of a full text that report no result of the paper's own (JATS and PDF section titles, lower case).
 def _outside_results(item: Evidence) -> bool:
-    return no_result_section(item.passage.section if item.passage is not None else None)
+    if item.passage is None:
+        return False
+    return no_result_section(item.passage.section, item.passage.subsection)
 
 
 def verify_citations(

@@ -53,10 +53,14 @@ class EvidenceView:
     # ("Sodium-Glucose Transporter 2 Inhibitors" for an abstract that says "empagliflozin").
     mesh: tuple[str, ...] = ()
 
+    # Within its section: a structured abstract's label ("Objective"), a subsection's title.
+    subsection: str | None = None
+
     @property
     def states_no_result(self) -> bool:
-        """A passage from a section that reports no result of the paper's own (introduction, methods...)."""
-        return no_result_section(self.section)
+        """A passage from a section that reports no result of the paper's own (introduction, methods, an
+        abstract's objective...)."""
+        return no_result_section(self.section, self.subsection)
 
     @classmethod
     def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
@@ -76,6 +80,7 @@ class EvidenceView:
             retracted=item.retracted,
             expression_of_concern=item.expression_of_concern,
             section=item.passage.section if item.passage is not None else None,
+            subsection=item.passage.subsection if item.passage is not None else None,
             document=study_key(item),
             mesh=item.citation.mesh_headings,
         )
@@ -100,9 +105,25 @@ _NO_RESULT_SECTION = re.compile(
 )
 
 
-def no_result_section(section: str | None) -> bool:
-    """Whether a full text's section (its title) reports no result of the paper's own: introduction, methods..."""
-    return section is not None and _NO_RESULT_SECTION.match(section.strip().lower()) is not None
+# A structured abstract's labels under which it states no result of its own (its "OBJECTIVE:", "METHODS:"...).
+_NO_RESULT_LABEL = re.compile(
+    r"^(?:\d+[.)]?\s*)?(?:introduction|background|context|rationale|objectives?|aims?|purpose|hypothes\w*"
+    r"|(?:materials?|patients|subjects)? ?(?:and )?methods?|methodology|design|setting|participants|patients"
+    r"|interventions?|study design|main outcome measures?|outcome measures?)\b"
+)
+
+
+def no_result_section(section: str | None, subsection: str | None = None) -> bool:
+    """Whether a full text's section (its title) reports no result of the paper's own: introduction, methods...;
+    or, in an abstract, its ``subsection`` (a structured abstract's label: objective, methods...). A library's
+    JATS or PDF abstract keeps its labels there, not in its text as PubMed's "OBJECTIVE: ..." does."""
+    if section is not None and _NO_RESULT_SECTION.match(section.strip().lower()) is not None:
+        return True
+    return (
+        subsection is not None
+        and "abstract" in (section or "").lower()
+        and _NO_RESULT_LABEL.match(subsection.strip().lower()) is not None
+    )
 
 
 _CONCLUSIONS = re.compile(r"\b(?:CONCLUSIONS?|INTERPRETATION|CONCLUSIONS AND RELEVANCE)\s*:", re.IGNORECASE)

@@ -49,7 +49,7 @@ from deepcritical.stages.sections import (
     verdict_block,
 )
 from deepcritical.stages.strength import Strength, strength_of
-from deepcritical.stages.studies import group_studies, lead, study_numbers, with_study_parts
+from deepcritical.stages.studies import counted_parts, group_studies, lead, study_numbers
 
 # Names other modules and tests take from here, where they were first written.
 __all__ = [
@@ -115,7 +115,7 @@ def counted_items(question: str, evidence: Mapping[str, Evidence], pool: Sequenc
     # A study is counted by what states its results: its abstract or results passage, when collected, stands
     # for a methods passage that was in the pool. The whole text: an abstract states its results last, past the
     # slice a report quotes from.
-    pooled = with_study_parts(pooled, evidence)
+    pooled = counted_parts(pooled, evidence)
     return strength_of(question, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in pooled])
 
 

@@ -77,7 +77,7 @@ def numbers_by_study(references: Sequence[str], items: Mapping[str, Evidence]) -
 def states_results(item: Evidence) -> bool:
     """Whether an item may state its study's result: an abstract, a snippet, or a full-text passage from a
     section other than the introduction, methods, background or back matter."""
-    return item.passage is None or not no_result_section(item.passage.section)
+    return item.passage is None or not no_result_section(item.passage.section, item.passage.subsection)
 
 
 def _reading_order(item: Evidence) -> tuple[bool, bool]:
@@ -111,6 +111,28 @@ def with_study_parts(chosen: Sequence[Evidence], collected: Mapping[str, Evidenc
         parts = by_study.get(study_key(group[0]), group)
         whole += [*readable(parts), *results_passages(parts)[:MAX_RESULTS_PASSAGES]]
     return list({item.id: item for item in whole}.values())
+
+
+def counted_parts(chosen: Sequence[Evidence], collected: Mapping[str, Evidence]) -> list[Evidence]:
+    """``chosen`` with every study it touches read by all its collected parts that state its own results (its
+    abstract, the passages of its abstract and of its Results), in the order of ``chosen``'s studies: what the
+    counted table reads, so that a study is read by its part that states the result for the question's outcome
+    (``strength``), as the result reader reads a whole article. A trial's Results run to many passages, and the
+    first two collected often report other outcomes than the question's; the report's prompt, which is bounded,
+    reads fewer (``with_study_parts``)."""
+    by_study = {study_key(group[0]): group for group in group_studies(collected.values())}
+    whole: list[Evidence] = []
+    for group in group_studies(chosen):
+        parts = by_study.get(study_key(group[0]), group)
+        whole += [*readable(parts), *(item for item in parts if _own_results(item))]
+    return list({item.id: item for item in whole}.values())
+
+
+def _own_results(item: Evidence) -> bool:
+    """An abstract, or a passage of an abstract or a Results section (not a discussion, which also cites other
+    studies' results)."""
+    section = (item.passage.section or "").lower() if item.passage is not None else "abstract"
+    return "result" in section or "abstract" in section or "summary" in section
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from deepcritical.reading.abbreviations import expands
+from deepcritical.reading.abbreviations import defined_abbreviations, expands
 from deepcritical.reading.comparison import stems as outcome_stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_of
 from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, PEOPLE
@@ -56,6 +56,25 @@ _MANNER = frozenset(
         "odds",
     }
 )
+# How much, how often, for how long and by which route an intervention is given: "100 mg thalidomide daily",
+# "6 months of free access", "80 mg of intramuscular Depo-Medrone". A trial's results passage names the drug, not
+# the dose the question copied from its methods; what dose a study gave is the reader's to weigh, not the topic's.
+_UNITS = (
+    "mg|g|kg|mcg|µg|ug|ng|ml|l|iu|units?|mmol|mg/day|mg/d|g/d|g/day|mg/kg|mg/kg/day|ng/kg|mg/m2|ml/kg|gy|%|x|×"
+    "|min|minutes?|hours?|hr|h|days?|weeks?|months?|years?|sessions?|times|doses?"
+)
+_UNIT = re.compile(rf"^(?:{_UNITS})$", re.IGNORECASE)
+# A number with its unit ("30g", "0.5%", "30-minute"); a bare number is a dose only before a unit ("100 mg"): the
+# "9" of "station 9 lymph nodes" and the "1" of "protein 1" name what they follow.
+_DOSE = re.compile(rf"^\d[\d.,]*-?(?:{_UNITS})$", re.IGNORECASE)
+_NUMBER = re.compile(r"^\d[\d.,]*$")
+_REGIMEN = frozenset(
+    {
+        "daily", "twice", "once", "thrice", "weekly", "monthly", "nightly", "oral", "orally", "intravenous",
+        "intravenously", "intramuscular", "subcutaneous", "intralesional", "topical", "inhaled", "one", "two",
+        "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
+    }
+)  # fmt: skip
 _CONDITION_HEADS = frozenset({"disease", "syndrome", "disorder"})
 # The heads of a population that is a group of people rather than a condition; such a population is named
 # by any of its words or by a word of its age group ("older women" and "aged" for "older adults").
@@ -75,29 +94,49 @@ class Topic:
     """What an item must name to be about a question: the frame's intervention (its words), its outcomes
     (each as its stemmed words, each word with the other words for it: "mortal" with "death", "surviv"...;
     none when the question names only a generic one: "outcomes") and its population (its words); or, when the
-    frame cannot be read, the question's key words (``stems``)."""
+    frame cannot be read, the question's key words (``stems``). ``short_names`` are the abbreviations the question
+    defines for its intervention ("goal-directed fluid restriction (GDFR)"), which name it too."""
 
     stems: tuple[str, ...]
     intervention: tuple[str, ...] = ()
     outcomes: tuple[tuple[frozenset[str], ...], ...] = ()
     population: tuple[str, ...] = ()
     group: bool = False
+    short_names: tuple[str, ...] = ()
 
     @property
     def framed(self) -> bool:
         return bool(self.intervention) and bool(self.outcomes or self.population)
 
 
-def _words(entity: str | None) -> tuple[str, ...]:
-    """The words of an entity that name it, without those that only say how it is given or measured, nor
-    the head of an eponym ("Alzheimer's" names Alzheimer's disease)."""
+def _words(entity: str | None, *, given: bool = False) -> tuple[str, ...]:
+    """The words of an entity that name it, without those that only say how it is given or measured (and, for
+    an intervention, ``given``, its dose, schedule and route), nor the head of an eponym ("Alzheimer's" names
+    Alzheimer's disease)."""
     if not entity:
         return ()
     words = terms_of([entity])
-    named = [word for word in words if word.lower() not in _MANNER]
+    named = [
+        word
+        for position, word in enumerate(words)
+        if word.lower() not in _MANNER and not (given and _regimen(words[max(position - 1, 0) : position + 2], word))
+    ]
     if len(named) >= 2 and named[-1].lower() in _CONDITION_HEADS and named[-2].lower().endswith(("'s", "’s")):
         named.pop()
     return tuple(named or words)
+
+
+def _regimen(around: Sequence[str], word: str) -> bool:
+    """A word of how much, how often, how long or by which route an intervention is given: a route or schedule,
+    a dose ("30g"), a number before its unit ("100" of "100 mg") or a unit after its number ("mg"); ``around`` is
+    the word with its neighbours (the "year" of "year of radical prostatectomy" is no unit)."""
+    low = word.lower()
+    if low in _REGIMEN or _DOSE.match(low):
+        return True
+    neighbours = [other.lower() for other in around if other is not word]
+    if _NUMBER.match(low):
+        return any(_UNIT.match(other) or other in _REGIMEN for other in neighbours)
+    return bool(_UNIT.match(low)) and any(_NUMBER.match(other) for other in neighbours)
 
 
 @lru_cache(maxsize=256)
@@ -119,8 +158,21 @@ def topic_of(question: str) -> Topic:
     population = _words(frame.population)
     group = bool(population) and population[-1].lower() in _GROUP_HEADS
     # A question that names only a generic outcome ("improve outcomes") is answered by any clinical one.
-    topic = Topic(stems, _words(frame.intervention), outcomes, population, group)
+    intervention = _words(frame.intervention, given=True)
+    topic = Topic(stems, intervention, outcomes, population, group, _short_names(question, intervention))
     return topic if topic.framed else Topic(stems)
+
+
+def _short_names(question: str, intervention: Sequence[str]) -> tuple[str, ...]:
+    """The abbreviations the question defines for its intervention: the long form spells out at least half of the
+    intervention's words ("intraoperative goal-directed fluid restriction (GDFR) strategy": GDFR; "chloroquine
+    (CQ) and sulphadoxine-pyrimethamine (SP)": both). A trial's results write "the GDFR group"."""
+    wanted = {word.lower() for word in intervention}
+    return tuple(
+        short
+        for short, long in defined_abbreviations(question).items()
+        if len(short) >= 2 and 2 * len(wanted & {word.lower() for word in terms_of([long])}) >= len(wanted)
+    )
 
 
 def _outcomes(outcomes: Sequence[str]) -> tuple[tuple[frozenset[str], ...], ...]:
@@ -202,7 +254,9 @@ def on_topic(item: EvidenceView, topic: Topic) -> bool:
         )
     if not topic.intervention:
         return _two_thirds(haystack, topic.stems)
-    if not _names(topic.intervention, haystack, mesh):
+    if not _names(topic.intervention, haystack, mesh) and not any(
+        re.search(rf"\b{re.escape(short)}\b", f"{item.title} {item.text}") for short in topic.short_names
+    ):
         return False
     if _names_outcome(item, topic):
         return True
@@ -211,6 +265,22 @@ def on_topic(item: EvidenceView, topic: Topic) -> bool:
     if topic.group:
         return _names_group(topic.population, haystack, mesh)
     return any(_names([word], haystack, mesh) for word in topic.population if len(word) >= 3)
+
+
+def studies_on_topic(items: Sequence[EvidenceView], topic: Topic) -> set[str]:
+    """The studies (``EvidenceView.document``, else the item's id) on the topic by what was collected of each
+    together: a full text's Results passage says "the PHSO diet" or "the ibandronate group" where its abstract,
+    collected beside it, names the whole intervention; one study is about the question or not, whichever of its
+    passages is read for its result."""
+    parts: dict[str, list[EvidenceView]] = {}
+    for item in items:
+        parts.setdefault(item.document or item.id, []).append(item)
+    on = set()
+    for key, views in parts.items():
+        whole = views[0] if len(views) == 1 else replace(views[0], text="\n".join(view.text for view in views))
+        if on_topic(whole, topic):
+            on.add(key)
+    return on
 
 
 def on_outcome(item: EvidenceView, topic: Topic) -> bool:
