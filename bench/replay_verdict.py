@@ -5,7 +5,8 @@ change to the verdict alone, in seconds instead of minutes, and a nested choice 
     PYTHONPATH=src python bench/replay_verdict.py verdict-inputs.pkl [--unread 0.6 0.7] [--no-bias 1.1 1.2]
 
 Every item's verdict is recomputed by ``stages.verdict.run_verdict`` from the inputs the loop gave it (the
-question, the report, the evidence, the pool, the counted set), with stance weights fitted by
+question, the report, the evidence, the pool; the counted set rebuilt from them by ``render.counted_items``, so a
+change to how studies are read since the capture is measured too), with stance weights fitted by
 ``bench/train_verdict.py``'s ``fit`` on the other folds (the same stratified folds as ``eval_cv``), for every
 combination of ``UNREAD_CLEAR_SHARE`` (``--unread``) and the stance model's bias toward "no" (``--no-bias``).
 With more than one combination it also prints the nested estimate of choosing among them: for each outer
@@ -29,6 +30,7 @@ from sklearn.model_selection import StratifiedKFold
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.run.eval import to_label
 from deepcritical.stages import stance, verdict
+from deepcritical.stages.render import counted_items
 from eval_cv import figures, trainer_module
 
 
@@ -63,7 +65,11 @@ def main() -> None:
                 model = trainer.fit(rows[train], gold[train], None)
                 with mock.patch.object(stance, "stance_model", lambda model=model: model):
                     for i in test:
-                        outcome = verdict.run_verdict(*captured[questions[i]])
+                        question, report, evidence, pool, _ = captured[questions[i]]
+                        # The counted set is rebuilt, not taken from the capture: its readings (each study's
+                        # direction) are the study reader's, which a change since the capture may have moved.
+                        counted = counted_items(question, evidence, pool)
+                        outcome = verdict.run_verdict(question, report, evidence, pool, counted)
                         predicted[i] = stance.STANCES.index(to_label("pubmedqa", outcome))
         predictions[unread, no_bias] = predicted
         print(figures(f"unread {unread}, no-bias {no_bias}", gold, predicted), flush=True)
