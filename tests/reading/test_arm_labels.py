@@ -13,7 +13,7 @@ from deepcritical.reading.comparison import (
     masked_tokens,
     subject_arm,
 )
-from deepcritical.reading.results import ResultReader, stated_by_p_values
+from deepcritical.reading.results import ResultReader, significant_by_groups, stated_by_p_values
 from deepcritical.reading.units import split_units
 
 BUPIVACAINE = Comparison.of("intraperitoneal bupivacaine", "normal saline", "rescue analgesic requirement")
@@ -150,6 +150,52 @@ def test_a_result_stated_of_the_comparator_is_read_turned_by_both_classifiers() 
 def test_a_unit_whose_every_p_value_is_large_reads_as_no_difference(sentence: str, expected: str | None) -> None:
     reading = stated_by_p_values(sentence)
     assert (max(reading, key=reading.__getitem__) if reading else None) == expected
+
+
+# A classifier's reading of a unit as no significant difference, unsure which way the numbers go.
+READ_AS_NONE = {"increased": 0.15, "decreased": 0.3, "no_difference": 0.55}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # Each arm's value with a small p-value: a significant difference, the classifier's way (decreased).
+        (
+            "The proportion needing additional uterotonic treatment was 3.1 % (95 % CI 1.7-5.1 %) in the carbetocin "
+            "group and 7.2 % (95 % CI 5.8-8.9 %) in all oxytocin groups combined, p = 0.0110.",
+            "decreased",
+        ),
+        ("Blood loss was 350 ml with tranexamic acid and 520 ml with placebo (p<0.001).", "decreased"),
+        # A large p-value, a bare p-value (it may be another comparison's) or a change within one arm: as read.
+        ("Blood loss was 350 ml with tranexamic acid and 380 ml with placebo (p=0.41).", "no_difference"),
+        ("The difference in blood loss was significant (p = 0.02).", "no_difference"),
+        ("Pain fell from 6.1 to 4.2 with drug A (p<0.001).", "no_difference"),
+    ],
+)
+def test_a_unit_stating_each_arms_value_with_a_small_p_value_is_never_read_as_no_difference(
+    sentence: str, expected: str
+) -> None:
+    reading = significant_by_groups(sentence, READ_AS_NONE)
+    assert max(reading, key=reading.__getitem__) == expected
+    assert sum(reading.values()) == pytest.approx(1.0)
+    if expected != "no_difference":  # the classifier's odds of increase against decrease are kept
+        assert reading["decreased"] / reading["increased"] == pytest.approx(2.0)
+
+
+def test_the_reader_reads_a_significant_difference_in_the_arms_values_as_one() -> None:
+    """A real trial's sentence (Evidence Inference, validation) the linear reader read as no difference."""
+    sentence = (
+        "The proportion of subjects needing additional uterotonic treatment was 3.1 % (95 % confidence interval (CI) "
+        "1.7–5.1 %) in the carbetocin group and 7.2 % (95 % CI 5.8–8.9 %) in all oxytocin groups combined, p = 0.0110."
+    )
+    reading = ResultReader.load().read_text(sentence, "carbetocin", "oxytocin", "additional uterotonic treatment")
+    assert reading.label in ("increased", "decreased")
+
+
+def test_a_reading_of_a_significant_difference_is_left_as_it_is() -> None:
+    decreased = {"increased": 0.1, "decreased": 0.6, "no_difference": 0.3}
+    text = "Blood loss was 350 ml with tranexamic acid and 520 ml with placebo (p<0.001)."
+    assert significant_by_groups(text, decreased) == decreased
 
 
 def test_a_letter_before_a_statistics_sign_is_the_statistic_not_an_arm() -> None:

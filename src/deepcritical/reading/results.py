@@ -259,7 +259,10 @@ class ResultReader:
         totals = dict.fromkeys(LABELS, 0.0)
         weight_sum = 0.0
         readings = [
-            stated_by_numbers(unit.text) or stated_as_no_effect(unit.text) or stated_by_p_values(unit.text) or reading
+            stated_by_numbers(unit.text)
+            or stated_as_no_effect(unit.text)
+            or stated_by_p_values(unit.text)
+            or significant_by_groups(unit.text, reading)
             for (_, unit), reading in zip(
                 chosen, self.readings([unit.text for _, unit in chosen], comparison), strict=True
             )
@@ -347,6 +350,28 @@ def stated_by_p_values(text: str) -> dict[str, float] | None:
         return None
     rest = (1.0 - NUMBERS_PROBABILITY) / 2
     return {name: NUMBERS_PROBABILITY if name == "no_difference" else rest for name in LABELS}
+
+
+def significant_by_groups(text: str, reading: Mapping[str, float]) -> dict[str, float]:
+    """``reading``, unless it reads no significant difference in a unit that states each arm's value with a
+    p-value under 0.05 ("3.1 % in the carbetocin group and 7.2 % in all oxytocin groups combined, p = 0.0110"):
+    such a unit states a significant difference, and a classifier that reads it as none contradicts its own
+    statistic (the classifiers read the numbers masked). Which way the difference goes stays the classifier's
+    reading: no difference gets what the other conventions leave the labels they rule out, and increase and
+    decrease share the rest as the classifier shares them. A bare p-value does not settle it (it may be for
+    another comparison: read so, macro-F1 fell on the validation articles; phases/16_result_reader.md, round 7)."""
+    if max(reading, key=reading.__getitem__) != "no_difference":
+        return dict(reading)
+    moving = reading["increased"] + reading["decreased"]
+    groups = [effect for effect in read_effects(text) if effect.measure == "group_values" and not effect.within_group]
+    if moving <= 0 or not any(effect.significant for effect in groups):
+        return dict(reading)
+    ruled_out = 1.0 - NUMBERS_PROBABILITY
+    return {
+        "increased": (1.0 - ruled_out) * reading["increased"] / moving,
+        "decreased": (1.0 - ruled_out) * reading["decreased"] / moving,
+        "no_difference": ruled_out,
+    }
 
 
 def best_outcome_share(units: Sequence[TextUnit], comparison: Comparison) -> float:
