@@ -343,3 +343,19 @@ def test_a_reviews_background_sentence_is_not_its_result() -> None:
     reading = reader.read(review)
     assert reading.direction is None
     assert all("Interest in" not in unit.text for unit in reading.reading.evidence)
+
+
+def test_a_result_followed_by_may_be_used_advice_is_still_the_studys_result() -> None:
+    """Background and may-be-used wording is not a result only when it comes before any: a conclusion that states
+    its finding first and then advises ("... lower risk of dementia (HR 0.76 ...) and may be considered in their
+    care") states the study's result, and was dropped (the study then read no result at all)."""
+    reader = StudyReader("Does metformin reduce the risk of dementia in older adults with diabetes?")
+    text = (
+        "RESULTS: We followed 14,000 adults aged 65 years or older for a median of 6 years. Gastrointestinal "
+        "adverse events were reported by 12% of metformin users and 5% of sulfonylurea users. CONCLUSIONS: "
+        "Metformin use was associated with a significantly lower risk of dementia than sulfonylurea use (HR 0.76, "
+        "95% CI 0.65 to 0.89) and may be considered in their care."
+    )
+    reading = reader.read(study(text, title="Metformin and dementia in older adults with diabetes: a cohort study"))
+    assert reading.direction == "favourable"
+    assert reading.sentence is not None and reading.sentence.startswith("Metformin use was associated")
