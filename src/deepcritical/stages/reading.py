@@ -114,9 +114,7 @@ NOT_A_RESULT = re.compile(
     r"|\b(?:it is|it remains) (?:plausible|possible|unknown|unclear) (?:that|whether)\b"
     # background: why the question is asked, or how a drug might come to be used ("Interest in metformin as a
     # candidate treatment ... means it may be given to older people without diabetes")
-    r"|^interest in\b|"
-    + _NO_FINDING_BEFORE
-    + r"(?:\b(?:growing|increasing|renewed|recent) interest\b"
+    r"|^interest in\b|" + _NO_FINDING_BEFORE + r"(?:\b(?:growing|increasing|renewed|recent) interest\b"
     r"|\b(?:may|might|could) be (?:given|used|prescribed|offered|considered|tried|repurposed)\b)"
     # advice on care or on reading the study: "should monitor B12", "should be interpreted with caution"
     r"|\b(?:should|must) (?:\w+ ){0,3}?(?:monitor|screen|check|replace|measure|be (?:monitored|screened|checked"
