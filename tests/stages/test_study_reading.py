@@ -359,3 +359,17 @@ def test_a_result_followed_by_may_be_used_advice_is_still_the_studys_result() ->
     reading = reader.read(study(text, title="Metformin and dementia in older adults with diabetes: a cohort study"))
     assert reading.direction == "favourable"
     assert reading.sentence is not None and reading.sentence.startswith("Metformin use was associated")
+
+
+def test_a_methods_and_results_label_holds_the_studys_result() -> None:
+    """A PubMed abstract labelled as Circulation's are ("METHODS AND RESULTS:") read no result: the label was taken
+    for methods, and every sentence under it set aside."""
+    reader = StudyReader("Does dapagliflozin reduce mortality in heart failure?")
+    text = (
+        "BACKGROUND: Dapagliflozin lowers glucose. METHODS AND RESULTS: We randomised 4744 patients with heart "
+        "failure. Death from any cause occurred in 276 patients (11.6%) in the dapagliflozin group and 329 (13.9%) "
+        "in the placebo group (hazard ratio 0.83; 95% CI 0.71 to 0.97). CONCLUSIONS: Further work is needed."
+    )
+    reading = reader.read(study(text, title="Dapagliflozin in heart failure: a randomised trial"))
+    assert reading.direction == "favourable"
+    assert reading.sentence is not None and reading.sentence.startswith("Death from any cause")
