@@ -78,7 +78,8 @@ def test_an_abstract_s_methods_and_results_label_holds_its_results() -> None:
     labelled = JATS.replace(b"<title>Results</title>", b"<title>Methods and Results</title>")
     document = read_bytes(labelled, suffix=".nxml", limits=Limits())[0]
     results = next(item for item in passage_items("mine", document, TRIAL) if "Delirium occurred" in item.content)
-    assert results.passage is not None and results.passage.subsection == "Methods and Results"
+    assert results.passage is not None
+    assert results.passage.subsection == "Methods and Results"
     assert not EvidenceView.of(results).states_no_result
     findings = replace(EvidenceView.of(results), subsection="Methods and Findings")
     assert not findings.states_no_result

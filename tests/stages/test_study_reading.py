@@ -358,7 +358,8 @@ def test_a_result_followed_by_may_be_used_advice_is_still_the_studys_result() ->
     )
     reading = reader.read(study(text, title="Metformin and dementia in older adults with diabetes: a cohort study"))
     assert reading.direction == "favourable"
-    assert reading.sentence is not None and reading.sentence.startswith("Metformin use was associated")
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("Metformin use was associated")
 
 
 def test_a_methods_and_results_label_holds_the_studys_result() -> None:
@@ -372,4 +373,5 @@ def test_a_methods_and_results_label_holds_the_studys_result() -> None:
     )
     reading = reader.read(study(text, title="Dapagliflozin in heart failure: a randomised trial"))
     assert reading.direction == "favourable"
-    assert reading.sentence is not None and reading.sentence.startswith("Death from any cause")
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("Death from any cause")
