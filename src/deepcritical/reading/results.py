@@ -367,7 +367,8 @@ def significant_by_groups(text: str, reading: Mapping[str, float]) -> dict[str, 
     statistic (the classifiers read the numbers masked). Which way the difference goes stays the classifier's
     reading: no difference gets what the other conventions leave the labels they rule out, and increase and
     decrease share the rest as the classifier shares them. A bare p-value does not settle it (it may be for
-    another comparison: read so, macro-F1 fell on the validation articles; phases/16_result_reader.md, round 7)."""
+    another comparison: read so, macro-F1 fell on the validation articles; phases/16_result_reader.md, round 7),
+    nor does a unit whose p-value may test non-inferiority, an interaction or a trend (``_NOT_THE_DIFFERENCE``)."""
     if max(reading, key=reading.__getitem__) != "no_difference":
         return dict(reading)
     moving = reading["increased"] + reading["decreased"]
