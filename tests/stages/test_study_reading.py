@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
+from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.question_comparison import (
     asks_effect,
     favourable_movement,
@@ -358,6 +359,8 @@ def test_a_result_followed_by_may_be_used_advice_is_still_the_studys_result() ->
     )
     reading = reader.read(study(text, title="Metformin and dementia in older adults with diabetes: a cohort study"))
     assert reading.direction == "favourable"
+    # Background that only names a risk before its may-be-used wording is still background.
+    assert NOT_A_RESULT.search("Given the high risk of dementia in diabetes, metformin may be used in older people.")
     assert reading.sentence is not None
     assert reading.sentence.startswith("Metformin use was associated")
 

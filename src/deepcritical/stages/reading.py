@@ -92,7 +92,7 @@ _NO_RESULT_LABEL = re.compile(
 # lower risk of dementia (HR 0.76) and may be considered in their care" states its result first, then advises.
 _NO_FINDING_BEFORE = (
     r"^(?:(?!\b(?:associated|reduc\w*|lower\w*|higher|increas\w*|decreas\w*|improv\w*|significant\w*|differ\w*"
-    r"|risk|p\s*[<=>])).)*?"
+    r"|p\s*[<=>])).)*?"
 )
 # A sentence that says what the study did (methods) or what might explain something (speculation, background),
 # not what it found: "We pooled five trials ...", "These effects may contribute to ...", "... is the rationale
