@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.question_comparison import (
     asks_effect,
     favourable_movement,
@@ -12,6 +11,7 @@ from deepcritical.stages.question_comparison import (
     other_subtype,
     question_comparison,
 )
+from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
