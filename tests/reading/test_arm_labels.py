@@ -170,6 +170,9 @@ READ_AS_NONE = {"increased": 0.15, "decreased": 0.3, "no_difference": 0.55}
         ("Blood loss was 350 ml with tranexamic acid and 380 ml with placebo (p=0.41).", "no_difference"),
         ("The difference in blood loss was significant (p = 0.02).", "no_difference"),
         ("Pain fell from 6.1 to 4.2 with drug A (p<0.001).", "no_difference"),
+        # A small p-value of another test: non-inferiority (the arms do not differ beyond a margin), an interaction.
+        ("Mortality was 12% with drug A and 14% with placebo (p = 0.001 for non-inferiority).", "no_difference"),
+        ("Mortality was 12% with drug A and 14% with placebo (p for interaction = 0.01).", "no_difference"),
     ],
 )
 def test_a_unit_stating_each_arms_value_with_a_small_p_value_is_never_read_as_no_difference(

@@ -70,3 +70,17 @@ def test_a_study_is_read_by_its_passage_that_most_surely_states_the_result() -> 
     counted = strength_of(question, [subgroup, main])
     assert counted.counted == [main.id]
     assert counted.directions[main.id] == "favourable"
+
+
+def test_an_abstract_s_methods_and_results_label_holds_its_results() -> None:
+    """Circulation's and the European Heart Journal's abstracts label their results "Methods and Results", PLOS
+    Medicine's "Methods and Findings": such a passage states the study's result (it was set aside as methods)."""
+    labelled = JATS.replace(b"<title>Results</title>", b"<title>Methods and Results</title>")
+    document = read_bytes(labelled, suffix=".nxml", limits=Limits())[0]
+    results = next(item for item in passage_items("mine", document, TRIAL) if "Delirium occurred" in item.content)
+    assert results.passage is not None
+    assert results.passage.subsection == "Methods and Results"
+    assert not EvidenceView.of(results).states_no_result
+    findings = replace(EvidenceView.of(results), subsection="Methods and Findings")
+    assert not findings.states_no_result
+    assert replace(findings, subsection="Methods").states_no_result

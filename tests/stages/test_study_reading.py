@@ -11,6 +11,7 @@ from deepcritical.stages.question_comparison import (
     other_subtype,
     question_comparison,
 )
+from deepcritical.stages.reading import NOT_A_RESULT
 from deepcritical.stages.study_reading import READING_FEATURES, StudyReader, reading_features
 
 
@@ -343,3 +344,37 @@ def test_a_reviews_background_sentence_is_not_its_result() -> None:
     reading = reader.read(review)
     assert reading.direction is None
     assert all("Interest in" not in unit.text for unit in reading.reading.evidence)
+
+
+def test_a_result_followed_by_may_be_used_advice_is_still_the_studys_result() -> None:
+    """Background and may-be-used wording is not a result only when it comes before any: a conclusion that states
+    its finding first and then advises ("... lower risk of dementia (HR 0.76 ...) and may be considered in their
+    care") states the study's result, and was dropped (the study then read no result at all)."""
+    reader = StudyReader("Does metformin reduce the risk of dementia in older adults with diabetes?")
+    text = (
+        "RESULTS: We followed 14,000 adults aged 65 years or older for a median of 6 years. Gastrointestinal "
+        "adverse events were reported by 12% of metformin users and 5% of sulfonylurea users. CONCLUSIONS: "
+        "Metformin use was associated with a significantly lower risk of dementia than sulfonylurea use (HR 0.76, "
+        "95% CI 0.65 to 0.89) and may be considered in their care."
+    )
+    reading = reader.read(study(text, title="Metformin and dementia in older adults with diabetes: a cohort study"))
+    assert reading.direction == "favourable"
+    # Background that only names a risk before its may-be-used wording is still background.
+    assert NOT_A_RESULT.search("Given the high risk of dementia in diabetes, metformin may be used in older people.")
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("Metformin use was associated")
+
+
+def test_a_methods_and_results_label_holds_the_studys_result() -> None:
+    """A PubMed abstract labelled as Circulation's are ("METHODS AND RESULTS:") read no result: the label was taken
+    for methods, and every sentence under it set aside."""
+    reader = StudyReader("Does dapagliflozin reduce mortality in heart failure?")
+    text = (
+        "BACKGROUND: Dapagliflozin lowers glucose. METHODS AND RESULTS: We randomised 4744 patients with heart "
+        "failure. Death from any cause occurred in 276 patients (11.6%) in the dapagliflozin group and 329 (13.9%) "
+        "in the placebo group (hazard ratio 0.83; 95% CI 0.71 to 0.97). CONCLUSIONS: Further work is needed."
+    )
+    reading = reader.read(study(text, title="Dapagliflozin in heart failure: a randomised trial"))
+    assert reading.direction == "favourable"
+    assert reading.sentence is not None
+    assert reading.sentence.startswith("Death from any cause")

@@ -186,6 +186,11 @@ def test_the_dose_schedule_and_route_of_an_intervention_are_not_required_of_a_st
     assert topic_of(THALIDOMIDE).intervention == ("thalidomide",)
     assert on_topic(THALIDOMIDE_RESULTS, topic_of(THALIDOMIDE))
     assert topic_of("Does 80 mg of intramuscular triamcinolone reduce pain?").intervention == ("triamcinolone",)
+    # A duration or a number of doses written in words is one too: "six months of metformin" (the passage says
+    # "metformin", not "months"), "two doses of HPV vaccine"; a word that only begins with a number stays.
+    assert topic_of("Does six months of metformin reduce weight in adolescents?").intervention == ("metformin",)
+    assert topic_of("Do two doses of HPV vaccine prevent cervical cancer?").intervention == ("HPV", "vaccine")
+    assert topic_of("Does one-stage surgery improve survival in cancer?").intervention == ("one-stage", "surgery")
     # A number that names rather than doses stays: "station 9", "protein 1".
     assert "9" in topic_of("Does dissection of station 9 lymph nodes improve survival?").intervention
 

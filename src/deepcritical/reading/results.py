@@ -338,6 +338,14 @@ _OTHER_TESTS = re.compile(
     re.IGNORECASE,
 )
 
+# A unit whose small p-value tests something else than a difference between the arms: non-inferiority or
+# equivalence (a small p says the arms do not differ beyond a margin), an interaction, a trend, heterogeneity
+# ("12% and 14% (p = 0.001 for non-inferiority)", "(p for interaction = 0.01)"): its arms' values with that p state
+# no significant difference.
+_NOT_THE_DIFFERENCE = re.compile(
+    r"\b(?:non-?inferior\w*|equivalen\w*|interaction|heterogeneity|trend)\b", re.IGNORECASE
+)
+
 
 def stated_by_p_values(text: str) -> dict[str, float] | None:
     """A unit whose every p-value is 0.05 or more, with no interval or word stating a significant
@@ -359,10 +367,13 @@ def significant_by_groups(text: str, reading: Mapping[str, float]) -> dict[str, 
     statistic (the classifiers read the numbers masked). Which way the difference goes stays the classifier's
     reading: no difference gets what the other conventions leave the labels they rule out, and increase and
     decrease share the rest as the classifier shares them. A bare p-value does not settle it (it may be for
-    another comparison: read so, macro-F1 fell on the validation articles; phases/16_result_reader.md, round 7)."""
+    another comparison: read so, macro-F1 fell on the validation articles; phases/16_result_reader.md, round 7),
+    nor does a unit whose p-value may test non-inferiority, an interaction or a trend (``_NOT_THE_DIFFERENCE``)."""
     if max(reading, key=reading.__getitem__) != "no_difference":
         return dict(reading)
     moving = reading["increased"] + reading["decreased"]
+    if _NOT_THE_DIFFERENCE.search(text):  # the small p-value may be the test of no difference beyond a margin
+        return dict(reading)
     groups = [effect for effect in read_effects(text) if effect.measure == "group_values" and not effect.within_group]
     if moving <= 0 or not any(effect.significant for effect in groups):
         return dict(reading)

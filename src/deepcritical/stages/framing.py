@@ -112,18 +112,25 @@ _NO_RESULT_LABEL = re.compile(
     r"|interventions?|study design|main outcome measures?|outcome measures?)\b"
 )
 
+_NAMES_RESULTS = re.compile(r"\b(?:results?|findings?)\b")
+
 
 def no_result_section(section: str | None, subsection: str | None = None) -> bool:
     """Whether a full text's section (its title) reports no result of the paper's own: introduction, methods...;
     or, in an abstract, its ``subsection`` (a structured abstract's label: objective, methods...). A library's
     JATS or PDF abstract keeps its labels there, not in its text as PubMed's "OBJECTIVE: ..." does."""
-    if section is not None and _NO_RESULT_SECTION.match(section.strip().lower()) is not None:
+    if section is not None and _states_none(_NO_RESULT_SECTION, section):
         return True
     return (
-        subsection is not None
-        and "abstract" in (section or "").lower()
-        and _NO_RESULT_LABEL.match(subsection.strip().lower()) is not None
+        subsection is not None and "abstract" in (section or "").lower() and _states_none(_NO_RESULT_LABEL, subsection)
     )
+
+
+def _states_none(titles: re.Pattern[str], title: str) -> bool:
+    """The title is one of ``titles`` and names no result: "Methods and Results" (Circulation's, the European
+    Heart Journal's abstracts) and "Methods and Findings" (PLOS Medicine's) hold the results."""
+    low = title.strip().lower()
+    return titles.match(low) is not None and _NAMES_RESULTS.search(low) is None
 
 
 _CONCLUSIONS = re.compile(r"\b(?:CONCLUSIONS?|INTERPRETATION|CONCLUSIONS AND RELEVANCE)\s*:", re.IGNORECASE)

@@ -88,6 +88,12 @@ _NO_RESULT_LABEL = re.compile(
     r"|patients|interventions?|materials|study selection|data sources|eligibility",
     re.IGNORECASE,
 )
+# The sentence's start states no finding before its background or may-be-used wording: "... was associated with a
+# lower risk of dementia (HR 0.76) and may be considered in their care" states its result first, then advises.
+_NO_FINDING_BEFORE = (
+    r"^(?:(?!\b(?:associated|reduc\w*|lower\w*|higher|increas\w*|decreas\w*|improv\w*|significant\w*|differ\w*"
+    r"|p\s*[<=>])).)*?"
+)
 # A sentence that says what the study did (methods) or what might explain something (speculation, background),
 # not what it found: "We pooled five trials ...", "These effects may contribute to ...", "... is the rationale
 # for testing statins". Never quoted as a study's result.
@@ -108,8 +114,8 @@ NOT_A_RESULT = re.compile(
     r"|\b(?:it is|it remains) (?:plausible|possible|unknown|unclear) (?:that|whether)\b"
     # background: why the question is asked, or how a drug might come to be used ("Interest in metformin as a
     # candidate treatment ... means it may be given to older people without diabetes")
-    r"|^interest in\b|\b(?:growing|increasing|renewed|recent) interest\b"
-    r"|\b(?:may|might|could) be (?:given|used|prescribed|offered|considered|tried|repurposed)\b"
+    r"|^interest in\b|" + _NO_FINDING_BEFORE + r"(?:\b(?:growing|increasing|renewed|recent) interest\b"
+    r"|\b(?:may|might|could) be (?:given|used|prescribed|offered|considered|tried|repurposed)\b)"
     # advice on care or on reading the study: "should monitor B12", "should be interpreted with caution"
     r"|\b(?:should|must) (?:\w+ ){0,3}?(?:monitor|screen|check|replace|measure|be (?:monitored|screened|checked"
     r"|measured|interpreted|confirmed|replicated))\b",

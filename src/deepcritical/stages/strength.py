@@ -216,9 +216,9 @@ def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
 def _one_per_study(items: Sequence[EvidenceView], topic: Topic, reader: StudyReader, topical: set[str]) -> set[str]:
     """The item that stands for each study, among an abstract and its article's passages: never an
     introduction or methods passage when another is there; first one whose result is for the question's
-    outcome and intervention, then one that states a result on the question (a full-text passage before the
-    abstract: it is the more detailed, and is cited with its section), else the first passage, else the
-    abstract."""
+    outcome and intervention, then one that states a result on the question, then one that names the whole topic
+    (a full-text passage before the abstract: it is the more detailed, and is cited with its section); of those
+    alike, the one whose sentence most surely states the result; else the first passage, else the abstract."""
     studies: dict[str, list[EvidenceView]] = {}
     for item in items:
         studies.setdefault(item.document or item.id, []).append(item)

@@ -322,11 +322,12 @@ def _tests_an_intervention(item: EvidenceView) -> bool:
     return intervention_of(item) is not None or names_a_treatment(item.title)
 
 
-# A structured abstract's sections that state no result of the study's own.
+# A structured abstract's sections that state no result of the study's own; not "METHODS AND RESULTS" (Circulation's,
+# the European Heart Journal's) nor "METHODS AND FINDINGS" (PLOS Medicine's), which hold the results.
 _NO_RESULT_UNIT = re.compile(
     r"^(?:ABSTRACT\.|BODY\.)?(?:BACKGROUND|INTRODUCTION|CONTEXT|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|HYPOTHES\w*"
-    r"|(?:MATERIALS?|PATIENTS|SUBJECTS)?\s*(?:AND\s+)?METHODS?|DESIGN|SETTING|PARTICIPANTS|INTERVENTIONS?"
-    r"|STUDY DESIGN)\b"
+    r"|(?:MATERIALS?|PATIENTS|SUBJECTS)?\s*(?:AND\s+)?METHODS?(?!\s+AND\s+(?:RESULTS?|FINDINGS?)\b)|DESIGN|SETTING"
+    r"|PARTICIPANTS|INTERVENTIONS?|STUDY DESIGN)\b"
 )
 
 

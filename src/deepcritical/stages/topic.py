@@ -71,10 +71,13 @@ _NUMBER = re.compile(r"^\d[\d.,]*$")
 _REGIMEN = frozenset(
     {
         "daily", "twice", "once", "thrice", "weekly", "monthly", "nightly", "oral", "orally", "intravenous",
-        "intravenously", "intramuscular", "subcutaneous", "intralesional", "topical", "inhaled", "one", "two",
-        "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve",
+        "intravenously", "intramuscular", "subcutaneous", "intralesional", "topical", "inhaled",
     }
 )  # fmt: skip
+# A number written as a word, on its own, is a number: "six months of metformin", "one year of trastuzumab" (whose
+# "one" the frame's terms leave out as a function word); not "one-stage" nor "Two-Week Wait".
+_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_NUMBER_WORD = re.compile(rf"(?<![\w-])({'|'.join(_NUMBER_WORDS)})(?![\w-])", re.IGNORECASE)
 _CONDITION_HEADS = frozenset({"disease", "syndrome", "disorder"})
 # The heads of a population that is a group of people rather than a condition; such a population is named
 # by any of its words or by a word of its age group ("older women" and "aged" for "older adults").
@@ -115,6 +118,8 @@ def _words(entity: str | None, *, given: bool = False) -> tuple[str, ...]:
     Alzheimer's disease)."""
     if not entity:
         return ()
+    if given:
+        entity = _NUMBER_WORD.sub(lambda word: str(_NUMBER_WORDS.index(word.group(1).lower()) + 1), entity)
     words = terms_of([entity])
     named = [
         word
