@@ -22,14 +22,9 @@ from sklearn.metrics import f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.reading.comparison import Comparison
+from deepcritical.reading.conventions import stated_as_no_effect, stated_by_numbers, stated_by_p_values
 from deepcritical.reading.result_features import LABELS
-from deepcritical.reading.results import (
-    ResultClassifier,
-    ResultReader,
-    stated_as_no_effect,
-    stated_by_numbers,
-    stated_by_p_values,
-)
+from deepcritical.reading.results import ResultClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
 from deepcritical.run.eval_inference import article_units

@@ -13,7 +13,8 @@ from deepcritical.reading.comparison import (
     masked_tokens,
     subject_arm,
 )
-from deepcritical.reading.results import ResultReader, significant_by_groups, stated_by_p_values
+from deepcritical.reading.conventions import significant_by_groups, stated_by_p_values
+from deepcritical.reading.results import ResultReader
 from deepcritical.reading.units import split_units
 
 BUPIVACAINE = Comparison.of("intraperitoneal bupivacaine", "normal saline", "rescue analgesic requirement")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from deepcritical.reading.comparison import Comparison, names_intervention_arm
-from deepcritical.reading.results import ResultReader, stated_as_no_effect, stated_by_numbers
+from deepcritical.reading.conventions import stated_as_no_effect, stated_by_numbers
+from deepcritical.reading.results import ResultReader
 from deepcritical.reading.units import split_units
 from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.question_comparison import favourable_movement, question_comparison
