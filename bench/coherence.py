@@ -25,6 +25,9 @@ import re
 import tempfile
 from pathlib import Path
 
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.passages import ADVICE
+from deepcritical.appraisal.topic import on_topic, topic_of
 from deepcritical.config import load_settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.logs import configure_logging
@@ -33,9 +36,6 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.query import query_names
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import ADVICE
-from deepcritical.stages.topic import on_topic, topic_of
 
 RAW_ID = re.compile(r"\b(?:pmid|pmcid|doi):|\burl:", re.IGNORECASE)
 CELL = re.compile(r"^(\d+)(?: \\\[([\d, ]+)\\\])?$")

@@ -5,7 +5,7 @@ r"""The five demo questions' verdicts with each result reader (``--reader``), on
 Each question is run in demo mode (``Orchestrator``, a fresh DEEPCRITICAL_HOME per reader) and its verdict
 printed: label, confidence, the evidence it rests on, and whether it is the label the demo corpus states
 (``tests/reading/test_demo_verdicts.py``'s). The readers' runs share one process, as a server's would: each
-reads with its own (``stages.reader_choice``). Figures: phases/16_result_reader.md, round 4: the run's reader.
+reads with its own (``appraisal.reader_choice``). Figures: phases/16_result_reader.md, round 4: the run's reader.
 """
 
 from __future__ import annotations

@@ -34,14 +34,14 @@ import numpy as np
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 from sklearn.model_selection import StratifiedKFold
 
+from deepcritical.appraisal import stance, verdict
+from deepcritical.appraisal.strength import Strength
 from deepcritical.cli.common import settings_from
 from deepcritical.logs import configure_logging
 from deepcritical.models import Evidence
 from deepcritical.outputs import ResearchReport, Verdict
 from deepcritical.run import eval as evaluation
 from deepcritical.run import outcome
-from deepcritical.stages import stance, verdict
-from deepcritical.stages.strength import Strength
 
 HERE = Path(__file__).resolve().parent
 

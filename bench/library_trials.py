@@ -58,6 +58,10 @@ from xml.sax.saxutils import escape
 
 import httpx2
 
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal.study_reading import study_reader
+from deepcritical.appraisal.topic import _names, _names_outcome, topic_of
 from deepcritical.config import Settings, load_settings
 from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.memory import MemoryStore
@@ -72,10 +76,6 @@ from deepcritical.run.predictions import label_f1, macro_average
 from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources
 from deepcritical.sources.library import LibraryTool
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.strength import Strength
-from deepcritical.stages.study_reading import study_reader
-from deepcritical.stages.topic import _names, _names_outcome, topic_of
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
 COLLECTION = "trials"

@@ -5,7 +5,7 @@ what the pooled estimate (statsmodels) costs; and what the figures add to the SG
     python bench/plots_bench.py [--repeat 20]
 
 The same forest plot (12 studies, hazard ratios on a log axis, a pooled diamond) is drawn both ways:
-by deepcritical.run.forest, and by matplotlib's Agg backend to SVG (errorbars, squares, a log x axis).
+by deepcritical.report.forest, and by matplotlib's Agg backend to SVG (errorbars, squares, a log x axis).
 Import times are measured in a fresh interpreter each; matplotlib's part is skipped (and said so)
 when it is not installed (it is not a dependency: pip install matplotlib to compare).
 """
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from deepcritical.reading.pooling import StudyEstimate, pool
-from deepcritical.run.forest import forest_svg
-from deepcritical.run.prisma import FlowCounts, prisma_svg
+from deepcritical.report.forest import forest_svg
+from deepcritical.report.prisma import FlowCounts, prisma_svg
 
 STUDIES = [
     StudyEstimate(f"Trial {i + 1}", "HR", v, lo, hi, "randomized_controlled_trial", 500 + 250 * i)
@@ -95,7 +95,7 @@ def matplotlib_forest(form: str = "svg") -> str | bytes:
 
 def png_comparison(repeat: int) -> None:
     """The PNG of the same plot: resvg rasterising the one SVG, against matplotlib drawing it again."""
-    from deepcritical.run.figures import PNG_ZOOM, png_of
+    from deepcritical.report.figure_files import PNG_ZOOM, png_of
 
     drawing = forest_svg(STUDIES, "death")
     resvg_import = import_ms("import resvg_py")
@@ -103,7 +103,8 @@ def png_comparison(repeat: int) -> None:
     resvg_ms = timed_ms(lambda: png_of(drawing), repeat)
     first = import_ms(
         "png_of(d)",
-        already="from deepcritical.run.figures import png_of; from deepcritical.run.forest import forest_svg; "
+        already="from deepcritical.report.figure_files import png_of; "
+        "from deepcritical.report.forest import forest_svg; "
         "from deepcritical.reading.pooling import StudyEstimate as S; "
         "d = forest_svg([S(str(i), 'HR', 0.8, 0.6, 1.0) for i in range(12)])",
     )
@@ -128,16 +129,16 @@ DEMO_FIGURES = """
 import json, sys, time
 from pathlib import Path
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.stages.render import counted_items
+from deepcritical.report.render import counted_items
 folder = Path(sys.argv[1])
 outcome = ResearchOutcome.model_validate(json.loads((folder / "run.json").read_text()) | {"markdown": ""})
 evidence = {item.id: item for item in outcome.evidence}
 counted = counted_items(outcome.question, evidence, ())
 t0 = time.perf_counter()
-from deepcritical.stages.figures import build_figures
+from deepcritical.report.figure_data import build_figures
 figures = build_figures(counted, evidence, outcome.sources, {})
 t1 = time.perf_counter()
-from deepcritical.run.figures import write_figures
+from deepcritical.report.figure_files import write_figures
 written = write_figures(figures, folder / "again")
 t2 = time.perf_counter()
 print(f"{(t1 - t0) * 1000:.0f} {(t2 - t1) * 1000:.0f} {len(written)} {len(figures.rows)} {len(figures.forest_plots)}")
@@ -180,7 +181,7 @@ def main() -> None:
 
     # A run has the project's models (pydantic) loaded long before it draws: they are not the plots' cost.
     own_import = import_ms(
-        "import deepcritical.run.forest, deepcritical.run.prisma", already="import deepcritical.models"
+        "import deepcritical.report.forest, deepcritical.report.prisma", already="import deepcritical.models"
     )
     own_ms = timed_ms(lambda: forest_svg(STUDIES, "death"), args.repeat)
     flow_ms = timed_ms(lambda: prisma_svg(FLOW), args.repeat)
@@ -215,8 +216,8 @@ def main() -> None:
     whole = import_ms(
         already="import deepcritical.models",
         statement="from deepcritical.reading.pooling import StudyEstimate as S; "
-        "from deepcritical.run.forest import forest_svg; "
-        "from deepcritical.run.prisma import FlowCounts, prisma_svg; "
+        "from deepcritical.report.forest import forest_svg; "
+        "from deepcritical.report.prisma import FlowCounts, prisma_svg; "
         "forest_svg([S(str(i), 'HR', 0.8, 0.6, 1.0, 'randomized_controlled_trial', 100) for i in range(3)]); "
         "prisma_svg(FlowCounts({'PubMed': 9}, 1, {'off-topic': 2}))",
     )

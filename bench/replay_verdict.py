@@ -4,7 +4,7 @@ change to the verdict alone, in seconds instead of minutes, and a nested choice 
     PYTHONPATH=src python bench/eval_cv.py --store DIR --capture verdict-inputs.pkl   # once (minutes)
     PYTHONPATH=src python bench/replay_verdict.py verdict-inputs.pkl [--unread 0.6 0.7] [--no-bias 1.1 1.2]
 
-Every item's verdict is recomputed by ``stages.verdict.run_verdict`` from the inputs the loop gave it (the
+Every item's verdict is recomputed by ``appraisal.verdict.run_verdict`` from the inputs the loop gave it (the
 question, the report, the evidence, the pool; the counted set rebuilt from them by ``render.counted_items``, so a
 change to how studies are read since the capture is measured too), with stance weights fitted by
 ``bench/train_verdict.py``'s ``fit`` on the other folds (the same stratified folds as ``eval_cv``), for every
@@ -28,9 +28,9 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deepcritical.appraisal import stance, verdict
+from deepcritical.report.render import counted_items
 from deepcritical.run.eval import to_label
-from deepcritical.stages import stance, verdict
-from deepcritical.stages.render import counted_items
 from eval_cv import figures, trainer_module
 
 

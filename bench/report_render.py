@@ -1,5 +1,5 @@
 """The page's report two ways, on each demo topic's report: written from the report's document by
-stages/html.py (what the page now shows) against report.md parsed back by markdown-it (web/report_html.py,
+report/html.py (what the page now shows) against report.md parsed back by markdown-it (web/report_html.py,
 kept for run folders without report.json); with the Markdown writer and report.json's size beside them.
 
     python bench/report_render.py [--repeat 50]
@@ -20,12 +20,12 @@ from pathlib import Path
 
 from deepcritical.config import load_settings
 from deepcritical.demo.records import load_corpus
+from deepcritical.report.document import ReportDocument
+from deepcritical.report.html import to_html
+from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble, http_client
-from deepcritical.stages.document import ReportDocument
-from deepcritical.stages.html import to_html
-from deepcritical.stages.markdown_writer import to_markdown
 from deepcritical.web.report_html import report_html
 
 

@@ -1,4 +1,4 @@
-"""What the stance model's coverage gate (``stages.stance.MIN_COVERAGE``: an item is read only when it names more
+"""What the stance model's coverage gate (``appraisal.stance.MIN_COVERAGE``: an item is read only when it names more
 than a third of the question's key terms) keeps and turns away, at it and at the values around it.
 
 Data: PubMedQA PQA-L (MIT licence), the 500 labelled items outside its test split
@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from deepcritical.stages.reading import key_terms
-from deepcritical.stages.stance import MIN_COVERAGE, coverage
+from deepcritical.appraisal.passages import key_terms
+from deepcritical.appraisal.stance import MIN_COVERAGE, coverage
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"

@@ -1,5 +1,5 @@
 """Train (and cross-validate) the code verdict's stance model: a multinomial logistic regression over the
-cue features of ``deepcritical.stages.stance.features``.
+cue features of ``deepcritical.appraisal.stance.features``.
 
 Data: PubMedQA PQA-L (Jin et al., 2019; MIT licence), the 500 labelled items outside its test split
 (``../shared/data/pubmedqa/pqal_dev.json``). Each item gives one (question, abstract without its
@@ -24,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from deepcritical.stages.stance import STANCES, WEIGHTS_FILE, StanceModel, features
+from deepcritical.appraisal.stance import STANCES, WEIGHTS_FILE, StanceModel, features
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "pubmedqa" / "pqal_dev.json"

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
+from deepcritical.report.markdown_writer import to_markdown
+from deepcritical.report.render import RenderContext, build_document
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
-from deepcritical.stages.markdown_writer import to_markdown
-from deepcritical.stages.render import RenderContext, build_document
 
 
 def big_outcome(items: int) -> ResearchOutcome:

@@ -14,20 +14,20 @@ from typing import Any
 
 import pytest
 
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.stance import code_verdict, is_yes_no, results_text
+from deepcritical.appraisal.strength import Strength, strength_of
+from deepcritical.appraisal.verdict import reconciled
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.models import Grade
 from deepcritical.outputs import Verdict
+from deepcritical.report.extractive import extractive_report
 from deepcritical.run import eval as evaluation
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool
-from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.stance import code_verdict, is_yes_no, results_text
-from deepcritical.stages.strength import Strength, strength_of
-from deepcritical.stages.verdict import reconciled
 from test_reliability_cli import environment
 
 pytestmark = pytest.mark.model

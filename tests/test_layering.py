@@ -32,6 +32,8 @@ TABLE = "deepcritical.sources.registry"
 LAYERS: list[set[str]] = [
     FOUNDATION,
     {"sources", "evidence", "documents", "reading"},
+    {"appraisal"},
+    {"report"},
     {"stages"},
     {"agents"},
     {"demo"},

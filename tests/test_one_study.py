@@ -10,13 +10,13 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.passages import direction, labelled_sentences, quote, stem
+from deepcritical.appraisal.studies import group_studies, readable, studies_of, study_numbers, with_study_parts
 from deepcritical.cli.app import app
 from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import direction, labelled_sentences, quote, stem
-from deepcritical.stages.render import RenderContext, counted_items, render_markdown
-from deepcritical.stages.studies import group_studies, readable, studies_of, study_numbers, with_study_parts
+from deepcritical.report.render import RenderContext, counted_items, render_markdown
 
 QUESTION = "Does aspirin prevent stroke in older adults?"
 STEMS = [stem(word) for word in ("aspirin", "stroke", "older", "adults")]

@@ -28,6 +28,7 @@ from agents.research_fakes import (
     plain_logs,
 )
 from deepcritical.agents.models import AgentModels
+from deepcritical.appraisal.framing import parse_evidence
 from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
 from deepcritical.errors import ResearchError, StoreError
@@ -39,7 +40,6 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import assemble
-from deepcritical.stages.framing import parse_evidence
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
 _ = plain_logs  # imported for its fixture

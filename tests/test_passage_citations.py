@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.strength import strength_of
 from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
-from deepcritical.stages.citations import quote_in, verify_citations
-from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.render import RenderContext, citation_mark, passage_link, render_markdown
-from deepcritical.stages.strength import strength_of
+from deepcritical.report.citations import quote_in, verify_citations
+from deepcritical.report.extractive import extractive_report
+from deepcritical.report.render import RenderContext, citation_mark, passage_link, render_markdown
 
 TEXT = "Major bleeding occurred in 3.8% with aspirin and 2.8% with placebo (HR 1.38; 95% CI 1.18 to 1.62)."
 

@@ -57,7 +57,7 @@ class SearchFinished(BaseModel):
     related: int
     total_evidence: int
     capped: bool
-    # The run's evidence so far in the study flow's terms (``stages.studies.record_counts``): the log and the
+    # The run's evidence so far in the study flow's terms (``appraisal.studies.record_counts``): the log and the
     # PRISMA diagram state one count of records and duplicates.
     records_identified: int = 0
     duplicates_removed: int = 0

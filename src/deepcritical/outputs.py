@@ -78,7 +78,7 @@ class AspectScore(BaseModel):
 
 
 class ScoreCap(BaseModel):
-    """A score lowered in code because the evidence cannot support it (``stages.ratings.cap_assessment``)."""
+    """A score lowered in code because the evidence cannot support it (``appraisal.ratings.cap_assessment``)."""
 
     aspect: Literal["mechanism", "clinical", "safety", "sufficient", "confidence"]
     given: float = Field(description="What the judge gave (for sufficient: 1 for true)")

@@ -14,6 +14,7 @@ import httpx2
 
 from agents.llm_wires import Ask, Reply, Wire, anthropic_events
 from agents.research_fakes import QUESTION
+from deepcritical.appraisal.framing import parse_evidence
 from deepcritical.config import Settings
 from deepcritical.demo.transport import StandInRouter
 from deepcritical.events import RunWarning, StageEvent
@@ -23,7 +24,6 @@ from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.factory import make_http_client
-from deepcritical.stages.framing import parse_evidence
 
 BRAIN_QUERIES = ["metformin Alzheimer disease", "metformin tau amyloid mouse"]
 FABRICATED_ID = "pmid:1"

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests folder
 
 from agents.llm_server import LLAMA_CPP_REFUSAL, LLAMA_CPP_REFUSAL_STATUS, scripted
 from agents.llm_wires import OPENAI, Reply
-from deepcritical.stages.framing import parse_evidence
+from deepcritical.appraisal.framing import parse_evidence
 
 
 class Handler(BaseHTTPRequestHandler):

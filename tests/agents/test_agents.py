@@ -13,9 +13,9 @@ from research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore,
 from deepcritical.agents.brain import Planner
 from deepcritical.agents.judge import Judge
 from deepcritical.agents.report import Reporter
+from deepcritical.appraisal.framing import parse_evidence
 from deepcritical.demo.models import demo_models
 from deepcritical.events import QueriesPlanned, SearchFinished
-from deepcritical.stages.framing import parse_evidence
 
 
 def prompt_of(messages: list[ModelMessage]) -> str:

@@ -21,17 +21,17 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from research_fakes import QUESTION, FakeStore, evidence, make_deps
 
 from deepcritical.agents.judge import Judge
+from deepcritical.appraisal.framing import REPORT_TEXT_CHARS, EvidenceView
+from deepcritical.appraisal.passages import result_only
+from deepcritical.appraisal.ratings import ceilings
+from deepcritical.appraisal.strength import DIRECTIONS, strength_of
+from deepcritical.appraisal.verdict import weighed_readings
 from deepcritical.demo.models import demo_queries
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport, Verdict
-from deepcritical.stages.citations import verify_citations
-from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
-from deepcritical.stages.ratings import ceilings
-from deepcritical.stages.reading import result_only
-from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.stages.strength import DIRECTIONS, strength_of
-from deepcritical.stages.verdict import weighed_readings
+from deepcritical.report.citations import verify_citations
+from deepcritical.report.extractive import extractive_report
+from deepcritical.report.render import RenderContext, render_markdown
 
 INTERVENTIONS = ("metformin", "lithium", "colchicine", "semaglutide", "statins", "melatonin")
 CONDITIONS = ("sepsis", "psoriasis", "glaucoma", "gout", "asthma", "dementia")

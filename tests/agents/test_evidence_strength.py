@@ -6,14 +6,14 @@ strength-of-evidence table, a visible retraction warning)."""
 
 from __future__ import annotations
 
+from deepcritical.appraisal.assessment import code_assessment
+from deepcritical.appraisal.framing import EvidenceView, evidence_block, parse_evidence
+from deepcritical.appraisal.strength import strength_of
 from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
-from deepcritical.stages.assessment import code_assessment
-from deepcritical.stages.citations import verify_citations
-from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import EvidenceView, evidence_block, parse_evidence
-from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.stages.strength import strength_of
+from deepcritical.report.citations import verify_citations
+from deepcritical.report.extractive import extractive_report
+from deepcritical.report.render import RenderContext, render_markdown
 
 QUESTION = "Can drug X help Alzheimer's disease?"
 RCT = Grade(

@@ -9,14 +9,14 @@ import re
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
+from deepcritical.appraisal.assessment import code_assessment
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.models import Evidence, Grade
-from deepcritical.stages.assessment import code_assessment
-from deepcritical.stages.citations import verify_citations
-from deepcritical.stages.extractive import MAX_CONTRARY, extractive_report
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.render import RenderContext, render_markdown
-from deepcritical.stages.strength import strength_of
-from deepcritical.stages.verdict import counted_verdict
+from deepcritical.report.citations import verify_citations
+from deepcritical.report.extractive import MAX_CONTRARY, extractive_report
+from deepcritical.report.render import RenderContext, render_markdown
 
 
 def views(items: list[Evidence]) -> list[EvidenceView]:
@@ -199,8 +199,8 @@ def test_when_nothing_is_counted_an_opening_sentence_quoted_is_never_the_title()
 def test_the_brief_tells_a_result_for_another_outcome_from_no_clear_result() -> None:
     """Two trials without a reading on the question: one states a result for another outcome (a significant
     memory score on a question about dementia), one states none; the brief says which is which."""
-    from deepcritical.stages.extractive import _directions
-    from deepcritical.stages.strength import Strength
+    from deepcritical.appraisal.strength import Strength
+    from deepcritical.report.extractive import _directions
 
     strength = Strength(directions={"a": "favourable", "b": None, "c": None}, on_another_outcome={"b"})
     assert _directions(strength, ["a", "b", "c"]) == (

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from research_fakes import CORPUS, QUESTION, evidence
 
-from deepcritical.stages.aspects import aspects_of
-from deepcritical.stages.assessment import code_assessment
-from deepcritical.stages.extractive import extractive_report, sentences
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.reading import (
+from deepcritical.appraisal.aspects import aspects_of
+from deepcritical.appraisal.assessment import code_assessment
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.passages import (
     Quote,
     context_terms,
     key_terms,
@@ -18,6 +17,7 @@ from deepcritical.stages.reading import (
     share_named,
     stem,
 )
+from deepcritical.report.extractive import extractive_report, sentences
 
 
 def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]

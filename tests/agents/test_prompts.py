@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from deepcritical.agents.prompts import PROMPT_DIRS, load_prompt
+from deepcritical.appraisal.framing import BRIEF_TAG, EVIDENCE_TAG
 from deepcritical.errors import ConfigError
-from deepcritical.stages.framing import BRIEF_TAG, EVIDENCE_TAG
 
 
 @pytest.mark.parametrize("name", ["brain", "judge", "report"])

@@ -12,8 +12,8 @@ from research_fakes import evidence
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
 from deepcritical.reading.frame import frame_question
-from deepcritical.stages.markdown import defang
-from deepcritical.stages.render import (
+from deepcritical.report.markdown import defang
+from deepcritical.report.render import (
     DEMO_BANNER,
     RenderContext,
     code_span,

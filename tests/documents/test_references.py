@@ -10,7 +10,7 @@ import pytest
 from deepcritical.documents.references import parse_bibtex, parse_csljson, parse_ris
 from deepcritical.errors import DocumentError
 from deepcritical.models import Citation, Evidence
-from deepcritical.run.exports import to_bibtex, to_csl_json, to_ris
+from deepcritical.report.exports import to_bibtex, to_csl_json, to_ris
 
 
 def _items() -> list[Evidence]:

@@ -228,9 +228,9 @@ def test_a_short_word_abbreviation_never_masks_that_word() -> None:
 def test_a_study_read_in_a_run_takes_the_labels_its_methods_define() -> None:
     """The labels are defined in Methods, which the units that may state a result leave out: the study reader
     labels the comparison from the whole abstract (a reviewer's finding)."""
+    from deepcritical.appraisal.framing import EvidenceView
+    from deepcritical.appraisal.study_reading import StudyReader
     from deepcritical.models import Citation, Evidence
-    from deepcritical.stages.framing import EvidenceView
-    from deepcritical.stages.study_reading import StudyReader
 
     text = (
         "METHODS: Patients received intraperitoneal bupivacaine (group B) or normal saline (group S). "

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from deepcritical.appraisal.assessment import code_assessment
 from deepcritical.demo.models import demo_queries
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.sources.query import to_pubmed_query, with_terms
-from deepcritical.stages.assessment import code_assessment
 from deepcritical.stages.search import fallback_queries
 from deepcritical.stages.state import RunState
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.passages import NOT_A_RESULT
+from deepcritical.appraisal.question_comparison import favourable_movement, question_comparison
+from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.study_reading import StudyReader
+from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.reading.comparison import Comparison, names_intervention_arm
 from deepcritical.reading.conventions import stated_as_no_effect, stated_by_numbers
 from deepcritical.reading.results import ResultReader
 from deepcritical.reading.units import split_units
-from deepcritical.stages.framing import EvidenceView
-from deepcritical.stages.question_comparison import favourable_movement, question_comparison
-from deepcritical.stages.reading import NOT_A_RESULT
-from deepcritical.stages.strength import strength_of
-from deepcritical.stages.study_reading import StudyReader
-from deepcritical.stages.verdict import counted_verdict
 
 ARTICLE = """TITLE:
 Drug A for condition B
@@ -427,11 +427,11 @@ def test_the_reader_on_evidence_inference_validation_articles(
 
 
 def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
+    from deepcritical.appraisal.verdict import run_verdict
     from deepcritical.models import Citation, Evidence, Grade
     from deepcritical.outputs import ResearchReport
-    from deepcritical.stages.markdown_writer import blocks_markdown
-    from deepcritical.stages.render import verdict_block
-    from deepcritical.stages.verdict import run_verdict
+    from deepcritical.report.markdown_writer import blocks_markdown
+    from deepcritical.report.render import verdict_block
 
     def evidence(view: EvidenceView) -> Evidence:
         grade = Grade(
@@ -487,9 +487,9 @@ def test_eval_evidence_inference_without_any_article_fails_naming_the_folder(tmp
 def test_an_insufficient_verdict_says_it_rests_on_no_result_for_the_question_not_that_nothing_bears_on_it() -> None:
     # The counted studies may well bear on the question's topic (a vitamin D trial of depression, for a question
     # on fractures): what the verdict lacks is a result for the question's own outcome.
-    from deepcritical.stages.markdown_writer import blocks_markdown
-    from deepcritical.stages.render import verdict_block
-    from deepcritical.stages.stance import insufficient
+    from deepcritical.appraisal.stance import insufficient
+    from deepcritical.report.markdown_writer import blocks_markdown
+    from deepcritical.report.render import verdict_block
 
     verdict = insufficient("Insufficient: the counted studies report results for other outcomes than the question's.")
     shown = blocks_markdown(verdict_block(verdict, {}))
@@ -511,8 +511,8 @@ def test_a_verdict_weighed_from_counted_readings_says_its_number_is_how_evenly_t
     question: str, label: str
 ) -> None:
     # Two like trials, one favourable and one null: an even split, which "Maybe (confidence 1.00)" read as certainty.
-    from deepcritical.stages.markdown_writer import blocks_markdown
-    from deepcritical.stages.render import verdict_block
+    from deepcritical.report.markdown_writer import blocks_markdown
+    from deepcritical.report.render import verdict_block
 
     verdict = counted_verdict(question, strength_of(question, [TRIAL_NULL, TRIAL_GOOD]))
     assert (verdict.label, verdict.confidence) == (label, 1.0)
@@ -524,7 +524,7 @@ def test_the_stance_models_maybe_says_how_sure_it_is_of_maybe() -> None:
     # Computed in code too, but its number is its pooled probability of maybe, not how evenly yes and no split.
     import numpy as np
 
-    from deepcritical.stages.stance import FEATURE_NAMES, StanceModel, code_verdict
+    from deepcritical.appraisal.stance import FEATURE_NAMES, StanceModel, code_verdict
 
     width = len(FEATURE_NAMES)
     leans_maybe = StanceModel(np.zeros(width), np.ones(width), np.zeros((3, width)), np.array([0.0, 0.0, 0.4]))

@@ -389,7 +389,8 @@ def test_two_outcomes_changed_by_percentages_are_not_two_groups() -> None:
 def test_a_per_unit_estimate_keeps_its_interval_and_its_unit(
     text: str, expected: tuple[str, float, float, float], per: str
 ) -> None:
-    from deepcritical.stages.results import StudyResult, _unit, effect_text
+    from deepcritical.appraisal.results import StudyResult, _unit
+    from deepcritical.report.results import effect_text
 
     effect = only(text)
     assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == expected

@@ -20,13 +20,13 @@ from deepcritical.config import Settings, load_settings
 from deepcritical.demo.clock import ClockedTransport
 from deepcritical.demo.transport import demo_transport
 from deepcritical.events import IterationStarted
+from deepcritical.report.document import REPORT_DOCUMENT_FILE, ReportDocument
+from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.events import ProgressEvent
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
 from deepcritical.service.watch_run import read_outcome, run_watch_once, watch_clock
 from deepcritical.service.watches import Watch, WatchOptions, WatchStore
 from deepcritical.sources.factory import make_http_client
-from deepcritical.stages.document import REPORT_DOCUMENT_FILE, ReportDocument
-from deepcritical.stages.markdown_writer import to_markdown
 from deepcritical.web.report_html import folder_report_html
 
 pytestmark = pytest.mark.model

@@ -16,11 +16,11 @@ from deepcritical.config import Settings
 from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, SearchFinished
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
+from deepcritical.report.markdown_writer import to_markdown
+from deepcritical.report.render import RenderContext, build_document
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import RunSource
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
-from deepcritical.stages.markdown_writer import to_markdown
-from deepcritical.stages.render import RenderContext, build_document
 
 BASE_URL = "http://127.0.0.1:8000"
 KINDS = ["run_started", "iteration_started", "search_finished", "judge_finished", "run_ended"]

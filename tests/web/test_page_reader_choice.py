@@ -94,8 +94,8 @@ def test_a_status_file_from_before_the_choice_reads_as_the_linear_reader() -> No
 def test_the_page_offers_the_transformer_only_where_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     """A reviewer's finding: the page offered "transformer" on an install without its weights, and the run it
     accepted then failed at its start."""
+    from deepcritical.appraisal.reader_choice import installed_readers
     from deepcritical.reading import transformer_classifier
-    from deepcritical.stages.reader_choice import installed_readers
 
     assert installed_readers()[0] == "linear"
     monkeypatch.setattr(transformer_classifier, "bundled_weights", lambda: None)

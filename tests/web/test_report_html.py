@@ -13,10 +13,10 @@ from deepcritical.config import load_settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import Finding, ResearchReport
+from deepcritical.report.html import to_html
+from deepcritical.report.render import RenderContext, render_markdown
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
-from deepcritical.stages.html import to_html
-from deepcritical.stages.render import RenderContext, render_markdown
 from deepcritical.web.report_html import report_html
 
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3))"

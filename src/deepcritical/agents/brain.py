@@ -13,9 +13,9 @@ from deepcritical.agents.calls import run_agent
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
+from deepcritical.appraisal.framing import BRIEF_TAG, block
 from deepcritical.outputs import BrainTurn
 from deepcritical.sources.registry import in_words
-from deepcritical.stages.framing import BRIEF_TAG, block
 from deepcritical.stages.selection import held_kinds
 from deepcritical.stages.state import RunState
 

@@ -11,13 +11,13 @@ from deepcritical.agents.calls import run_agent
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
+from deepcritical.appraisal.framing import BRIEF_TAG, EvidenceView, block, evidence_block
+from deepcritical.appraisal.ratings import cap_assessment, untrue
+from deepcritical.appraisal.strength import strength_of
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Judgement
-from deepcritical.stages.framing import BRIEF_TAG, EvidenceView, block, evidence_block
-from deepcritical.stages.ratings import cap_assessment, untrue
 from deepcritical.stages.selection import held_kinds, without_held_kinds
 from deepcritical.stages.state import RunState
-from deepcritical.stages.strength import strength_of
 
 JUDGE_TEXT_CHARS = 1200
 

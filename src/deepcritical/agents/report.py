@@ -11,10 +11,10 @@ from deepcritical.agents.calls import run_agent
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
+from deepcritical.appraisal.framing import BRIEF_TAG, REPORT_TEXT_CHARS, block, evidence_block
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, ResearchReport, StopReason
-from deepcritical.stages.citations import CitationIndex
-from deepcritical.stages.framing import BRIEF_TAG, REPORT_TEXT_CHARS, block, evidence_block
+from deepcritical.report.citations import CitationIndex
 from deepcritical.stages.state import RunState
 
 MAX_REPORT_ITEMS = 30

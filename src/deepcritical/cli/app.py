@@ -339,7 +339,7 @@ def export_command(
 ) -> None:
     """Export a run's references (RIS, BibTeX or CSL-JSON) or its study-results table (CSV)."""
     from deepcritical.cli.export import export_run
-    from deepcritical.run.exports import EXPORT_FORMATS
+    from deepcritical.report.exports import EXPORT_FORMATS
 
     form = next((name for name in EXPORT_FORMATS if name == export_format.strip().lower()), None)
     if form is None:

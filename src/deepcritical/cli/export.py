@@ -11,13 +11,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from deepcritical.appraisal.results import StudyResult
+from deepcritical.appraisal.studies import numbers_by_study
 from deepcritical.cli.extract import cell
 from deepcritical.errors import ConfigError
 from deepcritical.models import Evidence
 from deepcritical.reading.p_values import p_cells
-from deepcritical.run.exports import ExportFormat, export, referenced
-from deepcritical.stages.results import StudyResult
-from deepcritical.stages.studies import numbers_by_study
+from deepcritical.report.exports import ExportFormat, export, referenced
 
 # "p" is the number alone and "p_bound" its bound, if any (``p_cells``): a spreadsheet reads the p-value as a number.
 RESULTS_COLUMNS = (

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from deepcritical.appraisal.reader_choice import check_reader
 from deepcritical.cli.terminal import shown
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError
@@ -20,7 +21,6 @@ from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import FolderRun, run_to_folder
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
-from deepcritical.stages.reader_choice import check_reader
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
 DEMO_SOURCES_BANNER = (

@@ -19,19 +19,19 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
-from deepcritical.reading.frame import QuestionFrame, frame_question, terms_of
-from deepcritical.sources.query import with_terms
-from deepcritical.stages.aspects import ASPECT_QUERY_WORDS
-from deepcritical.stages.assessment import code_assessment
-from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import parse_brief, parse_evidence
-from deepcritical.stages.reading import (
+from deepcritical.appraisal.aspects import ASPECT_QUERY_WORDS
+from deepcritical.appraisal.assessment import code_assessment
+from deepcritical.appraisal.framing import parse_brief, parse_evidence
+from deepcritical.appraisal.passages import (
     context_terms,
     key_terms,
     split_sentences,
     stem,
 )
+from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
+from deepcritical.reading.frame import QuestionFrame, frame_question, terms_of
+from deepcritical.report.extractive import extractive_report
+from deepcritical.sources.query import with_terms
 from deepcritical.stages.selection import HELD_KINDS, without_held_kinds
 
 # Angles beyond the aspects; a kind of study the run holds is left out (``without_held_kinds``), so there are

@@ -1,5 +1,5 @@
 """A reference manager's export (Zotero, EndNote, Mendeley): RIS (rispy), BibTeX (bibtexparser, LaTeX
-decoded by pylatexenc) and CSL-JSON (the standard library's json), the libraries ``run/exports.py``
+decoded by pylatexenc) and CSL-JSON (the standard library's json), the libraries ``report/exports.py``
 already writes these formats with.
 
 Each record becomes a document of its title and abstract, with its identifiers normalised to the ones

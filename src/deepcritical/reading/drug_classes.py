@@ -1,6 +1,6 @@
 """Which drug class a drug name belongs to, by its INN stem: "rosuvastatin" and "atorvastatin" are statins
 (-vastatin), "dapagliflozin" an SGLT2 inhibitor (-gliflozin). An open question's candidates list a class and
-its members once, under the class (``stages.candidates``).
+its members once, under the class (``appraisal.candidates``).
 
 The mapping is small and named on purpose: a few common classes whose members share a stem the WHO's INN
 programme reserves for them (its "The use of stems in the selection of International Nonproprietary

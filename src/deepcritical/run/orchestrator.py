@@ -30,6 +30,7 @@ import structlog
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.models import check_endpoint
 from deepcritical.agents.output import OutputChoice
+from deepcritical.appraisal.reader_choice import check_reader, reading_with
 from deepcritical.errors import DeepCriticalError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
@@ -43,7 +44,6 @@ from deepcritical.run.setup import RunParts
 from deepcritical.run.stage import LoopStopError, run_stage
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike
-from deepcritical.stages.reader_choice import check_reader, reading_with
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
 from deepcritical.text import one_line, shorten
@@ -152,7 +152,7 @@ class Orchestrator:
         resume: Checkpoint | None,
     ) -> None:
         try:
-            # The run's result reader, for this run's task only (``stages.reader_choice``).
+            # The run's result reader, for this run's task only (``appraisal.reader_choice``).
             with structlog.contextvars.bound_contextvars(run_id=run_id), reading_with(self.settings.reader):
                 if not question:
                     raise ResearchError("the question is empty")

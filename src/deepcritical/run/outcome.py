@@ -13,6 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from deepcritical.agents.deps import ResearchDeps
+from deepcritical.appraisal.results import StudyResult
+from deepcritical.appraisal.studies import group_studies, lead, study_numbers
+from deepcritical.appraisal.verdict import run_verdict
 from deepcritical.models import Evidence, count_by_source
 from deepcritical.outputs import (
     Assessment,
@@ -25,14 +28,11 @@ from deepcritical.outputs import (
     Verdict,
 )
 from deepcritical.reading.frame import QuestionFrame, frame_question
-from deepcritical.stages.document import ReportDocument
-from deepcritical.stages.extractive import code_brief, code_findings
-from deepcritical.stages.figures import Figures, ForestPlot, StudyFlow, build_figures
-from deepcritical.stages.markdown_writer import to_markdown
-from deepcritical.stages.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
-from deepcritical.stages.results import StudyResult
-from deepcritical.stages.studies import group_studies, lead, study_numbers
-from deepcritical.stages.verdict import run_verdict
+from deepcritical.report.document import ReportDocument
+from deepcritical.report.extractive import code_brief, code_findings
+from deepcritical.report.figure_data import Figures, ForestPlot, StudyFlow, build_figures
+from deepcritical.report.markdown_writer import to_markdown
+from deepcritical.report.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
 
 
 def new_run_id(kind: str = "research") -> str:

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deepcritical.run.exports import FILE_NAMES, REFERENCE_FORMATS, ReferenceFormat, export, referenced
-from deepcritical.run.figures import write_figures
+from deepcritical.report.document import REPORT_DOCUMENT_FILE
+from deepcritical.report.exports import FILE_NAMES, REFERENCE_FORMATS, ReferenceFormat, export, referenced
+from deepcritical.report.figure_files import write_figures
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.stages.document import REPORT_DOCUMENT_FILE
 
 RUN_RECORD_VERSION = 1
 

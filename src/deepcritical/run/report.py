@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.report import MAX_REPORT_ITEMS
+from deepcritical.appraisal.framing import REPORT_TEXT_CHARS, EvidenceView
+from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.studies import with_study_parts
 from deepcritical.models import Evidence
 from deepcritical.outputs import CitationAudit, FallbackReason, ResearchReport, StopReason
+from deepcritical.report.citations import verify_citations
+from deepcritical.report.extractive import extractive_report
 from deepcritical.run.stage import Cause, Stage, run_stage
-from deepcritical.stages.citations import verify_citations
-from deepcritical.stages.extractive import extractive_report
-from deepcritical.stages.framing import REPORT_TEXT_CHARS, EvidenceView
-from deepcritical.stages.strength import strength_of
-from deepcritical.stages.studies import with_study_parts
 
 ReportWriter = Callable[[ResearchDeps, list[Evidence], StopReason], Awaitable[ResearchReport]]
 

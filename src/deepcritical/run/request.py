@@ -14,11 +14,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from deepcritical.appraisal.passages import EFFECT_WORDS, key_terms
 from deepcritical.config import OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import KNOWN_SOURCES, SourceName
 from deepcritical.run.outcome import new_run_id
-from deepcritical.stages.reading import EFFECT_WORDS, key_terms
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 REQUEST_FILE = "request.json"

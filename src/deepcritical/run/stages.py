@@ -12,11 +12,11 @@ from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.judge import Judge
 from deepcritical.agents.models import AgentModels
 from deepcritical.agents.report import Reporter
+from deepcritical.appraisal.assessment import code_assessment
+from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.outputs import Judgement
 from deepcritical.run.report import CheckedReport, ReportRequest, ReportWriter, report_stage
 from deepcritical.run.stage import Cause, Stage
-from deepcritical.stages.assessment import code_assessment
-from deepcritical.stages.framing import EvidenceView
 from deepcritical.stages.selection import held_kinds, without_held_kinds
 
 

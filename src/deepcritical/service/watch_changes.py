@@ -14,14 +14,14 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from deepcritical.appraisal.strength import Strength
 from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
 from deepcritical.outputs import verdict_words
+from deepcritical.report.document import Block, Item, bullets, heading, strong
+from deepcritical.report.document import item as entry
+from deepcritical.report.markdown_writer import blocks_markdown
+from deepcritical.report.render import counted_items
 from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.stages.document import Block, Item, bullets, heading, strong
-from deepcritical.stages.document import item as entry
-from deepcritical.stages.markdown_writer import blocks_markdown
-from deepcritical.stages.render import counted_items
-from deepcritical.stages.strength import Strength
 
 Reading = Literal["favourable", "null", "unfavourable", "no clear result", "a registration", "retracted"]
 

@@ -28,6 +28,9 @@ from pydantic import BaseModel
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import Evidence, SearchResult, SourceName
+from deepcritical.report.document import REPORT_DOCUMENT_FILE, Block, Heading, ReportDocument
+from deepcritical.report.markdown_writer import blocks_markdown, to_markdown
+from deepcritical.report.render import BANNER
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import CHECKPOINT_FILE
 from deepcritical.run.events import ProgressEvent
@@ -40,10 +43,7 @@ from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhoo
 from deepcritical.service.watch_changes import Changes, compare, counted, section_blocks, unavailable_sources
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStorage
 from deepcritical.sources.pubmed import PubMedTool
-from deepcritical.stages.document import REPORT_DOCUMENT_FILE, Block, Heading, ReportDocument
-from deepcritical.stages.markdown_writer import blocks_markdown, to_markdown
 from deepcritical.stages.ports import SearchHandlerLike
-from deepcritical.stages.render import BANNER
 
 logger = structlog.get_logger(__name__)
 CHANGES_NAME = "changes.json"

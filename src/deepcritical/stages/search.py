@@ -12,17 +12,17 @@ from typing import Any, Literal
 
 import structlog
 
+from deepcritical.appraisal.aspects import ASPECT_QUERY_WORDS
+from deepcritical.appraisal.studies import group_studies, record_counts
 from deepcritical.events import QueriesPlanned, SearchFinished, StageEvent
 from deepcritical.models import Evidence, SearchResult, first_errors, merge_evidence
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, SearchStep
 from deepcritical.reading.frame import frame_question
 from deepcritical.sources.query import is_search_query, tidy_query, with_terms
-from deepcritical.stages.aspects import ASPECT_QUERY_WORDS
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
 from deepcritical.stages.selection import asks_for_held_kind, held_kinds
 from deepcritical.stages.state import Budget, RunState
-from deepcritical.stages.studies import group_studies, record_counts
 
 logger = structlog.get_logger(__name__)
 

@@ -21,6 +21,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
+from deepcritical.appraisal.reader_choice import installed_readers
 from deepcritical.config import ReaderName, Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import SOURCE_LABELS
@@ -34,7 +35,6 @@ from deepcritical.service.manager import (
     RunManager,
     RunNotFoundError,
 )
-from deepcritical.stages.reader_choice import installed_readers
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.report_html import folder_report_html
 
@@ -55,7 +55,7 @@ MEDIA_TYPES = {
     ".json": "application/json",
     ".ris": "application/x-research-info-systems",
     ".bib": "application/x-bibtex; charset=utf-8",
-    ".svg": "image/svg+xml",  # a run's figures, drawn by run/figures.py with every text escaped
+    ".svg": "image/svg+xml",  # a run's figures, drawn by report/figure_files.py with every text escaped
     ".png": "image/png",
 }
 

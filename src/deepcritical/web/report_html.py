@@ -1,7 +1,7 @@
 """The report as HTML for the page. A run folder has its report as a document (``report.json``), which
-``stages.html`` writes as HTML beside the Markdown writer: ``run_report_html`` uses it. A run folder written
+``report.html`` writes as HTML beside the Markdown writer: ``run_report_html`` uses it. A run folder written
 before documents existed has only ``report.md``: ``report_html`` renders that Markdown with markdown-it, as the
-page always did. The Markdown escapes every outside string already (``stages.markdown.escape``); this renderer is
+page always did. The Markdown escapes every outside string already (``report.markdown.escape``); this renderer is
 the second wall: raw HTML in the source is shown as text,
 images are off but the run's own figures, and a link is kept only when it goes to http(s), to a reference of
 the same report or to one of the run's figure files. Citation numbers (``[3]``, ``[1, 2]``) become links to
@@ -22,8 +22,8 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from pydantic import ValidationError
 
-from deepcritical.stages.document import REPORT_DOCUMENT_FILE, RUN_FIGURE, ReportDocument
-from deepcritical.stages.html import http_url, reference_id, to_html
+from deepcritical.report.document import REPORT_DOCUMENT_FILE, RUN_FIGURE, ReportDocument
+from deepcritical.report.html import http_url, reference_id, to_html
 
 logger = structlog.get_logger(__name__)
 REFERENCES_HEADING = "References"
@@ -195,7 +195,7 @@ def report_html(markdown: str, files: str | None = None) -> str:
 
 
 def folder_report_html(folder: Path, files: str | None = None) -> str:
-    """The HTML of the report in a finished run's folder: its document written by ``stages.html``; the
+    """The HTML of the report in a finished run's folder: its document written by ``report.html``; the
     fallback for a folder written before report documents (or with one this version cannot read) is its
     ``report.md`` through ``report_html``."""
     path = folder / REPORT_DOCUMENT_FILE

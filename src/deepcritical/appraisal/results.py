@@ -1,0 +1,149 @@
+"""The study-results table: for each counted study, its design, n and the result its text states in
+numbers (an effect with its interval, else each group's value, else a p-value), read by the statistics
+reader (reading/statistics.py). One list of rows feeds ``run.json`` and ``report.md``, so both show the
+same numbers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from itertools import pairwise
+
+from pydantic import BaseModel, Field
+
+from deepcritical.appraisal.strength import Strength
+from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
+from deepcritical.reading.effects import RATIO_MEASURES, Effect
+from deepcritical.reading.patterns import PER_UNIT
+from deepcritical.text import shorten
+
+# Which stated result stands for a study: an effect size with its interval first, then one without,
+# then each group's value with a p-value, then a p-value alone.
+EFFECT_SIZES = ("HR", "OR", "RR", "IRR", "MD", "SMD", "RD", "NNT", "percent_change")
+QUOTE_CHARS = 160
+# The fields a row takes from the reader's Effect as they are.
+_FROM_EFFECT = ("measure", "value", "ci_low", "ci_high", "ci_level", "p", "groups", "significant")
+
+
+class StudyResult(BaseModel):
+    """One counted study's stated result, as the statistics reader read it from the item's text."""
+
+    id: str
+    design: str = Field(description="The design as the report names it")
+    n: int | None = Field(default=None, description="Participants, when the grader found them")
+    measure: str
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_level: float | None = None
+    p: str | None = Field(default=None, description='As written, with its comparator: "<0.001", "=0.03", "NS"')
+    groups: list[str] = Field(default_factory=list, description="Each group's value as written")
+    significant: bool | None = None
+    quote: str = Field(description="The words the result was read from")
+    others: int = Field(default=0, description="Further results the same text states, not shown")
+    outcome: str | None = Field(default=None, description="The outcome the words before the result name")
+    subgroup: str | None = Field(
+        default=None,
+        description='The studies the estimate pools, as its sentence names them ("Twenty-seven observational studies")',
+    )
+    population: str | None = Field(default=None, description="Humans, animals or cells, when the grader knows")
+    direction: str | None = Field(
+        default=None, description="The study's reading for the question: favourable, null or unfavourable"
+    )
+    unit: str | None = Field(
+        default=None, description='A difference\'s unit as written after its value, or what a ratio is per ("per SD")'
+    )
+    another_outcome: bool = Field(
+        default=False,
+        description="The study states a result, but for another outcome than the question's (not weighed)",
+    )
+
+    @property
+    def reading(self) -> str:
+        """The study's reading as the table words it: its direction on the question; else that its result is
+        for another outcome; else no clear result."""
+        if self.direction:
+            return self.direction
+        return "result for another outcome" if self.another_outcome else "no clear result"
+
+
+def _rank(effect: Effect) -> tuple[int, int]:
+    if effect.measure in EFFECT_SIZES and effect.ci_low is not None:
+        kind = 0
+    elif effect.measure in EFFECT_SIZES:
+        kind = 1
+    elif effect.measure == "group_values" and effect.p is not None:
+        kind = 2
+    elif effect.measure == "p_only":
+        kind = 3
+    else:
+        kind = 4
+    return kind + (5 if effect.within_group else 0), effect.start
+
+
+def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[StudyResult]:
+    """Rows for each counted study whose text states a result in numbers, in the table's order: every
+    effect size it states with an interval (one row each, with its outcome), else its best stated result."""
+    from deepcritical.reading.outcomes import outcomes_of, subgroup_of
+    from deepcritical.reading.statistics import read_effects
+
+    rows = []
+    for item_id in counted.counted:
+        item = evidence.get(item_id)
+        if item is None:
+            continue
+        effects = [e for e in read_effects(item.content) if _rank(e)[0] < 4]
+        if not effects:
+            continue
+        shown = [e for e in effects if _rank(e)[0] == 0] or [min(effects, key=_rank)]
+        # An estimate whose words name no outcome ("the estimate was 0.95") is about the one before it: every
+        # stated result but a bare p-value carries its outcome on, shown or not.
+        carried = [e for e in effects if e.measure != "p_only"]
+        starts = [e.start for e in carried]
+        outcomes = dict(zip(starts, outcomes_of(item.content, starts), strict=True))
+        ends = {effect.start: previous.end for previous, effect in pairwise(effects)}
+        for effect in shown:
+            stated = {name: value for name, value in effect.as_dict().items() if name in _FROM_EFFECT}
+            rows.append(
+                StudyResult(
+                    id=item.id,
+                    design=DESIGNS[item.grade.design].label,
+                    n=item.grade.sample_size,
+                    quote=shorten(effect.quote, QUOTE_CHARS, on_word=True),
+                    others=len(effects) - len(shown),
+                    outcome=outcomes.get(effect.start) or outcomes_of(item.content, [effect.start])[0],
+                    subgroup=subgroup_of(item.content, effect.start, ends.get(effect.start, 0)),
+                    population=POPULATION_LABELS[item.grade.population] if item.grade.population != "unknown" else None,
+                    direction=counted.directions.get(item.id),
+                    another_outcome=item.id in counted.on_another_outcome,
+                    unit=_unit(item.content, effect),
+                    **stated,
+                )
+            )
+    return rows
+
+
+_PER_UNIT = re.compile(PER_UNIT)
+# A difference's unit, written after its value: "-7.0 mm", "2.3 kg/m2", "4.1 percentage points".
+_UNIT = re.compile(r"\s*(percentage points|%|[A-Za-zµ]+(?:/[A-Za-z0-9.]+)*)")
+_NOT_UNITS = frozenset({"CI", "95", "to", "and", "vs", "p", "P", "in", "with", "for", "or", "SD", "SE"})
+
+
+def _unit(text: str, effect: Effect) -> str | None:
+    """The unit of a mean or risk difference ("SD" for a standardised one), or what a per-unit ratio is per
+    ("per SD", "per 10 nmol/L"); None for a ratio of two groups or a unit unstated."""
+    if effect.measure == "SMD":
+        return "SD"
+    if effect.measure == "percent_change":
+        return "%"
+    if effect.measure in RATIO_MEASURES:
+        per = _PER_UNIT.search(text, effect.start, effect.end)
+        return " ".join(per.group(0).split()) if per else None
+    if effect.measure not in ("MD", "RD") or effect.value is None:
+        return None
+    quote = text[effect.start : effect.end]
+    for number in re.finditer(r"[-+]?\d+(?:\.\d+)?", quote):
+        if float(number.group(0)) == effect.value:
+            match = _UNIT.match(quote, number.end())
+            return match.group(1) if match and match.group(1) not in _NOT_UNITS else None
+    return None

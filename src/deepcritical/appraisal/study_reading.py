@@ -1,0 +1,401 @@
+"""One study, one reading: what the trained result reader (``reading.results``) finds a study states for
+the question's comparison, turned into the question's terms (favourable, null, unfavourable).
+
+The reader says which way the outcome moved under the intervention (significantly increased, decreased,
+or no significant difference). Whether that is good depends on the outcome: less mortality, pain or events
+is favourable, less survival, response or quality of life is not. The question says it first ("Do statins
+*reduce* mortality?": a decrease is what it asks); else the outcome the sentence names does. What the question
+asks each study (its comparison, that direction, its outcome's words) is ``appraisal.question_comparison``'s;
+this module reads each study with it, once, and keeps the reader of a question's studies."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.interventions import intervention_of, names_a_treatment
+from deepcritical.appraisal.passages import NOT_A_RESULT
+from deepcritical.appraisal.question_comparison import (
+    ANY_OUTCOME,
+    HEALTHY_VOLUNTEERS,
+    SAME_OUTCOME,
+    asks_effect,
+    favourable_movement,
+    judged_change,
+    names_clinical_outcome,
+    other_population,
+    other_subtype,
+    question_comparison,
+)
+from deepcritical.appraisal.reader_choice import run_reader
+from deepcritical.options import ReaderName
+from deepcritical.reading.abbreviations import defined_abbreviations
+from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
+from deepcritical.reading.frame import frame_question
+from deepcritical.reading.results import ResultReader, ResultReading
+from deepcritical.reading.units import TextUnit, split_units
+from deepcritical.vocabulary import Direction
+
+# A sentence states a comparative result when it gives a statistic or words of change or difference;
+# "X is well tolerated in heart failure" states none.
+_STATES_A_RESULT = re.compile(
+    r"\d\s*%|\bp\s*[<=>≤]|\bCI\b|confidence interval|\b(?:H|O|R|I?R)R\b|signific|differ|similar|compar|chang"
+    r"|reduc|increas|decreas|lower|higher|fewer|more\b|less\b|improv|worse|associat|effect|benefit|risk|promot|harm"
+    r"|protect|caus|prevent",
+    re.IGNORECASE,
+)
+# A reading this unsure states no result the report can count.
+MIN_LABEL_PROBABILITY = 0.5
+# A composite's significant result yields to what a study states for the question's outcome itself only when the
+# reader is this sure of it: "cardiovascular death was not significantly reduced (HR 0.91, 0.76 to 1.09)" is read
+# surely (0.9), "Cardiovascular death (HR 0.82) and death from any cause (HR 0.83) were also reduced" is not (0.55).
+SURE_OF_A_PART = 0.7
+# A statistic in a sentence: a percentage, a ratio, an interval or a p-value.
+_STATISTIC_WORDS = r"\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]"
+_STATISTIC = re.compile(_STATISTIC_WORDS, re.I)
+# What a trial calls a measured outcome after its kind: "primary (efficacy) outcome(s)", "main end-point".
+_OUTCOME_NOUN = r"\s+(?:\w+\s+)?(?:outcome|end-?point)s?\b"
+# A trial's own name for what it measured: "the primary outcome occurred in 16.3% of ...".
+_TRIAL_OUTCOME = re.compile(rf"\b(?:primary|secondary|composite|main){_OUTCOME_NOUN}", re.I)
+# The kind of outcome a sentence names ("primary", "secondary", "main"), to find the study's definition of it.
+_OUTCOME_KIND = re.compile(rf"\b(primary|secondary|main){_OUTCOME_NOUN}", re.I)
+# A sentence that states the primary outcome's result in numbers (not its definition in the methods).
+_PRIMARY_RESULT = re.compile(rf"\bprimary\s+(?:\w+\s+)?(?:outcome|end-?point)\b(?=.*(?:{_STATISTIC_WORDS}))", re.I)
+# Where a study says what its primary (or secondary, main) outcome was: "The primary outcome was a composite of
+# first hospitalisation for heart failure or death from any cause."
+_OUTCOME_DEFINED = re.compile(
+    rf"\b(primary|secondary|main){_OUTCOME_NOUN}\s+(?:was|were|is|are|included|comprised)\s+([^.;]+)", re.I
+)
+# A definition of several outcomes at once ("a composite of death or hospitalisation"), whose words a sentence on
+# one of them also names.
+_SEVERAL = re.compile(r"\b(?:composite|or|and)\b|,", re.I)
+# A composite outcome named in a sentence ("the composite of cardiovascular death or hospitalisation for heart
+# failure", "the combined risk of ..."), up to a bracket, a comma, a semicolon or the sentence's end.
+_COMPOSITE = re.compile(r"\b(?:composite|combined)\b(?:\s+\w+)?\s+of\s+[^(;,.]+", re.I)
+_COMPOSITE_WORD = re.compile(r"\b(?:composite|combined)\b", re.I)
+
+
+@dataclass(frozen=True)
+class StudyReading:
+    """``direction`` is the study's result for the question's outcome (None when it states none: a
+    study whose result is for another outcome, a muscle-injury study on a mortality question, states none);
+    ``other_outcome`` is then which way its own result went, for another outcome than the question's."""
+
+    direction: Direction | None
+    reading: ResultReading
+    # The sentence relied on names the question's outcome and the study its intervention: the study answers
+    # the question itself, not a neighbouring one (another drug of the class, unnamed).
+    direct: bool = False
+    other_outcome: Direction | None = None
+
+    @property
+    def sentence(self) -> str | None:
+        return self.reading.evidence[0].text if self.reading.evidence and self.direction else None
+
+
+class StudyReader:
+    """Reads studies for one question; each item is read once (a run reads the same pool many times)."""
+
+    def __init__(self, question: str, reader: ResultReader | None = None) -> None:
+        self.question = question
+        frame = frame_question(question)
+        comparison = question_comparison(question)
+        if frame.open_intervention:  # "Which drugs ...": every study's own intervention is the one read
+            comparison = Comparison.of("", comparison.written[1], comparison.written[2])
+        self.comparison = comparison
+        self._open = frame.open_intervention
+        # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
+        # read by the stance model (``appraisal.stance.code_verdict``).
+        self.asks_effect = asks_effect(question)
+        self.result_reader = reader or ResultReader.load()
+        self._read: dict[tuple[str, str], StudyReading] = {}
+        self._item_outcomes: dict[str, list[frozenset[str]]] = {}
+        # The frame's own outcomes ("mortality", "fractures"), each as the stems a sentence may name it by;
+        # none when the question names only "outcomes" or a condition to treat ("for Alzheimer's disease").
+        outcomes = [frozenset(stems(outcome)) - ANY_OUTCOME for outcome in frame.outcomes]
+        self._outcomes = [
+            frozenset().union(*(SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
+        ]
+        self._population = frozenset(stems(frame.population or "")) - ANY_OUTCOME
+        self._generic_outcome = bool(frame.outcomes) and not self._outcomes
+        self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
+        self._other_population = other_population(frame.population, question)
+
+    def read(self, item: EvidenceView) -> StudyReading:
+        key = (item.id, item.text)
+        if key not in self._read:
+            self._read[key] = self._read_uncached(item)
+        return self._read[key]
+
+    def on_outcome(self, sentence: str, item: EvidenceView) -> bool:
+        """Whether ``sentence`` reports the question's outcome: one of the frame's outcomes, in its words or
+        another word for it ("died" for mortality). A question whose outcome is only "outcomes" ("in heart
+        failure") is answered by a clinical outcome (not "PCr/ATP ratio"); one with no outcome ("repurposed
+        for Alzheimer's disease") by a clinical outcome, or by any result of a study that names its population."""
+        if self._outcomes:
+            return self._names_outcome(sentence, item, composites=True)
+        # A clinical outcome other than the population's own name ("heart failure" is who, not what).
+        outcome_words = self._population_name.sub(" ", sentence) if self._population_name else sentence
+        if names_clinical_outcome(outcome_words):
+            return True
+        if _TRIAL_OUTCOME.search(sentence):
+            return True
+        if self._generic_outcome:  # "outcomes" asks for a clinical one
+            return False
+        if self._population:
+            return bool(self._population & set(stems(f"{item.title} {item.text}")))
+        outcome = self.comparison.outcome
+        return not outcome or bool(outcome & set(stems(sentence)))
+
+    def _names_outcome(self, sentence: str, item: EvidenceView, *, composites: bool) -> bool:
+        """Whether ``sentence`` names one of the frame's outcomes; with ``composites`` False, not when it names it
+        only as a part of a composite outcome ("the combined risk of cardiovascular death or hospitalisation", or
+        "the primary outcome" the study defined as such a composite)."""
+        named = set(stems(sentence if composites else _COMPOSITE.sub(" ", sentence)))
+        # "The primary outcome occurred in 8.2% ... (HR 0.90)" reports the outcome the study defined as primary.
+        named |= self._defined_outcome(sentence, item, composites=composites)
+        # "FACIT-Fatigue improved by 6.8 points": the primary measure, named by its own words.
+        measure = self._primary_measure(item)
+        if measure and measure <= set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I))):
+            named |= measure
+        return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _outcome_itself(self, units: list[TextUnit], item: EvidenceView) -> dict[TextUnit, TextUnit]:
+        """The clauses of ``units`` (split at semicolons) that state a result for the question's outcome itself,
+        not for a composite of which it is a part ("cardiovascular death was not significantly reduced (HR 0.91)"
+        after "the effect was driven by fewer hospitalisations (HR 0.71); "), each with the unit it is from."""
+        clauses: dict[TextUnit, TextUnit] = {}
+        for unit in units:
+            offset = unit.start
+            for part in unit.text.split(";"):
+                text = part.strip()
+                start = unit.start + unit.text.index(text, offset - unit.start) if text else offset
+                offset = start + len(text)
+                if text and self._names_outcome(text, item, composites=False):
+                    clauses[TextUnit(text, start, offset, unit.section)] = unit
+        return clauses
+
+    @property
+    def asks_outcome(self) -> bool:
+        """Whether the question names an outcome ("fractures"; "outcomes": any clinical one)."""
+        return bool(self._outcomes) or self._generic_outcome
+
+    def names_outcome(self, item: EvidenceView) -> bool:
+        """Whether the study names one of the question's own outcomes anywhere (it studied it), whatever its
+        results sentences say; never for a question with no outcome of its own ("outcomes in heart failure")."""
+        named = set(stems(f"{item.title} {item.text}"))
+        return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _defined_outcome(self, sentence: str, item: EvidenceView, *, composites: bool = True) -> set[str]:
+        """The words of the outcome a sentence names only as the study's "primary outcome" (or secondary, main),
+        from the study's own definition of it; empty when the sentence names none or the study defines none (or,
+        without ``composites``, defines it as a composite)."""
+        kinds = {found.lower() for found in _OUTCOME_KIND.findall(sentence)}
+        if not kinds:
+            return set()
+        defined = [
+            words
+            for kind, words in _OUTCOME_DEFINED.findall(f"{item.title}. {item.text}")
+            if kind.lower() in kinds and (composites or not _COMPOSITE_WORD.search(words))
+        ]
+        return set(stems(" ".join(defined)))
+
+    def _primary_measure(self, item: EvidenceView) -> frozenset[str]:
+        """The words of a study's primary outcome when it is one measure ("the FACIT-Fatigue score at 3 months",
+        as "facit", "fatigu"; not "non-fatal" as "fatal"), and it is the question's outcome; else none."""
+        for kind, words in _OUTCOME_DEFINED.findall(item.text):
+            if kind.lower() != "secondary" and not _SEVERAL.search(words):
+                measure = frozenset(stems(re.sub(r"(?<!\bnon)-", " ", words, flags=re.I)))
+                # An abbreviation the study defines for the outcome keeps its hyphen ("BDI-II", for the Beck
+                # Depression Inventory-II): it names the outcome whole, not as "bdi" and "ii".
+                if any(outcome & (measure | set(stems(words))) for outcome in self._outcomes_of(item)):
+                    return measure
+        return frozenset()
+
+    def _states_primary(self, sentence: str, item: EvidenceView) -> bool:
+        """The sentence states the primary outcome's result: it names it as such ("the primary outcome occurred
+        in ... (HR 0.90)"), or names the one measure it is, with a statistic ("FACIT-Fatigue improved by 6.8 points
+        ... (95% CI 2.1 to 6.3)")."""
+        if _PRIMARY_RESULT.search(sentence):
+            return self.on_outcome(sentence, item)
+        measure = self._primary_measure(item)
+        said = set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I)))
+        return bool(measure) and measure <= said and bool(_STATISTIC.search(sentence))
+
+    def _outcomes_of(self, item: EvidenceView) -> list[frozenset[str]]:
+        """The frame's outcomes, each with the abbreviations the study defines for it ("AF" for atrial
+        fibrillation, when it writes "atrial fibrillation (AF)")."""
+        if item.id not in self._item_outcomes:
+            defined = defined_abbreviations(f"{item.title}. {item.text}")
+            self._item_outcomes[item.id] = [
+                outcome.union(*(stems(short) for short, long in defined.items() if outcome & set(stems(long))))
+                for outcome in self._outcomes
+            ]
+        return self._item_outcomes[item.id]
+
+    def other_people(self, item: EvidenceView) -> str | None:
+        """Why a study's people are not the question's ("people without heart failure"), or None."""
+        if (other := self._other_condition(item)) is not None:
+            return other
+        return "healthy volunteers" if HEALTHY_VOLUNTEERS.search(item.text) else None
+
+    def _other_condition(self, item: EvidenceView) -> str | None:
+        """Whom a study enrols instead of the question's condition: people without it, or with another subtype
+        of it ("people with reduced ejection fraction" on a question about preserved ejection fraction)."""
+        text = f"{item.title} {item.text}"
+        if self._other_population is not None and self._other_population.search(text):
+            return f"people without {frame_question(self.question).population}"
+        subtype = other_subtype(self.question, text)
+        return f"people with {subtype}" if subtype is not None else None
+
+    def _direct(self, sentence: str, item: EvidenceView) -> bool:
+        """The sentence relied on names the question's outcome (or, for "outcomes", a clinical one), the study
+        names the question's intervention, and its people have the question's condition: it answers the
+        question, not a neighbouring one."""
+        names_outcome = self.on_outcome(sentence, item)
+        intervention = self.comparison.intervention
+        names_intervention = (
+            not intervention
+            or bool(intervention & set(stems(f"{item.title} {item.text}")))
+            or names_intervention_arm(sentence, self.comparison)
+        )
+        return names_outcome and names_intervention and self._other_condition(item) is None
+
+    def _read_uncached(self, item: EvidenceView) -> StudyReading:
+        if item.design == "registered_trial" or item.states_no_result:
+            return StudyReading(None, ResultReading(None, {}))
+        units = results_units(split_units(item.text, item.section or ""))
+        # The arms' labels from the whole text: "(group S)" is defined in Methods, which ``units`` leave out.
+        comparison = self.comparison.labelled(f"{item.title}\n{item.text}")
+        reading = self.result_reader.read(units, comparison, min_evidence_probability=0.0)
+        if _states(reading) and not self.on_outcome(reading.evidence[0].text, item):
+            # The best-ranked result is for another outcome: the study's result for the question's outcome,
+            # when a sentence of it states one ("cardiovascular death was not significantly reduced").
+            on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
+            again = self.result_reader.read(on_outcome, comparison, min_evidence_probability=0.0)
+            reading = again if _states(again) else reading
+        primary = [unit for unit in units if self._states_primary(unit.text, item)]
+        if primary and not (_states(reading) and self._states_primary(reading.evidence[0].text, item)):
+            # A trial answers by its primary outcome, when a Results sentence states it for the question's
+            # outcome: a secondary outcome's result ("first hospitalisation for heart failure was less frequent",
+            # HR 0.77) is not the study's when its primary outcome did not differ (HR 0.90, 0.76 to 1.06; p = 0.21),
+            # nor is a conclusion the reader is unsure of ("improved depressive symptoms", 0.46) when the primary
+            # measure's own sentence states it ("BDI-II scores fell ... (difference -4.7 ...; p=0.004)").
+            again = self.result_reader.read(primary, comparison, min_evidence_probability=0.0)
+            reading = again if _states(again) else reading
+        if (
+            _states(reading)
+            and reading.label != "no_difference"
+            and self._outcomes
+            and not self._names_outcome(reading.evidence[0].text, item, composites=False)
+        ):
+            # A composite's significant result is not each of its parts': a trial whose composite of cardiovascular
+            # death or hospitalisation fell (HR 0.79) but whose deaths did not ("all-cause mortality was similar")
+            # answers a mortality question by what it states for deaths, when it states it.
+            clauses = self._outcome_itself(units, item)
+            again = self.result_reader.read(list(clauses), comparison, min_evidence_probability=0.0)
+            if again.label is not None and _states(again) and again.probabilities[again.label] >= SURE_OF_A_PART:
+                # Read from the clause; quoted as the whole sentence it is in.
+                whole = list(dict.fromkeys(clauses[clause] for clause in again.evidence))
+                reading = replace(again, evidence=whole)
+        if not _states(reading):
+            return StudyReading(None, reading)
+        sentence = reading.evidence[0].text
+        direction: Direction = "null"
+        if reading.label != "no_difference":
+            wanted = favourable_movement(self.question, sentence)
+            direction = "favourable" if reading.label == wanted else "unfavourable"
+            # A sentence that judges the change itself ("FACIT-Fatigue *improved* by 6.8 points": a higher score is
+            # less fatigue) says which way is better, whichever way the measure's scale runs.
+            direction = judged_change(sentence) or direction
+        if not self.on_outcome(sentence, item) or (self._open and not _tests_an_intervention(item)):
+            # An open question asks which intervention: a study that tests none ("Reduced circulating serotonin
+            # after SARS-CoV-2 infection is associated with ... fatigue") states no result on it.
+            return StudyReading(None, reading, other_outcome=direction)
+        return StudyReading(direction, reading, self._direct(sentence, item))
+
+
+def _tests_an_intervention(item: EvidenceView) -> bool:
+    """The study's title names an intervention as its subject, or any drug or treatment (a harm of one)."""
+    return intervention_of(item) is not None or names_a_treatment(item.title)
+
+
+# A structured abstract's sections that state no result of the study's own; not "METHODS AND RESULTS" (Circulation's,
+# the European Heart Journal's) nor "METHODS AND FINDINGS" (PLOS Medicine's), which hold the results.
+_NO_RESULT_UNIT = re.compile(
+    r"^(?:ABSTRACT\.|BODY\.)?(?:BACKGROUND|INTRODUCTION|CONTEXT|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|HYPOTHES\w*"
+    r"|(?:MATERIALS?|PATIENTS|SUBJECTS)?\s*(?:AND\s+)?METHODS?(?!\s+AND\s+(?:RESULTS?|FINDINGS?)\b)|DESIGN|SETTING"
+    r"|PARTICIPANTS|INTERVENTIONS?|STUDY DESIGN)\b"
+)
+
+
+def results_units(units: list[TextUnit]) -> list[TextUnit]:
+    """The units that may state the study's result: not under a background, objective or methods label, not
+    a sentence that says what the study did or only speculates (``reading.NOT_A_RESULT``); all of them when
+    nothing else is left (an unlabelled text is read whole)."""
+    kept = [u for u in units if not _NO_RESULT_UNIT.match(u.section) and not NOT_A_RESULT.search(u.text)]
+    return kept or units
+
+
+def _states(reading: ResultReading) -> bool:
+    """The reading states a comparative result, surely enough to count."""
+    return (
+        reading.label is not None
+        and reading.probabilities[reading.label] >= MIN_LABEL_PROBABILITY
+        and bool(_STATES_A_RESULT.search(reading.evidence[0].text))
+    )
+
+
+READING_FEATURES = (
+    "reader_change",
+    "reader_no_difference",
+    "reader_states",
+    "reader_favourable",
+    "reader_unfavourable",
+    "reader_asks_effect",
+    "reader_evidence",
+)
+
+
+def reading_features(question: str, text: str) -> list[float]:
+    """What the result reader reads in ``text`` for the question's comparison, as features of the stance
+    model (``appraisal.stance``; ``READING_FEATURES``): the probability of a significant change either way and,
+    when a result is stated, of no difference; whether it states one; the probability that the change is the
+    one the question asks for, and the opposite; whether the question asks a treatment's effect; how surely
+    the sentence relied on states the result. The stance model learns what these mean for an answer (a
+    PubMedQA "yes" is often "there is an effect", either way)."""
+    reader = study_reader(question)
+    reading = reader.result_reader.read(
+        results_units(split_units(text, "")), reader.comparison, min_evidence_probability=0.0
+    )
+    probabilities = reading.probabilities or dict.fromkeys(("increased", "decreased", "no_difference"), 0.0)
+    states = _states(reading)
+    favourable = unfavourable = 0.0
+    if states and reading.label != "no_difference":
+        wanted = favourable_movement(question, reading.evidence[0].text)
+        favourable = probabilities[wanted]
+        unfavourable = probabilities["increased" if wanted == "decreased" else "decreased"]
+    return [
+        probabilities["increased"] + probabilities["decreased"],
+        probabilities["no_difference"] if states else 0.0,
+        float(states),
+        favourable,
+        unfavourable,
+        float(reader.asks_effect),
+        reading.evidence_probability,
+    ]
+
+
+def study_reader(question: str, reader: ReaderName | None = None) -> StudyReader:
+    """The reader of one question's studies with ``reader`` (else the run's: ``reader_choice``), shared by the
+    counted table, the report and the verdict. Cached by both: a reading depends only on them and the item's
+    text, so a run that meets another's reader reads what it would have read itself, and two runs with different
+    readers (a server's) never share one."""
+    return _study_reader(question, reader or run_reader())
+
+
+@lru_cache(maxsize=8)
+def _study_reader(question: str, reader: ReaderName) -> StudyReader:
+    return StudyReader(question, ResultReader.load(reader))

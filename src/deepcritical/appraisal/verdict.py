@@ -1,0 +1,308 @@
+"""The run's verdict: the report model's when it gave one, else the one the counted studies' readings give
+(``counted_verdict``), weighed by design, level, size and directness to the question's frame; a question the
+readings cannot answer (an association, a prediction; a yes/no question fewer than two direct studies answer)
+is read by the stance model (``appraisal.stance``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from deepcritical.appraisal.candidates import open_verdict
+from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView
+from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS
+from deepcritical.appraisal.reader_choice import read_by
+from deepcritical.appraisal.stance import (
+    MAX_VERDICT_ITEMS,
+    WEAK_LEAN,
+    claim_label,
+    code_verdict,
+    insufficient,
+    is_yes_no,
+)
+from deepcritical.appraisal.strength import Strength, is_lab
+from deepcritical.appraisal.study_reading import study_reader
+from deepcritical.appraisal.topic import on_outcome, topic_of
+from deepcritical.models import DESIGN_LABELS, Evidence
+from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
+from deepcritical.reading.frame import frame_question
+from deepcritical.vocabulary import Direction
+
+
+def run_verdict(
+    question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str], counted: Strength
+) -> Verdict:
+    """The run's verdict: the report model's, when it gave one, resting on the items the report cites; else
+    the verdict computed in code from the items the report was written from (every item when none is named)."""
+    items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
+    in_code = counted_verdict(question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items])
+    if report.verdict is None or in_code.label == "open":  # which intervention: a model's yes or no answers nothing
+        return in_code
+    cited = [evidence[i] for i in report.references if i in evidence and not evidence[i].retracted]
+    strongest = min(cited, key=lambda item: item.grade.level or 6, default=None)
+    # Where the model and the counted studies' readings disagree, both are shown and the difference said.
+    disagrees = in_code.label not in (report.verdict, "insufficient")
+    return Verdict(
+        label=report.verdict,
+        confidence=report.verdict_confidence if report.verdict_confidence is not None else 0.5,
+        evidence_ids=[item.id for item in cited[:MAX_VERDICT_ITEMS]],
+        strongest_design=DESIGN_LABELS[strongest.grade.design] if strongest is not None else None,
+        strongest_level=strongest.grade.level if strongest is not None else None,
+        by="model",
+        method="the report model, from the cited evidence",
+        counted=in_code if disagrees else None,
+    )
+
+
+# What a counted study weighs in the verdict, beyond its level (``strength.weight_of``): commentary and web
+# pages report no study of their own, so they weigh nothing; a study of healthy volunteers answers a
+# question about patients only indirectly; a larger study weighs more (a tenth more per tenfold size).
+_NO_STUDY_DESIGNS = frozenset({"web", "unknown", "editorial_or_letter", "narrative_review"})
+INDIRECT_WEIGHT = 0.25
+# A verdict follows the best designs: one level up the OCEBM scale doubles a study's weight (the counted
+# table's ``strength.LEVEL_WEIGHTS`` are flatter: they say how the items lean, not what they establish).
+VERDICT_LEVEL_WEIGHTS: dict[int, float] = {1: 8.0, 2: 4.0, 3: 1.0, 4: 0.5, 5: 0.25}
+VERDICT_OUTSIDE_SCALE_WEIGHT = 0.5  # a preprint or a guideline
+VERDICT_LAB_WEIGHT = 0.25
+# A yes/no question is answered by the counted readings when at least this many direct studies state a result.
+MIN_DIRECT_STUDIES = 2
+# The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
+CLEAR_SHARE = 0.65
+# The stance model's pooled share a yes or a no needs when the counted studies name the question's outcome
+# but state no readable result on it (``unread_outcome_verdict``). Chosen on PubMedQA among 0.55 to 0.8 by
+# nested cross-validation (0.7 in every outer fold, in round 4 and again in round 5; 0.7 to 0.8 a plateau):
+# phases/16_result_reader.md.
+UNREAD_CLEAR_SHARE = 0.7
+COUNTED_METHOD = (
+    "code: each counted study's result read by the trained result reader for the question's comparison, "
+    "weighed by design level, size and directness"
+)
+
+
+def verdict_weight(view: EvidenceView, direct: bool) -> float:
+    """How much one counted study's reading weighs in the verdict (0: listed, not weighed)."""
+    if view.design in _NO_STUDY_DESIGNS or view.retracted:
+        return 0.0
+    if is_lab(view):
+        level_weight = VERDICT_LAB_WEIGHT
+    elif view.level is not None:
+        level_weight = VERDICT_LEVEL_WEIGHTS.get(view.level, VERDICT_LEVEL_WEIGHTS[5])
+    else:
+        level_weight = VERDICT_OUTSIDE_SCALE_WEIGHT
+    weight = level_weight * (1.0 + math.log10(view.n) / 10 if view.n and view.n > 1 else 1.0)
+    indirect = not direct or HEALTHY_VOLUNTEERS.search(view.text)
+    return weight * (INDIRECT_WEIGHT if indirect else 1.0)
+
+
+@dataclass(frozen=True)
+class Weighed:
+    """One counted study's reading as the verdict weighs it."""
+
+    view: EvidenceView
+    way: Direction
+    weight: float
+    direct: bool
+
+
+def weighed_readings(question: str, counted: Strength) -> list[Weighed]:
+    """The counted studies the verdict weighs: those whose result reads one way, with a weight above 0 (web
+    pages and commentary are not studies: they are not counted, nor weighed). The brief counts these too."""
+    reader = study_reader(question)
+    weighed = []
+    for i in counted.stated:
+        view, way = counted.views[i], counted.directions[i]
+        direct = reader.read(view).direct
+        weight = verdict_weight(view, direct)
+        if way is not None and weight > 0:
+            weighed.append(Weighed(view, way, weight, direct))
+    return weighed
+
+
+def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
+    """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
+    (``verdict_weight``), resting only on counted studies whose result names the question's outcome.
+
+    When counted studies state results, but none for the question's outcome, the verdict is insufficient
+    and says so. When no counted study's result could be read at all (a question that is no comparison:
+    "Is X associated with Y?"), the items of ``pool`` are read whole by the stance model (``code_verdict``,
+    which has its own test of what is on the question)."""
+    frame = frame_question(question)
+    if frame.open_intervention:
+        return open_verdict(question, counted, frame)
+    reader = study_reader(question)
+    if not reader.asks_effect and pool:
+        # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
+        # reads those better (PubMedQA, phases/16_result_reader.md).
+        return reconciled(code_verdict(question, pool), question, counted)
+    weighed = [(w.view, w.way, w.weight, w.direct) for w in weighed_readings(question, counted)]
+    if not any(direct for *_, direct in weighed):
+        # Back to the stance model only when no counted study's result could be read at all: a study read
+        # for another outcome than the question's states nothing on it (a muscle-injury study on mortality).
+        other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
+        if not weighed and pool and not other_outcomes:
+            return reconciled(code_verdict(question, pool), question, counted)
+        # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
+        # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract, and
+        # answers yes or no only when it leans clearly.
+        if pool and is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
+            return unread_outcome_verdict(code_verdict(question, pool), question, counted)
+        why = (
+            "the counted studies report results for other outcomes than the question's"
+            if weighed or other_outcomes
+            else "no counted study states a result for the question's comparison"
+            if counted.counted
+            else f"none of the {counted.reviewed} item(s) reviewed is a study on the question's topic"
+        )
+        return insufficient(f"Insufficient: {why}.", COUNTED_METHOD)
+    if pool and is_yes_no(question) and sum(direct for *_, direct in weighed) < MIN_DIRECT_STUDIES:
+        # One study answers a yes/no question: the stance model, which reads the result reader's reading as
+        # features beside the abstract's own wording, answers it better (PubMedQA's "yes" is often "there is
+        # an effect", in either direction; phases/16_result_reader.md, round 3). It reads the items that
+        # name the question's intervention and outcome (``appraisal.topic``): a depression news page and a
+        # metformin study say nothing on vitamin D and fractures (the whole pool only when no item does).
+        topic = topic_of(question)
+        about = [view for view in pool if on_outcome(view, topic)] or pool
+        pooled = reconciled(code_verdict(question, about), question, counted)
+        if trials := _contradicting_trials(pooled, weighed):
+            direct = sum(is_direct for *_, is_direct in weighed)
+            described = "; ".join(_described(view) for view in trials)
+            return insufficient(
+                f"Insufficient: {direct} counted stud{'y states' if direct == 1 else 'ies state'} a result directly "
+                f"on the question, and a yes or a no needs {MIN_DIRECT_STUDIES}. "
+                f"{'The randomised one reads' if len(trials) == 1 else 'The randomised ones read'} "
+                f"{_opposite(pooled.label)} ({described}), so the stance model's {pooled.label} "
+                f"({pooled.confidence:.2f}), which no counted study supports, is not stated.",
+                COUNTED_METHOD,
+            )
+        return pooled
+    favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
+    total = sum(weight for _, _, weight, _ in weighed)
+    share = favourable / total
+    stance = "yes" if share >= CLEAR_SHARE else "no" if share <= 1 - CLEAR_SHARE else "maybe"
+    agreeing = [
+        (view, weight)
+        for view, way, weight, _ in weighed
+        if stance == "maybe" or (way == "favourable") == (stance == "yes")
+    ]
+    agreeing.sort(key=lambda pair: (-pair[1], pair[0].level or 6))
+    chosen = [view for view, _ in agreeing[:MAX_VERDICT_ITEMS]]
+    strongest = min(chosen, key=lambda view: view.level or 6)
+    # A yes or a no names the weighed studies that read the other way (heaviest first); a maybe rests on both.
+    against = sorted(
+        (
+            (view, weight)
+            for view, way, weight, _ in weighed
+            if stance != "maybe" and (way == "favourable") != (stance == "yes")
+        ),
+        key=lambda pair: (-pair[1], pair[0].level or 6),
+    )
+    label: VerdictLabel = stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[assignment]
+    sure = max(share, 1 - share) if stance != "maybe" else 1 - abs(share - 0.5) * 2
+    counts = {way: sum(1 for _, w, _, _ in weighed if w == way) for way in ("favourable", "null", "unfavourable")}
+    # Cut, not rounded, so that what is shown never crosses a threshold the label did not: 0.6499 is "maybe"
+    # and shows 0.649, not 0.65.
+    shown = math.floor(share * 1000) / 1000
+    return Verdict(
+        label=label,
+        confidence=round(sure, 3),
+        evidence_ids=[counted.record_of(view.id) for view in chosen],
+        against_ids=[counted.record_of(view.id) for view, _ in against[:MAX_VERDICT_ITEMS]],
+        strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
+        strongest_level=strongest.level,
+        by="code",
+        method=read_by(COUNTED_METHOD),
+        probabilities={"yes": shown, "no": round(1 - shown, 3)},
+        confidence_is_split=stance == "maybe",
+        rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "
+        f"{len(weighed)} counted stud(ies), {counts['favourable']} favourable, {counts['null']} null, "
+        f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
+        f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).",
+    )
+
+
+def _opposite(label: str) -> Direction:
+    return "unfavourable" if label == "yes" else "favourable"
+
+
+def _described(view: EvidenceView) -> str:
+    design = DESIGN_LABELS.get(view.design, view.design)  # type: ignore[call-overload]
+    return f"{design}, n = {view.n:,}" if view.n else str(design)
+
+
+def _contradicting_trials(
+    stance: Verdict, weighed: Sequence[tuple[EvidenceView, Direction, float, bool]]
+) -> list[EvidenceView]:
+    """The direct randomised studies (OCEBM level 1-2) when the stance model's yes or no rests on no item
+    (every item it read reads the other way in the counted table) and all of them read the opposite way
+    ("26% more fractures" against a yes on preventing them); else none. A null reading, or one from a weaker
+    design, does not overrule the stance model: one reading alone is not that reliable (``MIN_DIRECT_STUDIES``;
+    PubMedQA, phases/16_frame.md)."""
+    if stance.label not in ("yes", "no") or stance.evidence_ids:
+        return []
+    randomised = [
+        (view, way)
+        for view, way, _, is_direct in weighed
+        if is_direct and view.level is not None and view.level <= 2 and not is_lab(view)
+    ]
+    opposite = _opposite(stance.label)
+    return [view for view, _ in randomised] if randomised and all(way == opposite for _, way in randomised) else []
+
+
+def unread_outcome_verdict(verdict: Verdict, question: str, counted: Strength) -> Verdict:
+    """The stance model's verdict on a yes/no question whose counted studies name its outcome but state no
+    result on it that the reader can read: weaker evidence than a read result, so a yes or a no needs a
+    clear lean (``UNREAD_CLEAR_SHARE``, above the counted verdict's ``CLEAR_SHARE``); a weaker one is maybe. (PubMedQA,
+    cross-validated: phases/16_result_reader.md, round 4.)"""
+    stance = max(verdict.probabilities, key=verdict.probabilities.__getitem__) if verdict.probabilities else None
+    if stance not in ("yes", "no") or verdict.confidence >= UNREAD_CLEAR_SHARE:
+        return reconciled(verdict, question, counted)
+    sure = round(1.0 - max(verdict.probabilities.get("yes", 0.0), verdict.probabilities.get("no", 0.0)), 3)
+    rationale = (
+        f"{verdict.rationale} Stated as maybe: the counted studies name the question's outcome but state no "
+        f"result on it that could be read, and the pooled stance ({stance} {verdict.confidence:.2f}) is under "
+        f"the {UNREAD_CLEAR_SHARE:.2f} a yes or a no needs; its confidence is 1 minus the stronger of yes and no."
+    )
+    return verdict.model_copy(update={"label": "maybe", "confidence": sure, "rationale": rationale})
+
+
+def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
+    """The verdict as the report can state it beside its brief, which reads the same counted items.
+
+    A weak yes or no (under ``WEAK_LEAN``) over counted results the brief calls mixed is stated as mixed
+    (``maybe`` for a yes/no question). A verdict never rests on an item whose result the report reads the
+    other way; when the studies at the report's best OCEBM level all do, they are named as reading against
+    it (``against_ids``). Its strongest design is that of the items it does rest on. (Turning such a verdict
+    into ``maybe`` as well cost 1.8 points of PubMedQA accuracy for 0.6 of macro-F1; see
+    phases/11_measured_answers.md.)"""
+    if verdict.label in ("insufficient", "maybe", "mixed") or not verdict.probabilities:
+        return verdict
+    if counted.lean == "is mixed" and verdict.confidence < WEAK_LEAN:
+        label: VerdictLabel = "maybe" if is_yes_no(question) else "mixed"
+        why = f"the counted results are mixed and the pooled stance is weak ({verdict.confidence:.2f})"
+        # How far the pooled stance is from a clear yes or no: one minus the stronger of the two.
+        sure = round(1.0 - max(verdict.probabilities.get("yes", 0.0), verdict.probabilities.get("no", 0.0)), 3)
+        rationale = (
+            f"{verdict.rationale} Stated as {label}: {why}; its confidence is 1 minus the stronger of yes and no."
+        )
+        return verdict.model_copy(update={"label": label, "confidence": sure, "rationale": rationale})
+    stance = max(verdict.probabilities, key=verdict.probabilities.__getitem__)
+    contrary = {"yes": {"null", "unfavourable"}, "no": {"favourable"}}.get(stance, set())
+    strongest = counted.strongest()
+    against = [view.id for view in strongest if counted.directions.get(view.id) in contrary]
+    if len(against) < len([view for view in strongest if counted.directions.get(view.id) is not None]):
+        against = []  # named only when every best-level study that states a result reads the other way
+    # Nor does it rest on any item whose result the report reads the other way.
+    resting = [i for i in verdict.evidence_ids if i not in against and counted.directions.get(i) not in contrary]
+    if not against and resting == verdict.evidence_ids:
+        return verdict
+    views = [counted.views[i] for i in resting if i in counted.views]
+    best = min(views, key=lambda view: view.level or 6, default=None)
+    return verdict.model_copy(
+        update={
+            "evidence_ids": resting,
+            "against_ids": against[:MAX_VERDICT_ITEMS],
+            "strongest_design": DESIGN_LABELS.get(best.design, best.design) if best else None,  # type: ignore[call-overload]
+            "strongest_level": best.level if best else None,
+        }
+    )

@@ -1,0 +1,98 @@
+"""When the counted readings answer a yes/no question, and when the stance model does (round 3 of
+phases/16_result_reader.md): one direct study is read by the stance model, which reads the result reader's
+reading as features; a study that names the question's outcome but states no readable result on it is read
+whole by the stance model, not called insufficient, and answers yes or no only when it leans clearly (round 4);
+studies that never name the outcome stay insufficient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_candidates import view
+
+from deepcritical.appraisal import stance
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.stance import FEATURE_NAMES, METHOD, STANCES, StanceModel
+from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.verdict import COUNTED_METHOD, UNREAD_CLEAR_SHARE, counted_verdict
+
+
+def trial(pmid: str, text: str, title: str) -> EvidenceView:
+    return view(pmid, title, text, "randomized_controlled_trial", 2, 200)
+
+
+QUESTION = "Do statins reduce mortality in sepsis?"
+FIRST = trial(
+    "1",
+    "RESULTS: Mortality at 28 days was 20% with statins and 21% with placebo (RR 0.95, 95% CI 0.80 to 1.12).",
+    "Statins in sepsis: a randomised trial",
+)
+SECOND = trial(
+    "2",
+    "RESULTS: Death at 90 days did not differ between statins and placebo (HR 0.98, 95% CI 0.85 to 1.13).",
+    "Statins for patients with sepsis: a randomised trial",
+)
+
+
+def test_one_direct_study_is_read_by_the_stance_model_two_by_the_counted_readings() -> None:
+    one = counted_verdict(QUESTION, strength_of(QUESTION, [FIRST]), [FIRST])
+    assert one.method == METHOD
+    two = counted_verdict(QUESTION, strength_of(QUESTION, [FIRST, SECOND]), [FIRST, SECOND])
+    assert two.method == COUNTED_METHOD
+    assert two.label == "no"
+    # A claim is still settled by its one counted study's reading.
+    claim = "Statins reduce mortality in sepsis."
+    assert counted_verdict(claim, strength_of(claim, [FIRST]), [FIRST]).method == COUNTED_METHOD
+
+
+HYPERFIBRINOLYSIS = "Does tranexamic acid reduce hyperfibrinolysis after cardiac surgery?"
+DRAINAGE = trial(
+    "3",
+    "OBJECTIVE: Desmopressin augments hyperfibrinolysis after cardiac surgery; tranexamic acid may decrease it. "
+    "RESULTS: Significantly less drainage was noted with tranexamic acid after cardiac surgery (623 vs 1010 mL, "
+    "P = .0001).",
+    "Tranexamic acid and desmopressin-induced hyperfibrinolysis in cardiac surgery",
+)
+
+
+def test_a_study_naming_the_outcome_it_could_not_be_read_for_is_read_whole_not_insufficient() -> None:
+    question, drainage = HYPERFIBRINOLYSIS, DRAINAGE
+    verdict = counted_verdict(question, strength_of(question, [drainage]), [drainage])
+    assert verdict.label != "insufficient"
+    assert verdict.method == METHOD
+    # A study that never names the question's outcome states nothing on it: insufficient, as before.
+    fractures = "Does tranexamic acid reduce fractures after cardiac surgery?"
+    other = counted_verdict(fractures, strength_of(fractures, [drainage]), [drainage])
+    assert other.label == "insufficient"
+    assert other.method == COUNTED_METHOD
+
+
+def fixed_stance(yes: float, no: float, maybe: float) -> StanceModel:
+    """A stance model that gives every item the same probabilities (no feature weighs anything)."""
+    width = len(FEATURE_NAMES)
+    return StanceModel(np.zeros(width), np.ones(width), np.zeros((len(STANCES), width)), np.log([yes, no, maybe]))
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "label"),
+    [
+        ((0.8, 0.12, 0.08), "yes"),
+        ((0.55, 0.3, 0.15), "maybe"),
+        ((0.25, 0.66, 0.09), "maybe"),
+        ((0.05, 0.75, 0.2), "no"),
+    ],
+)
+def test_a_study_with_no_readable_result_on_the_outcome_answers_yes_or_no_only_clearly(
+    monkeypatch: pytest.MonkeyPatch, probabilities: tuple[float, float, float], label: str
+) -> None:
+    monkeypatch.setattr(stance, "stance_model", lambda: fixed_stance(*probabilities))
+    question = HYPERFIBRINOLYSIS
+    verdict = counted_verdict(question, strength_of(question, [DRAINAGE]), [DRAINAGE])
+    assert verdict.method == METHOD
+    assert verdict.label == label
+    assert verdict.probabilities["yes"] == pytest.approx(probabilities[0], abs=1e-3)
+    if label == "maybe":
+        # Under the clear share: how far from a clear answer, and why, are stated.
+        assert max(probabilities[:2]) < UNREAD_CLEAR_SHARE
+        assert verdict.confidence == pytest.approx(1 - max(probabilities[:2]), abs=1e-3)
+        assert "no result on it that could be read" in verdict.rationale
