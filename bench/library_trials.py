@@ -60,7 +60,7 @@ import httpx2
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.strength import Strength
-from deepcritical.appraisal.study_reading import study_reader
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.topic import _names, _names_outcome, topic_of
 from deepcritical.config import Settings, load_settings
 from deepcritical.evidence import EmbeddingService
@@ -273,7 +273,7 @@ def row_of(question: str, strength: Strength, document_id: str, collected: set[s
     if not counted:
         return row
     item = strength.views[counted[0]]
-    reading = study_reader(question).read(item)
+    reading = StudyReader(question).read(item)
     direction = strength.directions.get(item.id)
     row |= {
         "counted": True,

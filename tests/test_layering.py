@@ -24,10 +24,8 @@ FOUNDATION = {
     "text",
     "vocabulary",
     "source_settings",
+    "source_table",
 }
-# The source table: data only, importing nothing, so the foundation (the settings' source names, defaults and
-# base URLs) reads it although it sits in ``sources``.
-TABLE = "deepcritical.sources.registry"
 # Lowest first; a package may import any package of a lower or the same layer.
 LAYERS: list[set[str]] = [
     FOUNDATION,
@@ -47,13 +45,10 @@ def layer_of(part: str) -> int:
     return next(index for index, names in enumerate(LAYERS) if part in names)
 
 
-def imported_parts(path: Path, *, table: bool = True) -> set[str]:
-    """The first component under ``deepcritical`` of every project module ``path`` imports (the source table's
-    ``sources`` left out unless ``table``)."""
+def imported_parts(path: Path) -> set[str]:
+    """The first component under ``deepcritical`` of every project module ``path`` imports."""
     parts: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module == TABLE and not table:
-            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("deepcritical."):
             parts.add(node.module.split(".")[1])
         elif isinstance(node, ast.ImportFrom) and node.module == "deepcritical":
@@ -70,12 +65,12 @@ MODULES = sorted(p for p in SRC.rglob("*.py") if (p.name != "__main__.py" and p.
 def test_no_module_imports_a_layer_above_its_own(path: Path) -> None:
     relative = path.relative_to(SRC)
     own = relative.parts[0] if len(relative.parts) > 1 else relative.stem
-    above = {part for part in imported_parts(path, table=False) if layer_of(part) > layer_of(own)}
+    above = {part for part in imported_parts(path) if layer_of(part) > layer_of(own)}
     assert not above, f"{relative} imports {sorted(above)}, a layer above {own}"
 
 
 def test_the_source_table_imports_nothing_but_the_standard_library() -> None:
-    tree = ast.parse((SRC / "sources" / "registry.py").read_text(encoding="utf-8"))
+    tree = ast.parse((SRC / "source_table.py").read_text(encoding="utf-8"))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert imported <= {"__future__", "dataclasses", "typing", "urllib.parse"}

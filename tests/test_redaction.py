@@ -31,6 +31,7 @@ from deepcritical.events import RunWarning
 from deepcritical.logs import configure_logging, redact_logs
 from deepcritical.redaction import MIN_SECRET_CHARS, Redactor
 from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.request import RunRequest
 from deepcritical.run.setup import assemble
 from deepcritical.service.manager import RunManager
 
@@ -230,7 +231,7 @@ async def test_an_echoed_key_cut_anywhere_reaches_no_output(
     redact_logs(Redactor.for_settings(settings))
     try:
         async with RunManager(settings, client_factory=lambda _s: httpx2.AsyncClient(), run_source=source) as runs:
-            info = runs.create("Can metformin be repurposed for Alzheimer's disease?")
+            info = runs.create(RunRequest(question="Can metformin be repurposed for Alzheimer's disease?"))
             ended = await runs.wait(info.run_id)
     finally:
         redact_logs(Redactor(()))

@@ -46,7 +46,7 @@ from deepcritical.source_settings import (
     api_annotations,
     api_fields,
 )
-from deepcritical.sources.registry import (
+from deepcritical.source_table import (
     ALL_SOURCES,
     API_SOURCES,
     BY_NAME,

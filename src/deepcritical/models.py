@@ -13,7 +13,7 @@ from deepcritical.options import KNOWN_SOURCES as KNOWN_SOURCES
 from deepcritical.options import SourceName as SourceName
 
 # How a person calls each source (the page's checkboxes, descriptions for a calling model): the source table's.
-from deepcritical.sources.registry import SOURCE_LABELS as SOURCE_LABELS
+from deepcritical.source_table import SOURCE_LABELS as SOURCE_LABELS
 from deepcritical.vocabulary import DESIGN_LABELS as DESIGN_LABELS
 from deepcritical.vocabulary import DESIGNS as DESIGNS
 from deepcritical.vocabulary import POPULATION_LABELS as POPULATION_LABELS

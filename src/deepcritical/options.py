@@ -9,9 +9,9 @@ from datetime import timedelta
 from typing import Literal
 
 # The sources by name, the default ones and every one: from the source table (which imports nothing).
-from deepcritical.sources.registry import ALL_SOURCES as ALL_SOURCES
-from deepcritical.sources.registry import KNOWN_SOURCES as KNOWN_SOURCES
-from deepcritical.sources.registry import SourceName as SourceName
+from deepcritical.source_table import ALL_SOURCES as ALL_SOURCES
+from deepcritical.source_table import KNOWN_SOURCES as KNOWN_SOURCES
+from deepcritical.source_table import SourceName as SourceName
 
 TimeRange = Literal["day", "week", "month", "year"]
 OutputMode = Literal["auto", "tool", "native", "prompted"]

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr
 
 from deepcritical.options import TimeRange
-from deepcritical.sources.registry import API_SOURCES, SourceName
+from deepcritical.source_table import API_SOURCES, SourceName
 
 
 class Group(BaseModel):

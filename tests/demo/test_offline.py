@@ -18,7 +18,7 @@ from deepcritical.models import KNOWN_SOURCES
 from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.sources.registry import SOURCES
+from deepcritical.source_table import SOURCES
 
 # Every source but the user's own library (local, no network): the default ones and OpenAlex, asked for by name.
 EVERY_SOURCE = [name for name in KNOWN_SOURCES if name != "library"]

@@ -216,3 +216,24 @@ async def test_a_run_no_source_answered_changes_nothing_and_the_next_searches_fr
     assert later.changes.since == date(2026, 3, 1)  # not 2026-07-01: nothing was asked for then
     assert [study.id for study in later.changes.new_studies] == ["pmid:99000508"]
     assert [study.id for study in later.changes.newly_retracted] == ["pmid:99000505"]
+
+
+async def test_a_watch_run_writes_each_file_of_its_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "What changed" is an addendum given to the run before its files are written: the report, its document
+    and changes.json are each written once, never read back and spliced."""
+    base, store, watch = await baseline(tmp_path)
+    written: list[str] = []
+    write_text = Path.write_text
+
+    def counting(path: Path, *args: object, **kwargs: object) -> int:
+        if path.name in ("report.md", REPORT_DOCUMENT_FILE, "changes.json"):
+            written.append(path.name)
+        return write_text(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", counting)
+    later = await run_watch_once(store.get(watch.id), base.with_values(demo_today=date(2026, 7, 1)), store)
+    assert sorted(written) == sorted(["report.md", REPORT_DOCUMENT_FILE, "changes.json"])
+    report = (later.folder / "report.md").read_text(encoding="utf-8")
+    assert report.index("## What changed since 2026-03-01") < report.index("## Verdict")
+    document = ReportDocument.model_validate_json((later.folder / REPORT_DOCUMENT_FILE).read_bytes())
+    assert to_markdown(document) == report

@@ -10,12 +10,12 @@ from pydantic import SecretStr
 
 from deepcritical.config import Settings
 from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES, SOURCE_LABELS, SourceName
+from deepcritical.source_table import API_SOURCES, SOURCES, source_labels, sources_help
 from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
 from deepcritical.sources.europepmc import EuropePmcTool
 from deepcritical.sources.factory import DEADLINE_PER_TIMEOUT, build_sources
 from deepcritical.sources.openalex import OpenAlexTool
 from deepcritical.sources.pubmed import PubMedTool
-from deepcritical.sources.registry import API_SOURCES, SOURCES, source_labels, sources_help
 from deepcritical.sources.searxng import SearxngTool
 from deepcritical.sources.web import WebTool
 from deepcritical.sources.you import ResearchEngine

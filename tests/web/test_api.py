@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.run.checkpoint import Checkpoint, write_checkpoint
-from deepcritical.service.journal import RunInfo
+from deepcritical.run.store import RunInfo
 from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.app import create_app
 from web.fakes import KINDS, ScriptedRuns, client_of, offline_client, serving, sse_events

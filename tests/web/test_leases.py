@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from deepcritical.config import Settings
-from deepcritical.service import journal as folders
-from deepcritical.service.journal import RunJournal
+from deepcritical.run import store as folders
+from deepcritical.run.request import RunRequest
+from deepcritical.run.store import RunStore
 from deepcritical.service.manager import RunEndedError, RunManager
 from web.fakes import ScriptedRuns, offline_client
 
@@ -44,7 +45,7 @@ async def test_a_second_manager_leaves_a_live_servers_running_run_alone(tmp_path
     settings = settings_for(tmp_path / "home")
     script = ScriptedRuns(hold=True)
     async with manager(settings, script) as serve:
-        run_id = serve.create(QUESTION).run_id
+        run_id = serve.create(RunRequest(question=QUESTION)).run_id
         await script.reached_hold(run_id).wait()
         async with manager(settings, ScriptedRuns()) as mcp:  # ``deepcritical mcp`` on the same runs folder
             assert mcp.get(run_id).status == "running"
@@ -58,7 +59,7 @@ async def test_a_second_manager_leaves_a_live_servers_running_run_alone(tmp_path
             assert kinds[0] == "run_started"
             assert kinds[-1] == "run_ended"
     assert status_of(settings, run_id) == "finished"
-    assert RunJournal(settings.home / "runs" / run_id).lease() is None  # an ended run holds no lease
+    assert RunStore(settings.home / "runs" / run_id).lease() is None  # an ended run holds no lease
 
 
 @pytest.mark.parametrize(
@@ -75,9 +76,9 @@ async def test_a_run_is_interrupted_only_when_its_owner_is_gone(tmp_path: Path, 
     now = 1_800_000_000.0
     script = ScriptedRuns(hold=True)
     async with manager(settings, script) as first:
-        run_id = first.create(QUESTION).run_id
+        run_id = first.create(RunRequest(question=QUESTION)).run_id
         await script.reached_hold(run_id).wait()
-        journal = RunJournal(settings.home / "runs" / run_id)
+        journal = RunStore(settings.home / "runs" / run_id)
         lease = journal.lease()
         assert lease is not None
         host, pid, beat_at = socket.gethostname(), lease.pid, now
@@ -98,8 +99,8 @@ async def test_a_lease_is_renewed_by_its_owner_and_goes_stale_without_it(tmp_pat
     settings = settings_for(tmp_path / "home")
     script = ScriptedRuns(hold=True)
     async with manager(settings, script, clock=lambda: next(beats)) as runs:
-        run_id = runs.create(QUESTION).run_id  # the lease taken at 100
-        journal = RunJournal(settings.home / "runs" / run_id)
+        run_id = runs.create(RunRequest(question=QUESTION)).run_id  # the lease taken at 100
+        journal = RunStore(settings.home / "runs" / run_id)
         taken = journal.lease()
         runs.renew_leases()  # and renewed at 150
         renewed = journal.lease()

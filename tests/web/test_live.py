@@ -22,8 +22,7 @@ from mcp_types import TextContent
 
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame
-from deepcritical.run.store import RunSummary
-from deepcritical.service.journal import RunInfo
+from deepcritical.run.store import RunInfo, RunSummary
 from deepcritical.service.watches import WatchRun, WatchStore
 from web.hostile_app import PWNED
 

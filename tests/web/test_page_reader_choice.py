@@ -77,7 +77,7 @@ async def test_an_unknown_reader_is_refused_in_one_line_and_no_run_starts(tmp_pa
 
 
 def test_a_status_file_from_before_the_choice_reads_as_the_linear_reader() -> None:
-    from deepcritical.service.journal import RunInfo
+    from deepcritical.run.store import RunInfo
 
     old = {
         "run_id": "research-20240101-000000-0abc00",
@@ -94,7 +94,7 @@ def test_a_status_file_from_before_the_choice_reads_as_the_linear_reader() -> No
 def test_the_page_offers_the_transformer_only_where_it_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     """A reviewer's finding: the page offered "transformer" on an install without its weights, and the run it
     accepted then failed at its start."""
-    from deepcritical.appraisal.reader_choice import installed_readers
+    from deepcritical.appraisal.readers import installed_readers
     from deepcritical.reading import transformer_classifier
 
     assert installed_readers()[0] == "linear"

@@ -15,7 +15,7 @@ from deepcritical.agents.output import Mode, OutputAgents, output_spec
 from deepcritical.agents.prompts import load_prompt
 from deepcritical.appraisal.framing import BRIEF_TAG, block
 from deepcritical.outputs import BrainTurn
-from deepcritical.sources.registry import in_words
+from deepcritical.source_table import in_words
 from deepcritical.stages.selection import held_kinds
 from deepcritical.stages.state import RunState
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import structlog
 
 from deepcritical.agents.messages import describe_model_error
 from deepcritical.agents.output import OutputChoice
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.config import Settings
 from deepcritical.events import StageEvent
+from deepcritical.reading.results import ResultReader
 from deepcritical.redaction import Redactor
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, TermContextSource
@@ -37,11 +40,19 @@ class ResearchDeps:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # waits between LLM retries; tests inject
     redact: Redactor = field(default_factory=lambda: Redactor(()))
     output: OutputChoice = field(default_factory=OutputChoice)  # how agents ask for structured answers
+    # The run's result reader (``Settings.reader``): every study of the run is read with it.
+    result_reader: ResultReader = field(default_factory=ResultReader.load)
 
     def __post_init__(self) -> None:
         # Every event leaves the run through here: the last redaction before it is serialised.
         send = self.emit
         self.emit = lambda event: send(self.redact.model(event))
+
+    @cached_property
+    def study_reader(self) -> StudyReader:
+        """The run's reader of its question's studies: each study read once, by the table, the verdict and the
+        report alike."""
+        return StudyReader(self.state.question, self.result_reader)
 
     @property
     def evidence(self) -> RunEvidence:

@@ -72,7 +72,8 @@ class Judge:
         shown = {item.id for item in items}
         # Output checks: cite only what was shown; no score above what the evidence shown can support
         # (caps are set here, never taken from the model).
-        counted = strength_of(deps.state.question, [EvidenceView.of(item, JUDGE_TEXT_CHARS) for item in items])
+        views = [EvidenceView.of(item, JUDGE_TEXT_CHARS) for item in items]
+        counted = strength_of(deps.state.question, views, deps.study_reader)
         designs = {view.design for view in counted.in_humans()}
         assessment = assessment.model_copy(
             update={

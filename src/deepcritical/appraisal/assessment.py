@@ -21,6 +21,7 @@ from deepcritical.appraisal.passages import (
 )
 from deepcritical.appraisal.ratings import cap_assessment
 from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.reading.frame import frame_question
 from deepcritical.vocabulary import (
@@ -78,12 +79,15 @@ def design_gaps(relevant: Sequence[EvidenceView]) -> tuple[list[str], list[str]]
     return gaps, words
 
 
-def code_assessment(question: str, items: Sequence[EvidenceView], *, capped: bool = True) -> Assessment:
+def code_assessment(
+    question: str, items: Sequence[EvidenceView], *, capped: bool = True, reader: StudyReader | None = None
+) -> Assessment:
     """Scores from how many counted items cover each aspect; sufficient when every aspect reaches
     ``SUFFICIENT_SCORE``; confidence from coverage and the number of independent sources. ``capped``: with the
-    ceilings of ``appraisal.ratings`` applied (the demo Judge leaves that to the Judge stage, as for a model)."""
+    ceilings of ``appraisal.ratings`` applied (the demo Judge leaves that to the Judge stage, as for a model).
+    ``reader``: the run's reader of the question's studies (else the linear one)."""
     stems = [stem(term) for term in key_terms(question)]
-    strength = strength_of(question, items)
+    strength = strength_of(question, items, reader)
     # Web pages and commentary are not counted studies, but the Judge weighs what it was shown of them.
     on_topic = set(strength.counted) | set(strength.registrations) | set(strength.not_studies)
     relevant = [item for item in items if item.id in on_topic]

@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.interventions import intervention_of
-from deepcritical.appraisal.reader_choice import read_by
 from deepcritical.appraisal.strength import Strength, is_lab
-from deepcritical.appraisal.study_reading import study_reader
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, CandidateMember, Verdict
 from deepcritical.reading.comparison import stems
@@ -109,7 +107,7 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
     readings for the question's outcome (studies that report other outcomes are left out); strongest
     candidates (by their best design) first."""
     frame = frame or frame_question(question)
-    reader = study_reader(question)
+    reader = counted.reader_for(question)
     groups: dict[frozenset[str], list[tuple[str, EvidenceView, Direction]]] = {}
     # A title whose subject is the question's outcome or population ("Prevalence of fatigue after COVID")
     # names no intervention.
@@ -171,7 +169,7 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
         confidence=0.0,
         evidence_ids=resting[:MAX_VERDICT_IDS],
         by="code",
-        method=read_by(OPEN_METHOD),
+        method=reader.named_in(OPEN_METHOD),
         rationale=(
             f"The question asks which intervention, so it has no yes or no: {len(candidates)} candidate "
             f"intervention(s) among the counted studies that state a result for {outcome}."

@@ -29,8 +29,7 @@ import numpy as np
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.passages import key_terms, share_named, split_sentences, stem
-from deepcritical.appraisal.reader_choice import read_by
-from deepcritical.appraisal.study_reading import READING_FEATURES, reading_features
+from deepcritical.appraisal.study_reading import READING_FEATURES, StudyReader, reading_features
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 
@@ -170,8 +169,9 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 
 
-def features(question: str, text: str) -> np.ndarray:
-    """The stance features of one item's text toward a question (see ``FEATURE_NAMES``)."""
+def features(question: str, text: str, reader: StudyReader | None = None) -> np.ndarray:
+    """The stance features of one item's text toward a question (see ``FEATURE_NAMES``); ``reader``: the run's
+    reader of the question's studies, whose readings are among the features (else the linear one)."""
     results = results_text(text)
     whole = " ".join(text.split())
     sentences = split_sentences(results) or [results]
@@ -187,7 +187,7 @@ def features(question: str, text: str) -> np.ndarray:
     values.append(math.log1p(len(sentences)))
     values += [float(bool(pattern.search(question))) for pattern in _QUESTION_CUES.values()]
     values += [coverage(question, results), coverage(question, whole)]
-    values += [*reading_features(question, text), 1.0]
+    values += [*reading_features(question, text, reader), 1.0]
     return np.asarray(values, dtype=np.float64)
 
 
@@ -257,13 +257,20 @@ def claim_label(claim: str, stance: str) -> VerdictLabel:
     return (_FLIPPED if _NEGATED_CLAIM.search(claim) else _TO_CLAIM)[stance]
 
 
-def insufficient(rationale: str, method: str = METHOD) -> Verdict:
-    method = read_by(method)  # the reader that read the studies (the stance features are its readings)
+def insufficient(rationale: str, method: str = METHOD, reader: StudyReader | None = None) -> Verdict:
+    method = reader.named_in(method) if reader else method  # the stance features are its readings
     return Verdict(label="insufficient", confidence=0.0, evidence_ids=[], by="code", method=method, rationale=rationale)
 
 
-def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceModel | None = None) -> Verdict:
-    """The verdict on ``question`` from ``items`` (the report's pool), computed in code."""
+def code_verdict(
+    question: str,
+    items: Sequence[EvidenceView],
+    model: StanceModel | None = None,
+    reader: StudyReader | None = None,
+) -> Verdict:
+    """The verdict on ``question`` from ``items`` (the report's pool), computed in code; ``reader``: the run's
+    reader of the question's studies (else the linear one)."""
+    reader = reader or StudyReader(question)
     yes_no = is_yes_no(question)
     best_of_study: dict[str, tuple[EvidenceView, float]] = {}
     shares: dict[str, float] = {}
@@ -277,15 +284,18 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
             best_of_study[study] = (item, weighed)
     scored = list(best_of_study.values())
     if not scored:
-        return insufficient(f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.")
+        return insufficient(
+            f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.", reader=reader
+        )
     best_coverage = max(shares[item.id] for item, _ in scored)
     if not yes_no and best_coverage < CLAIM_MIN_COVERAGE:
         return insufficient(
             f"No item of the {len(items)} reviewed names most of what the claim asserts "
-            f"(the closest names {best_coverage:.0%} of its key terms)."
+            f"(the closest names {best_coverage:.0%} of its key terms).",
+            reader=reader,
         )
     model = model or stance_model()
-    rows = np.stack([features(question, f"{item.title}. {item.text}") for item, _ in scored])
+    rows = np.stack([features(question, f"{item.title}. {item.text}", reader) for item, _ in scored])
     probabilities = model.probabilities(rows)
     weights = np.asarray([weight for _, weight in scored])
     pooled = weights @ probabilities / weights.sum()
@@ -305,7 +315,7 @@ def code_verdict(question: str, items: Sequence[EvidenceView], model: StanceMode
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
-        method=read_by(METHOD),
+        method=reader.named_in(METHOD),
         probabilities={name: round(float(p), 3) for name, p in zip(STANCES, pooled, strict=True)},
         rationale=f"{len(scored)} stud(ies) of the {len(items)} item(s) reviewed weighed (those naming a third of "
         f"the question's key terms, a study once); "

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.study_reading import StudyReader, study_reader
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.topic import Topic, on_topic, studies_on_topic, topic_of
 from deepcritical.vocabulary import (
     DIRECTION_DEFAULT_WEIGHT,
@@ -95,6 +95,12 @@ class Strength:
     indirect: dict[str, str] = field(default_factory=dict)
     views: dict[str, EvidenceView] = field(default_factory=dict)  # every item placed, by id
     reviewed: int = 0
+    # The reader the studies were read with (None only for a table built by hand).
+    reader: StudyReader | None = field(default=None, repr=False, compare=False)
+
+    def reader_for(self, question: str) -> StudyReader:
+        """The reader this table's studies were read with (the linear one for a table built by hand)."""
+        return self.reader if self.reader is not None and self.reader.question == question else StudyReader(question)
 
     @property
     def counted(self) -> list[str]:
@@ -173,11 +179,13 @@ class Strength:
         return "is mixed"
 
 
-def strength_of(question: str, items: Sequence[EvidenceView]) -> Strength:
-    """Every item placed: off topic, retracted, a registration, or in its design group under its direction."""
+def strength_of(question: str, items: Sequence[EvidenceView], reader: StudyReader | None = None) -> Strength:
+    """Every item placed: off topic, retracted, a registration, or in its design group under its direction.
+    ``reader``: the run's reader of the question's studies (else the linear one); the counted set keeps it, so
+    that the verdict and the report read each study as the table did."""
     topic = topic_of(question)
-    strength = Strength(reviewed=len(items))
-    reader = study_reader(question)
+    reader = reader or StudyReader(question)
+    strength = Strength(reviewed=len(items), reader=reader)
     topical = studies_on_topic(items, topic)
     placed = _one_per_study(items, topic, reader, topical)
     for item in items:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.interventions import intervention_of, names_a_treatment
@@ -29,8 +28,6 @@ from deepcritical.appraisal.question_comparison import (
     other_subtype,
     question_comparison,
 )
-from deepcritical.appraisal.reader_choice import run_reader
-from deepcritical.options import ReaderName
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
 from deepcritical.reading.frame import frame_question
@@ -46,6 +43,9 @@ _STATES_A_RESULT = re.compile(
     r"|protect|caus|prevent",
     re.IGNORECASE,
 )
+# How a verdict's method names the reader; the linear one keeps the words runs have always recorded.
+LINEAR_WORDS = "the trained result reader"
+TRANSFORMER_WORDS = "the transformer result reader"
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
 # A composite's significant result yields to what a study states for the question's outcome itself only when the
@@ -99,6 +99,8 @@ class StudyReader:
     """Reads studies for one question; each item is read once (a run reads the same pool many times)."""
 
     def __init__(self, question: str, reader: ResultReader | None = None) -> None:
+        """``reader``: the run's result reader (``ResultReader.load(settings.reader)``); the linear one when
+        none is given (a test, a bench)."""
         self.question = question
         frame = frame_question(question)
         comparison = question_comparison(question)
@@ -122,6 +124,14 @@ class StudyReader:
         self._generic_outcome = bool(frame.outcomes) and not self._outcomes
         self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
         self._other_population = other_population(frame.population, question)
+
+    def named_in(self, method: str) -> str:
+        """A code verdict's ``method`` (worded for the linear reader) naming the reader that read the studies."""
+        if self.result_reader.name == "linear":
+            return method
+        if LINEAR_WORDS in method:
+            return method.replace(LINEAR_WORDS, TRANSFORMER_WORDS)
+        return f"{method}; results read by {TRANSFORMER_WORDS}"
 
     def read(self, item: EvidenceView) -> StudyReading:
         key = (item.id, item.text)
@@ -359,14 +369,15 @@ READING_FEATURES = (
 )
 
 
-def reading_features(question: str, text: str) -> list[float]:
+def reading_features(question: str, text: str, reader: StudyReader | None = None) -> list[float]:
     """What the result reader reads in ``text`` for the question's comparison, as features of the stance
     model (``appraisal.stance``; ``READING_FEATURES``): the probability of a significant change either way and,
     when a result is stated, of no difference; whether it states one; the probability that the change is the
     one the question asks for, and the opposite; whether the question asks a treatment's effect; how surely
     the sentence relied on states the result. The stance model learns what these mean for an answer (a
-    PubMedQA "yes" is often "there is an effect", either way)."""
-    reader = study_reader(question)
+    PubMedQA "yes" is often "there is an effect", either way). ``reader``: the run's reader of this question's
+    studies (else the linear one)."""
+    reader = reader or StudyReader(question)
     reading = reader.result_reader.read(
         results_units(split_units(text, "")), reader.comparison, min_evidence_probability=0.0
     )
@@ -386,16 +397,3 @@ def reading_features(question: str, text: str) -> list[float]:
         float(reader.asks_effect),
         reading.evidence_probability,
     ]
-
-
-def study_reader(question: str, reader: ReaderName | None = None) -> StudyReader:
-    """The reader of one question's studies with ``reader`` (else the run's: ``reader_choice``), shared by the
-    counted table, the report and the verdict. Cached by both: a reading depends only on them and the item's
-    text, so a run that meets another's reader reads what it would have read itself, and two runs with different
-    readers (a server's) never share one."""
-    return _study_reader(question, reader or run_reader())
-
-
-@lru_cache(maxsize=8)
-def _study_reader(question: str, reader: ReaderName) -> StudyReader:
-    return StudyReader(question, ResultReader.load(reader))

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from deepcritical.appraisal.candidates import open_verdict
 from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS
-from deepcritical.appraisal.reader_choice import read_by
 from deepcritical.appraisal.stance import (
     MAX_VERDICT_ITEMS,
     WEAK_LEAN,
@@ -22,7 +21,6 @@ from deepcritical.appraisal.stance import (
     is_yes_no,
 )
 from deepcritical.appraisal.strength import Strength, is_lab
-from deepcritical.appraisal.study_reading import study_reader
 from deepcritical.appraisal.topic import on_outcome, topic_of
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
@@ -108,7 +106,7 @@ class Weighed:
 def weighed_readings(question: str, counted: Strength) -> list[Weighed]:
     """The counted studies the verdict weighs: those whose result reads one way, with a weight above 0 (web
     pages and commentary are not studies: they are not counted, nor weighed). The brief counts these too."""
-    reader = study_reader(question)
+    reader = counted.reader_for(question)
     weighed = []
     for i in counted.stated:
         view, way = counted.views[i], counted.directions[i]
@@ -130,23 +128,23 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     frame = frame_question(question)
     if frame.open_intervention:
         return open_verdict(question, counted, frame)
-    reader = study_reader(question)
+    reader = counted.reader_for(question)
     if not reader.asks_effect and pool:
         # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
         # reads those better (PubMedQA, phases/16_result_reader.md).
-        return reconciled(code_verdict(question, pool), question, counted)
+        return reconciled(code_verdict(question, pool, reader=reader), question, counted)
     weighed = [(w.view, w.way, w.weight, w.direct) for w in weighed_readings(question, counted)]
     if not any(direct for *_, direct in weighed):
         # Back to the stance model only when no counted study's result could be read at all: a study read
         # for another outcome than the question's states nothing on it (a muscle-injury study on mortality).
         other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
         if not weighed and pool and not other_outcomes:
-            return reconciled(code_verdict(question, pool), question, counted)
+            return reconciled(code_verdict(question, pool, reader=reader), question, counted)
         # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
         # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract, and
         # answers yes or no only when it leans clearly.
         if pool and is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
-            return unread_outcome_verdict(code_verdict(question, pool), question, counted)
+            return unread_outcome_verdict(code_verdict(question, pool, reader=reader), question, counted)
         why = (
             "the counted studies report results for other outcomes than the question's"
             if weighed or other_outcomes
@@ -154,7 +152,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
             if counted.counted
             else f"none of the {counted.reviewed} item(s) reviewed is a study on the question's topic"
         )
-        return insufficient(f"Insufficient: {why}.", COUNTED_METHOD)
+        return insufficient(f"Insufficient: {why}.", COUNTED_METHOD, reader)
     if pool and is_yes_no(question) and sum(direct for *_, direct in weighed) < MIN_DIRECT_STUDIES:
         # One study answers a yes/no question: the stance model, which reads the result reader's reading as
         # features beside the abstract's own wording, answers it better (PubMedQA's "yes" is often "there is
@@ -163,7 +161,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         # metformin study say nothing on vitamin D and fractures (the whole pool only when no item does).
         topic = topic_of(question)
         about = [view for view in pool if on_outcome(view, topic)] or pool
-        pooled = reconciled(code_verdict(question, about), question, counted)
+        pooled = reconciled(code_verdict(question, about, reader=reader), question, counted)
         if trials := _contradicting_trials(pooled, weighed):
             direct = sum(is_direct for *_, is_direct in weighed)
             described = "; ".join(_described(view) for view in trials)
@@ -174,6 +172,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
                 f"{_opposite(pooled.label)} ({described}), so the stance model's {pooled.label} "
                 f"({pooled.confidence:.2f}), which no counted study supports, is not stated.",
                 COUNTED_METHOD,
+                reader,
             )
         return pooled
     favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
@@ -211,7 +210,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
         strongest_level=strongest.level,
         by="code",
-        method=read_by(COUNTED_METHOD),
+        method=reader.named_in(COUNTED_METHOD),
         probabilities={"yes": shown, "no": round(1 - shown, 3)},
         confidence_is_split=stance == "maybe",
         rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "

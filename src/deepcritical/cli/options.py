@@ -9,7 +9,7 @@ import typer
 
 from deepcritical.cli.common import fail, settings_from
 from deepcritical.options import OutputMode, ReaderName
-from deepcritical.sources.registry import sources_help
+from deepcritical.source_table import sources_help
 
 if TYPE_CHECKING:
     from deepcritical.config import Settings

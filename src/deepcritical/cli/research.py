@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from deepcritical.appraisal.reader_choice import check_reader
+from deepcritical.appraisal.readers import load_reader
 from deepcritical.cli.terminal import shown
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError
@@ -65,7 +65,7 @@ def preflight(settings: Settings) -> None:
         EmbeddingService.for_settings(settings).check_available()
     except EmbeddingError as error:
         raise ConfigError(f"DEEPCRITICAL_EMBEDDING_MODEL: {error}") from error
-    check_reader(settings.reader, settings.named("reader"))
+    load_reader(settings.reader, settings.named("reader"))
     check_store_directory(settings)
 
 

@@ -28,8 +28,10 @@ from deepcritical.appraisal.passages import (
     split_sentences,
     stem,
 )
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
 from deepcritical.reading.frame import QuestionFrame, frame_question, terms_of
+from deepcritical.reading.results import ResultReader
 from deepcritical.report.extractive import extractive_report
 from deepcritical.sources.query import with_terms
 from deepcritical.stages.selection import HELD_KINDS, without_held_kinds
@@ -125,29 +127,37 @@ async def demo_brain(messages: list[ModelMessage], info: AgentInfo) -> ModelResp
     return _output(info, {"queries": ran, "rationale": rationale})
 
 
-async def demo_judge(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    prompt = _prompt(messages)
-    # Uncapped, as a model's answer is: the Judge stage caps every judge's scores in code.
-    # In a worker thread, as every CPU-bound step of a run: on the event loop it would hold up a server's
-    # other runs (about 0.1 s a call).
-    question, evidence = str(parse_brief(prompt).get("question", "")), parse_evidence(prompt)
-    assessment = await asyncio.to_thread(code_assessment, question, evidence, capped=False)
-    return _output(info, assessment.model_dump())
+class _CodeJudgeAndReport:
+    """The demo's Judge and Report: code over their prompt, reading studies with the run's result reader."""
+
+    def __init__(self, reader: ResultReader) -> None:
+        self.reader = reader
+
+    async def judge(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = _prompt(messages)
+        # Uncapped, as a model's answer is: the Judge stage caps every judge's scores in code.
+        # In a worker thread, as every CPU-bound step of a run: on the event loop it would hold up a server's
+        # other runs (about 0.1 s a call).
+        question, evidence = str(parse_brief(prompt).get("question", "")), parse_evidence(prompt)
+        reader = StudyReader(question, self.reader)
+        assessment = await asyncio.to_thread(code_assessment, question, evidence, capped=False, reader=reader)
+        return _output(info, assessment.model_dump())
+
+    async def report(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = _prompt(messages)
+        brief = parse_brief(prompt)
+        assessment = Assessment.model_validate(brief["assessment"]) if brief.get("assessment") else None
+        question, evidence = str(brief.get("question", "")), parse_evidence(prompt)
+        reader = StudyReader(question, self.reader)
+        report = await asyncio.to_thread(extractive_report, question, evidence, assessment=assessment, reader=reader)
+        return _output(info, report.model_dump())
 
 
-async def demo_report(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    prompt = _prompt(messages)
-    brief = parse_brief(prompt)
-    assessment = Assessment.model_validate(brief["assessment"]) if brief.get("assessment") else None
-    question, evidence = str(brief.get("question", "")), parse_evidence(prompt)
-    report = await asyncio.to_thread(extractive_report, question, evidence, assessment=assessment)
-    return _output(info, report.model_dump())
-
-
-def demo_models() -> tuple[FunctionModel, FunctionModel, FunctionModel]:
-    """Fresh Brain, Judge and Report models (they hold no state, but each run gets its own)."""
+def demo_models(reader: ResultReader) -> tuple[FunctionModel, FunctionModel, FunctionModel]:
+    """Fresh Brain, Judge and Report models for one run, the Judge and Report reading with its ``reader``."""
+    code = _CodeJudgeAndReport(reader)
     return (
         FunctionModel(demo_brain, model_name="demo-brain"),
-        FunctionModel(demo_judge, model_name="demo-judge"),
-        FunctionModel(demo_report, model_name="demo-report"),
+        FunctionModel(code.judge, model_name="demo-judge"),
+        FunctionModel(code.report, model_name="demo-report"),
     )

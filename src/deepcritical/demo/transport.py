@@ -13,7 +13,7 @@ from types import MappingProxyType
 import httpx2
 import structlog
 
-from deepcritical.sources.registry import SOURCES
+from deepcritical.source_table import SOURCES
 
 logger = structlog.get_logger(__name__)
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from deepcritical.models import Evidence
 from deepcritical.reading.frame import QuestionFrame
 from deepcritical.run.progress import event_line
-from deepcritical.service.journal import RunInfo, RunSummary, StoredEvent
+from deepcritical.run.store import RunInfo, RunSummary, StoredEvent
 from deepcritical.service.manager import RunManager
 from deepcritical.text import one_line, shorten
 

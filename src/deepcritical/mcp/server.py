@@ -25,7 +25,7 @@ from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
-from deepcritical.sources.registry import KNOWN_SOURCES, in_words, sources_help
+from deepcritical.source_table import KNOWN_SOURCES, in_words, sources_help
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 MAX_RUN_ID_CHARS = 64

@@ -166,10 +166,17 @@ class Reranker(Protocol):
 class ResultReader:
     """Reads results with the learned weights; build one with ``ResultReader.load()`` (cached)."""
 
-    def __init__(self, ranker: LinearModel, classifier: ResultClassifier, reranker: Reranker | None = None) -> None:
+    def __init__(
+        self,
+        ranker: LinearModel,
+        classifier: ResultClassifier,
+        reranker: Reranker | None = None,
+        name: ClassifierName = "linear",
+    ) -> None:
         self.ranker = ranker
         self.classifier = classifier
         self.reranker = reranker
+        self.name = name  # which shipped reader this is: a verdict's method names it
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResultReader:
@@ -198,7 +205,7 @@ class ResultReader:
 
         # Without its weights file the re-ranker is left out: the linear ranker's order stands.
         blended = BlendedClassifier(transformer, linear.classifier, LINEAR_SHARE)
-        return ResultReader(linear.ranker, blended, bundled_ranker())
+        return ResultReader(linear.ranker, blended, bundled_ranker(), name="transformer")
 
     def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
         """Every unit with the probability that it states the result, most likely first. With a re-ranker,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView, no_result_section
 from deepcritical.appraisal.passages import result_only
-from deepcritical.appraisal.study_reading import study_reader
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 
@@ -103,9 +103,11 @@ def quote_in(quote: str, items: Sequence[Evidence]) -> bool:
 
 
 class _Checker:
-    def __init__(self, collected: Mapping[str, Evidence], question: str | None = None) -> None:
+    def __init__(
+        self, collected: Mapping[str, Evidence], question: str | None = None, reader: StudyReader | None = None
+    ) -> None:
         self.collected = collected
-        self.reader = study_reader(question) if question else None
+        self.reader = reader or (StudyReader(question) if question else None)
         self.index = CitationIndex(collected)
         self.audit = CitationAudit()
         self.retracted = {evidence_id for evidence_id, item in collected.items() if item.retracted}
@@ -189,10 +191,15 @@ def _outside_results(item: Evidence) -> bool:
 
 
 def verify_citations(
-    report: ResearchReport, collected: Mapping[str, Evidence], *, question: str | None = None
+    report: ResearchReport,
+    collected: Mapping[str, Evidence],
+    *,
+    question: str | None = None,
+    reader: StudyReader | None = None,
 ) -> tuple[ResearchReport, CitationAudit]:
-    """The report with every citation resolved to collected evidence, and an audit of the changes."""
-    checker = _Checker(collected, question)
+    """The report with every citation resolved to collected evidence, and an audit of the changes; ``reader``:
+    the run's reader of the question's studies (else the linear one)."""
+    checker = _Checker(collected, question, reader)
     key_findings = checker.findings(report.key_findings)
     contrary = checker.findings(report.contrary_evidence)
     brief, _ = checker.clean_text(report.answer_brief, keep_ids=True)

@@ -31,9 +31,8 @@ from deepcritical.appraisal.passages import (
     sentences,
     stem,
 )
-from deepcritical.appraisal.reader_choice import read_by
 from deepcritical.appraisal.strength import DIRECTIONS, Strength, is_lab, strength_of
-from deepcritical.appraisal.study_reading import study_reader
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
@@ -118,7 +117,7 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
     if verdict.label == "insufficient":
         return verdict.rationale
     weighed = weighed_readings(question, strength)
-    if verdict.method != read_by(COUNTED_METHOD) or not weighed:
+    if verdict.method != strength.reader_for(question).named_in(COUNTED_METHOD) or not weighed:
         stated = strength.stated
         if not stated:
             return "None of the counted studies states a clear favourable, null or unfavourable result."
@@ -203,22 +202,22 @@ def _passage_without_results(item: EvidenceView) -> bool:
     return section is not None and no_result_section(section.group(1))
 
 
-def passage_result(item: EvidenceView, question: str) -> Quote | None:
+def passage_result(item: EvidenceView, reader: StudyReader) -> Quote | None:
     """A full-text passage's finding: the sentence the result reader relied on for the question's outcome
     and intervention (a Results passage has no conclusions to quote, and its first contrary-sounding
     sentence may be a funnel plot's), contrary when null or unfavourable; None when it states none."""
-    reading = study_reader(question).read(item)
+    reading = reader.read(item)
     sentence = result_only(reading.sentence) if reading.direct and reading.sentence else None
     if sentence is None or NOT_A_RESULT.search(sentence):
         return None
     return Quote(sentence, contrary=reading.direction != "favourable")
 
 
-def _on_outcome(item: EvidenceView, question: str) -> Quote | None:
+def _on_outcome(item: EvidenceView, reader: StudyReader) -> Quote | None:
     """The study's own result for the question's outcome, as the result reader read it, when the sentence
     chosen to quote is about another outcome ("reduced progression to severe sepsis" in a trial whose
     mortality "was similar"); None when the study states none for it (it is read for another outcome)."""
-    reading = study_reader(question).read(item)
+    reading = reader.read(item)
     if reading.direction is None or reading.sentence is None:
         return None
     sentence = result_only(reading.sentence)
@@ -227,7 +226,7 @@ def _on_outcome(item: EvidenceView, question: str) -> Quote | None:
     return Quote(sentence, contrary=reading.direction != "favourable")
 
 
-def _as_read(found: Quote, item: EvidenceView, question: str, strength: Strength) -> Quote | None:
+def _as_read(found: Quote, item: EvidenceView, reader: StudyReader, strength: Strength) -> Quote | None:
     """``found`` placed as the table reads the study (contrary unless favourable). When its own wording says
     the other way ("These findings do not support ..." read as favourable by its cues, a null row), the
     sentence the reading rests on is quoted instead; when that one is no quotable result, nothing is: a
@@ -235,7 +234,7 @@ def _as_read(found: Quote, item: EvidenceView, question: str, strength: Strength
     contrary = strength.directions.get(item.id) != "favourable"
     if found.contrary == contrary:
         return found
-    reading = study_reader(question).read(item)
+    reading = reader.read(item)
     sentence = result_only(reading.sentence) if reading.sentence else None
     if sentence is not None and not NOT_A_RESULT.search(sentence):
         return Quote(sentence, contrary)
@@ -249,6 +248,7 @@ def extractive_report(
     assessment: Assessment | None = None,
     notes: Sequence[str] = (),
     strength: Strength | None = None,
+    reader: StudyReader | None = None,
 ) -> ResearchReport:
     """Quote the best result sentence of each counted item (``strength_of``: on the question's topic, not
     retracted, not a registration), strongest designs first; contrary sentences go to their own list. Only
@@ -257,7 +257,7 @@ def extractive_report(
     when the caller has it (the run's, read over the same views), else counted here."""
     terms = key_terms(question)
     stems = [stem(term) for term in terms]
-    strength = strength or strength_of(question, items)
+    strength = strength or strength_of(question, items, reader)
     usable = [item for item in items if not item.retracted and item.design != "registered_trial"]
     counted = [strength.views[i] for i in strength.counted]
     relevant = sorted(counted or [item for item in usable if is_relevant(item, stems)], key=_rank)
@@ -266,21 +266,21 @@ def extractive_report(
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.
     lab_studies = any(is_lab(item) for item in relevant)
     abstracts = {item.document: item.id for item in items if item.section is None and item.document}
-    reader = study_reader(question)
+    reader = strength.reader_for(question)
     other_outcome: set[str] = set()
     for item in relevant:
         if _passage_without_results(item):
             continue
         if counted and strength.directions.get(item.id) is None:
             continue  # the table reads no clear result: neither a finding nor contrary evidence
-        found = passage_result(item, question) if item.section else None
+        found = passage_result(item, reader) if item.section else None
         found = found or quote(item, stems)
         if found is not None and reader.asks_outcome and not reader.on_outcome(found.sentence, item):
-            found = _on_outcome(item, question)
+            found = _on_outcome(item, reader)
             if found is None:  # a depression trial on a fractures question: "no clear result", never a finding
                 other_outcome.add(item.id)
         if found is not None and counted:
-            found = _as_read(found, item, question, strength)
+            found = _as_read(found, item, reader, strength)
         if found is None:
             continue
         # A passage's finding cites its study's abstract beside it: one reference, the passage under it.
@@ -320,8 +320,8 @@ def code_findings(
     """A report written in code (the demo's, the fallback's) with its findings quoted again from the run's
     counted set ``counted``, over the text its table read (the draft read a slice of each item), and checked
     against the collected evidence as every report is."""
-    draft = extractive_report(question, list(counted.views.values()), strength=counted)
-    checked, _ = verify_citations(draft, collected, question=question)
+    draft = extractive_report(question, list(counted.views.values()), strength=counted, reader=counted.reader)
+    checked, _ = verify_citations(draft, collected, question=question, reader=counted.reader_for(question))
     return report.model_copy(
         update={"key_findings": checked.key_findings, "contrary_evidence": checked.contrary_evidence}
     )

@@ -15,6 +15,7 @@ from deepcritical.appraisal.passages import split_sentences
 from deepcritical.appraisal.ratings import cap_assessment, overcounts, untrue
 from deepcritical.appraisal.strength import Strength, strength_of
 from deepcritical.appraisal.studies import counted_parts, group_studies, lead, study_numbers
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
@@ -23,6 +24,7 @@ from deepcritical.report.candidates import open_block
 from deepcritical.report.document import (
     Block,
     Code,
+    Heading,
     Inline,
     Item,
     Quote,
@@ -107,23 +109,27 @@ class RenderContext:
     frame: QuestionFrame | None = None  # the question's PICO, shown under its title
     # The run's study results, flow and forest plots, when the run computed them (else computed here).
     figures: Figures | None = None
+    reader: StudyReader | None = None  # the run's reader of the question's studies (else the linear one)
 
 
-def counted_items(question: str, evidence: Mapping[str, Evidence], pool: Sequence[str]) -> Strength:
-    """The report's one counted set: the items it was written from (every collected item when not told)."""
+def counted_items(
+    question: str, evidence: Mapping[str, Evidence], pool: Sequence[str], reader: StudyReader | None = None
+) -> Strength:
+    """The report's one counted set: the items it was written from (every collected item when not told), read
+    with the run's ``reader`` (else the linear one)."""
     pooled = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
     # A study is counted by what states its results: its abstract or results passage, when collected, stands
     # for a methods passage that was in the pool. The whole text: an abstract states its results last, past the
     # slice a report quotes from.
     pooled = counted_parts(pooled, evidence)
-    return strength_of(question, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in pooled])
+    return strength_of(question, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in pooled], reader)
 
 
 def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:
     """The counted set the run computed once (``context.counted``), else ``counted_items``."""
     if context.counted is not None:
         return context.counted
-    return counted_items(report.question, evidence, context.pool)
+    return counted_items(report.question, evidence, context.pool, context.reader)
 
 
 def shown_assessment(assessment: Assessment | None, counted: Strength) -> Assessment | None:
@@ -254,3 +260,12 @@ def _meta(at: int, label: str, value: str) -> list[Inline]:
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> str:
     """The report as Markdown (``build_document`` written by ``report.markdown_writer``)."""
     return to_markdown(build_document(report, evidence, context))
+
+
+def on_top(document: ReportDocument, blocks: Sequence[Block]) -> ReportDocument:
+    """``document`` with ``blocks`` at its top: under its title, and under the demo banner when there is one (a
+    reader learns that the evidence is synthetic before anything else)."""
+    current = document.blocks
+    at = 1 if current and isinstance(current[0], Heading) and current[0].level == 1 else 0
+    at += 1 if current[at : at + 1] == [BANNER] else 0
+    return document.model_copy(update={"blocks": [*current[:at], *blocks, *current[at:]]})

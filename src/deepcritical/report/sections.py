@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from deepcritical.appraisal.reader_choice import TRANSFORMER_WORDS
 from deepcritical.appraisal.strength import DIRECTIONS, Strength
+from deepcritical.appraisal.study_reading import TRANSFORMER_WORDS
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
 from deepcritical.report.document import (

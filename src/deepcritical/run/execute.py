@@ -29,6 +29,7 @@ from deepcritical.run.checkpoint import RESUMABLE, Checkpoint, CheckpointSink, h
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
+from deepcritical.run.record import Addendum, with_addendum
 from deepcritical.run.request import RunPlan, RunRequest, runs_folder
 from deepcritical.run.store import (
     LEASE_BEAT_SECONDS,
@@ -91,6 +92,7 @@ async def run_to_folder(
     request: RunRequest | None = None,
     store: RunStore | None = None,
     on_stored: StoredSink | None = None,
+    addendum: Callable[[ResearchOutcome], Addendum] | None = None,
 ) -> FolderRun:
     """Run ``question`` (``request``'s, when given) to the end and write its folder: ``store``'s, else
     ``folder``, else ``<runs folder>/<run_id>``. Every event, the final ``RunFinished`` included, goes to
@@ -101,7 +103,8 @@ async def run_to_folder(
     The run checkpoints into its folder after every stage (``checkpoint.json``, removed once ``run.json``
     is written); ``resume`` continues the run whose folder it is: from its checkpoint (its question and id
     win), or from the start when it was stopped before its first one. ``store`` is given by a caller that
-    keeps the run's status and lease itself (the run manager, a worker)."""
+    keeps the run's status and lease itself (the run manager, a worker). ``addendum`` gives what the caller adds
+    to the finished run (a watch's "what changed") before its files are written: no file is written twice."""
     owned = store is None
     if store is None and folder is not None:
         store = RunStore(folder, Redactor.for_settings(settings).value)
@@ -131,8 +134,10 @@ async def run_to_folder(
                     on_event(event)
         if outcome is None:
             raise ResearchError("the run ended without an outcome")
+        extra = addendum(outcome) if addendum is not None else Addendum()
+        outcome = with_addendum(outcome, extra)
         try:
-            report_path, record_path = store.write_outputs(outcome)
+            report_path, record_path = store.write_outputs(outcome, extra.files)
         except OSError as error:
             raise ResearchError(
                 f"cannot write the report to {store.folder}: {error.strerror or error}; {RESUMABLE}"

@@ -30,7 +30,7 @@ import structlog
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.models import check_endpoint
 from deepcritical.agents.output import OutputChoice
-from deepcritical.appraisal.reader_choice import check_reader, reading_with
+from deepcritical.appraisal.readers import load_reader
 from deepcritical.errors import DeepCriticalError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
@@ -152,15 +152,14 @@ class Orchestrator:
         resume: Checkpoint | None,
     ) -> None:
         try:
-            # The run's result reader, for this run's task only (``appraisal.reader_choice``).
-            with structlog.contextvars.bound_contextvars(run_id=run_id), reading_with(self.settings.reader):
+            with structlog.contextvars.bound_contextvars(run_id=run_id):
                 if not question:
                     raise ResearchError("the question is empty")
                 parts = self.parts
                 if parts.models is not None and parts.models.endpoint is not None:  # is the model server there?
                     await check_endpoint(parts.models.endpoint, parts.client)
                 if self.settings.reader != "linear":  # a reader that cannot load fails the run now, not mid-run
-                    await asyncio.to_thread(check_reader, self.settings.reader, self.settings.named("reader"))
+                    await asyncio.to_thread(load_reader, self.settings.reader, self.settings.named("reader"))
                 started, started_at = time.perf_counter(), datetime.now(UTC)
                 progress = _Progress(run_id, started_at, started, sink)
                 # Said before the store opens: opening it waits for other runs' store sessions, and a
@@ -306,6 +305,7 @@ class Orchestrator:
             sleep=parts.sleep,
             redact=Redactor.for_settings(settings),
             output=OutputChoice(parts.models.output_modes) if parts.models else OutputChoice(),
+            result_reader=load_reader(settings.reader, settings.named("reader")),
         )
 
     async def _research(self, deps: ResearchDeps, progress: _Progress) -> tuple[StopReason, str | None]:

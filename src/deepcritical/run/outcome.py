@@ -188,7 +188,7 @@ def assemble_outcome(
 ) -> ResearchOutcome:
     state, evidence = deps.state, deps.evidence
     # One counted set for the verdict, the numbering, the Markdown and the capped assessment.
-    counted = counted_items(state.question, evidence.items, pool)
+    counted = counted_items(state.question, evidence.items, pool, deps.study_reader)
     frame = frame_question(state.question)
     verdict = run_verdict(state.question, report, evidence.items, pool, counted)
     if evidence.items and (fallback is not None or brief_in_code):
@@ -214,6 +214,7 @@ def assemble_outcome(
         verdict=verdict,
         counted=counted,
         frame=frame,
+        reader=deps.study_reader,
     )
     # One numbering: every study the report cites or counts is a reference, in run.json and the exports too,
     # named by the item its entry shows (its abstract; a passage only for a study known by passages alone).

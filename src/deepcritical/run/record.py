@@ -5,12 +5,16 @@ references for reference managers (RIS, BibTeX, CSL-JSON)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepcritical.report.document import REPORT_DOCUMENT_FILE
+from deepcritical.report.document import REPORT_DOCUMENT_FILE, Block
 from deepcritical.report.exports import FILE_NAMES, REFERENCE_FORMATS, ReferenceFormat, export, referenced
 from deepcritical.report.figure_files import write_figures
+from deepcritical.report.markdown_writer import to_markdown
+from deepcritical.report.render import on_top
 from deepcritical.run.outcome import ResearchOutcome
 
 RUN_RECORD_VERSION = 1
@@ -23,11 +27,33 @@ def run_record(outcome: ResearchOutcome) -> dict[str, Any]:
     return {"record_version": RUN_RECORD_VERSION, **record, "sources": outcome.sources}
 
 
-def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
+@dataclass(frozen=True)
+class Addendum:
+    """What a caller adds to a run before its files are written, never after (a watch's "what changed"):
+    ``blocks`` at the top of its report, ``files`` (name: text) beside it."""
+
+    blocks: list[Block] = field(default_factory=list)
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in self.files:
+            if Path(name).name != name or name in (".", ".."):
+                raise ValueError(f"an addendum's file is a plain name in the run's folder, not {name!r}")
+
+
+def with_addendum(outcome: ResearchOutcome, addendum: Addendum) -> ResearchOutcome:
+    """``outcome`` with ``addendum``'s blocks at the top of its report (the document and its Markdown)."""
+    if not addendum.blocks or outcome.document is None:
+        return outcome
+    document = on_top(outcome.document, addendum.blocks)
+    return outcome.model_copy(update={"document": document, "markdown": to_markdown(document)})
+
+
+def write_outputs(outcome: ResearchOutcome, out_dir: Path, files: Mapping[str, str] | None = None) -> tuple[Path, Path]:
     """Write ``report.md``, ``report.json`` and ``run.json`` into ``out_dir`` (created if needed), and beside them the
     report's references for reference managers (``references.ris``, ``references.bib``,
-    ``references.json`` in CSL-JSON) and its figures (``prisma.svg``, ``forest-N.svg`` and ``.png``);
-    return the paths of the report and the run record."""
+    ``references.json`` in CSL-JSON), its figures (``prisma.svg``, ``forest-N.svg`` and ``.png``) and ``files``
+    (an addendum's); return the paths of the report and the run record."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report_path = out_dir / "report.md"
     run_path = out_dir / "run.json"
@@ -37,6 +63,8 @@ def write_outputs(outcome: ResearchOutcome, out_dir: Path) -> tuple[Path, Path]:
     run_path.write_text(json.dumps(run_record(outcome), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     write_references(outcome, out_dir)
     write_figures(outcome.figures, out_dir)
+    for name, text in (files or {}).items():
+        (out_dir / name).write_text(text, encoding="utf-8")
     return report_path, run_path
 
 

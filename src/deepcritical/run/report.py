@@ -69,8 +69,9 @@ def _extractive(deps: ResearchDeps, items: list[Evidence], note: str, reason: Fa
     # Each study read whole: a methods passage among the most relevant brings in its abstract and results.
     pool = items or with_study_parts(relevant, collected)[:MAX_REPORT_ITEMS]
     views = [EvidenceView.of(item, REPORT_TEXT_CHARS) for item in pool]
-    draft = extractive_report(deps.state.question, views, assessment=deps.state.last_assessment, notes=[note])
-    report, audit = verify_citations(draft, collected, question=deps.state.question)
+    question, reader = deps.state.question, deps.study_reader
+    draft = extractive_report(question, views, assessment=deps.state.last_assessment, notes=[note], reader=reader)
+    report, audit = verify_citations(draft, collected, question=question, reader=reader)
     return CheckedReport(report, audit, reason, pool=[item.id for item in pool])
 
 
@@ -102,9 +103,10 @@ def uncited(deps: ResearchDeps, checked: CheckedReport) -> str | None:
         return "None of the Report agent's findings cited collected evidence; this report is extractive."
     items = deps.evidence.items
     pooled = [EvidenceView.of(items[i], REPORT_TEXT_CHARS) for i in checked.pool if i in items]
-    if not strength_of(deps.state.question, pooled).counted:  # nothing on the question: no finding is right
+    counted = strength_of(deps.state.question, pooled, deps.study_reader)
+    if not counted.counted:  # nothing on the question: no finding is right
         return None
-    code = extractive_report(deps.state.question, pooled)
+    code = extractive_report(deps.state.question, pooled, strength=counted)
     if not (code.key_findings or code.contrary_evidence):
         return None  # the counted studies state results for other outcomes only: code finds none either
     return "The Report agent gave no findings; this report is extractive."
@@ -120,7 +122,8 @@ def report_stage(writer: ReportWriter | None) -> Stage[ReportRequest, CheckedRep
         # library), so that a finding may cite the passage that states a study's result, with its section.
         request.items = with_study_parts(await deps.evidence.select(deps.state.question, limit), deps.evidence.items)
         draft = await writer(deps, request.items, request.stop)
-        report, audit = verify_citations(draft, deps.evidence.items, question=deps.state.question)
+        question, reader = deps.state.question, deps.study_reader
+        report, audit = verify_citations(draft, deps.evidence.items, question=question, reader=reader)
         findings = bool(draft.key_findings or draft.contrary_evidence)
         return CheckedReport(report, audit, pool=[item.id for item in request.items], drafted_findings=findings)
 

@@ -60,9 +60,10 @@ def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
 def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
     """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError."""
     if settings.demo_mode:
+        from deepcritical.appraisal.readers import load_reader
         from deepcritical.demo.models import demo_models
 
-        brain, judge, report = demo_models()
+        brain, judge, report = demo_models(load_reader(settings.reader, settings.named("reader")))
         return AgentModels(
             brain=brain, judge=judge, report=report, name="demo (deterministic FunctionModels)", report_in_code=True
         )

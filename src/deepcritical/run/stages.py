@@ -56,7 +56,8 @@ def plan_stage(planner: Planner | None) -> Stage[None, None]:
 async def judge_in_code(deps: ResearchDeps, _: None, cause: Cause) -> Judgement:
     """The judge's code half: keyword coverage of the items the Judge would have read."""
     items = await deps.evidence.select(deps.state.question, deps.settings.judge_max_items)
-    assessment = code_assessment(deps.state.question, [EvidenceView.of(item) for item in items])
+    views = [EvidenceView.of(item) for item in items]
+    assessment = code_assessment(deps.state.question, views, reader=deps.study_reader)
     held = held_kinds(deps.state.question, deps.evidence.items.values())
     assessment = assessment.model_copy(update={"next_queries": without_held_kinds(assessment.next_queries, held)})
     return Judgement(assessment=assessment, items_judged=len(items), by="code")

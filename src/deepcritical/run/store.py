@@ -13,7 +13,7 @@ import os
 import re
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -259,9 +259,10 @@ class RunStore:
         """The run's last checkpoint; None when it saved none."""
         return read_checkpoint(self.folder) if has_checkpoint(self.folder) else None
 
-    def write_outputs(self, outcome: ResearchOutcome) -> tuple[Path, Path]:
-        """Write the report, the run record and the exports; the checkpoint goes (nothing is left to resume)."""
-        paths = write_outputs(outcome, self.folder)
+    def write_outputs(self, outcome: ResearchOutcome, files: Mapping[str, str] | None = None) -> tuple[Path, Path]:
+        """Write the report, the run record, the exports and ``files`` (an addendum's); the checkpoint goes
+        (nothing is left to resume)."""
+        paths = write_outputs(outcome, self.folder, files)
         remove_checkpoint(self.folder)
         return paths
 
@@ -340,9 +341,6 @@ def without_paths(message: str | None, settings: Settings, *folders: Path) -> st
         for spelled in dict.fromkeys((str(folder.resolve()), str(folder))):
             message = message.replace(spelled, name)
     return message
-
-
-RunJournal = RunStore  # the name the service used before the store was the one writer
 
 
 def _write_whole(target: Path, text: str, *, strict: bool = False) -> None:

@@ -189,19 +189,10 @@ class RunManager:
         """The sources to search: all enabled ones for None, else the named ones if this server enables them."""
         return checked_sources(None if sources is None else list(sources), self.settings)
 
-    def create(
-        self,
-        request: RunRequest | str,
-        *,
-        max_iterations: int | None = None,
-        sources: Sequence[str] | None = None,
-        plan: RunPlan | None = None,
-    ) -> RunInfo:
-        """Queue a run of ``request`` (a question alone: with ``max_iterations`` and ``sources``) and return
-        its record; it starts at once when a slot is free. ``plan``: what ``accept`` already made of this
-        request (building a plan's settings again costs several ms on the event loop, per run)."""
-        if isinstance(request, str):
-            request = question_request(request, max_iterations, sources)
+    def create(self, request: RunRequest, *, plan: RunPlan | None = None) -> RunInfo:
+        """Queue a run of ``request`` and return its record; it starts at once when a slot is free. ``plan``: what
+        ``accept`` already made of this request (building a plan's settings again costs several ms on the event
+        loop, per run)."""
         plan = plan or self.accept(request)
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")

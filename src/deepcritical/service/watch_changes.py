@@ -15,8 +15,10 @@ from typing import Literal, cast
 from pydantic import BaseModel, Field
 
 from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
 from deepcritical.outputs import verdict_words
+from deepcritical.reading.results import ResultReader
 from deepcritical.report.document import Block, Item, bullets, heading, strong
 from deepcritical.report.document import item as entry
 from deepcritical.report.markdown_writer import blocks_markdown
@@ -153,7 +155,8 @@ def verdict_state(outcome: ResearchOutcome | None) -> VerdictState | None:
 
 def counted(outcome: ResearchOutcome) -> Strength:
     """The run's studies placed as its report places them (on topic, retracted, registrations, counted)."""
-    return counted_items(outcome.question, {item.id: item for item in outcome.evidence}, ())
+    reader = StudyReader(outcome.question, ResultReader.load(outcome.settings.get("reader", "linear")))
+    return counted_items(outcome.question, {item.id: item for item in outcome.evidence}, (), reader)
 
 
 def _reading(item: Evidence, strength: Strength) -> Reading:

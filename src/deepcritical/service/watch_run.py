@@ -5,9 +5,9 @@
    whole, and what they find that the watch holds merges into the held record (one study, every identity).
 2. The earlier run's evidence is carried forward into this run, after its retractions and expressions of
    concern are re-checked at PubMed (one efetch of every held PMID): a study retracted since is set aside.
-3. The run writes its normal folder (``run_to_folder``, the one "run a question into a folder" path), then
-   ``changes.json`` and a "What changed since DATE" section at the top of its report (``report.json`` and the
-   ``report.md`` written from it).
+3. The run writes its normal folder (``run_to_folder``, the one "run a question into a folder" path), with an
+   addendum computed from the finished run before any file is written: ``changes.json`` and a "What changed
+   since DATE" section at the top of its report (``report.json`` and the ``report.md`` written from it).
 4. The history is recorded; when something changed, the feed is rewritten and the webhook is called.
 
 ``run_watch_once`` is the one entry: the command line (``watch run``), the server and a scheduler call it."""
@@ -28,15 +28,13 @@ from pydantic import BaseModel
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import Evidence, SearchResult, SourceName
-from deepcritical.report.document import REPORT_DOCUMENT_FILE, Block, Heading, ReportDocument
-from deepcritical.report.markdown_writer import blocks_markdown, to_markdown
-from deepcritical.report.render import BANNER
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import CHECKPOINT_FILE
 from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import ClientFactory, RunSource, RunSourceFactory, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome, new_run_id
+from deepcritical.run.record import Addendum
 from deepcritical.run.request import REQUEST_FILE, RunRequest
 from deepcritical.run.store import RunStore
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
@@ -178,21 +176,6 @@ class WatchOutcome(BaseModel):
     webhook_delivered: bool | None = None
 
 
-def _with_section(report: Path, document: ReportDocument | None, section: list[Block]) -> None:
-    """``section`` at the top of the run's report: under its title, and under the demo banner when there is one
-    (a reader learns that the evidence is synthetic before what changed in it). The document gets it
-    (``report.json``, which the page shows) and ``report.md`` is written again from it."""
-    if document is None:  # an outcome built from Markdown alone: the section goes above it
-        report.write_text(blocks_markdown(section) + "\n" + report.read_text(encoding="utf-8"), encoding="utf-8")
-        return
-    blocks = document.blocks
-    at = 1 if blocks and isinstance(blocks[0], Heading) and blocks[0].level == 1 else 0
-    at += 1 if blocks[at : at + 1] == [BANNER] else 0
-    document = document.model_copy(update={"blocks": [*blocks[:at], *section, *blocks[at:]]})
-    report.with_name(REPORT_DOCUMENT_FILE).write_text(document.model_dump_json(), encoding="utf-8")
-    report.write_text(to_markdown(document), encoding="utf-8")
-
-
 async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
     async with httpx2.AsyncClient(follow_redirects=False) as client:
         return await send_webhook(url, body, settings.webhook_secret, client=client)
@@ -267,6 +250,14 @@ async def run_watch_once(
     killed = unfinished_run(store, watch, exclusive=exclusive)
     run_id = killed.name if killed is not None else new_run_id("watch")
     folder = killed or store.folder(watch.id) / "runs" / run_id
+    compared: list[Changes] = []
+
+    def what_changed(outcome: ResearchOutcome) -> Addendum:
+        """The run's "What changed since DATE" section and ``changes.json``, written with its other files."""
+        changes = compare(before, outcome, watch_id=watch.id, run_at=now, since=since, recheck=check)
+        compared.append(changes)
+        return Addendum(section_blocks(changes), {CHANGES_NAME: changes.model_dump_json(indent=2) + "\n"})
+
     finished = await run_to_folder(
         watch.question,
         settings,
@@ -276,11 +267,9 @@ async def run_watch_once(
         client_factory=client_factory,
         run_source=run_source(held),
         resume=killed is not None,
+        addendum=what_changed,
     )
-    outcome = finished.outcome
-    changes = compare(before, outcome, watch_id=watch.id, run_at=now, since=since, recheck=check)
-    (folder / CHANGES_NAME).write_text(changes.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    _with_section(finished.report_path, outcome.document, section_blocks(changes))
+    outcome, changes = finished.outcome, compared[-1]
     verdict = outcome.verdict
     store.record_run(
         watch.id,

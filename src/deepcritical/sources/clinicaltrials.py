@@ -16,10 +16,10 @@ import structlog
 
 from deepcritical.errors import SearchError, SourceHTTPError
 from deepcritical.models import Citation, Evidence, Registration, SourceName
+from deepcritical.source_table import BY_NAME
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import to_pubmed_query
-from deepcritical.sources.registry import BY_NAME
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import shorten
 

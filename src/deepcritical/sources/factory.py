@@ -14,12 +14,12 @@ from deepcritical.config import Settings
 from deepcritical.errors import SourceDisabledError
 from deepcritical.models import SourceName
 from deepcritical.source_settings import SearchSettings
+from deepcritical.source_table import BY_NAME, SOURCES, SourceEntry
 from deepcritical.sources.base import USER_AGENT, JsonApiTool, SearchTool
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.library import LibraryTool
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.redirects import refuse_private_redirects
-from deepcritical.sources.registry import BY_NAME, SOURCES, SourceEntry
 from deepcritical.sources.searxng import SearxngTool
 from deepcritical.sources.web import DdgsLike, WebTool
 from deepcritical.sources.you import ResearchEngine

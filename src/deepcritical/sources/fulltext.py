@@ -30,11 +30,11 @@ from deepcritical.documents.reader import Limits, read_bytes
 from deepcritical.errors import DocumentError, SearchError, SourceHTTPError
 from deepcritical.models import Evidence, Grade
 from deepcritical.redaction import Redactor
+from deepcritical.source_table import NCBI_EUTILS_URL
 from deepcritical.sources.base import get_with_retry
 from deepcritical.sources.europepmc import EUROPEPMC_BASE_URL
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
-from deepcritical.sources.registry import NCBI_EUTILS_URL
 
 logger = structlog.get_logger(__name__)
 

@@ -17,10 +17,10 @@ import structlog
 
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
+from deepcritical.source_table import BY_NAME
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.query import to_pubmed_query
-from deepcritical.sources.registry import BY_NAME
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import shorten
 

@@ -17,12 +17,12 @@ from pydantic import SecretStr
 
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
+from deepcritical.source_table import NCBI_EUTILS_URL
 from deepcritical.sources.base import SearchTool, get_with_retry
 from deepcritical.sources.ncbi_esearch import EsearchResult, parse_esearch
 from deepcritical.sources.ncbi_parse import ParsedBatch, parse_efetch
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
-from deepcritical.sources.registry import NCBI_EUTILS_URL
 
 logger = structlog.get_logger(__name__)
 T = TypeVar("T")

@@ -20,9 +20,9 @@ from pydantic import SecretStr
 from deepcritical.errors import SearchError, SourceDisabledError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.redaction import Redactor
+from deepcritical.source_table import YOU_BASE_URL
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_web
-from deepcritical.sources.registry import YOU_BASE_URL
 from deepcritical.sources.web import MAX_TITLE_CHARS, clean_web_text, published_date, rank_relevance, web_url
 
 logger = structlog.get_logger(__name__)

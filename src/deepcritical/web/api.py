@@ -21,14 +21,14 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
-from deepcritical.appraisal.reader_choice import installed_readers
+from deepcritical.appraisal.readers import installed_readers
 from deepcritical.config import ReaderName, Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.models import SOURCE_LABELS
 from deepcritical.run.request import RunRequest, RunRequestError
+from deepcritical.run.store import RunInfo
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.background_embed import BackgroundEmbedder
-from deepcritical.service.journal import RunInfo
 from deepcritical.service.manager import (
     QueueFullError,
     RunEndedError,
