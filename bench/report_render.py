@@ -1,6 +1,5 @@
-"""The page's report two ways, on each demo topic's report: written from the report's document by
-report/html.py (what the page now shows) against report.md parsed back by markdown-it (web/report_html.py,
-kept for run folders without report.json); with the Markdown writer and report.json's size beside them.
+"""The page's report on each demo topic's report: written from the report's document by report/html.py (what
+the page shows), with the Markdown writer and report.json's size beside it.
 
     python bench/report_render.py [--repeat 50]
 
@@ -26,7 +25,6 @@ from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble, http_client
-from deepcritical.web.report_html import report_html
 
 
 async def outcomes(home: Path) -> list[ResearchOutcome]:
@@ -52,7 +50,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     args = parser.parse_args()
     runs = asyncio.run(outcomes(Path(tempfile.mkdtemp(prefix="report-render-"))))
-    print(f"{'topic':<60} {'report.md':>9} {'json':>7} {'md':>6} {'html':>6} {'json+html':>9} {'md-it':>6}")
+    print(f"{'topic':<60} {'report.md':>9} {'json':>7} {'md':>6} {'html':>6} {'json+html':>9}")
     for outcome in runs:
         document = outcome.document
         assert document is not None
@@ -61,16 +59,15 @@ def main() -> None:
             median_ms(lambda d=document: to_markdown(d), args.repeat),
             median_ms(lambda d=document: to_html(d), args.repeat),
             median_ms(lambda s=stored: to_html(ReportDocument.model_validate_json(s)), args.repeat),
-            median_ms(lambda m=outcome.markdown: report_html(m), args.repeat),
         ]
         sizes = f"{len(outcome.markdown.encode()):>9,} {len(stored.encode()):>7,}"
         print(
             f"{outcome.question[:60]:<60} {sizes} "
             + " ".join(f"{value:>6.2f}" for value in row[:2])
-            + (f" {row[2]:>9.2f} {row[3]:>6.2f}")
+            + f" {row[2]:>9.2f}"
         )
     print("bytes: report.md and report.json; ms (median): Markdown writer, HTML writer, report.json read and")
-    print("written as HTML (what the page's request does), report.md through markdown-it (the fallback).")
+    print("written as HTML (what the page's request does).")
 
 
 if __name__ == "__main__":

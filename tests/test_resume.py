@@ -368,7 +368,7 @@ async def test_a_report_that_cannot_be_written_keeps_the_checkpoint(
         )
         return Orchestrator(parts)
 
-    def full_disk(outcome: ResearchOutcome, folder: Path) -> tuple[Path, Path]:
+    def full_disk(outcome: ResearchOutcome, folder: Path, files: object = None) -> tuple[Path, Path]:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(store_module, "write_outputs", full_disk)

@@ -3,8 +3,6 @@ report, links every citation to its reference, and shows any outside text as its
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 from hypothesis import given, settings
 
 from deepcritical.models import Citation, Evidence, Grade
@@ -31,36 +29,11 @@ from deepcritical.report.document import (
 from deepcritical.report.html import to_html
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, render_markdown
+from helpers.html import Page
 from hostile_text import PAPER_TEXT
 
 QUESTION = "Does drugx reduce mortality in sepsis?"
 SCRIPT = "<script>alert(1)</script>"
-
-
-class Page(HTMLParser):
-    """Every start tag with its attributes, and the text inside each element (innermost tag first)."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.open: list[str] = []
-        self.texts: list[tuple[str, str]] = []
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-        if tag != "img":
-            self.open.append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        assert self.open.pop() == tag  # well nested: no text closed an element
-
-    def handle_data(self, data: str) -> None:
-        self.texts.append((self.open[-1] if self.open else "", data))
-
-    def text(self) -> str:
-        return " ".join("".join(data for _, data in self.texts).split())
 
 
 def trial(number: int, hazard: str, title: str | None = None) -> Evidence:

@@ -22,6 +22,8 @@ from mcp_types import TextContent
 
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.report.document import Link, ReportDocument, heading, paragraph
+from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.store import RunInfo, RunSummary
 from deepcritical.service.watches import WatchRun, WatchStore
 from web.hostile_app import PWNED
@@ -45,16 +47,20 @@ STARTUP_SECONDS = 120
 RUN_MS = 240_000  # a demo run takes seconds, but CI machines are shared
 PLANTED_RUN = "research-20240101-000000-0bad00"
 # A report as a tampered (or buggy) writer could leave it: raw HTML and script links in the Markdown itself.
-PLANTED_REPORT = f"""# Planted <script>{PWNED}='heading'</script>
-
-<img src=x onerror="{PWNED}='block'">
-
-Inline <b onmouseover="{PWNED}='bold'">bold</b> and [a link](javascript:{PWNED}='link') and \\[1\\].
-
-## References
-
-1. <svg onload="{PWNED}='svg'"></svg> [Link](javascript:{PWNED}='reference')
-"""
+# A past run's report document (report.json) whose every text is hostile: planted on disk, as a tampered or
+# hostile folder would hold it.
+PLANTED_REPORT = ReportDocument(
+    blocks=[
+        heading(f"Planted <script>{PWNED}='heading'</script>", level=1),
+        paragraph(f"<img src=x onerror=\"{PWNED}='block'\">"),
+        paragraph(
+            f"Inline <b onmouseover=\"{PWNED}='bold'\">bold</b> and ",
+            Link(text="a link", url=f"javascript:{PWNED}='link'"),
+        ),
+        heading("References"),
+        paragraph(f"<svg onload=\"{PWNED}='svg'\"></svg>"),
+    ]
+)
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -79,7 +85,8 @@ def plant_hostile_run(home: Path) -> None:
         created_at="2024-01-01T00:00:00+00:00",
     )
     (folder / "status.json").write_text(info.model_dump_json())
-    (folder / "report.md").write_text(PLANTED_REPORT)
+    (folder / "report.json").write_text(PLANTED_REPORT.model_dump_json())
+    (folder / "report.md").write_text(to_markdown(PLANTED_REPORT))
 
 
 @dataclass
@@ -327,7 +334,7 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     assert page.locator("#report table td").count() > 0
     assert page.evaluate(WORDS_BROKEN_IN_TABLES) == []
 
-    # A past run whose report.md holds raw HTML and script links: reopened, it renders inert too.
+    # A past run whose report document holds raw HTML and script links: reopened, it renders inert too.
     page.goto(f"{server.url}/?run={PLANTED_RUN}")
     expect(page.locator("#report")).to_contain_text(f"<script>{PWNED}='heading'</script>")
     expect(page.locator("#run-question")).to_contain_text("onerror")

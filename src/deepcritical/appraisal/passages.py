@@ -377,8 +377,3 @@ def result_only(statement: str) -> str | None:
         return flat or None
     text = "".join(clause + separator for clause, separator in kept if not is_advice(clause)).strip().rstrip(";,")
     return text or None
-
-
-def mentions(term: str, text: str) -> bool:
-    """Whether ``text`` names ``term`` (case folded, possessive and plural s folded)."""
-    return mentions_stem(stem(term), text.lower())

@@ -52,6 +52,7 @@ from deepcritical.cli.options import (
     run_request,
     run_settings,
 )
+from deepcritical.cli.runs import runs_app
 from deepcritical.cli.services import mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
@@ -116,6 +117,7 @@ app.add_typer(library_app, name="library")
 app.add_typer(eval_app, name="eval")
 app.command("extract")(extract_command)
 app.add_typer(watch_app, name="watch")
+app.add_typer(runs_app, name="runs")
 
 
 @app.command()

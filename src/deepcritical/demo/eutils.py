@@ -6,7 +6,6 @@ The shapes follow real NCBI answers (see ../shared/data/ncbi), so the live PubMe
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -185,14 +184,6 @@ def efetch(request: httpx2.Request) -> httpx2.Response:
             root.append(article_element(record))
     body = _XML_HEADER + ET.tostring(root, encoding="unicode") + "\n"
     return httpx2.Response(200, content=body.encode("utf-8"), headers={"Content-Type": _XML_TYPE})
-
-
-@functools.lru_cache(maxsize=1024)
-def _article_xml(pmid: str) -> str | None:
-    """A record's <PubmedArticle>, written once per process: a demo run fetches the same records in every
-    round, and building them (inline markup parsed per title and abstract) was a tenth of its CPU."""
-    record = pubmed_record(pmid)
-    return None if record is None else ET.tostring(article_element(record), encoding="unicode")
 
 
 def _efetch_error(message: str) -> httpx2.Response:

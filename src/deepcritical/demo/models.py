@@ -153,9 +153,10 @@ class _CodeJudgeAndReport:
         return _output(info, report.model_dump())
 
 
-def demo_models(reader: ResultReader) -> tuple[FunctionModel, FunctionModel, FunctionModel]:
-    """Fresh Brain, Judge and Report models for one run, the Judge and Report reading with its ``reader``."""
-    code = _CodeJudgeAndReport(reader)
+def demo_models(reader: ResultReader | None = None) -> tuple[FunctionModel, FunctionModel, FunctionModel]:
+    """Fresh Brain, Judge and Report models for one run, the Judge and Report reading with its ``reader`` (the
+    linear one when none is given)."""
+    code = _CodeJudgeAndReport(reader or ResultReader.load())
     return (
         FunctionModel(demo_brain, model_name="demo-brain"),
         FunctionModel(code.judge, model_name="demo-judge"),

@@ -107,6 +107,10 @@ class ResearchOutcome(BaseModel):
     )
     citation_audit: CitationAudit
     evidence: list[Evidence]
+    report_pool: list[str] = Field(
+        default_factory=list,
+        description="The ids of the items the report was written from, which it counts (empty: every collected item)",
+    )
     recalled_ids: list[str] = Field(
         default_factory=list,
         description="Evidence recalled from the library of earlier runs rather than found by this run's searches",
@@ -243,6 +247,7 @@ def assemble_outcome(
         report_fallback_reason=fallback,
         citation_audit=audit,
         evidence=list(evidence),
+        report_pool=list(pool),
         recalled_ids=evidence.recalled_ids,
         assessments=state.assessments,
         study_results=figures.rows,

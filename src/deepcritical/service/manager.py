@@ -178,13 +178,6 @@ class RunManager:
         except ConfigError as error:
             raise RunRequestError("request", str(error)) from error
 
-    def check_request(
-        self, question: str, max_iterations: int | None, sources: Sequence[str] | None
-    ) -> tuple[str, int, list[SourceName]]:
-        """The question stripped, the iterations and sources to use (``accept`` for a question and two options)."""
-        plan = self.accept(question_request(question, max_iterations, sources))
-        return plan.request.question, plan.settings.max_iterations, list(plan.settings.sources)
-
     def check_sources(self, sources: Sequence[str] | None) -> list[SourceName]:
         """The sources to search: all enabled ones for None, else the named ones if this server enables them."""
         return checked_sources(None if sources is None else list(sources), self.settings)

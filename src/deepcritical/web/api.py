@@ -353,7 +353,7 @@ def build_router(
     @router.get("/runs/{run_id}/report.html", response_class=HTMLResponse, tags=["runs"])
     async def run_report_html(run_id: RunId) -> HTMLResponse:
         """The report as an HTML fragment: outside text escaped, links to http(s) only. Written from the run's
-        report document (report.json); an older run folder's report.md is rendered instead."""
+        report document (report.json); a folder of an earlier version says how to upgrade it."""
         report = manager.file(run_id, "report.md")  # 404 until the run has written its report
         return HTMLResponse(folder_report_html(report.parent, files=f"/api/runs/{run_id}/"))
 
