@@ -29,7 +29,7 @@ from deepcritical.agents.output import NATIVE, PROMPTED, OutputChoice
 from deepcritical.config import Settings, load_settings
 from deepcritical.events import RunWarning
 from deepcritical.logs import configure_logging, redact_logs
-from deepcritical.redaction import MIN_SECRET_CHARS, Redactor
+from deepcritical.redaction import MIN_SECRET_CHARS, PROVIDER_SETTINGS, Redactor, is_secret_variable
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.request import RunRequest
 from deepcritical.run.setup import assemble
@@ -299,3 +299,125 @@ def test_load_settings_secrets_are_all_known_to_the_redactor() -> None:
     """A secret added to the settings later is redacted too: every SecretStr and URL password is found."""
     redact = Redactor.for_settings(load_settings(demo_mode=False, openai_api_key="sk-Zq8Xv4Wm2Pj7Lb5"))
     assert redact("key sk-Zq8Xv4Wm2Pj7Lb5 here") == "key *** here"
+
+
+def provider_variables() -> set[str]:
+    """Every environment variable pydantic-ai's providers read by name (``os.getenv("X")``,
+    ``os.environ.get("X")``, ``os.environ["X"]``), read from each provider module's source."""
+    import ast
+    import pkgutil
+
+    import pydantic_ai.providers as providers
+
+    names: set[str] = set()
+    for module in pkgutil.iter_modules(providers.__path__):
+        source = Path(providers.__path__[0], f"{module.name}.py")
+        if not source.is_file():
+            continue
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            called = isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "os.environ.get", "getenv")
+            indexed = isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ"
+            if called and node.args and isinstance(node.args[0], ast.Constant):  # type: ignore[union-attr]
+                names.add(str(node.args[0].value))  # type: ignore[union-attr]
+            if indexed and isinstance(node.slice, ast.Constant):  # type: ignore[union-attr]
+                names.add(str(node.slice.value))  # type: ignore[union-attr]
+    return names
+
+
+def is_url_variable(name: str) -> bool:
+    return any(part in name for part in ("URL", "ENDPOINT", "API_BASE"))
+
+
+PROVIDER_VARIABLES = sorted(provider_variables())
+
+
+def test_every_variable_a_provider_reads_is_known_to_the_redactor() -> None:
+    """A variable pydantic-ai starts reading in a later version fails here until it is classified: a secret by
+    its name, a URL (its credentials taken), or a setting listed in ``PROVIDER_SETTINGS``."""
+    assert {"HEROKU_INFERENCE_KEY", "OLLAMA_BASE_URL", "GROQ_API_KEY", "HF_TOKEN"} <= set(PROVIDER_VARIABLES)
+    unclassified = [
+        name
+        for name in PROVIDER_VARIABLES
+        if not (is_secret_variable(name) or is_url_variable(name) or name in PROVIDER_SETTINGS)
+    ]
+    assert not unclassified
+    assert not PROVIDER_SETTINGS - set(PROVIDER_VARIABLES) - {"COLUMNS", "XDG_CACHE_HOME", "LOCALAPPDATA"}
+
+
+def provider_secret(index: int) -> str:
+    return f"Kq{index:02d}Zx7Vw4Lp9Tn2"
+
+
+def test_every_secret_and_base_url_password_a_provider_reads_is_blanked_in_every_form(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secrets: dict[str, list[str]] = {}
+    for index, name in enumerate(PROVIDER_VARIABLES):
+        value = provider_secret(index) + "/+"  # a character a query string encodes
+        if is_secret_variable(name):
+            monkeypatch.setenv(name, value)
+            secrets[name] = [value, quote(value, safe="")]
+        elif is_url_variable(name):
+            monkeypatch.setenv(name, f"https://svc:{quote(value, safe='')}@models.example.org/v1")
+            basic = base64.b64encode(f"svc:{value}".encode()).decode()
+            secrets[name] = [value, quote(value, safe=""), basic, basic.rstrip("=")]
+    assert "HEROKU_INFERENCE_KEY" in secrets
+    assert "OLLAMA_BASE_URL" in secrets
+    redact = Redactor.for_settings(Settings(_env_file=None))  # type: ignore[call-arg]
+    for name, forms in secrets.items():
+        for form in forms:
+            for text in (f"echo: {form} (x)", f"echo: {form[:7]}\n{form[7:]} (x)", f"echo: {form[:9]}…"):
+                redacted = redact(text)
+                fragments = {form[i : i + MIN_SECRET_CHARS] for i in range(len(form) - MIN_SECRET_CHARS + 1)}
+                assert not [f for f in fragments if f in redacted], (name, text, redacted)
+    assert redact("region us-east-1, version 2024-10-21") == "region us-east-1, version 2024-10-21"
+
+
+@pytest.mark.parametrize("variable", ["HEROKU_INFERENCE_KEY", "OLLAMA_BASE_URL"])
+async def test_a_provider_secret_outside_the_settings_reaches_no_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """The probe's two: ``heroku:`` reads HEROKU_INFERENCE_KEY, and Ollama's base URL carries a password that
+    travels as Basic auth; a model server echoing either reaches none of the five outputs."""
+    secret = "Hk7Qz2Vx9Wm4Lp8Rt"
+    if variable == "OLLAMA_BASE_URL":
+        monkeypatch.setenv(variable, f"http://ollama:{secret}@10.0.0.5:11434/v1")
+        echoed = base64.b64encode(f"ollama:{secret}".encode()).decode()
+    else:
+        monkeypatch.setenv(variable, secret)
+        echoed = secret
+    settings = Settings(
+        _env_file=None, DEEPCRITICAL_HOME=str(tmp_path), DEMO_MODE="true", DEEPCRITICAL_MAX_ITERATIONS="1"
+    )  # type: ignore[call-arg]
+    body = echoing_body(echoed, 160, 5)
+
+    def source(run_settings: Settings, client: httpx2.AsyncClient) -> Orchestrator:
+        return Orchestrator(
+            assemble(
+                run_settings,
+                client,
+                models=leaky_models(body),
+                store=FakeStore(),
+                handler=FakeHandler(answer=lambda _query: []),
+                research_engine=FakeEngine(),
+            )
+        )
+
+    configure_logging(verbose=True)
+    redact_logs(Redactor.for_settings(settings))
+    try:
+        async with RunManager(settings, client_factory=lambda _s: httpx2.AsyncClient(), run_source=source) as runs:
+            info = runs.create("Can metformin be repurposed for Alzheimer's disease?")
+            ended = await runs.wait(info.run_id)
+    finally:
+        redact_logs(Redactor(()))
+        structlog.reset_defaults()
+    folder = tmp_path / "runs" / info.run_id
+    outputs = {name: (folder / name).read_text() for name in ("status.json", "events.jsonl", "run.json", "report.md")}
+    outputs["stderr"] = capsys.readouterr().err
+    assert ended.error
+    assert "Bearer *" in outputs["run.json"]
+    for value in {secret, echoed}:
+        fragments = {value[i : i + MIN_SECRET_CHARS] for i in range(len(value) - MIN_SECRET_CHARS + 1)}
+        for name, text in outputs.items():
+            assert not [f for f in fragments if f in text], (name, value)

@@ -20,6 +20,8 @@ QUESTION = "Does vitamin D supplementation prevent or treat depression?"
         (("watch", "add", QUESTION, "--every", "7x"), "--every '7x'"),
         (("watch", "add", QUESTION, "--every", "30m"), "at most once an hour"),
         (("watch", "add", QUESTION, "--webhook", "ftp://example.org/hook"), "--webhook"),
+        (("watch", "add", QUESTION, "--webhook", "http://169.254.169.254/latest"), "--webhook http://169.254.169.254"),
+        (("watch", "add", QUESTION, "--webhook", "http://127.0.0.1:6379/"), "a loopback, private"),
         (("watch", "add", QUESTION, "--sources", "pubmed,nowhere"), "DEEPCRITICAL_SOURCES"),
         (("watch", "show", "w-unknown"), "no watch has the id 'w-unknown' (see `deepcritical watch list`)"),
         (("watch", "remove", "w-unknown"), "no watch has the id 'w-unknown'"),

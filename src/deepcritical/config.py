@@ -188,9 +188,12 @@ class Settings(BaseSettings):
     queue_attempts: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_QUEUE_ATTEMPTS")
 
     # Living evidence (``deepcritical watch``): a re-run searches only what appeared since ``search_since``;
-    # a watch's webhook alerts are signed with ``webhook_secret``; ``demo_today`` is the stand-ins' clock.
+    # a watch's webhook alerts are signed with ``webhook_secret`` and go to public addresses only, unless
+    # ``webhook_allow_private`` trusts a receiver on the deployment's own network; ``demo_today`` is the
+    # stand-ins' clock.
     search_since: date | None = Field(default=None, validation_alias="DEEPCRITICAL_SEARCH_SINCE")
     webhook_secret: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_WEBHOOK_SECRET")
+    webhook_allow_private: bool = Field(default=False, validation_alias="DEEPCRITICAL_WEBHOOK_ALLOW_PRIVATE")
     demo_today: date | None = Field(default=None, validation_alias="DEEPCRITICAL_DEMO_TODAY")
 
     @field_validator("search_since", "webhook_secret", "demo_today", mode="before")

@@ -22,6 +22,7 @@ _DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")
 _DURATION_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _NEVER = frozenset({"never", "off", "none", "0"})
 MIN_RETENTION = timedelta(hours=1)
+MAX_DURATION_DAYS = timedelta.max.days
 
 
 def parse_duration(text: str) -> timedelta | None:
@@ -33,4 +34,7 @@ def parse_duration(text: str) -> timedelta | None:
     match = _DURATION.fullmatch(value)
     if match is None:
         raise ValueError("expected a duration such as 30d, 12h, 90m, 2w, or 'never'")
-    return timedelta(**{_DURATION_UNITS[match["unit"]]: float(match["amount"])})
+    try:
+        return timedelta(**{_DURATION_UNITS[match["unit"]]: float(match["amount"])})
+    except OverflowError:  # beyond timedelta's range (about 2.7 million years)
+        raise ValueError(f"too long: at most {MAX_DURATION_DAYS} days") from None

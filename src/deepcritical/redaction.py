@@ -31,7 +31,41 @@ from pydantic import AnyHttpUrl, BaseModel, SecretStr
 from deepcritical.config import Settings
 
 MASK = "***"
-ENVIRONMENT_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN")
+# A variable of the environment whose value is a secret, by its name: what pydantic-ai's providers (and the
+# SDKs under them) read their keys from ends so (``GROQ_API_KEY``, ``HF_TOKEN``, ``HEROKU_INFERENCE_KEY``,
+# ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``). Every other variable is read for the credentials of a URL it
+# may hold (``OLLAMA_BASE_URL=http://user:password@…``). ``tests/test_redaction.py`` reads every variable
+# pydantic-ai's providers read and checks that each is one of these, or listed in ``PROVIDER_SECRETS`` or
+# ``PROVIDER_SETTINGS``.
+ENVIRONMENT_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_KEY", "_SECRET", "_PASSWORD")
+# What pydantic-ai's providers read as a secret under a name that does not end so.
+PROVIDER_SECRETS = frozenset({"AWS_BEARER_TOKEN_BEDROCK"})
+# What pydantic-ai's providers read that is not a secret (a region, a project, a version, a file's path): left
+# alone, so that "us-east-1" or "2024-10-21" is not blanked from every message.
+PROVIDER_SETTINGS = frozenset(
+    {
+        "AWS_CONNECT_TIMEOUT",
+        "AWS_DEFAULT_REGION",
+        "AWS_READ_TIMEOUT",
+        "AWS_REGION",
+        "AZURE_VOICELIVE_API_VERSION",
+        "CLOUDFLARE_ACCOUNT_ID",
+        "CODEX_HOME",
+        "COLUMNS",
+        "GITHUB_COPILOT_INTEGRATION_ID",
+        "GOOGLE_APPLICATION_CREDENTIALS",  # the path of a credentials file, not its content
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_CLOUD_PROJECT",
+        "LOCALAPPDATA",
+        "OPENAI_API_VERSION",
+        "OPENROUTER_APP_TITLE",
+        "SNOWFLAKE_ACCOUNT",
+        "XDG_CACHE_HOME",
+    }
+)
+# A URL's user name alone is taken for a secret from this length: a token sent as the user
+# (``https://ghp_…@host``), not "admin" or "git", which would blank ordinary words.
+MIN_TOKEN_USER_CHARS = 16
 # Shorter values would blank ordinary words; no real key is that short.
 MIN_SECRET_CHARS = 4
 # What a cut leaves beside the part it kept: an ellipsis (one character or three dots), or a quote that
@@ -122,11 +156,16 @@ class Redactor:
     @classmethod
     def for_settings(cls, settings: Settings) -> Redactor:
         """Every ``SecretStr`` the settings hold, every password inside a URL they hold (with the Basic-auth
-        token it makes), and every ``*_API_KEY`` or ``*_TOKEN`` of the environment: a pydantic-ai provider
-        without ``DEEPCRITICAL_MODEL_API_KEY`` reads its own key from there (``GROQ_API_KEY``, ``HF_TOKEN``)."""
-        secrets: list[SecretStr | str | None] = [
-            value for name, value in os.environ.items() if name.upper().endswith(ENVIRONMENT_SECRET_SUFFIXES)
-        ]
+        token it makes), every variable of the environment named as a secret (``ENVIRONMENT_SECRET_SUFFIXES``:
+        a pydantic-ai provider without ``DEEPCRITICAL_MODEL_API_KEY`` reads its own key from there, such as
+        ``GROQ_API_KEY``, ``HF_TOKEN`` or ``HEROKU_INFERENCE_KEY``), and the credentials of a URL in any
+        variable (a provider's ``*_BASE_URL``)."""
+        secrets: list[SecretStr | str | None] = []
+        for name, value in os.environ.items():
+            if is_secret_variable(name):
+                secrets.append(value)
+            if "@" in value:
+                secrets.extend(url_secrets(value.strip()))
         for name in type(settings).model_fields:
             value = getattr(settings, name)
             if isinstance(value, SecretStr):
@@ -137,22 +176,32 @@ class Redactor:
         return cls(secrets)
 
 
+def is_secret_variable(name: str) -> bool:
+    """Whether the environment variable ``name`` holds a secret (``ENVIRONMENT_SECRET_SUFFIXES``)."""
+    upper = name.upper()
+    return upper in PROVIDER_SECRETS or (upper.endswith(ENVIRONMENT_SECRET_SUFFIXES) and upper not in PROVIDER_SETTINGS)
+
+
 def url_secrets(url: str | None) -> list[str]:
-    """The secrets a URL's credentials put on the wire: the password, and the token of the
-    ``Authorization: Basic`` header httpx sends for ``user:password@`` (padded and not)."""
+    """The secrets a URL's credentials put on the wire: the password (or a user name long enough to be a
+    token sent as the user), and the token of the ``Authorization: Basic`` header httpx sends for
+    ``user:password@`` (padded and not)."""
     try:
         parts = urlsplit(url or "")
     except ValueError:
         return []
-    if not parts.password:
+    user = unquote(parts.username or "")
+    if not parts.password and len(user) < MIN_TOKEN_USER_CHARS:
         return []
-    pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+    password = unquote(parts.password or "")
+    pair = f"{user}:{password}"
     tokens = {
         base64.b64encode(pair.encode(encoding)).decode("ascii")
         for encoding in ("utf-8", "latin-1")
         if _fits(pair, encoding)
     }
-    return [unquote(parts.password), *tokens, *(token.rstrip("=") for token in tokens)]
+    plain = [password] if password else [user] if len(user) >= MIN_TOKEN_USER_CHARS else []
+    return [*plain, *tokens, *(token.rstrip("=") for token in tokens)]
 
 
 def _fits(text: str, encoding: str) -> bool:

@@ -13,6 +13,7 @@ import re
 # The longest question a run accepts: a research question is a sentence or two. A longer text is
 # pasted by mistake (or an attack on the prompt budget), and would also make every search URL too long.
 MAX_QUESTION_CHARS = 2000
+NOT_UTF8 = "is not valid UTF-8 text"
 
 # C0 controls except tab and line breaks, DEL, C1 controls (U+009B is a one-byte CSI in some terminals),
 # and the bidirectional overrides that make text display in an order other than its own.
@@ -29,6 +30,24 @@ _ESCAPE_SEQUENCES = re.compile(
 def without_controls(text: str) -> str:
     """``text`` with escape sequences and control characters removed; tabs and line breaks are kept."""
     return _CONTROLS.sub("", _ESCAPE_SEQUENCES.sub("", text))
+
+
+def not_utf8(text: str) -> str | None:
+    """Why ``text`` cannot be kept as UTF-8, or None. A lone surrogate (``"\\ud800"`` in a JSON body, or a byte
+    of a command-line argument that is not UTF-8, which Python keeps as one) is not a character: every file,
+    response and store it would reach refuses to encode it. Checked where a client's text comes in."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"{NOT_UTF8} (a lone surrogate or an undecodable byte at character {error.start + 1})"
+    return None
+
+
+def utf8_text(text: str) -> str:
+    """``text`` when it is valid UTF-8 text; ValueError otherwise (a pydantic validator: the error names the field)."""
+    if problem := not_utf8(text):
+        raise ValueError(problem)
+    return text
 
 
 def one_line(text: str) -> str:

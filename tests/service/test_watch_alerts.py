@@ -20,6 +20,11 @@ from deepcritical.service.watches import Watch, WatchOptions, WatchRun
 URL = "https://hooks.example.org/deepcritical?token=abc123"
 
 
+async def public(host: str, port: int) -> list[str]:
+    """The receiver's name resolves to a public address (no DNS lookup in a test)."""
+    return ["93.184.215.14"]
+
+
 async def test_a_webhook_is_retried_until_it_answers_and_signed_each_time() -> None:
     seen: list[httpx2.Request] = []
 
@@ -29,7 +34,12 @@ async def test_a_webhook_is_retried_until_it_answers_and_signed_each_time() -> N
 
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handle)) as client:
         delivered = await send_webhook(
-            URL, {"event": "watch.changed", "n": 1}, SecretStr("s3cret"), client=client, wait=wait_none()
+            URL,
+            {"event": "watch.changed", "n": 1},
+            SecretStr("s3cret"),
+            client=client,
+            resolve=public,
+            wait=wait_none(),
         )
     assert delivered
     assert len(seen) == 3
@@ -50,7 +60,7 @@ async def test_an_unreachable_webhook_is_logged_after_its_attempts_and_never_rai
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
         with capture_logs() as logs:
             delivered = await send_webhook(
-                URL, {"event": "watch.changed"}, None, client=client, attempts=3, wait=wait_none()
+                URL, {"event": "watch.changed"}, None, client=client, resolve=public, attempts=3, wait=wait_none()
             )
     assert not delivered
     assert attempts == 3

@@ -100,7 +100,7 @@ def test_a_verdict_change_and_a_new_strongest_design_are_marked() -> None:
     watch = Watch(id="w-1", question=QUESTION, interval=timedelta(days=7), options=WatchOptions(), webhook=None,
                   created=AT, next_due=AT)  # fmt: skip
     assert alert_title(watch, changes).startswith("Verdict changed:")
-    assert alert_body(watch, changes, Path("/runs/x"))["event"] == "watch.verdict_changed"
+    assert alert_body(watch, changes, Path("/runs/x"), Path("/home"))["event"] == "watch.verdict_changed"
     assert "**The verdict changed**" in markdown_section(changes)
 
 

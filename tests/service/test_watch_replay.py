@@ -68,12 +68,18 @@ def receiver() -> Iterator[Receiver]:
 async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_once(
     tmp_path: Path, receiver: Receiver
 ) -> None:
-    base = load_settings(demo_mode=True, home=tmp_path / "home", webhook_secret=SECRET)
+    # The receiver is on loopback: an operator's opt-in lets a watch alert a receiver on their own network.
+    base = load_settings(demo_mode=True, home=tmp_path / "home", webhook_secret=SECRET, webhook_allow_private=True)
     store = WatchStore.at_home(base.home)
     at = {name: base.with_values(demo_today=day) for name, day in (("T0", date(2026, 3, 1)), ("T1", date(2026, 7, 1)))}
     at["T2"] = base.with_values(demo_today=date(2026, 7, 9))
     watch = store.add(
-        QUESTION, every="7d", options=WatchOptions(demo=True), webhook=receiver.url, now=watch_clock(at["T0"])
+        QUESTION,
+        every="7d",
+        options=WatchOptions(demo=True),
+        webhook=receiver.url,
+        now=watch_clock(at["T0"]),
+        allow_private_webhook=True,
     )
 
     first = await run_watch_once(store.get(watch.id), at["T0"], store)
@@ -118,6 +124,8 @@ async def test_a_demo_watch_reports_the_new_trial_and_the_retraction_and_alerts_
     assert headers[SIGNATURE_HEADER] == f"sha256={expected}"
     alert = json.loads(body)
     assert alert["watch_id"] == watch.id
+    assert alert["folder"] == f"watches/{watch.id}/runs/{second.folder.name}"  # under the home, not the server's path
+    assert str(tmp_path) not in body.decode("utf-8")
     assert [study["id"] for study in alert["changes"]["new_studies"]] == ["pmid:99000508"]
     feed = (store.folder(watch.id) / FEED_NAME).read_text(encoding="utf-8")
     assert feed.count("<entry>") == 1

@@ -19,12 +19,12 @@ QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 
 
 @asynccontextmanager
-async def connected(tmp_path: Path) -> AsyncIterator[Client]:
+async def connected(tmp_path: Path, *, over_http: bool = False, **overrides: object) -> AsyncIterator[Client]:
     """The SDK's client on the server (a context manager, not a fixture: the SDK's task groups must be
-    entered and left in the same task)."""
-    settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2)
+    entered and left in the same task); ``over_http``: the server as ``serve`` builds it for ``/mcp``."""
+    settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2, **overrides)
     manager = RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns())
-    async with manager, Client(build_mcp_server(manager, settings)) as client:
+    async with manager, Client(build_mcp_server(manager, settings, over_http=over_http)) as client:
         yield client
 
 

@@ -41,3 +41,27 @@ async def test_bad_watch_input_is_a_one_line_tool_error(tmp_path: Path) -> None:
             assert result.is_error, tool
             assert message in text_of(result)
             assert "\n" not in text_of(result)
+
+
+async def test_over_http_no_error_or_result_names_a_path_of_the_server(tmp_path: Path) -> None:
+    home = tmp_path / "srv-home"
+    library = tmp_path / "srv-library"
+    library.mkdir()
+    async with connected(home, over_http=True, library_folder=library) as client:
+        added = json.loads(text_of(await client.call_tool("watch_add", {"question": QUESTION})))
+        at = datetime(2026, 7, 1, 12, tzinfo=UTC)
+        folder = home / "watches" / added["id"] / "runs" / "watch-1"
+        run = WatchRun(run_at=at, folder=str(folder), verdict="yes", confidence=0.6, counted=7, changed=True)
+        WatchStore.at_home(home).record_run(added["id"], run, next_due=at)
+        history = text_of(await client.call_tool("watch_changes", {"watch_id": added["id"]}))
+        assert json.loads(history)["runs"][0]["folder"] == f"watches/{added['id']}/runs/watch-1"
+        missing = text_of(await client.call_tool("library_add", {"paths": ["gone.pdf"]}))
+        assert "gone.pdf" in missing
+        (home / "watches.sqlite").unlink()
+        (home / "watches.sqlite").mkdir()  # a database that cannot be opened: its error names the file
+    async with connected(home, over_http=True) as client:
+        broken = await client.call_tool("watch_list", {})
+        assert broken.is_error
+        assert "watches database" in text_of(broken)
+        for text in (history, missing, text_of(broken)):
+            assert str(tmp_path) not in text, text

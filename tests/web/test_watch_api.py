@@ -59,6 +59,8 @@ async def test_bad_watch_requests_get_the_api_error_shape(tmp_path: Path) -> Non
             ({"question": "   "}, "question"),
             ({"question": QUESTION, "every": "5m"}, "every"),
             ({"question": QUESTION, "webhook": "file:///etc/passwd"}, "webhook"),
+            ({"question": QUESTION, "webhook": "http://169.254.169.254/latest/meta-data/"}, "webhook"),
+            ({"question": QUESTION, "webhook": "http://[::ffff:127.0.0.1]:6379/"}, "webhook"),
             ({"question": QUESTION, "sources": ["nowhere"]}, "sources"),
         ]:
             response = await client.post("/api/watches", json=body)

@@ -57,7 +57,7 @@ from deepcritical.cli.services import mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.text import one_line, shorten
+from deepcritical.text import not_utf8, one_line, shorten
 
 if TYPE_CHECKING:
     pass
@@ -363,7 +363,14 @@ def export_command(
 
 def main() -> None:
     """Console-script entry point. Usage errors (a bad option value, a missing argument) get the same
-    one-line message and exit code 2 as every other bad input, instead of a boxed panel."""
+    one-line message and exit code 2 as every other bad input, instead of a boxed panel. An argument that is
+    not UTF-8 (Python keeps its undecodable bytes as lone surrogates, which no file or store takes) is
+    refused before any command sees it."""
+    for position, argument in enumerate(sys.argv[1:], start=1):
+        if problem := not_utf8(argument):
+            shown = one_line(argument.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace"))[:80]
+            err.print(f"error: argument {position} ({shown}) {problem}", markup=False, soft_wrap=True)
+            sys.exit(EXIT_USAGE)
     try:
         code = app(standalone_mode=False)
     except TyperException as error:

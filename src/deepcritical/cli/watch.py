@@ -72,7 +72,14 @@ def add(
     base = settings_from()
     try:
         settings = settings_for(options, base)  # the options are checked now, not at the first run
-        watch = _store().add(question, every=every, options=options, webhook=webhook, now=watch_clock(settings))
+        watch = _store().add(
+            question,
+            every=every,
+            options=options,
+            webhook=webhook,
+            now=watch_clock(settings),
+            allow_private_webhook=base.webhook_allow_private,
+        )
     except WatchError as error:
         fail(error.on_command_line)
     except ConfigError as error:

@@ -4,6 +4,7 @@ library collection."""
 from __future__ import annotations
 
 import asyncio
+import os
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
@@ -33,8 +34,10 @@ class LibraryAdded(BaseModel):
     failures: list[str] = Field(description="One line per file that could not be read: which file, why")
 
 
-async def add_to_library(settings: Settings, paths: list[str]) -> LibraryAdded:
-    """``library_add``: only inside ``DEEPCRITICAL_LIBRARY_FOLDER`` (links followed, so none leads out)."""
+async def add_to_library(settings: Settings, paths: list[str], *, relative: bool = False) -> LibraryAdded:
+    """``library_add``: only inside ``DEEPCRITICAL_LIBRARY_FOLDER`` (links followed, so none leads out).
+    ``relative``: each failure names its file relative to that folder (a client over HTTP is not told where
+    the folder is)."""
     if settings.library_folder is None:
         raise ToolError("library_add is off: the server reads files only from DEEPCRITICAL_LIBRARY_FOLDER, not set")
     root = settings.library_folder.resolve()
@@ -63,5 +66,5 @@ async def add_to_library(settings: Settings, paths: list[str]) -> LibraryAdded:
         documents_unchanged=summary.unchanged,
         passages=summary.passages,
         passages_not_embedded=summary.pending,
-        failures=summary.failures,
+        failures=[line.replace(f"{root}{os.sep}", "") for line in summary.failures] if relative else summary.failures,
     )

@@ -7,6 +7,10 @@ Docstrings and field descriptions are written for the calling model: they are wh
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,10 +27,11 @@ from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, 
 from deepcritical.mcp.watch_tools import register_watch_tools
 from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
+from deepcritical.run.store import without_paths
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
 from deepcritical.source_table import KNOWN_SOURCES, in_words, sources_help
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.text import MAX_QUESTION_CHARS, not_utf8, one_line
 
 MAX_RUN_ID_CHARS = 64
 SOURCES_IN_WORDS = in_words()
@@ -39,10 +44,24 @@ INSTRUCTIONS = (
 )
 
 
+# An absolute path in a message (not a URL's path: no scheme, host or word just before its first slash).
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s/'\"()<>;,]+/)*([^\s/'\"()<>;,]*)")
+
+
+def hide_paths(message: str, settings: Settings, runs_dir: Path) -> str:
+    """A message for a client on another machine: the server's own folders named by what sets them
+    (``run.store.without_paths``), and any other absolute path cut to its last part, the file's name."""
+    named = without_paths(message, settings, runs_dir, *([settings.library_folder] if settings.library_folder else []))
+    return ABSOLUTE_PATH.sub(lambda match: match.group(1) or "/", named or "")
+
+
 class StrictMCPServer(MCPServer[Any]):
     """An MCP server whose tools refuse arguments they do not take, with a message naming them: a misspelt
     ``max_iteration`` would otherwise be dropped without a word and the call run with the default. The
-    advertised input schemas say so too (``additionalProperties: false``)."""
+    advertised input schemas say so too (``additionalProperties: false``). ``hide`` rewrites each error's
+    message for the client (over HTTP: without the server's paths)."""
+
+    hide: Callable[[str], str] | None = None
 
     async def list_tools(self) -> list[ToolDescription]:
         return [
@@ -61,15 +80,32 @@ class StrictMCPServer(MCPServer[Any]):
                     f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown[:5])}; "
                     f"it takes {', '.join(known)}"
                 )
+        for key, value in arguments.items():
+            if problem := _not_utf8_in(value):
+                raise ToolError(f"{name}: {key[:40]!r} {problem}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:  # every error one line: pydantic's spans four, with the caller's value
             cause = error.__cause__
             if isinstance(cause, ValidationError):
                 raise ToolError(f"{name}: {_argument_problems(cause)}") from cause
-            if "\n" in str(error):
-                raise type(error)(one_line(str(error))) from cause
+            message = one_line(str(error))
+            if self.hide is not None:
+                message = self.hide(message)
+            if message != str(error):
+                raise type(error)(message) from cause
             raise
+
+
+def _not_utf8_in(value: object) -> str | None:
+    """Why an argument (a string, or strings in a list or an object) is not text to keep, or None."""
+    if isinstance(value, str):
+        return not_utf8(value)
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next((problem for item in value if (problem := _not_utf8_in(item))), None)
+    return None
 
 
 def _argument_problems(error: ValidationError) -> str:
@@ -98,10 +134,15 @@ def _first_error(error: ValidationError) -> str:
     return one_line(f"{field}: {first['msg']}")
 
 
-def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> MCPServer[Any]:
+def build_mcp_server(
+    manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None, *, over_http: bool = False
+) -> MCPServer[Any]:
     """The DeepCritical MCP server over ``manager``'s runs. ``rate_limit`` is shared with the HTTP API when
-    both serve the same runs, so that new runs are limited per client across both."""
-    server: MCPServer[Any] = StrictMCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
+    both serve the same runs, so that new runs are limited per client across both. ``over_http``: its clients
+    may be on other machines, and its errors and results name no path of the server's."""
+    server = StrictMCPServer("deepcritical", instructions=INSTRUCTIONS, version=__version__)
+    if over_http:
+        server.hide = partial(hide_paths, settings=settings, runs_dir=manager.runs_dir)
     limit = rate_limit or RunRateLimit(settings.runs_per_minute)
 
     @server.tool(
@@ -230,7 +271,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
         from the server's library folder to the document library, split into passages that later searches
         with source `library` and research runs can cite with their section or page. Only files inside the
         folder the server was configured with are read; re-adding a file changes nothing."""
-        return await add_to_library(settings, paths)
+        return await add_to_library(settings, paths, relative=over_http)
 
     @server.tool(annotations=ToolAnnotations(title="Get a research run", read_only_hint=True))
     async def get_run(
@@ -249,7 +290,7 @@ def build_mcp_server(manager: RunManager, settings: Settings, rate_limit: RunRat
             raise ToolError(one_line(str(error))) from error
         return run_result(manager, info)
 
-    register_watch_tools(server, settings)  # watch_add, watch_list, watch_changes
+    register_watch_tools(server, settings, over_http=over_http)  # watch_add, watch_list, watch_changes
     return server
 
 

@@ -5,6 +5,7 @@ Docstrings and field descriptions are written for the calling model: they are wh
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -63,9 +64,15 @@ class WatchHistory(BaseModel):
     runs: list[RunChanges] = Field(description="Every run, oldest first")
 
 
-def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
+def register_watch_tools(server: MCPServer[Any], settings: Settings, *, over_http: bool = False) -> None:
     """Add the watch tools to ``server``; watches live under the server's home (``watches.sqlite``), or a
-    team's in its Redis."""
+    team's in its Redis. ``over_http``: a run's folder is given under the home, not as the server's path."""
+
+    def shown(folder: str) -> str:
+        path = Path(folder)
+        if not over_http:
+            return folder
+        return (path.relative_to(settings.home) if path.is_relative_to(settings.home) else Path(path.name)).as_posix()
 
     opened: list[WatchStorage] = []
 
@@ -122,7 +129,7 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings) -> None:
                 counted_studies=run.counted,
                 changed=run.changed,
                 changes=run.summary,
-                folder=run.folder,
+                folder=shown(run.folder),
             )
             for run in history
         ]

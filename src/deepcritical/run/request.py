@@ -12,16 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from deepcritical.appraisal.passages import EFFECT_WORDS, key_terms
 from deepcritical.config import OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import KNOWN_SOURCES, SourceName
 from deepcritical.run.outcome import new_run_id
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.text import MAX_QUESTION_CHARS, one_line, utf8_text
 
 REQUEST_FILE = "request.json"
+# A client's text: a string (``true`` is not "true") that can be written as UTF-8 (no lone surrogate, which would
+# make the run's record unwritable and the run list unreadable).
+Utf8Str = Annotated[StrictStr, AfterValidator(utf8_text)]
 
 
 class RunRequestError(DeepCriticalError):
@@ -47,10 +50,8 @@ class RunRequest(BaseModel):
     # source it does not enable) are checked once, by ``within``, so "" and "   " get the same message.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    question: StrictStr = Field(
-        description=f"The research question (not blank, at most {MAX_QUESTION_CHARS} characters)"
-    )
-    sources: list[Annotated[StrictStr, Field(max_length=40)]] | None = Field(
+    question: Utf8Str = Field(description=f"The research question (not blank, at most {MAX_QUESTION_CHARS} characters)")
+    sources: list[Annotated[Utf8Str, Field(max_length=40)]] | None = Field(
         default=None, max_length=len(KNOWN_SOURCES), description="Sources to search (a subset of those enabled)"
     )
     collection: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_-]*$")] | None = (
@@ -59,7 +60,7 @@ class RunRequest(BaseModel):
     max_iterations: StrictInt | None = Field(
         default=None, description="Plan-search-judge rounds at most (1 to the server's limit)"
     )
-    model: Annotated[StrictStr, Field(min_length=1, max_length=200)] | None = Field(
+    model: Annotated[Utf8Str, Field(min_length=1, max_length=200)] | None = Field(
         default=None, description="A pydantic-ai model name, e.g. google:gemini-2.5-flash"
     )
     output_mode: OutputMode | None = Field(default=None, description="How the model gives structured answers")

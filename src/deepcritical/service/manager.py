@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from pydantic_core import PydanticSerializationError
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
@@ -62,6 +64,17 @@ FOREIGN_POLL_SECONDS = 1.0
 
 def _now() -> str:
     return now_text()
+
+
+def _listable(info: RunInfo) -> bool:
+    """Whether a run's record can be sent to a client; one that cannot (text that is not UTF-8) is left out of
+    the list, and logged, rather than failing the list for every client."""
+    try:
+        info.model_dump_json()
+    except PydanticSerializationError:
+        logger.warning("run_not_listed", run=info.run_id[:64], reason="its record cannot be written as JSON")
+        return False
+    return True
 
 
 class RunManager:
@@ -194,10 +207,16 @@ class RunManager:
         plan = replace(plan, folder=self.runs_dir / plan.run_id)
         info = RunInfo.of(plan)
         run = RunEntry(info=info, store=RunStore.create(plan.folder, self._redact.value), plan=plan)
+        try:
+            self._lease(run)
+            self._save(run)
+            run.store.write_request(plan.request)
+        except BaseException:
+            # A run that cannot be recorded is not a run: it never joins the list (which every client reads),
+            # and its folder, half written, goes.
+            shutil.rmtree(plan.folder, ignore_errors=True)
+            raise
         self._runs[plan.run_id] = run
-        self._lease(run)
-        self._save(run)
-        run.store.write_request(plan.request)
         self._queue.append(plan.run_id)
         self._dispatch()
         return info
@@ -209,7 +228,7 @@ class RunManager:
         """Every run, newest first."""
         self._discover()
         runs = sorted(self._runs.values(), key=lambda run: (run.info.created_at, run.info.run_id), reverse=True)
-        return [self._run(run.info.run_id).info for run in runs]
+        return [info for run in runs if _listable(info := self._run(run.info.run_id).info)]
 
     def position(self, run_id: str) -> int | None:
         """1 for the next queued run to start; None when the run is not waiting."""

@@ -3,7 +3,10 @@ optional webhook. An alert is sent only when something changed; a verdict change
 
 The webhook's body is JSON, signed with ``X-DeepCritical-Signature: sha256=<hex>`` (HMAC-SHA256 of the
 exact body bytes, keyed with ``DEEPCRITICAL_WEBHOOK_SECRET``), and retried with exponential back-off. A
-webhook that keeps failing is logged, never raised: the run it reports on has already succeeded."""
+webhook that keeps failing is logged, never raised: the run it reports on has already succeeded. Its host is
+resolved again at each delivery and must be public (``service.webhook_target``); the request goes to the very
+address checked, follows no redirect and waits a few seconds at most. The body names the run by its folder
+under the server's home, never by the server's own absolute path."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from tenacity.wait import WaitBaseT
 
 from deepcritical.service.watch_changes import Changes
 from deepcritical.service.watches import Watch, WatchRun
+from deepcritical.service.webhook_target import Resolver, WebhookTargetError, delivery_address, resolve_later
 
 logger = structlog.get_logger(__name__)
 
@@ -32,7 +36,7 @@ FEED_NAME = "feed.atom"
 SIGNATURE_HEADER = "X-DeepCritical-Signature"
 EVENT_HEADER = "X-DeepCritical-Event"
 WEBHOOK_ATTEMPTS = 4
-WEBHOOK_TIMEOUT = 10.0
+WEBHOOK_TIMEOUT = 5.0
 ET.register_namespace("", ATOM)
 
 
@@ -47,15 +51,18 @@ def alert_title(watch: Watch, changes: Changes) -> str:
     return f"{kind}: {watch.question}"
 
 
-def alert_body(watch: Watch, changes: Changes, folder: Path) -> dict[str, Any]:
-    """The webhook's JSON: which watch, what changed (``changes.json``'s content) and where the run is."""
+def alert_body(watch: Watch, changes: Changes, folder: Path, home: Path) -> dict[str, Any]:
+    """The webhook's JSON: which watch, what changed (``changes.json``'s content) and where the run is, as a
+    folder under ``home`` (the receiver has no use for the server's own paths, which name its user)."""
+    shown = folder.relative_to(home) if folder.is_relative_to(home) else Path(folder.name)
     return {
         "event": "watch.verdict_changed" if changes.verdict_changed else "watch.changed",
         "watch_id": watch.id,
         "question": watch.question,
         "title": alert_title(watch, changes),
         "summary": changes.summary(),
-        "folder": str(folder),
+        "run_id": folder.name,
+        "folder": shown.as_posix(),
         "changes": changes.model_dump(mode="json"),
     }
 
@@ -66,14 +73,31 @@ async def send_webhook(
     secret: SecretStr | None,
     *,
     client: httpx2.AsyncClient,
+    allow_private: bool = False,
+    resolve: Resolver = resolve_later,
     attempts: int = WEBHOOK_ATTEMPTS,
     wait: WaitBaseT | None = None,
 ) -> bool:
     """POST ``body`` to ``url``, signed when a secret is set; retried on a network error or a non-2xx
-    answer. True when delivered; False (logged) after the last attempt. ``wait`` is the back-off (tests pass
-    one that does not sleep)."""
+    answer. True when delivered; False (logged) after the last attempt, or at once when the host now resolves
+    to an address inside a network (unless ``allow_private``). ``resolve`` is the DNS lookup and ``wait`` the
+    back-off (tests pass ones that touch no network and do not sleep)."""
+    target = httpx2.URL(url)
+    try:
+        address = await delivery_address(url, allow_private=allow_private, resolve=resolve)
+    except WebhookTargetError as error:
+        logger.warning("watch_webhook_refused", host=target.host, reason=str(error))
+        return False
+    # Connect to the address just checked (a second lookup could answer otherwise); the Host header and TLS
+    # name stay the URL's, so virtual hosts and certificates work as with the name.
+    pinned = target.copy_with(host=address)
+    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
     data = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    headers = {"Content-Type": "application/json", EVENT_HEADER: str(body.get("event", "watch.changed"))}
+    headers = {
+        "Content-Type": "application/json",
+        EVENT_HEADER: str(body.get("event", "watch.changed")),
+        "Host": target.netloc.decode("ascii"),
+    }
     if secret is not None:
         headers[SIGNATURE_HEADER] = signature(secret, data)
     else:
@@ -87,12 +111,19 @@ async def send_webhook(
     try:
         async for attempt in retrying:
             with attempt:
-                response = await client.post(url, content=data, headers=headers, timeout=WEBHOOK_TIMEOUT)
+                response = await client.post(
+                    pinned,
+                    content=data,
+                    headers=headers,
+                    timeout=WEBHOOK_TIMEOUT,
+                    follow_redirects=False,
+                    extensions=extensions,
+                )
                 response.raise_for_status()
     except RetryError as error:
         cause = error.last_attempt.exception()
         # The URL's host only: a webhook URL may carry a token in its path or query.
-        host = httpx2.URL(url).host
+        host = target.host
         logger.warning("watch_webhook_failed", host=host, attempts=attempts, error=type(cause).__name__)
         return False
     return True

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx2
 import structlog
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
@@ -39,7 +39,7 @@ from deepcritical.run.request import REQUEST_FILE, RunRequest
 from deepcritical.run.store import RunStore
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
 from deepcritical.service.watch_changes import Changes, compare, counted, section_blocks, unavailable_sources
-from deepcritical.service.watches import Watch, WatchOptions, WatchRun, WatchStorage
+from deepcritical.service.watches import Watch, WatchError, WatchOptions, WatchRun, WatchStorage
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.stages.ports import SearchHandlerLike
 
@@ -51,17 +51,23 @@ WebhookSender = Callable[[str, dict[str, Any], Settings], Awaitable[bool]]
 
 def watch_request(question: str, options: WatchOptions) -> RunRequest:
     """The run request of one run of a watch: its question under the watch's own research options, the
-    request every front end builds (``run.request``)."""
-    return RunRequest(
-        question=question,
-        sources=options.sources,
-        collection=options.collection,
-        model=options.model,
-        max_iterations=options.max_iterations,
-        no_llm=options.no_llm,
-        recall=False if options.no_recall else None,
-        demo=options.demo,
-    )
+    request every front end builds (``run.request``). An option it refuses (nine sources, a collection name
+    it cannot take) is a WatchError naming that option."""
+    try:
+        return RunRequest(
+            question=question,
+            sources=options.sources,
+            collection=options.collection,
+            model=options.model,
+            max_iterations=options.max_iterations,
+            no_llm=options.no_llm,
+            recall=False if options.no_recall else None,
+            demo=options.demo,
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "options"
+        raise WatchError(field, f"{field}: {first['msg']}") from None
 
 
 def settings_for(options: WatchOptions, base: Settings, question: str = "") -> Settings:
@@ -177,8 +183,11 @@ class WatchOutcome(BaseModel):
 
 
 async def _deliver(url: str, body: dict[str, Any], settings: Settings) -> bool:
-    async with httpx2.AsyncClient(follow_redirects=False) as client:
-        return await send_webhook(url, body, settings.webhook_secret, client=client)
+    # No proxy from the environment: the request goes to the address the webhook's check resolved.
+    async with httpx2.AsyncClient(follow_redirects=False, trust_env=False) as client:
+        return await send_webhook(
+            url, body, settings.webhook_secret, client=client, allow_private=settings.webhook_allow_private
+        )
 
 
 def last_good_run(store: WatchStorage, watch: Watch) -> tuple[ResearchOutcome | None, date | None]:
@@ -290,7 +299,7 @@ async def run_watch_once(
     if changes.changed:
         write_feed(store.folder(watch.id), atom_feed(watch, store.history(watch.id), now=now))
         if watch.webhook:
-            delivered = await webhook(watch.webhook, alert_body(watch, changes, folder), settings)
+            delivered = await webhook(watch.webhook, alert_body(watch, changes, folder, settings.home), settings)
     logger.info("watch_run", watch=watch.id, changed=changes.changed, folder=str(folder))
     return WatchOutcome(
         watch_id=watch.id, folder=folder, changes=changes, alerted=changes.changed, webhook_delivered=delivered

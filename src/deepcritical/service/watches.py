@@ -26,10 +26,13 @@ from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.outputs import verdict_words
 from deepcritical.run.request import unsearchable
 from deepcritical.service.watches_schema import migrate
-from deepcritical.text import one_line
+from deepcritical.service.webhook_target import WebhookTargetError, check_target
+from deepcritical.text import not_utf8, one_line
 
 DATABASE_NAME = "watches.sqlite"
 MIN_INTERVAL = timedelta(hours=1)
+# At least once in ten years: a longer interval has no use, and a due time beyond year 9999 cannot be written.
+MAX_INTERVAL = timedelta(days=3653)
 MAX_QUESTION_CHARS = 2000
 
 
@@ -126,14 +129,16 @@ class WatchStorage(ABC):
         options: WatchOptions | None = None,
         webhook: str | None = None,
         now: datetime,
+        allow_private_webhook: bool = False,
     ) -> Watch:
-        """A new watch, its input checked, due at once (its first run is its baseline)."""
+        """A new watch, its input checked, due at once (its first run is its baseline). A webhook must be at
+        a public address unless ``allow_private_webhook`` (``service.webhook_target``)."""
         watch = Watch(
             id=f"w-{uuid.uuid4().hex[:8]}",
             question=check_question(question),
             interval=parse_interval(every),
             options=options or WatchOptions(),
-            webhook=check_webhook(webhook),
+            webhook=check_webhook(webhook, allow_private=allow_private_webhook),
             created=now,
             next_due=now,
         )
@@ -182,9 +187,11 @@ def parse_interval(text: str) -> timedelta:
     try:
         interval = parse_duration(text)
     except ValueError as error:
-        raise WatchError("every", f"every {text!r}: {error}") from None
+        raise WatchError("every", f"every {shown(text, 40)!r}: {error}") from None
     if interval is None or interval < MIN_INTERVAL:
         raise WatchError("every", f"every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
+    if interval > MAX_INTERVAL:
+        raise WatchError("every", f"every {text!r}: a watch runs at least once in ten years (at most 3653d)")
     return interval
 
 
@@ -198,18 +205,30 @@ def describe_interval(interval: timedelta) -> str:
     return f"{seconds}s"
 
 
-def check_webhook(url: str | None) -> str | None:
-    """An http(s) URL with a host, or None."""
+def check_webhook(url: str | None, *, allow_private: bool = False) -> str | None:
+    """An http(s) URL with a host at a public address (``service.webhook_target``), or None. The message
+    names the URL's scheme and host only: its path or query may carry the receiver's token."""
     if url is None or not url.strip():
         return None
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise WatchError("webhook", f"webhook {url!r}: expected an http:// or https:// URL")
+        raise WatchError("webhook", f"webhook {shown(url)!r}: expected an http:// or https:// URL")
+    try:
+        check_target(url, allow_private=allow_private)
+    except WebhookTargetError as error:
+        raise WatchError("webhook", f"webhook {parts.scheme}://{parts.hostname}: {error}") from None
     return url
 
 
+def shown(text: str, limit: int = 120) -> str:
+    """What an error repeats of a client's text: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def check_question(question: str) -> str:
+    if problem := not_utf8(question):
+        raise WatchError("question", f"the question {problem}")
     text = one_line(question)
     if not text:
         raise WatchError("question", "the question is empty")

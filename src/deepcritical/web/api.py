@@ -35,7 +35,7 @@ from deepcritical.service.manager import (
     RunManager,
     RunNotFoundError,
 )
-from deepcritical.text import MAX_QUESTION_CHARS
+from deepcritical.text import MAX_QUESTION_CHARS, NOT_UTF8
 from deepcritical.web.report_html import folder_report_html
 
 logger = structlog.get_logger(__name__)
@@ -108,7 +108,10 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(error, RequestValidationError)
         first = error.errors()[0]
         field = _field_of(tuple(first.get("loc", ("body",))))
-        return error_response(422, f"{field}: {first.get('msg', 'invalid')}", field)
+        if first.get("type") == "string_unicode":  # pydantic's words for a lone surrogate, as every door says it
+            return error_response(422, f"{field}: {NOT_UTF8} (a lone surrogate)", field)
+        message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+        return error_response(422, f"{field}: {message}", field)
 
     async def refused(_: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RunRequestError)

@@ -78,7 +78,7 @@ def create_app(
     )
     # One limit on new runs for the API and MCP together: switching front ends does not step around it.
     rate_limit = RunRateLimit(settings.runs_per_minute)
-    mcp_server = build_mcp_server(manager, settings, rate_limit)
+    mcp_server = build_mcp_server(manager, settings, rate_limit, over_http=True)
     # The SDK checks Host and Origin itself for a loopback host; ApiGuard checks Origin in every case.
     mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=bind_host).routes
 

@@ -13,11 +13,12 @@ from fastapi import APIRouter, Depends, Response
 from fastapi import Path as PathParameter
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
+from deepcritical.run.request import Utf8Str
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
 from deepcritical.service.watch_alerts import atom_feed
@@ -34,6 +35,7 @@ from deepcritical.service.watches import (
     describe_interval,
 )
 from deepcritical.service.watches_redis import open_watches
+from deepcritical.source_table import KNOWN_SOURCES
 from deepcritical.web.api import ErrorBody, error_response
 
 logger = structlog.get_logger(__name__)
@@ -45,10 +47,12 @@ class WatchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: StrictStr = Field(max_length=MAX_QUESTION_CHARS * 2)
-    every: StrictStr = Field(default="7d", max_length=20, description="12h, 7d, 2w (at least 1h)")
-    webhook: StrictStr | None = Field(default=None, max_length=2000, description="An http(s) URL for alerts")
-    sources: list[Annotated[StrictStr, Field(max_length=40)]] | None = Field(default=None, min_length=1, max_length=10)
+    question: Utf8Str = Field(max_length=MAX_QUESTION_CHARS * 2)
+    every: Utf8Str = Field(default="7d", max_length=20, description="12h, 7d, 2w (at least 1h)")
+    webhook: Utf8Str | None = Field(default=None, max_length=2000, description="An http(s) URL for alerts")
+    sources: list[Annotated[Utf8Str, Field(max_length=40)]] | None = Field(
+        default=None, min_length=1, max_length=len(KNOWN_SOURCES)
+    )
     no_llm: StrictBool = False
 
 
@@ -124,7 +128,12 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         try:
             watch_settings = settings_for(options, settings)
             watch = store().add(
-                body.question, every=body.every, options=options, webhook=body.webhook, now=watch_clock(watch_settings)
+                body.question,
+                every=body.every,
+                options=options,
+                webhook=body.webhook,
+                now=watch_clock(watch_settings),
+                allow_private_webhook=settings.webhook_allow_private,
             )
         except WatchError as error:
             return error_response(422, error.message, error.field)
