@@ -19,6 +19,9 @@ QUESTION = "Does vitamin D supplementation prevent or treat depression?"
         (("watch", "add", "?????"), "the question has no searchable words"),
         (("watch", "add", QUESTION, "--every", "7x"), "--every '7x'"),
         (("watch", "add", QUESTION, "--every", "30m"), "at most once an hour"),
+        (("watch", "add", QUESTION, "--every", "99999999999999d"), "--every '99999999999999d': too long"),
+        (("watch", "add", QUESTION, "--every", "999999999d"), "at least once in ten years"),
+        (("watch", "add", QUESTION, "--sources", ",".join(["pubmed"] * 9)), "sources: List should have at most"),
         (("watch", "add", QUESTION, "--webhook", "ftp://example.org/hook"), "--webhook"),
         (("watch", "add", QUESTION, "--webhook", "http://169.254.169.254/latest"), "--webhook http://169.254.169.254"),
         (("watch", "add", QUESTION, "--webhook", "http://127.0.0.1:6379/"), "a loopback, private"),
@@ -63,3 +66,21 @@ def test_the_readme_demo_watch_run_twice_shows_the_new_trial_and_the_retraction(
     assert "2026-07-08" in listed  # next due: a week after the last run
     assert run_cli("watch", "remove", watch_id[0], home=home).returncode == 0
     assert "no watches yet" in run_cli("watch", "list", home=home).stdout
+
+
+def test_a_damaged_watch_is_named_and_the_others_listed(tmp_path: Path) -> None:
+    import sqlite3
+
+    home = tmp_path / "home"
+    assert run_cli("watch", "add", QUESTION, "--demo", home=home).returncode == 0
+    assert run_cli("watch", "add", "Does aspirin reduce stroke?", "--demo", home=home).returncode == 0
+    with sqlite3.connect(home / "watches.sqlite") as connection:
+        connection.execute("UPDATE watches SET options = '{not json' WHERE question LIKE '%aspirin%'")
+    listed = run_cli("watch", "list", home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert "vitamin D" in listed.stdout
+    assert "Traceback" not in listed.stderr
+    warnings = [line for line in listed.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1
+    assert "cannot be read" in warnings[0]
+    assert "deepcritical watch remove" in warnings[0]

@@ -50,6 +50,17 @@ def utf8_text(text: str) -> str:
     return text
 
 
+# Characters XML 1.0 does not allow in a document, escaped or not: C0 controls but tab and line breaks,
+# surrogates, U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` without the characters XML 1.0 forbids (an ESC in a paper's title, a U+FFFE in a question):
+    ElementTree escapes markup but writes these as they are, and a parser then refuses the whole document."""
+    return _NOT_XML.sub("", text)
+
+
 def one_line(text: str) -> str:
     """``text`` without control characters, on one trimmed line with runs of whitespace collapsed: how a
     question or a query is used, and how outside text is shown on a terminal line."""

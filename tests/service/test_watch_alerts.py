@@ -100,3 +100,21 @@ def test_the_feed_has_one_entry_per_changed_run_and_escapes_titles() -> None:
     assert entries[0].findtext("a:title", namespaces=ns) == "Verdict changed: Does <b>X</b> & Y work?"
     assert entries[0].find("a:category", ns) is not None
     assert "<script>alert(1)</script>" in (entries[0].findtext("a:content", namespaces=ns) or "")
+
+
+def test_the_feed_stays_well_formed_with_characters_xml_forbids() -> None:
+    """The probe's two: an ESC in a paper's title (in a run's summary) and U+FFFE in the watch's question."""
+    at = datetime(2026, 7, 1, 12, tzinfo=UTC)
+    watch = Watch(
+        id="w-1", question="Does X\ufffe work?", interval=timedelta(days=7), options=WatchOptions(), webhook=None,
+        created=at, next_due=at,
+    )  # fmt: skip
+    run = WatchRun(
+        run_at=at, folder="/b", verdict="no", confidence=0.7, counted=4, changed=True,
+        summary=["new: A trial\x1b[31m of X\x00 in \x0bY", "retracted: \ud800Z\uffff"],
+    )  # fmt: skip
+    feed = atom_feed(watch, [run], now=at)
+    root = ET.fromstring(feed)  # a parser takes it: well-formed XML 1.0
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    assert root.findtext("a:title", namespaces=ns) == "DeepCritical watch: Does X work?"
+    assert root.findtext("a:entry/a:content", namespaces=ns) == "new: A trial[31m of X in Y\nretracted: Z"

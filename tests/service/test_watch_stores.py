@@ -23,7 +23,14 @@ from deepcritical.run.store import Lease, RunStore, new_owner_token
 from deepcritical.service.queue import Attempt
 from deepcritical.service.watch_run import unfinished_run
 from deepcritical.service.watch_schedule import ScheduledWatch, WatchJobs, next_after
-from deepcritical.service.watches import WatchNotFoundError, WatchOptions, WatchRun, WatchStorage, WatchStore
+from deepcritical.service.watches import (
+    WatchDamagedError,
+    WatchNotFoundError,
+    WatchOptions,
+    WatchRun,
+    WatchStorage,
+    WatchStore,
+)
 from deepcritical.service.watches_redis import PREFIX, RedisWatchStore
 from test_queue import redis_url  # noqa: F401  # the real redis-server fixture, used by name
 from web.fakes import ScriptedRuns, offline_client
@@ -182,3 +189,34 @@ def test_a_runs_split_confidence_and_favourable_share_read_back_as_the_report_wo
     assert store.get(watch.id).last_run == again
     assert run_at(T0).verdict_text == "yes (confidence 0.50)"
     assert run_at(T0, verdict="open").verdict_text == "open (no yes or no)"  # not "open (confidence 0.50)"
+
+
+def damage(store: WatchStorage, watch_id: str, how: str) -> None:
+    """A record as a hand edit or a broken disk leaves it."""
+    if isinstance(store, WatchStore):
+        import sqlite3
+
+        column, value = {"options": ("options", "{not json"), "interval": ("interval_seconds", 10**18)}[how]
+        with sqlite3.connect(store.path) as connection:
+            connection.execute(f"UPDATE watches SET {column} = ? WHERE id = ?", (value, watch_id))
+        return
+    assert isinstance(store, RedisWatchStore)
+    record = {"options": "{not json", "interval": '{"id": "' + watch_id + '", "interval": "P99999999999999D"}'}[how]
+    store.redis.hset(PREFIX + "all", watch_id, record)
+
+
+@pytest.mark.parametrize("how", ["options", "interval"])
+def test_a_damaged_watch_is_named_and_left_out_and_the_others_go_on(store: WatchStorage, how: str) -> None:
+    kept = store.add("Does aspirin reduce stroke?", every="7d", now=T0)
+    broken = store.add("Does statin therapy reduce stroke?", every="7d", now=T0)
+    damage(store, broken.id, how)
+    assert [watch.id for watch in store.watches()] == [kept.id]
+    assert [error.watch_id for error in store.damaged] == [broken.id]
+    assert [watch.id for watch in store.due(T0)] == [kept.id]
+    with pytest.raises(WatchDamagedError, match="cannot be read") as caught:
+        store.get(broken.id)
+    assert "\n" not in caught.value.message
+    assert "deepcritical watch remove" in caught.value.on_command_line
+    store.remove(broken.id)  # a damaged watch can still be removed
+    assert [watch.id for watch in store.watches()] == [kept.id]
+    assert store.damaged == ()

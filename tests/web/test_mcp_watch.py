@@ -35,6 +35,7 @@ async def test_bad_watch_input_is_a_one_line_tool_error(tmp_path: Path) -> None:
         for tool, arguments, message in [
             ("watch_add", {"question": "  "}, "the question is empty"),
             ("watch_add", {"question": QUESTION, "every": "10m"}, "at most once an hour"),
+            ("watch_add", {"question": QUESTION, "every": "99999999999999d"}, "too long: at most"),
             ("watch_changes", {"watch_id": "w-00000000"}, "no watch has the id"),
         ]:
             result = await client.call_tool(tool, arguments)

@@ -62,6 +62,10 @@ async def test_bad_watch_requests_get_the_api_error_shape(tmp_path: Path) -> Non
             ({"question": QUESTION, "webhook": "http://169.254.169.254/latest/meta-data/"}, "webhook"),
             ({"question": QUESTION, "webhook": "http://[::ffff:127.0.0.1]:6379/"}, "webhook"),
             ({"question": QUESTION, "sources": ["nowhere"]}, "sources"),
+            ({"question": QUESTION, "every": "99999999999999d"}, "every"),
+            ({"question": QUESTION, "every": "999999999d"}, "every"),  # in range, but its due time is not
+            ({"question": QUESTION, "sources": ["pubmed"] * 9}, "sources"),
+            ({"question": QUESTION, "sources": ["pubmed", "europepmc"] * 5}, "sources"),
         ]:
             response = await client.post("/api/watches", json=body)
             assert response.status_code == 422, body
@@ -95,3 +99,23 @@ async def test_the_page_has_the_watched_questions_view_without_inline_script(tmp
     assert script.status_code == 200
     assert "innerHTML" not in script.text  # a watch's question and a paper's title are set as text
     assert "/api/watches" in script.text
+
+
+async def test_a_damaged_watch_is_left_out_of_the_list_and_named(tmp_path: Path) -> None:
+    import sqlite3
+
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        kept = (await client.post("/api/watches", json={"question": QUESTION})).json()
+        broken = (await client.post("/api/watches", json={"question": "Does aspirin reduce stroke?"})).json()
+        with sqlite3.connect(tmp_path / "watches.sqlite") as connection:
+            connection.execute("UPDATE watches SET created = 'yesterday' WHERE id = ?", (broken["id"],))
+        listed = await client.get("/api/watches")
+        assert listed.status_code == 200
+        assert [item["id"] for item in listed.json()] == [kept["id"]]
+        assert listed.headers["X-DeepCritical-Unreadable"] == broken["id"]
+        one = await client.get(f"/api/watches/{broken['id']}")
+        assert one.status_code == 422
+        assert set(one.json()) == {"error", "field"}
+        assert "cannot be read" in one.json()["error"]
+        feed = await client.get(f"/api/watches/{broken['id']}/feed.atom")
+        assert feed.status_code == 422

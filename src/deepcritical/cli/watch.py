@@ -105,7 +105,10 @@ def _when(moment: object) -> str:
 @watch_app.command("list")
 def list_watches() -> None:
     """Every watch: its question, last run, current verdict and next due time."""
-    watches = _store().watches()
+    store = _store()
+    watches = store.watches()
+    for damaged in store.damaged:  # named, and the others listed: one damaged record stops no command
+        err.print(f"warning: {damaged.on_command_line}", markup=False, highlight=False)
     if not watches:
         out.print('no watches yet: `deepcritical watch add "QUESTION"`')
         return
@@ -141,6 +144,8 @@ def run(
         fail(error.on_command_line)
     for watch in watches or store.watches():
         checked_preflight(settings_for(watch.options, base))
+    for damaged in store.damaged:
+        err.print(f"warning: {damaged.on_command_line}", markup=False, highlight=False)
 
     async def go() -> list[WatchOutcome]:
         if watches is not None:

@@ -43,6 +43,9 @@ class WatchSummary(BaseModel):
 
 class WatchList(BaseModel):
     watches: list[WatchSummary]
+    unreadable: list[str] = Field(
+        default_factory=list, description="Watches whose stored record cannot be read, one line each (left out)"
+    )
 
 
 class RunChanges(BaseModel):
@@ -107,7 +110,8 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings, *, over_htt
     async def watch_list() -> WatchList:
         """Every watched question with its last run's verdict and confidence and when it runs next."""
         watches = store()
-        return WatchList(watches=[_summary(watch_id=watch.id, store=watches) for watch in watches.watches()])
+        listed = [_summary(watch_id=watch.id, store=watches) for watch in watches.watches()]
+        return WatchList(watches=listed, unreadable=[error.message for error in watches.damaged])
 
     @server.tool(annotations=ToolAnnotations(title="What changed for a watched question", read_only_hint=True))
     async def watch_changes(

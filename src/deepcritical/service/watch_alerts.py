@@ -28,6 +28,7 @@ from tenacity.wait import WaitBaseT
 from deepcritical.service.watch_changes import Changes
 from deepcritical.service.watches import Watch, WatchRun
 from deepcritical.service.webhook_target import Resolver, WebhookTargetError, delivery_address, resolve_later
+from deepcritical.text import xml_text
 
 logger = structlog.get_logger(__name__)
 
@@ -130,8 +131,8 @@ async def send_webhook(
 
 
 def _text(parent: ET.Element, tag: str, text: str, **attrib: str) -> ET.Element:
-    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", attrib)
-    element.text = text
+    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {name: xml_text(value) for name, value in attrib.items()})
+    element.text = xml_text(text)
     return element
 
 
@@ -141,7 +142,7 @@ def _stamp(moment: datetime) -> str:
 
 def atom_feed(watch: Watch, runs: Sequence[WatchRun], *, now: datetime) -> bytes:
     """The watch's Atom feed: one entry per run in which something changed, newest first. ElementTree
-    escapes every text, so a paper's title cannot break the XML."""
+    escapes every text, and ``xml_text`` drops what XML cannot hold, so a paper's title cannot break the XML."""
     feed = ET.Element(f"{{{ATOM}}}feed")
     _text(feed, "id", f"urn:deepcritical:watch:{watch.id}")
     _text(feed, "title", f"DeepCritical watch: {watch.question}")

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import structlog
 from pydantic import BaseModel, Field, computed_field
 
 from deepcritical.config import parse_duration
@@ -29,6 +30,7 @@ from deepcritical.service.watches_schema import migrate
 from deepcritical.service.webhook_target import WebhookTargetError, check_target
 from deepcritical.text import not_utf8, one_line
 
+logger = structlog.get_logger(__name__)
 DATABASE_NAME = "watches.sqlite"
 MIN_INTERVAL = timedelta(hours=1)
 # At least once in ten years: a longer interval has no use, and a due time beyond year 9999 cannot be written.
@@ -58,6 +60,24 @@ class WatchNotFoundError(WatchError):
     @property
     def on_command_line(self) -> str:
         return f"{self.message} (see `deepcritical watch list`)"
+
+
+class WatchDamagedError(WatchError):
+    """A watch whose stored record cannot be read (edited by hand, written by a broken disk): named, and left
+    out of every listing, so that one damaged row stops no command and no other watch."""
+
+    def __init__(self, watch_id: str, reason: str) -> None:
+        self.watch_id = watch_id[:64]
+        super().__init__("id", f"watch {watch_id[:64]!r} cannot be read ({one_line(reason)[:200]}); remove it")
+
+    @property
+    def on_command_line(self) -> str:
+        return self.message.removesuffix("remove it") + "`deepcritical watch remove ID` removes it"
+
+
+# What reading a damaged record raises: a value of the wrong form (ValidationError is a ValueError), a number
+# beyond a timedelta's range, a missing key.
+DAMAGE = (ValueError, TypeError, OverflowError, KeyError)
 
 
 class WatchOptions(BaseModel):
@@ -153,10 +173,30 @@ class WatchStorage(ABC):
         """Where a watch's runs and its feed are written."""
 
     @abstractmethod
-    def get(self, watch_id: str) -> Watch: ...
+    def get(self, watch_id: str) -> Watch:
+        """One watch; WatchNotFoundError for an unknown id, WatchDamagedError for a record that cannot be read."""
 
     @abstractmethod
-    def watches(self) -> list[Watch]: ...
+    def watches(self) -> list[Watch]:
+        """Every watch that can be read; a damaged one is logged, kept in ``damaged`` and left out."""
+
+    damaged: tuple[WatchDamagedError, ...] = ()  # what the last listing left out (each listing sets its own)
+
+    def readable(self, watch_ids: list[str]) -> list[Watch]:
+        """The watches of ``watch_ids`` that can be read, in that order: one removed meanwhile is left out, and
+        so is a damaged one (logged, and kept in ``damaged`` for a front end to name)."""
+        found: list[Watch] = []
+        damaged: list[WatchDamagedError] = []
+        for watch_id in watch_ids:
+            try:
+                found.append(self.get(watch_id))
+            except WatchDamagedError as error:
+                logger.warning("watch_unreadable", watch=watch_id[:64], error=error.message)
+                damaged.append(error)
+            except WatchNotFoundError:  # removed since the ids were read
+                continue
+        self.damaged = tuple(damaged)
+        return found
 
     @abstractmethod
     def due(self, now: datetime) -> list[Watch]:
@@ -292,6 +332,13 @@ class WatchStore(WatchStorage):
             )
 
     def _watch(self, row: sqlite3.Row, last: WatchRun | None) -> Watch:
+        try:
+            return self._parsed(row, last)
+        except DAMAGE as error:
+            raise WatchDamagedError(str(row["id"]), str(error)) from None
+
+    @staticmethod
+    def _parsed(row: sqlite3.Row, last: WatchRun | None) -> Watch:
         return Watch(
             id=row["id"],
             question=row["question"],
@@ -325,19 +372,19 @@ class WatchStore(WatchStorage):
             last = connection.execute(
                 "SELECT * FROM watch_runs WHERE watch_id = ? ORDER BY run_at DESC LIMIT 1", (watch_id,)
             ).fetchone()
-        return self._watch(row, self._run(last) if last is not None else None)
+        return self._watch(row, self._read_run(watch_id, last) if last is not None else None)
 
     def watches(self) -> list[Watch]:
         with self._connect() as connection:
             rows = connection.execute("SELECT id FROM watches ORDER BY created, id").fetchall()
-        return [self.get(row["id"]) for row in rows]
+        return self.readable([row["id"] for row in rows])
 
     def due(self, now: datetime) -> list[Watch]:
         with self._connect() as connection:
             rows = connection.execute(
                 "SELECT id FROM watches WHERE next_due <= ? ORDER BY next_due, id", (stamp(now),)
             ).fetchall()
-        return [self.get(row["id"]) for row in rows]
+        return self.readable([row["id"] for row in rows])
 
     def history(self, watch_id: str) -> list[WatchRun]:
         self.get(watch_id)  # an unknown id is an error, not an empty history
@@ -345,7 +392,13 @@ class WatchStore(WatchStorage):
             rows = connection.execute(
                 "SELECT * FROM watch_runs WHERE watch_id = ? ORDER BY run_at", (watch_id,)
             ).fetchall()
-        return [self._run(row) for row in rows]
+        return [self._read_run(watch_id, row) for row in rows]
+
+    def _read_run(self, watch_id: str, row: sqlite3.Row) -> WatchRun:
+        try:
+            return self._run(row)
+        except DAMAGE as error:
+            raise WatchDamagedError(watch_id, f"a run of it: {error}") from None
 
     def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
         # One transaction; a removed watch's run would point at nothing (the foreign key refuses it).

@@ -24,7 +24,9 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.service.queue import unreachable
 from deepcritical.service.watches import (
+    DAMAGE,
     Watch,
+    WatchDamagedError,
     WatchNotFoundError,
     WatchRun,
     WatchStorage,
@@ -90,8 +92,11 @@ class RedisWatchStore(WatchStorage):
     def _watch(self, watch_id: str, record: str | None, due: str | None, runs: dict[str, str]) -> Watch:
         if record is None or due is None:
             raise WatchNotFoundError(watch_id)
-        last = WatchRun.model_validate_json(runs[max(runs)]) if runs else None
-        return Watch.model_validate({**json.loads(record), "next_due": due, "last_run": last})
+        try:
+            last = WatchRun.model_validate_json(runs[max(runs)]) if runs else None
+            return Watch.model_validate({**json.loads(record), "next_due": due, "last_run": last})
+        except DAMAGE as error:
+            raise WatchDamagedError(watch_id, str(error)) from None
 
     def get(self, watch_id: str) -> Watch:
         with self.redis.pipeline(transaction=True) as pipe:
@@ -102,30 +107,23 @@ class RedisWatchStore(WatchStorage):
         return self._watch(watch_id, record, due, runs)
 
     def watches(self) -> list[Watch]:
-        found = []
-        for watch_id in cast(list[str], self.redis.hkeys(self._all)):
-            try:
-                found.append(self.get(watch_id))
-            except WatchNotFoundError:  # removed since the ids were read
-                continue
+        found = self.readable(cast(list[str], self.redis.hkeys(self._all)))
         return sorted(found, key=lambda watch: (watch.created, watch.id))
 
     def due(self, now: datetime) -> list[Watch]:
         limit = stamp(now)
         dues = cast(dict[str, str], self.redis.hgetall(self._due))
-        found = []
-        for watch_id, due in sorted(dues.items(), key=lambda item: (item[1], item[0])):
-            if due <= limit:
-                try:
-                    found.append(self.get(watch_id))
-                except WatchNotFoundError:
-                    continue
-        return found
+        return self.readable(
+            [watch_id for watch_id, due in sorted(dues.items(), key=lambda item: (item[1], item[0])) if due <= limit]
+        )
 
     def history(self, watch_id: str) -> list[WatchRun]:
         self.get(watch_id)
         runs = cast(dict[str, str], self.redis.hgetall(self._runs(watch_id)))
-        return [WatchRun.model_validate_json(runs[key]) for key in sorted(runs)]
+        try:
+            return [WatchRun.model_validate_json(runs[key]) for key in sorted(runs)]
+        except DAMAGE as error:
+            raise WatchDamagedError(watch_id, f"a run of it: {error}") from None
 
     def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
         args: list[Any] = [watch_id, stamp(run.run_at), run.model_dump_json(), stamp(next_due)]

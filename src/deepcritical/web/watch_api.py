@@ -27,6 +27,7 @@ from deepcritical.service.watch_schedule import watch_job
 from deepcritical.service.watches import (
     MAX_QUESTION_CHARS,
     Watch,
+    WatchDamagedError,
     WatchError,
     WatchNotFoundError,
     WatchOptions,
@@ -39,6 +40,7 @@ from deepcritical.source_table import KNOWN_SOURCES
 from deepcritical.web.api import ErrorBody, error_response
 
 logger = structlog.get_logger(__name__)
+UNREADABLE_HEADER = "X-DeepCritical-Unreadable"
 WatchId = Annotated[str, PathParameter(pattern=r"^w-[0-9a-f]{8}$")]
 
 
@@ -116,9 +118,14 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         return opened[0]
 
     @router.get("/watches", response_model=list[WatchView])
-    async def list_watches() -> list[WatchView]:
-        """Every watched question: its last run, its verdict then and when it is next due."""
-        return [watch_view(watch, settings.home) for watch in store().watches()]
+    async def list_watches(response: Response) -> list[WatchView]:
+        """Every watched question: its last run, its verdict then and when it is next due. A watch whose record
+        cannot be read is left out, and named in the ``X-DeepCritical-Unreadable`` header (its ids)."""
+        watches = store()
+        views = [watch_view(watch, settings.home) for watch in watches.watches()]
+        if watches.damaged:
+            response.headers[UNREADABLE_HEADER] = ", ".join(error.watch_id for error in watches.damaged)
+        return views
 
     @router.post("/watches", status_code=201, response_model=WatchView, responses={422: {"model": ErrorBody}})
     async def add_watch(body: WatchRequest) -> WatchView | JSONResponse:
@@ -150,6 +157,8 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
             return watch_view(watches.get(watch_id), settings.home, watches.history(watch_id))
         except WatchNotFoundError as error:
             return error_response(404, error.message, "id")
+        except WatchDamagedError as error:
+            return error_response(422, error.message, "id")
 
     @router.delete("/watches/{watch_id}", status_code=204, responses={404: {"model": ErrorBody}})
     async def remove_watch(watch_id: WatchId) -> Response:
@@ -169,6 +178,8 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
             feed = atom_feed(watch, watches.history(watch_id), now=watch_clock(settings_for(watch.options, settings)))
         except WatchNotFoundError as error:
             return error_response(404, error.message, "id")
+        except WatchDamagedError as error:
+            return error_response(422, error.message, "id")
         return Response(feed, media_type="application/atom+xml; charset=utf-8")
 
     return router
