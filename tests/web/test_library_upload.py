@@ -139,3 +139,21 @@ async def test_the_embedder_behind_a_server_stops_at_shutdown_and_leaves_the_res
         assert count_pending(connection, large.json()["collection"]) == 3  # stopped before its first part
     finally:
         connection.close()
+
+
+@pytest.mark.model
+async def test_two_papers_uploaded_under_one_name_are_both_kept(tmp_path: Path) -> None:
+    """An upload's name is a bare name ("fulltext.md") that another paper may share: a paper without a PMID,
+    DOI or PMCID is identified by its content, so Study B does not replace Trial A, and Trial A added again
+    is found unchanged (still stored)."""
+    trial = b"# Trial A\n\n## Results\n\nNausea in 5 of 40 on drug X.\n"
+    study = b"# Study B\n\n## Results\n\nHeadache in 7 of 52 on drug Y.\n"
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        first = await client.post(URL, params={"filename": "fulltext.md"}, content=trial)
+        second = await client.post(URL, params={"filename": "fulltext.md"}, content=study)
+        again = await client.post(URL, params={"filename": "fulltext.md"}, content=trial)
+    (a,) = first.json()["documents"]
+    (b,) = second.json()["documents"]
+    assert (a["outcome"], b["outcome"]) == ("added", "added")
+    assert a["id"] != b["id"]
+    assert again.json()["documents"][0] == {**a, "outcome": "unchanged"}

@@ -202,19 +202,25 @@ class FileResult:
 
 
 def build_documents(
-    parsed: Sequence[ParsedDocument], file_hash: str, source_path: str | None, *, single: bool | None = None
+    parsed: Sequence[ParsedDocument],
+    file_hash: str,
+    source_path: str | None,
+    *,
+    single: bool | None = None,
+    by_path: bool = True,
 ) -> list[Document]:
     """Parsed documents with identities and passages. A document is identified by its PMID, DOI or PMCID;
     without one, a file of one document by its path (within its collection), so an edited file replaces
     its passages rather than being added beside them; a record of a multi-record file (a RIS export) by its
     own content's hash, so re-exporting the library with one more record leaves the others unchanged; a
-    text without a path (a fetched article) by its hash. ``single`` says whether the file holds one document
-    (None: ``parsed`` is the whole file); a part of a RIS export is never a single document."""
+    text without a path (a fetched article), or whose path names no one file (``by_path`` False: an upload's
+    bare name, which two different papers may share), by its hash. ``single`` says whether the file holds one
+    document (None: ``parsed`` is the whole file); a part of a RIS export is never a single document."""
     documents = []
     single = len(parsed) == 1 if single is None else single
     for record in parsed:
         record_hash = file_hash if single else content_hash(record.model_dump_json().encode())
-        key = content_hash(source_path.encode()) if source_path and single else record_hash
+        key = content_hash(source_path.encode()) if source_path and single and by_path else record_hash
         identity = record.identity or f"file:{key[:HASH_PREFIX_CHARS]}"
         # The title heads every passage's indexed text already; alone it is a passage only when it is all there is.
         blocks = [block for block in record.blocks if block.kind != "title"] or list(record.blocks)
@@ -237,14 +243,21 @@ def build_documents(
 
 
 def read_bytes(
-    data: bytes, *, suffix: str, limits: Limits, worker: ParserWorker | None = None, source_path: str | None = None
+    data: bytes,
+    *,
+    suffix: str,
+    limits: Limits,
+    worker: ParserWorker | None = None,
+    source_path: str | None = None,
+    by_path: bool = True,
 ) -> list[Document]:
-    """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError."""
+    """The documents in ``data`` (a file's bytes, an upload, a fetched article); raises DocumentError.
+    ``by_path``: see ``build_documents``."""
     form = _checked_format(data, suffix, limits)
     parsed = _parse(form, data, limits, worker)()
     if not parsed:
         raise DocumentError(f"no records with a title or text in this {form} file")
-    return build_documents(parsed, content_hash(data), source_path)
+    return build_documents(parsed, content_hash(data), source_path, by_path=by_path)
 
 
 def _checked_format(data: bytes, suffix: str, limits: Limits) -> DocumentFormat:

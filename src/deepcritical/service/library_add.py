@@ -177,13 +177,17 @@ def add_upload(
 ) -> list[tuple[Document, Added, bool]]:
     """One uploaded file's documents, read in a worker process under the settings' limits and stored, each with
     what happened to it and whether it was embedded (a large export is not: ``embeds_now``, ``library embed``);
-    raises DocumentError (the file's one reason) when it cannot be read."""
+    raises DocumentError (the file's one reason) when it cannot be read. An upload's name is a bare name that
+    another paper may share ("fulltext.md"): a document without a PMID, DOI or PMCID is identified by its
+    content's hash, the name kept to show, and an upload never drops what another upload of that name stored."""
     limits = limits_from(settings)
     with ParserWorker(limits) as worker:
-        documents = read_bytes(data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename)
+        documents = read_bytes(
+            data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename, by_path=False
+        )
     embeddings = EmbeddingService.for_settings(settings)
     now = embeds_now("auto", len(documents), documents)
-    outcome = add_file_documents(connection, embeddings, name, documents, document_grade, embed=now)
+    outcome = add_file_documents(connection, embeddings, name, documents, document_grade, whole_file=False, embed=now)
     return [(document, outcome[document.id], now) for document in documents]
 
 
