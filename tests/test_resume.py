@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,21 @@ import httpx2
 import pytest
 from pydantic_ai.models.function import FunctionModel
 
-from agents.research_fakes import QUESTION, FakeClock, FakeEngine, FakeHandler, FakeStore, demo_settings, plain_logs
+from agents.research_fakes import (
+    CORPUS,
+    QUESTION,
+    FakeClock,
+    FakeEngine,
+    FakeHandler,
+    FakeStore,
+    demo_settings,
+    overlap,
+    plain_logs,
+)
 from deepcritical.agents.models import AgentModels
 from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
-from deepcritical.errors import ResearchError
+from deepcritical.errors import DiskFullError, ResearchError
 from deepcritical.models import Evidence
 from deepcritical.run import checkpoint as checkpoint_module
 from deepcritical.run import store as store_module
@@ -377,3 +388,69 @@ async def test_a_report_that_cannot_be_written_keeps_the_checkpoint(
         await run_to_folder(QUESTION, settings, folder=folder, run_source=source)
     assert "\n" not in str(stopped.value)
     assert read_checkpoint(folder).stage == "report"
+
+
+class FillingStore(FakeStore):
+    """An evidence store on a disk that fills after ``room`` writes: the real store's ``DiskFullError``."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    async def add(self, evidence: Sequence[Evidence]) -> int:
+        if self.room == 0:
+            raise DiskFullError("add failed in the store: no space left on its disk")
+        self.room -= 1
+        return await super().add(evidence)
+
+
+@pytest.mark.parametrize("room", [0, 1])
+async def test_a_disk_that_fills_at_the_store_keeps_the_checkpoint_and_resume_finishes_it(
+    tmp_path: Path, room: int
+) -> None:
+    """The probe's four of ten fill levels: the store's write failed first, the run ended as an ordinary
+    failure and its checkpoint was deleted, so --resume had nothing to resume. Now it stops as a checkpoint
+    write does: one line, the checkpoint kept (none yet when the first write failed: the run resumes from its
+    request), and the same folder finished once there is space."""
+    settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=3, DEEPCRITICAL_HOME=str(tmp_path / "home"))
+    store = FillingStore(room)
+    # Each query finds one more item than the one before: every search step has something new to store.
+    handler = FakeHandler(
+        answer=lambda query: [item for item in CORPUS if overlap(query, item)][: len(handler.queries)]
+    )
+
+    def source(run_settings: Settings, client: httpx2.AsyncClient) -> Orchestrator:
+        parts = assemble(
+            run_settings, client, models=judged_models(), store=store, handler=handler, research_engine=FakeEngine()
+        )
+        return Orchestrator(parts)
+
+    folder = tmp_path / "out"
+    with pytest.raises(ResearchError) as stopped:
+        await run_to_folder(QUESTION, settings, folder=folder, run_source=source)
+    message = str(stopped.value)
+    assert "\n" not in message
+    assert message.startswith("the run stopped: cannot write the evidence store (no space left)")
+    assert "resume the run (--resume)" in message
+    assert not (folder / "run.json").exists()
+    kept = read_checkpoint(folder).run_id if room else json.loads((folder / "status.json").read_text())["run_id"]
+
+    store.room = 1000  # space is back
+    done = await run_to_folder("", settings, folder=folder, run_source=source, resume=True)
+    assert done.outcome.error is None
+    assert done.outcome.run_id == kept
+    assert done.outcome.evidence
+    assert not (folder / CHECKPOINT_FILE).exists()
+
+
+async def test_the_store_names_a_full_disk_whatever_wraps_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    from deepcritical.evidence.store import disk_full
+
+    assert disk_full(sqlite3.OperationalError("database or disk is full"))
+    assert disk_full(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    wrapped = RuntimeError("Error executing plan: Internal error")
+    wrapped.__cause__ = OSError(errno.EDQUOT, "Disk quota exceeded")
+    assert disk_full(wrapped)
+    assert not disk_full(ValueError("collection not found"))

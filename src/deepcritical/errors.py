@@ -71,6 +71,11 @@ class StoreError(DeepCriticalError):
     """The evidence store could not be opened, written or read."""
 
 
+class DiskFullError(StoreError):
+    """The evidence store could not be written because its disk (or the user's quota) is full: not a failure
+    of the run's work, which stops where it is, its last checkpoint kept, to be resumed once there is space."""
+
+
 class ResearchError(DeepCriticalError):
     """A research run could not produce a result (for example the LLM kept failing)."""
 

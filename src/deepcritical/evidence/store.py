@@ -11,6 +11,7 @@ later run can recall what an earlier one found. ``add`` writes both. What reads 
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import TypeVar
@@ -19,7 +20,7 @@ import numpy as np
 import structlog
 
 from deepcritical.config import Settings
-from deepcritical.errors import DeepCriticalError, StoreError
+from deepcritical.errors import DeepCriticalError, DiskFullError, StoreError
 from deepcritical.evidence import chroma, library
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.document_files import DocumentGrader, LibraryFullText
@@ -34,6 +35,24 @@ T = TypeVar("T")
 
 # How many hybrid candidates MMR chooses from, per item selected.
 _MMR_POOL_FACTOR = 3
+
+
+# How a full disk reads once Chroma has wrapped it: SQLite's words, the C library's, and Rust's (HNSW segments).
+_DISK_FULL_WORDS = ("database or disk is full", "no space left on device", "disk quota exceeded", "storagefull")
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` (or what it was raised from) says the disk or the quota is full."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(words in str(current).lower() for words in _DISK_FULL_WORDS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class EvidenceStore:
@@ -129,6 +148,10 @@ class EvidenceStore:
         except DeepCriticalError:
             raise
         except Exception as error:  # Chroma raises ValueError, HTTP and Rust errors: all are store failures
+            if disk_full(error):
+                raise DiskFullError(
+                    f"{operation} failed in {self._connection.where}: no space left on its disk"
+                ) from error
             raise StoreError(f"{operation} failed in {self._connection.where}: {error}") from error
 
     def _fetch(

@@ -31,11 +31,11 @@ from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.models import check_endpoint
 from deepcritical.agents.output import OutputChoice
 from deepcritical.appraisal.readers import load_reader
-from deepcritical.errors import DeepCriticalError, ResearchError
+from deepcritical.errors import DeepCriticalError, DiskFullError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
 from deepcritical.redaction import Redactor
-from deepcritical.run.checkpoint import Checkpoint, CheckpointSink, capture, restore
+from deepcritical.run.checkpoint import RESUMABLE, Checkpoint, CheckpointSink, capture, restore
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.fulltext import read_key_full_texts
 from deepcritical.run.outcome import CheckpointStage, ResearchOutcome, Resumption, assemble_outcome, new_run_id
@@ -273,6 +273,10 @@ class Orchestrator:
                 report, added = await read_key_full_texts(
                     self.settings, self.parts.client, deps.store, deps.evidence, deps.state.question
                 )
+            except DiskFullError:
+                raise ResearchError(
+                    f"the run stopped: cannot write the evidence store (no space left); {RESUMABLE}"
+                ) from None
             except DeepCriticalError as error:
                 deps.emit(RunWarning(message=f"full text not read, abstracts kept: {error}"))
                 return
@@ -312,6 +316,10 @@ class Orchestrator:
         """The loop's stop reason, and the run's error if it failed."""
         try:
             stop = await self._loop(deps, progress)
+        except DiskFullError:  # not the run's failure: it stops where it is, its last checkpoint kept
+            raise ResearchError(
+                f"the run stopped: cannot write the evidence store (no space left); {RESUMABLE}"
+            ) from None
         except Exception as exc:  # a crash keeps what was collected: it is reported, and the report still written
             logger.exception("research_loop_failed")
             return "error", f"{type(exc).__name__}: {exc}"
