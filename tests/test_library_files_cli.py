@@ -7,6 +7,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,7 +95,10 @@ def test_a_corpus_is_read_under_the_same_limits_as_every_file(tmp_path: Path) ->
     300 s): now its size is checked first and it is parsed in the parser worker; each bad file is one reason."""
     from deepcritical.documents.reader import Limits
     from deepcritical.errors import ConfigError, DocumentError
-    from deepcritical.service.library_add import read_corpus
+    from deepcritical.service.library_add import corpus_parts
+
+    def read_corpus(path: Path, limits: Limits) -> list[Any]:
+        return [document for part in corpus_parts(path, limits) for document in part]
 
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps({"_id": "d1", "title": "Statins", "text": "No mortality benefit in sepsis."}) + "\n")
@@ -170,3 +174,64 @@ def test_library_add_embed_later_stores_at_once_and_library_embed_fills_in_the_v
     assert missing.returncode == 1
     assert "no document collection 'elsewhere'" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_a_corpus_record_is_cut_into_passages_and_read_part_by_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One record of megabytes was stored as one passage (a 48 MB passage, 730 MB of store, 5.5 GB of memory
+    in the add): it is cut into passages as every other format is, and a corpus is read in parts of bounded
+    size, so the add holds one part at a time whatever the file's size."""
+    import tracemalloc
+
+    from deepcritical.documents.passages import MAX_CHARS
+    from deepcritical.documents.reader import Limits
+    from deepcritical.service import library_add
+
+    sentence = "Statins reduced mortality by 12% in 40 trials of sepsis. "
+    corpus = tmp_path / "corpus.jsonl"
+    with corpus.open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"_id": "big", "title": "One long record", "text": sentence * 40_000}) + "\n")
+        for number in range(60_000):
+            handle.write(json.dumps({"_id": f"d{number}", "text": f"Record {number}. " + sentence * 3}) + "\n")
+    monkeypatch.setattr(library_add, "CORPUS_PART_BYTES", 256 * 1024)
+    tracemalloc.start()
+    try:
+        parts = records = longest = 0
+        shapes = {}
+        for part in library_add.corpus_parts(corpus, Limits(max_bytes=50 * 2**20)):
+            parts += 1
+            records += len(part)
+            longest = max(longest, *(len(p.text) for document in part for p in document.passages))
+            for document in part:
+                if document.id in ("big", "d7"):
+                    shapes[document.id] = [p.text for p in document.passages]
+            del part
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = corpus.stat().st_size
+    assert records == 60_001
+    assert len(shapes["big"]) >= 2_000  # 2.3 MB of text in passages of at most MAX_CHARS
+    assert " ".join(shapes["big"]) == (sentence * 40_000).strip()  # cut between sentences, nothing lost
+    assert longest <= MAX_CHARS
+    assert shapes["d7"] == [("Record 7. " + sentence * 3).strip()]
+    assert parts > 30
+    # The whole file (15 MB) never sits in this process: one part at a time, the largest being the long
+    # record's 2.3 MB as passages (about 8 MB with the bytes it came in).
+    assert size > 15 * 10**6
+    assert peak < 10 * 2**20, (peak, size)
+
+
+@pytest.mark.model
+def test_library_add_with_a_bad_corpus_exits_1_naming_it(tmp_path: Path) -> None:
+    """``library add bad.jsonl good.md`` exited 0: the Markdown's result overwrote the corpus's failure."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    good = tmp_path / "good.md"
+    good.write_text(NOTES)
+    result = run_cli("library", "add", str(bad), str(good), home=tmp_path / "home", env=_env())
+    assert result.returncode == 1, result.stderr
+    assert f"{bad}, line 1: not JSON" in " ".join(result.stderr.split()) or f"{bad}: line 1" in result.stderr
+    assert "1 file(s) not read" in result.stderr
+    assert "1 of 1 file(s) read: 1 document(s) added" in " ".join(result.stdout.split())

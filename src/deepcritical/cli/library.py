@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,6 +24,8 @@ from deepcritical.errors import ConfigError, DeepCriticalError, DocumentError
 from deepcritical.options import MIN_RETENTION, parse_duration
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from deepcritical.config import Settings
     from deepcritical.evidence.chroma import Connection
     from deepcritical.evidence.library import CollectionInfo
@@ -244,13 +247,13 @@ def add(
     named with the reason, the others are added, and the exit code is 1. A large export is stored at once and
     then embedded; until its vectors are in (or after a stop, until `library embed` has run) searches find its
     records by their words, not their meaning."""
-    from rich.progress import BarColumn, Progress, TaskID, TextColumn
+    from rich.progress import BarColumn, Progress, TextColumn
 
     from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.library_files import add_files
     from deepcritical.documents.reader import limits_from
     from deepcritical.evidence import EmbeddingService, documents
-    from deepcritical.service.library_add import EMBED_WHEN, read_corpus
+    from deepcritical.service.library_add import EMBED_WHEN, corpus_parts
     from deepcritical.sources.grading import grade_record
     from deepcritical.text import one_line
 
@@ -263,38 +266,43 @@ def add(
     for file in jsonl:
         if not file.is_file():
             fail(f"{file}: no such file")
-    failed = 0
+    not_read: list[str] = []
     with _store() as (_, connection):
         for file in jsonl:
-            try:
-                corpus = read_corpus(file, limits_from(chosen))
-            except (DocumentError, ConfigError) as error:  # this file alone; the others are still added
-                err.print(one_line(f"{file}: {str(error).removeprefix(f'{file}: ')}"), markup=False, soft_wrap=True)
-                failed += 1
-                continue
             embeddings = EmbeddingService.for_settings(chosen)
             columns = (TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"))
+            count = 0
             with Progress(*columns, console=err) as bar:
                 task = bar.add_task("add", total=None)
-
-                def progress(done: int, bar: Progress = bar, task: TaskID = task) -> None:
-                    bar.update(task, completed=done)
-
-                count = documents.add_documents(
-                    connection,
-                    embeddings,
-                    name,
-                    corpus,
-                    grader=lambda title, text, types, mesh: grade_record(
-                        title=title, text=text, publication_types=types, mesh_headings=mesh
-                    ),
-                    progress=progress,
-                )
+                try:
+                    # Part by part: each part's passages are stored before the next part is read.
+                    for part in corpus_parts(file, limits_from(chosen)):
+                        count += documents.add_documents(
+                            connection,
+                            embeddings,
+                            name,
+                            part,
+                            grader=lambda title, text, types, mesh: grade_record(
+                                title=title, text=text, publication_types=types, mesh_headings=mesh
+                            ),
+                            progress=partial(_advance, bar, task, count),
+                        )
+                except (DocumentError, ConfigError) as error:  # this file alone; the others are still added
+                    kept = f" ({count} passage(s) before it stored)" if count else ""
+                    reason = str(error).removeprefix(f"{file}: ").removeprefix(f"{file}, ")
+                    err.print(one_line(f"{file}: {reason}{kept}"), markup=False, soft_wrap=True)
+                    not_read.append(str(file))
+                    continue
             out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
-        if others:
-            failed = add_files(others, chosen, connection, name, out, err, embed)
-    if failed:
+        failed = add_files(others, chosen, connection, name, out, err, embed) if others else 0
+    if failed or not_read:
+        files = f"{len(not_read) + failed} file(s) not read (named above)"
+        err.print(f"error: {files}; the others were added", markup=False, highlight=False)
         raise typer.Exit(EXIT_FAILED)
+
+
+def _advance(bar: Progress, task: TaskID, before: int, done: int) -> None:
+    bar.update(task, completed=before + done)
 
 
 @library_app.command("embed")

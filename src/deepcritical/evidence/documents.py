@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from chromadb.errors import NotFoundError
 
+from deepcritical.documents.passages import text_passages
 from deepcritical.errors import ConfigError, StoreError
 from deepcritical.evidence import chroma
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
@@ -78,34 +79,49 @@ def _optional(value: Any) -> str | None:
 
 def read_jsonl(path: Path) -> Iterator[Document]:
     """Documents from a BEIR-style JSON Lines file: ``{"_id", "title", "text", "metadata"?}`` per line (``id``
-    is accepted for ``_id``). A line that is not such an object is a ConfigError naming the file and line."""
+    is accepted for ``_id``), each record one passage (an evaluation's corpus of abstracts). A line that is not
+    such an object is a ConfigError naming the file and line."""
     try:
         handle = path.open(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
     with handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
-            if not isinstance(record, dict):
-                raise ConfigError(f"{path}, line {number}: expected a JSON object with _id, title and text")
-            document_id = record.get("_id", record.get("id"))
-            text = record.get("text")
-            if document_id is None or not str(document_id).strip():
-                raise ConfigError(f"{path}, line {number}: no _id")
-            if not isinstance(text, str) or not text.strip():
-                raise ConfigError(f"{path}, line {number}: document {document_id}: no text")
-            metadata = record.get("metadata")
-            yield Document(
-                id=str(document_id).strip(),
-                title=str(record.get("title") or "").strip(),
-                passages=[PassageText(text=text)],
-                metadata=metadata if isinstance(metadata, dict) else {},
-            )
+            if line.strip():
+                yield corpus_record(line, path, number)
+
+
+def corpus_record(line: str | bytes, path: Path, number: int, *, max_chars: int | None = None) -> Document:
+    """The document of one line of a corpus (``read_jsonl``): one passage, or with ``max_chars`` its text cut
+    into passages as every other document's is (``documents.passages``), each with its offsets."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}, line {number}: not UTF-8 text") from None
+    if not isinstance(record, dict):
+        raise ConfigError(f"{path}, line {number}: expected a JSON object with _id, title and text")
+    document_id = record.get("_id", record.get("id"))
+    text = record.get("text")
+    if document_id is None or not str(document_id).strip():
+        raise ConfigError(f"{path}, line {number}: no _id")
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{path}, line {number}: document {str(document_id)[:100]}: no text")
+    metadata = record.get("metadata")
+    if max_chars is None:
+        passages = [PassageText(text=text)]
+    else:
+        passages = [
+            PassageText(text=text[start:end], passage_id=str(index), start=start, end=end)
+            for index, (start, end) in enumerate(text_passages(text, max_chars))
+        ]
+    return Document(
+        id=str(document_id).strip(),
+        title=str(record.get("title") or "").strip(),
+        passages=passages,
+        metadata=metadata if isinstance(metadata, dict) else {},
+    )
 
 
 Grader = Callable[[str, str, Sequence[str], Sequence[str]], Grade]

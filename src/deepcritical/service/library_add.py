@@ -4,7 +4,7 @@ folders read in a worker process under the settings' limits, each document store
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -12,6 +12,7 @@ from typing import Literal
 from deepcritical.config import Settings
 from deepcritical.documents import reader
 from deepcritical.documents.model import Document
+from deepcritical.documents.passages import MAX_CHARS
 from deepcritical.documents.reader import (
     FileResult,
     Limits,
@@ -191,10 +192,19 @@ def add_upload(
     return [(document, outcome[document.id], now) for document in documents]
 
 
-def read_corpus(path: Path, limits: Limits) -> list[documents.Document]:
+# A corpus is read in parts of about this many bytes of whole lines (a longer line is a part alone): the add
+# holds one part's documents at a time, whatever the file's size.
+CORPUS_PART_BYTES = 4 * 2**20
+_SCAN_BYTES = 2**20
+
+
+def corpus_parts(path: Path, limits: Limits) -> Iterator[list[documents.Document]]:
     """A JSON Lines corpus (``library add corpus.jsonl``) read under the limits every other file is read
-    under: its size first, then parsed whole in the parser worker (memory ceiling, time limit), so one
-    100 MB line costs that worker, not the add. Raises DocumentError or ConfigError: the file's one reason."""
+    under, part by part: its size first, then each part's lines parsed in the parser worker (memory ceiling,
+    time limit) into documents whose text is cut into passages as every other format's is. This process only
+    finds where lines end, holding nothing; a 46 MB record costs the worker, and arrives as passages. Raises
+    DocumentError or ConfigError (the file's one reason, a line's number with it) as the part is read: the
+    parts before it are the caller's already."""
     try:
         size = path.stat().st_size
     except OSError as error:
@@ -202,9 +212,36 @@ def read_corpus(path: Path, limits: Limits) -> list[documents.Document]:
     if size > limits.max_bytes:
         raise too_large(size, limits)
     with ParserWorker(limits) as worker:
-        return worker.run(_corpus_documents, str(path))
+        for start, end, first_line in _line_parts(path, CORPUS_PART_BYTES):
+            yield worker.run(_corpus_part, str(path), start, end, first_line)
 
 
-def _corpus_documents(path: str) -> list[documents.Document]:
-    """Runs in the parser worker."""
-    return list(documents.read_jsonl(Path(path)))
+def _line_parts(path: Path, part_bytes: int) -> Iterator[tuple[int, int, int]]:
+    """(start, end, number of the first line) of consecutive runs of whole lines, each about ``part_bytes``,
+    read in blocks: no line is held."""
+    start = position = 0
+    line = first_line = 1
+    with path.open("rb") as handle:
+        while block := handle.read(_SCAN_BYTES):
+            at = 0
+            while (newline := block.find(b"\n", at)) >= 0:
+                at = newline + 1
+                line += 1
+                if position + at - start >= part_bytes:
+                    yield start, position + at, first_line
+                    start, first_line = position + at, line
+            position += len(block)
+    if position > start:
+        yield start, position, first_line
+
+
+def _corpus_part(path: str, start: int, end: int, first_line: int) -> list[documents.Document]:
+    """Runs in the parser worker: the documents of the lines between two offsets."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        data = handle.read(end - start)
+    found = []
+    for number, line in enumerate(data.split(b"\n"), start=first_line):
+        if line.strip():
+            found.append(documents.corpus_record(line, Path(path), number, max_chars=MAX_CHARS))
+    return found
