@@ -33,7 +33,7 @@ from agents.research_fakes import (
 from deepcritical.agents.models import AgentModels
 from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
-from deepcritical.errors import DiskFullError, ResearchError
+from deepcritical.errors import ConfigError, DiskFullError, ResearchError
 from deepcritical.models import Evidence
 from deepcritical.run import checkpoint as checkpoint_module
 from deepcritical.run import store as store_module
@@ -454,3 +454,62 @@ async def test_the_store_names_a_full_disk_whatever_wraps_it(tmp_path: Path) -> 
     wrapped.__cause__ = OSError(errno.EDQUOT, "Disk quota exceeded")
     assert disk_full(wrapped)
     assert not disk_full(ValueError("collection not found"))
+
+
+def a_checkpoint(**changes: Any) -> dict[str, Any]:
+    """A checkpoint as a run writes it after its first search (nothing collected), with ``changes``."""
+    from pydantic import TypeAdapter
+    from pydantic_ai.usage import RunUsage
+
+    from deepcritical.stages.state import RunState
+
+    return {
+        "run_id": "research-20260101-000000-abcdef",
+        "question": QUESTION,
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "written_at": "2026-01-01T00:00:05+00:00",
+        "stage": "search",
+        "iteration": 1,
+        "elapsed_seconds": 5.0,
+        "loop_seconds_left": 100.0,
+        "report_seconds_left": 100.0,
+        "state": TypeAdapter(RunState).dump_python(RunState(question=QUESTION), mode="json"),
+        "usage": TypeAdapter(RunUsage).dump_python(RunUsage(), mode="json"),
+        "evidence": [],
+    } | changes
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"state": {"question": QUESTION, "iteration": "many"}}, "state"),
+        ({"state": {"searches": 5}}, "state"),
+        ({"usage": {"requests": "lots"}}, "usage"),
+        ({"usage": []}, "usage"),
+    ],
+)
+def test_a_tampered_checkpoint_state_or_usage_is_one_line_at_resume(
+    tmp_path: Path, changes: dict[str, Any], field: str
+) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / CHECKPOINT_FILE).write_text(json.dumps(a_checkpoint(**changes)), encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"checkpoint.json cannot be read \({field}"):
+        read_checkpoint(folder)
+    result = run_cli("research", "--resume", str(folder), home=tmp_path / "home")
+    assert result.returncode == 2, result.stderr
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1, result.stderr
+    assert f"checkpoint.json cannot be read ({field}" in lines[0]
+
+
+def test_a_request_that_is_not_json_is_one_line_at_resume(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / CHECKPOINT_FILE).write_text(json.dumps(a_checkpoint()), encoding="utf-8")
+    (folder / "request.json").write_text("{not json", encoding="utf-8")
+    result = run_cli("research", "--resume", str(folder), home=tmp_path / "home")
+    assert result.returncode == 2, result.stderr
+    lines = error_lines(result.stderr)
+    assert len(lines) == 1, result.stderr
+    assert f"--resume {folder}: request.json of the run cannot be read" in lines[0]

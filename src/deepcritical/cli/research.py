@@ -108,7 +108,10 @@ def resumable_request(folder: Path, given: RunRequest) -> RunRequest:
     """The request of the run in ``folder``, as its folder recorded it when it started (demo mode included),
     with the options ``given`` again on the command line; a ConfigError when there is nothing to resume."""
     store = RunStore(folder)
-    recorded = store.request()
+    try:
+        recorded = store.request()
+    except ConfigError as error:
+        raise ConfigError(f"--resume {folder}: {error}") from None
     if recorded is None or ((folder / "run.json").is_file() and not store.has_checkpoint()):
         # A run of a version that recorded no request resumes from its checkpoint's question; a finished
         # run, a folder that is not a run's or none at all is refused, before anything starts.

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_ai.usage import RunUsage
 
 from deepcritical.agents.deps import ResearchDeps
@@ -91,6 +91,17 @@ class Checkpoint(BaseModel):
     recalled_ids: list[str] = Field(default_factory=list)
     report: SavedReport | None = None
     resumptions: list[Resumption] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _state_and_usage_readable(self) -> Checkpoint:
+        # Checked when the file is read, not when a resumed run restores them: a hand-edited or damaged
+        # ``state`` or ``usage`` is the file's one-line error, not a traceback from the middle of a run.
+        for name, read in (("state", self.run_state), ("usage", self.run_usage)):
+            try:
+                read()
+            except (ValidationError, TypeError, ValueError) as error:
+                raise ValueError(f"{name}: {one_error(error)}") from None
+        return self
 
     @property
     def loop_over(self) -> bool:
@@ -204,7 +215,9 @@ def read_checkpoint(folder: Path) -> Checkpoint:
 def one_error(error: BaseException) -> str:
     if isinstance(error, ValidationError):
         first = error.errors()[0]
-        return f"{'.'.join(str(part) for part in first['loc']) or 'file'}: {first['msg']}"
+        where = ".".join(str(part) for part in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")  # a validator's own message names its field
+        return f"{where}: {message}" if where else message
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 

@@ -22,6 +22,7 @@ import structlog
 from pydantic import BaseModel, Field, ValidationError
 
 from deepcritical.config import ReaderName, Settings
+from deepcritical.errors import ConfigError
 from deepcritical.models import SourceName
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame, frame_question
@@ -31,6 +32,7 @@ from deepcritical.run.checkpoint import (
     CheckpointSink,
     folder_sink,
     has_checkpoint,
+    one_error,
     read_checkpoint,
     remove_checkpoint,
 )
@@ -232,6 +234,8 @@ class RunStore:
             return RunRequest.model_validate_json((self.folder / REQUEST_FILE).read_bytes())
         except FileNotFoundError:
             return None
+        except (OSError, ValidationError) as error:  # damaged or edited by hand: the file's one line
+            raise ConfigError(f"{REQUEST_FILE} of the run cannot be read ({one_error(error)})") from None
 
     def status(self) -> RunInfo | None:
         """The run's record as the folder has it now; None when it has none (yet)."""

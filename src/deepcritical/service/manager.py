@@ -269,8 +269,14 @@ class RunManager:
         run = self._run(run_id)
         if run.info.status != "interrupted":
             raise RunEndedError(f"run {run_id} is {run.info.status}; only an interrupted run can be resumed")
-        if not has_checkpoint(run.store.folder) and run.store.request() is None:  # a folder of an older version
-            raise RunEndedError(f"run {run_id} stopped before its first checkpoint; start it again instead")
+        try:
+            if not has_checkpoint(run.store.folder) and run.store.request() is None:  # a folder of an older version
+                raise RunEndedError(f"run {run_id} stopped before its first checkpoint; start it again instead")
+            run.store.checkpoint()  # a damaged checkpoint or request is said now, in one line, not mid-run
+            self._plan_of(run)
+        except ConfigError as error:
+            reason = without_paths(str(error), self.settings, self.runs_dir)
+            raise RunEndedError(f"run {run_id} cannot be resumed: {reason}") from None
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
         run.info.status, run.info.error, run.info.ended_at, run.info.summary = "queued", None, None, None
