@@ -112,3 +112,23 @@ async def test_a_local_providers_server_that_does_not_answer_is_one_to_start(mon
         assert not endpoint.hosted
         with pytest.raises(ConfigError, match=r"127\.0\.0\.1:9/v1/ does not answer .*start it"):
             await check_endpoint(endpoint, client)
+
+
+def test_a_provider_whose_sdk_finds_no_credentials_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``google-vertex:`` without credentials was a 60-line traceback from google.auth."""
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    def no_credentials(*args: object, **kwargs: object) -> None:
+        raise DefaultCredentialsError("Your default credentials were not found. To set up ADC, see\nthe docs.")
+
+    monkeypatch.setattr(google.auth, "default", no_credentials)  # no look at this machine's or a metadata server's
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    settings = Settings(_env_file=None, DEEPCRITICAL_MODEL="google-vertex:gemini-2.5-flash")  # type: ignore[call-arg]
+    with pytest.raises(ConfigError) as refused:
+        build_model(settings)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith("cannot use DEEPCRITICAL_MODEL 'google-vertex:gemini-2.5-flash': DefaultCredentialsError")
+    assert "credentials were not found" in message

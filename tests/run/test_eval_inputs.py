@@ -59,6 +59,21 @@ def test_a_prompt_row_that_lacks_a_value_is_refused_naming_its_line(tmp_path: Pa
     assert not out.exists()
 
 
+@pytest.mark.parametrize("pmcid", ["9" * 5000, "PMC12x", "../PMC1"])
+def test_a_pmcid_that_is_not_one_is_refused_naming_its_line(tmp_path: Path, pmcid: str) -> None:
+    """A 5,000-digit PMCID names a file no system can look for (a traceback, ENAMETOOLONG)."""
+    prompts = tmp_path / "prompts.csv"
+    prompts.write_text(f"{','.join(HEADER)}\n1,1,Nausea,drug A,placebo\n2,{pmcid},Nausea,drug A,placebo\n")
+    out = tmp_path / "out"
+    result = run_eval(str(prompts), "--articles", str(articles(tmp_path / "data")), "--out", str(out))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"{prompts}, line 3: PMCID '{pmcid[:20]}" in result.stderr
+    assert "is not a PMCID" in result.stderr
+    assert len(result.stderr) < 400
+    assert not out.exists()
+
+
 def test_a_row_with_no_value_at_all_is_skipped(tmp_path: Path) -> None:
     """Spreadsheets write rows of commas: they hold no prompt and are not an error."""
     rows = [HEADER, ["1", "1", "Mortality", "drug A", "placebo"], ["", "", "", "", ""]]

@@ -32,6 +32,7 @@ from pydantic_ai.settings import ModelSettings
 from deepcritical.agents.output import TOOL, OutputStrategy, strategies
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
+from deepcritical.text import one_line
 
 # pydantic-ai 2 renamed these providers; older names keep working here.
 LEGACY_PROVIDERS = {"google-gla": "google", "gemini": "google", "google-vertex": "google-cloud"}
@@ -256,6 +257,13 @@ def build_model(settings: Settings, client: httpx2.AsyncClient | None = None) ->
         model = infer_model(label, provider_factory=lambda name: _provider(name, settings, client))
     except (UserError, ImportError, ValueError) as error:
         raise ConfigError(f"cannot use {settings.named('model')} {settings.model!r}: {error}") from error
+    except Exception as error:  # a provider's SDK refusing to start (google-vertex: no credentials)
+        # Each SDK raises its own kind (google.auth's DefaultCredentialsError, botocore's NoCredentialsError):
+        # all say the provider is not set up on this machine, in one line naming the model.
+        reason = one_line(str(error)) or type(error).__name__
+        raise ConfigError(
+            f"cannot use {settings.named('model')} {settings.model!r}: {type(error).__name__}: {reason}"
+        ) from None
     return model, _reachable_endpoint(model, settings)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -28,6 +29,7 @@ from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.run.predictions import label_f1, macro_average, read_predictions, resume
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
+PMCID = re.compile(r"(?:PMC)?[0-9]{1,10}", re.IGNORECASE)
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
 _FROM_TEXT = {text: label for label, text in LABEL_TEXT.items()}
 PUBLISHED = "Evidence Inference 2.0, full articles: BioMed RoBERTa pipeline about 0.78 macro-F1; majority label 0.19"
@@ -83,6 +85,11 @@ def read_prompts(path: Path) -> list[Prompt]:
                 raise ConfigError(
                     f"{path}, line {reader.line_num}: no {', '.join(missing)} (each prompt needs "
                     f"{', '.join(PROMPT_COLUMNS)})"
+                )
+            if not PMCID.fullmatch(values["PMCID"]):  # it names a file: a 5,000-digit one cannot be looked for
+                shown = values["PMCID"][:20] + ("…" if len(values["PMCID"]) > 20 else "")
+                raise ConfigError(
+                    f"{path}, line {reader.line_num}: PMCID {shown!r} is not a PMCID (PMC and up to 10 digits)"
                 )
             if values["PromptID"] not in prompts:
                 prompts[values["PromptID"]] = Prompt(
