@@ -166,3 +166,21 @@ def test_a_large_export_is_embedded_and_written_in_batches_not_record_by_record(
     assert len(stored) == records
     assert sum(embeddings.calls) == records  # one passage each, each embedded once
     assert len(embeddings.calls) <= -(-records // WRITE_PASSAGES)
+
+
+def test_two_adds_at_once_count_each_document_once(
+    connection, embeddings: EmbeddingService, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Two adds of one file at once both read the store before either wrote, and both reported the documents
+    "added" (the counts summed past the documents there are). The write decides, holding the store."""
+    from deepcritical.evidence import document_files
+
+    first = read_bytes(NOTES, suffix=".md", limits=Limits(), source_path="/notes/trial.md")
+    assert add_file_documents(connection, embeddings, "documents", first, _grade) == {first[0].id: "added"}
+    # The second add's first look was taken before the first add wrote: it saw nothing stored.
+    monkeypatch.setattr(document_files, "stored_hashes", lambda *_args: {})
+    assert add_file_documents(connection, embeddings, "documents", first, _grade) == {first[0].id: "unchanged"}
+    edited = read_bytes(NOTES + b" More.", suffix=".md", limits=Limits(), source_path="/notes/trial.md")
+    assert add_file_documents(connection, embeddings, "documents", edited, _grade) == {first[0].id: "replaced"}
+    (listed,) = list_documents(connection, "documents")
+    assert (listed.content_hash, listed.passages) == (edited[0].content_hash, len(edited[0].passages))

@@ -135,9 +135,9 @@ def add_file_documents(
             {document.id: "unchanged" for document in batch if known.get(document.id) == document.content_hash}
         )
         if changed:
-            replacing = [document.id for document in changed if document.id in known]
-            _write(connection, embeddings, name, changed, grade, replacing=replacing, embed=embed)
-            outcome.update({document.id: "replaced" if document.id in known else "added" for document in changed})
+            # What the write found when it held the store (another add may have stored the same documents since
+            # ``known`` was read): the counts are the store's, not this add's guess.
+            outcome.update(_write(connection, embeddings, name, changed, grade, embed=embed))
     paths = {document.source_path for document in documents if document.source_path}
     if whole_file and len(paths) == 1:
         drop_stale(connection, name, paths.pop(), [document.id for document in documents])
@@ -168,38 +168,50 @@ def _write(
     documents: Sequence[FileDocument],
     grade: DocumentGrader,
     *,
-    replacing: Sequence[str],
     embed: bool,
-) -> None:
-    """One batch of documents' passages embedded in one call (or marked pending) and written in one session,
-    replacing the passages of the documents ``replacing`` names."""
+) -> dict[str, Added]:
+    """One batch of documents' passages embedded in one call (or marked pending) and written in one session.
+    Which documents are new, changed or unchanged is decided in that session, holding the store: of two adds
+    of one file at once, one adds and the other finds the documents unchanged (each counted once)."""
     target = collection_name(name)
     items: list[Evidence] = []
     metadata: list[dict[str, str | int | bool]] = []
+    owner: list[str] = []  # the document of each item
     for document in documents:
         found = passage_items(name, document, grade(document))
         items += found
         metadata += [_extra(document) | ({} if embed else {EMBEDDED_KEY: False})] * len(found)
+        owner += [document.id] * len(found)
     if embed:
         vectors = embeddings.embed([passage_text(item.citation.title, item.content) for item in items])
     else:  # a placeholder of the model's size (Chroma holds one size per collection), replaced when embedded
         vectors = np.zeros((len(items), embeddings.dimension), dtype=np.float32)
     with connection.session(touches=(target,), writes=True) as session:
         collection = session.collection(target)
-        if replacing:
-            collection.delete(where={DOCUMENT_KEY: {"$in": list(replacing)}})
-        for start in range(0, len(items), connection.max_batch):
-            chunk = items[start : start + connection.max_batch]
-            encoded = [chroma.encode(item) for item in chunk]
+        ids = [document.id for document in documents]
+        stored = collection.get(where={DOCUMENT_KEY: {"$in": ids}}, include=["metadatas"])
+        known = {str(meta[DOCUMENT_KEY]): str(meta.get(HASH_KEY, "")) for meta in stored["metadatas"] or []}
+        outcome: dict[str, Added] = {
+            document.id: "unchanged"
+            if known.get(document.id) == document.content_hash
+            else "replaced"
+            if document.id in known
+            else "added"
+            for document in documents
+        }
+        if replacing := [document_id for document_id, kind in outcome.items() if kind == "replaced"]:
+            collection.delete(where={DOCUMENT_KEY: {"$in": replacing}})
+        keep = [index for index, document_id in enumerate(owner) if outcome[document_id] != "unchanged"]
+        for start in range(0, len(keep), connection.max_batch):
+            chunk = keep[start : start + connection.max_batch]
+            encoded = [chroma.encode(items[index]) for index in chunk]
             collection.upsert(
-                ids=[item.id for item in chunk],
-                embeddings=vectors[start : start + connection.max_batch],
+                ids=[items[index].id for index in chunk],
+                embeddings=vectors[chunk],
                 documents=[text for text, _ in encoded],
-                metadatas=[
-                    {**stored, **extra}
-                    for (_, stored), extra in zip(encoded, metadata[start : start + connection.max_batch], strict=True)
-                ],
+                metadatas=[{**meta, **metadata[index]} for (_, meta), index in zip(encoded, chunk, strict=True)],
             )
+    return outcome
 
 
 # Chroma reads a get's rows with one SQL variable each: a collection of 20,000 records (36,000 passages) read in
