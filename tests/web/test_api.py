@@ -433,3 +433,28 @@ async def test_info_gives_each_source_the_name_a_person_knows(tmp_path: Path) ->
 
 
 APP_SCRIPT = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/app.js").read_text()
+
+
+async def test_a_run_with_a_damaged_checkpoint_or_request_is_refused_at_resume_in_one_line(tmp_path: Path) -> None:
+    script = ScriptedRuns(hold=True)
+    async with serving(app_for(tmp_path, script, max_concurrent_runs=1)) as client:
+        tampered = (await start(client, "a checkpoint edited by hand"))["run_id"]
+        await script.reached_hold(tampered).wait()
+        garbled = (await start(client, "a request that is not JSON"))["run_id"]
+    folder = tmp_path / "runs" / tampered
+    checkpoint = {
+        "run_id": tampered, "question": "q", "started_at": "2026-01-01T00:00:00+00:00",
+        "written_at": "2026-01-01T00:00:01+00:00", "stage": "plan", "iteration": 1, "elapsed_seconds": 1.0,
+        "loop_seconds_left": 100.0, "report_seconds_left": 120.0, "state": {"iteration": "many"}, "usage": {},
+        "evidence": [],
+    }  # fmt: skip
+    (folder / "checkpoint.json").write_text(json.dumps(checkpoint))
+    (tmp_path / "runs" / garbled / "request.json").write_text("{not json")
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        for run_id, reason in [(tampered, "checkpoint.json cannot be read (state"), (garbled, "request.json")]:
+            refused = await client.post(f"/api/runs/{run_id}/resume")
+            assert refused.status_code == 409, refused.text
+            assert reason in refused.json()["error"]
+            assert str(tmp_path) not in refused.text
+            assert "--resume" not in refused.text
+        assert (await client.get("/api/runs")).status_code == 200

@@ -275,7 +275,10 @@ class RunManager:
             run.store.checkpoint()  # a damaged checkpoint or request is said now, in one line, not mid-run
             self._plan_of(run)
         except ConfigError as error:
-            reason = without_paths(str(error), self.settings, self.runs_dir)
+            # The checkpoint's reader words it for the command line ("--resume FOLDER: ..."): the reason alone.
+            reason = without_paths(
+                str(error).removeprefix(f"--resume {run.store.folder}: "), self.settings, self.runs_dir
+            )
             raise RunEndedError(f"run {run_id} cannot be resumed: {reason}") from None
         if len(self._queue) >= self.max_queued:
             raise QueueFullError(f"{len(self._queue)} runs are waiting already; try again later")
