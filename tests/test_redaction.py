@@ -421,3 +421,11 @@ async def test_a_provider_secret_outside_the_settings_reaches_no_output(
         fragments = {value[i : i + MIN_SECRET_CHARS] for i in range(len(value) - MIN_SECRET_CHARS + 1)}
         for name, text in outputs.items():
             assert not [f for f in fragments if f in text], (name, value)
+
+
+def test_a_short_value_of_a_variable_named_like_a_secret_is_not_taken_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SORT_KEY", "name")
+    monkeypatch.setenv("CACHE_KEY", "v1-linux")
+    redact = Redactor.for_settings(Settings(_env_file=None))  # type: ignore[call-arg]
+    assert redact("the name of the key") == "the name of the key"
+    assert redact("cache v1-linux") == "cache ***"  # eight characters: it may be a key

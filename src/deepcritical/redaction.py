@@ -63,6 +63,9 @@ PROVIDER_SETTINGS = frozenset(
         "XDG_CACHE_HOME",
     }
 )
+# A variable named as a secret holds one from this length: "SORT_KEY=name" is not a key, and blanking "name"
+# everywhere would garble every message; no provider's key is that short.
+MIN_ENVIRONMENT_SECRET_CHARS = 8
 # A URL's user name alone is taken for a secret from this length: a token sent as the user
 # (``https://ghp_…@host``), not "admin" or "git", which would blank ordinary words.
 MIN_TOKEN_USER_CHARS = 16
@@ -162,7 +165,7 @@ class Redactor:
         variable (a provider's ``*_BASE_URL``)."""
         secrets: list[SecretStr | str | None] = []
         for name, value in os.environ.items():
-            if is_secret_variable(name):
+            if is_secret_variable(name) and len(value.strip()) >= MIN_ENVIRONMENT_SECRET_CHARS:
                 secrets.append(value)
             if "@" in value:
                 secrets.extend(url_secrets(value.strip()))
