@@ -407,7 +407,7 @@ async def test_a_provider_secret_outside_the_settings_reaches_no_output(
     redact_logs(Redactor.for_settings(settings))
     try:
         async with RunManager(settings, client_factory=lambda _s: httpx2.AsyncClient(), run_source=source) as runs:
-            info = runs.create("Can metformin be repurposed for Alzheimer's disease?")
+            info = runs.create(RunRequest(question="Can metformin be repurposed for Alzheimer's disease?"))
             ended = await runs.wait(info.run_id)
     finally:
         redact_logs(Redactor(()))

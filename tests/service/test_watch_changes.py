@@ -3,6 +3,7 @@ a verdict change is marked; a failed run compares nothing."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -101,6 +102,11 @@ def test_a_verdict_change_and_a_new_strongest_design_are_marked() -> None:
                   created=AT, next_due=AT)  # fmt: skip
     assert alert_title(watch, changes).startswith("Verdict changed:")
     assert alert_body(watch, changes, Path("/runs/x"), Path("/home"))["event"] == "watch.verdict_changed"
+    # The run named under the server's home, never by the server's own path (which names its user and layout).
+    home = Path("/srv/alice/deepcritical")
+    body = alert_body(watch, changes, home / "watches" / "w-1" / "runs" / "watch-1", home)
+    assert (body["folder"], body["run_id"]) == ("watches/w-1/runs/watch-1", "watch-1")
+    assert "/srv/alice" not in json.dumps(body)
     assert "**The verdict changed**" in markdown_section(changes)
 
 

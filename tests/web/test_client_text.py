@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
 from deepcritical.service.manager import RunManager
 from test_cli import PASSED_THROUGH
@@ -53,15 +54,15 @@ async def test_a_run_that_cannot_be_recorded_never_joins_the_list(
     async with RunManager(settings_in(tmp_path), client_factory=offline_client, run_source=ScriptedRuns()) as manager:
         monkeypatch.setattr(RunStore, "write_request", full_disk)
         with pytest.raises(OSError, match="No space left"):
-            manager.create(QUESTION)
+            manager.create(RunRequest(question=QUESTION))
         assert manager.all_runs() == []
         assert list((tmp_path / "runs").iterdir()) == []  # no half-written folder for the next start to find
 
 
 async def test_a_run_the_list_cannot_send_is_left_out_and_logged(tmp_path: Path) -> None:
     async with RunManager(settings_in(tmp_path), client_factory=offline_client, run_source=ScriptedRuns()) as manager:
-        kept = manager.create(QUESTION)
-        broken = manager.create("Does aspirin prevent stroke?")
+        kept = manager.create(RunRequest(question=QUESTION))
+        broken = manager.create(RunRequest(question="Does aspirin prevent stroke?"))
         entry = manager._runs[broken.run_id]  # a record with text no JSON encoder takes, however it got there
         entry.info = entry.info.model_copy(update={"question": "Does aspirin \ud800 prevent stroke?"})
         with capture_logs() as logs:
