@@ -4,7 +4,9 @@ same-origin rules as to every other route; errors have the API's one shape, ``{"
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -134,13 +136,17 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         options = WatchOptions(sources=body.sources, no_llm=body.no_llm, demo=settings.demo_mode)
         try:
             watch_settings = settings_for(options, settings)
-            watch = store().add(
-                body.question,
-                every=body.every,
-                options=options,
-                webhook=body.webhook,
-                now=watch_clock(watch_settings),
-                allow_private_webhook=settings.webhook_allow_private,
+            # Off the event loop: the webhook's host is resolved (a slow DNS server would hold every request).
+            watch = await asyncio.to_thread(
+                partial(
+                    store().add,
+                    body.question,
+                    every=body.every,
+                    options=options,
+                    webhook=body.webhook,
+                    now=watch_clock(watch_settings),
+                    allow_private_webhook=settings.webhook_allow_private,
+                )
             )
         except WatchError as error:
             return error_response(422, error.message, error.field)
