@@ -88,9 +88,9 @@ async def test_a_run_goes_from_request_to_report_and_its_events_stream_in_order(
         assert [run["run_id"] for run in listed] == [run_id]
 
 
-async def test_the_page_shows_the_report_document_and_an_older_folder_s_report_md(tmp_path: Path) -> None:
+async def test_the_page_shows_the_report_document_and_an_older_folder_how_to_upgrade(tmp_path: Path) -> None:
     """The HTML is written from report.json (not report.md parsed back); a folder written before report
-    documents, or with one this version cannot read, has its report.md rendered instead."""
+    documents, or with one this version cannot read, says how to upgrade it and shows nothing of report.md."""
     async with serving(app_for(tmp_path, ScriptedRuns())) as client:
         run_id = (await start(client))["run_id"]
         await events_of(client, run_id)
@@ -100,10 +100,11 @@ async def test_the_page_shows_the_report_document_and_an_older_folder_s_report_m
         assert html.startswith("<h1>Can metformin be repurposed for Alzheimer&#39;s disease?</h1>")
         assert '<li id="ref-1">' in html
         (folder / "report.json").write_text('{"blocks": [{"kind": "video"}]}', encoding="utf-8")
-        fallback = (await client.get(f"/api/runs/{run_id}/report.html")).text
-        assert fallback == "<h1>Edited &lt;b&gt;by hand&lt;/b&gt;</h1>\n"
+        unreadable = (await client.get(f"/api/runs/{run_id}/report.html")).text
+        assert "deepcritical runs upgrade" in unreadable
+        assert "by hand" not in unreadable
         (folder / "report.json").unlink()
-        assert (await client.get(f"/api/runs/{run_id}/report.html")).text == fallback
+        assert (await client.get(f"/api/runs/{run_id}/report.html")).text == unreadable
         (folder / "report.md").unlink()
         assert (await client.get(f"/api/runs/{run_id}/report.html")).status_code == 404
 
