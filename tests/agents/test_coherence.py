@@ -399,7 +399,8 @@ def test_advice_goes_and_results_stay_verbatim(statement: str, kept: str | None)
 
 
 def test_the_verdict_comes_first_under_the_title_cites_by_number_and_the_brief_follows_it() -> None:
-    """The verdict block: after the title and run line, before the brief; its items are numbered references."""
+    """The verdict block: right under the title, before the brief; its items are numbered references. The run
+    line comes after the answer (issue 40: the answer first)."""
     item = evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
     report = ResearchReport(
         question=QUESTION,
@@ -410,7 +411,7 @@ def test_the_verdict_comes_first_under_the_title_cites_by_number_and_the_brief_f
     verdict = Verdict(label="no", confidence=0.6, evidence_ids=[item.id])
     context = RenderContext(demo=True, stop_reason="sufficient", run_id="r1", verdict=verdict)
     markdown = render_markdown(report, {item.id: item}, context)
-    assert markdown.index("`r1`") < markdown.index("## Verdict") < markdown.index("## Answer in brief")
+    assert markdown.index("## Verdict") < markdown.index("## Answer in brief") < markdown.index("`r1`")
     verdict_section = markdown.split("## Verdict")[1].split("## Answer in brief")[0]
     assert "It rests on \\[1\\]" in verdict_section
     assert item.id not in verdict_section  # a number, never a raw id

@@ -114,6 +114,23 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     report = outcome.report
     quoted = " ".join(i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids)
     assert not [pmid for pmid in OTHER_OUTCOMES if pmid in quoted], quoted
+    # Issue 40: the findings lead with what the answer rests on, and contrary evidence is contrary to the answer
+    # (the statins No opened "Key findings" with favourable cohorts and filed its null trials as contrary).
+    if verdict.label in ("yes", "no"):
+        first = report.key_findings[0]
+        assert set(first.evidence_ids) & set(verdict.evidence_ids), first
+        for finding in report.contrary_evidence:
+            assert not set(finding.evidence_ids) & set(verdict.evidence_ids), finding
+        for finding in report.key_findings:
+            assert not set(finding.evidence_ids) <= set(verdict.against_ids), finding
+        # The answer's studies are numbered first, as they are cited first.
+        numbered = _numbered(outcome.markdown)
+        assert min(int(numbered[i][0]) for i in verdict.evidence_ids if i in numbered) == 1
+    # A high judge's score beside a No says it is not a score for the intervention.
+    if verdict.label == "no" and "## How the judge rated the evidence" in outcome.markdown:
+        judged = outcome.markdown.split("## How the judge rated the evidence", 1)[1].split("\n## ", 1)[0]
+        assert "not which way it points" in judged
+        assert 'beside the verdict "No" means strong evidence for that answer' in judged
     # A question that asks two things says so under the verdict, and which studies address which.
     assert ("**The question asks two things:**" in outcome.markdown) == ("prevent or treat" in question)
     if answer == "insufficient":  # only the falls-and-fractures trial states a result on fractures: it alone is quoted
@@ -246,11 +263,16 @@ async def test_each_quoted_study_is_quoted_where_the_strength_table_reads_it(tmp
     """Issue 23, a new user's trial: the statins animal study ("no clear result" in the table) was a key
     finding, and so were vitamin D's null Mendelian-randomisation study and metformin's phase-1 trial. A key
     finding quotes a study the table reads favourable; contrary evidence one it reads null or unfavourable; a
-    study of no clear result is not quoted."""
+    study of no clear result is not quoted. Issue 40: the sides are the answer's, so under a No a key finding
+    quotes a study the table reads null or unfavourable, and contrary evidence one it reads favourable."""
     outcome = await research(question, tmp_path / "home")
     markdown = outcome.markdown
     where = _columns(markdown.split("## Strength of evidence", 1)[1].split("\n## ", 1)[0])
-    expected = {"## Key findings": {"favourable"}, "## Contrary evidence": {"null", "unfavourable"}}
+    favourable, against = {"favourable"}, {"null", "unfavourable"}
+    assert outcome.verdict is not None
+    if outcome.verdict.label == "no":
+        favourable, against = against, favourable
+    expected = {"## Key findings": favourable, "## Contrary evidence": against}
     quoted = 0
     for heading, columns in expected.items():
         section = markdown.split(heading, 1)[1].split("\n## ", 1)[0]

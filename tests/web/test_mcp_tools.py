@@ -68,9 +68,12 @@ async def test_research_reports_progress_and_returns_the_report_and_run_id(tmp_p
     assert structured is not None
     assert structured["status"] == "finished"
     assert structured["report_markdown"].startswith(f"# {QUESTION}")
-    assert text_of(result).startswith(f"Run {structured['run_id']} finished.")
     assert structured["frame"]["intervention"] == "metformin"
-    assert "Question frame: Population: Alzheimer's disease · Intervention: metformin." in text_of(result)
+    # The answer first: the question's frame, then the run and its report (this fake run has no verdict).
+    opening = text_of(result).split("\n")
+    assert opening[0].startswith("Question frame: Population: Alzheimer's disease · Intervention: metformin")
+    assert structured["answer"] is None
+    assert opening[1].startswith(f"Run {structured['run_id']} finished")
     assert [value for value, _ in progress] == list(range(1, len(progress) + 1))
     messages = [message or "" for _, message in progress]
     assert messages[1].startswith("iteration 1/2")

@@ -70,6 +70,9 @@ class RunResult(BaseModel):
     frame: QuestionFrame | None = Field(
         default=None, description="The question's population, intervention, comparator and outcomes, read in code"
     )
+    answer: str | None = Field(
+        default=None, description="Once the run finished: its verdict and its certainty ('no (confidence 0.84)')"
+    )
     status: str = Field(description="queued, running, finished, failed, cancelled or interrupted")
     queue_position: int | None = Field(default=None, description="1 for the next queued run to start")
     error: str | None = None
@@ -87,10 +90,13 @@ def run_result(manager: RunManager, info: RunInfo) -> CallToolResult:
     """The run as a tool result: the report (or the status) as text, the details as structured content."""
     files = manager.files(info.run_id)
     markdown = manager.file(info.run_id, "report.md").read_text(encoding="utf-8") if "report.md" in files else None
+    verdict = info.summary.verdict if info.summary is not None else None
+    finished = info.status == "finished" and markdown is not None
     result = RunResult(
         run_id=info.run_id,
         question=info.question,
         frame=info.frame,
+        answer=verdict.headline if finished and verdict is not None else None,
         status=info.status,
         queue_position=manager.position(info.run_id),
         error=info.error,
@@ -98,10 +104,11 @@ def run_result(manager: RunManager, info: RunInfo) -> CallToolResult:
         files=files,
         report_markdown=markdown if info.status == "finished" else None,
     )
-    if info.status == "finished" and markdown is not None:
-        verdict = f" Verdict: {info.summary.verdict.headline}." if info.summary and info.summary.verdict else ""
-        frame = f" Question frame: {info.frame.summary()}." if info.frame and info.frame.summary() else ""
-        text = f"Run {info.run_id} finished.{verdict}{frame}\n\n{markdown}"
+    if finished:
+        # The answer first, as the report opens: the question's frame, then the verdict and its certainty.
+        frame = f"Question frame: {info.frame.summary()}.\n" if info.frame and info.frame.summary() else ""
+        answer = f"Answer: {result.answer}.\n" if result.answer else ""
+        text = f"{frame}{answer}Run {info.run_id} finished; its report follows.\n\n{markdown}"
     else:
         where = f", position {result.queue_position} in the queue" if result.queue_position else ""
         text = f"Run {info.run_id} is {info.status}{where}."

@@ -172,17 +172,11 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     lines: list[Block] = [heading(report.question, level=1)]
     if context.demo:
         lines += [BANNER]
-    meta = [(label, value) for label, value in (("run", context.run_id), ("model", context.model)) if value]
-    if meta:
-        lines += [paragraph(*[run for at, (label, value) in enumerate(meta) for run in _meta(at, label, value)])]
-    if context.frame is not None and (frame := context.frame.summary()):
-        lines += [paragraph(strong("Question frame."), f" {frame}")]
+    # What a reader meets first: the question's frame, the answer and its certainty, then the summary of
+    # findings; how the run went (its id, its model, a model failure) comes after them.
+    lines += answer_block(report, evidence, context, counted, numbers, text)
+    # The summary of findings (each outcome's effect and GRADE certainty) goes here, right after the answer.
     if context.verdict is not None:
-        lines += (
-            open_block(context.verdict, numbers)
-            if context.verdict.label == "open"
-            else verdict_block(context.verdict, numbers)
-        )
         lines += aims_block(report.question, counted, numbers)  # "prevent or treat": which studies are which
     if context.degraded:
         lines += [
@@ -195,13 +189,9 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
                 ]
             )
         ]
-    # A sentence of the brief that counts more studies of a kind than the table does is not shown: the
-    # counted line below it gives the totals.
-    kept = [part for part in split_sentences(report.answer_brief) if not overcounts(part, counted)]
-    brief = text(" ".join(kept)) or runs("No answer could be given.")
-    lines += [heading("Answer in brief"), paragraph(brief)]
-    if evidence:
-        lines += [paragraph(counted_line(counted, len(evidence)))]
+    meta = [(label, value) for label, value in (("run", context.run_id), ("model", context.model)) if value]
+    if meta:
+        lines += [paragraph(*[run for at, (label, value) in enumerate(meta) for run in _meta(at, label, value)])]
     retracted, concern = flagged(counted, report, evidence)
     lines += flag_warnings(retracted, concern, evidence, numbers, context.demo)
     lines += [
@@ -223,7 +213,7 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
         lines += figure_lines(figures)
     shown = shown_assessment(context.assessment, counted)
     if shown is not None:
-        lines += [heading("How the judge rated the evidence"), *assessment_lines(shown, text)]
+        lines += [heading("How the judge rated the evidence"), *assessment_lines(shown, text, context.verdict)]
     # Errors are code-written and shown escaped (URLs defanged) under "Why the run stopped", never here.
     designs = present_designs(counted, report, evidence)
     stated = [item for item in (*report.limitations, *context.notes) if not untrue(item, designs)]
@@ -250,6 +240,35 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     entries = [reference_entry(study, lead(study).id in recalled, context.demo) for study in studies]
     lines += [References(items=entries) if entries else paragraph("None.")]
     return ReportDocument(blocks=lines)
+
+
+def answer_block(
+    report: ResearchReport,
+    evidence: Mapping[str, Evidence],
+    context: RenderContext,
+    counted: Strength,
+    numbers: Mapping[str, int],
+    text: ModelText,
+) -> list[Block]:
+    """The report's opening, under its title: the question's frame, the verdict with its certainty, the answer
+    in brief and where its totals come from. The page, ``report.md`` and the MCP result all start here."""
+    lines: list[Block] = []
+    if context.frame is not None and (frame := context.frame.summary()):
+        lines += [paragraph(strong("Question frame."), f" {frame}")]
+    if context.verdict is not None:
+        lines += (
+            open_block(context.verdict, numbers)
+            if context.verdict.label == "open"
+            else verdict_block(context.verdict, numbers)
+        )
+    # A sentence of the brief that counts more studies of a kind than the table does is not shown: the
+    # counted line below it gives the totals.
+    kept = [part for part in split_sentences(report.answer_brief) if not overcounts(part, counted)]
+    brief = text(" ".join(kept)) or runs("No answer could be given.")
+    lines += [heading("Answer in brief"), paragraph(brief)]
+    if evidence:
+        lines += [paragraph(counted_line(counted, len(evidence)))]
+    return lines
 
 
 def _meta(at: int, label: str, value: str) -> list[Inline]:

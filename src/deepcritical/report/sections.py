@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from deepcritical.appraisal.strength import DIRECTIONS, Strength
+from deepcritical.appraisal.studies import group_studies
 from deepcritical.appraisal.study_reading import TRANSFORMER_WORDS
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
@@ -66,6 +67,48 @@ def findings_list(
         cited = runs(" ", Cite(refs=marks, separator="; ")) if marks else []
         lines.append(item(text(finding.statement), said, *cited, *shown))
     return [bullets(lines)]
+
+
+# A definite answer, and whether it is the intervention's effect (a "yes") or its absence (a "no").
+AFFIRMING = {"yes": True, "supported": True, "no": False, "refuted": False}
+
+
+def findings_for_the_answer(
+    report: ResearchReport, verdict: Verdict | None, evidence: Mapping[str, Evidence]
+) -> ResearchReport:
+    """The findings ordered by the answer: "Key findings" lead with what the verdict rests on (its strongest
+    study first) and "Contrary evidence" holds what reads against it. A report's findings are written for and
+    against the intervention's effect, so under a "No" the trials the No rests on were filed as contrary
+    evidence and favourable cohorts led the findings. A finding citing any study the verdict rests on is a key
+    finding; one citing only studies that read the other way is contrary; any other keeps its side, swapped
+    under a "no" or "refuted". The references follow the new order (one numbering, first cited first). A
+    verdict without a definite answer (maybe, mixed, insufficient, open) leaves the report as it is."""
+    if verdict is None or verdict.label not in AFFIRMING:
+        return report
+    study_of = {item.id: at for at, study in enumerate(group_studies(evidence.values())) for item in study}
+
+    def studies(ids: Sequence[str]) -> set[int | str]:
+        return {study_of.get(i, i) for i in ids}
+
+    rank = {study: at for at, study in reversed(list(enumerate(study_of.get(i, i) for i in verdict.evidence_ids)))}
+    resting, against = studies(verdict.evidence_ids), studies(verdict.against_ids)
+    agreeing, opposing = (
+        (report.key_findings, report.contrary_evidence)
+        if AFFIRMING[verdict.label]
+        else (report.contrary_evidence, report.key_findings)
+    )
+    every = [*agreeing, *opposing]
+    leading = sorted(
+        (finding for finding in every if studies(finding.evidence_ids) & resting),
+        key=lambda finding: min(rank[study] for study in studies(finding.evidence_ids) & resting),
+    )
+    contrary = [f for f in every if f not in leading and studies(f.evidence_ids) & against]
+    placed = [*leading, *contrary]
+    key = [*leading, *(f for f in agreeing if f not in placed)]
+    contrary += [f for f in opposing if f not in placed]
+    cited = [i for finding in (*key, *contrary) for i in finding.evidence_ids]
+    references = list(dict.fromkeys([*cited, *report.references]))
+    return report.model_copy(update={"key_findings": key, "contrary_evidence": contrary, "references": references})
 
 
 def _indirect_notes(cited: Sequence[int], why_by_number: Mapping[int, str]) -> list[list[Inline]]:
@@ -206,12 +249,21 @@ ASPECT_NAMES = (
 )
 
 
-def assessment_lines(assessment: Assessment, text: ModelText) -> list[Block]:
-    """The judge's scores as capped, each with what it gave and why it was capped."""
+def assessment_lines(assessment: Assessment, text: ModelText, verdict: Verdict | None = None) -> list[Block]:
+    """The judge's scores as capped, each with what it gave and why it was capped. A score says how much
+    evidence of its kind there is and how strong, not which way it points: the introduction says so, and
+    under a "No" says what a high clinical score means, so it does not read as a score for the intervention."""
+    which_way = (
+        f' A high score beside the verdict "{VERDICT_WORDS[verdict.label]}" means strong evidence for that answer '
+        "(for instance trials that found no benefit), not evidence that the intervention works."
+        if verdict is not None and AFFIRMING.get(verdict.label) is False
+        else ""
+    )
     intro = paragraph(
         "The judge rated the items it was shown in its last round (the strongest studies on the question first, then "
         "by relevance and diversity; not every "
-        "item collected); each score is capped in code by what the counted studies can support."
+        "item collected); each score is capped in code by what the counted studies can support. A score rates how "
+        f"much evidence of its kind there is and how strong it is, not which way it points.{which_way}"
     )
     lines = []
     for name, label in ASPECT_NAMES:

@@ -33,6 +33,7 @@ from deepcritical.report.extractive import code_brief, code_findings
 from deepcritical.report.figure_data import Figures, ForestPlot, StudyFlow, build_figures
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
+from deepcritical.report.sections import findings_for_the_answer
 
 
 def new_run_id(kind: str = "research") -> str:
@@ -202,6 +203,8 @@ def assemble_outcome(
         # Its findings too are the counted set's: each study quoted where its row of the table reads it, from
         # the same text (a slice may read a study another way than its whole abstract: one study, one reading).
         report = code_findings(state.question, report, counted, evidence.items)
+    # Findings lead with what the verdict rests on; contrary evidence is contrary to the answer.
+    report = findings_for_the_answer(report, verdict, evidence.items)
     context = RenderContext(
         demo=deps.settings.stand_in_sources,
         stop_reason=stop,
