@@ -72,7 +72,9 @@ def test_with_only_one_study_of_the_questions_people_left_there_is_no_plot_but_a
     figures = build_figures(counted_items(QUESTION, evidence, ()), evidence, {})
     assert figures.forest_plots == []
     (note,) = figures.forest_notes
-    assert note.startswith("No forest plot for first hospitalisation for heart failure: left out, as studies of")
+    assert note.startswith(
+        "No forest plot for first hospitalisation for heart failure (randomised trials): left out, as studies of"
+    )
     assert "(people without heart failure); fewer than two remain." in note
 
 
@@ -132,7 +134,8 @@ def test_an_outcome_a_study_names_by_its_defined_abbreviation_is_the_same_outcom
 
     rows = [row(cohort, "Alzheimer's disease", "HR", 0.87, 0.78, 0.97), row(case_control, "AD", "OR", 1.28, 1.11, 1.47)]
     plots, notes = forest_plots(rows, evidence, {cohort.id: 1, case_control.id: 2})
-    assert (plots, notes) == ([], ["No forest plot for Alzheimer's disease: the studies state different measures "
+    assert (plots, notes) == ([], ["No forest plot for Alzheimer's disease (randomised trials): the studies state "
+                                   "different measures "
                                    "(HR, OR), which are not comparable."])  # fmt: skip
     same_measure = [rows[0], row(case_control, "AD", "HR", 1.2, 1.1, 1.4)]
     (plot,), _ = forest_plots(same_measure, evidence, {cohort.id: 1, case_control.id: 2})

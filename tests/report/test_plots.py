@@ -60,8 +60,8 @@ def test_ratios_are_drawn_on_a_log_axis_with_each_study_and_the_null_line() -> N
 def test_three_randomised_trials_are_pooled_and_labelled_exploratory() -> None:
     document = forest_svg(THREE_TRIALS)
     shown = " ".join(texts(document))
-    assert "Pooled, random effects (3 RCTs; I² =" in shown
-    assert "automatic, exploratory" in shown
+    assert "Pooled (random effects, 3 RCTs; I² =" in shown
+    assert "exploratory" in shown
     assert POOLED_CAVEAT.split(":")[0] in shown
     assert len(ET.fromstring(document).findall(f"{SVG}polygon")) == 1  # the diamond
 

@@ -299,7 +299,10 @@ def test_the_page_runs_the_demo_question_live_and_renders_hostile_evidence_as_te
     expect(page.locator("#progress li").first).to_be_visible(timeout=RUN_MS)
     expect(page.locator("#report h2", has_text="References")).to_be_visible(timeout=RUN_MS)
     assert page.evaluate("window.reportHiddenAtFirstProgress") is True
-    progress = page.locator("#progress").inner_text()
+    # The run has finished: the report leads, and its progress and downloads are folded away under it.
+    expect(page.locator("#progress-box")).not_to_have_attribute("open", "")
+    expect(page.locator("#downloads")).not_to_have_attribute("open", "")
+    progress = page.locator("#progress").text_content() or ""
     # The server's lines, as the command line words them (each stored event carries its line).
     assert "iteration 1/" in progress
     assert "searched " in progress
@@ -367,7 +370,7 @@ def test_the_page_shows_the_sglt2_runs_hazard_ratios_sortable_and_its_forest_plo
 
     table = page.locator("#report table.sortable")
     expect(table).to_contain_text("HR 0.77 [0.72, 0.82]")
-    effects = table.locator("tbody tr td:nth-child(7)")
+    effects = table.locator("tbody tr td[data-label='Effect [95% CI]']")
     before = effects.all_inner_texts()
     assert sum(text.startswith("HR ") for text in before) >= 5
     table.get_by_role("button", name="Effect [95% CI]").click()
@@ -433,9 +436,15 @@ def test_the_pages_watch_history_words_a_maybe_by_its_split_and_charts_the_favou
         "maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562)"
     )
     expect(item.locator(".confidence-chart title")).to_have_text(
-        "Favourable share of the weighed studies (yes from 0.65, no up to 0.35) over 2 runs: 0.562, 0.649"
+        "Favourable share of the weighed studies (yes from 0.65, no up to 0.35) over 2 runs: "
+        "2026-03-01 0.562, 2026-07-01 0.649"
     )
     expect(item.locator(".confidence-chart line.threshold")).to_have_count(2)
+    # Issue 40: axes with their values, and dates in ISO 8601 whatever the browser's locale.
+    labels = item.locator(".confidence-chart text").all_text_contents()
+    assert {"0", "0.35", "0.65", "1", "2026-03-01", "2026-07-01"} <= set(labels), labels
+    assert item.locator(".confidence-chart line.axis").count() >= 2
+    expect(item.locator(".watch-history > li").first).to_contain_text("2026-03-01: maybe")
 
 
 def test_past_runs_show_each_runs_verdict_and_reader(server: Server, browser_page: object) -> None:

@@ -15,6 +15,7 @@ from deepcritical.appraisal.strength import Strength
 from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
 from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.reading.patterns import PER_UNIT
+from deepcritical.sources.grading import sample_size
 from deepcritical.text import shorten
 
 # Which stated result stands for a study: an effect size with its interval first, then one without,
@@ -108,7 +109,7 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
                 StudyResult(
                     id=item.id,
                     design=DESIGNS[item.grade.design].label,
-                    n=item.grade.sample_size,
+                    n=_participants(item),
                     quote=shorten(effect.quote, QUOTE_CHARS, on_word=True),
                     others=len(effects) - len(shown),
                     outcome=outcomes.get(effect.start) or outcomes_of(item.content, [effect.start])[0],
@@ -121,6 +122,14 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
                 )
             )
     return rows
+
+
+def _participants(item: Evidence) -> int | None:
+    """The study's n as the grader found it; a preprint's from its abstract, which the grader does not read for
+    one (a preprint is outside the evidence scale, so its size weighs nothing there, but a reader wants it)."""
+    if item.grade.sample_size is None and item.grade.design == "preprint" and item.grade.population == "humans":
+        return sample_size(item.content)
+    return item.grade.sample_size
 
 
 _PER_UNIT = re.compile(PER_UNIT)

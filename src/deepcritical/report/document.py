@@ -111,6 +111,10 @@ class Table(BaseModel):
     header: list[str]
     rows: list[list[list[Inline]]] = Field(description="Each row's cells, each cell's runs")
     sortable: bool = Field(default=False, description="The page sorts it by a column (the study results)")
+    folded: list[int] = Field(
+        default_factory=list,
+        description="Columns the page shows behind each row's disclosure, not as columns (report.md shows them all)",
+    )
 
 
 class Quote(BaseModel):

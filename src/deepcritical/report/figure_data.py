@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -16,6 +17,7 @@ from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.studies import group_studies, record_counts
 from deepcritical.models import DESIGNS, Evidence, StudyDesign
 from deepcritical.reading.abbreviations import defined_abbreviations
+from deepcritical.reading.effects import RATIO_MEASURES
 from deepcritical.reading.outcomes import outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.report.document import Block, Figure, FileLink, Inline, cites, heading, paragraph, runs, strong
@@ -31,6 +33,21 @@ EXCLUSION_REASONS = {
     "not_studies": "web page or commentary (not a study)",
     "retracted": "retracted",
 }
+
+# The designs a forest plot keeps apart, as Cochrane draws one comparison and one kind of study per plot: a review
+# beside a trial it pooled would show the same patients twice, and a cohort's estimate is not a trial's.
+PLOT_DESIGNS: dict[StudyDesign, str] = {
+    "meta_analysis": "systematic reviews and meta-analyses",
+    "systematic_review": "systematic reviews and meta-analyses",
+    "randomized_controlled_trial": "randomised trials",
+    **{
+        design: "observational and non-randomised studies"
+        for design in ("clinical_trial", "cohort", "case_control", "cross_sectional", "observational", "case_report")
+    },
+    "preprint": "preprints",
+}
+OTHER_DESIGNS = "other designs"
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 
 # A forest plot's words for the studies it leaves out (``Strength.indirect``).
 LEFT_OUT = "left out, as studies of other people than the question's (an indirect answer): "
@@ -112,10 +129,16 @@ class LeftOut(BaseModel):
 
 
 class ForestPlot(BaseModel):
-    """One outcome's comparable estimates, drawn as ``file``.svg and ``file``.png in the run folder."""
+    """One outcome's comparable estimates from studies of one kind, drawn as ``file``.svg and ``file``.png in the
+    run folder."""
 
     file: str
     outcome: str
+    designs: str = Field(default="", description='The kind of study it draws: "randomised trials" (PLOT_DESIGNS)')
+    lower_favours: Literal["intervention", "control"] | None = Field(
+        default=None,
+        description="Which arm a value below no effect favours, read from the studies' own readings (None: unread)",
+    )
     measure: str
     unit: str | None = None
     studies: list[PlottedStudy]
@@ -127,6 +150,11 @@ class ForestPlot(BaseModel):
     def left_out_sentence(self) -> str:
         """What the plot leaves out and why, as its caption and its drawing say it ("" when nothing)."""
         return f"{_LEFT_OUT_OPENING}{_left_out_text(self.left_out)}." if self.left_out else ""
+
+    def title(self) -> str:
+        """ "Hazard ratio: cardiovascular death, randomised trials" """
+        name = MEASURE_NAMES.get(self.measure, self.measure) + (f" ({self.unit})" if self.unit else "")
+        return f"{name}: {self.outcome}" + (f", {self.designs}" if self.designs else "")
 
     def estimates(self) -> list[StudyEstimate]:
         return [
@@ -145,8 +173,33 @@ class Figures(BaseModel):
 
 
 def _label(item: Evidence | None, number: int | None) -> str:
-    title = item.citation.title if item is not None else ""
-    return shorten(f"[{number}] {title}" if number else title, LABEL_CHARS)
+    """A study as a forest plot names it: "[4] Imaginaro 2018" (its first author's surname and its year), else its
+    title cut short."""
+    name = item.citation.title if item is not None else ""
+    if item is not None and item.citation.authors:
+        year = _YEAR.search(item.citation.date or "")
+        name = item.citation.authors[0].split()[0] + (f" {year.group()}" if year else "")
+    return shorten(f"[{number}] {name}" if number else name, LABEL_CHARS)
+
+
+def plot_designs(item: Evidence | None) -> str:
+    """The kind of study a forest plot holds the item with (``PLOT_DESIGNS``)."""
+    return PLOT_DESIGNS.get(item.grade.design, OTHER_DESIGNS) if item is not None else OTHER_DESIGNS
+
+
+def _lower_favours(rows: Sequence[StudyResult], measure: str) -> Literal["intervention", "control"] | None:
+    """Which arm a value below no effect favours, as the plotted studies read themselves: a favourable study
+    whose estimate is below no effect says lower favours the intervention; an unfavourable one, the control.
+    None when no study reads either way or they disagree."""
+    null = 1.0 if measure in RATIO_MEASURES else 0.0
+    votes = {
+        (row.value < null) == (row.direction == "favourable")
+        for row in rows
+        if row.value is not None and row.value != null and row.direction in ("favourable", "unfavourable")
+    }
+    if len(votes) != 1:
+        return None
+    return "intervention" if votes.pop() else "control"
 
 
 def forest_plots(
@@ -160,18 +213,20 @@ def forest_plots(
     not the question's, with why: ``Strength.indirect``) is left out of the plot, and the plot says so: an
     estimate in people without the condition is not one of the same effect as those in people with it."""
     indirect = indirect or {}
-    groups: dict[frozenset[str], list[StudyResult]] = {}
+    # One plot per outcome and kind of study (``PLOT_DESIGNS``): a review is never drawn beside the trials it
+    # may have pooled, nor a trial beside a cohort.
+    groups: dict[tuple[frozenset[str], str], list[StudyResult]] = {}
     named: dict[frozenset[str], str] = {}
     for row in rows:
         if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
             outcome = _spelled_out(row.outcome, evidence.get(row.id))
-            group = groups.setdefault(outcome_key(outcome), [])
+            group = groups.setdefault((outcome_key(outcome), plot_designs(evidence.get(row.id))), [])
             named.setdefault(outcome_key(outcome), outcome)
             if all(other.id != row.id for other in group):  # a study once per outcome: its first estimate
                 group.append(row)
     plots: list[ForestPlot] = []
     notes: list[str] = []
-    for key, stating in groups.items():
+    for (key, designs), stating in groups.items():
         if len(stating) < 2:
             continue
         outcome = named[key]
@@ -187,7 +242,10 @@ def forest_plots(
         ]
         group = [row for row in stating if row.id not in indirect]
         if len(group) < 2:
-            notes.append(f"No forest plot for {outcome}: {LEFT_OUT}{_left_out_text(left_out)}; fewer than two remain.")
+            notes.append(
+                f"No forest plot for {outcome} ({designs}): {LEFT_OUT}{_left_out_text(left_out)}; "
+                "fewer than two remain."
+            )
             continue
         estimates = [
             StudyEstimate(
@@ -206,7 +264,7 @@ def forest_plots(
         ]
         chosen, reason = comparable(estimates)
         if reason is not None:
-            notes.append(f"No forest plot for {outcome}: {reason}.")
+            notes.append(f"No forest plot for {outcome} ({designs}): {reason}.")
             continue
         by_label = {estimate.label: row for estimate, row in zip(estimates, group, strict=True)}
         pooled = pool(chosen)
@@ -214,6 +272,8 @@ def forest_plots(
             ForestPlot(
                 file=f"forest-{len(plots) + 1}",
                 outcome=outcome,
+                designs=designs,
+                lower_favours=_lower_favours([by_label[e.label] for e in chosen], chosen[0].measure),
                 measure=chosen[0].measure,
                 unit=chosen[0].unit,
                 studies=[
@@ -243,6 +303,19 @@ def forest_plots(
                 ),
                 left_out=left_out,
             )
+        )
+    plotted = {outcome_key(plot.outcome) for plot in plots}
+    for key, outcome in named.items():
+        kinds = {designs: stating for (of, designs), stating in groups.items() if of == key}
+        if key in plotted or len(kinds) < 2 or any(len(stating) > 1 for stating in kinds.values()):
+            continue  # plotted, one kind of study, or a kind with a note of its own
+        each = "; ".join(
+            ", ".join(_label(evidence.get(row.id), numbers.get(row.id)) for row in stating) + f" ({designs})"
+            for designs, stating in kinds.items()
+        )
+        notes.append(
+            f"No forest plot for {outcome}: its studies are of different kinds ({each}), and a plot draws one kind "
+            "(a review is never drawn beside the trials it may have pooled)."
         )
     if not plots and not notes:
         studies = len({row.id for rows_of_outcome in groups.values() for row in rows_of_outcome})
@@ -319,8 +392,7 @@ def figure_lines(figures: Figures) -> list[Block]:
     """The report's forest plots: each plot, its files, and what it does and does not show."""
     lines: list[Block] = [heading("Forest plots")]
     for plot in figures.forest_plots:
-        name = MEASURE_NAMES.get(plot.measure, plot.measure) + (f" ({plot.unit})" if plot.unit else "")
-        title = f"{name}: {plot.outcome}"
+        title = plot.title()
         values = "; ".join(f"{s.label} {_estimate(s.value, s.ci_low, s.ci_high)}" for s in plot.studies)
         lines += [heading(title, level=3), Figure(file=f"{plot.file}.svg", alt=f"Forest plot. {title}. {values}")]
         if plot.pooled is not None:

@@ -18,9 +18,12 @@ from deepcritical.text import same_precision
 if TYPE_CHECKING:  # the drawing needs only the record's fields; the stages it comes from load with a run
     from deepcritical.report.figure_data import ForestPlot
 
-# Columns (x in px): study, design, n, the plot, the estimate as text.
-_STUDY, _DESIGN, _N_RIGHT, _PLOT_LEFT, _PLOT_RIGHT, _ESTIMATE = 10, 240, 490, 510, 810, 825
-_WIDTH, _ROW, _TOP = 990, 22, 52
+# Columns (x in px), in the Cochrane layout: study (first author and year), design, n, the estimate as text,
+# then the plot. 900 px wide, drawn at its own size on the page (it scrolls sideways on a phone, never shrinks),
+# so its smallest text, 12 px, stays 12 px.
+_STUDY, _DESIGN, _N_RIGHT, _ESTIMATE, _PLOT_LEFT, _PLOT_RIGHT = 10, 150, 400, 415, 570, 880
+_WIDTH, _ROW, _TOP = 900, 22, 52
+TEXT_SIZE = 12  # the smallest text of the drawing
 _LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 # A narrow range (0.5 to 1.2) gets the ticks in between too.
 _DENSE_LOG_TICKS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3, 4, 5)
@@ -68,10 +71,17 @@ def forest_plot_svg(plot: ForestPlot) -> str:
             recorded.caveat,
         )
     )  # fmt: skip
-    return _draw(plot.estimates(), pooled, plot.outcome, plot.left_out_sentence())
+    return _draw(plot.estimates(), pooled, plot.outcome, plot.left_out_sentence(), plot.lower_favours, plot.title())
 
 
-def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str, left_out: str = "") -> str:
+def _draw(
+    studies: Sequence[StudyEstimate],
+    pooled: Pooled | None,
+    outcome: str,
+    left_out: str = "",
+    lower_favours: str | None = None,
+    heading: str = "",
+) -> str:
     measure = studies[0].measure
     ratio = measure in RATIO_MEASURES
     null = 1.0 if ratio else 0.0
@@ -91,14 +101,22 @@ def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str,
     rows = len(studies) + (2 if pooled is not None else 0)
     axis_y = _TOP + rows * _ROW + 4
     note = pooled.caveat if pooled is not None else NOT_POOLED
-    caveat_lines = _wrapped(note, 140) + (_wrapped(left_out, 140) if left_out else [])
-    height = axis_y + 48 + 15 * len(caveat_lines)
+    chars = int((_WIDTH - 2 * _STUDY) / svg.CHAR_WIDTH)
+    caveat_lines = _wrapped(note, chars) + (_wrapped(left_out, chars) if left_out else [])
+    height = axis_y + 84 + 16 * len(caveat_lines)
+    heading = heading or f"{name}{': ' + outcome if outcome else ''}"
     body = [
-        svg.text(_STUDY, 20, f"{name}{': ' + outcome if outcome else ''}", size=14, weight="bold", width=_WIDTH - 20),
+        svg.text(_STUDY, 20, heading, size=14, weight="bold", width=_WIDTH - 20),
         svg.text(_STUDY, _TOP - 12, "Study", weight="bold"),
         svg.text(_DESIGN, _TOP - 12, "Design", weight="bold"),
         svg.text(_N_RIGHT, _TOP - 12, "n", weight="bold", anchor="end"),
-        svg.text(_ESTIMATE, _TOP - 12, "Estimate [95% CI]", weight="bold"),
+        svg.text(
+            _ESTIMATE,
+            _TOP - 12,
+            f"{measure if len(measure) <= 4 else 'Estimate'} [95% CI]",
+            weight="bold",
+            width=_PLOT_LEFT - _ESTIMATE,
+        ),
     ]
     weights = [1 / se**2 if (se := s.standard_error()) else None for s in studies]
     heaviest = max((w for w in weights if w is not None), default=1.0)
@@ -107,7 +125,7 @@ def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str,
         half = 3 + 5 * math.sqrt(weight / heaviest) if weight is not None else 4
         body += [
             svg.text(_STUDY, y + 4, study.label, width=_DESIGN - _STUDY - 8),
-            svg.text(_DESIGN, y + 4, DESIGNS[study.design].label, width=_N_RIGHT - _DESIGN - 50),
+            svg.text(_DESIGN, y + 4, DESIGNS[study.design].label, width=_N_RIGHT - _DESIGN - 48),
             svg.text(_N_RIGHT, y + 4, f"{study.n:,}" if study.n else "–", anchor="end"),
             svg.line(x_of(study.ci_low), y, x_of(study.ci_high), y),
             svg.rect(x_of(study.value) - half, y - half, 2 * half, 2 * half, fill="#1f4e79", stroke="#1f4e79"),
@@ -119,11 +137,12 @@ def _draw(studies: Sequence[StudyEstimate], pooled: Pooled | None, outcome: str,
         body += _diamond(pooled, _TOP + (len(studies) + 1) * _ROW + _ROW / 2, x_of)
     body += _axis(axis_y, x_of, _ticks(math.exp(low) if ratio else low, math.exp(high) if ratio else high, ratio))
     body.append(svg.line(x_of(null), _TOP - 4, x_of(null), axis_y, stroke="#888", dash="4 3"))
+    body += _favours(axis_y + 36, x_of(null), lower_favours)
     body.append(
-        svg.text((_PLOT_LEFT + _PLOT_RIGHT) / 2, axis_y + 34, name + (" (log scale)" if ratio else ""), anchor="middle")
+        svg.text((_PLOT_LEFT + _PLOT_RIGHT) / 2, axis_y + 56, name + (" (log scale)" if ratio else ""), anchor="middle")
     )
     for index, caveat in enumerate(caveat_lines):
-        body.append(svg.text(_STUDY, axis_y + 56 + 15 * index, caveat, size=11))
+        body.append(svg.text(_STUDY, axis_y + 82 + 16 * index, caveat))
     title = f"Forest plot of {len(studies)} studies' {name.lower()}" + (f" for {outcome}" if outcome else "")
     return svg.document(_WIDTH, height, title, body)
 
@@ -133,9 +152,9 @@ def _diamond(pooled: Pooled, y: float, x_of: Callable[[float], float]) -> list[s
     points = " ".join(
         f"{svg.number(x)},{svg.number(yy)}" for x, yy in ((left, y), (middle, y - 7), (right, y), (middle, y + 7))
     )
-    label = f"Pooled, random effects ({pooled.k} RCTs; I² = {pooled.i2:.0%}) — automatic, exploratory"
+    label = f"Pooled (random effects, {pooled.k} RCTs; I² = {pooled.i2:.0%}), exploratory"
     return [
-        svg.text(_STUDY, y + 4, label, weight="bold", width=_PLOT_LEFT - _STUDY - 10),
+        svg.text(_STUDY, y + 4, label, weight="bold", width=_ESTIMATE - _STUDY - 10),
         f'<polygon points="{points}" fill="#b03a2e" stroke="#b03a2e"/>',
         svg.text(
             _ESTIMATE, y + 4, f"{_fmt(pooled.value)} [{_fmt(pooled.ci_low)}, {_fmt(pooled.ci_high)}]", weight="bold"
@@ -147,8 +166,29 @@ def _axis(y: float, x_of: Callable[[float], float], ticks: list[float]) -> list[
     parts = [svg.line(_PLOT_LEFT, y, _PLOT_RIGHT, y)]
     for tick in ticks:
         x = x_of(tick)
-        parts += [svg.line(x, y, x, y + 5), svg.text(x, y + 17, f"{tick:g}", size=11, anchor="middle")]
+        parts += [svg.line(x, y, x, y + 5), svg.text(x, y + 18, f"{tick:g}", anchor="middle")]
     return parts
+
+
+def _favours(y: float, null_x: float, lower_favours: str | None) -> list[str]:
+    """Under the axis, each side of the line of no effect, what it favours ("Favours intervention" left for a
+    lower-is-better outcome); when the studies' readings do not say, which way is less and which more."""
+    if lower_favours is None:
+        left, right = "← Lower with intervention", "Higher with intervention →"
+    else:
+        other = "control" if lower_favours == "intervention" else "intervention"
+        left, right = f"← Favours {lower_favours}", f"Favours {other} →"
+    # Each label stays inside the plot's columns, however near an edge the line of no effect is.
+    # Each beside the line of no effect, moved in when that is near an edge: the right label ends inside the
+    # drawing, the left one may reach into the estimates' column (free below the axis). Bold text is wider.
+    left_width, right_width = (len(label) * svg.CHAR_WIDTH * 1.1 for label in (left, right))
+    right_start = min(null_x + 8, _WIDTH - 10 - right_width)
+    left_end = max(min(null_x - 8, right_start - 16), _ESTIMATE + left_width)
+    right_start = max(right_start, left_end + 16)
+    return [
+        svg.text(left_end, y, left, anchor="end", weight="bold"),
+        svg.text(right_start, y, right, weight="bold"),
+    ]
 
 
 def _wrapped(words: str, width: int) -> list[str]:

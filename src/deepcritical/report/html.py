@@ -119,22 +119,44 @@ class HtmlWriter:
         raise TypeError(f"not a report block: {type(block).__name__}")
 
     def _table(self, table: Table) -> Markup:
+        """A table in its own sideways-scrolling box. Each cell carries its column's name (``data-label``), which
+        a phone shows beside it when the rows are stacked as cards; the ``folded`` columns are a disclosure in the
+        row's last cell ("More"), so the columns that stay fit the page's width."""
         opening = Markup('<table class="sortable">') if table.sortable else Markup("<table>")
-        head = Markup("").join(Markup("<th>{}</th>\n").format(cell) for cell in table.header)
-        rows = Markup("").join(
-            Markup("<tr>\n{}</tr>\n").format(
-                Markup("").join(Markup("<td>{}</td>\n").format(self.inline(cell)) for cell in row)
+        kept = [at for at in range(len(table.header)) if at not in table.folded]
+        head = Markup("").join(Markup("<th>{}</th>\n").format(table.header[at]) for at in kept)
+        if table.folded:
+            head += Markup('<th class="more">More</th>\n')
+        rows = Markup("").join(Markup("<tr>\n{}</tr>\n").format(self._row(table, row, kept)) for row in table.rows)
+        return Markup(
+            '<div class="table-box">\n{}\n<thead>\n<tr>\n{}</tr>\n</thead>\n<tbody>\n{}</tbody>\n</table>\n</div>\n'
+        ).format(opening, head, rows)
+
+    def _row(self, table: Table, row: Sequence[Sequence[Inline]], kept: Sequence[int]) -> Markup:
+        if not table.folded:
+            return Markup("").join(
+                Markup('<td data-label="{}">{}</td>\n').format(table.header[at], self.inline(row[at])) for at in kept
             )
-            for row in table.rows
+        # One element a cell, so a phone's card lays each cell out as its name beside its value.
+        cells = Markup("").join(
+            Markup('<td data-label="{}"><span>{}</span></td>\n').format(table.header[at], self.inline(row[at]))
+            for at in kept
         )
-        return Markup("{}\n<thead>\n<tr>\n{}</tr>\n</thead>\n<tbody>\n{}</tbody>\n</table>\n").format(
-            opening, head, rows
+        folded = Markup("").join(
+            Markup("<dt>{}</dt><dd>{}</dd>").format(table.header[at], self.inline(row[at])) for at in table.folded
         )
+        return cells + Markup(
+            '<td class="more" data-label="More"><details><summary>More</summary><dl>{}</dl></details></td>\n'
+        ).format(folded)
 
     def _figure(self, figure: Figure) -> Markup:
+        """A run figure at its own size, in a box that scrolls sideways when the page is narrower: a figure is
+        never shrunk, so its text stays the size it was drawn (12 px and up)."""
         if not is_run_figure(figure.file):
             return Markup("<p>{}</p>\n").format(figure.alt)
-        return Markup('<p><img class="figure" data-run-file="{}" alt="{}"></p>\n').format(figure.file, figure.alt)
+        return Markup('<div class="figure-box"><img class="figure" data-run-file="{}" alt="{}"></div>\n').format(
+            figure.file, figure.alt
+        )
 
     def blocks(self, blocks: Sequence[Block]) -> Markup:
         return Markup("").join(self.block(block) for block in blocks)

@@ -62,7 +62,10 @@ def results_table(
         "This result",
         "Study's reading",
     ]
-    table = Table(header=header, rows=[], sortable=True)
+    # On the page the quote and the population fold into each row's "More": the rest fits the page's width.
+    table = Table(
+        header=header, rows=[], sortable=True, folded=[header.index("Population"), header.index("Result as stated")]
+    )
     for row in rows:
         reference = cites([numbers[row.id]]) if row.id in numbers else runs("–")
         n = f"{row.n:,}" if row.n else "–"

@@ -205,11 +205,13 @@
     if (push) history.pushState({ run: runId }, "", "/?run=" + encodeURIComponent(runId));
     $("run").hidden = false;
     $("progress").replaceChildren();
+    $("progress-box").open = true;
     $("files").replaceChildren();
     $("downloads").hidden = true;
     $("report").hidden = true;
     $("report").replaceChildren();
     $("run-question").textContent = "";
+    $("run-question").hidden = false;
     $("run-frame").textContent = "";
     $("run-frame").hidden = true;
     $("run-id").textContent = "";
@@ -275,6 +277,11 @@
         // Rendered by the server with raw HTML disabled, every outside string escaped, links http(s) only.
         $("report").innerHTML = html;
         $("report").hidden = false;
+        // The run has finished: the answer leads, and how the run went folds away under it. The report's own
+        // title and frame say the question and its frame, so the run's copies above it go.
+        $("progress-box").open = false;
+        $("run-question").hidden = true;
+        $("run-frame").hidden = true;
         showFigures($("report"), runId);
         makeSortable($("report"));
       } catch (error) {
@@ -314,6 +321,7 @@
       const headers = Array.from(table.querySelectorAll("thead th"));
       const body = table.tBodies[0];
       headers.forEach((header, column) => {
+        if (header.classList.contains("more")) return; // each row's disclosure: nothing to sort by
         const button = el("button", header.textContent, "sort");
         button.type = "button";
         header.replaceChildren(button);
