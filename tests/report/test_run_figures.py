@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from deepcritical.appraisal.results import StudyResult
 from deepcritical.models import Citation, Evidence, Grade, count_by_source
 from deepcritical.outputs import ResearchReport
-from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures
+from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures, plot_designs
 from deepcritical.report.figure_files import flow_counts
 from deepcritical.report.prisma import prisma_svg
 from deepcritical.report.render import RenderContext, counted_items, escape, render_markdown
@@ -51,29 +51,31 @@ def table_rows(markdown: str) -> list[list[str]]:
 
 
 @pytest.mark.model
-def test_the_sglt2_demo_shows_hazard_ratios_in_a_table_a_forest_plot_and_a_flow(sglt2_run: Path) -> None:
+def test_the_sglt2_demo_shows_hazard_ratios_no_plot_across_kinds_of_study_and_a_flow(
+    sglt2_run: Path,
+) -> None:
     record = json.loads((sglt2_run / "run.json").read_text(encoding="utf-8"))
     markdown = (sglt2_run / "report.md").read_text(encoding="utf-8")
     rows = [StudyResult.model_validate(row) for row in record["study_results"]]
     hazard = [row for row in rows if row.measure == "HR" and row.ci_low is not None]
     assert len({row.id for row in hazard}) >= 4  # the trials', the meta-analysis's and the cohort's HRs
-    plots = {plot["outcome"]: plot for plot in record["forest_plots"]}
-    # The HFpEF trial names its class only in its MeSH terms; counted since the topic filter reads them (issue
-    # 23), its composite and cardiovascular-death HRs stand beside the meta-analysis's.
-    composite = plots["composite of cardiovascular death or hospitalisation for heart failure"]
-    assert [study["id"] for study in composite["studies"]][1:] == ["pmid:99000402"]
-    plot = plots["first hospitalisation for heart failure"]
-    assert plot["measure"] == "HR"
-    # The meta-analysis and the preprint; the post-MI trial (people without heart failure) is left out, and said so
-    assert [study["design"] for study in plot["studies"]] == ["meta_analysis", "preprint"]
-    assert [(study["id"], study["reason"]) for study in plot["left_out"]] == [
-        ("pmid:99000407", "people without heart failure")
-    ]
-    assert "(people without heart failure). No pooled estimate" in markdown
-    assert plot["pooled"] is None  # a meta-analysis and a preprint: never pooled across designs
-    assert "No pooled estimate" in markdown
-    assert "![Forest plot. Hazard ratio: first hospitalisation for heart failure." in markdown
-    assert (sglt2_run / "forest-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Issue 40: a plot draws one kind of study. The meta-analysis stood beside the HFpEF trial it pooled (the
+    # same patients twice) and beside an observational preprint; now each outcome whose studies are of different
+    # kinds has no plot but a note naming them by author and year, and the post-MI trial (people without heart
+    # failure) is still no study of the question's people.
+    evidence = {item["id"]: item for item in record["evidence"]}
+    for plot in record["forest_plots"]:
+        kinds = {plot_designs(Evidence.model_validate(evidence[study["id"]])) for study in plot["studies"]}
+        assert kinds == {plot["designs"]}, plot
+    notes = " ".join(record["forest_notes"])
+    composite = "No forest plot for composite of cardiovascular death or hospitalisation for heart failure: its studies"
+    assert composite in notes
+    assert "(systematic reviews and meta-analyses)" in notes
+    assert "(randomised trials)" in notes
+    assert "a review is never drawn beside the trials it may have pooled" in markdown
+    # The preprint's n, which its abstract states ("a nationwide cohort of 38,115 adults"), is read.
+    (preprint,) = {row.n for row in rows if row.id == "doi:10.99999/demo.ppr.2024.0401"}
+    assert preprint == 38_115
     # The flow: drawn, recorded, linked
     flow = record["study_flow"]
     assert f"Counted: {flow['included']} of the" in markdown

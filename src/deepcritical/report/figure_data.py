@@ -310,7 +310,9 @@ def forest_plots(
         if key in plotted or len(kinds) < 2 or any(len(stating) > 1 for stating in kinds.values()):
             continue  # plotted, one kind of study, or a kind with a note of its own
         each = "; ".join(
-            ", ".join(_label(evidence.get(row.id), numbers.get(row.id)) for row in stating) + f" ({designs})"
+            # By author and year only: a note is plain text, where a bracketed number would read as an unlinked
+            # citation.
+            ", ".join(_label(evidence.get(row.id), None) for row in stating) + f" ({designs})"
             for designs, stating in kinds.items()
         )
         notes.append(
