@@ -179,6 +179,7 @@ def check_figures(page: object, folder: Path, phone: bool) -> list[dict[str, flo
     for figure in figures:
         scale = figure["shown"] / figure["natural"]
         text = smallest_text((folder / figure["file"]).read_text(encoding="utf-8"))
+        print(f"{figure['file']}: scale {scale:.2f}, smallest text {scale * text:.1f} px, box {figure['box']} px")
         assert scale * text >= SMALLEST_TEXT, (figure, text)
         if not phone:
             assert figure["scroll"] <= figure["box"], figure  # whole, no scrolling at a laptop's width
@@ -204,6 +205,7 @@ def test_the_sglt2_page_opens_with_the_answer_folds_the_run_and_fits_its_table_a
     expect(answer).to_have_text("Yes")
     bottom = page.evaluate("e => e.getBoundingClientRect().bottom + window.scrollY", answer.element_handle())
     assert bottom <= ANSWER_WITHIN, bottom
+    print(f"1280 px: the verdict's label ends {bottom:.0f} px from the top of the page")
     # The question and its frame are said once, by the report.
     expect(page.locator("#run-question")).to_be_hidden()
     expect(page.locator("#report h1")).to_have_text(SGLT2)
@@ -215,6 +217,10 @@ def test_the_sglt2_page_opens_with_the_answer_folds_the_run_and_fits_its_table_a
     page.locator("#report h2", has_text="Study results").scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "sglt2-1280-table.png"))
     assert page.evaluate(TABLE_OUTSIDE) == []
+    widths = page.evaluate(
+        "() => { const b = document.querySelector('#report .table-box'); return [b.scrollWidth, b.clientWidth]; }"
+    )
+    print(f"1280 px: the study-results table {widths[0]} px wide in a {widths[1]} px box")
     table = page.locator("#report table.sortable")
     headers = table.locator("thead th").all_text_contents()
     assert headers[-1] == "More"
