@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # the drawing needs only the record's fields; the stages it c
 # so its smallest text, 12 px, stays 12 px.
 _STUDY, _DESIGN, _N_RIGHT, _ESTIMATE, _PLOT_LEFT, _PLOT_RIGHT = 10, 150, 400, 415, 570, 880
 _WIDTH, _ROW, _TOP = 900, 22, 52
-TEXT_SIZE = 12  # the smallest text of the drawing
 _LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
 # A narrow range (0.5 to 1.2) gets the ticks in between too.
 _DENSE_LOG_TICKS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3, 4, 5)
