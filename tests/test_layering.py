@@ -13,6 +13,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "deepcritical"
 FOUNDATION = {
+    "questions",
     "config",
     "errors",
     "models",

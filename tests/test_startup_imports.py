@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +70,56 @@ def test_the_research_command_loads_redis_and_the_parsers_only_when_used() -> No
     loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
     assert loaded.isdisjoint({"redis", "pyrate_limiter", "trafilatura", "pypdfium2"})
     assert {"chromadb", "pydantic_ai"} <= loaded  # a run uses these: the check above is not vacuous
+
+
+REFUSED = """
+import json, sys
+sys.argv = ["deepcritical", *{args!r}]
+from deepcritical.cli.app import main
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps([code, [name for name in {heavy!r} if name in sys.modules]]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "message"),
+    [
+        ("", "error: the question is empty"),
+        ("\x1b[31m\x07", "error: the question is empty"),
+        ("Does aspirin prevent stroke? " * 80, "error: the question is 2,319 characters long; the limit is 2,000"),
+        ("Does it work?", "error: the question has no searchable words"),
+        ("Wie wirkt Metformin bei Alzheimer?", "error: the question reads as a language other than English"),
+    ],
+)
+def test_a_refused_question_is_refused_before_anything_heavy_loads(question: str, message: str) -> None:
+    # Not timed here (a shared machine's wall time is noise): bench/refusal_timing.py times it. What makes it
+    # fast is that the question is checked before the run's modules, the settings and the preflight load.
+    args = ["research", question, "--demo", "--out", "/nonexistent/never-made"]
+    result = subprocess.run(
+        [sys.executable, "-c", REFUSED.format(args=args, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    code, loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert code == 2
+    assert result.stderr.startswith(message), result.stderr
+    # Typer itself builds each option's parser with pydantic (its ``_adapters``): only that one is allowed.
+    assert loaded in ([], ["pydantic"])
+
+
+def test_out_dash_is_refused_rather_than_written_as_a_folder_named_dash(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "deepcritical", "research", "Do statins prevent dementia?", "--demo", "--out", "-"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: --out -: a run writes a folder")
+    assert list(tmp_path.iterdir()) == []

@@ -29,7 +29,11 @@ def redact_logs(redactor: Redactor) -> None:
 
 
 def redacted(text: str) -> str:
-    """``text`` with the secrets ``redact_logs`` was given blanked: for a line written straight to stderr."""
+    """``text`` with the secrets ``redact_logs`` was given blanked: for a line written straight to stderr.
+    Before any settings were read there is no secret to blank, and the filter (with the settings model
+    behind it) need not load: a question refused at once stays at once."""
+    if _filter.cache_info().currsize == 0:
+        return text
     return _filter().redact(text)
 
 

@@ -8,15 +8,8 @@ from research_fakes import CORPUS, QUESTION, evidence
 from deepcritical.appraisal.aspects import aspects_of
 from deepcritical.appraisal.assessment import code_assessment
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import (
-    Quote,
-    context_terms,
-    key_terms,
-    quote,
-    reads_contrary,
-    share_named,
-    stem,
-)
+from deepcritical.appraisal.passages import Quote, context_terms, quote, reads_contrary, share_named
+from deepcritical.questions import key_terms, stem
 from deepcritical.report.extractive import extractive_report, sentences
 
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import key_terms
 from deepcritical.appraisal.stance import code_verdict, coverage
+from deepcritical.questions import key_terms
 
 THREE_TERMS = "Does metformin prevent dementia?"  # metformin, prevent, dementia
 FOUR_TERMS = "Does metformin prevent dementia in diabetes?"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from deepcritical.appraisal.passages import key_terms
 from deepcritical.demo.corpus import search
 from deepcritical.demo.models import demo_queries
 from deepcritical.demo.records import YouRecord
+from deepcritical.questions import key_terms
 
 # Another topic's background that shares the question's outcome or condition, with a technical term repeated.
 SHARES_THE_OUTCOME = (

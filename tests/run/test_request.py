@@ -114,6 +114,10 @@ def test_a_server_takes_a_request_only_within_its_limits(tmp_path: Path, values:
         ("Does it work?", "the question has no searchable words (only 'work'):"),
         ("2024?", "the question has no searchable words:"),
         ("二甲双胍能降低死亡率吗？", "the question's words could not be read as search terms: only English"),
+        # Latin letters, and words a search would take (Metformin, Alzheimer): its function words tell.
+        ("Wie wirkt Metformin bei Alzheimer?", "the question reads as a language other than English ('wie', "),
+        ("La metformina reduce la mortalidad en la sepsis?", "the question reads as a language other than English"),
+        ("Est-ce que la metformine protège contre la maladie d'Alzheimer ?", "the question reads as a language"),
     ],
 )
 def test_a_question_that_names_nothing_to_search_for_is_refused(tmp_path: Path, question: str, message: str) -> None:

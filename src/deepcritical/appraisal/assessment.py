@@ -13,16 +13,12 @@ from collections.abc import Sequence
 
 from deepcritical.appraisal.aspects import ASPECT_LABELS, ASPECT_QUERY_WORDS, ASPECTS, SUFFICIENT_SCORE, aspects_of
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import (
-    informative,
-    key_terms,
-    quote,
-    stem,
-)
+from deepcritical.appraisal.passages import informative, quote
 from deepcritical.appraisal.ratings import cap_assessment
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import AspectScore, Assessment
+from deepcritical.questions import key_terms, stem
 from deepcritical.reading.frame import frame_question
 from deepcritical.vocabulary import (
     CLINICAL_SCORE_LEVEL_WEIGHTS,

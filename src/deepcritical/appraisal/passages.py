@@ -12,13 +12,8 @@ from functools import lru_cache
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.evidence.retrieval import english_stemmer
+from deepcritical.questions import STOPWORDS, WORD, stem
 from deepcritical.vocabulary import Direction
-
-_STOPWORD_TEXT = """a an and are as at be been being by can could did do does for from has have how in into is it its
-may might of on or repurposed repurposing role should slow the their there these this to treat treating
-treatment use used using was were what when whether which who why will with would effect effects help
-helps effective efficacy disease diseases patients people"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 # Wording of harm: a sentence whose main claim is that the intervention does damage reads contrary.
 # A small vocabulary on purpose; "increases ... risk/generation/accumulation" stays within one clause.
@@ -75,7 +70,6 @@ INSTRUCTION = re.compile(
     r"|(?:system|assistant|user)\s*:|instructions?\b|disregard|language model|report that)",
     re.IGNORECASE,
 )
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _LABEL = re.compile(
     r"^([A-Z][A-Z /&]{2,40}|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting|Results?|Findings"
@@ -216,28 +210,12 @@ def _bare(sentence: str) -> str:
     return " ".join(sentence.lower().split()).rstrip(" .")
 
 
-def stem(term: str) -> str:
-    """Lower-case, without a possessive or surrounding punctuation: "Alzheimer's" -> "alzheimer"."""
-    term = term.lower().strip("'’-")
-    return re.sub(r"['’]s$", "", term)
-
-
-def key_terms(question: str) -> list[str]:
-    """Content words of a question, in order, without repeats: the terms searches are built from."""
-    terms: dict[str, str] = {}
-    for word in _WORD.findall(question):
-        key = stem(word)
-        if len(key) >= 3 and key not in STOPWORDS and key not in terms:
-            terms[key] = word.strip("'’-")
-    return list(terms.values())
-
-
 def context_terms(context: str, exclude: Iterable[str], n: int = 2) -> list[str]:
     """The most frequent technical-looking terms of a background text that a query does not already use."""
     excluded = {stem(term) for term in exclude}
     counts: Counter[str] = Counter()
     shown: dict[str, str] = {}
-    for word in _WORD.findall(context):
+    for word in WORD.findall(context):
         key = stem(word)
         if len(key) < 4 or key in STOPWORDS or key in excluded or key.isdigit():
             continue
@@ -270,17 +248,6 @@ def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:
             return "unfavourable"
         return "null"
     return "favourable" if SUPPORTIVE.search(found.sentence) else None
-
-
-# Words of a question that say what the answer is about (an effect), not what it concerns: "Do statins
-# reduce mortality in sepsis?" concerns statins, mortality and sepsis.
-_EFFECT_VERBS = ("reduce", "lower", "improve", "prevent", "increase", "slow", "cause", "affect", "benefit", "protect")
-EFFECT_WORDS = frozenset(word + suffix for word in (*_EFFECT_VERBS, "work", "change", "delay") for suffix in ("", "s"))
-
-
-def entity_terms(stems: Sequence[str]) -> list[str]:
-    """The key terms that name things (drugs, diseases, outcomes), without the effect verbs."""
-    return [term for term in stems if term not in EFFECT_WORDS] or list(stems)
 
 
 _COMPOUND = re.compile(r"[-/]")

@@ -28,10 +28,11 @@ from importlib import resources
 import numpy as np
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import key_terms, share_named, split_sentences, stem
+from deepcritical.appraisal.passages import share_named, split_sentences
 from deepcritical.appraisal.study_reading import READING_FEATURES, StudyReader, reading_features
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
+from deepcritical.questions import key_terms, stem
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"

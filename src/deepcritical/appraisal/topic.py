@@ -22,9 +22,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import entity_terms, key_terms, mentions_stem, stem
+from deepcritical.appraisal.passages import mentions_stem
 from deepcritical.appraisal.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.appraisal.stance import is_yes_no
+from deepcritical.questions import entity_terms, key_terms, stem
 from deepcritical.reading.abbreviations import defined_abbreviations, expands
 from deepcritical.reading.comparison import stems as outcome_stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_of

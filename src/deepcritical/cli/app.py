@@ -134,11 +134,11 @@ def search(
     verbose: Verbose = False,
 ) -> None:
     """Search the sources for QUERY and print what they found."""
+    query = require_text(query, "query")  # before the search's modules load: a refusal takes no time
     from deepcritical.cli.search import render_search_json, render_search_table
     from deepcritical.run.search import run_search
 
     configure_logging(verbose=verbose)
-    query = require_text(query, "query")
     settings = settings_from(
         sources=sources, demo_mode=demo or None, max_results_per_source=max_results, library_collection=collection
     )
@@ -182,18 +182,19 @@ def research(
     verbose: Verbose = False,
 ) -> None:
     """Research QUESTION: plan, search, judge, repeat; then write a cited report."""
-    from deepcritical.cli.research import run_research
-
-    configure_logging(verbose=verbose)
+    # The question and the options are checked before the run's modules load: a refusal takes no time.
     if resume is not None and question is not None:
         fail("--resume continues the question its run was asked: give --resume OUT or a QUESTION, not both")
     if resume is not None and out_dir is not None and out_dir.resolve() != resume.resolve():
         fail("--out: a resumed run writes into its own folder (--resume OUT); leave --out out")
     if resume is None and question is None:
         fail("missing QUESTION: give the research question, or --resume OUT to continue a run")
-    from deepcritical.cli.research import resumable_request
-
+    if out_dir is not None and str(out_dir) == "-":
+        fail("--out -: a run writes a folder (report.md, run.json, figures), not one stream: name a folder")
     question = require_text(question, "question") if question is not None else ""
+    from deepcritical.cli.research import resumable_request, run_research
+
+    configure_logging(verbose=verbose)
     request = run_request(
         question, demo, demo_sources, max_iterations, model, output_mode, sources, collection, no_llm, no_recall, reader
     )
@@ -268,6 +269,8 @@ def batch(
     from deepcritical.cli.research import ensure_writable
 
     configure_logging(verbose=verbose)
+    if out_dir is not None and str(out_dir) == "-":
+        fail("--out -: a batch writes a folder per question and summary.csv, not one stream: name a folder")
     try:
         questions = read_questions(file)
     except ConfigError as error:
@@ -333,7 +336,8 @@ def export_command(
         ),
     ] = "ris",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file instead of standard output.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file instead of standard output (- is standard output)."),
     ] = None,
     every_item: Annotated[
         bool, typer.Option("--all", help="Every collected item, not only the report's references.")
@@ -350,7 +354,7 @@ def export_command(
         text, count = export_run(run_dir, form, every_item=every_item)
     except ConfigError as error:
         fail(str(error))
-    if output is None:
+    if output is None or str(output) == "-":  # "-" is standard output, as for most commands
         sys.stdout.write(text)
         return
     try:

@@ -21,9 +21,10 @@ from typing import Any
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.questions import checked_question
 from deepcritical.run.checkpoint import has_checkpoint, write_atomic
-from deepcritical.run.request import RunRequest, unsearchable
-from deepcritical.text import MAX_QUESTION_CHARS, one_line
+from deepcritical.run.request import RunRequest
+from deepcritical.text import one_line
 
 SUMMARY_FILE = "summary.csv"
 SUMMARY_COLUMNS = ("question", "verdict", "confidence", "items", "exit_status", "folder", "error")
@@ -92,15 +93,8 @@ def _jsonl_questions(path: Path, text: str) -> list[tuple[int, str]]:
 
 
 def _checked(path: Path, number: int, question: str) -> str:
-    text = one_line(question)
-    if not text:
-        raise ConfigError(f"FILE {path} line {number}: the question is empty")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise ConfigError(
-            f"FILE {path} line {number}: the question is {len(text):,} characters long; the limit is "
-            f"{MAX_QUESTION_CHARS:,}"
-        )
-    if problem := unsearchable(text):
+    text, problem = checked_question(question)
+    if problem:
         raise ConfigError(f"FILE {path} line {number}: {problem}")
     return text
 

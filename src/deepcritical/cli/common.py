@@ -14,6 +14,7 @@ from rich.console import Console
 
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.logs import redact_logs, redacted
+from deepcritical.questions import checked_question
 from deepcritical.text import MAX_QUESTION_CHARS, one_line
 
 if TYPE_CHECKING:  # the settings model (pydantic-settings) loads when a command reads the settings
@@ -90,16 +91,16 @@ def checked_preflight(settings: Settings) -> None:
 
 def require_text(value: str, what: str) -> str:
     """The question or query as the run will use it: one line without control characters, not empty
-    and not longer than ``MAX_QUESTION_CHARS``; a question names something to search for (``unsearchable``)."""
+    and not longer than ``MAX_QUESTION_CHARS``; a question names something to search for, in English
+    (``questions.question_problem``). Checked before anything heavy loads: a refusal is immediate."""
+    if what == "question":
+        text, problem = checked_question(value)
+        if problem:
+            fail(problem)
+        return text
     text = one_line(value)
     if not text:
         fail(f"the {what} is empty: give a non-empty {what}")
     if len(text) > MAX_QUESTION_CHARS:
         fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
-    if what == "question":
-        # Here, not at the top: every command imports this module, and the key terms pull in the stemmer.
-        from deepcritical.run.request import unsearchable
-
-        if problem := unsearchable(text):
-            fail(problem)
     return text

@@ -1,9 +1,7 @@
-"""Running the servers: ``deepcritical serve`` (the page, the API and MCP over HTTP, on uvicorn) and
-``deepcritical mcp`` (MCP over stdio)."""
+"""Running the server of ``deepcritical serve``: the page, the API and MCP over HTTP, on uvicorn."""
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import socket
 
@@ -11,9 +9,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from deepcritical.cli.common import freeze_imports
-from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
-from deepcritical.mcp.server import serve_stdio
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -51,7 +47,3 @@ def serve_app(app: FastAPI, *, sock: socket.socket) -> None:
     )
     freeze_imports()  # a full collection walking every import's objects would stall the event loop too
     uvicorn.Server(config).run(sockets=[sock])
-
-
-def serve_mcp(settings: Settings) -> None:
-    asyncio.run(serve_stdio(settings))

@@ -74,13 +74,23 @@ def serve(
 
 
 def mcp_stdio(demo: Demo = False, verbose: Verbose = False) -> None:
-    """Serve the MCP tools (search_literature, research, get_run) over stdin/stdout, for an MCP client."""
-    from deepcritical.cli.serve import serve_mcp
+    """Serve the MCP tools over stdin/stdout, for an MCP client: search_literature, research, get_run,
+    library_add, watch_add, watch_list and watch_changes."""
+    import asyncio
+
+    from deepcritical.mcp.stdio import serve_stdio
 
     configure_logging(verbose=verbose)  # stderr only: stdout carries the protocol
     settings = settings_from(demo_mode=demo or None)
-    checked_preflight(settings)
     try:
-        serve_mcp(settings)
+        asyncio.run(serve_stdio(settings, preflight=_preflight))
     except KeyboardInterrupt:
         fail("interrupted", EXIT_INTERRUPTED)
+
+
+def _preflight(settings: Settings) -> None:
+    """``research``'s checks, loaded with the tools (in ``serve_stdio``'s worker thread), not before the
+    server answers."""
+    from deepcritical.cli.research import preflight
+
+    preflight(settings)

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from deepcritical.cli.common import EXIT_FAILED, EXIT_USAGE, err, fail, out, run_async, settings_from
+from deepcritical.cli.common import EXIT_FAILED, EXIT_USAGE, err, fail, out, require_text, run_async, settings_from
 from deepcritical.text import one_line as shown  # printed as Text or without markup: no escaping
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ def add(
     ] = False,
 ) -> None:
     """Watch QUESTION: it runs at the next `watch run --due`, then every interval."""
+    question = require_text(question, "question")  # before the watch store's modules load
     from deepcritical.errors import ConfigError
     from deepcritical.service.watch_run import settings_for, watch_clock
     from deepcritical.service.watches import WatchError, WatchOptions

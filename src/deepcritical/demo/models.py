@@ -22,14 +22,10 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from deepcritical.appraisal.aspects import ASPECT_QUERY_WORDS
 from deepcritical.appraisal.assessment import code_assessment
 from deepcritical.appraisal.framing import parse_brief, parse_evidence
-from deepcritical.appraisal.passages import (
-    context_terms,
-    key_terms,
-    split_sentences,
-    stem,
-)
+from deepcritical.appraisal.passages import context_terms, split_sentences
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
+from deepcritical.questions import key_terms, stem
 from deepcritical.reading.frame import QuestionFrame, frame_question, terms_of
 from deepcritical.reading.results import ResultReader
 from deepcritical.report.extractive import extractive_report

@@ -22,6 +22,7 @@ from pydantic import Field, StrictBool, StrictInt, ValidationError
 from deepcritical import __version__
 from deepcritical.config import OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
+from deepcritical.mcp.about import INSTRUCTIONS, SOURCES_IN_WORDS
 from deepcritical.mcp.library_tool import LibraryAdded, add_to_library
 from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, progress_line, run_failure, run_result
 from deepcritical.mcp.watch_tools import register_watch_tools
@@ -30,18 +31,10 @@ from deepcritical.run.search import run_search
 from deepcritical.run.store import without_paths
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
-from deepcritical.source_table import KNOWN_SOURCES, in_words, sources_help
+from deepcritical.source_table import KNOWN_SOURCES, sources_help
 from deepcritical.text import MAX_QUESTION_CHARS, not_utf8, one_line
 
 MAX_RUN_ID_CHARS = 64
-SOURCES_IN_WORDS = in_words()
-INSTRUCTIONS = (
-    f"DeepCritical answers biomedical research questions with evidence it collects from {SOURCES_IN_WORDS}. "
-    "Use search_literature for a quick look at what the sources hold on a topic; use "
-    "research for a full, cited report (it takes a minute or more and sends progress as it goes); use "
-    "get_run to fetch a run's report or status later by its run id. Cite the report's references, not "
-    "your own memory. In demo mode every source is synthetic and says so."
-)
 
 
 # An absolute path in a message (not a URL's path: no scheme, host or word just before its first slash).
@@ -292,9 +285,3 @@ def build_mcp_server(
 
     register_watch_tools(server, settings, over_http=over_http)  # watch_add, watch_list, watch_changes
     return server
-
-
-async def serve_stdio(settings: Settings) -> None:
-    """``deepcritical mcp``: the tools over stdin/stdout, runs kept in the same runs folder as the web app's."""
-    async with RunManager(settings) as manager:
-        await build_mcp_server(manager, settings).run_stdio_async()

@@ -19,23 +19,13 @@ import re
 from collections.abc import Mapping, Sequence
 
 from deepcritical.appraisal.framing import EvidenceView, no_result_section
-from deepcritical.appraisal.passages import (
-    NOT_A_RESULT,
-    Quote,
-    entity_terms,
-    is_relevant,
-    is_title,
-    key_terms,
-    quote,
-    result_only,
-    sentences,
-    stem,
-)
+from deepcritical.appraisal.passages import NOT_A_RESULT, Quote, is_relevant, is_title, quote, result_only, sentences
 from deepcritical.appraisal.strength import DIRECTIONS, Strength, is_lab, strength_of
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
+from deepcritical.questions import entity_terms, key_terms, stem
 from deepcritical.report.citations import verify_citations
 from deepcritical.vocabulary import DIRECTION_WORDS, REVIEW_DESIGNS, TRIAL_DESIGNS
 

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from deepcritical.appraisal.passages import EFFECT_WORDS, key_terms
 from deepcritical.config import OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import KNOWN_SOURCES, SourceName
+from deepcritical.questions import checked_question
 from deepcritical.run.outcome import new_run_id
 from deepcritical.text import MAX_QUESTION_CHARS, one_line, utf8_text
 
@@ -103,12 +103,8 @@ class RunRequest(BaseModel):
     def within(self, server: Settings) -> RunRequest:
         """This request as a server with ``server``'s settings runs it: the question as one stripped line,
         the iterations and sources spelled out. A RunRequestError names the field outside its limits."""
-        question = one_line(self.question)
-        if not question:
-            raise RunRequestError("question", "the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise RunRequestError("question", f"at most {MAX_QUESTION_CHARS} characters")
-        if problem := unsearchable(question):
+        question, problem = checked_question(self.question)
+        if problem:
             raise RunRequestError("question", problem)
         limit = server.max_iterations
         iterations = limit if self.max_iterations is None else self.max_iterations
@@ -133,27 +129,6 @@ class RunRequest(BaseModel):
         settings = self.settings(base)
         run_id = run_id or new_run_id()
         return RunPlan(self, settings, run_id, folder if folder is not None else runs_folder(settings) / run_id)
-
-
-def unsearchable(question: str) -> str | None:
-    """Why ``question`` gives a search nothing to look for, or None when it names something. Searches, the
-    topic filter and the verdict are built from the question's key terms (``key_terms``, as the planner's code
-    half reads them); a question without one that names a thing ("?????", "the of and?", "Does it work?")
-    would be answered from whatever unrelated studies a search of nothing returns. Only English is read
-    for now: a question in another script yields no key terms, and is told so."""
-    terms = [term for term in key_terms(question) if any(char.isalpha() for char in term)]
-    if any(term.lower() not in EFFECT_WORDS for term in terms):
-        return None
-    if any(char.isalpha() and not char.isascii() for char in question):
-        return (
-            "the question's words could not be read as search terms: only English questions are supported "
-            "for now (e.g. 'Does aspirin prevent stroke?')"
-        )
-    only = f" (only {', '.join(repr(term) for term in terms)})" if terms else ""
-    return (
-        f"the question has no searchable words{only}: name the treatment, condition or outcome it is about "
-        "(e.g. 'Does aspirin prevent stroke?')"
-    )
 
 
 def checked_sources(sources: list[str] | None, server: Settings) -> list[SourceName]:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, computed_field
 from deepcritical.config import parse_duration
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.outputs import verdict_words
-from deepcritical.run.request import unsearchable
+from deepcritical.questions import checked_question
 from deepcritical.service.watches_schema import migrate
 from deepcritical.service.webhook_target import WebhookTargetError, check_target
 from deepcritical.text import not_utf8, one_line
@@ -35,7 +35,6 @@ DATABASE_NAME = "watches.sqlite"
 MIN_INTERVAL = timedelta(hours=1)
 # At least once in ten years: a longer interval has no use, and a due time beyond year 9999 cannot be written.
 MAX_INTERVAL = timedelta(days=3653)
-MAX_QUESTION_CHARS = 2000
 
 
 class WatchError(DeepCriticalError):
@@ -269,12 +268,8 @@ def shown(text: str, limit: int = 120) -> str:
 def check_question(question: str) -> str:
     if problem := not_utf8(question):
         raise WatchError("question", f"the question {problem}")
-    text = one_line(question)
-    if not text:
-        raise WatchError("question", "the question is empty")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise WatchError("question", f"the question is longer than {MAX_QUESTION_CHARS} characters")
-    if problem := unsearchable(text):
+    text, problem = checked_question(question)
+    if problem:
         raise WatchError("question", problem)
     return text
 

@@ -11,11 +11,12 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from deepcritical.appraisal.framing import REPORT_TEXT_CHARS, EvidenceView, study_key
-from deepcritical.appraisal.passages import key_terms, share_named, stem
+from deepcritical.appraisal.passages import share_named
 from deepcritical.appraisal.strength import is_lab
 from deepcritical.appraisal.studies import group_studies, readable
 from deepcritical.appraisal.topic import Topic, on_topic, topic_of
 from deepcritical.models import Evidence
+from deepcritical.questions import key_terms, stem
 from deepcritical.reading.frame import frame_question, terms_of
 
 # The share of a selection given to the strongest direct studies; the rest keeps relevance and diversity

@@ -27,7 +27,6 @@ from deepcritical.service.watch_alerts import atom_feed
 from deepcritical.service.watch_run import settings_for, watch_clock
 from deepcritical.service.watch_schedule import watch_job
 from deepcritical.service.watches import (
-    MAX_QUESTION_CHARS,
     Watch,
     WatchDamagedError,
     WatchError,
@@ -39,6 +38,7 @@ from deepcritical.service.watches import (
 )
 from deepcritical.service.watches_redis import open_watches
 from deepcritical.source_table import KNOWN_SOURCES
+from deepcritical.text import MAX_QUESTION_CHARS
 from deepcritical.web.api import ErrorBody, error_response
 
 logger = structlog.get_logger(__name__)
