@@ -193,7 +193,7 @@ async def test_a_checkpoint_file_round_trips(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
-        ({}, "no checkpoint.json there"),
+        ({}, "nothing there records a run (no request.json nor checkpoint.json)"),
         (None, "no such folder"),
         ({"run.json": "{}"}, "has finished"),
         ({CHECKPOINT_FILE: '{"stage": "plan"}'}, "cannot be read"),
@@ -293,8 +293,11 @@ def test_resume_alone_finishes_a_demo_run_killed_at_any_point(tmp_path: Path, ho
     assert (out / CHECKPOINT_FILE).exists() is (hold != "start")
     started = json.loads((out / "status.json").read_text(encoding="utf-8"))
     assert started["status"] == "running"
+    # The killed run's folder says what to run, and that is what finishes it.
+    said = (out / "RESUME.txt").read_text(encoding="utf-8").splitlines()[-1].split()
+    assert said == ["deepcritical", "research", "--resume", str(out.resolve())]
 
-    result = run_cli("research", "--resume", str(out), "--quiet", home=tmp_path / "home")
+    result = run_cli(*said[1:], "--quiet", home=tmp_path / "home")
     assert result.returncode == 0, result.stderr[-2000:]
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert record["demo"] is True
@@ -304,6 +307,7 @@ def test_resume_alone_finishes_a_demo_run_killed_at_any_point(tmp_path: Path, ho
     status = json.loads((out / "status.json").read_text(encoding="utf-8"))
     assert status["status"] == "finished"
     assert not (out / "lease.json").exists()
+    assert not (out / "RESUME.txt").exists()  # ended: nothing left to resume, nor said
 
 
 class FillingDisk:

@@ -199,7 +199,10 @@ def read_checkpoint(folder: Path) -> Checkpoint:
             raise ConfigError(f"--resume {folder}: no such folder (give the --out folder of the run to continue)")
         if (folder / "run.json").is_file():
             raise ConfigError(f"--resume {folder}: the run there has finished (run.json); there is nothing to resume")
-        raise ConfigError(f"--resume {folder}: no {CHECKPOINT_FILE} there; it is not the folder of a started run")
+        raise ConfigError(
+            f"--resume {folder}: nothing there records a run (no request.json nor {CHECKPOINT_FILE}); "
+            f"start it again: research QUESTION --out {folder}"
+        )
     try:
         checkpoint = Checkpoint.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValidationError, ValueError) as error:

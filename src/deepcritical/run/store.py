@@ -2,7 +2,8 @@
 as the run starts, so ``research --resume`` needs nothing else), ``status.json`` (a ``RunInfo``, replaced
 whole so a reader never sees half of it), ``events.jsonl`` (every progress event, numbered from 1, the
 numbers being the SSE event ids; a Redis stream only mirrors it), ``lease.json`` (who owns the run while it
-is queued or running), ``checkpoint.json`` (after every stage) and, once it finished, the outputs
+is queued or running), ``checkpoint.json`` (after every stage), ``RESUME.txt`` (the command that continues
+the run, until it ended) and, once it finished, the outputs
 (``report.md``, ``run.json`` and the exports). Readable by anything that has the folder: the command
 line, the page, MCP, a later server. Every run, wherever it was started, keeps one."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import socket
 import uuid
 from collections.abc import Callable, Mapping
@@ -49,11 +51,24 @@ ENDED: frozenset[RunStatus] = frozenset({"finished", "failed", "cancelled", "int
 RUN_ID = re.compile(r"^research-\d{8}-\d{6}-[0-9a-f]{6}$")
 # The store's own files in a run folder; every other file there is an output to download.
 STATUS_FILE, EVENTS_FILE, LEASE_FILE = "status.json", "events.jsonl", "lease.json"
-OWN_FILES = frozenset({STATUS_FILE, EVENTS_FILE, LEASE_FILE, REQUEST_FILE, CHECKPOINT_FILE})
+# What to run when the run did not end (killed, its machine lost): written with the request as the run starts,
+# removed with the checkpoint once its outputs are written, so a folder without a report always says it.
+RESUME_FILE = "RESUME.txt"
+OWN_FILES = frozenset({STATUS_FILE, EVENTS_FILE, LEASE_FILE, REQUEST_FILE, CHECKPOINT_FILE, RESUME_FILE})
 # The owner of a queued or running run rewrites its lease this often; a lease not rewritten for
 # LEASE_STALE_SECONDS belongs to an owner that is gone (killed, its machine lost).
 LEASE_BEAT_SECONDS = 10.0
 LEASE_STALE_SECONDS = 60.0
+
+
+def resume_note(folder: Path) -> str:
+    """What ``RESUME.txt`` says: the command that continues the run in ``folder`` if it did not end."""
+    return (
+        "This run has not ended yet: it is running, or it was stopped (killed, interrupted, its machine lost)\n"
+        "before its report was written. If it was stopped, continue it where it stopped (from its request\n"
+        "when it was stopped before its first checkpoint) with:\n\n"
+        f"    deepcritical research --resume {shlex.quote(str(folder.resolve()))}\n"
+    )
 
 
 class RunSummary(BaseModel):
@@ -227,6 +242,7 @@ class RunStore:
         """Record the run's request as the run starts: a run killed at any point is resumed from it."""
         self.folder.mkdir(parents=True, exist_ok=True)
         _write_whole(self.folder / REQUEST_FILE, request.model_dump_json(indent=2) + "\n", strict=True)
+        _write_whole(self.folder / RESUME_FILE, resume_note(self.folder), strict=True)
 
     def request(self) -> RunRequest | None:
         """The run's request; None when the folder has none (a run of a version that did not record it)."""
@@ -268,6 +284,7 @@ class RunStore:
         (nothing is left to resume)."""
         paths = write_outputs(outcome, self.folder, files)
         remove_checkpoint(self.folder)
+        (self.folder / RESUME_FILE).unlink(missing_ok=True)
         return paths
 
     # Events
