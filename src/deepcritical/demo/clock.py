@@ -7,6 +7,8 @@ passes to the stand-ins, so two runs at two demo dates in one process (a test, a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, date, datetime
 
@@ -20,6 +22,16 @@ def today() -> date:
     return _TODAY.get() or datetime.now(UTC).date()
 
 
+@contextmanager
+def set_to(day: date | None) -> Iterator[None]:
+    """The stand-ins' today is ``day`` within the block (None: the real date)."""
+    token = _TODAY.set(day)
+    try:
+        yield
+    finally:
+        _TODAY.reset(token)
+
+
 class ClockedTransport(httpx2.AsyncBaseTransport):
     """Passes every request to ``inner`` (the stand-ins) with the demo clock set to ``today``."""
 
@@ -28,11 +40,8 @@ class ClockedTransport(httpx2.AsyncBaseTransport):
         self.today = today
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        token = _TODAY.set(self.today)
-        try:
+        with set_to(self.today):
             return await self.inner.handle_async_request(request)
-        finally:
-            _TODAY.reset(token)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

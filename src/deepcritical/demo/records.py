@@ -224,13 +224,19 @@ def entry_date(record: Record) -> date:
     if isinstance(record, ClinicalTrialsRecord):
         text = record.first_posted
         return date.fromisoformat(text if len(text) == 10 else f"{text[:7]}-01")
+    if isinstance(record, SearxngRecord) and record.published_date:
+        return date.fromisoformat(record.published_date[:10])
+    if isinstance(record, YouRecord) and record.page_age:
+        return date.fromisoformat(record.page_age[:10])
     return date.min
 
 
 def as_of(record: Record, today: date) -> Record | None:
-    """The record as its source shows it on ``today``: None before it entered; a PubMed record whose
-    retraction was issued later is not retracted yet (no notice, no ``Retracted Publication`` type)."""
-    if record.entered is not None and record.entered > today:
+    """The record as its source shows it on ``today``: None before it entered (``entry_date``: the date the
+    corpus marks, else the record's own, so a trial published after the demo's today is not there yet); a
+    PubMed record whose retraction was issued later is not retracted yet (no notice, no ``Retracted
+    Publication`` type)."""
+    if entry_date(record) > today:
         return None
     if isinstance(record, PubmedRecord) and record.retracted_on is not None and record.retracted_on > today:
         types = tuple(kind for kind in record.publication_types if kind != "Retracted Publication")
