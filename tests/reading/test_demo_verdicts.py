@@ -285,3 +285,14 @@ async def test_each_quoted_study_is_quoted_where_the_strength_table_reads_it(tmp
             assert numbers, line  # every finding of these demo reports quotes a counted study
             assert {where[n] for n in numbers} <= columns, (heading, line, {n: where[n] for n in numbers})
     assert quoted
+
+
+async def test_a_question_outside_the_corpus_is_answered_without_the_model_failing(tmp_path: Path) -> None:
+    # The corpus holds statin trials in sepsis, none in dementia. The demo's report model (the extractive
+    # report) quoted a sepsis guideline's opening as a finding, which the citation check then dropped as
+    # another outcome's: the run said the model failed and exited 3. The two now read a finding alike.
+    outcome = await research("Do statins prevent dementia?", tmp_path / "home")
+    assert outcome.degraded_reasons == []
+    assert not outcome.degraded
+    assert not outcome.report_fallback
+    assert outcome.citation_audit.dropped_findings == []

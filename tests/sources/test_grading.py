@@ -373,3 +373,28 @@ def test_the_demo_corpus_pages_are_web_pages_unless_they_are_its_journal_article
         doi = page.doi if isinstance(page, SearxngRecord) and page.template == "paper.html" else None
         article = "/doi/" in page.url
         assert (grade_web(page.title, page.text, page.url, doi).design != "web") == article, page.url
+
+
+MINNOW_TITLE = "Metformin exposure alters reproduction in fathead minnows (Pimephales promelas)"
+MINNOW_ABSTRACT = (
+    "Metformin, an antidiabetic drug widely used by patients with type 2 diabetes, is among the pharmaceuticals "
+    "most often found in surface waters. We exposed adult fathead minnows to metformin at 40 micrograms per litre "
+    "for 28 days. Exposed male fish developed intersex gonads; fecundity was reduced by 31% compared with control "
+    "fish (p = 0.02)."
+)
+
+
+@pytest.mark.parametrize("title", [MINNOW_TITLE, "Reproductive effects of metformin"])
+def test_a_fish_study_is_graded_animals_not_humans(title: str) -> None:
+    # The code grade (--no-llm, a library file without MeSH) reads the words: "patients" in the background
+    # no longer outweighs the fish the study exposed.
+    grade = grade_record(title=title, text=MINNOW_ABSTRACT)
+    assert grade.population == "animals"
+    assert grade.design == "preclinical"
+
+
+def test_people_taking_fish_oil_are_still_humans() -> None:
+    text = (
+        "Fish oil capsules or placebo were given to 400 adults; fish intake was recorded. Participants were followed."
+    )
+    assert population_from_text("Fish oil supplementation in older adults", text) == "humans"

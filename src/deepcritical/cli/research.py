@@ -26,6 +26,10 @@ DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of 
 DEMO_SOURCES_BANNER = (
     "DEMO SOURCES: the sources are local stand-ins and every piece of evidence is synthetic; the model is live: {model}"
 )
+DEMO_LIBRARY_LINE = (
+    "note: the library source searches the demo store ({store}), not your own library: run without --demo to "
+    "search your papers"
+)
 STYLES: dict[progress.Tone, str] = {
     "plain": "",
     "strong": "bold",
@@ -92,6 +96,8 @@ async def run_research(
         ensure_writable(target)
     if console is not None and settings.demo_mode:
         console.print(f"[bold yellow]{DEMO_BANNER}[/]")
+        if "library" in settings.sources:
+            console.print(DEMO_LIBRARY_LINE.format(store=store_directory(settings)), markup=False, highlight=False)
     elif console is not None and settings.demo_sources:
         console.print(f"[bold yellow]{shown(DEMO_SOURCES_BANNER.format(model=settings.model))}[/]")
 

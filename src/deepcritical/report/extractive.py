@@ -283,7 +283,14 @@ def extractive_report(
     if not counted and not findings and not contrary:  # nothing reads as a result: quote each item's opening
         for item in [item for item in relevant if item.id not in other_outcome][:3]:
             openings = (kept for s in sentences(item.text) if not is_title(s, item.title) and (kept := result_only(s)))
-            if opening := next(openings, None):
+            opening = next(openings, None)
+            # As the citation check reads a finding: an opening off the question's outcome, from a study read
+            # for another outcome (a sepsis guideline on a dementia question), is no finding on the question.
+            if opening and not (
+                reader.asks_outcome
+                and not reader.on_outcome(opening, item)
+                and reader.read(item).other_outcome is not None
+            ):
                 _add(findings, opening, item.id)
     sources = sorted({source for item in items for source in (item.found_by or [item.source])})
     cited = [i for finding in (*findings, *contrary) for i in finding.evidence_ids]

@@ -18,6 +18,12 @@ from deepcritical.models import Evidence, SourceName
 from deepcritical.sources.base import SearchTool
 
 log = structlog.get_logger(__name__)
+# A demo run keeps a store of its own, so that no synthetic item ever reaches a real run: its library source
+# searches that store, never the user's own library (which real runs search). Said wherever it matters.
+DEMO_LIBRARY_NOTE = (
+    "; a demo run searches only the demo store's collections (library add files there with "
+    "DEMO_MODE=true), never your own library: run without --demo to search it"
+)
 
 
 class LibraryTool(SearchTool):
@@ -71,7 +77,8 @@ class LibraryTool(SearchTool):
         try:
             index = await self.index()
         except DeepCriticalError as error:
-            raise SearchError(f"library: {error}") from error
+            # The handler names the source: the reason alone, so that it reads "library: no document ...".
+            raise SearchError(f"{error}{DEMO_LIBRARY_NOTE if self._settings.demo_mode else ''}") from error
         vector = (await self._embeddings.aembed([query]))[0]
         return [
             item.model_copy(update={"relevance": min(max(similarity, 0.0), 1.0)})

@@ -80,7 +80,8 @@ MESH_DESIGNS: dict[str, StudyDesign] = {
 }
 _MESH_ANIMAL = re.compile(
     r"^(?:animals|mice|mice, .+|rats|rats, .+|disease models, animal|zebrafish|drosophila.*|caenorhabditis.*"
-    r"|rabbits|dogs|swine|sheep|cattle|primates|macaca.*|cricetinae|guinea pigs|models, animal)$"
+    r"|rabbits|dogs|swine|sheep|cattle|primates|macaca.*|cricetinae|guinea pigs|models, animal"
+    r"|fishes|cyprinidae|oryzias|oncorhynchus.*|salmo.*|xenopus.*|chickens|cats|horses|goats)$"
 )
 _MESH_CELLS = re.compile(
     r"^(?:cells, cultured|cell line|cell line, .+|in vitro techniques|cell culture techniques|organoids"

@@ -87,10 +87,15 @@ _EDITORIAL = re.compile(
     _I,
 )
 
+# Fish, amphibians, birds, farm and companion animals and invertebrates too (a fathead-minnow toxicity study
+# names "patients" only in its background); "fish oil" and a diet's "fish intake" are what people take.
 ANIMAL_TEXT = re.compile(
     r"\b(?:mice|mouse|murine|rats?|rodents?|zebrafish|drosophila|c\. elegans|rabbits?|canine|porcine|swine|ovine"
     r"|monkeys?|macaques?|non-human primates?|hamsters?|guinea pigs?|animal models?|transgenic|knockout|knock-in"
-    r"|wild-type littermates|xenografts?)\b",
+    r"|wild-type littermates|xenografts?"
+    r"|fish(?:es)?(?! oil| intake| consumption| diet)|minnows?|medaka|trout|salmon|carp|daphnia|xenopus|tadpoles?"
+    r"|frogs?|chickens?|chick embryos?|broilers|piglets?|pigs|sows|cattle|cows|calves|heifers|sheep|ewes|lambs"
+    r"|goats|horses|dogs|beagles|cats|nematodes|invertebrates|(?:fathead|pimephales) \w+)\b",
     _I,
 )
 CELL_TEXT = re.compile(
