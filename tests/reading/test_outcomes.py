@@ -225,3 +225,14 @@ def test_an_estimate_whose_outcome_is_not_read_is_not_given_the_one_before() -> 
         "to 0.95)."
     )
     assert outcomes_of(text, [effect.start for effect in read_effects(text)]) == ["Stroke", None]
+
+
+def test_a_long_outcome_is_read_whole_for_the_record_and_the_csv() -> None:
+    # The table and the figures shorten it where they show it; the record (and so the CSV export) keeps it.
+    outcome = (
+        "composite of cardiovascular death or hospitalisation for heart failure or an urgent heart failure visit "
+        "requiring intravenous diuretic therapy or nonfatal myocardial infarction or nonfatal stroke"
+    )
+    text = f"RESULTS: Drug X reduced the {outcome} (HR 0.80, 95% CI 0.70 to 0.91)."
+    assert outcome_of(text, at(text, "HR 0.80")) == outcome
+    assert len(outcome) > 120

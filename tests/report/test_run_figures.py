@@ -115,9 +115,14 @@ def test_the_table_the_plot_run_json_and_the_csv_show_the_same_numbers(sglt2_run
     ]
     assert [r["reference"] for r in exported] == [line[0].strip("\\[]") for line in table]
     # each row's population and reading, in the record, the report and the CSV alike
-    assert [(r["population"], r["direction"]) for r in exported] == [
-        (row.population or "", row.direction or "") for row in rows
+    assert [(r["population"], r["study_reading"]) for r in exported] == [
+        (row.population or "", row.reading) for row in rows
     ]
+    # each row's own direction, not the study's reading: a trial's favourable HR reads "lower"
+    assert [r["direction"] for r in exported] == [row.result_direction for row in rows]
+    assert any(r["direction"] == "lower" and r["measure"] == "HR" for r in exported)
+    assert any(r["direction"] != r["study_reading"] for r in exported)
+    assert all(not r["outcome"].endswith("…") for r in exported)
     assert [line[9] for line in table] == [row.reading for row in rows]
     shown = {True: "significant", False: "not significant", None: "–"}
     assert [line[8] for line in table] == [shown[row.significant] for row in rows]  # the row's own

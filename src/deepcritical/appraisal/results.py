@@ -60,6 +60,20 @@ class StudyResult(BaseModel):
     )
 
     @property
+    def result_direction(self) -> str:
+        """Which way this row's own result goes, whatever the study's reading: "lower" or "higher" (its estimate
+        below or above no effect, significantly), "no clear difference" (not significant), "significant" (a
+        p-value or group values that do not say which way), or "" when it states no significance to tell."""
+        if self.significant is None:
+            return ""
+        if not self.significant:
+            return "no clear difference"
+        if self.value is None or self.measure not in EFFECT_SIZES or self.measure == "NNT":
+            return "significant"
+        no_effect = 1.0 if self.measure in RATIO_MEASURES else 0.0
+        return "lower" if self.value < no_effect else "higher" if self.value > no_effect else "no clear difference"
+
+    @property
     def reading(self) -> str:
         """The study's reading as the table words it: its direction on the question; else that its result is
         for another outcome; else no clear result."""

@@ -22,7 +22,8 @@ from deepcritical.report.exports import ExportFormat, export, referenced
 # "p" is the number alone and "p_bound" its bound, if any (``p_cells``): a spreadsheet reads the p-value as a number.
 RESULTS_COLUMNS = (
     "reference", "id", "title", "design", "population", "n", "outcome", "subgroup", "measure", "value", "unit",
-    "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "another_outcome", "quote",
+    "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant", "direction", "study_reading",
+    "another_outcome", "quote",
 )  # fmt: skip
 
 
@@ -84,6 +85,10 @@ def results_csv(run_dir: Path, references: list[str], evidence: dict[str, Eviden
             "reference": numbers.get(row.id),
             "title": item.citation.title if item is not None else "",
             "groups": " | ".join(row.groups),
+            # The row's own way (its estimate against no effect), beside the study's one reading for the question:
+            # a study's other rows may well go another way than the result it is read by.
+            "direction": row.result_direction,
+            "study_reading": row.reading,
         }
         fields["p_bound"], fields["p"] = p_cells(row.p)
         writer.writerow([cell("" if fields[name] is None else fields[name]) for name in RESULTS_COLUMNS])

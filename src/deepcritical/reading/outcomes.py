@@ -198,11 +198,13 @@ def outcomes_of(text: str, starts: Sequence[int]) -> list[str | None]:
 
 
 def _named(phrase: str) -> str | None:
-    """The phrase as an outcome, shortened; None when it names none ("the pooled RR", "short-term use")."""
+    """The phrase as an outcome, whole (a table or a figure shortens it to ``MAX_OUTCOME_CHARS`` where it
+    shows it; the record and the CSV export keep it as written); None when it names none ("the pooled RR",
+    "short-term use")."""
     phrase = " ".join(phrase.split())
     if not outcome_key(phrase) - _NOT_OUTCOME:
         return None
-    return phrase if len(phrase) <= MAX_OUTCOME_CHARS else phrase[: MAX_OUTCOME_CHARS - 1].rstrip() + "…"
+    return phrase
 
 
 # A sentence that opens with its topic: "For Alzheimer's disease specifically, the pooled RR was 0.92".

@@ -18,7 +18,7 @@ from deepcritical.appraisal.studies import group_studies, record_counts
 from deepcritical.models import DESIGNS, Evidence, StudyDesign
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.effects import RATIO_MEASURES
-from deepcritical.reading.outcomes import outcome_key
+from deepcritical.reading.outcomes import MAX_OUTCOME_CHARS, outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.report.document import Block, Figure, FileLink, Inline, cites, heading, paragraph, runs, strong
 from deepcritical.text import same_precision, shorten
@@ -219,7 +219,7 @@ def forest_plots(
     named: dict[frozenset[str], str] = {}
     for row in rows:
         if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
-            outcome = _spelled_out(row.outcome, evidence.get(row.id))
+            outcome = _spelled_out(shorten(row.outcome, MAX_OUTCOME_CHARS), evidence.get(row.id))
             group = groups.setdefault((outcome_key(outcome), plot_designs(evidence.get(row.id))), [])
             named.setdefault(outcome_key(outcome), outcome)
             if all(other.id != row.id for other in group):  # a study once per outcome: its first estimate

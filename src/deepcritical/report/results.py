@@ -6,9 +6,10 @@ from collections.abc import Mapping
 
 from deepcritical.appraisal.results import EFFECT_SIZES, StudyResult
 from deepcritical.reading.effects import RATIO_MEASURES
+from deepcritical.reading.outcomes import MAX_OUTCOME_CHARS
 from deepcritical.reading.p_values import p_parts
 from deepcritical.report.document import Block, Code, Table, cites, heading, paragraph, runs
-from deepcritical.text import same_precision
+from deepcritical.text import same_precision, shorten
 
 
 def effect_text(row: StudyResult) -> str:
@@ -70,7 +71,7 @@ def results_table(
         reference = cites([numbers[row.id]]) if row.id in numbers else runs("–")
         n = f"{row.n:,}" if row.n else "–"
         more = f" (+{row.others} more)" if row.others else ""
-        outcome = row.outcome if row.outcome else "–"
+        outcome = shorten(row.outcome, MAX_OUTCOME_CHARS) if row.outcome else "–"  # the CSV has it whole
         if row.subgroup:  # "Mortality (in: Twenty-seven observational studies)"
             outcome = f"{outcome} (in: {row.subgroup})"
         cells = [reference, runs(row.design), runs(row.population or "–"), runs(n), runs(outcome)]
