@@ -32,10 +32,10 @@ def test_the_demo_report_weighs_evidence_by_design(tmp_path: Path, monkeypatch: 
     assert "| Animal and cell studies | outside the scale |" in report
     assert "## Strength of evidence" in report
     assert "| Randomised controlled trials | 2 |" in report
-    assert "> **Warning: 1 retracted publication(s) on this question.**" in report
+    assert "> **Warning: 1 retracted publication on this question.**" in report
     assert "Retracted:** \\[DEMO\\] Metformin reverses memory decline" in report.split("## Key findings")[0]  # warned
     assert "99000114" not in report.split("## References")[1]  # never a reference
-    assert "> **Caution: 1 publication(s) under an expression of concern.**" in report
+    assert "> **Caution: 1 publication under an expression of concern.**" in report
     assert "The strongest evidence in people is at OCEBM level" in report
 
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))

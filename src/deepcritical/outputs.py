@@ -313,6 +313,11 @@ class Verdict(BaseModel):
         description="The confidence of a maybe or mixed weighed from the counted studies' readings: how evenly they "
         "split (1 when evenly), not how sure the verdict is",
     )
+    borderline: bool = Field(
+        default=False,
+        description="A verdict from the counted studies' readings whose favourable share lies within a small margin of "
+        "a threshold (yes from 0.65, no up to 0.35): one study read otherwise could change it",
+    )
     rationale: Sentence = ""
     against_ids: Annotated[list[EvidenceId], _first(MAX_VERDICT_IDS)] = Field(
         default_factory=list,
@@ -335,7 +340,7 @@ class Verdict(BaseModel):
         if self.label == "open":
             listed = "; ".join(candidate.summary for candidate in self.candidates) or "none found"
             return f"open question, no yes or no; candidate interventions: {listed}"
-        return f"{self.label} ({self.confidence_text})"
+        return f"{self.label}{', borderline' if self.borderline else ''} ({self.confidence_text})"
 
     @property
     def confidence_text(self) -> str:
@@ -357,12 +362,12 @@ def confidence_words(label: str, confidence: float, *, split: bool) -> str:
     carries how sure it is of its label (the stance model's maybe, though computed in code too, carries its
     probability of maybe)."""
     if split and label in ("maybe", "mixed"):
-        return f"how evenly the evidence is split: {confidence:.2f} of 1"
+        return f"the studies are divided: {confidence:.2f}, where 1 is an even split"
     return f"confidence {confidence:.2f}"
 
 
 def verdict_words(label: str, confidence: float, *, split: bool, share: float | None) -> str:
-    """'maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562)': a verdict as a watch's
+    """'maybe (the studies are divided: 0.88, where 1 is an even split; favourable share 0.562)': a verdict as a watch's
     history compares it. The favourable share says which way the evidence moved under one label: a maybe whose
     split fell from 0.88 to 0.70 has moved toward yes (share 0.562 to 0.649), not lost confidence."""
     if label == "open":  # which intervention: no yes or no, so no confidence in one (the report shows none)

@@ -81,6 +81,12 @@ def shorten(text: str, limit: int, *, on_word: bool = False) -> str:
     return flat[: max(limit - 1, 0)].rstrip() + "…"
 
 
+def quantity(count: int, singular: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: "1 study", "2 studies", "0 items" (``plural`` defaults to
+    ``singular`` + "s"); never "stud(ies)"."""
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
+
+
 def _decimals(value: float) -> int:
     text = f"{value:g}"
     return len(text.split(".")[1]) if "." in text and "e" not in text else 0

@@ -208,14 +208,14 @@ def test_the_rendered_report_shows_designs_the_strength_table_and_flags() -> Non
     null_ref = report.references.index(NULL_TRIAL.id) + 1
     good_ref = report.references.index(GOOD_TRIAL.id) + 1
     assert f"| Randomised controlled trials | 2 | 1 \\[{good_ref}\\] | 1 \\[{null_ref}\\] | 0 | 0 |" in markdown
-    warning = markdown.index("> **Warning: 1 retracted publication(s) on this question.**")
+    warning = markdown.index("> **Warning: 1 retracted publication on this question.**")
     assert warning < markdown.index("## Key findings")
     assert "> - **Retracted:** Drug X reverses Alzheimer's disease: a randomised trial (2021)." in markdown
-    assert "> **Caution: 1 publication(s) under an expression of concern.**" in markdown
+    assert "> **Caution: 1 publication under an expression of concern.**" in markdown
     assert (
         "Design: randomised controlled trial, humans, n = 80; OCEBM level 2 (from its publication types)." in markdown
     )
-    assert "Set aside: 1 off the question's topic, 1 trial registration(s)" in markdown
+    assert "Set aside: 1 off the question's topic, 1 trial registration (a plan, not results)" in markdown
     references = markdown.split("## References", 1)[1]
     assert RETRACTED.id not in references
 

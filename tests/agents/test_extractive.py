@@ -62,7 +62,7 @@ def test_the_brief_states_no_lean_beside_a_verdict_the_stance_model_gave() -> No
     # Ungraded items are not weighed: the verdict reads their whole text, and the brief only counts them.
     brief = extractive_report(QUESTION, views(CORPUS[3:5])).answer_brief
     assert brief.startswith("No counted study in people is graded on the OCEBM scale.")
-    assert "2 counted stud(ies) state a result (1 null (no effect) and 1 unfavourable)" in brief
+    assert "2 counted studies state a result (1 null (no effect) and 1 unfavourable)" in brief
     assert "leans" not in brief
     assert "mixed" not in brief
 
@@ -103,7 +103,7 @@ def test_every_item_is_counted_and_cited_though_only_some_are_quoted() -> None:
     report = extractive_report(QUESTION, views(nulls))
     quoted = {i for finding in report.contrary_evidence for i in finding.evidence_ids}
     assert len(quoted) < len(nulls)
-    assert f"{len(nulls)} counted stud(ies) state a result" in report.answer_brief
+    assert f"{len(nulls)} counted studies state a result" in report.answer_brief
     assert set(re.findall(r"pmid:\d+", report.answer_brief)) == {item.id for item in nulls}
 
 
@@ -143,7 +143,7 @@ def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for
     assert "the evidence leans" not in report.answer_brief
     assert "1 null" in report.answer_brief or "1 unfavourable" in report.answer_brief
     judged = code_assessment(QUESTION, views([item]))
-    assert "1 report null, negative or unfavourable" in judged.candidate_answers[0]
+    assert "1 reports null, negative or unfavourable" in judged.candidate_answers[0]
 
 
 def test_a_structured_abstract_is_quoted_from_its_conclusions() -> None:

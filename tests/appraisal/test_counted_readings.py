@@ -142,8 +142,8 @@ def test_the_brief_counts_and_answers_as_the_verdict_does() -> None:
     assert f"the evidence {lean}" in brief
     weighed = weighed_readings(STATINS, strength)
     counts = [sum(w.way == way for w in weighed) for way in ("favourable", "null", "unfavourable")]
-    assert f"Weighing the {len(weighed)} counted stud(ies) that state a result ({counts[0]} favourable, " in brief
-    assert f"{len(weighed)} counted stud(ies), {counts[0]} favourable, {counts[1]} null" in verdict.rationale
+    assert f"Weighing the {len(weighed)} counted studies that state a result ({counts[0]} favourable, " in brief
+    assert f"{len(weighed)} counted studies, {counts[0]} favourable, {counts[1]} null" in verdict.rationale
     assert NEWS.id not in brief
 
 
@@ -215,5 +215,5 @@ def test_the_brief_names_the_counted_items_that_state_a_result_but_carry_no_weig
     assert review.id in strength.stated
     assert review.id not in weighed
     brief = extractive_report(STATINS, items).answer_brief
-    assert "1 other counted item(s) that state a result carry no weight" in brief
-    assert f"({review.id})" in brief.split("carry no weight")[1]
+    assert "1 other counted item that states a result carries no weight" in brief
+    assert f"({review.id})" in brief.split("carries no weight")[1]

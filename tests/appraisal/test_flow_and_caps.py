@@ -81,7 +81,7 @@ def test_estimates_at_different_time_points_are_not_plotted_as_one_outcome() -> 
         [row(ids[0], "28-day mortality", 0.79), row(ids[1], "90-day mortality", 0.87)], evidence, {}
     )
     assert plots == []
-    assert "on 2 outcome(s)" in notes[0]
+    assert "on 2 outcomes" in notes[0]
     same, _ = forest_plots(
         [row(ids[0], "28-day mortality", 0.79), row(ids[2], "mortality at 28 days", 0.85)], evidence, {}
     )

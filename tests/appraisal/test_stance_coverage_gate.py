@@ -42,7 +42,7 @@ def test_the_questions_have_the_key_terms_the_shares_below_are_counted_over() ->
 def test_an_item_naming_fewer_than_a_third_of_the_key_terms_is_not_read() -> None:
     verdict = code_verdict(FOUR_TERMS, [DRUG_ONLY])
     assert verdict.label == "insufficient"
-    assert verdict.rationale == "None of the 1 item(s) reviewed names enough of the question's key terms."
+    assert verdict.rationale == "None of the 1 item reviewed names enough of the question's key terms."
 
 
 def test_naming_exactly_a_third_is_not_enough_either() -> None:
@@ -54,7 +54,7 @@ def test_beside_a_study_of_the_question_the_drug_only_item_is_left_out() -> None
     verdict = code_verdict(THREE_TERMS, [DRUG_ONLY, DRUG_AND_OUTCOME])
     assert verdict.label == "yes"
     assert verdict.evidence_ids == ["pmid:2"]
-    assert (verdict.rationale or "").startswith("1 stud(ies) of the 2 item(s) reviewed weighed")
+    assert (verdict.rationale or "").startswith("1 study of the 2 items reviewed weighed")
 
 
 def test_two_terms_of_five_are_read() -> None:

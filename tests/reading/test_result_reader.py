@@ -516,8 +516,8 @@ def test_a_verdict_weighed_from_counted_readings_says_its_number_is_how_evenly_t
 
     verdict = counted_verdict(question, strength_of(question, [TRIAL_NULL, TRIAL_GOOD]))
     assert (verdict.label, verdict.confidence) == (label, 1.0)
-    assert verdict.headline == f"{label} (how evenly the evidence is split: 1.00 of 1)"
-    assert "(how evenly the evidence is split: 1.00 of 1, " in blocks_markdown(verdict_block(verdict, {}))
+    assert verdict.headline == f"{label} (the studies are divided: 1.00, where 1 is an even split)"
+    assert "(the studies are divided: 1.00, where 1 is an even split, " in blocks_markdown(verdict_block(verdict, {}))
 
 
 def test_the_stance_models_maybe_says_how_sure_it_is_of_maybe() -> None:

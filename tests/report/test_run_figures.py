@@ -23,7 +23,7 @@ from deepcritical.report.figure_files import flow_counts
 from deepcritical.report.prisma import prisma_svg
 from deepcritical.report.render import RenderContext, counted_items, escape, render_markdown
 from deepcritical.report.results import effect_text
-from deepcritical.text import same_precision
+from deepcritical.text import quantity, same_precision
 from test_cli import run_cli
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -207,7 +207,7 @@ def test_the_flow_always_shows_the_reports_own_counts(items: list[tuple[str, lis
     box = drawn[1 : drawn.index("Records removed before screening")]  # the identified box, after its title
     assert box == [f"{name}: n = {count}" for name, count in sorted(flow.identified.items())]
     assert f"Records screened (n = {len(evidence)})" in drawn
-    assert f"{len(evidence)} item(s) collected" in markdown
+    assert f"{quantity(len(evidence), 'item')} collected" in markdown
     assert f"Duplicate records: n = {sum(sources.values()) - len(evidence)}" in drawn
     if evidence:
         counted_line = markdown.split("## Answer in brief", 1)[1].split("Counted: ", 1)[1].split("\n", 1)[0]

@@ -149,13 +149,15 @@ def test_a_maybe_that_moved_toward_yes_is_not_worded_as_confidence_lost() -> Non
     before = outcome([study("1"), study("2")], "maybe", 0.0).model_copy(update={"verdict": counted_maybe(0.562)})
     after = outcome([study("1"), study("2")], "maybe", 0.0).model_copy(update={"verdict": counted_maybe(0.649)})
     changes = compare(before, after, watch_id="w-1", run_at=AT, since=date(2026, 3, 1))
-    assert "The verdict: maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562) -> maybe (how " \
-        "evenly the evidence is split: 0.70 of 1; favourable share 0.649)" in markdown_section(changes)  # fmt: skip
+    assert (
+        "The verdict: maybe (the studies are divided: 0.88, where 1 is an even split; favourable share 0.562) -> maybe "
+        "(the studies are divided: 0.70, where 1 is an even split; favourable share 0.649)"
+    ) in markdown_section(changes)
     assert not changes.changed  # the same label: no alert, as before
     flipped = compare(before, outcome([study("1")], "yes", 0.66), watch_id="w-1", run_at=AT, since=None)
     assert flipped.summary()[-1] == (
-        "VERDICT CHANGED: maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562) -> yes "
-        "(confidence 0.66)"  # a model's yes: no share
+        "VERDICT CHANGED: maybe (the studies are divided: 0.88, where 1 is an even split; favourable share 0.562) "
+        "-> yes (confidence 0.66)"  # a model's yes: no share
     )
 
 

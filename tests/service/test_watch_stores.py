@@ -185,7 +185,9 @@ def test_a_runs_split_confidence_and_favourable_share_read_back_as_the_report_wo
     store.record_run(watch.id, split, T0 + timedelta(days=7))
     [again] = store.history(watch.id)
     assert (again.confidence_is_split, again.favourable_share) == (True, 0.649)
-    assert again.verdict_text == "maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)"
+    assert (
+        again.verdict_text == "maybe (the studies are divided: 0.70, where 1 is an even split; favourable share 0.649)"
+    )
     assert store.get(watch.id).last_run == again
     assert run_at(T0).verdict_text == "yes (confidence 0.50)"
     assert run_at(T0, verdict="open").verdict_text == "open (no yes or no)"  # not "open (confidence 0.50)"

@@ -433,11 +433,11 @@ def test_the_pages_watch_history_words_a_maybe_by_its_split_and_charts_the_favou
     expect(page.locator("#question")).to_have_attribute("maxlength", limit)
     item = page.locator("#watch-list li", has_text="vitamin D supplementation prevent or treat")
     expect(item).to_contain_text(
-        "last verdict: maybe (how evenly the evidence is split: 0.70 of 1; favourable share 0.649)"
+        "last verdict: maybe (the studies are divided: 0.70, where 1 is an even split; favourable share 0.649)"
     )
     item.get_by_role("button", name="History").click()
     expect(item.locator(".watch-history")).to_contain_text(
-        "maybe (how evenly the evidence is split: 0.88 of 1; favourable share 0.562)"
+        "maybe (the studies are divided: 0.88, where 1 is an even split; favourable share 0.562)"
     )
     expect(item.locator(".confidence-chart title")).to_have_text(
         "Favourable share of the weighed studies (yes from 0.65, no up to 0.35) over 2 runs: "

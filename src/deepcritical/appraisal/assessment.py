@@ -20,6 +20,7 @@ from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.questions import key_terms, stem
 from deepcritical.reading.frame import frame_question
+from deepcritical.text import quantity
 from deepcritical.vocabulary import (
     CLINICAL_SCORE_LEVEL_WEIGHTS,
     CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS,
@@ -128,8 +129,8 @@ def code_assessment(
             level = f", the strongest at OCEBM level {best.level}" if best.level else ""
             return (
                 f"{len(ids)} of {len(relevant)} on-topic items judged speak to clinical use in people: "
-                f"{studies} graded stud(ies){level}, the rest commentary, web pages or ungraded items, weighed "
-                f"less {cite(ids)}."
+                f"{quantity(studies, 'graded study', 'graded studies')}{level}, the rest commentary, web pages or "
+                f"ungraded items, weighed less {cite(ids)}."
             )
         return f"{len(ids)} of {len(relevant)} on-topic items judged address {ASPECT_LABELS[name]} {cite(ids)}."
 
@@ -144,8 +145,9 @@ def code_assessment(
     contrary = [item.id for item in relevant if (found := quote(item, stems)) is not None and found.contrary]
     supportive = len(relevant) - len(contrary)
     answers = [
-        f"{supportive} relevant item(s) report results consistent with the question; "
-        f"{len(contrary)} report null, negative or unfavourable results."
+        f"{quantity(supportive, 'relevant item')} {'reports' if supportive == 1 else 'report'} results consistent with "
+        f"the question; {len(contrary)} {'reports' if len(contrary) == 1 else 'report'} null, negative or unfavourable "
+        "results."
     ]
     assessment = Assessment(
         mechanism=AspectScore(score=scores["mechanism"], reason=reason("mechanism")),

@@ -33,6 +33,7 @@ from deepcritical.appraisal.study_reading import READING_FEATURES, StudyReader, 
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.questions import key_terms, stem
+from deepcritical.text import quantity
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
@@ -286,7 +287,8 @@ def code_verdict(
     scored = list(best_of_study.values())
     if not scored:
         return insufficient(
-            f"None of the {len(items)} item(s) reviewed names enough of the question's key terms.", reader=reader
+            f"None of the {quantity(len(items), 'item')} reviewed names enough of the question's key terms.",
+            reader=reader,
         )
     best_coverage = max(shares[item.id] for item, _ in scored)
     if not yes_no and best_coverage < CLAIM_MIN_COVERAGE:
@@ -318,7 +320,7 @@ def code_verdict(
         by="code",
         method=reader.named_in(METHOD),
         probabilities={name: round(float(p), 3) for name, p in zip(STANCES, pooled, strict=True)},
-        rationale=f"{len(scored)} stud(ies) of the {len(items)} item(s) reviewed weighed (those naming a third of "
-        f"the question's key terms, a study once); "
+        rationale=f"{quantity(len(scored), 'study', 'studies')} of the {quantity(len(items), 'item')} reviewed "
+        "weighed (those naming a third of the question's key terms, a study once); "
         f"pooled stance yes {pooled[0]:.2f}, no {pooled[1]:.2f}, maybe {pooled[2]:.2f}.",
     )

@@ -25,6 +25,7 @@ from deepcritical.appraisal.topic import on_outcome, topic_of
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
+from deepcritical.text import quantity
 from deepcritical.vocabulary import Direction
 
 
@@ -67,6 +68,8 @@ VERDICT_LAB_WEIGHT = 0.25
 MIN_DIRECT_STUDIES = 2
 # The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
 CLEAR_SHARE = 0.65
+# A favourable share this close to a threshold makes a borderline verdict (issue 40: 0.003 from it was not said).
+BORDERLINE_MARGIN = 0.02
 # The stance model's pooled share a yes or a no needs when the counted studies name the question's outcome
 # but state no readable result on it (``unread_outcome_verdict``). Chosen on PubMedQA among 0.55 to 0.8 by
 # nested cross-validation (0.7 in every outer fold, in round 4 and again in round 5; 0.7 to 0.8 a plateau):
@@ -150,7 +153,7 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
             if weighed or other_outcomes
             else "no counted study states a result for the question's comparison"
             if counted.counted
-            else f"none of the {counted.reviewed} item(s) reviewed is a study on the question's topic"
+            else f"none of the {quantity(counted.reviewed, 'item')} reviewed is a study on the question's topic"
         )
         return insufficient(f"Insufficient: {why}.", COUNTED_METHOD, reader)
     if pool and is_yes_no(question) and sum(direct for *_, direct in weighed) < MIN_DIRECT_STUDIES:
@@ -202,6 +205,14 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     # Cut, not rounded, so that what is shown never crosses a threshold the label did not: 0.6499 is "maybe"
     # and shows 0.649, not 0.65.
     shown = math.floor(share * 1000) / 1000
+    # Within a small margin of a threshold, the label hangs on one study's reading: said, not left to the number.
+    margin = threshold_margin(share)
+    borderline = margin < BORDERLINE_MARGIN
+    close = (
+        f" Borderline: the share is {margin:.3f} from a threshold, so one study read otherwise could change the answer."
+        if borderline
+        else ""
+    )
     return Verdict(
         label=label,
         confidence=round(sure, 3),
@@ -214,10 +225,18 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         probabilities={"yes": shown, "no": round(1 - shown, 3)},
         confidence_is_split=stance == "maybe",
         rationale=f"Weighed by design level, size and directness (web pages and commentary are not weighed): "
-        f"{len(weighed)} counted stud(ies), {counts['favourable']} favourable, {counts['null']} null, "
+        f"{quantity(len(weighed), 'counted study', 'counted studies')}, {counts['favourable']} favourable, "
+        f"{counts['null']} null, "
         f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
-        f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).",
+        f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).{close}",
+        borderline=borderline,
     )
+
+
+def threshold_margin(share: float) -> float:
+    """How far a favourable share lies from the nearer of the two thresholds (yes from ``CLEAR_SHARE``, no up to
+    1 - ``CLEAR_SHARE``): under ``BORDERLINE_MARGIN``, the verdict is borderline."""
+    return min(abs(share - CLEAR_SHARE), abs(share - (1 - CLEAR_SHARE)))
 
 
 def _opposite(label: str) -> Direction:

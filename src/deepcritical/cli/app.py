@@ -57,7 +57,7 @@ from deepcritical.cli.services import mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.text import not_utf8, one_line, shorten
+from deepcritical.text import not_utf8, one_line, quantity, shorten
 
 if TYPE_CHECKING:
     pass
@@ -228,7 +228,7 @@ def research(
     if outcome.degraded:
         err.print(
             "warning: part of the model's work was done in code because the model failed "
-            f"({len(outcome.degraded_reasons)} time(s)); the report says where",
+            f"({quantity(len(outcome.degraded_reasons), 'time')}); the report says where",
             markup=False,
             soft_wrap=True,
         )

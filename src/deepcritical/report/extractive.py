@@ -27,6 +27,7 @@ from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
 from deepcritical.questions import entity_terms, key_terms, stem
 from deepcritical.report.citations import verify_citations
+from deepcritical.text import quantity
 from deepcritical.vocabulary import DIRECTION_WORDS, REVIEW_DESIGNS, TRIAL_DESIGNS
 
 MAX_FINDINGS = 6
@@ -114,13 +115,15 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
         # The verdict is then the stance model's, read from the studies' whole text: the brief states no lean
         # of its own beside it.
         return (
-            f"{len(stated)} counted stud(ies) state a result ({_directions(strength, stated)}) {_ids(stated)}; "
+            f"{quantity(len(stated), 'counted study', 'counted studies')} {'states' if len(stated) == 1 else 'state'} "
+            f"a result ({_directions(strength, stated)}) {_ids(stated)}; "
             "the verdict does not weigh them but reads their text whole (fewer than two state a result directly on "
             "the question's comparison, or the question is not about an effect)."
         )
     counts = _and([f"{sum(w.way == way for w in weighed)} {way}" for way in DIRECTIONS])
     sentence = (
-        f"Weighing the {len(weighed)} counted stud(ies) that state a result ({counts}) by design level, size and "
+        f"Weighing the {quantity(len(weighed), 'counted study', 'counted studies')} that "
+        f"{'states' if len(weighed) == 1 else 'state'} a result ({counts}) by design level, size and "
         f"directness, the evidence {_LEANS[verdict.label]} {_ids([w.view.id for w in weighed])}."
     )
     # The counted line below says how many state a result; those the verdict gives no weight are named, so
@@ -129,7 +132,9 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
     unweighed = [i for i in strength.stated if i not in weighed_ids]
     if unweighed:
         sentence += (
-            f" {len(unweighed)} other counted item(s) that state a result carry no weight (narrative reviews, "
+            f" {quantity(len(unweighed), 'other counted item')} that "
+            f"{'states a result carries' if len(unweighed) == 1 else 'state a result carry'} no weight (narrative "
+            "reviews, "
             f"editorials or letters, or items of unknown design: no study of their own) {_ids(unweighed)}."
         )
     return sentence
@@ -143,12 +148,14 @@ def answer_brief(strength: Strength, terms: Sequence[str], question: str, verdic
     about = _and(list(terms)) if terms else "the question's terms"
     if not strength.counted:
         pages = (
-            f" ({len(strength.not_studies)} web page(s) or commentary do, which are not studies)"
+            f" ({quantity(len(strength.not_studies), 'web page')} or commentary "
+            f"{'does' if len(strength.not_studies) == 1 else 'do'}, which are not studies)"
             if strength.not_studies
             else ""
         )
         return (
-            f"None of the {strength.reviewed} item(s) reviewed is a study that names enough of {about}{pages}, "
+            f"None of the {quantity(strength.reviewed, 'item')} reviewed is a study that names enough of "
+            f"{about}{pages}, "
             "so this review gives no answer."
         )
     verdict = verdict or counted_verdict(question, strength, list(strength.views.values()))
@@ -296,7 +303,8 @@ def extractive_report(
     cited = [i for finding in (*findings, *contrary) for i in finding.evidence_ids]
     limitations = [*(assessment.gaps if assessment else []), *notes]
     limitations.append(
-        f"This is an extractive summary of {len(items)} evidence item(s) from {len(sources)} source(s) "
+        f"This is an extractive summary of {quantity(len(items), 'evidence item')} from "
+        f"{quantity(len(sources), 'source')} "
         f"({', '.join(sources) or 'none'}): the findings are sentences quoted from abstracts, registry entries and "
         "snippets, strongest study designs first; each item's design and level come from its publication types, "
         "MeSH headings or text (shown in the references); risk of bias, precision and effect sizes were not appraised."

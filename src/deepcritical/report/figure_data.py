@@ -21,7 +21,7 @@ from deepcritical.reading.effects import RATIO_MEASURES
 from deepcritical.reading.outcomes import MAX_OUTCOME_CHARS, outcome_key
 from deepcritical.reading.pooling import MEASURE_NAMES, NOT_POOLED, PLOTTED_MEASURES, StudyEstimate, comparable, pool
 from deepcritical.report.document import Block, Figure, FileLink, Inline, cites, heading, paragraph, runs, strong
-from deepcritical.text import same_precision, shorten
+from deepcritical.text import quantity, same_precision, shorten
 
 FLOW_FILE = "prisma.svg"
 LABEL_CHARS = 60
@@ -324,7 +324,7 @@ def forest_plots(
         notes.append(
             "No forest plot: no outcome has an estimate with its confidence interval from two or more counted "
             f"studies ({studies} stud{'y states' if studies == 1 else 'ies state'} such an estimate, "
-            f"on {len(groups)} outcome(s))."
+            f"on {quantity(len(groups), 'outcome')})."
         )
     return plots, notes
 

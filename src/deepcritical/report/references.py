@@ -4,10 +4,10 @@ and grade, a link to its page (a PMC passage scrolled to its words), and the mar
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from deepcritical.appraisal.studies import lead
-from deepcritical.models import Evidence, Grade, Passage
+from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.report.document import CiteRef, Code, Inline, Item, Link, em, item, runs, strong
 from deepcritical.report.markdown import safe_link
 
@@ -56,16 +56,40 @@ def passage_link(item: Evidence) -> str | None:
     return PMC_ARTICLE.format(pmcid=item.citation.pmcid) + (f"#:~:text={fragment}" if fragment else "")
 
 
+# Sources that find pages rather than publish them: a page found by one has its site, never the engine, as
+# where it appeared.
+SEARCH_ENGINES = frozenset({"web", "you", "searxng"})
+NO_DATE = "no date"
+
+
+def venue_of(citation: Citation) -> str | None:
+    """Where the item appeared, as a reference names it: the journal; a web page's site ("www.heart.org"); the
+    registry for a registration; None when nothing says (a search engine is not a journal)."""
+    if citation.journal:
+        return citation.journal
+    if citation.source in SEARCH_ENGINES:
+        host = urlsplit(citation.url).hostname if citation.url else None
+        return host.removeprefix("www.") if host else None
+    return "ClinicalTrials.gov" if citation.source == "clinicaltrials" else None
+
+
+def dated(citation: Citation) -> str:
+    """The item's date as a reference shows it: as given, or "no date" (never "Unknown")."""
+    date = citation.date.strip()
+    return NO_DATE if not date or date.lower() == "unknown" else date
+
+
 def reference_entry(study: Sequence[Evidence], recalled: bool, demo: bool = False) -> Item:
     """A study's one reference: its abstract's record (else its first passage's), and the passages used."""
     item_ = lead(study)
     citation = item_.citation
     authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
-    venue = citation.journal or citation.source
     parts: list[Inline] = []
     if authors:
         parts += runs(f"{authors} ")
-    parts += runs(f"({citation.date}). {citation.title.rstrip('. ')}. ", em(venue), ".")
+    parts += runs(f"({dated(citation)}). {citation.title.rstrip('. ')}.")
+    if venue := venue_of(citation):
+        parts += runs(" ", em(venue), ".")
     parts += runs(f" Design: {grade_text(item_.grade)}.")
     if item_.expression_of_concern:
         parts += runs(" ", strong("The journal has published an expression of concern about this article."))

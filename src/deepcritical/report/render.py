@@ -52,6 +52,7 @@ from deepcritical.report.sections import (
     strength_table,
     verdict_block,
 )
+from deepcritical.text import quantity
 
 # Names other modules and tests take from here, where they were first written.
 __all__ = [
@@ -227,8 +228,8 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     happened = [
         Item(
             runs=runs(
-                f"Iterations: {context.iterations}; {len(evidence)} item(s) collected; by source (an item found by "
-                f"several sources counts for each): {counts}."
+                f"Iterations: {context.iterations}; {quantity(len(evidence), 'item')} collected; by source (an item "
+                f"found by several sources counts for each): {counts}."
             )
         )
     ]

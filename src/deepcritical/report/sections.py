@@ -29,6 +29,7 @@ from deepcritical.report.document import (
 )
 from deepcritical.report.markdown import ModelText, safe_link
 from deepcritical.report.references import best_grade, citation_ref
+from deepcritical.text import quantity
 
 
 def findings_list(
@@ -154,7 +155,7 @@ def flag_warnings(
             Quote(
                 blocks=[
                     paragraph(
-                        strong(f"Warning: {len(retracted)} retracted publication(s) on this question."),
+                        strong(f"Warning: {quantity(len(retracted), 'retracted publication')} on this question."),
                         " A retracted publication supports no finding in this report; it is listed here so that it "
                         "is not mistaken for evidence:",
                     ),
@@ -167,7 +168,7 @@ def flag_warnings(
             Quote(
                 blocks=[
                     paragraph(
-                        strong(f"Caution: {len(concern)} publication(s) under an expression of concern."),
+                        strong(f"Caution: {quantity(len(concern), 'publication')} under an expression of concern."),
                         " The journal has questioned their reliability; read any finding they support with care:",
                     ),
                     bullets([_flagged_item("Expression of concern:", evidence[i], numbers, demo) for i in concern]),
@@ -211,17 +212,30 @@ def counted_line(strength: Strength, collected: int) -> str:
     """Where every total of the report comes from, in one sentence."""
     stated = len(strength.stated)
     parts = [
-        f"Counted: {len(strength.counted)} of the {strength.reviewed} item(s) reviewed name the question's key terms "
-        f"({stated} state a result); they are the items in the strength-of-evidence table."
+        f"Counted: {len(strength.counted)} of the {quantity(strength.reviewed, 'item')} reviewed "
+        f"{'names' if len(strength.counted) == 1 else 'name'} the question's key terms ({stated} "
+        f"{'states' if stated == 1 else 'state'} a result); they are the items in the strength-of-evidence table."
     ]
     aside = [
-        f"{count} {what}"
-        for count, what in (
-            (len(strength.off_topic), "off the question's topic"),
-            (len(strength.registrations), "trial registration(s) (plans, not results)"),
-            (len(strength.not_studies), "web page(s) and commentary (not studies)"),
-            (len(strength.retracted), "retracted"),
-            (len(strength.same_study), "other part(s) of a study counted once (its abstract or passages)"),
+        f"{count} {what if count != 1 else one}"
+        for count, what, one in (
+            (len(strength.off_topic), "off the question's topic", "off the question's topic"),
+            (
+                len(strength.registrations),
+                "trial registrations (plans, not results)",
+                "trial registration (a plan, not results)",
+            ),
+            (
+                len(strength.not_studies),
+                "web pages and commentary (not studies)",
+                "web page or commentary (not a study)",
+            ),
+            (len(strength.retracted), "retracted", "retracted"),
+            (
+                len(strength.same_study),
+                "other parts of a study counted once (its abstract or passages)",
+                "other part of a study counted once (its abstract or passages)",
+            ),
         )
         if count
     ]
@@ -330,7 +344,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         heading("Verdict"),
         paragraph(
             strong(VERDICT_WORDS[verdict.label]),
-            f" ({verdict.confidence_text}, {who}).",
+            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}, {who}).",
             rests,
             strongest,
             ".",

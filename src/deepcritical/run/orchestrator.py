@@ -46,7 +46,7 @@ from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
-from deepcritical.text import one_line, shorten
+from deepcritical.text import one_line, quantity, shorten
 
 logger = structlog.get_logger(__name__)
 # Stops caused by the language model; ending one of these with no evidence fails the run (``outcome.error``).
@@ -281,7 +281,10 @@ class Orchestrator:
                 deps.emit(RunWarning(message=f"full text not read, abstracts kept: {error}"))
                 return
         deps.emit(
-            RunWarning(message=f"{report.summary} {len(added)} passage(s) bearing on the question added.", level="note")
+            RunWarning(
+                message=f"{report.summary} {quantity(len(added), 'passage')} bearing on the question added.",
+                level="note",
+            )
         )
 
     def _deps(self, question: str, store: EvidenceStoreLike, emit: Callable[[StageEvent], None]) -> ResearchDeps:
@@ -334,7 +337,9 @@ class Orchestrator:
         model_down = stop in LLM_STOPS or state.model_failures > 0
         model = LLM_STOPS.get(stop, "the language model failed") + (f" ({state.errors[-1]})" if state.errors else "")
         if model_down and sources_down:  # both are named: fixing one alone would not make the run work
-            return stop, f"no evidence was collected: {model}; and {no_source_answered(state)}"
+            # The sources first: their names are short and say what to fix, where the model's message can be long
+            # enough to push them out of a one-line error.
+            return stop, f"no evidence was collected: {no_source_answered(state)}; and {model}"
         if model_down:
             return stop, f"no evidence was collected: {model}"
         return stop, no_source_answered(state) if sources_down else None

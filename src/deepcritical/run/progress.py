@@ -21,7 +21,7 @@ from deepcritical.events import (
 )
 from deepcritical.outputs import FALLBACK_EXPLANATIONS
 from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.text import one_line
+from deepcritical.text import one_line, quantity
 
 Tone = Literal["plain", "strong", "heading", "warning", "good"]
 Span = tuple[str, Tone]
@@ -98,7 +98,7 @@ def describe(event: ProgressEvent) -> list[Span] | None:
             ("stopped: ", "plain"),
             _t(outcome.stop_reason),
             (
-                f" after {outcome.iterations} iteration(s), {len(outcome.evidence)} evidence items, "
+                f" after {quantity(outcome.iterations, 'iteration')}, {len(outcome.evidence)} evidence items, "
                 f"{usage.requests} LLM requests{failed}, {seconds:.1f} s",
                 "plain",
             ),
