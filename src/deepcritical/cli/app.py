@@ -53,7 +53,7 @@ from deepcritical.cli.options import (
     run_settings,
 )
 from deepcritical.cli.runs import runs_app
-from deepcritical.cli.services import mcp_stdio, serve, worker
+from deepcritical.cli.services import MCP_HELP, mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
@@ -320,7 +320,7 @@ def batch(
 
 app.command()(worker)
 app.command()(serve)
-app.command("mcp")(mcp_stdio)
+app.command("mcp", help=MCP_HELP)(mcp_stdio)
 
 
 @app.command("export")

@@ -11,6 +11,7 @@ from deepcritical.cli.common import EXIT_INTERRUPTED, checked_preflight, err, fa
 from deepcritical.cli.options import Demo, Verbose
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
+from deepcritical.mcp.about import TOOL_NAMES
 
 if TYPE_CHECKING:
     from deepcritical.config import Settings
@@ -73,9 +74,11 @@ def serve(
     serve_app(web_app, sock=sock)
 
 
+MCP_HELP = f"Serve the MCP tools over stdin/stdout, for an MCP client: {', '.join(TOOL_NAMES)}."
+
+
 def mcp_stdio(demo: Demo = False, verbose: Verbose = False) -> None:
-    """Serve the MCP tools over stdin/stdout, for an MCP client: search_literature, research, get_run,
-    library_add, watch_add, watch_list and watch_changes."""
+    """Serve the MCP tools over stdin/stdout (``MCP_HELP``, its help, names them)."""
     import asyncio
 
     from deepcritical.mcp.stdio import serve_stdio
