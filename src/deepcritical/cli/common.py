@@ -4,7 +4,6 @@ settings, running a command's coroutine and checking a question's text. Imported
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -69,6 +68,8 @@ def freeze_imports() -> None:
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a command's coroutine; project errors become a one-line message and exit code 1."""
+    import asyncio  # here: a command refused before it runs anything never pays for the event loop's modules
+
     freeze_imports()
     try:
         return asyncio.run(coroutine)

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from deepcritical.options import OutputMode
 
@@ -68,6 +67,15 @@ def _run(
     if not questions:
         fail(f"{gold_file}: no item to evaluate")
     target = _out_folder(out, benchmark)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn(f"{benchmark}"),
         BarColumn(),
@@ -242,6 +250,15 @@ def evidence_inference(
         eval_inference.check_reader(target, reader)
     except ConfigError as error:
         fail(str(error))
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("evidence-inference"),
         BarColumn(),
