@@ -227,7 +227,7 @@ def read(markdown: str) -> Read:
                 assert len(numbers) == int(match.group(1)), f"a count that does not cite its items: {cell}"
                 row[column] = numbers
             table[cells[0]] = row
-    totals = re.search(r"Counted: (\d+) of the (\d+) item\(s\) reviewed .*? \((\d+) state a result\)", markdown)
+    totals = re.search(r"Counted: (\d+) of the (\d+) items? reviewed .*? \((\d+) states? a result\)", markdown)
     counted, stated = (int(totals.group(1)), int(totals.group(3))) if totals else (0, 0)
     return Read(markdown, references, table, counted, stated, markdown.split("## References")[0])
 
@@ -267,7 +267,7 @@ def test_the_rendered_report_is_coherent(data: st.DataObject) -> None:
 
     brief = doc.section("Answer in brief")
     # The brief's weighing cites exactly the studies the verdict weighs (never a web page or commentary).
-    if weighed := re.search(r"Weighing the (\d+) counted stud\(ies\) .*? \\\[([\d, ]+)\\\]", brief):
+    if weighed := re.search(r"Weighing the (\d+) counted stud(?:y|ies) .*? \\\[([\d, ]+)\\\]", brief):
         numbers = [int(n) for n in weighed.group(2).split(", ")]
         assert int(weighed.group(1)) == len(numbers)
         weighing = {w.view.id for w in weighed_readings(case.question, strength)}

@@ -212,7 +212,7 @@ def test_the_flow_always_shows_the_reports_own_counts(items: list[tuple[str, lis
     if evidence:
         counted_line = markdown.split("## Answer in brief", 1)[1].split("Counted: ", 1)[1].split("\n", 1)[0]
         assert f"Studies included (n = {numbers_after('', counted_line)})" in drawn
-        reviewed = int(re.search(r"of the (\d+) item\(s\) reviewed", counted_line).group(1))  # type: ignore[union-attr]
+        reviewed = int(re.search(r"of the (\d+) items? reviewed", counted_line).group(1))  # type: ignore[union-attr]
         assert flow.excluded.get(EXCLUSION_REASONS["not_reviewed"], 0) == len(evidence) - reviewed
         for words, reason in (
             ("off the question's topic", "off_topic"),
