@@ -332,6 +332,11 @@ class Verdict(BaseModel):
         "(higher, lower, no difference, uncertain effect, insufficient data); the label is derived from it",
     )
     certainty: Certainty | None = Field(default=None, description="GRADE certainty of the evidence for the answer")
+    certainty_reasons: list[Sentence] = Field(
+        default_factory=list,
+        max_length=8,
+        description="GRADE: where the certainty started and each domain rated down, with its reason",
+    )
     counted: Verdict | None = Field(
         default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"
     )

@@ -257,6 +257,8 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
                 between = low == "between"
             else:
                 run.append(index)
+        elif low == "to" and run and role == "intervention" and tokens[run[-1]].low in _ADDED:
+            run.append(index)  # "MVA85A added to BCG": one intervention, a combination
         elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
             run.append(index)  # "function of the shoulder"
         elif low in {"a", "an"} and run and role == "intervention" and tokens[run[-1]].low in _COMBINED:
@@ -314,9 +316,39 @@ def _clause(question: str) -> tuple[str, str | None]:
     return question, None
 
 
+# An abbreviation in brackets names what precedes it ("Pancreatojejunostomy (PJ)", "insecticide-treated nets
+# (ITNs)"): it is no entity of its own (no outcome "PJ").
+_NAMED_IN_BRACKETS = re.compile(r"\s*\((?:[A-Z][A-Za-z0-9-]{0,8}[A-Z0-9]s?|[A-Z])\)")
+# When an outcome is measured ("at 12 months", "after six weeks of follow-up") is neither an outcome nor people.
+_TIME_POINT = re.compile(
+    r"\s+(?:at|after|over|within|by|up\s+to)\s+(?:\d+(?:\.\d+)?|one|two|three|four|five|six|nine|twelve|eighteen)"
+    r"[\s-]+(?:days?|weeks?|months?|years?)(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
+    re.IGNORECASE,
+)
+
+
+_ADDED = frozenset({"added", "adjunct", "adjunctive", "addition"})
+
+
+# "Does X help (patients with) heart failure?", "... benefit people with ...": the condition is who is helped (read
+# as "help in heart failure"), not an outcome: any clinical outcome answers it, as "improve outcomes in" asks.
+_HELPS = re.compile(
+    r"\b(?:help|benefit)s?\s+(?:(?:the\s+)?(?:patients|people|adults|children|women|men|those)\s+(?:with|who have)\s+)?"
+    r"(?=\w)(?!outcomes?\b|in\b)",
+    re.IGNORECASE,
+)
+
+
+def plain_question(question: str, *, abbreviations: bool = True) -> str:
+    """The question without what names no entity of its frame: time points and (unless ``abbreviations`` is
+    False: a reader of studies matches the arms a study names by them) abbreviations in brackets."""
+    text = _HELPS.sub("improve outcomes in ", _TIME_POINT.sub("", question))
+    return _NAMED_IN_BRACKETS.sub("", text) if abbreviations else text
+
+
 def frame_question(question: str) -> QuestionFrame:
     """The frame of ``question``, read from its shape (see the module's docstring)."""
-    text, title = _clause(one_line(question))
+    text, title = _clause(one_line(plain_question(question)))
     tokens = [t for t in _tokens(text) if t.text not in "?!"]
     start = 0
     asks_which = False

@@ -31,9 +31,10 @@ from deepcritical.appraisal.passages import (
     sentences,
     stem,
 )
+from deepcritical.appraisal.question_comparison import asks_direction
 from deepcritical.appraisal.strength import DIRECTIONS, Strength, is_lab, strength_of
 from deepcritical.appraisal.study_reading import StudyReader
-from deepcritical.appraisal.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
+from deepcritical.appraisal.verdict import COUNTED_METHOD, Weighed, counted_verdict, weighed_readings
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
 from deepcritical.report.citations import verify_citations
@@ -117,6 +118,11 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
     if verdict.label == "insufficient":
         return verdict.rationale
     weighed = weighed_readings(question, strength)
+    if verdict.certainty is not None and asks_direction(question):
+        # A review's answer (``appraisal.review_verdict``) says itself what it weighed: the direct studies.
+        leans = "Weighing the direct studies' readings by design level, size and directness, the evidence"
+        rests = f"{leans} {_LEANS[verdict.label]} {_ids(verdict.evidence_ids)}."
+        return f"{rests} {verdict.rationale}{_unweighed(strength, weighed)}"
     if verdict.method != strength.reader_for(question).named_in(COUNTED_METHOD) or not weighed:
         stated = strength.stated
         if not stated:
@@ -133,16 +139,20 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
         f"Weighing the {len(weighed)} counted stud(ies) that state a result ({counts}) by design level, size and "
         f"directness, the evidence {_LEANS[verdict.label]} {_ids([w.view.id for w in weighed])}."
     )
-    # The counted line below says how many state a result; those the verdict gives no weight are named, so
-    # that the two counts do not read as a contradiction.
+    return sentence + _unweighed(strength, weighed)
+
+
+def _unweighed(strength: Strength, weighed: Sequence[Weighed]) -> str:
+    """The counted line below says how many state a result; those the verdict gives no weight are named, so
+    that the two counts do not read as a contradiction."""
     weighed_ids = {w.view.id for w in weighed}
     unweighed = [i for i in strength.stated if i not in weighed_ids]
-    if unweighed:
-        sentence += (
-            f" {len(unweighed)} other counted item(s) that state a result carry no weight (narrative reviews, "
-            f"editorials or letters, or items of unknown design: no study of their own) {_ids(unweighed)}."
-        )
-    return sentence
+    if not unweighed:
+        return ""
+    return (
+        f" {len(unweighed)} other counted item(s) that state a result carry no weight (narrative reviews, "
+        f"editorials or letters, or items of unknown design: no study of their own) {_ids(unweighed)}."
+    )
 
 
 def answer_brief(strength: Strength, terms: Sequence[str], question: str, verdict: Verdict | None = None) -> str:
