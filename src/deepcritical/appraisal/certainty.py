@@ -129,3 +129,41 @@ def grade(studies: Sequence[AppraisedStudy], answer: ReviewAnswer) -> GradeRatin
     )
     level = max(0, CERTAINTIES.index(start) - sum(d.levels for d in domains))
     return GradeRating(CERTAINTIES[level], start, domains)
+
+
+# GRADE's plain-language statements (Santesso et al., J Clin Epidemiol 2020), by certainty and effect: the
+# words a Cochrane summary of findings uses.
+_STATED: dict[Certainty, dict[str, str]] = {
+    "high": {"higher": "increases", "lower": "reduces", "no difference": "results in little or no difference to"},
+    "moderate": {
+        "higher": "probably increases",
+        "lower": "probably reduces",
+        "no difference": "probably makes little or no difference to",
+    },
+    "low": {"higher": "may increase", "lower": "may reduce", "no difference": "may make little or no difference to"},
+}
+
+
+def plain_language(answer: ReviewAnswer, certainty: Certainty | None, intervention: str, outcome: str) -> str:
+    """The statement GRADE prescribes for ``answer`` at ``certainty``: "X probably reduces mortality", "X may
+    make little or no difference to pain", "We are uncertain whether X changes delirium"."""
+    if answer == "insufficient data":
+        return f"No included study reports a result for {outcome} with {intervention} that could be read."
+    # "Statins probably make", "vitamin D probably makes": the verb agrees with a plural intervention.
+    plural = intervention.lower().endswith("s") and not intervention.lower().endswith(("ss", "us", "is"))
+    if certainty is None or certainty == "very low" or answer == "uncertain effect":
+        verb = _agreeing({"higher": "increases", "lower": "reduces"}.get(answer, "changes"), plural=plural)
+        very = "the evidence is very uncertain" if certainty == "very low" else "the studies' results differ"
+        return f"We are uncertain whether {intervention} {verb} {outcome} ({very})."
+    statement = _agreeing(_STATED[certainty][answer], plural=plural)
+    return f"{intervention[:1].upper()}{intervention[1:]} {statement} {outcome}."
+
+
+def _agreeing(words: str, *, plural: bool) -> str:
+    """ "probably reduces" as a plural subject says it: "probably reduce"."""
+    if not plural:
+        return words
+    return " ".join(word[:-1] if word in _THIRD_PERSON else word for word in words.split())
+
+
+_THIRD_PERSON = frozenset({"increases", "reduces", "results", "makes", "changes"})

@@ -52,6 +52,7 @@ from deepcritical.report.sections import (
     strength_table,
     verdict_block,
 )
+from deepcritical.report.summary_of_findings import summary_of_findings
 
 # Names other modules and tests take from here, where they were first written.
 __all__ = [
@@ -177,12 +178,14 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
         lines += [paragraph(*[run for at, (label, value) in enumerate(meta) for run in _meta(at, label, value)])]
     if context.frame is not None and (frame := context.frame.summary()):
         lines += [paragraph(strong("Question frame."), f" {frame}")]
+    figures = context.figures or build_figures(counted, evidence, numbers)
     if context.verdict is not None:
         lines += (
             open_block(context.verdict, numbers)
             if context.verdict.label == "open"
             else verdict_block(context.verdict, numbers)
         )
+        lines += summary_of_findings(context.verdict, context.frame, counted, figures, numbers)
         lines += aims_block(report.question, counted, numbers)  # "prevent or treat": which studies are which
     if context.degraded:
         lines += [
@@ -213,7 +216,6 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     none_found = "None among the evidence reviewed."
     contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence, counted.indirect)
     lines += [heading("Contrary evidence"), *contrary]
-    figures = context.figures or build_figures(counted, evidence, numbers)
     if evidence:
         lines += [heading("Strength of evidence"), *strength_table(counted, numbers)]
     lines += flow_lines(figures.flow)
