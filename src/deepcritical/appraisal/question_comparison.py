@@ -104,7 +104,7 @@ def question_comparison(question: str) -> Comparison:
     """What each study is read for: the question's intervention (before its effect verb), its outcome
     (after it) and its comparator (after "than", "versus", "compared with"); the whole question for both
     when it has no effect verb."""
-    text = _AUXILIARY.sub("", plain_question(question, abbreviations=False).strip().rstrip("?").strip()).strip()
+    text = _AUXILIARY.sub("", plain_question(question).strip().rstrip("?").strip()).strip()
     comparator = ""
     found = _COMPARATOR.search(text)
     if found:

@@ -46,6 +46,7 @@ _STATES_A_RESULT = re.compile(
 # How a verdict's method names the reader; the linear one keeps the words runs have always recorded.
 LINEAR_WORDS = "the trained result reader"
 TRANSFORMER_WORDS = "the transformer result reader"
+_ASKS_BENEFIT = re.compile(r"\b(?:help|benefit)s?\b(?!\s+(?:from|predict))", re.IGNORECASE)
 # The arm a trial compares its treatment with: placebo, sham, usual or standard care, no treatment, control.
 _CONTROL_ARM = re.compile(
     r"\s*(?:the\s+|a\s+)?(?:placebo|sham|usual care|standard care|standard treatment|control|no\s+\w+|nothing)\b",
@@ -140,7 +141,9 @@ class StudyReader:
             frozenset().union(*(SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
         ]
         self._population = frozenset(stems(frame.population or "")) - ANY_OUTCOME
-        self._generic_outcome = bool(frame.outcomes) and not self._outcomes
+        # "outcomes" asks for a clinical outcome, and so does "help" or "benefit" without an outcome of its own
+        # ("Do SGLT2 inhibitors help heart failure?" is "... improve outcomes in heart failure?").
+        self._generic_outcome = not self._outcomes and (bool(frame.outcomes) or bool(_ASKS_BENEFIT.search(question)))
         self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
         self._other_population = other_population(frame.population, question)
 

@@ -133,7 +133,14 @@ class _Token:
 
 
 def _tokens(text: str) -> list[_Token]:
-    return [_Token(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    """The text's tokens, without an abbreviation defined in brackets ("(IRS)" after "indoor residual spraying"):
+    it names what precedes it, so an entity runs on across it, as written ("spraying (IRS) plus ... nets")."""
+    named = [(m.start(), m.end()) for m in _NAMED_IN_BRACKETS.finditer(text)]
+    return [
+        _Token(m.group(0), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+        if not any(start <= m.start() and m.end() <= end for start, end in named)
+    ]
 
 
 def _is_word(token: _Token) -> bool:
@@ -330,20 +337,20 @@ _TIME_POINT = re.compile(
 _ADDED = frozenset({"added", "adjunct", "adjunctive", "addition"})
 
 
-# "Does X help (patients with) heart failure?", "... benefit people with ...": the condition is who is helped (read
-# as "help in heart failure"), not an outcome: any clinical outcome answers it, as "improve outcomes in" asks.
+# "Does X help (patients with) heart failure?", "... benefit people with ...": the condition is who is helped, read
+# as "help in heart failure" (its population, no outcome of its own; the study reader asks such a question for a
+# clinical outcome, as "improve outcomes in" does). Not "benefit from" (the subject is who benefits), "help
+# predict", "a benefit of".
 _HELPS = re.compile(
     r"\b(?:help|benefit)s?\s+(?:(?:the\s+)?(?:patients|people|adults|children|women|men|those)\s+(?:with|who have)\s+)?"
-    r"(?=\w)(?!outcomes?\b|in\b)",
+    r"(?=\w)(?!(?:outcomes?|in|from|of|to|with|predict\w*|the\s+risk)\b)",
     re.IGNORECASE,
 )
 
 
-def plain_question(question: str, *, abbreviations: bool = True) -> str:
-    """The question without what names no entity of its frame: time points and (unless ``abbreviations`` is
-    False: a reader of studies matches the arms a study names by them) abbreviations in brackets."""
-    text = _HELPS.sub("improve outcomes in ", _TIME_POINT.sub("", question))
-    return _NAMED_IN_BRACKETS.sub("", text) if abbreviations else text
+def plain_question(question: str) -> str:
+    """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure"."""
+    return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", _TIME_POINT.sub("", question))
 
 
 def frame_question(question: str) -> QuestionFrame:
