@@ -125,7 +125,7 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
     (``gaps``: which part of the frame nothing matched)."""
     carrying = [study for study in studies if study.carries]
     if not carrying:
-        why = "Insufficient data: no counted study states a result for the question's outcome, intervention against "
+        why = "Insufficient: no counted study states a result for the question's outcome, intervention against "
         why += "comparator"
         why += f"; nothing collected names the question's {' or its '.join(gaps)}." if gaps else "."
         return ReviewReading("insufficient data", why=f"{why} {why_not[:1].upper()}{why_not[1:]}." if why_not else why)

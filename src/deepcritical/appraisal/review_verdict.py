@@ -47,12 +47,13 @@ def review_verdict(
     strongest = min(resting, key=lambda study: study.level or 6)
     asked = asked_movement(question, sentence)
     yes_share = reading.shares.get(asked, 0.0)
-    leading = max(reading.shares.values())
+    leading, second = [*sorted(reading.shares.values(), reverse=True), 0.0, 0.0][:2]
     reasons = [f"GRADE starts {rating.start} ({'randomised trials' if rating.start == 'high' else 'observational'})"]
     reasons += rating.reasons or ["not rated down in any domain"]
     return Verdict(
         label=label,
-        confidence=round(leading if answer != "uncertain effect" else 1 - leading, 3),
+        # An uncertain effect's number is how evenly the readings split (1 when the two largest are even).
+        confidence=round(leading if answer != "uncertain effect" else 1 - (leading - second), 3),
         evidence_ids=[study.id for study in resting[:MAX_IDS]],
         against_ids=[study.id for study in against[:MAX_IDS]],
         strongest_design=DESIGN_LABELS.get(strongest.design, strongest.design),  # type: ignore[call-overload]
