@@ -9,7 +9,7 @@ the length limits are applied by trimming before validation."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -124,6 +124,12 @@ class Assessment(BaseModel):
 
 
 VerdictLabel = Literal["supported", "refuted", "mixed", "insufficient", "yes", "no", "maybe", "open"]
+# The answer a systematic review gives for one outcome, the intervention against its comparator.
+ReviewAnswer = Literal["higher", "lower", "no difference", "uncertain effect", "insufficient data"]
+REVIEW_ANSWERS: tuple[ReviewAnswer, ...] = get_args(ReviewAnswer)
+# GRADE's certainty of evidence, lowest first (a distance in levels is a difference of indices).
+Certainty = Literal["very low", "low", "moderate", "high"]
+CERTAINTIES: tuple[Certainty, ...] = get_args(Certainty)
 
 
 QUOTE_CHARS = 400
@@ -324,6 +330,17 @@ class Verdict(BaseModel):
         max_length=MAX_VERDICT_IDS,
         description="Counted studies that read against the verdict: for a yes or no from the counted readings, every "
         "weighed study read the other way; for the stance model's, those at the report's best level of evidence",
+    )
+    answer: ReviewAnswer | None = Field(
+        default=None,
+        description="The question's outcome under the intervention against the comparator, as a review states it "
+        "(higher, lower, no difference, uncertain effect, insufficient data); the label is derived from it",
+    )
+    certainty: Certainty | None = Field(default=None, description="GRADE certainty of the evidence for the answer")
+    certainty_reasons: list[Sentence] = Field(
+        default_factory=list,
+        max_length=8,
+        description="GRADE: where the certainty started and each domain rated down, with its reason",
     )
     counted: Verdict | None = Field(
         default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"

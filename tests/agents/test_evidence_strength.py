@@ -15,7 +15,9 @@ from deepcritical.report.citations import verify_citations
 from deepcritical.report.extractive import extractive_report
 from deepcritical.report.render import RenderContext, render_markdown
 
-QUESTION = "Can drug X help Alzheimer's disease?"
+# A question without an outcome of its own: any result of a study of its people counts, the mice's tau too ("help
+# Alzheimer's disease" asks for a clinical outcome, as "improve outcomes in" does: issue 38).
+QUESTION = "Can drug X be repurposed for Alzheimer's disease?"
 RCT = Grade(
     design="randomized_controlled_trial", level=2, population="humans", basis="publication_type", sample_size=80
 )

@@ -138,9 +138,9 @@ def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for
     report = extractive_report(QUESTION, views([item]))
     assert [i for f in report.contrary_evidence for i in f.evidence_ids] == [item.id]
     assert report.key_findings == []
-    # One study: the verdict is the stance model's, and the brief says what the study found, leaning nowhere.
+    # One direct study answers (issue 38: the stance model no longer does), and the brief says which way it reads.
     assert "1 favourable" not in report.answer_brief
-    assert "the evidence leans" not in report.answer_brief
+    assert "the evidence leans against" in report.answer_brief
     assert "1 null" in report.answer_brief or "1 unfavourable" in report.answer_brief
     judged = code_assessment(QUESTION, views([item]))
     assert "1 reports null, negative or unfavourable" in judged.candidate_answers[0]

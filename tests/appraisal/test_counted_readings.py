@@ -129,33 +129,29 @@ def test_web_pages_and_commentary_are_set_apart_never_a_counted_reading() -> Non
     assert quoted == {TRIAL.id, COHORT.id}  # the news page is not quoted as a second, contrary finding
 
 
-def test_the_brief_counts_and_answers_as_the_verdict_does() -> None:
-    # Plain counting (web pages included) read two null against one favourable, "leans against"; weighed as the
-    # verdict weighs them (the meta-analysis at level 1, the trial at 2, the cohort at 3, the web page not at
-    # all) they agree.
+def test_the_brief_states_what_the_verdict_weighed() -> None:
+    # The verdict weighs the studies that address the question directly (the meta-analysis and the trial; the
+    # cohort's reading is not on the question's own comparison); the brief says so in the verdict's words, and
+    # never counts the web page.
     items = [META, TRIAL, COHORT, NEWS]
     strength = strength_of(STATINS, items)
     verdict = counted_verdict(STATINS, strength, items)
     assert verdict.method == COUNTED_METHOD
+    assert (verdict.answer, verdict.label) == ("no difference", "no")
     brief = extractive_report(STATINS, items).answer_brief
-    lean = {"yes": "leans favourable", "no": "leans against", "maybe": "is mixed"}[verdict.label]
-    assert f"the evidence {lean}" in brief
-    weighed = weighed_readings(STATINS, strength)
-    counts = [sum(w.way == way for w in weighed) for way in ("favourable", "null", "unfavourable")]
-    assert f"Weighing the {len(weighed)} counted studies that state a result ({counts[0]} favourable, " in brief
-    assert f"{len(weighed)} counted studies, {counts[0]} favourable, {counts[1]} null" in verdict.rationale
+    assert verdict.rationale in brief
+    assert "2 direct studies" in verdict.rationale
     assert NEWS.id not in brief
 
 
-def test_a_brief_beside_the_stance_models_verdict_states_no_lean_of_its_own() -> None:
-    # One direct study: the stance model answers the yes/no question, and the brief says so, leaning nowhere.
+def test_one_direct_study_answers_and_the_brief_says_what_it_read() -> None:
+    # One direct study is enough: its reading gives the answer (the stance model never overrides it).
     items = [TRIAL, COHORT, NEWS]
     verdict = counted_verdict(STATINS, strength_of(STATINS, items), items)
-    assert verdict.method != COUNTED_METHOD
+    assert verdict.method == COUNTED_METHOD
+    assert verdict.certainty is not None
     brief = extractive_report(STATINS, items).answer_brief
-    assert "the evidence leans" not in brief
-    assert "is mixed" not in brief
-    assert "reads their text whole" in brief
+    assert verdict.rationale in brief
     assert NEWS.id not in brief
 
 

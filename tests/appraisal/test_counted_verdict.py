@@ -1,8 +1,7 @@
-"""When the counted readings answer a yes/no question, and when the stance model does (round 3 of
-phases/16_result_reader.md): one direct study is read by the stance model, which reads the result reader's
-reading as features; a study that names the question's outcome but states no readable result on it is read
-whole by the stance model, not called insufficient, and answers yes or no only when it leans clearly (round 4);
-studies that never name the outcome stay insufficient."""
+"""When the counted readings answer a yes/no question, and when the stance model does: one direct study answers
+(issue 38; it was read by the stance model before, round 3 of phases/16_result_reader.md); a study that names the
+question's outcome but states no readable result on it is read whole by the stance model, not called insufficient,
+and answers yes or no only when it leans clearly (round 4); studies that never name the outcome stay insufficient."""
 
 from __future__ import annotations
 
@@ -34,9 +33,10 @@ SECOND = trial(
 )
 
 
-def test_one_direct_study_is_read_by_the_stance_model_two_by_the_counted_readings() -> None:
+def test_one_direct_study_is_read_by_the_counted_readings_as_two_are() -> None:
     one = counted_verdict(QUESTION, strength_of(QUESTION, [FIRST]), [FIRST])
-    assert one.method == METHOD
+    assert one.method == COUNTED_METHOD
+    assert (one.answer, one.label) == ("no difference", "no")
     two = counted_verdict(QUESTION, strength_of(QUESTION, [FIRST, SECOND]), [FIRST, SECOND])
     assert two.method == COUNTED_METHOD
     assert two.label == "no"

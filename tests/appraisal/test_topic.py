@@ -147,21 +147,21 @@ def test_an_open_question_is_about_its_people_and_its_outcome() -> None:
     assert on_topic(review, topic_of("Which drugs help in heart failure?"))
 
 
-def test_one_randomised_trial_against_a_stance_that_rests_on_nothing_is_insufficient(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # One direct study is fewer than MIN_DIRECT_STUDIES: the stance model answers, and its "yes" (an effect:
-    # 26% more fractures) rests on no item that reads its way. It is not stated against the trial.
+def test_one_randomised_trial_answers_whatever_the_stance_model_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One direct study is enough (issue 38): its reading (26% more fractures) gives the answer, and the stance
+    # model's "yes" never overrides it.
     monkeypatch.setattr(stance, "stance_model", lambda: fixed_stance(0.6, 0.3, 0.1))
     pool: list[EvidenceView] = [FALLS_TRIAL, DEPRESSION_TRIAL]
     verdict = counted_verdict(FRACTURES, strength_of(FRACTURES, pool), pool)
-    assert verdict.label == "insufficient"
+    assert (verdict.answer, verdict.label) == ("higher", "no")
     assert verdict.method == COUNTED_METHOD
-    assert "reads unfavourable" in verdict.rationale
-    # A cohort's reading does not overrule it: the stance model's yes stands (the policy of one direct study).
+    assert verdict.evidence_ids == [FALLS_TRIAL.id]
+    # A cohort's reading answers too, from a lower start (GRADE: observational studies start low).
     cohort = replace(FALLS_TRIAL, design="cohort", level=3)
     pool = [cohort, DEPRESSION_TRIAL]
-    assert counted_verdict(FRACTURES, strength_of(FRACTURES, pool), pool).label == "yes"
+    from_cohort = counted_verdict(FRACTURES, strength_of(FRACTURES, pool), pool)
+    assert from_cohort.answer == "higher"
+    assert from_cohort.certainty in ("low", "very low")
 
 
 # A clinician's own trials in the library (phases/22_library_trials.md): each item is a passage of a full text, and

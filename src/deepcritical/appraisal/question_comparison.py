@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Literal
 
 from deepcritical.reading.comparison import Comparison, stems
+from deepcritical.reading.frame import plain_question
 
 Movement = Literal["increased", "decreased"]
 
@@ -45,11 +46,13 @@ _GOOD_OUTCOME = re.compile(
     r"|montreal cognitive assessment)\b",
     re.IGNORECASE,
 )
-_POPULATION = re.compile(
-    r"\s(?:in|among|for|of)\s+(?=(?:the\s+)?(?:\w+\s+){0,3}?(?:patients|people|adults|children"
-    r"|women|men|infants|subjects|individuals|participants|elderly|older|those|\w+ with)\b|\s*\w)",
-    re.I,
+# "Of" starts the population only when people follow ("mortality of patients with sepsis"): "the risk of
+# developing tuberculosis", "the length of hospital stay" are one outcome.
+_PEOPLE = (
+    r"(?:the\s+)?(?:\w+\s+){0,3}?(?:patients|people|adults|children|women|men|infants|subjects|individuals"
+    r"|participants|elderly|older|those|\w+ with)\b"
 )
+_POPULATION = re.compile(rf"\s(?:(?:in|among|for)\s+(?={_PEOPLE}|\s*\w)|of\s+(?={_PEOPLE}))", re.I)
 # Words a question uses for "any clinical outcome" ("clinical outcome", "overall outcome"): a sentence naming a
 # clinical outcome answers it.
 ANY_OUTCOME = frozenset(
@@ -101,7 +104,7 @@ def question_comparison(question: str) -> Comparison:
     """What each study is read for: the question's intervention (before its effect verb), its outcome
     (after it) and its comparator (after "than", "versus", "compared with"); the whole question for both
     when it has no effect verb."""
-    text = _AUXILIARY.sub("", question.strip().rstrip("?").strip()).strip()
+    text = _AUXILIARY.sub("", plain_question(question).strip().rstrip("?").strip()).strip()
     comparator = ""
     found = _COMPARATOR.search(text)
     if found:
@@ -137,6 +140,13 @@ def _effect_verb_in(text: str) -> re.Match[str] | None:
     """The first effect verb of ``text`` that is not the noun of an open question's head ("What *treatments*
     reduce fatigue?": "reduce")."""
     return next((verb for verb in _EFFECT_VERB.finditer(text) if not _OPEN_HEAD.match(text[: verb.end()])), None)
+
+
+def asks_direction(question: str) -> bool:
+    """Whether the question's effect verb asks for a direction ("reduce", "increase", "prevent"), not a benefit
+    ("improve outcomes", "help", "be repurposed for")."""
+    verb = _effect_verb(question)
+    return bool(_ASKS_DOWN.search(verb)) != bool(_ASKS_UP.search(verb))
 
 
 def favourable_movement(question: str, sentence: str) -> Movement:

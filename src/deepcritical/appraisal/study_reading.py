@@ -31,7 +31,7 @@ from deepcritical.appraisal.question_comparison import (
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.comparison import Comparison, names_intervention_arm, stems
 from deepcritical.reading.frame import frame_question
-from deepcritical.reading.results import ResultReader, ResultReading
+from deepcritical.reading.results import ResultLabel, ResultReader, ResultReading, turned_probabilities
 from deepcritical.reading.units import TextUnit, split_units
 from deepcritical.vocabulary import Direction
 
@@ -46,6 +46,17 @@ _STATES_A_RESULT = re.compile(
 # How a verdict's method names the reader; the linear one keeps the words runs have always recorded.
 LINEAR_WORDS = "the trained result reader"
 TRANSFORMER_WORDS = "the transformer result reader"
+_ASKS_BENEFIT = re.compile(r"\b(?:help|benefit)s?\b(?!\s+(?:from|predict))", re.IGNORECASE)
+# The arm a trial compares its treatment with: placebo, sham, usual or standard care, no treatment, control.
+_CONTROL_ARM = re.compile(
+    r"\s*(?:the\s+|a\s+)?(?:placebo|sham|usual care|standard care|standard treatment|control|no\s+\w+|nothing)\b",
+    re.IGNORECASE,
+)
+_OTHER_WAY: dict[ResultLabel, ResultLabel] = {
+    "increased": "decreased",
+    "decreased": "increased",
+    "no_difference": "no_difference",
+}
 # A reading this unsure states no result the report can count.
 MIN_LABEL_PROBABILITY = 0.5
 # A composite's significant result yields to what a study states for the question's outcome itself only when the
@@ -106,6 +117,15 @@ class StudyReader:
         comparison = question_comparison(question)
         if frame.open_intervention:  # "Which drugs ...": every study's own intervention is the one read
             comparison = Comparison.of("", comparison.written[1], comparison.written[2])
+        intervention, comparator, outcome = comparison.written
+        # A question about the control arm ("Does placebo increase deaths compared with dapagliflozin?") is read as
+        # trials write it, the active arm as the intervention, and each reading turned back: the reader reads a
+        # hazard ratio as the intervention's, so "placebo" first would read dapagliflozin's result as placebo's.
+        self._control_first = bool(
+            _CONTROL_ARM.match(intervention) and comparator and not _CONTROL_ARM.match(comparator)
+        )
+        if self._control_first:
+            comparison = Comparison.of(comparator, intervention, outcome)
         self.comparison = comparison
         self._open = frame.open_intervention
         # What the verdict reads counted studies' results for: a treatment's effect. Other questions are
@@ -121,7 +141,9 @@ class StudyReader:
             frozenset().union(*(SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
         ]
         self._population = frozenset(stems(frame.population or "")) - ANY_OUTCOME
-        self._generic_outcome = bool(frame.outcomes) and not self._outcomes
+        # "outcomes" asks for a clinical outcome, and so does "help" or "benefit" without an outcome of its own
+        # ("Do SGLT2 inhibitors help heart failure?" is "... improve outcomes in heart failure?").
+        self._generic_outcome = not self._outcomes and (bool(frame.outcomes) or bool(_ASKS_BENEFIT.search(question)))
         self._population_name = re.compile(re.escape(frame.population), re.I) if frame.population else None
         self._other_population = other_population(frame.population, question)
 
@@ -186,6 +208,11 @@ class StudyReader:
                 if text and self._names_outcome(text, item, composites=False):
                     clauses[TextUnit(text, start, offset, unit.section)] = unit
         return clauses
+
+    @property
+    def specific_outcome(self) -> bool:
+        """Whether the question names an outcome of its own ("fractures"), not only "outcomes" or none."""
+        return bool(self._outcomes)
 
     @property
     def asks_outcome(self) -> bool:
@@ -310,6 +337,10 @@ class StudyReader:
                 # Read from the clause; quoted as the whole sentence it is in.
                 whole = list(dict.fromkeys(clauses[clause] for clause in again.evidence))
                 reading = replace(again, evidence=whole)
+        if self._control_first and reading.label is not None:
+            reading = replace(
+                reading, label=_OTHER_WAY[reading.label], probabilities=turned_probabilities(reading.probabilities)
+            )
         if not _states(reading):
             return StudyReading(None, reading)
         sentence = reading.evidence[0].text

@@ -211,14 +211,34 @@ def _names(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bool:
         phrase = _phrase(words)
         return bool(phrase.search(haystack)) or any(phrase.search(term.lower()) for term in mesh)
     index = " ".join(term.lower() for term in mesh)
+    missing = 0
     for word in words:
         key = stem(word)
-        if mentions_stem(key, haystack) or mentions_stem(key, index):
+        if mentions_stem(key, haystack) or mentions_stem(key, index) or _spelled_alike(word, haystack):
             continue
         abbreviation = sum(char.isupper() or char.isdigit() for char in word) >= 2 and len(word) >= _MIN_ABBREVIATION
         if not (abbreviation and any(expands(word, term) for term in mesh)):
-            return False
-    return True
+            missing += 1
+    # A long entity ("screening with a combination of mammography and ultrasonography", a review's wording) is
+    # named by most of its words: a study writes "ultrasound" or leaves out "combination".
+    return missing == 0 or (len(words) >= _LONG_ENTITY and 3 * (len(words) - missing) >= 2 * len(words))
+
+
+# An entity of at least this many words is named by two thirds of them (``_names``).
+_LONG_ENTITY = 3
+# A long word is spelled alike by a word with its first and last letters ("pancreatojejunostomy",
+# "pancreaticojejunostomy"; "haemorrhage", "hemorrhage" are another matter, left to the stems).
+_SPELLING_WORD = 10
+_SPELLING_ENDS = 6
+
+
+def _spelled_alike(word: str, haystack: str) -> bool:
+    """Whether a long word is in ``haystack`` (lower-cased) in another spelling: same first and last letters."""
+    low = word.lower()
+    if len(low) < _SPELLING_WORD or not low.isalpha():
+        return False
+    head, tail = re.escape(low[:_SPELLING_ENDS]), re.escape(low[-_SPELLING_ENDS:])
+    return bool(re.search(rf"\b{head}[a-z]{{0,{len(low)}}}{tail}\b", haystack))
 
 
 def _names_group(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bool:

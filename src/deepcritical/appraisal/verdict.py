@@ -9,19 +9,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from deepcritical.appraisal.answer import answer_from_label, appraise, frame_gaps
 from deepcritical.appraisal.candidates import open_verdict
 from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView
-from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS
+from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS, asks_direction
+from deepcritical.appraisal.review_verdict import graded_verdict, review_verdict
 from deepcritical.appraisal.stance import (
     MAX_VERDICT_ITEMS,
     WEAK_LEAN,
     claim_label,
     code_verdict,
-    insufficient,
     is_yes_no,
 )
 from deepcritical.appraisal.strength import Strength, is_lab
-from deepcritical.appraisal.topic import on_outcome, topic_of
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
@@ -64,8 +65,6 @@ INDIRECT_WEIGHT = 0.25
 VERDICT_LEVEL_WEIGHTS: dict[int, float] = {1: 8.0, 2: 4.0, 3: 1.0, 4: 0.5, 5: 0.25}
 VERDICT_OUTSIDE_SCALE_WEIGHT = 0.5  # a preprint or a guideline
 VERDICT_LAB_WEIGHT = 0.25
-# A yes/no question is answered by the counted readings when at least this many direct studies state a result.
-MIN_DIRECT_STUDIES = 2
 # The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
 CLEAR_SHARE = 0.65
 # A favourable share this close to a threshold makes a borderline verdict (issue 40: 0.003 from it was not said).
@@ -121,8 +120,18 @@ def weighed_readings(question: str, counted: Strength) -> list[Weighed]:
 
 
 def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
-    """The verdict the counted studies' readings give: favourable against null and unfavourable, weighed
-    (``verdict_weight``), resting only on counted studies whose result names the question's outcome.
+    """``read_verdict``'s verdict, with the answer a review would state (``verdict.answer``): the one the
+    studies' readings give, else the one its label gives the question as worded."""
+    verdict = read_verdict(question, counted, pool)
+    if verdict.answer is None and verdict.label != "open":
+        return verdict.model_copy(update={"answer": answer_from_label(question, verdict.label)})
+    return verdict
+
+
+def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
+    """The verdict the counted studies' readings give (``appraisal.review_verdict``): the outcome's movement
+    read by the direct studies, weighed (``verdict_weight``), resting only on counted studies whose result names
+    the question's outcome and which name its intervention; one such study is enough.
 
     When counted studies state results, but none for the question's outcome, the verdict is insufficient
     and says so. When no counted study's result could be read at all (a question that is no comparison:
@@ -136,48 +145,51 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
         # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
         # reads those better (PubMedQA, phases/16_result_reader.md).
         return reconciled(code_verdict(question, pool, reader=reader), question, counted)
-    weighed = [(w.view, w.way, w.weight, w.direct) for w in weighed_readings(question, counted)]
-    if not any(direct for *_, direct in weighed):
-        # Back to the stance model only when no counted study's result could be read at all: a study read
-        # for another outcome than the question's states nothing on it (a muscle-injury study on mortality).
-        other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
-        if not weighed and pool and not other_outcomes:
-            return reconciled(code_verdict(question, pool, reader=reader), question, counted)
-        # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
-        # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract, and
-        # answers yes or no only when it leans clearly.
-        if pool and is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
-            return unread_outcome_verdict(code_verdict(question, pool, reader=reader), question, counted)
-        why = (
-            "the counted studies report results for other outcomes than the question's"
-            if weighed or other_outcomes
-            else "no counted study states a result for the question's comparison"
-            if counted.counted
-            else f"none of the {quantity(counted.reviewed, 'item')} reviewed is a study on the question's topic"
-        )
-        return insufficient(f"Insufficient: {why}.", COUNTED_METHOD, reader)
-    if pool and is_yes_no(question) and sum(direct for *_, direct in weighed) < MIN_DIRECT_STUDIES:
-        # One study answers a yes/no question: the stance model, which reads the result reader's reading as
-        # features beside the abstract's own wording, answers it better (PubMedQA's "yes" is often "there is
-        # an effect", in either direction; phases/16_result_reader.md, round 3). It reads the items that
-        # name the question's intervention and outcome (``appraisal.topic``): a depression news page and a
-        # metformin study say nothing on vitamin D and fractures (the whole pool only when no item does).
-        topic = topic_of(question)
-        about = [view for view in pool if on_outcome(view, topic)] or pool
-        pooled = reconciled(code_verdict(question, about, reader=reader), question, counted)
-        if trials := _contradicting_trials(pooled, weighed):
-            direct = sum(is_direct for *_, is_direct in weighed)
-            described = "; ".join(_described(view) for view in trials)
-            return insufficient(
-                f"Insufficient: {direct} counted stud{'y states' if direct == 1 else 'ies state'} a result directly "
-                f"on the question, and a yes or a no needs {MIN_DIRECT_STUDIES}. "
-                f"{'The randomised one reads' if len(trials) == 1 else 'The randomised ones read'} "
-                f"{_opposite(pooled.label)} ({described}), so the stance model's {pooled.label} "
-                f"({pooled.confidence:.2f}), which no counted study supports, is not stated.",
-                COUNTED_METHOD,
-                reader,
-            )
-        return pooled
+    weighed = weighed_readings(question, counted)
+    appraised = appraise(counted, reader, verdict_weight)
+    if any(study.carries for study in appraised):
+        # Directness before weight, and one direct study can answer: the counted studies' readings give the
+        # answer a review would (``appraisal.answer``); the stance model never overrides them. A question that
+        # asks which way its outcome moves ("increase", "reduce", "prevent") gets the movement; one that asks
+        # whether a treatment helps ("improve outcomes", "be repurposed for") is answered by the benefit the
+        # studies read, whatever outcome each reports (fewer deaths, better memory), with its GRADE certainty.
+        if asks_direction(question):
+            return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD))
+        return graded_verdict(benefit_verdict(question, counted, weighed, reader), appraised)
+    views = [counted.views[i] for i in counted.counted] + list(pool)
+    other_outcomes = any(reader.read(counted.views[i]).other_outcome for i in counted.counted)
+    why = (
+        "the counted studies report results for other outcomes than the question's"
+        if weighed or other_outcomes
+        else "no counted study states a result for the question's comparison"
+        if counted.counted
+        else f"none of the {quantity(counted.reviewed, 'item')} reviewed is a study on the question's topic"
+    )
+    gaps = frame_gaps(views, reader)
+    if gaps or reader.comparison.written[1].strip() or not pool:
+        # Directness before weight: a question no counted study addresses directly is insufficient data, saying
+        # which part of its frame nothing collected names (no stance on unrelated studies: colchicine answered
+        # from empagliflozin trials) or what the counted studies state instead. A question naming its comparator
+        # asks which way the outcome moves, which the stance model (a yes for "an effect") cannot say.
+        return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why)
+    # Else the stance model reads the studies whole (a yes/no question without a comparator: PubMedQA's), only
+    # when no counted study's result could be read at all (a study read for another outcome than the question's
+    # states nothing on it: a muscle-injury study on mortality).
+    if not weighed and not other_outcomes:
+        return reconciled(code_verdict(question, pool, reader=reader), question, counted)
+    # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
+    # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract, and
+    # answers yes or no only when it leans clearly.
+    if is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
+        return unread_outcome_verdict(code_verdict(question, pool, reader=reader), question, counted)
+    return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why)
+
+
+def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed], reader: StudyReader) -> Verdict:
+    """The verdict on whether a treatment helps: the favourable share of the weighed readings (favourable
+    against null and unfavourable, ``verdict_weight``), a yes from ``CLEAR_SHARE`` and a no up to its
+    complement."""
+    weighed = [(w.view, w.way, w.weight, w.direct) for w in readings]
     favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
     total = sum(weight for _, _, weight, _ in weighed)
     share = favourable / total
@@ -237,34 +249,6 @@ def threshold_margin(share: float) -> float:
     """How far a favourable share lies from the nearer of the two thresholds (yes from ``CLEAR_SHARE``, no up to
     1 - ``CLEAR_SHARE``): under ``BORDERLINE_MARGIN``, the verdict is borderline."""
     return min(abs(share - CLEAR_SHARE), abs(share - (1 - CLEAR_SHARE)))
-
-
-def _opposite(label: str) -> Direction:
-    return "unfavourable" if label == "yes" else "favourable"
-
-
-def _described(view: EvidenceView) -> str:
-    design = DESIGN_LABELS.get(view.design, view.design)  # type: ignore[call-overload]
-    return f"{design}, n = {view.n:,}" if view.n else str(design)
-
-
-def _contradicting_trials(
-    stance: Verdict, weighed: Sequence[tuple[EvidenceView, Direction, float, bool]]
-) -> list[EvidenceView]:
-    """The direct randomised studies (OCEBM level 1-2) when the stance model's yes or no rests on no item
-    (every item it read reads the other way in the counted table) and all of them read the opposite way
-    ("26% more fractures" against a yes on preventing them); else none. A null reading, or one from a weaker
-    design, does not overrule the stance model: one reading alone is not that reliable (``MIN_DIRECT_STUDIES``;
-    PubMedQA, phases/16_frame.md)."""
-    if stance.label not in ("yes", "no") or stance.evidence_ids:
-        return []
-    randomised = [
-        (view, way)
-        for view, way, _, is_direct in weighed
-        if is_direct and view.level is not None and view.level <= 2 and not is_lab(view)
-    ]
-    opposite = _opposite(stance.label)
-    return [view for view, _ in randomised] if randomised and all(way == opposite for _, way in randomised) else []
 
 
 def unread_outcome_verdict(verdict: Verdict, question: str, counted: Strength) -> Verdict:

@@ -13,8 +13,8 @@ from rich.console import Console
 from deepcritical.options import OutputMode
 
 eval_app = typer.Typer(
-    help="Score the research loop on questions with known answers (PubMedQA, SciFact), and the result reader on"
-    " doctors' readings of trials (Evidence Inference).",
+    help="Score the research loop on questions with known answers (PubMedQA, SciFact, MedEvidence), and the result"
+    " reader on doctors' readings of trials (Evidence Inference).",
     no_args_is_help=True,
 )
 err = Console(stderr=True, emoji=False)
@@ -306,6 +306,80 @@ def evidence_inference(
             markup=False,
             soft_wrap=True,
         )
+    (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    err.print(
+        f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False, soft_wrap=True
+    )
+
+
+@eval_app.command()
+def medevidence(
+    questions: Annotated[Path, typer.Argument(help="MedEvidence questions (JSON Lines: id, question, ...).")],
+    studies: Annotated[
+        Path, typer.Option("--studies", help="Folder with each question's studies: ID/studies.jsonl (title, abstract).")
+    ],
+    out: Out = None,
+    limit: Limit = None,
+    no_llm: NoLlm = False,
+    model: Model = None,
+    output_mode: Mode = None,
+    max_iterations: Iterations = 1,
+    max_results: Results = 30,
+    both_ways: Annotated[
+        bool,
+        typer.Option("--both-ways", help="Also ask each question's 'reduce' phrasing; the two answers should agree."),
+    ] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Research each question over its own studies only (a collection per question); its answer (higher, lower,
+    no difference, uncertain effect, insufficient data) and GRADE certainty are scored against the review's."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
+    from deepcritical.errors import ConfigError
+    from deepcritical.logs import configure_logging
+    from deepcritical.run import eval_medevidence
+
+    configure_logging(verbose=verbose)
+    settings = settings_from(**_overrides(no_llm, model, output_mode, max_iterations, max_results))
+    checked_preflight(settings)
+    try:
+        items = eval_medevidence.read_medevidence_inputs(questions, studies)
+    except ConfigError as error:
+        fail(str(error))
+    if not items:
+        fail(f"{questions}: no question to evaluate")
+    target = _out_folder(out, "medevidence")
+    with Progress(
+        TextColumn("medevidence"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    ) as bar:
+        task = bar.add_task("medevidence", total=min(len(items), limit or len(items)))
+        timing = run_async(
+            eval_medevidence.predict(
+                items,
+                settings,
+                target,
+                limit=limit,
+                both_ways=both_ways,
+                on_progress=lambda done, _total: bar.update(task, completed=done),
+            )
+        )
+    summary = eval_medevidence.score(target / "predictions.jsonl", questions, timing)
+    summary["settings"] = {"no_llm": settings.no_llm, "model": None if settings.no_llm else settings.model}
+    summary["limit"] = limit
     (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     err.print(

@@ -133,7 +133,14 @@ class _Token:
 
 
 def _tokens(text: str) -> list[_Token]:
-    return [_Token(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    """The text's tokens, without an abbreviation defined in brackets ("(IRS)" after "indoor residual spraying"):
+    it names what precedes it, so an entity runs on across it, as written ("spraying (IRS) plus ... nets")."""
+    named = [(m.start(), m.end()) for m in _NAMED_IN_BRACKETS.finditer(text)]
+    return [
+        _Token(m.group(0), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+        if not any(start <= m.start() and m.end() <= end for start, end in named)
+    ]
 
 
 def _is_word(token: _Token) -> bool:
@@ -257,6 +264,8 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
                 between = low == "between"
             else:
                 run.append(index)
+        elif low == "to" and run and role == "intervention" and tokens[run[-1]].low in _ADDED:
+            run.append(index)  # "MVA85A added to BCG": one intervention, a combination
         elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
             run.append(index)  # "function of the shoulder"
         elif low in {"a", "an"} and run and role == "intervention" and tokens[run[-1]].low in _COMBINED:
@@ -314,9 +323,39 @@ def _clause(question: str) -> tuple[str, str | None]:
     return question, None
 
 
+# An abbreviation in brackets names what precedes it ("Pancreatojejunostomy (PJ)", "insecticide-treated nets
+# (ITNs)"): it is no entity of its own (no outcome "PJ").
+_NAMED_IN_BRACKETS = re.compile(r"\s*\((?:[A-Z][A-Za-z0-9-]{0,8}[A-Z0-9]s?|[A-Z])\)")
+# When an outcome is measured ("at 12 months", "after six weeks of follow-up") is neither an outcome nor people.
+_TIME_POINT = re.compile(
+    r"\s+(?:at|after|over|within|by|up\s+to)\s+(?:\d+(?:\.\d+)?|one|two|three|four|five|six|nine|twelve|eighteen)"
+    r"[\s-]+(?:days?|weeks?|months?|years?)(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
+    re.IGNORECASE,
+)
+
+
+_ADDED = frozenset({"added", "adjunct", "adjunctive", "addition"})
+
+
+# "Does X help (patients with) heart failure?", "... benefit people with ...": the condition is who is helped, read
+# as "help in heart failure" (its population, no outcome of its own; the study reader asks such a question for a
+# clinical outcome, as "improve outcomes in" does). Not "benefit from" (the subject is who benefits), "help
+# predict", "a benefit of".
+_HELPS = re.compile(
+    r"\b(?:help|benefit)s?\s+(?:(?:the\s+)?(?:patients|people|adults|children|women|men|those)\s+(?:with|who have)\s+)?"
+    r"(?=\w)(?!(?:outcomes?|in|from|of|to|with|predict\w*|the\s+risk)\b)",
+    re.IGNORECASE,
+)
+
+
+def plain_question(question: str) -> str:
+    """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure"."""
+    return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", _TIME_POINT.sub("", question))
+
+
 def frame_question(question: str) -> QuestionFrame:
     """The frame of ``question``, read from its shape (see the module's docstring)."""
-    text, title = _clause(one_line(question))
+    text, title = _clause(one_line(plain_question(question)))
     tokens = [t for t in _tokens(text) if t.text not in "?!"]
     start = 0
     asks_which = False

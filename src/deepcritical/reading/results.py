@@ -99,7 +99,8 @@ def labelled_by(comparison: Comparison, units: Sequence[TextUnit]) -> Comparison
     return comparison.labelled("\n".join(unit.text for unit in units))
 
 
-def _turned(reading: Mapping[str, float]) -> dict[str, float]:
+def turned_probabilities(reading: Mapping[str, float]) -> dict[str, float]:
+    """A reading's probabilities for the arms exchanged: increased is decreased, and back."""
     exchange = {"increased": "decreased", "decreased": "increased"}
     return {exchange.get(label, label): value for label, value in reading.items()}
 
@@ -247,7 +248,7 @@ class ResultReader:
             for index, reading in zip(
                 indices, self.classifier.probabilities([texts[i] for i in indices], read_as), strict=True
             ):
-                readings[index] = _turned(reading) if turn else reading
+                readings[index] = turned_probabilities(reading) if turn else reading
         return readings
 
     def read(

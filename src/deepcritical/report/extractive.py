@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 
 from deepcritical.appraisal.framing import EvidenceView, no_result_section
 from deepcritical.appraisal.passages import NOT_A_RESULT, Quote, is_relevant, is_title, quote, result_only, sentences
+from deepcritical.appraisal.question_comparison import asks_direction
 from deepcritical.appraisal.strength import DIRECTIONS, Strength, is_lab, strength_of
 from deepcritical.appraisal.study_reading import StudyReader
-from deepcritical.appraisal.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
+from deepcritical.appraisal.verdict import COUNTED_METHOD, Weighed, counted_verdict, weighed_readings
 from deepcritical.models import DESIGN_LABELS, Evidence
 from deepcritical.outputs import Assessment, Finding, ResearchReport, Verdict
 from deepcritical.questions import entity_terms, key_terms, stem
@@ -108,6 +109,11 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
     if verdict.label == "insufficient":
         return verdict.rationale
     weighed = weighed_readings(question, strength)
+    if verdict.certainty is not None and asks_direction(question):
+        # A review's answer (``appraisal.review_verdict``) says itself what it weighed: the direct studies.
+        leans = "Weighing the direct studies' readings by design level, size and directness, the evidence"
+        rests = f"{leans} {_LEANS[verdict.label]} {_ids(verdict.evidence_ids)}."
+        return f"{rests} {verdict.rationale}{_unweighed(strength, weighed)}"
     if verdict.method != strength.reader_for(question).named_in(COUNTED_METHOD) or not weighed:
         stated = strength.stated
         if not stated:
@@ -126,18 +132,22 @@ def weighing_sentence(question: str, strength: Strength, verdict: Verdict) -> st
         f"{'states' if len(weighed) == 1 else 'state'} a result ({counts}) by design level, size and "
         f"directness, the evidence {_LEANS[verdict.label]} {_ids([w.view.id for w in weighed])}."
     )
-    # The counted line below says how many state a result; those the verdict gives no weight are named, so
-    # that the two counts do not read as a contradiction.
+    return sentence + _unweighed(strength, weighed)
+
+
+def _unweighed(strength: Strength, weighed: Sequence[Weighed]) -> str:
+    """The counted line below says how many state a result; those the verdict gives no weight are named, so
+    that the two counts do not read as a contradiction."""
     weighed_ids = {w.view.id for w in weighed}
     unweighed = [i for i in strength.stated if i not in weighed_ids]
-    if unweighed:
-        sentence += (
-            f" {quantity(len(unweighed), 'other counted item')} that "
-            f"{'states a result carries' if len(unweighed) == 1 else 'state a result carry'} no weight (narrative "
-            "reviews, "
-            f"editorials or letters, or items of unknown design: no study of their own) {_ids(unweighed)}."
-        )
-    return sentence
+    if not unweighed:
+        return ""
+    return (
+        f" {quantity(len(unweighed), 'other counted item')} that "
+        f"{'states a result carries' if len(unweighed) == 1 else 'state a result carry'} no weight (narrative "
+        "reviews, editorials or letters, or items of unknown design: no study of their own) "
+        f"{_ids(unweighed)}."
+    )
 
 
 def answer_brief(strength: Strength, terms: Sequence[str], question: str, verdict: Verdict | None = None) -> str:

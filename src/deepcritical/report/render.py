@@ -52,6 +52,7 @@ from deepcritical.report.sections import (
     strength_table,
     verdict_block,
 )
+from deepcritical.report.summary_of_findings import summary_of_findings
 from deepcritical.text import quantity
 
 # Names other modules and tests take from here, where they were first written.
@@ -176,8 +177,10 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     # What a reader meets first: the question's frame, the answer and its certainty, then the summary of
     # findings; how the run went (its id, its model, a model failure) comes after them.
     lines += answer_block(report, evidence, context, counted, numbers, text)
-    # The summary of findings (each outcome's effect and GRADE certainty) goes here, right after the answer.
+    figures = context.figures or build_figures(counted, evidence, numbers)
     if context.verdict is not None:
+        # The summary of findings (each outcome's effect and GRADE certainty), right after the answer.
+        lines += summary_of_findings(context.verdict, context.frame, counted, figures, numbers)
         lines += aims_block(report.question, counted, numbers)  # "prevent or treat": which studies are which
     if context.degraded:
         lines += [
@@ -204,7 +207,6 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     none_found = "None among the evidence reviewed."
     contrary = findings_list(report.contrary_evidence, numbers, text, none_found, evidence, counted.indirect)
     lines += [heading("Contrary evidence"), *contrary]
-    figures = context.figures or build_figures(counted, evidence, numbers)
     if evidence:
         lines += [heading("Strength of evidence"), *strength_table(counted, numbers)]
     lines += flow_lines(figures.flow)

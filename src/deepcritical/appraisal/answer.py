@@ -1,0 +1,216 @@
+"""The answer a systematic review gives, and the yes/no a question's wording asks of it.
+
+A review states, for one outcome, how it moves under the intervention against the comparator: ``higher``,
+``lower``, ``no difference``, ``uncertain effect`` or ``insufficient data``. That answer does not depend on how
+the question is worded: "Does A increase X?" and "Does A reduce X?" have one answer and opposite labels. So the
+answer is read first, from each counted study's reading of the outcome (``AppraisedStudy.movement``: the trained
+result reader's increased, decreased or no difference for the question's comparison), and the label after,
+from the answer and the movement the question asks for (``label_of``).
+
+Directness before weight: only a study that names the question's intervention and states its result for the
+question's outcome (``direct``) carries the answer; one such study is enough (its GRADE certainty, in
+``appraisal.certainty``, says how far to trust it). Among direct studies the readings are weighed by design,
+size and people (``stages.verdict.verdict_weight``). A question no counted study addresses directly is
+``insufficient data``, and ``frame_gaps`` says which part of its frame nothing matched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.question_comparison import ANY_OUTCOME, favourable_movement
+from deepcritical.appraisal.risk_of_bias import RiskOfBias, is_randomised, risk_of_bias
+from deepcritical.appraisal.stance import claim_label, is_yes_no
+from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal.study_reading import StudyReader
+from deepcritical.outputs import ReviewAnswer, VerdictLabel
+from deepcritical.reading.comparison import stems
+from deepcritical.reading.frame import frame_question
+
+Movement = Literal["higher", "lower", "no difference"]
+_MOVEMENT: dict[str, Movement] = {"increased": "higher", "decreased": "lower", "no_difference": "no difference"}
+_OTHER: dict[Movement, Movement] = {"higher": "lower", "lower": "higher", "no difference": "no difference"}
+# Designs whose participants were randomised (a meta-analysis: of trials, as the OCEBM scale grades it at level 1),
+# and those a design was not read for, whose text says whether it randomised.
+_RANDOMISED_DESIGNS = frozenset({"randomized_controlled_trial", "systematic_review", "meta_analysis"})
+_UNGRADED = frozenset({"unknown", "preprint", "clinical_trial", "registered_trial"})
+# The share of the direct studies' weight one reading needs to be the answer; below it for every reading the
+# effect is uncertain. Chosen by leave-one-review-out cross-validation on MedEvidence's development reviews
+# among the values that keep the demo's answers (0.7 and 0.8: at 0.65 or under, the vitamin D and depression
+# question, two null prevention trials against a treatment meta-analysis, reads "lower"; unconstrained, 0.5 is
+# chosen): phases/23_cochrane_answer.md.
+CLEAR_SHARE = 0.7
+
+
+@dataclass(frozen=True)
+class AppraisedStudy:
+    """One counted study as the answer and its certainty read it: its design, size and people, whether it
+    addresses the question directly, its reading for the question's outcome and the risk-of-bias features its
+    text states."""
+
+    id: str
+    title: str
+    design: str
+    level: int | None
+    participants: int | None
+    randomised: bool
+    direct: bool
+    movement: Movement | None
+    weight: float
+    sentence: str | None
+    probability: float
+    risk: RiskOfBias
+    indirect_people: str | None = None
+
+    @property
+    def carries(self) -> bool:
+        """The study's reading can carry the answer: it is direct, states a result and weighs something."""
+        return self.direct and self.movement is not None and self.weight > 0
+
+
+def appraise(
+    counted: Strength, reader: StudyReader, weight_of: Callable[[EvidenceView, bool], float]
+) -> list[AppraisedStudy]:
+    """Every counted study, appraised once (``weight_of`` is the verdict's weighing of one study's reading)."""
+    appraised = []
+    # A question without an outcome of its own ("Does X help in heart failure?", "improve outcomes") is answered
+    # by whichever clinical outcome each study reports: their movements add up only as the question asks them
+    # (fewer deaths and more remissions both help), so each is the asked movement when favourable.
+    by_benefit = not reader.specific_outcome
+    for i in counted.counted:
+        view = counted.views[i]
+        reading = reader.read(view)
+        text = f"{view.title}. {view.text}"
+        randomised = view.design in _RANDOMISED_DESIGNS or (view.design in _UNGRADED and is_randomised(text))
+        label = reading.reading.label if reading.direction is not None else None
+        movement = _MOVEMENT[label] if label is not None else None
+        if by_benefit and reading.direction is not None and movement != "no difference":
+            asked = asked_movement(reader.question, reading.sentence or "")
+            movement = asked if reading.direction == "favourable" else _OTHER[asked]
+        appraised.append(
+            AppraisedStudy(
+                id=counted.record_of(i),
+                title=view.title,
+                design=view.design,
+                level=view.level,
+                participants=view.n,
+                randomised=randomised,
+                direct=reading.direct,
+                movement=movement,
+                weight=weight_of(view, reading.direct),
+                sentence=reading.sentence,
+                probability=reading.reading.probabilities.get(label, 0.0) if label is not None else 0.0,
+                risk=risk_of_bias(text, randomised=randomised),
+                indirect_people=reader.other_people(view),
+            )
+        )
+    return appraised
+
+
+@dataclass(frozen=True)
+class ReviewReading:
+    """The answer, with the weight of each direct reading behind it and why."""
+
+    answer: ReviewAnswer
+    shares: dict[str, float] = field(default_factory=dict)
+    resting_on: tuple[AppraisedStudy, ...] = ()
+    why: str = ""
+
+
+def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), why_not: str = "") -> ReviewReading:
+    """The outcome's movement the direct studies' weighed readings give: the reading with ``CLEAR_SHARE`` of
+    the weight, else an uncertain effect; ``insufficient data`` when no study addresses the question directly
+    (``gaps``: which part of the frame nothing matched)."""
+    carrying = [study for study in studies if study.carries]
+    if not carrying:
+        why = "Insufficient: no counted study states a result for the question's outcome, intervention against "
+        why += "comparator"
+        why += f"; nothing collected names the question's {' or its '.join(gaps)}." if gaps else "."
+        return ReviewReading("insufficient data", why=f"{why} {why_not[:1].upper()}{why_not[1:]}." if why_not else why)
+    total = sum(study.weight for study in carrying)
+    shares = {
+        movement: sum(study.weight for study in carrying if study.movement == movement) / total
+        for movement in ("higher", "lower", "no difference")
+    }
+    leading = max(shares, key=shares.__getitem__)
+    answer: ReviewAnswer = leading if shares[leading] >= CLEAR_SHARE else "uncertain effect"  # type: ignore[assignment]
+    resting = tuple(
+        sorted(
+            (study for study in carrying if answer == "uncertain effect" or study.movement == answer),
+            key=lambda study: -study.weight,
+        )
+    )
+    counts = ", ".join(
+        f"{sum(study.movement == movement for study in carrying)} {movement}"
+        for movement in ("higher", "lower", "no difference")
+    )
+    why = (
+        f"{len(carrying)} direct stud{'y' if len(carrying) == 1 else 'ies'} ({counts}); the share of the weight "
+        f"reading {leading} is {shares[leading]:.2f} ({CLEAR_SHARE:.2f} needed for an answer)."
+    )
+    return ReviewReading(answer, {k: round(v, 3) for k, v in shares.items()}, resting, why)
+
+
+def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
+    """The parts of the question's frame no item of ``views`` names together: its intervention (by its own words
+    or an index term: "the empagliflozin group" is no colchicine), and its outcome (its condition, when it names
+    no outcome: "Is amoxicillin effective for acute otitis media?"). Statin trials in sepsis and metformin
+    studies of dementia name statins and dementia, but none both: "intervention (statins) with outcome
+    (dementia)"."""
+    frame = frame_question(reader.question)
+    intervention = frozenset(stems(frame.intervention or "")) or reader.comparison.intervention
+    target = frame.outcomes[0] if frame.outcomes else frame.population
+    wanted = frozenset(stems(target or "")) - ANY_OUTCOME
+
+    def names(words: frozenset[str], view: EvidenceView) -> bool:
+        named = set(stems(" ".join((view.title, view.text, *view.mesh))))
+        # A long entity is named by two thirds of its words, as the topic reads it (``topic._names``).
+        return bool(words) and 3 * len(words & named) >= 2 * len(words) if len(words) >= 3 else words <= named
+
+    def names_target(view: EvidenceView) -> bool:
+        return reader.names_outcome(view) if frame.outcomes and reader.asks_outcome else names(wanted, view)
+
+    on_intervention = [view for view in views if not intervention or names(intervention, view)]
+    if not on_intervention:
+        return [f"intervention ({frame.intervention or reader.comparison.written[0].strip()})"]
+    if wanted and not any(names_target(view) for view in on_intervention):
+        kind = "outcome" if frame.outcomes else "condition"
+        if any(names_target(view) for view in views):
+            return [f"intervention ({frame.intervention}) with {kind} ({target})"]
+        return [f"{kind} ({target})"]
+    return []
+
+
+def asked_movement(question: str, sentence: str = "") -> Movement:
+    """The movement of the outcome a "yes" asks for: the question's own verb ("increase": higher; "reduce",
+    "prevent": lower), else the outcome's polarity ("improve survival": higher; "help heart failure": its
+    events lower), as ``favourable_movement`` reads them."""
+    return "higher" if favourable_movement(question, sentence) == "increased" else "lower"
+
+
+def label_of(question: str, answer: ReviewAnswer, sentence: str = "") -> VerdictLabel:
+    """The yes/no/maybe/insufficient label the answer gives the question as worded (a claim's supported,
+    refuted or mixed for a statement)."""
+    if answer == "insufficient data":
+        return "insufficient"
+    if answer == "uncertain effect":
+        stance = "maybe"
+    elif answer == "no difference":
+        stance = "no"
+    else:
+        stance = "yes" if answer == asked_movement(question, sentence) else "no"
+    return stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[return-value]
+
+
+def answer_from_label(question: str, label: VerdictLabel, sentence: str = "") -> ReviewAnswer:
+    """The answer a verdict's label gives when no study's reading carried it (the stance model's, a model's):
+    a yes is the movement the question asks for, a no no difference, a maybe an uncertain effect."""
+    if label in ("yes", "supported"):
+        return asked_movement(question, sentence)
+    if label in ("no", "refuted"):
+        return "no difference"
+    if label in ("maybe", "mixed"):
+        return "uncertain effect"
+    return "insufficient data"

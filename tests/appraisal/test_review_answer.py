@@ -1,0 +1,142 @@
+"""The answer a review would give (``appraisal.answer``), its GRADE certainty (``appraisal.certainty``) and the
+label derived from it: stable under the question's wording, carried by direct studies only."""
+
+from __future__ import annotations
+
+import pytest
+from test_candidates import view
+
+from deepcritical.appraisal.answer import asked_movement, label_of
+from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.risk_of_bias import is_randomised, risk_of_bias
+from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.verdict import counted_verdict
+from deepcritical.outputs import Verdict
+from deepcritical.reading.frame import frame_question
+
+
+def trial(pmid: str, text: str, title: str, n: int = 200, design: str = "randomized_controlled_trial") -> EvidenceView:
+    return view(pmid, title, text, design, 2 if design == "randomized_controlled_trial" else 3, n)
+
+
+FEWER_DEATHS = trial(
+    "1",
+    "METHODS: 3,000 patients with heart failure were randomly assigned (computer-generated sequence, sealed opaque "
+    "envelopes) to dapagliflozin or placebo in a double-blind trial. RESULTS: Death from any cause occurred in 9.0% "
+    "with dapagliflozin and 12.1% with placebo (hazard ratio 0.74, 95% CI 0.62 to 0.88; P < 0.001).",
+    "Dapagliflozin in patients with heart failure: a randomised trial",
+    n=3000,
+)
+NO_DIFFERENCE = trial(
+    "2",
+    "METHODS: 250 adults with sepsis were randomised to simvastatin or placebo. RESULTS: 28-day mortality did not "
+    "differ between simvastatin and placebo (22% vs 21%; relative risk 1.04, 95% CI 0.70 to 1.55; P = 0.81).",
+    "Simvastatin in sepsis: a randomised trial",
+    n=250,
+)
+
+
+def answer(question: str, studies: list[EvidenceView]) -> Verdict:
+    return counted_verdict(question, strength_of(question, studies), studies)
+
+
+INCREASE = "Does dapagliflozin increase death from any cause compared with placebo in heart failure?"
+REDUCE = "Does dapagliflozin reduce death from any cause compared with placebo in heart failure?"
+
+
+def test_one_direct_study_answers_and_increase_and_reduce_give_one_answer_and_opposite_labels() -> None:
+    increase, reduce = answer(INCREASE, [FEWER_DEATHS]), answer(REDUCE, [FEWER_DEATHS])
+    assert increase.answer == reduce.answer == "lower"
+    assert (increase.label, reduce.label) == ("no", "yes")
+    assert increase.evidence_ids == [FEWER_DEATHS.id]
+    assert increase.certainty in ("high", "moderate")
+
+
+def test_swapping_intervention_and_comparator_swaps_higher_and_lower() -> None:
+    swapped = answer(
+        "Does placebo increase death from any cause compared with dapagliflozin in heart failure?", [FEWER_DEATHS]
+    )
+    assert swapped.answer == "higher"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does dapagliflozin help patients with heart failure?",
+        "Does dapagliflozin improve outcomes in heart failure?",
+        "Does dapagliflozin benefit patients with heart failure?",
+    ],
+)
+def test_synonyms_of_benefit_give_the_same_answer(question: str) -> None:
+    verdict = answer(question, [FEWER_DEATHS])
+    assert verdict.answer == "lower"
+    assert verdict.label == "yes"  # fewer deaths is what helping asks for
+
+
+def test_a_trial_finding_no_difference_answers_no_difference_whichever_way_asked() -> None:
+    for question in (
+        "Does simvastatin increase 28-day mortality compared with placebo in sepsis?",
+        "Does simvastatin reduce 28-day mortality compared with placebo in sepsis?",
+    ):
+        verdict = answer(question, [NO_DIFFERENCE])
+        assert (verdict.answer, verdict.label) == ("no difference", "no")
+
+
+def test_a_question_no_study_addresses_is_insufficient_naming_the_unmatched_intervention() -> None:
+    verdict = answer("Does colchicine reduce cardiovascular events after myocardial infarction?", [FEWER_DEATHS])
+    assert (verdict.answer, verdict.label) == ("insufficient data", "insufficient")
+    assert "intervention (colchicine" in verdict.rationale
+
+
+def test_grade_starts_high_for_trials_and_rates_down_with_reasons() -> None:
+    trusted = answer(REDUCE, [FEWER_DEATHS])
+    assert trusted.certainty == "high"
+    assert trusted.certainty_reasons[0].startswith("GRADE starts high")
+    small_open = trial(
+        "3",
+        "METHODS: 60 adults with sepsis were randomised in an open-label trial to simvastatin or placebo. RESULTS: "
+        "28-day mortality was lower with simvastatin (10% vs 30%; P = 0.04).",
+        "Simvastatin in sepsis: an open-label trial",
+        n=60,
+    )
+    doubted = answer("Does simvastatin reduce 28-day mortality compared with placebo in sepsis?", [small_open])
+    assert doubted.certainty == "very low"
+    assert any(reason.startswith("risk of bias (-1)") and "blinding" in reason for reason in doubted.certainty_reasons)
+    assert any(reason.startswith("imprecision (-2)") for reason in doubted.certainty_reasons)
+    # One small open-label trial: its reading is stated, at very low certainty ("we are uncertain whether ...").
+    assert (doubted.answer, doubted.label) == ("lower", "yes")
+
+
+def test_risk_of_bias_reads_what_the_text_states_and_leaves_the_rest_unjudged() -> None:
+    stated = risk_of_bias(FEWER_DEATHS.text, randomised=True)
+    assert (stated.randomisation, stated.concealment, stated.blinding) == ("low", "low", "low")
+    assert stated.attrition is None
+    lost = risk_of_bias("Randomised, open-label. 32% were lost to follow-up.", randomised=True)
+    assert lost.high == ["blinding", "attrition"]
+    assert risk_of_bias("A cohort of 500 adults.", randomised=False).randomisation == "high"
+    assert is_randomised("patients were randomly assigned to")
+    assert not is_randomised("a quasi-randomised trial")
+
+
+def test_the_label_follows_the_answer_and_what_the_question_asks() -> None:
+    assert label_of("Does A increase pain compared with B?", "higher") == "yes"
+    assert label_of("Does A reduce pain compared with B?", "higher") == "no"
+    assert label_of("Does A improve survival compared with B?", "higher") == "yes"
+    assert label_of("Does A reduce pain compared with B?", "uncertain effect") == "maybe"
+    assert label_of("Does A reduce pain compared with B?", "insufficient data") == "insufficient"
+    assert asked_movement("Does A prevent fractures?") == "lower"
+
+
+def test_a_frame_reads_bracketed_abbreviations_and_times_as_no_entity() -> None:
+    frame = frame_question(
+        "Does six weeks of infant nevirapine increase the risk of infant mortality at 12 months compared with "
+        "single-dose nevirapine (SD-NVP)?"
+    )
+    assert frame.outcomes == ["risk of infant mortality"]
+    assert frame.population is None
+    assert frame_question("Does Pancreatojejunostomy (PJ) increase the length of hospital stay?").outcomes == [
+        "length of hospital stay"
+    ]
+    assert frame_question("Does MVA85A added to BCG increase tuberculosis compared with BCG alone?").intervention == (
+        "MVA85A added to BCG"
+    )

@@ -1,0 +1,58 @@
+"""The summary of findings at the top of a report (issue 38): the question's outcome, its effect, participants,
+GRADE certainty with its reasons and the plain-language statement GRADE prescribes."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from deepcritical.appraisal.certainty import plain_language
+from deepcritical.config import load_settings
+from deepcritical.run.orchestrator import Orchestrator
+from deepcritical.run.setup import assemble, http_client
+
+
+@pytest.mark.parametrize(
+    ("answer", "certainty", "said"),
+    [
+        ("lower", "high", "Aspirin reduces strokes."),
+        ("lower", "moderate", "Aspirin probably reduces strokes."),
+        ("no difference", "low", "Aspirin may make little or no difference to strokes."),
+        ("higher", "very low", "We are uncertain whether aspirin increases strokes (the evidence is very uncertain)."),
+        (
+            "uncertain effect",
+            "moderate",
+            "We are uncertain whether aspirin changes strokes (the studies' results differ).",
+        ),
+    ],
+)
+def test_the_plain_language_statement_is_the_one_grade_prescribes(answer: str, certainty: str, said: str) -> None:
+    assert plain_language(answer, certainty, "aspirin", "strokes") == said  # type: ignore[arg-type]
+
+
+def test_a_plural_intervention_takes_a_plural_verb() -> None:
+    assert plain_language("no difference", "moderate", "statins", "mortality") == (
+        "Statins probably make little or no difference to mortality."
+    )
+
+
+async def _report(question: str) -> str:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
+        settings = load_settings(demo_mode=True, home=Path(home))
+        async with http_client(settings) as client:
+            return (await Orchestrator(assemble(settings, client)).research(question)).markdown
+
+
+def test_the_report_opens_with_its_summary_of_findings_and_the_certainty_reasons() -> None:
+    markdown = asyncio.run(_report("Do statins reduce mortality in sepsis?"))
+    sections = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert sections[:3] == ["## Verdict", "## Summary of findings", "## Answer in brief"]
+    summary = markdown.split("## Summary of findings", 1)[1].split("\n## ", 1)[0]
+    (row,) = [line for line in summary.splitlines() if line.startswith("| mortality |")]
+    assert "RR " in row  # an effect with its interval
+    assert "⊕" in row
+    assert "Statins probably make little or no difference to mortality." in row
+    assert "- GRADE starts high (randomised trials)" in summary
