@@ -399,7 +399,7 @@ def test_eval_evidence_inference_summary_records_the_split_and_limit(tmp_path: P
 def test_the_reader_on_evidence_inference_validation_articles(
     tmp_path: Path, shared_data: Callable[[str], Path]
 ) -> None:
-    """The figures phases/16_result_reader.md reports, bounded below: the bundled weights must keep them."""
+    """The figures phases/23_readers.md reports, pinned: the bundled weights and the conventions must keep them."""
     data = shared_data("evidence-inference")
     with (data / "splits.csv").open(encoding="utf-8") as handle:
         validation = {row["PMCID"] for row in csv.DictReader(handle) if row["split"] == "validation"}
@@ -421,9 +421,11 @@ def test_the_reader_on_evidence_inference_validation_articles(
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["scored"] >= 200
-    assert summary["macro_f1"] >= 0.6
-    assert summary["evidence_found"] >= 0.8
-    assert summary["macro_f1"] > 3 * summary["majority_macro_f1"]
+    # The shipped linear reader's figures (phases/23_readers.md: 0.7219 macro-F1, evidence among the units read
+    # 0.854, first 0.661), less 0.02: a change that loses more fails here, and in CI, which requires the data.
+    assert summary["macro_f1"] >= 0.7219 - 0.02
+    assert summary["evidence_found"] >= 0.854 - 0.02
+    assert summary["evidence_found_first"] >= 0.661 - 0.02
 
 
 def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
