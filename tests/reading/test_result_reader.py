@@ -111,6 +111,21 @@ def test_numbers_settle_a_reading_by_the_fields_conventions() -> None:
     assert stated_as_no_effect("No change in weight, but HR 0.70 (95% CI 0.60 to 0.80) for death.") is None
 
 
+def test_only_a_result_between_the_arms_settles_a_reading() -> None:
+    """One arm's change from baseline is no difference between the arms (phases/23_readers.md, item 4)."""
+    assert stated_by_numbers("The mean change from baseline with drug A was -3.2 mmHg (95% CI -4.0 to -2.4).") is None
+    between = stated_by_numbers(
+        "Blood pressure fell more with drug A (mean difference -3.2 mmHg, 95% CI -4.0 to -2.4)."
+    )
+    assert between is not None
+    assert max(between, key=between.__getitem__) == "decreased"
+    # Both arms improved from baseline, significantly; between them, no difference.
+    text = "Pain improved from baseline in each arm (p < 0.001), with no difference between the arms."
+    reading = stated_as_no_effect(text)
+    assert reading is not None
+    assert max(reading, key=reading.__getitem__) == "no_difference"
+
+
 def test_the_question_gives_the_comparison_and_which_way_is_good() -> None:
     statins = question_comparison("Do statins reduce mortality in sepsis?")
     assert statins.intervention == {"statin"}
