@@ -147,3 +147,18 @@ def test_one_arms_change_from_baseline_with_its_interval_compares_nothing() -> N
     assert not effect.compares_arms
     between = only("The mean change from baseline differed between the groups by −1.1 mmHg (95% CI −1.9 to −0.3).")
     assert between.compares_arms
+
+
+def test_one_comparisons_values_stand_in_one_sentence() -> None:
+    text = "Accumulation was seen in 40% of tumours, mutation in 35% and either in 46%. The shrinkage was 53% in one."
+    assert [e.groups for e in results(text) if e.measure == "group_values"] == [("40%", "35%", "46%")]
+
+
+def test_a_groups_count_named_in_words_before_its_group() -> None:
+    text = "In all, 18 deaths were reported in the anastrozole group and 17 in the placebo group."
+    assert only(text).groups == ("18 deaths", "17")
+
+
+def test_values_over_time_from_baseline_are_within_one_group() -> None:
+    effect = only("Scores improved over the year (baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1, p = 0.02).")
+    assert effect.within_group

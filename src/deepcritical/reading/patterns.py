@@ -243,11 +243,12 @@ def versus_next() -> re.Pattern[str]:
 
 @cache
 def paired_values() -> re.Pattern[str]:
-    """Two groups' values named in words: "35 mm in the Lozenge group and 51 mm in the Control group",
-    "752 and 707 events, respectively"."""
+    """Two groups' values named in words: "35 mm in the Lozenge group and 51 mm in the Control group", "18 deaths
+    were reported in the A group and 17 in the B group", "752 and 707 events, respectively"."""
     value = rf"{NUM}{UNIT}"
     return re.compile(
-        rf"(?<![\w.±+\-])(?P<a>{value})(?:\s*\([^()]{{1,40}}\))?\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
+        rf"(?<![\w.±+\-])(?P<a>{value})(?:\s*\([^()]{{1,40}}\))?(?:\s+(?:were|was|had)?\s*[a-z]+){{0,2}}?"
+        rf"\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
         rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among)\b"
         rf"|(?<![\w.±+\-])(?P<a2>{NUM})\s+and\s+(?P<b2>{value})(?:\s+[a-z]+){{0,2}},?\s+respectively"
     )

@@ -308,6 +308,8 @@ def _percent_changes(doc: StatText) -> list[Draft]:
 
 # "by a mean of 2.3 weeks in one arm and 1.9 weeks in the other": each arm's change, within that arm.
 _CHANGED_BY = re.compile(r"\bby\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$", re.IGNORECASE)
+# "(baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1)": one group's values over time, the first at baseline.
+_FROM_BASELINE = re.compile(r"\b(?:baseline|before|pre-?(?:treatment|operative|intervention))\s*[:=,]?\s*$", re.I)
 
 
 def _group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
@@ -330,7 +332,8 @@ def _group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
                 doc.take(start, end)
             groups = [doc.original[start:end].strip() for start, end in spans]
             draft = Draft("group_values", spans[0][0], spans[-1][1], groups=groups)
-            draft.within = _CHANGED_BY.search(doc.plain, max(0, draft.start - 30), draft.start) is not None
+            before = doc.plain[max(0, draft.start - 30) : draft.start]
+            draft.within = _CHANGED_BY.search(before) is not None or _FROM_BASELINE.search(before) is not None
             drafts.append(draft)
     for kind in (pt.count_value(), pt.range_value(), pt.mean_sd_value(), pt.percent_value()):
         spans = [(m.start(), m.end()) for m in kind.finditer(doc.plain) if doc.free(m.start(), m.end())]
@@ -369,9 +372,14 @@ def _new_table_row(gap: str) -> bool:
     return any(line.strip() for line in gap.split("\n")[1:-1])
 
 
+# A sentence's end in prose ("... in 46%. The average reduction was 53% ..."): one comparison's values stand in one
+# sentence. A line break is not one here: a table's row has its values on consecutive lines.
+_FULL_STOP = re.compile(r"(?<![vV]s)(?<!\b[a-z])\.[ \t]+(?=[A-Z(\[])")
+
+
 def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> list[list[tuple[int, int]]]:
-    """Values close together with no p-value between; a pair's values are closer to each other than to
-    the next pair ("134/394 [34.0%] versus 118/382 [30.9%]), as was ... (39/394 [9.9%] versus ...")."""
+    """Values close together in one sentence with no p-value between; a pair's values are closer to each other
+    than to the next pair ("134/394 [34.0%] versus 118/382 [30.9%]), as was ... (39/394 [9.9%] versus ...")."""
     clusters: list[list[tuple[int, int]]] = []
     widest = 0  # the widest gap inside the last cluster
     for start, end in spans:
@@ -383,6 +391,7 @@ def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> l
             and (len(cluster) < 2 or gap <= max(60, 2 * widest))
             and not between(p_starts, cluster[-1][1], start)
             and not _new_table_row(text[cluster[-1][1] : start])
+            and not _FULL_STOP.search(text, cluster[-1][1], start)
         ):
             cluster.append((start, end))
             widest = max(widest, gap)
