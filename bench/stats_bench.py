@@ -4,6 +4,7 @@ contexts, MedEvidence development abstracts), labelled before any rule was chang
 
     python bench/stats_bench.py                 # figures on the development part and the part set aside
     python bench/stats_bench.py --misses        # ... and each miss of the development part
+    python bench/stats_bench.py --json          # the figures of every labelled set as JSON (the pinned test reads it)
 
 Protocol: the texts are split once, before the reader's output on them was looked at, by article (an
 Evidence Inference PMCID, a PubMedQA or MedEvidence PMID: one article's texts fall in one part), a third
@@ -28,7 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from deepcritical.reading.statistics import read_effects
+from effects_bench import HELD_OUT as EFFECTS_VALIDATION
+from effects_bench import LABELS as EFFECTS_DEVELOPMENT
 from effects_bench import as_result, keys, prf
+from effects_devset import evidence_texts
 from stats_devset import all_texts, sha, source_of
 
 LABELS = Path(__file__).resolve().parent / "stats_labels.json"
@@ -129,10 +133,30 @@ def line(name: str, result: dict[str, Any]) -> str:
     )
 
 
+def every_figure() -> dict[str, Any]:
+    """This set's parts and the first round's two sets (bench/effects_labels*.json, Evidence Inference texts)."""
+    labels, texts = load()
+    found: dict[str, Any] = {
+        "stats_labels": {
+            "development": figures([e for e in labels if part_of(e["id"]) == "development"], texts),
+            "held_out": figures([e for e in labels if part_of(e["id"]) == "held_out"], texts),
+            "all": figures(labels, texts),
+        }
+    }
+    evidence = {**evidence_texts("train"), **evidence_texts("validation")}
+    for path in (EFFECTS_DEVELOPMENT, EFFECTS_VALIDATION):
+        found[path.stem] = figures(json.loads(path.read_text(encoding="utf-8")), evidence)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="print each miss of the development part")
+    parser.add_argument("--json", action="store_true", help="print every labelled set's figures as JSON")
     args = parser.parse_args()
+    if args.json:
+        print(json.dumps(every_figure(), indent=1))
+        return
     labels, texts = load()
     for part in ("development", "held_out"):
         chosen = [entry for entry in labels if part_of(entry["id"]) == part]
