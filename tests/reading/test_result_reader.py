@@ -436,9 +436,9 @@ def test_the_reader_on_evidence_inference_validation_articles(
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["scored"] >= 200
-    # The shipped linear reader's figures (phases/23_readers.md: 0.7219 macro-F1, evidence among the units read
+    # The shipped linear reader's figures (phases/23_readers.md: 0.7181 macro-F1, evidence among the units read
     # 0.854, first 0.661), less 0.02: a change that loses more fails here, and in CI, which requires the data.
-    assert summary["macro_f1"] >= 0.7219 - 0.02
+    assert summary["macro_f1"] >= 0.7181 - 0.02
     assert summary["evidence_found"] >= 0.854 - 0.02
     assert summary["evidence_found_first"] >= 0.661 - 0.02
 
@@ -548,3 +548,16 @@ def test_the_stance_models_maybe_says_how_sure_it_is_of_maybe() -> None:
     verdict = code_verdict(QUESTION, [TRIAL_NULL], leans_maybe)
     assert (verdict.label, verdict.by) == ("maybe", "code")
     assert verdict.headline == f"maybe (confidence {verdict.probabilities['maybe']:.2f})"
+
+
+def test_the_shipped_weights_carry_their_provenance() -> None:
+    """Weights without their sidecar (script, commit, data hashes, seed, figures) or with another file's cannot ship:
+    bench/train_result_reader.py writes both together."""
+    import hashlib
+
+    folder = Path(__file__).resolve().parents[2] / "src" / "deepcritical" / "reading"
+    sidecar = json.loads((folder / "result_reader.provenance.json").read_text(encoding="utf-8"))
+    weights = (folder / "result_reader.json.gz").read_bytes()
+    assert sidecar["figures"]["weights_sha256"] == hashlib.sha256(weights).hexdigest()
+    assert {"script", "commit", "data_sha256", "seed"} <= set(sidecar)
+    assert sidecar["figures"]["grouped_cv"]["macro_f1"] > 0
