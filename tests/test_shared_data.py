@@ -3,23 +3,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import REQUIRE_DATA, shared_folder
+REQUIRE_DATA = "DEEPCRITICAL_REQUIRE_DATA"
 
 
-def test_missing_data_is_a_skip_in_a_users_clone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_data_is_a_skip_in_a_users_clone(
+    monkeypatch: pytest.MonkeyPatch, shared_data: Callable[[str], Path]
+) -> None:
     monkeypatch.delenv(REQUIRE_DATA, raising=False)
     with pytest.raises(pytest.skip.Exception, match="no-such-folder"):
-        shared_folder("no-such-folder")
+        shared_data("no-such-folder")
 
 
-def test_missing_data_is_a_failure_when_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_data_is_a_failure_when_ci_requires_it(
+    monkeypatch: pytest.MonkeyPatch, shared_data: Callable[[str], Path]
+) -> None:
     monkeypatch.setenv(REQUIRE_DATA, "1")
     with pytest.raises(pytest.fail.Exception, match="DEEPCRITICAL_REQUIRE_DATA=1 requires it"):
-        shared_folder("no-such-folder")
+        shared_data("no-such-folder")
 
 
 def test_ci_requires_the_data_for_its_test_step() -> None:
