@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from deepcritical.appraisal.strength import Strength
 from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
-from deepcritical.reading.effects import Effect
+from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.sources.grading import sample_size
 from deepcritical.text import shorten
 
