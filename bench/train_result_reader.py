@@ -7,6 +7,12 @@ articles. Trained on the ``train`` articles only; every choice (regularisation, 
 
     .venv/bin/python bench/train_result_reader.py            # train, print validation figures, write weights
     .venv/bin/python bench/train_result_reader.py --dry-run  # the same, without writing the weights
+    # A recipe chosen by bench/cv_result_reader.py (grouped cross-validation): nothing chosen on validation
+    .venv/bin/python bench/train_result_reader.py --classifier-c 0.3 --ranker-c 0.1 --swapped \
+        --cv-summary /tmp/cv_swapped_summary.json
+
+Beside the weights it writes ``result_reader.provenance.json``: this script and its arguments, the commit, the
+sha256 of the data files, the seed, the regularisation and the figures (the grouped-CV summary when given).
 
 Two models over the features of ``deepcritical.reading.result_features``:
 - the ranker (binary logistic regression): does a unit of the article overlap the doctors' evidence?
@@ -18,8 +24,10 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import hashlib
 import json
 import random
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -38,6 +46,8 @@ from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
 OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / WEIGHTS_FILE
+PROVENANCE = OUT.with_name("result_reader.provenance.json")
+DATA_FILES = ("prompts.csv", "annotations.csv", "splits.csv")
 TO_LABEL = {
     "significantly increased": "increased",
     "significantly decreased": "decreased",
@@ -159,9 +169,32 @@ def article_text(pmcid: str) -> str:
     return "\n".join(unit.text for unit in article_units(DATA, pmcid)[1])
 
 
-def classifier_data(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+def classifier_data(ids: list[str], prompts, annotations, *, swapped: bool = False):  # type: ignore[no-untyped-def]
+    """Features and labels of each doctor's evidence text; ``swapped``: each again with the arms exchanged and
+    increase and decrease with them (both arms' orders)."""
     rows = list(annotation_rows(ids, prompts, annotations))
+    if swapped:
+        rows += [(p, comparison.turned(), text, TURNED.get(label, label)) for p, comparison, text, label in rows]
     return [classifier_features(text, comparison) for _, comparison, text, _ in rows], [row[3] for row in rows]
+
+
+def data_hashes() -> dict[str, str]:
+    return {name: hashlib.sha256((DATA / name).read_bytes()).hexdigest() for name in DATA_FILES}
+
+
+def provenance(args: argparse.Namespace, figures: dict[str, object]) -> dict[str, object]:
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False, cwd=Path(__file__).parent
+    ).stdout.strip()
+    return {
+        "script": "bench/train_result_reader.py",
+        "arguments": sys.argv[1:],
+        "commit": commit or None,
+        "data": "Evidence Inference 2.0 (MIT licence), train articles only",
+        "data_sha256": data_hashes(),
+        "seed": args.seed,
+        "figures": figures,
+    }
 
 
 def export(vectorizer: DictVectorizer, model: LogisticRegression) -> dict[str, object]:
@@ -179,6 +212,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--classifier-c", type=float, help="fixed (chosen by grouped CV): no choice on validation")
+    parser.add_argument("--ranker-c", type=float, help="fixed (chosen by grouped CV): no choice on validation")
+    parser.add_argument("--swapped", action="store_true", help="train the classifier on both arms' orders too")
+    parser.add_argument("--cv-summary", type=Path, help="bench/cv_result_reader.py's summary, kept in the provenance")
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to train the reader")
@@ -189,17 +226,17 @@ def main() -> None:
     print(f"prompts: train {len(train)}, validation {len(validation)}")
     rng = random.Random(args.seed)
 
-    x_train, y_train = classifier_data(train, prompts, annotations)
+    x_train, y_train = classifier_data(train, prompts, annotations, swapped=args.swapped)
     x_val, y_val = classifier_data(validation, prompts, annotations)
     classifier_vectorizer = DictVectorizer()
     matrix = classifier_vectorizer.fit_transform(x_train)
     best_classifier, best_f1 = None, -1.0
-    for c in (0.3, 1.0, 3.0):
+    for c in (args.classifier_c,) if args.classifier_c else (0.3, 1.0, 3.0):
         model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
         model.fit(matrix, y_train)
         f1 = f1_score(y_val, model.predict(classifier_vectorizer.transform(x_val)), average="macro")
         print(f"classifier C={c}: validation macro-F1 on the doctors' evidence {f1:.4f}")
-        if f1 > best_f1:
+        if f1 > best_f1 or args.classifier_c:
             best_classifier, best_f1 = model, f1
     assert best_classifier is not None
     print(f"classifier features: {len(classifier_vectorizer.vocabulary_)}; labels {list(best_classifier.classes_)}")
@@ -208,7 +245,7 @@ def main() -> None:
     ranker_vectorizer = DictVectorizer()
     ranker_matrix = ranker_vectorizer.fit_transform(r_train)
     best_ranker, best_found = None, -1.0
-    for c in (0.1, 1.0):
+    for c in (args.ranker_c,) if args.ranker_c else (0.1, 1.0):
         ranker = LogisticRegression(C=c, max_iter=3000)
         ranker.fit(ranker_matrix, t_train)
         candidate = ResultReader(
@@ -220,7 +257,7 @@ def main() -> None:
         )
         found, f1 = evaluate(candidate, validation, prompts, annotations)
         print(f"ranker C={c}: validation evidence found (first unit) {found:.4f}, pipeline macro-F1 {f1:.4f}")
-        if found > best_found:
+        if found > best_found or args.ranker_c:
             best_ranker, best_found = ranker, found
     assert best_ranker is not None
 
@@ -235,7 +272,16 @@ def main() -> None:
     print(f"weights: {len(payload) / 1e6:.2f} MB compressed; trained in {time.perf_counter() - started:.0f} s")
     if not args.dry_run:
         OUT.write_bytes(payload)
-        print(f"wrote {OUT}")
+        figures: dict[str, object] = {
+            "classifier_c": best_classifier.C,
+            "ranker_c": best_ranker.C,
+            "swapped": args.swapped,
+            "weights_sha256": hashlib.sha256(payload).hexdigest(),
+        }
+        if args.cv_summary:
+            figures["grouped_cv"] = json.loads(args.cv_summary.read_text(encoding="utf-8"))
+        PROVENANCE.write_text(json.dumps(provenance(args, figures), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {OUT} and {PROVENANCE}")
 
 
 def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tuple[float, float]:  # type: ignore[no-untyped-def]

@@ -12,12 +12,21 @@ import structlog
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+# Set by .ci/run: there the data is present, so a test that needs it fails instead of skipping when it is not
+# (a pinned figure must not pass by being skipped).
+REQUIRE_DATA = "DEEPCRITICAL_REQUIRE_DATA"
+
+
 def shared_folder(name: str) -> Path:
     """``../shared/data/<name>``, or a skip naming exactly what is missing: a user's clone has no
-    ``../shared``, and a partial copy may lack one folder while holding the others."""
+    ``../shared``, and a partial copy may lack one folder while holding the others. With
+    ``DEEPCRITICAL_REQUIRE_DATA=1`` (CI) a missing folder is a failure."""
     folder = SHARED_DATA / name
     if not folder.is_dir():
-        pytest.skip(f"real reference data not found at {folder} (it sits beside the clone when CI runs .ci/run)")
+        reason = f"real reference data not found at {folder} (it sits beside the clone when CI runs .ci/run)"
+        if os.environ.get(REQUIRE_DATA) == "1":
+            pytest.fail(f"{reason}; {REQUIRE_DATA}=1 requires it")
+        pytest.skip(reason)
     return folder
 
 

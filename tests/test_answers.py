@@ -279,7 +279,7 @@ async def test_the_answer_fields_are_never_read_before_predicting(tmp_path: Path
 # --- the real benchmarks, a slice (skipped without ../shared/data) ---
 
 
-async def test_eval_on_a_slice_of_pubmedqa_finds_each_question_s_own_abstract(
+async def test_eval_on_a_slice_of_pubmedqa_finds_each_question_s_own_abstract_and_keeps_its_accuracy(
     tmp_path: Path, shared_data: Callable[[str], Path]
 ) -> None:
     data = json.loads((shared_data("pubmedqa") / "pqal_dev.json").read_text(encoding="utf-8"))
@@ -288,12 +288,13 @@ async def test_eval_on_a_slice_of_pubmedqa_finds_each_question_s_own_abstract(
     path.write_text(json.dumps({key: data[key] for key in keys}), encoding="utf-8")
     questions, pool = evaluation.read_pubmedqa_inputs(path)
     timing = await evaluation.predict(
-        "pubmedqa", questions, pool, settings_at(tmp_path / "home", no_llm=True), tmp_path / "out", limit=10
+        "pubmedqa", questions, pool, settings_at(tmp_path / "home", no_llm=True), tmp_path / "out", limit=20
     )
     summary = evaluation.score("pubmedqa", tmp_path / "out" / "predictions.jsonl", path, timing)
-    assert summary["scored"] == 10
+    assert summary["scored"] == 20
     assert summary["gold_evidence_recall"] >= 0.9
-    assert 0.0 <= summary["accuracy"] <= 1.0
+    # The slice's documented figure (phases/23_readers.md: 15 of the first 20 items, 0.75, no LLM), less 0.02.
+    assert summary["accuracy"] >= 0.75 - 0.02
 
 
 async def test_eval_on_a_slice_of_scifact_maps_verdicts_to_its_labels(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,6 @@ from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.sources.query import to_pubmed_query, with_terms
 from deepcritical.stages.search import fallback_queries
 from deepcritical.stages.state import RunState
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 @pytest.mark.parametrize(
@@ -287,11 +286,10 @@ def test_no_word_of_an_entity_is_dropped_from_any_query(
             assert all(_named(entity, searched) for entity in required), (question, searched)
 
 
-@pytest.mark.skipif(not (SHARED / "pubmedqa").is_dir(), reason="../shared/data/pubmedqa is absent (real questions)")
-def test_real_questions_get_a_frame_whose_entities_are_in_the_question() -> None:
+def test_real_questions_get_a_frame_whose_entities_are_in_the_question(shared_data: Callable[[str], Path]) -> None:
     """PubMedQA's 500 dev questions (titles written by authors): each has an intervention or an open one,
     and every entity is a piece of the question as written."""
-    items = json.loads((SHARED / "pubmedqa" / "pqal_dev.json").read_text(encoding="utf-8"))
+    items = json.loads((shared_data("pubmedqa") / "pqal_dev.json").read_text(encoding="utf-8"))
     questions = [item["QUESTION"] for item in items.values()]
     framed = [(question, frame_question(question)) for question in questions]
     assert all(frame.intervention or frame.open_intervention for _, frame in framed)

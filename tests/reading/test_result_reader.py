@@ -111,6 +111,21 @@ def test_numbers_settle_a_reading_by_the_fields_conventions() -> None:
     assert stated_as_no_effect("No change in weight, but HR 0.70 (95% CI 0.60 to 0.80) for death.") is None
 
 
+def test_only_a_result_between_the_arms_settles_a_reading() -> None:
+    """One arm's change from baseline is no difference between the arms (phases/23_readers.md, item 4)."""
+    assert stated_by_numbers("The mean change from baseline with drug A was -3.2 mmHg (95% CI -4.0 to -2.4).") is None
+    between = stated_by_numbers(
+        "Blood pressure fell more with drug A (mean difference -3.2 mmHg, 95% CI -4.0 to -2.4)."
+    )
+    assert between is not None
+    assert max(between, key=between.__getitem__) == "decreased"
+    # Both arms improved from baseline, significantly; between them, no difference.
+    text = "Pain improved from baseline in each arm (p < 0.001), with no difference between the arms."
+    reading = stated_as_no_effect(text)
+    assert reading is not None
+    assert max(reading, key=reading.__getitem__) == "no_difference"
+
+
 def test_the_question_gives_the_comparison_and_which_way_is_good() -> None:
     statins = question_comparison("Do statins reduce mortality in sepsis?")
     assert statins.intervention == {"statin"}
@@ -399,7 +414,7 @@ def test_eval_evidence_inference_summary_records_the_split_and_limit(tmp_path: P
 def test_the_reader_on_evidence_inference_validation_articles(
     tmp_path: Path, shared_data: Callable[[str], Path]
 ) -> None:
-    """The figures phases/16_result_reader.md reports, bounded below: the bundled weights must keep them."""
+    """The figures phases/23_readers.md reports, pinned: the bundled weights and the conventions must keep them."""
     data = shared_data("evidence-inference")
     with (data / "splits.csv").open(encoding="utf-8") as handle:
         validation = {row["PMCID"] for row in csv.DictReader(handle) if row["split"] == "validation"}
@@ -421,9 +436,11 @@ def test_the_reader_on_evidence_inference_validation_articles(
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["scored"] >= 200
-    assert summary["macro_f1"] >= 0.6
-    assert summary["evidence_found"] >= 0.8
-    assert summary["macro_f1"] > 3 * summary["majority_macro_f1"]
+    # The shipped linear reader's figures (phases/23_readers.md: 0.7181 macro-F1, evidence among the units read
+    # 0.854, first 0.661), less 0.02: a change that loses more fails here, and in CI, which requires the data.
+    assert summary["macro_f1"] >= 0.7181 - 0.02
+    assert summary["evidence_found"] >= 0.854 - 0.02
+    assert summary["evidence_found_first"] >= 0.661 - 0.02
 
 
 def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
@@ -531,3 +548,16 @@ def test_the_stance_models_maybe_says_how_sure_it_is_of_maybe() -> None:
     verdict = code_verdict(QUESTION, [TRIAL_NULL], leans_maybe)
     assert (verdict.label, verdict.by) == ("maybe", "code")
     assert verdict.headline == f"maybe (confidence {verdict.probabilities['maybe']:.2f})"
+
+
+def test_the_shipped_weights_carry_their_provenance() -> None:
+    """Weights without their sidecar (script, commit, data hashes, seed, figures) or with another file's cannot ship:
+    bench/train_result_reader.py writes both together."""
+    import hashlib
+
+    folder = Path(__file__).resolve().parents[2] / "src" / "deepcritical" / "reading"
+    sidecar = json.loads((folder / "result_reader.provenance.json").read_text(encoding="utf-8"))
+    weights = (folder / "result_reader.json.gz").read_bytes()
+    assert sidecar["figures"]["weights_sha256"] == hashlib.sha256(weights).hexdigest()
+    assert {"script", "commit", "data_sha256", "seed"} <= set(sidecar)
+    assert sidecar["figures"]["grouped_cv"]["macro_f1"] > 0

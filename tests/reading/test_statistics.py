@@ -389,15 +389,15 @@ def test_two_outcomes_changed_by_percentages_are_not_two_groups() -> None:
 def test_a_per_unit_estimate_keeps_its_interval_and_its_unit(
     text: str, expected: tuple[str, float, float, float], per: str
 ) -> None:
-    from deepcritical.appraisal.results import StudyResult, _unit
+    from deepcritical.appraisal.results import StudyResult
     from deepcritical.report.results import effect_text
 
     effect = only(text)
     assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == expected
-    assert _unit(text, effect) == per
+    assert effect.unit == per
     row = StudyResult(
         id="x", design="cohort", measure=effect.measure, value=effect.value, ci_low=effect.ci_low,
-        ci_high=effect.ci_high, quote=effect.quote, unit=_unit(text, effect),
+        ci_high=effect.ci_high, quote=effect.quote, unit=effect.unit,
     )  # fmt: skip
     assert effect_text(row) == f"{expected[0]} {expected[1]:.2f} {per} [{expected[2]:.2f}, {expected[3]:.2f}]"
 

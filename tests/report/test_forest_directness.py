@@ -147,3 +147,21 @@ def test_an_outcome_a_study_names_by_its_defined_abbreviation_is_the_same_outcom
         [rows[0], row(elsewhere, "AD", "HR", 0.9, 0.8, 1.0)], {**evidence, elsewhere.id: elsewhere}, {}
     )
     assert plots == []
+
+
+def test_a_one_sided_interval_is_not_drawn_as_an_interval() -> None:
+    """A non-inferiority trial's "one-sided 97.5% CI −0.05 to 1" is a bound: drawn as an interval it would look
+    like a wide, null result beside the others' two-sided intervals."""
+    evidence = {item.id: item for item in HEART_FAILURE}
+
+    def row(item: Evidence, sides: int) -> StudyResult:
+        return StudyResult(
+            id=item.id, design="randomized_controlled_trial", measure="RD", value=0.02, ci_low=-0.05, ci_high=1.0,
+            ci_sides=sides, quote="", outcome="first hospitalisation for heart failure", unit="%",
+        )  # fmt: skip
+
+    first, second = HEART_FAILURE
+    plots, _ = forest_plots([row(first, 2), row(second, 1)], evidence, {})
+    assert plots == []
+    (plot,), _ = forest_plots([row(first, 2), row(second, 2)], evidence, {})
+    assert len(plot.studies) == 2

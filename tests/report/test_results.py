@@ -166,3 +166,26 @@ def test_each_estimate_of_a_review_gets_its_row_its_outcome_and_the_studies_it_p
         "Nine RCTs",
         "six trials at low risk of bias",
     ]
+
+
+def test_only_results_between_the_arms_make_rows() -> None:
+    """A change within one arm and one group's mean with its interval state no study's result on its comparison:
+    the table (and so the forest plot) shows neither; the difference between the arms beside them is the row."""
+    within = make(
+        "205",
+        "RESULTS: In heart failure, the mean change from baseline in mortality risk score with drug X was -3.2 points "
+        "(95% CI -4.0 to -2.4); the mean score at 12 months was 41.2 (95% CI 39.9 to 43.5).",
+    )
+    both = make(
+        "206",
+        "RESULTS: In heart failure, the mean change from baseline in the drug X group was -3.2 points (95% CI -4.0 to "
+        "-2.4); mortality risk score fell more with drug X than with placebo (mean difference -1.1 points, 95% CI -1.9 "
+        "to -0.3).",
+    )
+    evidence = {item.id: item for item in (within, both)}
+    counted = counted_items(QUESTION, evidence, ())
+    assert set(counted.counted) == set(evidence)
+    rows = study_results(counted, evidence)
+    assert [(row.id, row.measure, row.value) for row in rows] == [(both.id, "MD", -1.1)]
+    assert rows[0].unit == "points"
+    assert rows[0].ci_sides == 2

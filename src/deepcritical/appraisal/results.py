@@ -5,7 +5,6 @@ same numbers."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from itertools import pairwise
 
@@ -14,7 +13,6 @@ from pydantic import BaseModel, Field
 from deepcritical.appraisal.strength import Strength
 from deepcritical.models import DESIGNS, POPULATION_LABELS, Evidence
 from deepcritical.reading.effects import RATIO_MEASURES, Effect
-from deepcritical.reading.patterns import PER_UNIT
 from deepcritical.sources.grading import sample_size
 from deepcritical.text import shorten
 
@@ -23,7 +21,7 @@ from deepcritical.text import shorten
 EFFECT_SIZES = ("HR", "OR", "RR", "IRR", "MD", "SMD", "RD", "NNT", "percent_change")
 QUOTE_CHARS = 160
 # The fields a row takes from the reader's Effect as they are.
-_FROM_EFFECT = ("measure", "value", "ci_low", "ci_high", "ci_level", "p", "groups", "significant")
+_FROM_EFFECT = ("measure", "value", "unit", "ci_low", "ci_high", "ci_level", "ci_sides", "p", "groups", "significant")
 
 
 class StudyResult(BaseModel):
@@ -37,6 +35,7 @@ class StudyResult(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     ci_level: float | None = None
+    ci_sides: int | None = Field(default=None, description="1 for a one-sided interval (never plotted), else 2")
     p: str | None = Field(default=None, description='As written, with its comparator: "<0.001", "=0.03", "NS"')
     groups: list[str] = Field(default_factory=list, description="Each group's value as written")
     significant: bool | None = None
@@ -93,12 +92,14 @@ def _rank(effect: Effect) -> tuple[int, int]:
         kind = 3
     else:
         kind = 4
-    return kind + (5 if effect.within_group else 0), effect.start
+    return kind, effect.start
 
 
 def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[StudyResult]:
     """Rows for each counted study whose text states a result in numbers, in the table's order: every
-    effect size it states with an interval (one row each, with its outcome), else its best stated result."""
+    effect size it states with an interval (one row each, with its outcome), else its best stated result. Only
+    results between the arms (``Effect.compares_arms``): a change within one arm, or one group's mean with its
+    interval, is no study's result on its comparison."""
     from deepcritical.reading.outcomes import outcomes_of, subgroup_of
     from deepcritical.reading.statistics import read_effects
 
@@ -107,7 +108,7 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
         item = evidence.get(item_id)
         if item is None:
             continue
-        effects = [e for e in read_effects(item.content) if _rank(e)[0] < 4]
+        effects = [e for e in read_effects(item.content) if e.compares_arms and _rank(e)[0] < 4]
         if not effects:
             continue
         shown = [e for e in effects if _rank(e)[0] == 0] or [min(effects, key=_rank)]
@@ -131,7 +132,6 @@ def study_results(counted: Strength, evidence: Mapping[str, Evidence]) -> list[S
                     population=POPULATION_LABELS[item.grade.population] if item.grade.population != "unknown" else None,
                     direction=counted.directions.get(item.id),
                     another_outcome=item.id in counted.on_another_outcome,
-                    unit=_unit(item.content, effect),
                     **stated,
                 )
             )
@@ -144,29 +144,3 @@ def _participants(item: Evidence) -> int | None:
     if item.grade.sample_size is None and item.grade.design == "preprint" and item.grade.population == "humans":
         return sample_size(item.content)
     return item.grade.sample_size
-
-
-_PER_UNIT = re.compile(PER_UNIT)
-# A difference's unit, written after its value: "-7.0 mm", "2.3 kg/m2", "4.1 percentage points".
-_UNIT = re.compile(r"\s*(percentage points|%|[A-Za-zµ]+(?:/[A-Za-z0-9.]+)*)")
-_NOT_UNITS = frozenset({"CI", "95", "to", "and", "vs", "p", "P", "in", "with", "for", "or", "SD", "SE"})
-
-
-def _unit(text: str, effect: Effect) -> str | None:
-    """The unit of a mean or risk difference ("SD" for a standardised one), or what a per-unit ratio is per
-    ("per SD", "per 10 nmol/L"); None for a ratio of two groups or a unit unstated."""
-    if effect.measure == "SMD":
-        return "SD"
-    if effect.measure == "percent_change":
-        return "%"
-    if effect.measure in RATIO_MEASURES:
-        per = _PER_UNIT.search(text, effect.start, effect.end)
-        return " ".join(per.group(0).split()) if per else None
-    if effect.measure not in ("MD", "RD") or effect.value is None:
-        return None
-    quote = text[effect.start : effect.end]
-    for number in re.finditer(r"[-+]?\d+(?:\.\d+)?", quote):
-        if float(number.group(0)) == effect.value:
-            match = _UNIT.match(quote, number.end())
-            return match.group(1) if match and match.group(1) not in _NOT_UNITS else None
-    return None

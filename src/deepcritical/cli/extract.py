@@ -23,8 +23,8 @@ from deepcritical.text import one_line
 
 FORMATS = ("jsonl", "csv")
 CSV_COLUMNS = (
-    "id", "measure", "value", "ci_low", "ci_high", "ci_level", "p_bound", "p", "groups", "significant",
-    "within_group", "quote", "start", "end",
+    "id", "measure", "value", "unit", "ci_low", "ci_high", "ci_level", "ci_sides", "p_bound", "p", "groups",
+    "significant", "within_group", "compares_arms", "quote", "start", "end",
 )  # fmt: skip
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such a text cell
 # is written after an apostrophe, which the spreadsheet shows as text.

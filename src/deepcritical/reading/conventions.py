@@ -30,7 +30,7 @@ def stated_by_numbers(text: str) -> dict[str, float] | None:
     significance is stated (a p-value, or an interval against its null value): a ratio below 1, or a
     difference below 0, is a decrease under the intervention. None when no such estimate is there."""
     for effect in _effects(text):
-        if effect.within_group or effect.significant is None or effect.value is None:
+        if not effect.compares_arms or effect.significant is None or effect.value is None:
             continue
         if effect.measure in RATIO_MEASURES:
             null = 1.0
@@ -59,7 +59,8 @@ def _no_effect() -> re.Pattern[str]:
 def stated_as_no_effect(text: str) -> dict[str, float] | None:
     """A unit that states no effect in words ("did not slow", "failed to improve", "no difference") and no
     significant estimate reads as no significant difference."""
-    if not _no_effect().search(text) or any(effect.significant for effect in _effects(text)):
+    # A significant change within one arm ("both groups improved, p < 0.001") is no difference between them.
+    if not _no_effect().search(text) or any(effect.significant and effect.compares_arms for effect in _effects(text)):
         return None
     rest = (1.0 - NUMBERS_PROBABILITY) / 2
     return {name: NUMBERS_PROBABILITY if name == "no_difference" else rest for name in LABELS}
@@ -113,7 +114,7 @@ def significant_by_groups(text: str, reading: Mapping[str, float]) -> dict[str, 
     moving = reading["increased"] + reading["decreased"]
     if _NOT_THE_DIFFERENCE.search(text):  # the small p-value may be the test of no difference beyond a margin
         return dict(reading)
-    groups = [effect for effect in _effects(text) if effect.measure == "group_values" and not effect.within_group]
+    groups = [effect for effect in _effects(text) if effect.measure == "group_values" and effect.compares_arms]
     if moving <= 0 or not any(effect.significant for effect in groups):
         return dict(reading)
     ruled_out = 1.0 - NUMBERS_PROBABILITY

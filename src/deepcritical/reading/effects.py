@@ -23,7 +23,13 @@ ALPHA = 0.05
 @dataclass(frozen=True, slots=True)
 class Effect:
     """A result as the text states it. ``p`` keeps its comparator ("<0.001", "=0.03", "NS"); ``groups``
-    holds each group's value as written; ``quote`` is ``text[start:end]`` of the text that was read."""
+    holds each group's value as written; ``quote`` is ``text[start:end]`` of the text that was read.
+
+    In context: ``measure`` names what the value is (a ratio, a difference, a percent change, each group's
+    value), ``unit`` its unit as written after the value ("mmHg", "%", "SD" for a standardised difference, "per
+    SD" for a ratio per unit), ``ci_level`` and ``ci_sides`` (1 for a one-sided interval, else 2) its interval,
+    ``within_group`` whether it is a change within one arm (or across time points), and ``compares_arms`` whether
+    it compares the arms at all: only such a result is a study's result on its comparison."""
 
     measure: Measure
     quote: str
@@ -37,16 +43,26 @@ class Effect:
     groups: tuple[str, ...] = ()
     significant: bool | None = None
     within_group: bool = False
+    unit: str | None = None
+    ci_sides: int | None = None
+
+    @property
+    def compares_arms(self) -> bool:
+        """A result between the arms: not a change within one arm, not one group's value alone (a mean with
+        its interval compares nothing)."""
+        return not self.within_group and not (self.measure == "group_values" and len(self.groups) < 2)
 
     def as_dict(self) -> dict[str, Any]:
         """The fields by name, in the issue's order, as JSON takes them (groups as a list)."""
         fields = asdict(self)
         fields["groups"] = list(self.groups)
         order = (
-            "measure", "value", "ci_low", "ci_high", "ci_level", "p", "groups", "significant", "within_group",
-            "quote", "start", "end",
+            "measure", "value", "unit", "ci_low", "ci_high", "ci_level", "ci_sides", "p", "groups", "significant",
+            "within_group", "quote", "start", "end",
         )  # fmt: skip
-        return {name: fields[name] for name in order}
+        result = {name: fields[name] for name in order}
+        result["compares_arms"] = self.compares_arms
+        return result
 
 
 def p_number(p: str) -> float | None:

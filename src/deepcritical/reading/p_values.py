@@ -13,6 +13,12 @@ from deepcritical.reading.stat_text import Draft, StatText, between
 _P_REACH = 140
 
 
+# The p-values listed after one, for as many results: "p = 0.23 and 0.58, respectively", "(P<.001, 0.013, and .037,
+# respectively)". Only before "respectively": a bare number after a p-value is otherwise anything.
+_LISTED_P = re.compile(r"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?P<cmp>[<>=≤≥])?\s*(?P<num>\d*\.\d+)(?![\d.%])")
+_RESPECTIVELY = re.compile(r"[\s,;]*respectively\b", re.IGNORECASE)
+
+
 def find_p_values(doc: StatText) -> list[tuple[int, int, str]]:
     """Every p-value of the text (start, end, as written), each span taken so no other reading claims it."""
     found: list[tuple[int, int, str]] = []
@@ -21,6 +27,7 @@ def find_p_values(doc: StatText) -> list[tuple[int, int, str]]:
         if written is not None:
             found.append((match.start(), match.end(), written))
             doc.take(match.start(), match.end())
+            found += _listed_after(doc, match.end())
     if not doc.saline:
         for match in pt.not_significant_mark().finditer(doc.plain):
             if doc.free(match.start(), match.end()):
@@ -29,6 +36,28 @@ def find_p_values(doc: StatText) -> list[tuple[int, int, str]]:
     for match in pt.ci_label_alone().finditer(doc.plain):
         doc.take(match.start(), match.end())  # "95%" of a label is never a group's percentage
     return sorted(found)
+
+
+def _listed_after(doc: StatText, end: int) -> list[tuple[int, int, str]]:
+    listed: list[tuple[int, int, str]] = []
+    while (item := _LISTED_P.match(doc.plain, end)) is not None and doc.free(item.start("num"), item.end()):
+        number = item.group("num")
+        number = "0" + number if number.startswith(".") else number
+        if not 0 <= float(number) <= 1:
+            break
+        listed.append(
+            (
+                item.start("num") if item.group("cmp") is None else item.start("cmp"),
+                item.end(),
+                (item.group("cmp") or "=") + number,
+            )
+        )
+        end = item.end()
+    if not listed or not _RESPECTIVELY.match(doc.plain, end):
+        return []
+    for start, stop, _ in listed:
+        doc.take(start, stop)
+    return listed
 
 
 RELATIONS = ("<", ">", "=", "≤", "≥")

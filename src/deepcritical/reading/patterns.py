@@ -30,24 +30,32 @@ def normalised(text: str) -> str:
     return _middle_dot().sub(".", text.translate(_SAME_LENGTH))
 
 
-# A number as results are written: a sign, digits, a decimal point; a comma only between thousands
-# ("1,586.01"), else it separates an interval's bounds ("0.8, 1.1").
-NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d.]\d)"
+# A number as results are written: a sign, digits, a decimal point, an exponent ("2.5e-3"); a comma only
+# between thousands ("1,586.01"), else it separates an interval's bounds ("0.8, 1.1").
+NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?(?![\d.]\d)"
 # A unit or a percent sign after a number ("7.0 mm", "-15%", "41.9 months", "4.2 percentage points"),
 # never a word that carries the syntax ("to", "and", "CI", "vs", "p").
 _SYNTAX_WORDS = r"(?:to|and|CI|vs|versus|or|in|p|P|for|with|at|of|on|the)\b"
 _POINTS = r"\s?(?i:percentage|percent)\s+points?\b"
-UNIT = rf"(?:{_POINTS}|\s?[%€$£]|\s?(?!{_SYNTAX_WORDS})[A-Za-zµμ][A-Za-zµμ/²³0-9]{{0,11}})?"
-SEP = r"\s*(?:to|-|,|;|and)\s*"
+# A word unit may be long and hyphenated ("hospitalization/person-year"); a hyphen in it is followed by a letter,
+# so "mg-10" leaves the "-10" of a range.
+UNIT = rf"(?:{_POINTS}|\s?[%€$£]|\s?(?!{_SYNTAX_WORDS})[A-Za-zµμ](?:[A-Za-zµμ/²³0-9]|-(?=[A-Za-z])){{0,29}})?"
+# Between an interval's bounds: "to", a comma, a dash glued to the first bound or spaced on both sides; a space
+# before a negative number is the separator and the minus its sign ("-3.1 -1.2" is -3.1 to -1.2).
+SEP = r"(?:\s*(?:to|,|;|and)\s*|(?<=\S)-\s*|\s+-\s+|\s+(?=-\d))"
 _LEVEL = r"(?P<{name}>\d{{2}}(?:\.\d+)?)\s?%"
 _CI_WORD = r"(?:CIs?\b|C\.I\.|(?i:confidence\s+intervals?|credib(?:le|ility)\s+intervals?)|CrI\b)"
 
 
 def ci_label(name: str = "level") -> str:
     """ "95% CI", "95 % confidence interval (CI)", "95% confidence interval [CI]", "CI 95%", "CI": its level
-    (if any) in group ``name``."""
+    (if any) in group ``name``; "one-sided 97.5% CI", "97.5% one-sided CI": its sides in ``name_sides``."""
     level, after = _LEVEL.format(name=name), _LEVEL.format(name=name + "2")
-    return rf"(?:{level}\s*)?{_CI_WORD}(?:\s*[(\[](?:\d{{2}}\s?%\s*)?CIs?[)\]])?(?:\s*(?:of\s*)?{after})?"
+    sides = r"(?:(?P<{g}>one|two|1|2)[- ]sided\s+)?"
+    return (
+        rf"{sides.format(g=name + '_sides')}(?:{level}\s*)?{sides.format(g=name + '_sides2')}{_CI_WORD}"
+        rf"(?:\s*[(\[](?:\d{{2}}\s?%\s*)?CIs?[)\]])?(?:\s*(?:of\s*)?{after})?"
+    )
 
 
 def interval(low: str = "lo", high: str = "hi") -> str:
@@ -60,14 +68,20 @@ def interval(low: str = "lo", high: str = "hi") -> str:
 PER_UNIT = (
     r"\s+per\s+(?:\d+(?:\.\d+)?[\s-]?)?[A-Za-zµμ][\w/µμ²³.-]{0,15}"
     rf"(?:\s+(?!{_SYNTAX_WORDS})[A-Za-zµμ][\w/µμ²³.-]{{0,15}}){{0,2}}"
+    r"(?:\s+in\s+[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)?"  # "per 10 mm Hg increase in pulse pressure"
 )
 # What may stand between a value and its interval: its unit, when the estimate is per unit ("0.98 per SD,
 # 95% CI"), its standard error ("b = 0.31, SE = 0.12, 95% CI"), its comparator ("-28.1 cm2 compared with
 # placebo (95% CI ...").
+# its standard error written with a plus-minus ("0.61 ± 0.40 points/month (95% CI ...)": the value is 0.61), its
+# side ("44.5% in favour of budesonide; 95% CI"), or the words "with a" ("0.6 points with a 95% CI of").
 _BETWEEN_VALUE_AND_CI = (
     rf"(?:{PER_UNIT})?"
     rf"(?:\s*[,;]?\s*(?:SE|SEM|s\.e\.)\s*[=:]?\s*{NUM}"
-    r"|\s+(?:compared\s+(?:with|to)|vs\.?|versus)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+group)?)?"
+    rf"|\s*(?:±|\+/-)\s*{NUM}{UNIT}"
+    r"|\s+(?:compared\s+(?:with|to)|vs\.?|versus)\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+group)?"
+    r"|\s+in\s+favou?r\s+of\s+(?:the\s+)?[A-Za-z][\w-]*(?:\s+group)?"
+    r"|\s+with\s+an?(?=\s+\d{2}\s?%))?"
 )
 
 
@@ -88,12 +102,12 @@ _HETEROGENEITY = rf"(?:\s*[;,]\s*I\s?[²2]\s*[=:]\s*{NUM}\s*%)?"
 @cache
 def value_with_bare_interval() -> re.Pattern[str]:
     """A value and a bracketed interval without a label: "1.26 (1.00-1.59)", "2.1 [1.2, 3.4]", "(HR 0.72,
-    0.67 to 0.78)" (the level said once, for the sentence's first estimate). Read as
+    0.67 to 0.78)" (the level said once, for the sentence's first estimate), "(effect size +0.68; 0.05, 1.29)". Read as
     an estimate only after a measure's name or a CI label; else it is a median and its range."""
     return re.compile(
         rf"(?<![\w.+\-])(?P<value>{NUM}){UNIT}(?:{PER_UNIT})?"
         rf"\s*(?:[(\[]\s*(?P<lo>{NUM}){UNIT}{SEP}(?P<hi>{NUM}){UNIT}{_HETEROGENEITY}\s*[)\]]"
-        rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*(?:-|to)\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/]))"
+        rf"|[,;]\s*(?P<lo2>{NUM}){UNIT}\s*(?:(?:-|to)\s*(?P<hi2>{NUM})(?![\d.]*\s*[%/])|,\s*(?P<hi3>{NUM})(?=\s*\))))"
     )
 
 
@@ -110,10 +124,14 @@ _MEASURE_NAMES: tuple[tuple[str, str], ...] = (
         r"(?i:standardi[sz]ed\s+mean\s+differences?|cohen'?s\s+d\b|hedges'?\s*g\b|effect\s+sizes?)"
         r"|\b(?:SMD|ES)s?(?![A-Za-z])",
     ),
-    ("IRR", r"(?i:incidence\s+rate\s+ratios?|rate\s+ratios?)|\bIRRs?(?![A-Za-z])"),
+    ("IRR", r"(?i:incidence\s+rate\s+ratios?|rate\s+ratios?)|\b(?:a|adj)?IRRs?(?![A-Za-z])"),
     ("HR", r"(?i:(?:sub)?hazards?\s+ratios?)|\b(?:a|adj)?HRs?(?![A-Za-z])"),
     ("OR", r"(?i:odds\s+ratios?)|\b(?:a|adj)?ORs?(?![A-Za-z])"),
-    ("RD", r"(?i:risk\s+differences?|absolute\s+risk\s+(?:reduction|difference|increase)s?)|\b(?:ARR|ARD|RDs?)\b"),
+    (
+        "RD",
+        r"(?i:(?:risk|rate)\s+differences?|absolute\s+risk\s+(?:reduction|difference|increase)s?)"
+        r"|\b(?:ARR|ARD|(?:a|adj)?RDs?)\b",
+    ),
     ("RR", r"(?i:relative\s+risks?|risk\s+ratios?|relative\s+rates?)|\b(?:a|adj)?RRs?(?![A-Za-z])"),
     ("NNT", r"(?i:number\s+needed\s+to\s+(?:treat|harm))|\bNN[TH][BH]?s?\b"),
     ("percent_change", r"(?i:relative\s+risk\s+reduction|percent(?:age)?\s+change)|\bRRR\b"),
@@ -182,8 +200,10 @@ def count_value() -> re.Pattern[str]:
 
 @cache
 def range_value() -> re.Pattern[str]:
-    """One group's value with its interval or range: "3.8% (0.4%-12.9%)", "15 (7.5 to 24.75)"."""
-    return re.compile(rf"(?<![\w.+\-]){NUM}{UNIT}\s*[(\[]\s*{NUM}{UNIT}{SEP}{NUM}{UNIT}\s*[)\]]")
+    """One group's value with its interval or range: "3.8% (0.4%-12.9%)", "15 (7.5 to 24.75)", "68 months
+    (range 1.4-170.0)"."""
+    named = r"(?:(?i:range|IQR|interquartile\s+range)\s*[:,]?\s*)?"
+    return re.compile(rf"(?<![\w.+\-]){NUM}{UNIT}\s*[(\[]\s*{named}{NUM}{UNIT}{SEP}{NUM}{UNIT}\s*[)\]]")
 
 
 @cache
@@ -201,21 +221,34 @@ def percent_value() -> re.Pattern[str]:
 _SD_VALUE = rf"{NUM}(?:\s*(?:±|\+/-)\s*{NUM})?{UNIT}(?:,?\s*\(?SD\s*=?\s*{NUM}\)?)?"
 
 
+_VERSUS = r"\s*(?:,\s*)?(?:vs\.?|versus|v\.|compared\s+(?:with|to))\s*"
+# A group's name between "vs" and its value: "adenocarcinoma 65% vs squamous cell carcinoma 51%".
+_GROUP_NAME = r"(?:(?!(?:p|P|and|or|in|with|was|were|is|are|of|at|to)\b)[A-Za-z][\w-]*\s+){0,3}"
+
+
 @cache
 def versus_pair() -> re.Pattern[str]:
-    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3"."""
+    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3", "65% vs squamous cell carcinoma 51%"."""
     return re.compile(
-        rf"(?<![\w.±+\-])(?<!±\s)(?<!SD\s)(?P<a>{_SD_VALUE})\s*(?:,\s*)?(?:vs\.?|versus|v\.|compared\s+(?:with|to))\s*(?P<b>{_SD_VALUE})"
+        rf"(?<![\w.±+\-/])(?<!±\s)(?<!SD\s)(?P<a>{_SD_VALUE}){_VERSUS}(?P<name>{_GROUP_NAME})(?P<b>{_SD_VALUE})"
+        r"(?!\s*[/=])"
     )
 
 
 @cache
+def versus_next() -> re.Pattern[str]:
+    """One more group after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9", "100% versus 62.5% and 75%"."""
+    return re.compile(rf"(?:{_VERSUS}|\s*,\s*(?:and\s+)?|\s+and\s+)(?P<c>{_SD_VALUE})")
+
+
+@cache
 def paired_values() -> re.Pattern[str]:
-    """Two groups' values named in words: "35 mm in the Lozenge group and 51 mm in the Control group",
-    "752 and 707 events, respectively"."""
+    """Two groups' values named in words: "35 mm in the Lozenge group and 51 mm in the Control group", "18 deaths
+    were reported in the A group and 17 in the B group", "752 and 707 events, respectively"."""
     value = rf"{NUM}{UNIT}"
     return re.compile(
-        rf"(?<![\w.±+\-])(?P<a>{value})\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
+        rf"(?<![\w.±+\-])(?P<a>{value})(?:\s*\([^()]{{1,40}}\))?(?:\s+(?:were|was|had)?\s*[a-z]+){{0,2}}?"
+        rf"\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
         rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among)\b"
         rf"|(?<![\w.±+\-])(?P<a2>{NUM})\s+and\s+(?P<b2>{value})(?:\s+[a-z]+){{0,2}},?\s+respectively"
     )
@@ -228,10 +261,18 @@ def percent_change() -> re.Pattern[str]:
         r"(?:more|fewer|less|lower|higher|greater|reduction|decrease|increase|improvement|rise|decline|drop"
         r"|reduced|increased|decreased)"
     )
-    verbs = r"(?:reduc|decreas|increas|improv|declin|lower|rais|drop|fell|rose)\w*"
+    verbs = r"(?:reduc|decreas|increas|improv|declin|lower|rais|drop|fell|rose|cut|halv|shorten)\w*"
+    # "by more than 40%", "by an estimated 21%": a hedge between "by" and the number.
+    hedge = (
+        r"(?:(?:more|less|fewer)\s+than|almost|nearly|approximately|about|around|roughly|over|up\s+to|at\s+least"
+        r"|an?\s+(?:estimated|average|mean))\s+"
+    )
+    # Words or a bracket between the verb and "by": "reduced the occurrence of the primary outcome (death or
+    # stroke) by 21%".
+    between = r"(?:(?:[\w-]+|\([^()]{1,80}\))\s+){1,9}?"
     return re.compile(
-        rf"(?:(?<![\w.+\-])(?P<v>{NUM})\s?%\s+(?:relative\s+)?(?i:{words})\b"
-        rf"|\b(?i:{verbs})\s+(?:of|by|(?:[\w-]+\s+){{1,9}}?by)\s+(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
+        rf"(?:(?<![\w.+\-])(?P<v>{NUM})\s?%\s+(?:relative\s+)?(?i:(?P<word>{words}))\b"
+        rf"|\b(?i:(?P<verb>{verbs}))\s+(?:of|by|{between}by)\s+(?i:{hedge})?(?P<v2>{NUM})\s?%(?!\s*(?:to|-)\s*\d))"
         rf"(?:\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*[:=,]?\s*{interval()})?"
     )
 

@@ -23,6 +23,9 @@ class Draft:
     level: float | None = None
     p: str | None = None
     groups: list[str] = field(default_factory=list)
+    sides: int | None = None
+    # Each group's change within its own arm ("shortened recovery by 2.3 weeks in one arm and 1.9 in the other").
+    within: bool = False
 
 
 @dataclass

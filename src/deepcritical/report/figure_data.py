@@ -218,7 +218,9 @@ def forest_plots(
     groups: dict[tuple[frozenset[str], str], list[StudyResult]] = {}
     named: dict[frozenset[str], str] = {}
     for row in rows:
-        if row.measure in PLOTTED_MEASURES and row.value is not None and row.ci_low is not None and row.outcome:
+        # A one-sided interval ("one-sided 97.5% CI -0.05 to 1") is a bound, not an interval to draw.
+        two_sided = row.ci_low is not None and row.ci_sides != 1
+        if row.measure in PLOTTED_MEASURES and row.value is not None and two_sided and row.outcome:
             outcome = _spelled_out(shorten(row.outcome, MAX_OUTCOME_CHARS), evidence.get(row.id))
             group = groups.setdefault((outcome_key(outcome), plot_designs(evidence.get(row.id))), [])
             named.setdefault(outcome_key(outcome), outcome)

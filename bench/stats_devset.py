@@ -1,0 +1,118 @@
+r"""The statistics reader's second development set (issue 39): texts its rules were not written on, from
+three sources, each text named by a pointer into ../shared/data (the texts never enter the repository).
+
+    python bench/stats_devset.py [--out FILE]     # JSON Lines {"id", "text", "sha"} of the 204 texts
+
+- ``ei:PMCID:PromptID:UserID``: a doctor's evidence text of an Evidence Inference 2.0 TRAIN article
+  (annotations.csv), none of those bench/effects_labels*.json were read from: 70 drawn uniformly and 40
+  among those that state a confidence interval (a uniform sample holds few estimates);
+- ``pubmedqa:PMID:INDEX``: the RESULTS context number INDEX of a PubMedQA PQA-L item (pqal_dev.json;
+  the CONTEXTS only, never the answer fields), 40 drawn among those holding a number, and 20 more drawn
+  after the other sources (the first draw held fewer than 400 results);
+- ``medevidence:QID:PMID:INDEX``: paragraph INDEX (the abstract split at its line breaks) of a study's
+  abstract in medevidence-dev/questions/QID/studies.jsonl, 40 drawn among paragraphs that state a
+  p-value, an interval or a percentage (34 once the texts drawn twice, a study pooled for two questions, are
+  kept once).
+
+The sample is drawn once with the seed below, before any label was read and before any rule changed;
+bench/stats_labels.json holds the labels read by hand from it (and each text's sha256, so a changed text
+is noticed). The conventions the labels follow are in phases/23_readers.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+from effects_devset import DATA as EI_DATA
+from effects_devset import evidence_texts
+
+SHARED = EI_DATA.parent
+BENCH = Path(__file__).resolve().parent
+SEED = 39
+COUNTS = {"ei": 70, "ei_ci": 40, "pubmedqa": 40, "medevidence": 40, "pubmedqa_more": 20}
+_MENTIONS_CI = re.compile(r"\bCI\b|confidence interval", re.IGNORECASE)
+_STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\bCI\b|confidence interval|\d\s?%")
+_DIGIT = re.compile(r"\d")
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def pubmedqa_texts(shared: Path = SHARED) -> dict[str, str]:
+    items = json.loads((shared / "pubmedqa" / "pqal_dev.json").read_text(encoding="utf-8"))
+    texts = {}
+    for pmid, item in items.items():
+        for index, (label, context) in enumerate(zip(item["LABELS"], item["CONTEXTS"], strict=True)):
+            if label == "RESULTS":
+                texts[f"pubmedqa:{pmid}:{index}"] = context
+    return texts
+
+
+def medevidence_texts(shared: Path = SHARED) -> dict[str, str]:
+    texts = {}
+    for folder in sorted((shared / "medevidence-dev" / "questions").iterdir()):
+        for line in (folder / "studies.jsonl").read_text(encoding="utf-8").splitlines():
+            study = json.loads(line)
+            for index, paragraph in enumerate(study["text"].split("\n")):
+                texts.setdefault(f"medevidence:{folder.name}:{study['_id']}:{index}", paragraph)
+    return texts
+
+
+def all_texts() -> dict[str, str]:
+    """Every text a pointer of this set may name, by pointer."""
+    ei = {f"ei:{key}": text for key, text in evidence_texts("train").items()}
+    return {**ei, **pubmedqa_texts(), **medevidence_texts()}
+
+
+def draw(seed: int = SEED) -> dict[str, str]:
+    rng = random.Random(seed)
+    seen_before = set()
+    for name in ("effects_labels.json", "effects_labels_validation.json"):
+        seen_before |= {entry["id"] for entry in json.loads((BENCH / name).read_text(encoding="utf-8"))}
+    ei = {f"ei:{key}": text for key, text in evidence_texts("train").items() if key not in seen_before}
+    written_on = {text for key, text in evidence_texts("train").items() if key in seen_before}
+    ei = {key: text for key, text in ei.items() if text not in written_on and _DIGIT.search(text)}
+    chosen: dict[str, str] = {}
+    uniform = rng.sample(sorted(ei), COUNTS["ei"])
+    chosen.update((key, ei[key]) for key in uniform)
+    with_ci = sorted(key for key, text in ei.items() if _MENTIONS_CI.search(text) and key not in chosen)
+    chosen.update((key, ei[key]) for key in rng.sample(with_ci, COUNTS["ei_ci"]))
+    pubmedqa = {key: text for key, text in pubmedqa_texts().items() if _DIGIT.search(text)}
+    chosen.update((key, pubmedqa[key]) for key in rng.sample(sorted(pubmedqa), COUNTS["pubmedqa"]))
+    medevidence = {key: text for key, text in medevidence_texts().items() if _STATISTIC.search(text)}
+    chosen.update((key, medevidence[key]) for key in rng.sample(sorted(medevidence), COUNTS["medevidence"]))
+    # Drawn last (the first draw held 384 results, under the 400 asked), so the draws above are unchanged.
+    more = sorted(key for key in pubmedqa if key not in chosen)
+    chosen.update((key, pubmedqa[key]) for key in rng.sample(more, COUNTS["pubmedqa_more"]))
+    # One study's abstract stands under each question that pooled it: a text drawn twice is kept once.
+    kept: dict[str, str] = {}
+    for key, text in chosen.items():
+        if text not in kept.values():
+            kept[key] = text
+    return kept
+
+
+def source_of(text_id: str) -> str:
+    return text_id.split(":", 1)[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    lines = "".join(json.dumps({"id": key, "text": text, "sha": sha(text)}) + "\n" for key, text in draw().items())
+    if args.out:
+        args.out.write_text(lines, encoding="utf-8")
+    else:
+        sys.stdout.write(lines)
+
+
+if __name__ == "__main__":
+    main()
