@@ -15,7 +15,7 @@ from deepcritical.source_table import SourceName as SourceName
 
 TimeRange = Literal["day", "week", "month", "year"]
 OutputMode = Literal["auto", "tool", "native", "prompted"]
-EmbeddingBackend = Literal["auto", "onnx", "onnx-fp32", "torch"]
+EmbeddingBackend = Literal["auto", "onnx", "onnx-int8", "torch"]
 # The result reader a run reads its studies with (``reading.results``): linear by default (phases/16_result_reader.md).
 ReaderName = Literal["linear", "transformer"]
 _DURATION = re.compile(r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>s|m|h|d|w)")

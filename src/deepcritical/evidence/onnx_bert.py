@@ -160,16 +160,22 @@ def build_bert_graph(model_dir: Path, replacements: Mapping[str, np.ndarray] | N
     return bytes(model.SerializeToString())
 
 
-def _weight_matmuls_only(graph: bytes) -> tuple[Any, list[str]]:
+def _products_kept_float(graph: bytes, float_weights: tuple[str, ...]) -> tuple[Any, list[str]]:
+    """The model and the names of the products that stay float32: those without a weight matrix, and
+    those whose weight's name ends with one of ``float_weights``."""
     import onnx
 
     model = onnx.load_from_string(graph)
     constants = {tensor.name for tensor in model.graph.initializer}
-    products = [n.name for n in model.graph.node if n.op_type == "MatMul" and n.input[1] not in constants]
+    products = [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "MatMul" and (n.input[1] not in constants or n.input[1].endswith(float_weights))
+    ]
     return model, products
 
 
-def quantize(graph: bytes, target: Path) -> None:
+def quantize(graph: bytes, target: Path, *, reduce_range: bool = False, float_weights: tuple[str, ...] = ()) -> None:
     """Write ``graph`` to ``target`` with its weight matrices in int8, one scale per output channel.
 
     Only products with a weight matrix are quantized; the attention products (query by key, weights by
@@ -179,7 +185,7 @@ def quantize(graph: bytes, target: Path) -> None:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model, activation_products = _weight_matmuls_only(graph)
+    model, float_products = _products_kept_float(graph, float_weights)
     quiet = logging.getLogger()
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # its advice to run shape pre-processing is for image models
@@ -190,10 +196,33 @@ def quantize(graph: bytes, target: Path) -> None:
             weight_type=QuantType.QInt8,
             per_channel=True,
             op_types_to_quantize=["MatMul"],
-            nodes_to_exclude=activation_products,
+            nodes_to_exclude=float_products,
+            reduce_range=reduce_range,
         )
     finally:
         quiet.setLevel(level)
+
+
+def session_options(threads: int = 0) -> Any:
+    """ONNX Runtime's options for the graphs built here (``threads``: intra-op threads, 0 for its default).
+
+    The int8 products run u8u8 (``session.x64quantprecision``): ONNX Runtime then moves the int8 weights to
+    uint8 at load, and its u8u8 kernels sum every product exactly in int32 on any x86 CPU. Its default u8s8
+    kernels do so only with VNNI: on AVX2 alone they add two products in int16 first, which saturates, and
+    the same graph gave similarities up to 0.071 further from the float model's on such a CPU (issue 42;
+    ``bench/embedding_cpu_paths.py`` under QEMU's AVX2 CPU, ``phases/23_cpu_stable_embeddings.md``). The
+    option changes nothing on a VNNI CPU's results, nor on a float32 graph."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.x64quantprecision", "1")
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    return options
 
 
 def quantize_in_memory(graph: bytes) -> bytes:

@@ -1,5 +1,6 @@
-"""The ONNX backend of ``embeddings.EmbeddingService``: ONNX Runtime runs a graph built from the model's
-own weights (``onnx_bert.py``), int8 (weights quantized per channel) or float32, cached once per user
+"""The ONNX backends of ``embeddings.EmbeddingService``: ONNX Runtime runs a graph built from the model's
+own weights (``onnx_bert.py``), float32 (``onnx``) or int8 (``onnx-int8``: weights quantized per channel,
+products u8u8, ``onnx_bert.session_options``), cached once per user
 (``embeddings.default_cache_dir``) under a name that carries its key; the tokenizer is ``tokenizers``.
 Imported only when the ONNX backend loads."""
 
@@ -88,13 +89,13 @@ class OnnxEncoder:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from deepcritical.evidence.onnx_bert import UnsupportedModelError, bert_config
+        from deepcritical.evidence.onnx_bert import UnsupportedModelError, bert_config, session_options
 
         bert_config(model_dir)
         if not (model_dir / "tokenizer.json").is_file():
             raise UnsupportedModelError(f"no tokenizer.json in {model_dir}")
         _mean_pooling(model_dir)
-        self.name = "onnx" if quantized else "onnx-fp32"
+        self.name = "onnx-int8" if quantized else "onnx"
         # int8: one text per call. Activations are quantized with one scale per call, so a batch-mate (or
         # its padding) would shift a text's vector; alone, a vector depends on its text only, which the
         # store relies on when it reuses stored vectors. Without padding it is also the cheapest way.
@@ -115,13 +116,8 @@ class OnnxEncoder:
             graph = build_bert_graph(model_dir)
             if quantized:
                 graph = quantize_in_memory(graph)
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
         model = str(graph) if isinstance(graph, Path) else graph
-        self.session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self.session = onnxruntime.InferenceSession(model, session_options(), providers=["CPUExecutionProvider"])
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
 
     def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
