@@ -1,7 +1,7 @@
 r"""Does the int8 embedding graph give the float model's similarities on every CPU? Each option, measured.
 
     python bench/embedding_cpu_paths.py [--data ../shared/data/beir-scifact] [--docs 150] [--queries 60]
-    qemu-x86_64 -cpu max .venv/bin/python bench/embedding_cpu_paths.py ...   # an AVX2 CPU without VNNI
+    qemu-x86_64 -cpu max .venv/bin/python bench/embedding_cpu_paths.py --graphs DIR ...  # AVX2, no VNNI
 
 ONNX Runtime's int8 products multiply uint8 activations by int8 weights (u8s8). With VNNI (``vpdpbusd``)
 each product is summed exactly in int32; with AVX2 alone (``vpmaddubsw``) two neighbouring products are
@@ -32,6 +32,7 @@ passes over all the texts, after a warm-up).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import tempfile
@@ -88,6 +89,7 @@ def main() -> None:
     parser.add_argument("--claims", type=int, default=0, help="SciFact claims (short texts) added to the pool")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes (0: not timed, as under emulation)")
     parser.add_argument("--only", nargs="*", help="the options to run (float32, the reference, always runs)")
+    parser.add_argument("--graphs", type=Path, help="keep the built graphs here and reuse them (build natively once)")
     parser.add_argument("--save", type=Path, help="write each option's vectors here (.npz)")
     parser.add_argument("--compare", type=Path, help="vectors --save wrote on another CPU: their max |delta sim|")
     args = parser.parse_args()
@@ -117,15 +119,20 @@ def main() -> None:
         "int8, feed-forward float32, u8u8": ({"float_weights": feed_forward_out + feed_forward_in}, True, 1),
     }
     plan = {name: plan[name] for name in plan if not args.only or name in args.only or name == "float32"}
-    with tempfile.TemporaryDirectory(prefix="deepcritical-cpu-paths-") as folder:
-        float32 = build_bert_graph(Path(resolve_model(None).location))
+    with tempfile.TemporaryDirectory(prefix="deepcritical-cpu-paths-") as scratch:
+        folder = args.graphs or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        float32 = b""
         options: dict[str, tuple[onnxruntime.InferenceSession, int]] = {}
-        for number, (name, (keywords, exact, batch)) in enumerate(plan.items()):
-            graph = Path(folder) / f"{number}.onnx"
-            if keywords is None:
-                graph.write_bytes(float32)
-            else:
-                quantize(float32, graph, **keywords)
+        for name, (keywords, exact, batch) in plan.items():
+            built_as = hashlib.sha256(repr(keywords and sorted(keywords.items())).encode()).hexdigest()[:12]
+            graph = folder / f"{built_as}.onnx"
+            if not graph.is_file():
+                float32 = float32 or build_bert_graph(Path(resolve_model(None).location))
+                if keywords is None:
+                    graph.write_bytes(float32)
+                else:
+                    quantize(float32, graph, **keywords)
             options[name] = (session(graph, exact_u8u8=exact), batch)
 
         def embed(name: str) -> Callable[[], Vectors]:
