@@ -351,14 +351,15 @@ def test_the_default_vectors_make_the_float_models_decisions(embeddings: Embeddi
 
 @pytest.mark.model
 def test_int8_vectors_rank_texts_as_the_float_model_does() -> None:
-    """What the int8 graph (``onnx-int8``, chosen for speed) keeps of the float model: the same neighbours and
-    nearly the same similarities, alike on every CPU (its products are exact u8u8 ones: with ONNX Runtime's
-    default u8s8 kernels an AVX2 CPU without VNNI gave 0.071 here, a VNNI one 0.013)."""
+    """What the int8 graph (``onnx-int8``, chosen for speed) keeps of the float model: the same neighbours, and
+    similarities within 0.067 here (cosine 0.985 at the least), alike on every CPU: its 7-bit weights never
+    saturate ONNX Runtime's int16 pair sums (8-bit ones gave 0.013 on a VNNI CPU and 0.071 on an AVX2 one
+    without VNNI). Too far for the default (``test_the_default_vectors_make_the_float_models_decisions``)."""
     reference = EmbeddingService(backend="onnx").embed(PARITY_TEXTS)
     quantized = EmbeddingService(backend="onnx-int8").embed(PARITY_TEXTS)
     assert np.sum(quantized * reference, axis=1).min() > 0.98
     float_similarities, int8_similarities = reference @ reference.T, quantized @ quantized.T
-    assert np.abs(int8_similarities - float_similarities).max() < 0.03
+    assert np.abs(int8_similarities - float_similarities).max() < 0.08
     # The paraphrase pair finds each other under both, and stays the most similar pair.
     np.fill_diagonal(float_similarities, -1)
     np.fill_diagonal(int8_similarities, -1)
@@ -366,12 +367,37 @@ def test_int8_vectors_rank_texts_as_the_float_model_does() -> None:
     assert int8_similarities[0, 1] == int8_similarities.max()
 
 
-def test_int8_products_are_exact_on_every_x86_cpu() -> None:
-    """ONNX Runtime's u8u8 kernels sum every product in int32; the u8s8 ones saturate on AVX2 without VNNI.
-    What a CPU of each kind gives is measured by bench/embedding_cpu_paths.py (phases/23)."""
-    from deepcritical.evidence.onnx_bert import session_options
+def test_int8_weights_cannot_saturate_an_avx2_cpus_sums(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without VNNI, ONNX Runtime adds two uint8 x int8 products in int16: 255 x 64 x 2 fits, 255 x 127 x 2
+    does not. What a CPU of each kind gives is measured by bench/embedding_cpu_paths.py (phases/23)."""
+    import onnx
+    from onnx import numpy_helper
 
-    assert session_options().get_session_config_entry("session.x64quantprecision") == "1"
+    import deepcritical.evidence.embedding_models as embeddings_module
+
+    monkeypatch.setattr(embeddings_module, "_MODELS", {})
+    EmbeddingService(backend="onnx-int8", cache_dir=tmp_path).embed(["metformin"])
+    (graph,) = tmp_path.glob("*-int8-*.onnx")
+    weights = [
+        numpy_helper.to_array(tensor)
+        for tensor in onnx.load(str(graph)).graph.initializer
+        if tensor.data_type == 3 and len(tensor.dims) == 2
+    ]
+    assert len(weights) == 6 * 6  # every weight product of the 6 layers: query, key, value, output, 2 feed-forward
+    assert max(int(np.abs(w.astype(np.int32)).max()) for w in weights) <= 64
+
+
+def test_a_changed_graph_builder_builds_the_graph_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph cached by an earlier builder (e.g. int8 weights quantized otherwise) is never used again."""
+    import deepcritical.evidence.embedding_models as embeddings_module
+    import deepcritical.evidence.onnx_encoder as onnx_encoder
+
+    monkeypatch.setattr(embeddings_module, "_MODELS", {})
+    EmbeddingService(backend="onnx", cache_dir=tmp_path).embed(["metformin"])
+    monkeypatch.setattr(embeddings_module, "_MODELS", {})
+    monkeypatch.setattr(onnx_encoder, "_GRAPH_VERSION", "an earlier builder")
+    EmbeddingService(backend="onnx", cache_dir=tmp_path).embed(["metformin"])
+    assert len(list(tmp_path.glob("*.onnx"))) == 2
 
 
 @pytest.mark.model

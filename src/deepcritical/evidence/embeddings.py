@@ -10,8 +10,8 @@ Two backends compute the same vectors (``DEEPCRITICAL_EMBEDDING_BACKEND``):
 - ``onnx`` (the default for BERT models such as all-MiniLM-L6-v2, ``onnx_encoder.py``): ONNX Runtime
   runs a float32 graph built from the model's own weights (``onnx_bert.py``): the float model's vectors
   (1e-5), alike on every CPU; the tokenizer is the ``tokenizers`` library. No torch: it starts in a
-  fraction of a second. ``onnx-int8`` quantizes the weight matrices to int8 per channel: about 1.7 times as
-  fast, but its similarities are up to 0.06 from the float model's (``bench/embedding_cpu_paths.py``,
+  fraction of a second. ``onnx-int8`` quantizes the weight matrices to 7 bits per channel: 1.7 to 2 times as
+  fast, but its similarities are up to 0.07 from the float model's (``bench/embedding_cpu_paths.py``,
   phases/23), too far for de-duplication at 0.9 to merge the same pairs. The built graph is cached once
   per user (``default_cache_dir``), keyed by the weights and the ONNX Runtime version.
 - ``torch``: sentence-transformers (an optional install, ``pip install 'deepcritical[torch]'``), for

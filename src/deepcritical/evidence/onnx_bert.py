@@ -206,30 +206,28 @@ def quantize(graph: bytes, target: Path, *, reduce_range: bool = False, float_we
 def session_options(threads: int = 0) -> Any:
     """ONNX Runtime's options for the graphs built here (``threads``: intra-op threads, 0 for its default).
 
-    The int8 products run u8u8 (``session.x64quantprecision``): ONNX Runtime then moves the int8 weights to
-    uint8 at load, and its u8u8 kernels sum every product exactly in int32 on any x86 CPU. Its default u8s8
-    kernels do so only with VNNI: on AVX2 alone they add two products in int16 first, which saturates, and
-    the same graph gave similarities up to 0.071 further from the float model's on such a CPU (issue 42;
-    ``bench/embedding_cpu_paths.py`` under QEMU's AVX2 CPU, ``phases/23_cpu_stable_embeddings.md``). The
-    option changes nothing on a VNNI CPU's results, nor on a float32 graph."""
+    Its int8 products are u8s8: exact int32 sums with VNNI, but on AVX2 alone two products are added in
+    int16 first, which saturates for 8-bit weights; ``quantize(reduce_range=True)``'s cannot. Its u8u8
+    kernels (``session.x64quantprecision``) were measured too and not taken: bitwise the same results on a
+    VNNI CPU, slower there, and on an AVX2 one still 0.011 from a VNNI one's similarities (u8s8: 0.041;
+    ``bench/embedding_cpu_paths.py`` under QEMU's AVX2 CPU, ``phases/23_cpu_stable_embeddings.md``)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.x64quantprecision", "1")
     if threads:
         options.intra_op_num_threads = threads
     options.log_severity_level = 3
     return options
 
 
-def quantize_in_memory(graph: bytes) -> bytes:
+def quantize_in_memory(graph: bytes, *, reduce_range: bool = False) -> bytes:
     """``quantize`` without a cache: through a temporary file, returned as bytes."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="deepcritical-onnx-") as scratch:
         target = Path(scratch) / "model.onnx"
-        quantize(graph, target)
+        quantize(graph, target, reduce_range=reduce_range)
         return target.read_bytes()

@@ -1,6 +1,6 @@
 """The ONNX backends of ``embeddings.EmbeddingService``: ONNX Runtime runs a graph built from the model's
-own weights (``onnx_bert.py``), float32 (``onnx``) or int8 (``onnx-int8``: weights quantized per channel,
-products u8u8, ``onnx_bert.session_options``), cached once per user
+own weights (``onnx_bert.py``), float32 (``onnx``) or int8 (``onnx-int8``: weights quantized to 7 bits per
+channel, ``INT8_REDUCED_RANGE``), cached once per user
 (``embeddings.default_cache_dir``) under a name that carries its key; the tokenizer is ``tokenizers``.
 Imported only when the ONNX backend loads."""
 
@@ -18,7 +18,11 @@ import structlog
 
 log = structlog.get_logger(__name__)
 # Bumped whenever the built graph changes, so that a cached graph from an older builder is not used.
-_GRAPH_VERSION = "1"
+_GRAPH_VERSION = "2"  # 2: the int8 graph's weights in 7 bits (reduce_range)
+# The int8 graph's weights in [-64, 64]: a pair of u8s8 products then never saturates ONNX Runtime's int16
+# sums on AVX2 without VNNI, so every x86 CPU computes the same vectors (3e-7 between an AVX2 and a VNNI CPU;
+# with 8-bit weights 0.041: bench/embedding_cpu_paths.py, phases/23_cpu_stable_embeddings.md).
+INT8_REDUCED_RANGE = True
 
 
 def _window(model_dir: Path, tokenizer_limit: int | None) -> int:
@@ -74,7 +78,7 @@ def _graph_file(model_dir: Path, quantized: bool, cache_dir: Path) -> Path:
     partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         if quantized:
-            quantize(graph, partial)
+            quantize(graph, partial, reduce_range=INT8_REDUCED_RANGE)
         else:
             partial.write_bytes(graph)
         partial.replace(target)
@@ -115,7 +119,7 @@ class OnnxEncoder:
             log.warning("embedding graph not cached", cache=str(cache_dir), error=str(error))
             graph = build_bert_graph(model_dir)
             if quantized:
-                graph = quantize_in_memory(graph)
+                graph = quantize_in_memory(graph, reduce_range=INT8_REDUCED_RANGE)
         model = str(graph) if isinstance(graph, Path) else graph
         self.session = onnxruntime.InferenceSession(model, session_options(), providers=["CPUExecutionProvider"])
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
