@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deepcritical.cli.common import fail, settings_from
-from deepcritical.config import DEFAULT_MODEL
-from deepcritical.options import OutputMode, ReaderName
+from deepcritical.options import DEFAULT_MODEL, OutputMode, ReaderName
 from deepcritical.source_table import sources_help
 
 if TYPE_CHECKING:
