@@ -3,8 +3,8 @@ r"""Embedding throughput of each backend on SciFact abstracts: documents per sec
     python bench/embedding_throughput.py [--data ../shared/data/beir-scifact] [--docs 256] [--repeat 3]
 
 The first ``--docs`` documents of the corpus (title + abstract, as the store embeds them: cut to the
-model's window) go through ``EmbeddingService.embed`` of each backend (``onnx``: ONNX Runtime, int8
-weights, the default; ``onnx-fp32``; ``torch``: sentence-transformers), after one warm-up call, with
+model's window) go through ``EmbeddingService.embed`` of each backend (``onnx``: ONNX Runtime, float32,
+the default; ``onnx-int8``: int8 weights; ``torch``: sentence-transformers), after one warm-up call, with
 each backend's own batch size. Each figure is the median of ``--repeat`` passes; backends take turns
 pass by pass so that load from elsewhere on the machine falls on all of them alike. CPU seconds are the
 process's (both cores count), steadier than wall time on a shared machine. Model load times are printed
@@ -40,7 +40,7 @@ def main() -> None:
         rows = [json.loads(line) for line, _ in zip(handle, range(args.docs), strict=False)]
     texts = [passage_text(row.get("title") or "", row.get("text") or "") for row in rows]
     texts = [text for text in texts if text.strip()]
-    backends = ["onnx", "onnx-fp32"]
+    backends = ["onnx", "onnx-int8"]
     if importlib.util.find_spec("sentence_transformers") is not None:
         backends.append("torch")
     services: dict[str, EmbeddingService] = {}
@@ -59,7 +59,7 @@ def main() -> None:
                 services[backend].embed(texts)
                 walls[backend].append(time.perf_counter() - wall)
                 cpus[backend].append(time.process_time() - cpu)
-    base = "torch" if "torch" in backends else "onnx-fp32"
+    base = "torch" if "torch" in backends else "onnx"
     print(f"{len(texts)} SciFact documents from {args.data}; {args.repeat} passes; medians")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
@@ -68,9 +68,9 @@ def main() -> None:
     base_cpu = statistics.median(cpus[base])
     for backend in backends:
         wall, cpu = statistics.median(walls[backend]), statistics.median(cpus[backend])
-        batch = services[backend].batch_size or services[backend].encoder.batch_size
+        batch = 1 if backend == "onnx-int8" else services[backend].batch_size or services[backend].encoder.batch_size
         print(
-            f"| {backend} | {1 if backend == 'onnx' else batch} | {loads[backend]:.2f} | {len(texts) / wall:.1f} | "
+            f"| {backend} | {batch} | {loads[backend]:.2f} | {len(texts) / wall:.1f} | "
             f"{len(texts) / cpu:.1f} | {base_cpu / cpu:.2f}x |"
         )
 

@@ -20,7 +20,7 @@ discount log2(rank + 1), ideal from all judged documents of the query); Recall@1
 (grade > 0) documents in the top 100 / all judged relevant. Means over queries that have judgments.
 Indexing throughput (documents/s, model load excluded) is set beside the backend's raw ``encode`` on the
 same title+abstract texts with the same batch size (``--skip-raw`` leaves that out and halves the time).
-``--backend`` picks the embedding backend (``onnx``, int8, the default; ``onnx-fp32``; ``torch``).
+``--backend`` picks the embedding backend (``onnx``, float32, the default; ``onnx-int8``; ``torch``).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--qrels", type=Path, required=True, help="qrels TSV (query-id, corpus-id, score)")
     parser.add_argument("--mode", choices=(*MODES, "all"), default="all")
     parser.add_argument("--batch-size", type=int, default=None, help="embedding batch size (default: the backend's)")
-    parser.add_argument("--backend", choices=("onnx", "onnx-fp32", "torch"), default="onnx")
+    parser.add_argument("--backend", choices=("onnx", "onnx-int8", "torch"), default="onnx")
     parser.add_argument("--skip-raw", action="store_true", help="time EvidenceStore.add only, not raw encode too")
     parser.add_argument("--limit-queries", type=int, default=None, help="only the first N judged queries")
     parser.add_argument("--add-chunk", type=int, default=256, help="documents per EvidenceStore.add call")

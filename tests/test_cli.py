@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from deepcritical.config import DEFAULT_MODEL
 from deepcritical.run.checkpoint import HOLD_VARIABLE
 from test_resume import wait_for
 
@@ -84,8 +85,6 @@ def test_demo_research_writes_a_report_whose_citations_resolve(tmp_path: Path) -
         (("search", "x"), {"DEEPCRITICAL_SOURCES": "pubmed,scholar"}, "DEEPCRITICAL_SOURCES"),
         (("search", "x"), {"SEARXNG_TIMEOUT": "-1"}, "SEARXNG_TIMEOUT"),
         (("search", "x"), {"SEARXNG_BASE_URL": "not a url"}, "SEARXNG_BASE_URL"),
-        (("research", "Does metformin help?", "--model", "openai:gpt-4o"), {}, "OPENAI_API_KEY"),
-        (("research", "Does metformin help?"), {}, "GOOGLE_API_KEY"),
         (("research", "Does metformin help?", "--model", "nonsense"), {}, "error: --model must look like"),
         (("research", "Does metformin help?", "--model", "bogus:thing"), {}, "cannot use --model 'bogus:thing'"),
         (("research", "Does metformin help?"), {"DEEPCRITICAL_MODEL": "nonsense"}, "DEEPCRITICAL_MODEL must look"),
@@ -107,6 +106,25 @@ def test_bad_input_gets_one_line_and_exit_2(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error:")
     assert expected in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "model", "variable"),
+    [
+        ((), DEFAULT_MODEL, "GOOGLE_API_KEY"),
+        (("--model", "openai:gpt-4o"), "openai:gpt-4o", "OPENAI_API_KEY"),
+        (("--model", "google-gla:gemini-2.5-flash"), "google:gemini-2.5-flash", "GOOGLE_API_KEY"),
+    ],
+)
+def test_a_live_run_names_its_model_before_saying_its_key_is_missing(
+    tmp_path: Path, args: tuple[str, ...], model: str, variable: str
+) -> None:
+    result = run_cli("research", "Does metformin help?", *args, home=tmp_path / "home")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 2, result.stderr
+    assert lines[0] == f"model {model}"  # the model that would answer, named before the run fails
+    assert lines[1].startswith(f"error: the model {model!r} needs an API key: set {variable}")
 
 
 def test_the_readmes_local_model_line_without_a_server_names_the_base_url_variable(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ def test_a_working_local_model_exits_0(monkeypatch: pytest.MonkeyPatch, environm
     assert not record["degraded"]
     assert record["output_mode"] == "native"
     assert lines[0].startswith("DEMO SOURCES: the sources are local stand-ins")
-    assert " · output native · " in lines[1]
+    assert lines[1] == "model openai:local-model"
+    assert " · output native · " in lines[2]
 
 
 def test_a_server_that_refuses_json_schema_says_so_once_and_exits_0(

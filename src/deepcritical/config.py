@@ -30,6 +30,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from deepcritical.errors import ConfigError, describe_invalid, without_credentials
 
 # Re-exported: the command line imports them from ``options`` so that ``--help`` loads no settings model.
+from deepcritical.options import DEFAULT_MODEL as DEFAULT_MODEL
 from deepcritical.options import MIN_RETENTION as MIN_RETENTION
 from deepcritical.options import EmbeddingBackend as EmbeddingBackend
 from deepcritical.options import OutputMode as OutputMode
@@ -55,7 +56,6 @@ from deepcritical.source_table import (
     SourceName,
 )
 
-DEFAULT_MODEL = "google:gemini-2.5-flash"
 MIN_API_TOKEN_CHARS = 16
 __all__ = ["DEMO_SEARXNG_URL", "NCBI_EUTILS_URL"]  # re-exported: the source table holds the services' addresses
 

@@ -17,6 +17,10 @@ class ConfigError(DeepCriticalError):
     """The configuration is invalid; the message names the variable to fix."""
 
 
+class MissingKeyError(ConfigError):
+    """A live model's API key is not set; the message names the variable to set."""
+
+
 class SearchError(DeepCriticalError):
     """A search source failed: unreachable, timed out, or answered something unusable.
 

@@ -12,6 +12,8 @@ from typing import Any, Literal
 import httpx2
 import pytest
 
+from deepcritical.config import DEFAULT_MODEL
+
 OPENAI_KEY = "sk-live-test-5f2c9a7e41d8"
 GOOGLE_KEY = "AIza-live-test-7d1e4b9c2a6f"
 ANTHROPIC_KEY = "sk-ant-live-test-3b8e6d0f9c1a"
@@ -65,6 +67,10 @@ class Wire:
     key: str
     output_mode: str = "auto"
 
+    @property
+    def model_id(self) -> str:
+        return self.model.partition(":")[2]
+
     def settings(self) -> dict[str, object]:
         mode = {"DEEPCRITICAL_OUTPUT_MODE": self.output_mode}
         if self.name == "openai":
@@ -85,7 +91,7 @@ class Wire:
             return request.url.path == "/v1/chat/completions"
         if self.name == "anthropic":
             return request.url.path == "/v1/messages"
-        return request.url.path == "/v1beta/models/gemini-2.5-flash:generateContent"
+        return request.url.path == f"/v1beta/models/{self.model_id}:generateContent"
 
     def is_models(self, request: httpx2.Request) -> bool:
         """The start-up check's request: the server's model list, or the configured model's entry."""
@@ -95,14 +101,14 @@ class Wire:
             return request.url.path == "/v1/models"
         if self.name == "anthropic":
             return request.url.path == "/v1/models/claude-sonnet-4-6"
-        return request.url.path == "/v1beta/models/gemini-2.5-flash"
+        return request.url.path == f"/v1beta/models/{self.model_id}"
 
     def models_answer(self) -> dict[str, Any]:
         if self.name == "openai":
             return {"object": "list", "data": [{"id": "local-model", "object": "model", "owned_by": "me"}]}
         if self.name == "anthropic":
             return {"type": "model", "id": "claude-sonnet-4-6", "display_name": "Claude Sonnet 4.6"}
-        return {"name": "models/gemini-2.5-flash", "displayName": "Gemini 2.5 Flash"}
+        return {"name": f"models/{self.model_id}", "displayName": self.model_id}
 
     def sent_key(self, request: httpx2.Request) -> str:
         if self.name == "gemini":
@@ -225,7 +231,7 @@ class Wire:
                 "candidatesTokenCount": completion,
                 "totalTokenCount": prompt + completion,
             },
-            "modelVersion": "gemini-2.5-flash",
+            "modelVersion": self.model_id,
             "responseId": f"resp-{number}",
         }
 
@@ -245,7 +251,8 @@ class Wire:
 OPENAI = Wire("openai", "openai:local-model", "llm.local", OPENAI_KEY)
 OPENAI_TOOL = Wire("openai", "openai:local-model", "llm.local", OPENAI_KEY, output_mode="tool")
 OPENAI_PROMPTED = Wire("openai", "openai:local-model", "llm.local", OPENAI_KEY, output_mode="prompted")
-GEMINI = Wire("gemini", "google:gemini-2.5-flash", "generativelanguage.googleapis.com", GOOGLE_KEY)
+# The default model: a deprecated one would warn at every request.
+GEMINI = Wire("gemini", DEFAULT_MODEL, "generativelanguage.googleapis.com", GOOGLE_KEY)
 ANTHROPIC = Wire("anthropic", "anthropic:claude-sonnet-4-6", "api.anthropic.com", ANTHROPIC_KEY)
 WIRES = [
     pytest.param(OPENAI, id="openai-compatible-auto-native"),

@@ -355,6 +355,26 @@ async def test_a_hosted_api_that_does_not_answer_points_at_the_network_not_at_a_
     assert "start it" not in message
 
 
+async def test_a_deprecated_model_answers_without_a_python_warning(
+    tmp_path: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    """pydantic-ai warns at every request to a model its provider deprecated; the run names it once, in its
+    first line (``model_line``), and the progress output carries no ``DeprecatedModelWarning``."""
+    from pydantic_ai import DeprecatedModelWarning
+
+    from agents.llm_wires import GOOGLE_KEY
+    from deepcritical.agents.models import live_models
+
+    deprecated = Wire("gemini", "google:gemini-2.5-flash", "generativelanguage.googleapis.com", GOOGLE_KEY)
+    # The premise: the installed pydantic-ai records this model's deprecation.
+    assert live_models(live_settings(deprecated, tmp_path / "home")).brain.profile.get("deprecation") is not None
+    server = LlmServer(deprecated)
+    run = await research(server, tmp_path)
+    assert run.outcome.error is None
+    assert server.replies  # its requests were sent
+    assert [str(w.message) for w in recwarn if issubclass(w.category, DeprecatedModelWarning)] == []
+
+
 async def test_an_unknown_gemini_model_is_named_at_start(tmp_path: Path) -> None:
     from agents.llm_wires import GEMINI
     from deepcritical.agents.models import check_endpoint, live_models

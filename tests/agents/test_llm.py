@@ -4,15 +4,19 @@ the output modes a run tries, in order."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
+from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.google import GoogleModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+from pydantic_ai.profiles import ModelDeprecation, ModelProfile
 
-from deepcritical.agents.models import AgentModels, live_models, normalize_model_name
+from deepcritical.agents.models import AgentModels, deprecation_note, live_models, model_line, normalize_model_name
 from deepcritical.agents.output import NATIVE, PROMPTED, PROMPTED_JSON, TOOL
-from deepcritical.config import Settings, load_settings
+from deepcritical.config import DEFAULT_MODEL, Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.run import setup
 from deepcritical.sources.factory import make_http_client
@@ -37,8 +41,8 @@ def no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("model", "variable"),
     [
-        ("google:gemini-2.5-flash", "GOOGLE_API_KEY"),
-        ("google-gla:gemini-2.5-flash", "GOOGLE_API_KEY"),
+        ("google:gemini-3.5-flash-lite", "GOOGLE_API_KEY"),
+        ("google-gla:gemini-3.5-flash-lite", "GOOGLE_API_KEY"),
         ("openai:gpt-4o-mini", "OPENAI_API_KEY"),
         ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
     ],
@@ -49,11 +53,40 @@ def test_a_live_model_without_its_key_names_the_variable(model: str, variable: s
 
 
 def test_google_gla_is_an_alias_of_google() -> None:
-    assert normalize_model_name("google-gla:gemini-2.5-flash") == ("google", "gemini-2.5-flash")
-    models = resolve_models(settings(DEEPCRITICAL_MODEL="google-gla:gemini-2.5-flash", GOOGLE_API_KEY="g-key"))
+    assert normalize_model_name("google-gla:gemini-3.5-flash-lite") == ("google", "gemini-3.5-flash-lite")
+    models = resolve_models(settings(DEEPCRITICAL_MODEL="google-gla:gemini-3.5-flash-lite", GOOGLE_API_KEY="g-key"))
     assert isinstance(models.brain, GoogleModel)
-    assert models.brain.model_name == "gemini-2.5-flash"
-    assert models.name == "google:gemini-2.5-flash"
+    assert models.brain.model_name == "gemini-3.5-flash-lite"
+    assert models.name == "google:gemini-3.5-flash-lite"
+
+
+def test_the_default_model_is_one_its_provider_has_not_deprecated() -> None:
+    """pydantic-ai's profile of the default model carries no deprecation: the day a provider announces one
+    (and pydantic-ai records it), this fails, and DEFAULT_MODEL moves to what the provider recommends."""
+    models = resolve_models(settings(GOOGLE_API_KEY="g-key"))
+    assert models.name == DEFAULT_MODEL
+    assert models.brain.profile.get("deprecation") is None, deprecation_note(models.brain)
+
+
+def test_a_deprecated_model_is_named_in_one_line_with_what_answers_it_and_what_replaces_it() -> None:
+    deprecated = FunctionModel(
+        lambda *_: ModelResponse(parts=[]),
+        profile=ModelProfile(
+            deprecation=ModelDeprecation(
+                source_url="https://example.org/deprecations",
+                retirement_date=date(2026, 12, 1),
+                replacement="new-model",
+                rerouted_to="lite-model",
+            )
+        ),
+    )
+    configured = settings(DEEPCRITICAL_MODEL="google-gla:old-model")
+    assert model_line(configured, deprecated) == (
+        "model google:old-model · deprecated by its provider (retirement 2026-12-01; from then answered by "
+        "lite-model; recommended instead: new-model): set DEEPCRITICAL_MODEL to another"
+    )
+    current = FunctionModel(lambda *_: ModelResponse(parts=[]))
+    assert model_line(configured, current) == model_line(configured, None) == "model google:old-model"
 
 
 def test_keys_are_passed_to_the_provider_explicitly() -> None:

@@ -74,8 +74,15 @@ def test_vectors_of_another_encoder_are_not_returned(tmp_path: Path) -> None:
 
 def test_the_identity_names_the_backend_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedding_models, "_MODELS", {})
-    assert EmbeddingService(backend="onnx").identity != EmbeddingService(backend="onnx-fp32").identity
+    assert EmbeddingService(backend="onnx").identity != EmbeddingService(backend="onnx-int8").identity
     assert embedding_models._MODELS == {}
+
+
+def test_vectors_an_earlier_version_computed_otherwise_are_not_returned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same backend name computing other numbers (``onnx`` was the int8 graph before NUMBERS_VERSION 2)."""
+    now = EmbeddingService(backend="onnx").identity
+    monkeypatch.setattr(embedding_models, "NUMBERS_VERSION", "1")
+    assert EmbeddingService(backend="onnx").identity != now
 
 
 @pytest.mark.model

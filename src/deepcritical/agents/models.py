@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import inspect
 import ipaddress
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
 from pydantic import SecretStr
-from pydantic_ai.exceptions import UserError
+from pydantic_ai.exceptions import DeprecatedModelWarning, UserError
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.profiles import merge_profile
 from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer, OpenAIModelProfile
@@ -30,8 +31,8 @@ from pydantic_ai.providers import Provider, infer_provider, infer_provider_class
 from pydantic_ai.settings import ModelSettings
 
 from deepcritical.agents.output import TOOL, OutputStrategy, strategies
-from deepcritical.config import Settings
-from deepcritical.errors import ConfigError
+from deepcritical.config import DEFAULT_MODEL, Settings
+from deepcritical.errors import ConfigError, MissingKeyError
 from deepcritical.text import one_line
 
 # pydantic-ai 2 renamed these providers; older names keep working here.
@@ -119,7 +120,7 @@ def normalize_model_name(name: str, named: str = "DEEPCRITICAL_MODEL") -> tuple[
     ``named`` is how the user gave the name (``--model`` or the variable), for the message."""
     provider, sep, model = name.strip().partition(":")
     if not sep or not provider or not model:
-        raise ConfigError(f"{named} must look like 'provider:model' (e.g. 'google:gemini-2.5-flash'), got {name!r}")
+        raise ConfigError(f"{named} must look like 'provider:model' (e.g. {DEFAULT_MODEL!r}), got {name!r}")
     provider = provider.strip().lower()
     return LEGACY_PROVIDERS.get(provider, provider), model.strip()
 
@@ -132,7 +133,9 @@ def _key(value: SecretStr | None, variable: str, model: str) -> str:
             if variable == "OPENAI_API_KEY"
             else ""
         )
-        raise ConfigError(f"the model {model!r} needs an API key: set {variable}{local} (or use --demo to run offline)")
+        raise MissingKeyError(
+            f"the model {model!r} needs an API key: set {variable}{local} (or use --demo to run offline)"
+        )
     return value.get_secret_value()
 
 
@@ -292,8 +295,35 @@ def _on_this_network(host: str) -> bool:
         return False  # a name: a provider's API
 
 
+def deprecation_note(model: Model) -> str | None:
+    """What a model's pydantic-ai profile says of its provider's deprecation, in a few words: when it retires,
+    which model answers its requests from then, which the provider recommends instead. None: not deprecated."""
+    deprecation = model.profile.get("deprecation")
+    if deprecation is None:
+        return None
+    said = [f"retirement {deprecation.retirement_date.isoformat()}"] if deprecation.retirement_date else []
+    if deprecation.rerouted_to:
+        said.append(f"{'from then ' if deprecation.retirement_date else ''}answered by {deprecation.rerouted_to}")
+    if deprecation.replacement:
+        said.append(f"recommended instead: {deprecation.replacement}")
+    return f"deprecated by its provider ({'; '.join(said) or deprecation.source_url})"
+
+
+def model_line(settings: Settings, model: Model | None) -> str:
+    """The line a live run starts with: the model that will answer, and on the same line, for a model its
+    provider deprecated, what ``deprecation_note`` says and the setting that chooses another. ``model`` is
+    None when it could not be built (a missing key): the line names it all the same, before the error."""
+    provider, name = normalize_model_name(settings.model, settings.named("model"))
+    note = deprecation_note(model) if model is not None else None
+    return f"model {provider}:{name}" + (f" · {note}: set {settings.named('model')} to another" if note else "")
+
+
 def live_models(settings: Settings, client: httpx2.AsyncClient | None = None) -> AgentModels:
-    """The one live model for the Brain, the Judge and the Report; its requests go through ``client``."""
+    """The one live model for the Brain, the Judge and the Report; its requests go through ``client``.
+
+    pydantic-ai warns at every request to a deprecated model (``DeprecatedModelWarning``, a Python warning
+    amid the progress lines); the run's first line says it once instead (``model_line``)."""
+    warnings.filterwarnings("ignore", category=DeprecatedModelWarning)
     model, endpoint = build_model(settings, client)
     provider, name = normalize_model_name(settings.model, settings.named("model"))
     compatible = settings.openai_base_url is not None and provider.startswith("openai")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from deepcritical.cli.common import fail, settings_from
-from deepcritical.options import OutputMode, ReaderName
+from deepcritical.options import DEFAULT_MODEL, OutputMode, ReaderName
 from deepcritical.source_table import sources_help
 
 if TYPE_CHECKING:
@@ -30,9 +30,7 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress det
 MaxIterations = Annotated[
     int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
 ]
-ModelName = Annotated[
-    str | None, typer.Option("--model", help="A pydantic-ai model name, e.g. google:gemini-2.5-flash.")
-]
+ModelName = Annotated[str | None, typer.Option("--model", help=f"A pydantic-ai model name (default {DEFAULT_MODEL}).")]
 OutputModeOption = Annotated[
     OutputMode | None,
     typer.Option("--output-mode", help="How the model gives structured answers (default DEEPCRITICAL_OUTPUT_MODE)."),

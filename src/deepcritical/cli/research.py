@@ -6,13 +6,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import httpx2
 from rich.console import Console
 from rich.text import Text
 
 from deepcritical.appraisal.readers import load_reader
-from deepcritical.cli.terminal import shown
 from deepcritical.config import Settings
-from deepcritical.errors import ConfigError, EmbeddingError
+from deepcritical.errors import ConfigError, EmbeddingError, MissingKeyError
 from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.chroma import store_directory
 from deepcritical.run import progress
@@ -21,11 +21,10 @@ from deepcritical.run.events import ProgressEvent
 from deepcritical.run.execute import FolderRun, run_to_folder
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
+from deepcritical.text import one_line
 
 DEMO_BANNER = "DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic."
-DEMO_SOURCES_BANNER = (
-    "DEMO SOURCES: the sources are local stand-ins and every piece of evidence is synthetic; the model is live: {model}"
-)
+DEMO_SOURCES_BANNER = "DEMO SOURCES: the sources are local stand-ins and every piece of evidence is synthetic"
 DEMO_LIBRARY_LINE = (
     "note: the library source searches the demo store ({store}), not your own library: run without --demo to "
     "search your papers"
@@ -99,7 +98,9 @@ async def run_research(
         if "library" in settings.sources:
             console.print(DEMO_LIBRARY_LINE.format(store=store_directory(settings)), markup=False, highlight=False)
     elif console is not None and settings.demo_sources:
-        console.print(f"[bold yellow]{shown(DEMO_SOURCES_BANNER.format(model=settings.model))}[/]")
+        console.print(f"[bold yellow]{DEMO_SOURCES_BANNER}[/]")
+    if console is not None and not settings.demo_mode and not settings.no_llm:
+        console.print(await _model_line(settings), highlight=False, markup=False)
 
     def show(event: ProgressEvent) -> None:
         if console is not None and (line := describe(event)) is not None:
@@ -108,6 +109,22 @@ async def run_research(
     return await run_to_folder(
         request.question, settings, folder=target, on_event=show, resume=resume_from is not None, request=request
     )
+
+
+async def _model_line(settings: Settings) -> str:
+    """``agents.models.model_line``: said before anything that could fail on the model (its key, its server),
+    so that the model that will answer is named whatever happens next. A name that is no model is an error
+    here; a missing key is the run's to report, after this line."""
+    from deepcritical.agents.models import PREFLIGHT_TIMEOUT_SECONDS, build_model, model_line
+
+    # The model is built to read its profile; nothing is sent (a timeout of its own only so that no SDK
+    # warns of httpx's default 5 s).
+    async with httpx2.AsyncClient(timeout=PREFLIGHT_TIMEOUT_SECONDS) as client:
+        try:
+            model, _ = build_model(settings, client)
+        except MissingKeyError:
+            return one_line(model_line(settings, None))
+    return one_line(model_line(settings, model))
 
 
 def resumable_request(folder: Path, given: RunRequest) -> RunRequest:

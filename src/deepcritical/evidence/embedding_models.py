@@ -30,6 +30,10 @@ CACHE_ENV_VAR = "DEEPCRITICAL_MODEL_CACHE"
 
 Vectors = npt.NDArray[np.float32]
 BACKENDS: tuple[str, ...] = get_args(EmbeddingBackend)
+# Part of every vector's identity: bumped whenever a backend computes other numbers for the same model and
+# runtimes, so that vectors cached by an earlier version are never returned. 2: ``onnx`` is the float32
+# graph (it was int8), the int8 graph is ``onnx-int8`` with exact u8u8 products (phases/23).
+NUMBERS_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -208,11 +212,11 @@ def _load_uncached(source: ModelSource, backend: str, cache_dir: Path) -> Loaded
         )
     encoder: Encoder | None = None
     try:
-        if backend in ("auto", "onnx", "onnx-fp32"):
+        if backend in ("auto", "onnx", "onnx-int8"):
             try:
                 from deepcritical.evidence.onnx_encoder import OnnxEncoder
 
-                encoder = OnnxEncoder(_local_directory(source), quantized=backend != "onnx-fp32", cache_dir=cache_dir)
+                encoder = OnnxEncoder(_local_directory(source), quantized=backend == "onnx-int8", cache_dir=cache_dir)
             except UnsupportedModelError as unsupported:
                 if backend != "auto":
                     raise EmbeddingError(
@@ -270,9 +274,10 @@ def backend_from_environment() -> EmbeddingBackend:
 
 def identity(source: ModelSource, backend: str) -> str:
     """What decides the numbers a model gives, known without loading it: the model (its name and where it is
-    loaded from), the configured backend and the versions of the runtimes that compute them. ``auto``
-    resolves the same way for the same model and installed packages, so it is part of the identity as
-    configured. Read from the installed packages' metadata: importing ONNX Runtime costs 0.13 CPU s."""
+    loaded from), the configured backend, how this version computes them (``NUMBERS_VERSION``) and the
+    versions of the runtimes. ``auto`` resolves the same way for the same model and installed packages, so it
+    is part of the identity as configured. Read from the installed packages' metadata: importing ONNX Runtime
+    costs 0.13 CPU s."""
     from importlib import metadata
 
     versions = []
@@ -281,4 +286,4 @@ def identity(source: ModelSource, backend: str) -> str:
             versions.append(f"{package} {metadata.version(package)}")
         except metadata.PackageNotFoundError:
             continue
-    return "|".join((source.name, source.location, backend, *versions))
+    return "|".join((source.name, source.location, backend, f"numbers {NUMBERS_VERSION}", *versions))

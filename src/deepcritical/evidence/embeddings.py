@@ -8,10 +8,12 @@ this the model would drop the tail mid-word, and which words survived would depe
 Two backends compute the same vectors (``DEEPCRITICAL_EMBEDDING_BACKEND``):
 
 - ``onnx`` (the default for BERT models such as all-MiniLM-L6-v2, ``onnx_encoder.py``): ONNX Runtime
-  runs a graph built from the model's own weights (``onnx_bert.py``), its weight matrices quantized to
-  int8 per channel (``onnx-fp32`` keeps them float32); the tokenizer is the ``tokenizers`` library. No torch: it
-  starts in a fraction of a second and embeds about twice as fast. The built graph is cached once per
-  user (``default_cache_dir``), keyed by the weights and the ONNX Runtime version.
+  runs a float32 graph built from the model's own weights (``onnx_bert.py``): the float model's vectors
+  (1e-5), alike on every CPU; the tokenizer is the ``tokenizers`` library. No torch: it starts in a
+  fraction of a second. ``onnx-int8`` quantizes the weight matrices to 7 bits per channel: 1.7 to 2 times as
+  fast, but its similarities are up to 0.07 from the float model's (``bench/embedding_cpu_paths.py``,
+  phases/23), too far for de-duplication at 0.9 to merge the same pairs. The built graph is cached once
+  per user (``default_cache_dir``), keyed by the weights and the ONNX Runtime version.
 - ``torch``: sentence-transformers (an optional install, ``pip install 'deepcritical[torch]'``), for
   any model it can load; ``auto`` falls back to it for models the ONNX builder does not handle.
 """
@@ -77,8 +79,8 @@ class EmbeddingService:
     """Embeds texts with a sentence embedding model, loaded lazily and shared by the whole process.
 
     ``model`` is None for the bundled all-MiniLM-L6-v2, a local model directory, or a hub name (read
-    from the local cache; see ``HF_HUB_OFFLINE``). ``backend`` is ``auto`` (ONNX Runtime, int8, when the
-    model is a BERT model with mean pooling, else sentence-transformers), ``onnx``, ``onnx-fp32`` or
+    from the local cache; see ``HF_HUB_OFFLINE``). ``backend`` is ``auto`` (ONNX Runtime, float32, when the
+    model is a BERT model with mean pooling, else sentence-transformers), ``onnx``, ``onnx-int8`` or
     ``torch``; None reads ``DEEPCRITICAL_EMBEDDING_BACKEND``. ``cache_dir`` keeps built ONNX graphs
     (default ``default_cache_dir()``: once per user). Every call embeds its whole list in one backend
     call that runs in batches of ``batch_size`` (None: the backend's own: 8 for ONNX float32, 32 for torch; int8
@@ -193,7 +195,7 @@ class EmbeddingService:
 
     @property
     def backend(self) -> str:
-        """The backend in use once loaded: ``onnx`` (int8), ``onnx-fp32`` or ``torch``."""
+        """The backend in use once loaded: ``onnx`` (float32), ``onnx-int8`` or ``torch``."""
         return self._loaded().encoder.name
 
     @property

@@ -160,16 +160,22 @@ def build_bert_graph(model_dir: Path, replacements: Mapping[str, np.ndarray] | N
     return bytes(model.SerializeToString())
 
 
-def _weight_matmuls_only(graph: bytes) -> tuple[Any, list[str]]:
+def _products_kept_float(graph: bytes, float_weights: tuple[str, ...]) -> tuple[Any, list[str]]:
+    """The model and the names of the products that stay float32: those without a weight matrix, and
+    those whose weight's name ends with one of ``float_weights``."""
     import onnx
 
     model = onnx.load_from_string(graph)
     constants = {tensor.name for tensor in model.graph.initializer}
-    products = [n.name for n in model.graph.node if n.op_type == "MatMul" and n.input[1] not in constants]
+    products = [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "MatMul" and (n.input[1] not in constants or n.input[1].endswith(float_weights))
+    ]
     return model, products
 
 
-def quantize(graph: bytes, target: Path) -> None:
+def quantize(graph: bytes, target: Path, *, reduce_range: bool = False, float_weights: tuple[str, ...] = ()) -> None:
     """Write ``graph`` to ``target`` with its weight matrices in int8, one scale per output channel.
 
     Only products with a weight matrix are quantized; the attention products (query by key, weights by
@@ -179,7 +185,7 @@ def quantize(graph: bytes, target: Path) -> None:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model, activation_products = _weight_matmuls_only(graph)
+    model, float_products = _products_kept_float(graph, float_weights)
     quiet = logging.getLogger()
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # its advice to run shape pre-processing is for image models
@@ -190,17 +196,38 @@ def quantize(graph: bytes, target: Path) -> None:
             weight_type=QuantType.QInt8,
             per_channel=True,
             op_types_to_quantize=["MatMul"],
-            nodes_to_exclude=activation_products,
+            nodes_to_exclude=float_products,
+            reduce_range=reduce_range,
         )
     finally:
         quiet.setLevel(level)
 
 
-def quantize_in_memory(graph: bytes) -> bytes:
+def session_options(threads: int = 0) -> Any:
+    """ONNX Runtime's options for the graphs built here (``threads``: intra-op threads, 0 for its default).
+
+    Its int8 products are u8s8: exact int32 sums with VNNI, but on AVX2 alone two products are added in
+    int16 first, which saturates for 8-bit weights; ``quantize(reduce_range=True)``'s cannot. Its u8u8
+    kernels (``session.x64quantprecision``) were measured too and not taken: bitwise the same results on a
+    VNNI CPU, slower there, and on an AVX2 one still 0.011 from a VNNI one's similarities (u8s8: 0.041;
+    ``bench/embedding_cpu_paths.py`` under QEMU's AVX2 CPU, ``phases/23_cpu_stable_embeddings.md``)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    return options
+
+
+def quantize_in_memory(graph: bytes, *, reduce_range: bool = False) -> bytes:
     """``quantize`` without a cache: through a temporary file, returned as bytes."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="deepcritical-onnx-") as scratch:
         target = Path(scratch) / "model.onnx"
-        quantize(graph, target)
+        quantize(graph, target, reduce_range=reduce_range)
         return target.read_bytes()

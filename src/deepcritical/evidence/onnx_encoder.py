@@ -1,5 +1,6 @@
-"""The ONNX backend of ``embeddings.EmbeddingService``: ONNX Runtime runs a graph built from the model's
-own weights (``onnx_bert.py``), int8 (weights quantized per channel) or float32, cached once per user
+"""The ONNX backends of ``embeddings.EmbeddingService``: ONNX Runtime runs a graph built from the model's
+own weights (``onnx_bert.py``), float32 (``onnx``) or int8 (``onnx-int8``: weights quantized to 7 bits per
+channel, ``INT8_REDUCED_RANGE``), cached once per user
 (``embeddings.default_cache_dir``) under a name that carries its key; the tokenizer is ``tokenizers``.
 Imported only when the ONNX backend loads."""
 
@@ -17,7 +18,11 @@ import structlog
 
 log = structlog.get_logger(__name__)
 # Bumped whenever the built graph changes, so that a cached graph from an older builder is not used.
-_GRAPH_VERSION = "1"
+_GRAPH_VERSION = "2"  # 2: the int8 graph's weights in 7 bits (reduce_range)
+# The int8 graph's weights in [-64, 64]: a pair of u8s8 products then never saturates ONNX Runtime's int16
+# sums on AVX2 without VNNI, so every x86 CPU computes the same vectors (3e-7 between an AVX2 and a VNNI CPU;
+# with 8-bit weights 0.041: bench/embedding_cpu_paths.py, phases/23_cpu_stable_embeddings.md).
+INT8_REDUCED_RANGE = True
 
 
 def _window(model_dir: Path, tokenizer_limit: int | None) -> int:
@@ -73,7 +78,7 @@ def _graph_file(model_dir: Path, quantized: bool, cache_dir: Path) -> Path:
     partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         if quantized:
-            quantize(graph, partial)
+            quantize(graph, partial, reduce_range=INT8_REDUCED_RANGE)
         else:
             partial.write_bytes(graph)
         partial.replace(target)
@@ -88,13 +93,13 @@ class OnnxEncoder:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from deepcritical.evidence.onnx_bert import UnsupportedModelError, bert_config
+        from deepcritical.evidence.onnx_bert import UnsupportedModelError, bert_config, session_options
 
         bert_config(model_dir)
         if not (model_dir / "tokenizer.json").is_file():
             raise UnsupportedModelError(f"no tokenizer.json in {model_dir}")
         _mean_pooling(model_dir)
-        self.name = "onnx" if quantized else "onnx-fp32"
+        self.name = "onnx-int8" if quantized else "onnx"
         # int8: one text per call. Activations are quantized with one scale per call, so a batch-mate (or
         # its padding) would shift a text's vector; alone, a vector depends on its text only, which the
         # store relies on when it reuses stored vectors. Without padding it is also the cheapest way.
@@ -114,14 +119,9 @@ class OnnxEncoder:
             log.warning("embedding graph not cached", cache=str(cache_dir), error=str(error))
             graph = build_bert_graph(model_dir)
             if quantized:
-                graph = quantize_in_memory(graph)
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
+                graph = quantize_in_memory(graph, reduce_range=INT8_REDUCED_RANGE)
         model = str(graph) if isinstance(graph, Path) else graph
-        self.session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        self.session = onnxruntime.InferenceSession(model, session_options(), providers=["CPUExecutionProvider"])
         self.dimension = int(self.session.get_outputs()[0].shape[-1])
 
     def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:

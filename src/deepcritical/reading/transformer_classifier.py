@@ -221,6 +221,8 @@ def load_trained(
     import onnxruntime
     from safetensors import safe_open
 
+    from deepcritical.evidence.onnx_bert import session_options
+
     with safe_open(str(weights), framework="numpy") as handle:
         metadata = dict(handle.metadata() or {})
         tensors = {name: handle.get_tensor(name).astype(np.float32) for name in handle.keys()}  # noqa: SIM118
@@ -230,16 +232,10 @@ def load_trained(
         graph = _graph_file(model_dir, weights, tensors, cache_dir, quantized)
     except OSError:  # an unwritable home costs the cache, not the reading
         graph = _build(model_dir, tensors, quantized)
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    # No busy-waiting between operators: on a shared machine spinning threads take cores from others.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     # One thread: a unit of 40 tokens is too small to split; two threads read about as fast in wall time
     # and at 0.6x the rate per CPU second (phases/16_result_reader.md, round 4).
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
     session = onnxruntime.InferenceSession(
-        str(graph) if isinstance(graph, Path) else graph, options, providers=["CPUExecutionProvider"]
+        str(graph) if isinstance(graph, Path) else graph, session_options(threads=1), providers=["CPUExecutionProvider"]
     )
     return session, heads, metadata
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from deepcritical.config import OutputMode, ReaderName, Settings
+from deepcritical.config import DEFAULT_MODEL, OutputMode, ReaderName, Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import KNOWN_SOURCES, SourceName
 from deepcritical.questions import checked_question
@@ -61,7 +61,7 @@ class RunRequest(BaseModel):
         default=None, description="Plan-search-judge rounds at most (1 to the server's limit)"
     )
     model: Annotated[Utf8Str, Field(min_length=1, max_length=200)] | None = Field(
-        default=None, description="A pydantic-ai model name, e.g. google:gemini-2.5-flash"
+        default=None, description=f"A pydantic-ai model name, e.g. {DEFAULT_MODEL}"
     )
     output_mode: OutputMode | None = Field(default=None, description="How the model gives structured answers")
     no_llm: StrictBool = Field(default=False, description="No language model: every stage by its code half")
