@@ -49,7 +49,8 @@ async def _report(question: str) -> str:
 def test_the_report_opens_with_its_summary_of_findings_and_the_certainty_reasons() -> None:
     markdown = asyncio.run(_report("Do statins reduce mortality in sepsis?"))
     sections = [line for line in markdown.splitlines() if line.startswith("## ")]
-    assert sections[:3] == ["## Verdict", "## Summary of findings", "## Answer in brief"]
+    # The answer first (the verdict and the answer in brief), then its summary of findings.
+    assert sections[:3] == ["## Verdict", "## Answer in brief", "## Summary of findings"]
     summary = markdown.split("## Summary of findings", 1)[1].split("\n## ", 1)[0]
     (row,) = [line for line in summary.splitlines() if line.startswith("| mortality |")]
     assert "RR " in row  # an effect with its interval
