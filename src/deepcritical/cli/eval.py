@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from deepcritical.options import OutputMode
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 eval_app = typer.Typer(
     help="Score the research loop on questions with known answers (PubMedQA, SciFact, MedEvidence), and the result"
@@ -67,23 +70,7 @@ def _run(
     if not questions:
         fail(f"{gold_file}: no item to evaluate")
     target = _out_folder(out, benchmark)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn(f"{benchmark}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    ) as bar:
+    with _progress_bar(f"{benchmark}") as bar:
         task = bar.add_task(benchmark, total=min(len(questions), limit or len(questions)))
         timing = run_async(
             evaluation.predict(
@@ -116,6 +103,22 @@ def _overrides(
         "max_iterations": iterations,
         "max_results_per_source": results,
     }
+
+
+def _progress_bar(name: str) -> Progress:
+    """The bar every evaluation shows on stderr: done of total, time spent and time left (rich loads here, on use)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn(name), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=err
+    )
 
 
 @eval_app.command()
@@ -250,23 +253,7 @@ def evidence_inference(
         eval_inference.check_reader(target, reader)
     except ConfigError as error:
         fail(str(error))
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("evidence-inference"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    ) as bar:
+    with _progress_bar("evidence-inference") as bar:
         task = bar.add_task("evidence-inference", total=min(len(items), limit or len(items)))
         seconds = eval_inference.predict(
             items,
@@ -334,15 +321,6 @@ def medevidence(
 ) -> None:
     """Research each question over its own studies only (a collection per question); its answer (higher, lower,
     no difference, uncertain effect, insufficient data) and GRADE certainty are scored against the review's."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
     from deepcritical.errors import ConfigError
     from deepcritical.logs import configure_logging
@@ -358,14 +336,7 @@ def medevidence(
     if not items:
         fail(f"{questions}: no question to evaluate")
     target = _out_folder(out, "medevidence")
-    with Progress(
-        TextColumn("medevidence"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    ) as bar:
+    with _progress_bar("medevidence") as bar:
         task = bar.add_task("medevidence", total=min(len(items), limit or len(items)))
         timing = run_async(
             eval_medevidence.predict(
