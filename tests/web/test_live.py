@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -98,10 +99,17 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``uvicorn --factory web.hostile_app:create`` on a socket bound here (port 0: a free one, no race),
-    stopped by its pid."""
+    """The page's app with a planted hostile run (``plant_hostile_run``), served by ``served``."""
     home = tmp_path_factory.mktemp("serve-home")
     plant_hostile_run(home)
+    with served(home) as running:
+        yield running
+
+
+@contextmanager
+def served(home: Path) -> Iterator[Server]:
+    """``uvicorn --factory web.hostile_app:create`` over ``home`` on a socket bound here (port 0: a free one, no
+    race), stopped by its pid: the one server starter of the page's browser tests."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     listener.listen()

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -41,8 +42,16 @@ async def test_initialize_is_answered_before_the_tools_have_loaded_and_a_list_wa
         assert client.server_info.name == "deepcritical"
         assert client.instructions is not None
         assert "search_literature" in client.instructions
+        waiting = asyncio.Event()
+        full = deferred._full
+
+        async def watched() -> MCPServer[Any]:
+            waiting.set()  # the list has reached the server and waits for its tools
+            return await full()
+
+        deferred._full = watched  # type: ignore[method-assign]
         listing = asyncio.create_task(client.list_tools())
-        await asyncio.sleep(0.05)
+        await waiting.wait()
         assert not listing.done()
         deferred.use(full_server())
         assert [tool.name for tool in (await listing).tools] == ["echo"]

@@ -8,10 +8,6 @@ temporary folder, whose path the test prints."""
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +21,7 @@ from deepcritical.report.figure_files import write_figures
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, counted_items
 from deepcritical.run.store import RunInfo
-from web.test_live import CHROMIUM, CHROMIUM_ARGS, RUN_MS, STARTUP_SECONDS, Server, environment
+from web.test_live import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, served
 
 pytestmark = pytest.mark.model
 
@@ -79,41 +75,11 @@ def plant_forest_run(home: Path) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The real app in demo mode under uvicorn on a free loopback port (bound here), stopped by its pid."""
+    """The real app in demo mode with a planted run that has forest plots, on a free loopback port."""
     home = tmp_path_factory.mktemp("answer-first-home")
     plant_forest_run(home)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    port = listener.getsockname()[1]
-    command = [sys.executable, "-m", "uvicorn", "--factory", "web.hostile_app:create", "--fd", str(listener.fileno())]
-    process = subprocess.Popen(
-        command, env=environment(home), pass_fds=[listener.fileno()], stderr=subprocess.PIPE, text=True
-    )
-    listener.close()
-    log: list[str] = []
-    started = threading.Event()
-
-    def drain() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if "Application startup complete" in line:
-                started.set()
-        started.set()
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        if not started.wait(STARTUP_SECONDS) or process.poll() is not None:
-            pytest.fail("the server did not start:\n" + "".join(log[-30:]))
-        yield Server(url=f"http://127.0.0.1:{port}", home=home, log=log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with served(home) as running:
+        yield running
 
 
 @pytest.fixture
