@@ -11,7 +11,8 @@ from deepcritical.appraisal.results import StudyResult
 from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.models import Citation, Evidence, Grade, Passage
-from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures, forest_plots
+from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures
+from deepcritical.report.forest_data import forest_plots
 
 QUESTION = "Do statins reduce mortality in sepsis?"
 RESULT = "RESULTS: Statins reduced 28-day mortality in sepsis (HR 0.79, 95% CI 0.69 to 0.91)."

@@ -9,8 +9,9 @@ from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import Finding
 from deepcritical.report.document import ReportDocument
-from deepcritical.report.figure_data import build_figures, figure_lines, forest_plots
+from deepcritical.report.figure_data import build_figures, figure_lines
 from deepcritical.report.forest import forest_plot_svg
+from deepcritical.report.forest_data import forest_plots
 from deepcritical.report.html import to_html
 from deepcritical.report.markdown import ModelText
 from deepcritical.report.markdown_writer import blocks_markdown

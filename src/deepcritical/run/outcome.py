@@ -30,7 +30,8 @@ from deepcritical.outputs import (
 from deepcritical.reading.frame import QuestionFrame
 from deepcritical.report.document import ReportDocument
 from deepcritical.report.extractive import code_brief, code_findings
-from deepcritical.report.figure_data import Figures, ForestPlot, StudyFlow, build_figures
+from deepcritical.report.figure_data import Figures, StudyFlow, build_figures
+from deepcritical.report.forest_data import ForestPlot
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, reference_order
 from deepcritical.report.sections import findings_for_the_answer
