@@ -217,6 +217,12 @@ class _Parts:
 _COMBINED = frozenset({"and", "plus"})
 
 
+def _names_an_aim(tokens: Sequence[_Token], run: Sequence[int]) -> bool:
+    """ "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing."""
+    words = [tokens[i].low for i in run]
+    return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
+
+
 def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, after_predicate: bool = False) -> None:
     """Cut ``tokens`` into entities, each filed under the role the marker before it opened: "in" opens the
     population, "versus" the comparator, "on" the outcome; "of" and "with" keep an entity going."""
@@ -226,9 +232,7 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
     opener = ""  # the marker that opened the population being read ("for", "in")
 
     def aim() -> bool:
-        # "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing.
-        words = [tokens[i].low for i in run]
-        return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
+        return _names_an_aim(tokens, run)
 
     def close() -> None:
         while run and not _content(tokens, run[-1]):

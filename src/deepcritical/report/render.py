@@ -202,10 +202,16 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     stated = [item for item in (*report.limitations, *context.notes) if not untrue(item, designs)]
     limitations = [Item(runs=rendered) for item in stated if (rendered := text(item))]
     lines += [heading("Limitations"), bullets(limitations or [Item(runs=runs("None stated."))])]
-    lines += [
-        heading("Why the run stopped"),
-        paragraph(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason)),
-    ]
+    lines += _run_lines(evidence, context)
+    lines += [heading("References")]
+    recalled = set(context.recalled)
+    entries = [reference_entry(study, lead(study).id in recalled, context.demo) for study in studies]
+    lines += [References(items=entries) if entries else paragraph("None.")]
+    return ReportDocument(blocks=lines)
+
+
+def _run_lines(evidence: Mapping[str, Evidence], context: RenderContext) -> list[Block]:
+    """Why the run stopped, and what happened on the way: its iterations, its sources, its problems."""
     counts = ", ".join(f"{name} {count}" for name, count in context.sources.items()) or "none"
     happened = [
         Item(
@@ -218,11 +224,11 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     for name, error in context.failed_sources.items():
         happened.append(Item(runs=runs(f"Source problem, {name}: {source_error(name, error)}")))
     happened += [Item(runs=runs(f"Problem: {problem}")) for problem in context.problems]
-    lines += [bullets(happened), heading("References")]
-    recalled = set(context.recalled)
-    entries = [reference_entry(study, lead(study).id in recalled, context.demo) for study in studies]
-    lines += [References(items=entries) if entries else paragraph("None.")]
-    return ReportDocument(blocks=lines)
+    return [
+        heading("Why the run stopped"),
+        paragraph(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason)),
+        bullets(happened),
+    ]
 
 
 def answer_block(

@@ -198,24 +198,7 @@ def assemble_outcome(
     appraisal = appraise_run(state.question, evidence.items, pool, deps.study_reader, state.last_assessment)
     verdict = run_verdict(appraisal, report, evidence.items)
     report = _stated_report(deps, appraisal, verdict, report, in_code=fallback is not None or brief_in_code)
-    context = RenderContext(
-        demo=deps.settings.stand_in_sources,
-        stop_reason=stop,
-        run_id=run_id,
-        model=model,
-        iterations=state.iteration,
-        assessment=state.last_assessment,
-        sources=evidence.count_by_source(),
-        failed_sources=state.failed_sources(),
-        problems=state.errors,
-        degraded=state.degraded,
-        recalled=evidence.recalled_ids,
-        pool=pool,
-        verdict=verdict,
-        counted=appraisal.counted,
-        frame=appraisal.frame,
-        reader=deps.study_reader,
-    )
+    context = _render_context(deps, appraisal, verdict, run_id=run_id, model=model, stop=stop, pool=pool)
     # One numbering: every study the report cites or counts is a reference, in run.json and the exports too,
     # named by the item its entry shows (its abstract; a passage only for a study known by passages alone).
     studies = group_studies(evidence.items[i] for i in reference_order(report, evidence.items, context))
@@ -260,6 +243,37 @@ def assemble_outcome(
     outcome = deps.redact.model(outcome)
     assert outcome.document is not None
     return outcome.model_copy(update={"markdown": to_markdown(outcome.document)})
+
+
+def _render_context(
+    deps: ResearchDeps,
+    appraisal: Appraisal,
+    verdict: Verdict,
+    *,
+    run_id: str,
+    model: str,
+    stop: StopReason,
+    pool: Sequence[str],
+) -> RenderContext:
+    state, evidence = deps.state, deps.evidence
+    return RenderContext(
+        demo=deps.settings.stand_in_sources,
+        stop_reason=stop,
+        run_id=run_id,
+        model=model,
+        iterations=state.iteration,
+        assessment=state.last_assessment,
+        sources=evidence.count_by_source(),
+        failed_sources=state.failed_sources(),
+        problems=state.errors,
+        degraded=state.degraded,
+        recalled=evidence.recalled_ids,
+        pool=pool,
+        verdict=verdict,
+        counted=appraisal.counted,
+        frame=appraisal.frame,
+        reader=deps.study_reader,
+    )
 
 
 def _stated_report(
