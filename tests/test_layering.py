@@ -132,3 +132,48 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 def test_the_mcp_server_imports_neither_the_command_line_nor_the_web_app() -> None:
     reached = {part for path in (SRC / "mcp").rglob("*.py") for part in imported_parts(path)}
     assert not reached & {"cli", "web"}
+
+
+# The consolidation's bounds (issue 37): a module a reader can hold in mind, a function a screen can show.
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+# What is still over, by name, so the list can only shrink: a module or function that grows past a bound fails,
+# and one on this list that comes under it fails too until it is struck off.
+OVERSIZED_MODULES: dict[str, str] = {
+    "appraisal/study_reading.py": "one reading per study and outcome; its outcome matching is to move out",
+    "config.py": "the settings; per-source fields are to become one mapping (issue 37 item 4)",
+    "evidence/store.py": "the evidence store and its library queries",
+    "reading/statistics.py": "the statistics reader's patterns",
+    "service/manager.py": "the run manager",
+    "service/watches.py": "the watch store",
+}
+OVERSIZED_FUNCTIONS: dict[str, str] = {
+    "cli/eval.py:evidence_inference": "the command's options",
+    "cli/library_files.py:add_files": "the library's add, to become the library service",
+    "mcp/server.py:build_mcp_server": "the MCP tools, registered in one function",
+    "sources/base.py:get_with_retry": "the hand-written retry loop, to become one tenacity policy",
+    "web/api.py:build_router": "the API's routes, registered in one function",
+}
+
+
+def _sizes() -> tuple[dict[str, int], dict[str, int]]:
+    modules: dict[str, int] = {}
+    functions: dict[str, int] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        name = path.relative_to(SRC).as_posix()
+        text = path.read_text(encoding="utf-8")
+        modules[name] = len(text.splitlines())
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                functions[f"{name}:{node.name}"] = node.end_lineno - node.lineno + 1
+    return modules, functions
+
+
+def test_no_module_or_function_grows_past_its_bound() -> None:
+    modules, functions = _sizes()
+    over_modules = {name for name, lines in modules.items() if lines > MAX_MODULE_LINES}
+    over_functions = {name for name, lines in functions.items() if lines > MAX_FUNCTION_LINES}
+    assert over_modules - set(OVERSIZED_MODULES) == set(), f"modules over {MAX_MODULE_LINES} lines"
+    assert over_functions - set(OVERSIZED_FUNCTIONS) == set(), f"functions over {MAX_FUNCTION_LINES} lines"
+    assert set(OVERSIZED_MODULES) - over_modules == set(), "back under the bound: strike it off OVERSIZED_MODULES"
+    assert set(OVERSIZED_FUNCTIONS) - over_functions == set(), "back under the bound: strike it off the list"

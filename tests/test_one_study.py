@@ -12,12 +12,13 @@ from typer.testing import CliRunner
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.passages import direction, labelled_sentences, quote
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.appraisal.studies import group_studies, readable, studies_of, study_numbers, with_study_parts
 from deepcritical.cli.app import app
 from deepcritical.models import Citation, Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.questions import stem
-from deepcritical.report.render import RenderContext, counted_items, render_markdown
+from deepcritical.report.render import RenderContext, render_markdown
 
 QUESTION = "Does aspirin prevent stroke in older adults?"
 STEMS = [stem(word) for word in ("aspirin", "stroke", "older", "adults")]

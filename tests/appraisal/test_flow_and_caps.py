@@ -8,10 +8,11 @@ from __future__ import annotations
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.ratings import ceilings
 from deepcritical.appraisal.results import StudyResult
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.models import Citation, Evidence, Grade, Passage
-from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures, forest_plots
-from deepcritical.report.render import counted_items
+from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures
+from deepcritical.report.forest_data import forest_plots
 
 QUESTION = "Do statins reduce mortality in sepsis?"
 RESULT = "RESULTS: Statins reduced 28-day mortality in sepsis (HR 0.79, 95% CI 0.69 to 0.91)."

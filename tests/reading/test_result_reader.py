@@ -444,7 +444,8 @@ def test_the_reader_on_evidence_inference_validation_articles(
 
 
 def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
-    from deepcritical.appraisal.verdict import run_verdict
+    from deepcritical.appraisal.run_appraisal import appraise_run, run_verdict
+    from deepcritical.appraisal.study_reading import StudyReader
     from deepcritical.models import Citation, Evidence, Grade
     from deepcritical.outputs import ResearchReport
     from deepcritical.report.markdown_writer import blocks_markdown
@@ -464,7 +465,7 @@ def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
         )
 
     items = {view.id: evidence(view) for view in (META_NULL, TRIAL_NULL, COHORT_GOOD)}
-    counted = strength_of(QUESTION, [EvidenceView.of(item, 8000) for item in items.values()])
+    appraisal = appraise_run(QUESTION, items, list(items), StudyReader(QUESTION))
     report = ResearchReport(
         question=QUESTION,
         answer_brief="Yes.",
@@ -473,7 +474,7 @@ def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
         verdict="yes",
         verdict_confidence=0.7,
     )
-    verdict = run_verdict(QUESTION, report, items, list(items), counted)
+    verdict = run_verdict(appraisal, report, items)
     assert verdict.by == "model"
     assert verdict.label == "yes"
     assert verdict.counted is not None
@@ -481,7 +482,7 @@ def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
     shown = blocks_markdown(verdict_block(verdict, {"pmid:1": 1, "pmid:2": 2, "pmid:3": 3}))
     assert "say otherwise: **No**" in shown
     # When they agree, nothing more is said.
-    agreeing = run_verdict(QUESTION, report.model_copy(update={"verdict": "no"}), items, list(items), counted)
+    agreeing = run_verdict(appraisal, report.model_copy(update={"verdict": "no"}), items)
     assert agreeing.counted is None
 
 

@@ -5,15 +5,16 @@ failure question) answers it indirectly, so it is left out of the plot and the c
 from __future__ import annotations
 
 from deepcritical.appraisal.results import StudyResult
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import Finding
 from deepcritical.report.document import ReportDocument
-from deepcritical.report.figure_data import build_figures, figure_lines, forest_plots
+from deepcritical.report.figure_data import build_figures, figure_lines
 from deepcritical.report.forest import forest_plot_svg
+from deepcritical.report.forest_data import forest_plots
 from deepcritical.report.html import to_html
 from deepcritical.report.markdown import ModelText
 from deepcritical.report.markdown_writer import blocks_markdown
-from deepcritical.report.render import counted_items
 from deepcritical.report.sections import findings_list
 
 QUESTION = "Do SGLT2 inhibitors improve outcomes in heart failure?"

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from deepcritical.appraisal.results import StudyResult
 from deepcritical.reading.pooling import POOLED_CAVEAT, StudyEstimate, comparable, pool
 from deepcritical.report.document import Figure
-from deepcritical.report.figure_data import Figures, ForestPlot, PlottedStudy, figure_lines
+from deepcritical.report.figure_data import Figures, figure_lines
 from deepcritical.report.forest import NOT_POOLED, NotComparableError, forest_svg
+from deepcritical.report.forest_data import ForestPlot, PlottedStudy
 from deepcritical.report.prisma import FlowCounts, prisma_svg
 from deepcritical.report.results import effect_text
 

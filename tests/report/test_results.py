@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 
 from deepcritical.appraisal.results import StudyResult, study_results
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.cli.export import results_csv
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import ResearchReport
-from deepcritical.report.render import RenderContext, counted_items, escape, render_markdown
+from deepcritical.report.render import RenderContext, escape, render_markdown
 from deepcritical.report.results import effect_text, p_text
 
 QUESTION = "Does drug X reduce mortality in heart failure?"

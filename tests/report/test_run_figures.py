@@ -16,12 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deepcritical.appraisal.results import StudyResult
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.models import Citation, Evidence, Grade, count_by_source
 from deepcritical.outputs import ResearchReport
-from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures, plot_designs
+from deepcritical.report.figure_data import EXCLUSION_REASONS, build_figures
 from deepcritical.report.figure_files import flow_counts
+from deepcritical.report.forest_data import plot_designs
 from deepcritical.report.prisma import prisma_svg
-from deepcritical.report.render import RenderContext, counted_items, escape, render_markdown
+from deepcritical.report.render import RenderContext, escape, render_markdown
 from deepcritical.report.results import effect_text
 from deepcritical.text import quantity, same_precision
 from test_cli import run_cli

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.outputs import ResearchReport
 from deepcritical.report.document import REPORT_DOCUMENT_FILE
 from deepcritical.report.figure_data import build_figures
 from deepcritical.report.figure_files import write_figures
 from deepcritical.report.markdown_writer import to_markdown
-from deepcritical.report.render import RenderContext, build_document, counted_items
+from deepcritical.report.render import RenderContext, build_document
 from deepcritical.run.store import RunInfo
 from web.test_live import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, served
 

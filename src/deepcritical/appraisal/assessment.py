@@ -9,7 +9,7 @@ model's (``appraisal.ratings.cap_assessment``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from deepcritical.appraisal.aspects import ASPECT_LABELS, ASPECT_QUERY_WORDS, ASPECTS, SUFFICIENT_SCORE, aspects_of
 from deepcritical.appraisal.framing import EvidenceView
@@ -108,32 +108,6 @@ def code_assessment(
     confidence = round(0.75 * coverage + 0.25 * min(1.0, len(sources) / 3), 2)
     base = frame_question(question).base
 
-    def cite(ids: Sequence[str], budget: int = 380) -> str:
-        """Every id when they fit in a reason (a model's sentence is bounded), else as many as fit, said so."""
-        shown: list[str] = []
-        for i in ids:
-            if len(", ".join([*shown, i])) > budget:
-                break
-            shown.append(i)
-        return f"({', '.join(shown)})" if len(shown) == len(ids) else f"(among them {', '.join(shown)})"
-
-    def reason(name: str) -> str:
-        ids = covering[name]
-        if not ids:
-            return f"None of the {len(relevant)} on-topic items judged addresses {ASPECT_LABELS[name]}."
-        if name == "clinical":
-            # Strongest first, so the reason names the best evidence.
-            ids = sorted(ids, key=lambda i: _level_rank(by_id[i]))
-            best = by_id[ids[0]]
-            studies = sum(by_id[i].level is not None for i in ids)
-            level = f", the strongest at OCEBM level {best.level}" if best.level else ""
-            return (
-                f"{len(ids)} of {len(relevant)} on-topic items judged speak to clinical use in people: "
-                f"{quantity(studies, 'graded study', 'graded studies')}{level}, the rest commentary, web pages or "
-                f"ungraded items, weighed less {cite(ids)}."
-            )
-        return f"{len(ids)} of {len(relevant)} on-topic items judged address {ASPECT_LABELS[name]} {cite(ids)}."
-
     weak = [name for name in ASPECTS if scores[name] < SUFFICIENT_SCORE]
     missing, design_words = design_gaps(relevant)
     gaps = [f"Little or no evidence on {ASPECT_LABELS[name]}" for name in weak] + missing
@@ -150,9 +124,9 @@ def code_assessment(
         "results."
     ]
     assessment = Assessment(
-        mechanism=AspectScore(score=scores["mechanism"], reason=reason("mechanism")),
-        clinical=AspectScore(score=scores["clinical"], reason=reason("clinical")),
-        safety=AspectScore(score=scores["safety"], reason=reason("safety")),
+        mechanism=AspectScore(score=scores["mechanism"], reason=_reason("mechanism", covering, relevant)),
+        clinical=AspectScore(score=scores["clinical"], reason=_reason("clinical", covering, relevant)),
+        safety=AspectScore(score=scores["safety"], reason=_reason("safety", covering, relevant)),
         sufficient=not weak and bool(relevant),
         confidence=confidence,
         gaps=gaps,
@@ -161,3 +135,33 @@ def code_assessment(
         cited_ids=[item.id for item in relevant],
     )
     return cap_assessment(assessment, strength, "judged") if capped else assessment
+
+
+def _cite(ids: Sequence[str], budget: int = 380) -> str:
+    """Every id when they fit in a reason (a model's sentence is bounded), else as many as fit, said so."""
+    shown: list[str] = []
+    for i in ids:
+        if len(", ".join([*shown, i])) > budget:
+            break
+        shown.append(i)
+    return f"({', '.join(shown)})" if len(shown) == len(ids) else f"(among them {', '.join(shown)})"
+
+
+def _reason(name: str, covering: Mapping[str, Sequence[str]], relevant: Sequence[EvidenceView]) -> str:
+    """Why an aspect scored what it did: the on-topic items that address it."""
+    ids = covering[name]
+    if not ids:
+        return f"None of the {len(relevant)} on-topic items judged addresses {ASPECT_LABELS[name]}."
+    if name == "clinical":
+        by_id = {item.id: item for item in relevant}
+        # Strongest first, so the reason names the best evidence.
+        ids = sorted(ids, key=lambda i: _level_rank(by_id[i]))
+        best = by_id[ids[0]]
+        studies = sum(by_id[i].level is not None for i in ids)
+        level = f", the strongest at OCEBM level {best.level}" if best.level else ""
+        return (
+            f"{len(ids)} of {len(relevant)} on-topic items judged speak to clinical use in people: "
+            f"{quantity(studies, 'graded study', 'graded studies')}{level}, the rest commentary, web pages or "
+            f"ungraded items, weighed less {_cite(ids)}."
+        )
+    return f"{len(ids)} of {len(relevant)} on-topic items judged address {ASPECT_LABELS[name]} {_cite(ids)}."

@@ -6,12 +6,12 @@ is read by the stance model (``appraisal.stance``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deepcritical.appraisal.answer import answer_from_label, appraise, frame_gaps
 from deepcritical.appraisal.candidates import open_verdict
-from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView
+from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS, asks_direction
 from deepcritical.appraisal.review_verdict import graded_verdict, review_verdict
 from deepcritical.appraisal.stance import (
@@ -23,37 +23,11 @@ from deepcritical.appraisal.stance import (
 )
 from deepcritical.appraisal.strength import Strength, is_lab
 from deepcritical.appraisal.study_reading import StudyReader
-from deepcritical.models import DESIGN_LABELS, Evidence
-from deepcritical.outputs import ResearchReport, Verdict, VerdictLabel
+from deepcritical.models import DESIGN_LABELS
+from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
 from deepcritical.text import quantity
 from deepcritical.vocabulary import Direction
-
-
-def run_verdict(
-    question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str], counted: Strength
-) -> Verdict:
-    """The run's verdict: the report model's, when it gave one, resting on the items the report cites; else
-    the verdict computed in code from the items the report was written from (every item when none is named)."""
-    items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    in_code = counted_verdict(question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items])
-    if report.verdict is None or in_code.label == "open":  # which intervention: a model's yes or no answers nothing
-        return in_code
-    cited = [evidence[i] for i in report.references if i in evidence and not evidence[i].retracted]
-    strongest = min(cited, key=lambda item: item.grade.level or 6, default=None)
-    # Where the model and the counted studies' readings disagree, both are shown and the difference said.
-    disagrees = in_code.label not in (report.verdict, "insufficient")
-    return Verdict(
-        label=report.verdict,
-        confidence=report.verdict_confidence if report.verdict_confidence is not None else 0.5,
-        evidence_ids=[item.id for item in cited[:MAX_VERDICT_ITEMS]],
-        strongest_design=DESIGN_LABELS[strongest.grade.design] if strongest is not None else None,
-        strongest_level=strongest.grade.level if strongest is not None else None,
-        by="model",
-        method="the report model, from the cited evidence",
-        counted=in_code if disagrees else None,
-    )
-
 
 # What a counted study weighs in the verdict, beyond its level (``strength.weight_of``): commentary and web
 # pages report no study of their own, so they weigh nothing; a study of healthy volunteers answers a

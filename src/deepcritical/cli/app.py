@@ -331,7 +331,8 @@ def export_command(
         typer.Option(
             "--format",
             "-f",
-            help="ris, bibtex, csljson, or results-csv (the study-results table).",
+            help="ris, bibtex, csljson, results-csv (the study-results table), or the report itself: markdown, "
+            "html (a page to keep beside the run's files).",
             case_sensitive=False,
         ),
     ] = "ris",
@@ -343,13 +344,14 @@ def export_command(
         bool, typer.Option("--all", help="Every collected item, not only the report's references.")
     ] = False,
 ) -> None:
-    """Export a run's references (RIS, BibTeX or CSL-JSON) or its study-results table (CSV)."""
-    from deepcritical.cli.export import export_run
+    """Export a run's references (RIS, BibTeX or CSL-JSON), its study-results table (CSV) or its report
+    (Markdown, an HTML page)."""
+    from deepcritical.cli.export import export_formats, export_run
     from deepcritical.report.exports import EXPORT_FORMATS
 
-    form = next((name for name in EXPORT_FORMATS if name == export_format.strip().lower()), None)
+    form = next((name for name in export_formats() if name == export_format.strip().lower()), None)
     if form is None:
-        fail(f"unknown export format {export_format!r}: use one of {', '.join(EXPORT_FORMATS)}")
+        fail(f"unknown export format {export_format!r}: use one of {', '.join(export_formats())}")
     try:
         text, count = export_run(run_dir, form, every_item=every_item)
     except ConfigError as error:
@@ -361,8 +363,11 @@ def export_command(
         output.write_text(text, encoding="utf-8")
     except OSError as error:
         fail(f"cannot write {output}: {error.strerror or error}")
-    written = "result row(s)" if form == "results-csv" else "reference(s)"
-    err.print(f"{count} {written} written to {output}", markup=False, highlight=False)
+    if form in EXPORT_FORMATS:
+        written = f"{count} {'result row(s)' if form == 'results-csv' else 'reference(s)'}"
+    else:
+        written = f"the report ({count} reference(s))"
+    err.print(f"{written} written to {output}", markup=False, highlight=False)
 
 
 def main() -> None:

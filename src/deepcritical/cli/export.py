@@ -1,5 +1,7 @@
 """``deepcritical export RUN_DIR``: a finished run's references as RIS, BibTeX or CSL-JSON, or its
-study-results table as CSV (``--format results-csv``), read from its ``run.json`` (no network, no store)."""
+study-results table as CSV (``--format results-csv``), read from its ``run.json``; or its report in any of the
+report's formats (``report.formats``: Markdown, an HTML page), written from its ``report.json``. No network,
+no store."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from deepcritical.cli.extract import cell
 from deepcritical.errors import ConfigError
 from deepcritical.models import Evidence
 from deepcritical.reading.p_values import p_cells
-from deepcritical.report.exports import ExportFormat, export, referenced
+from deepcritical.report.document import REPORT_DOCUMENT_FILE, ReportDocument
+from deepcritical.report.exports import EXPORT_FORMATS, export, referenced
+from deepcritical.report.formats import document_writers
 
 # "p" is the number alone and "p_bound" its bound, if any (``p_cells``): a spreadsheet reads the p-value as a number.
 RESULTS_COLUMNS = (
@@ -54,14 +58,42 @@ def load_run(run_dir: Path) -> tuple[list[str], dict[str, Evidence], bool]:
     return references, {item.id: item for item in items}, data.get("demo") is True
 
 
-def export_run(run_dir: Path, form: ExportFormat, *, every_item: bool = False) -> tuple[str, int]:
+def export_formats() -> tuple[str, ...]:
+    """Every ``--format``: the reference managers', the results table's, then the report's own."""
+    return (*EXPORT_FORMATS, *document_writers())
+
+
+def export_run(run_dir: Path, form: str, *, every_item: bool = False) -> tuple[str, int]:
     """The run's references (or, with ``every_item``, every collected item) in ``form``, and how many; for
-    ``results-csv``, its study-results table and how many rows."""
+    ``results-csv``, its study-results table and how many rows; for a report format, the report and its number
+    of references."""
+    writers = document_writers()
+    if form in writers:
+        document = load_document(run_dir)
+        return writers[form].write(document), document.references()
     references, evidence, synthetic = load_run(run_dir)
     if form == "results-csv":
         return results_csv(run_dir, references, evidence)
     items = list(evidence.values()) if every_item else referenced(references, evidence)
-    return export(items, form, synthetic=synthetic), len(items)
+    return export(items, form, synthetic=synthetic), len(items)  # type: ignore[arg-type]  # one of EXPORT_FORMATS
+
+
+def load_document(run_dir: Path) -> ReportDocument:
+    """The run's report document; a folder without one (a run of an older version) is named with the command
+    that writes it."""
+    folder = run_dir if run_dir.is_dir() else run_dir.parent
+    path = folder / REPORT_DOCUMENT_FILE
+    try:
+        return ReportDocument.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise ConfigError(
+            f"no {REPORT_DOCUMENT_FILE} in {folder}: give the --out directory of a finished research run "
+            f"(a run of an older version: deepcritical runs upgrade {folder})"
+        ) from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+    except ValidationError as error:
+        raise ConfigError(f"{path} is not a report document: {error.errors()[0]['msg']}") from None
 
 
 def results_csv(run_dir: Path, references: list[str], evidence: dict[str, Evidence]) -> tuple[str, int]:

@@ -50,79 +50,84 @@ def _weights(model_dir: Path) -> dict[str, np.ndarray]:
     return {name.removeprefix("bert."): value for name, value in tensors.items()}
 
 
-def build_bert_graph(model_dir: Path, replacements: Mapping[str, np.ndarray] | None = None) -> bytes:
-    """The serialised ONNX model: inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens),
-    output ``last_hidden_state`` (float32, batch x tokens x hidden). ``replacements`` (named as in the
-    file, without "bert.") take the place of the file's tensors: a fine-tuned model's changed layers."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+class _Graph:
+    """The nodes and initializers of a graph being written, each node named by its operator and a counter."""
 
-    config = bert_config(model_dir)
-    weights = _weights(model_dir) | dict(replacements or {})
-    hidden = int(config["hidden_size"])
-    heads = int(config["num_attention_heads"])
-    head_size = hidden // heads
-    epsilon = float(config.get("layer_norm_eps", 1e-12))
+    def __init__(self, weights: Mapping[str, np.ndarray], epsilon: float) -> None:
+        from onnx import TensorProto, helper, numpy_helper
 
-    initializers: list[onnx.TensorProto] = []
-    nodes: list[onnx.NodeProto] = []
-    counter = iter(range(1_000_000))
+        self.helper, self.numpy_helper, self.tensor_proto = helper, numpy_helper, TensorProto
+        self.weights, self.epsilon = weights, epsilon
+        self.initializers: list[Any] = []
+        self.nodes: list[Any] = []
+        self.counter = iter(range(1_000_000))
 
-    def constant(name: str, value: np.ndarray) -> str:
-        initializers.append(numpy_helper.from_array(value, name))
+    def constant(self, name: str, value: np.ndarray) -> str:
+        self.initializers.append(self.numpy_helper.from_array(value, name))
         return name
 
-    def weight(name: str) -> str:
-        if name not in weights:
+    def weight(self, name: str, *, transposed: bool = False) -> str:
+        """A tensor of the weights; ``transposed`` for a Linear's: torch stores (out, in), MatMul wants (in, out)."""
+        if name not in self.weights:
             raise UnsupportedModelError(f"the weights have no tensor {name!r}")
-        return constant(name, np.ascontiguousarray(weights[name].astype(np.float32)))
+        value = self.weights[name].astype(np.float32)
+        return self.constant(name, np.ascontiguousarray(value.T if transposed else value))
 
-    def linear_weight(name: str) -> str:
-        # torch's Linear stores (out, in); MatMul wants (in, out).
-        if name not in weights:
-            raise UnsupportedModelError(f"the weights have no tensor {name!r}")
-        return constant(name, np.ascontiguousarray(weights[name].astype(np.float32).T))
-
-    def node(op: str, inputs: list[str], **attributes: Any) -> str:
-        output = f"{op.lower()}_{next(counter)}"
-        nodes.append(helper.make_node(op, inputs, [output], name=output, **attributes))
+    def node(self, op: str, inputs: list[str], **attributes: Any) -> str:
+        output = f"{op.lower()}_{next(self.counter)}"
+        self.nodes.append(self.helper.make_node(op, inputs, [output], name=output, **attributes))
         return output
 
-    def linear(x: str, prefix: str) -> str:
-        return node("Add", [node("MatMul", [x, linear_weight(f"{prefix}.weight")]), weight(f"{prefix}.bias")])
+    def linear(self, x: str, prefix: str) -> str:
+        product = self.node("MatMul", [x, self.weight(f"{prefix}.weight", transposed=True)])
+        return self.node("Add", [product, self.weight(f"{prefix}.bias")])
 
-    def layer_norm(x: str, prefix: str) -> str:
-        return node(
-            "LayerNormalization", [x, weight(f"{prefix}.weight"), weight(f"{prefix}.bias")], axis=-1, epsilon=epsilon
-        )
+    def layer_norm(self, x: str, prefix: str) -> str:
+        scale_and_shift = [self.weight(f"{prefix}.weight"), self.weight(f"{prefix}.bias")]
+        return self.node("LayerNormalization", [x, *scale_and_shift], axis=-1, epsilon=self.epsilon)
 
-    # Embeddings: word + position + token type 0 (every text is one segment), then LayerNorm.
+
+def _embeddings(graph: _Graph) -> str:
+    """Word + position + token type 0 (every text is one segment), then LayerNorm."""
+    weights = graph.weights
     token_type = weights.get("embeddings.token_type_embeddings.weight")
     positions = weights["embeddings.position_embeddings.weight"].astype(np.float32)
     if token_type is not None:
         positions = positions + token_type[0].astype(np.float32)
-    position_table = constant("position_and_type_embeddings", np.ascontiguousarray(positions))
-    words = node("Gather", [weight("embeddings.word_embeddings.weight"), "input_ids"], axis=0)
-    length = node(
-        "Gather", [node("Shape", ["input_ids"]), constant("one_index", np.array([1], dtype=np.int64))], axis=0
-    )
-    zero = constant("zero_index", np.array([0], dtype=np.int64))
-    position_rows = node("Slice", [position_table, zero, length, zero])
-    x = layer_norm(node("Add", [words, position_rows]), "embeddings.LayerNorm")
+    position_table = graph.constant("position_and_type_embeddings", np.ascontiguousarray(positions))
+    words = graph.node("Gather", [graph.weight("embeddings.word_embeddings.weight"), "input_ids"], axis=0)
+    one_index = graph.constant("one_index", np.array([1], dtype=np.int64))
+    length = graph.node("Gather", [graph.node("Shape", ["input_ids"]), one_index], axis=0)
+    zero = graph.constant("zero_index", np.array([0], dtype=np.int64))
+    position_rows = graph.node("Slice", [position_table, zero, length, zero])
+    return graph.layer_norm(graph.node("Add", [words, position_rows]), "embeddings.LayerNorm")
 
-    # Padding: -10000 added to the scores of padded keys (what BERT's original code does), shape (B,1,1,S).
-    mask = node("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    padding = node("Sub", [constant("one", np.array(1.0, dtype=np.float32)), mask])
-    masked = node("Mul", [padding, constant("big_negative", np.array(-10000.0, dtype=np.float32))])
-    score_bias = node("Unsqueeze", [masked, constant("mask_axes", np.array([1, 2], dtype=np.int64))])
 
-    split_shape = constant("split_heads_shape", np.array([0, 0, heads, head_size], dtype=np.int64))
-    merge_shape = constant("merge_heads_shape", np.array([0, 0, hidden], dtype=np.int64))
-    scale = constant("attention_scale", np.array(1.0 / math.sqrt(head_size), dtype=np.float32))
-    sqrt_half = constant("sqrt_half", np.array(1.0 / math.sqrt(2.0), dtype=np.float32))
-    half = constant("half", np.array(0.5, dtype=np.float32))
-    one = "one"
+def _padding_bias(graph: _Graph) -> str:
+    """-10000 added to the scores of padded keys (what BERT's original code does), shape (B,1,1,S)."""
+    mask = graph.node("Cast", ["attention_mask"], to=graph.tensor_proto.FLOAT)
+    padding = graph.node("Sub", [graph.constant("one", np.array(1.0, dtype=np.float32)), mask])
+    masked = graph.node("Mul", [padding, graph.constant("big_negative", np.array(-10000.0, dtype=np.float32))])
+    return graph.node("Unsqueeze", [masked, graph.constant("mask_axes", np.array([1, 2], dtype=np.int64))])
 
+
+def build_bert_graph(model_dir: Path, replacements: Mapping[str, np.ndarray] | None = None) -> bytes:
+    """The serialised ONNX model: inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens),
+    output ``last_hidden_state`` (float32, batch x tokens x hidden). ``replacements`` (named as in the
+    file, without "bert.") take the place of the file's tensors: a fine-tuned model's changed layers."""
+    config = bert_config(model_dir)
+    graph = _Graph(_weights(model_dir) | dict(replacements or {}), float(config.get("layer_norm_eps", 1e-12)))
+    hidden = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    head_size = hidden // heads
+    x = _embeddings(graph)
+    score_bias = _padding_bias(graph)
+    split_shape = graph.constant("split_heads_shape", np.array([0, 0, heads, head_size], dtype=np.int64))
+    merge_shape = graph.constant("merge_heads_shape", np.array([0, 0, hidden], dtype=np.int64))
+    scale = graph.constant("attention_scale", np.array(1.0 / math.sqrt(head_size), dtype=np.float32))
+    sqrt_half = graph.constant("sqrt_half", np.array(1.0 / math.sqrt(2.0), dtype=np.float32))
+    half = graph.constant("half", np.array(0.5, dtype=np.float32))
+    node, linear, layer_norm = graph.node, graph.linear, graph.layer_norm
     for index in range(int(config["num_hidden_layers"])):
         prefix = f"encoder.layer.{index}"
 
@@ -141,21 +146,25 @@ def build_bert_graph(model_dir: Path, replacements: Mapping[str, np.ndarray] | N
         # GELU as BERT defines it, with erf: 0.5 * h * (1 + erf(h / sqrt(2))).
         inner = linear(x, f"{prefix}.intermediate.dense")
         erf = node("Erf", [node("Mul", [inner, sqrt_half])])
-        activated = node("Mul", [node("Mul", [inner, half]), node("Add", [erf, one])])
+        activated = node("Mul", [node("Mul", [inner, half]), node("Add", [erf, "one"])])
         x = layer_norm(node("Add", [linear(activated, f"{prefix}.output.dense"), x]), f"{prefix}.output.LayerNorm")
+    return _serialised(graph, x, hidden)
 
-    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
-    graph = helper.make_graph(
-        nodes,
+
+def _serialised(graph: _Graph, last: str, hidden: int) -> bytes:
+    helper, tensor = graph.helper, graph.tensor_proto
+    graph.nodes.append(helper.make_node("Identity", [last], ["last_hidden_state"]))
+    written = helper.make_graph(
+        graph.nodes,
         "bert_encoder",
         [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info("input_ids", tensor.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info("attention_mask", tensor.INT64, ["batch", "tokens"]),
         ],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", hidden])],
-        initializers,
+        [helper.make_tensor_value_info("last_hidden_state", tensor.FLOAT, ["batch", "tokens", hidden])],
+        graph.initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="deepcritical")
+    model = helper.make_model(written, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="deepcritical")
     model.ir_version = 8
     return bytes(model.SerializeToString())
 

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from deepcritical.reading.frame_tokens import Token, is_content, is_word, predicate_at, tokenize
 from deepcritical.reading.frame_words import (
     AIM_HEADS,
     AIM_QUALIFIERS,
@@ -118,86 +119,16 @@ GENERIC_OUTCOMES = frozenset(
 )
 ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
-_TOKEN = re.compile(r"\w+(?:['’.\-+/]\w+)*|[,;:?!()\[\]]")
-
-
-@dataclass(frozen=True)
-class _Token:
-    text: str
-    start: int
-    end: int
-
-    @property
-    def low(self) -> str:
-        return self.text.lower()
-
-
-def _tokens(text: str) -> list[_Token]:
-    """The text's tokens, without an abbreviation defined in brackets ("(IRS)" after "indoor residual spraying"):
-    it names what precedes it, so an entity runs on across it, as written ("spraying (IRS) plus ... nets")."""
-    named = [(m.start(), m.end()) for m in _NAMED_IN_BRACKETS.finditer(text)]
-    return [
-        _Token(m.group(0), m.start(), m.end())
-        for m in _TOKEN.finditer(text)
-        if not any(start <= m.start() and m.end() <= end for start, end in named)
-    ]
-
-
-def _is_word(token: _Token) -> bool:
-    return token.text[0].isalnum() or token.text[0] == "_"
-
-
-def _content(tokens: Sequence[_Token], index: int) -> bool:
-    """Whether the token at ``index`` can be part of an entity. A capital letter or a Roman numeral after a
-    word is ("vitamin A", "type I diabetes", "hepatitis B"), although "a" and "I" are function words."""
-    token = tokens[index]
-    if not _is_word(token):
-        return False
-    after_word = index > 0 and _content(tokens, index - 1)  # "hepatitis A", and "A" after it again
-    if after_word and re.fullmatch(r"[A-Z]|[IVX]{1,4}", token.text):
-        return True
-    return token.low not in FUNCTION
-
 
 def terms_of(entities: Sequence[str]) -> list[str]:
     """The content words of ``entities``, as written, without repeats (case folded)."""
     seen: dict[str, str] = {}
     for entity in entities:
-        tokens = _tokens(entity)
+        tokens = tokenize(entity)
         for index, token in enumerate(tokens):
-            if _content(tokens, index) and token.low not in seen:
+            if is_content(tokens, index) and token.low not in seen:
                 seen[token.low] = token.text
     return list(seen.values())
-
-
-def _not_a_verb(tokens: Sequence[_Token], index: int) -> bool:
-    """A verb's form right after a determiner is a noun ("the changes", "an increase"), and an -ed or -ing
-    form right after a function word modifies one ("with reduced ejection fraction")."""
-    if index == 0 or _content(tokens, index - 1):  # "vitamin A reduces": A names, it is no article
-        return False
-    before = tokens[index - 1].low
-    return before in DETERMINERS or (tokens[index].low.endswith(("ed", "ing")) and before in FUNCTION)
-
-
-def _predicate_at(tokens: Sequence[_Token], start: int, *, linking: bool) -> tuple[int, int] | None:
-    """Where the question's predicate begins (its first verb, auxiliary or predicate word after a subject)
-    and where what follows it begins. With no known verb, a determiner after the subject marks it: in a
-    question led by "is" it opens the complement ("Is the advanced age a contraindication to ..."), else
-    the word before it is the verb ("Do patients know their goal?")."""
-    for index in range(start + 1, len(tokens)):
-        low = tokens[index].low
-        if low in AUX or low in BE or low in PREDICATES:
-            return index, index + 1
-        if low in VERBS and not _not_a_verb(tokens, index):
-            return index, index + 1
-    for index in range(start + (1 if linking else 2), len(tokens)):
-        if tokens[index].low in DETERMINERS and not _content(tokens, index):
-            before = tokens[index - 1]
-            if linking:
-                return index, index
-            if _is_word(before) and before.low not in FUNCTION:
-                return index - 1, index
-    return None
 
 
 @dataclass
@@ -217,7 +148,13 @@ class _Parts:
 _COMBINED = frozenset({"and", "plus"})
 
 
-def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, after_predicate: bool = False) -> None:
+def _names_an_aim(tokens: Sequence[Token], run: Sequence[int]) -> bool:
+    """ "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing."""
+    words = [tokens[i].low for i in run]
+    return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
+
+
+def _walk(text: str, tokens: Sequence[Token], role: Role, parts: _Parts, *, after_predicate: bool = False) -> None:
     """Cut ``tokens`` into entities, each filed under the role the marker before it opened: "in" opens the
     population, "versus" the comparator, "on" the outcome; "of" and "with" keep an entity going."""
     run: list[int] = []
@@ -226,12 +163,10 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
     opener = ""  # the marker that opened the population being read ("for", "in")
 
     def aim() -> bool:
-        # "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing.
-        words = [tokens[i].low for i in run]
-        return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
+        return _names_an_aim(tokens, run)
 
     def close() -> None:
-        while run and not _content(tokens, run[-1]):
+        while run and not is_content(tokens, run[-1]):
             run.pop()
         filed: Role = role
         if role == "population" and opener == "for" and run and not aim():  # "for primary prevention": an aim
@@ -248,7 +183,7 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
 
     for index, token in enumerate(tokens):
         low = token.low
-        if _content(tokens, index) and not (after_predicate and role == "outcome" and not run and low in VERBS):
+        if is_content(tokens, index) and not (after_predicate and role == "outcome" and not run and low in VERBS):
             run.append(index)  # a verb that opens an outcome is not part of it: "in reducing pain"
         elif low in {"or", "and"} and run and aim():
             run.append(index)  # "prevention or treatment of depression": one aim, its object follows
@@ -295,7 +230,7 @@ def _walk(text: str, tokens: Sequence[_Token], role: Role, parts: _Parts, *, aft
             close()
             if low in TO_POPULATION:
                 opener = low  # "for mortality in sepsis": "in" opens the population
-        if _is_word(token):
+        if is_word(token):
             last = low
     close()
 
@@ -304,7 +239,7 @@ def _strip_people(population: str | None) -> str | None:
     """ "patients with heart failure" -> "heart failure"; "patients" alone names no population."""
     if population is None:
         return None
-    tokens = _tokens(population)
+    tokens = tokenize(population)
     words = [t.low for t in tokens]
     if words and all(word in PEOPLE for word in words):
         return None
@@ -318,14 +253,13 @@ def _clause(question: str) -> tuple[str, str | None]:
     part after the colon; a part that only says "is it ..." refers back to the title."""
     for mark in (":", ". ", "--", " - "):
         head, found, tail = question.rpartition(mark)
-        if found and head.strip() and (words := _tokens(tail)) and words[0].low in AUX | WH:
+        if found and head.strip() and (words := tokenize(tail)) and words[0].low in AUX | WH:
             return tail.strip(), head.strip()
     return question, None
 
 
 # An abbreviation in brackets names what precedes it ("Pancreatojejunostomy (PJ)", "insecticide-treated nets
 # (ITNs)"): it is no entity of its own (no outcome "PJ").
-_NAMED_IN_BRACKETS = re.compile(r"\s*\((?:[A-Z][A-Za-z0-9-]{0,8}[A-Z0-9]s?|[A-Z])\)")
 # When an outcome is measured ("at 12 months", "after six weeks of follow-up") is neither an outcome nor people.
 _TIME_POINT = re.compile(
     r"\s+(?:at|after|over|within|by|up\s+to)\s+(?:\d+(?:\.\d+)?|one|two|three|four|five|six|nine|twelve|eighteen)"
@@ -356,7 +290,7 @@ def plain_question(question: str) -> str:
 def frame_question(question: str) -> QuestionFrame:
     """The frame of ``question``, read from its shape (see the module's docstring)."""
     text, title = _clause(one_line(plain_question(question)))
-    tokens = [t for t in _tokens(text) if t.text not in "?!"]
+    tokens = [t for t in tokenize(text) if t.text not in "?!"]
     start = 0
     asks_which = False
     while start < len(tokens) and tokens[start].low in AUX | WH | {"how", "there"}:
@@ -368,7 +302,7 @@ def frame_question(question: str) -> QuestionFrame:
     parts = _Parts({})
     verb_first = asks_which and start < len(tokens) and tokens[start].low in VERBS  # "What reduces ...?"
     linking = bool(tokens) and tokens[0].low in BE
-    found = (start, start + 1) if verb_first else _predicate_at(tokens, start, linking=linking)
+    found = (start, start + 1) if verb_first else predicate_at(tokens, start, linking=linking)
     if found is None:
         _walk(text, tokens[start:], "intervention", parts)
     else:
@@ -407,7 +341,7 @@ def _frame(parts: _Parts, asks_which: bool) -> QuestionFrame:
     outcomes = [*extra, *parts.phrases.get("outcome", [])]
     populations = [p for p in map(_strip_people, parts.phrases.get("population", [])) if p]
     open_intervention = asks_which and (
-        intervention is None or _tokens(intervention)[-1].low in OPEN_HEADS | ASPECT_HEADS
+        intervention is None or tokenize(intervention)[-1].low in OPEN_HEADS | ASPECT_HEADS
     )
     if open_intervention:
         intervention = None

@@ -16,7 +16,7 @@ from deepcritical.report import svg
 from deepcritical.text import same_precision
 
 if TYPE_CHECKING:  # the drawing needs only the record's fields; the stages it comes from load with a run
-    from deepcritical.report.figure_data import ForestPlot
+    from deepcritical.report.forest_data import ForestPlot
 
 # Columns (x in px), in the Cochrane layout: study (first author and year), design, n, the estimate as text,
 # then the plot. 900 px wide, drawn at its own size on the page (it scrolls sideways on a phone, never shrinks),

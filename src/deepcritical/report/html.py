@@ -52,9 +52,10 @@ def http_url(url: str) -> bool:
 class HtmlWriter:
     """Writes one document: ``references`` is how many it numbers, ``files`` where its run's files are served."""
 
-    def __init__(self, references: int, files: str | None) -> None:
+    def __init__(self, references: int, files: str | None, *, standalone: bool = False) -> None:
         self.references = references
         self.files = files
+        self.standalone = standalone  # a page of its own beside the run's files: figures by their file names
 
     def inline(self, runs: Sequence[Inline]) -> Markup:
         return Markup("").join(self._run(run) for run in runs)
@@ -154,6 +155,10 @@ class HtmlWriter:
         never shrunk, so its text stays the size it was drawn (12 px and up)."""
         if not is_run_figure(figure.file):
             return Markup("<p>{}</p>\n").format(figure.alt)
+        if self.standalone:
+            return Markup('<div class="figure-box"><img class="figure" src="{}" alt="{}"></div>\n').format(
+                figure.file, figure.alt
+            )
         return Markup('<div class="figure-box"><img class="figure" data-run-file="{}" alt="{}"></div>\n').format(
             figure.file, figure.alt
         )
@@ -162,7 +167,8 @@ class HtmlWriter:
         return Markup("").join(self.block(block) for block in blocks)
 
 
-def to_html(document: ReportDocument, files: str | None = None) -> str:
+def to_html(document: ReportDocument, files: str | None = None, *, standalone: bool = False) -> str:
     """The report as an HTML fragment, safe to insert into the page; ``files``: where the run's files are
-    served (``/api/runs/ID/``), for its figure links."""
-    return str(HtmlWriter(document.references(), files).blocks(document.blocks))
+    served (``/api/runs/ID/``), for its figure links; ``standalone``: for a page beside the run's files, which
+    shows its figures by their file names."""
+    return str(HtmlWriter(document.references(), files, standalone=standalone).blocks(document.blocks))

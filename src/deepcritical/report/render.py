@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView
 from deepcritical.appraisal.passages import split_sentences
-from deepcritical.appraisal.ratings import cap_assessment, overcounts, untrue
-from deepcritical.appraisal.strength import Strength, strength_of
-from deepcritical.appraisal.studies import counted_parts, group_studies, lead, study_numbers
+from deepcritical.appraisal.ratings import overcounts, untrue
+from deepcritical.appraisal.run_appraisal import counted_items, shown_assessment
+from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal.studies import group_studies, lead, study_numbers
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import Evidence
 from deepcritical.outputs import STOP_EXPLANATIONS, Assessment, ResearchReport, Verdict
@@ -63,7 +63,6 @@ __all__ = [
     "build_document",
     "citation_mark",
     "code_span",
-    "counted_items",
     "counted_set",
     "escape",
     "passage_link",
@@ -71,7 +70,6 @@ __all__ = [
     "reference_order",
     "render_markdown",
     "safe_link",
-    "shown_assessment",
     "verdict_block",
 ]
 
@@ -114,29 +112,11 @@ class RenderContext:
     reader: StudyReader | None = None  # the run's reader of the question's studies (else the linear one)
 
 
-def counted_items(
-    question: str, evidence: Mapping[str, Evidence], pool: Sequence[str], reader: StudyReader | None = None
-) -> Strength:
-    """The report's one counted set: the items it was written from (every collected item when not told), read
-    with the run's ``reader`` (else the linear one)."""
-    pooled = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
-    # A study is counted by what states its results: its abstract or results passage, when collected, stands
-    # for a methods passage that was in the pool. The whole text: an abstract states its results last, past the
-    # slice a report quotes from.
-    pooled = counted_parts(pooled, evidence)
-    return strength_of(question, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in pooled], reader)
-
-
 def counted_set(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> Strength:
     """The counted set the run computed once (``context.counted``), else ``counted_items``."""
     if context.counted is not None:
         return context.counted
     return counted_items(report.question, evidence, context.pool, context.reader)
-
-
-def shown_assessment(assessment: Assessment | None, counted: Strength) -> Assessment | None:
-    """The judge's last assessment as the report shows it: capped (again) by the report's counted items."""
-    return cap_assessment(assessment, counted) if assessment is not None else None
 
 
 def reference_order(report: ResearchReport, evidence: Mapping[str, Evidence], context: RenderContext) -> list[str]:
@@ -222,10 +202,16 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     stated = [item for item in (*report.limitations, *context.notes) if not untrue(item, designs)]
     limitations = [Item(runs=rendered) for item in stated if (rendered := text(item))]
     lines += [heading("Limitations"), bullets(limitations or [Item(runs=runs("None stated."))])]
-    lines += [
-        heading("Why the run stopped"),
-        paragraph(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason)),
-    ]
+    lines += _run_lines(evidence, context)
+    lines += [heading("References")]
+    recalled = set(context.recalled)
+    entries = [reference_entry(study, lead(study).id in recalled, context.demo) for study in studies]
+    lines += [References(items=entries) if entries else paragraph("None.")]
+    return ReportDocument(blocks=lines)
+
+
+def _run_lines(evidence: Mapping[str, Evidence], context: RenderContext) -> list[Block]:
+    """Why the run stopped, and what happened on the way: its iterations, its sources, its problems."""
     counts = ", ".join(f"{name} {count}" for name, count in context.sources.items()) or "none"
     happened = [
         Item(
@@ -238,11 +224,11 @@ def build_document(report: ResearchReport, evidence: Mapping[str, Evidence], con
     for name, error in context.failed_sources.items():
         happened.append(Item(runs=runs(f"Source problem, {name}: {source_error(name, error)}")))
     happened += [Item(runs=runs(f"Problem: {problem}")) for problem in context.problems]
-    lines += [bullets(happened), heading("References")]
-    recalled = set(context.recalled)
-    entries = [reference_entry(study, lead(study).id in recalled, context.demo) for study in studies]
-    lines += [References(items=entries) if entries else paragraph("None.")]
-    return ReportDocument(blocks=lines)
+    return [
+        heading("Why the run stopped"),
+        paragraph(STOP_EXPLANATIONS.get(context.stop_reason, context.stop_reason)),
+        bullets(happened),
+    ]
 
 
 def answer_block(

@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.appraisal.results import StudyResult
+from deepcritical.appraisal.run_appraisal import Appraisal, appraise_run, run_verdict
 from deepcritical.appraisal.studies import group_studies, lead, study_numbers
-from deepcritical.appraisal.verdict import run_verdict
 from deepcritical.models import Evidence, count_by_source
 from deepcritical.outputs import (
     Assessment,
@@ -27,12 +27,13 @@ from deepcritical.outputs import (
     StopReason,
     Verdict,
 )
-from deepcritical.reading.frame import QuestionFrame, frame_question
+from deepcritical.reading.frame import QuestionFrame
 from deepcritical.report.document import ReportDocument
 from deepcritical.report.extractive import code_brief, code_findings
-from deepcritical.report.figure_data import Figures, ForestPlot, StudyFlow, build_figures
+from deepcritical.report.figure_data import Figures, StudyFlow, build_figures
+from deepcritical.report.forest_data import ForestPlot
 from deepcritical.report.markdown_writer import to_markdown
-from deepcritical.report.render import RenderContext, build_document, counted_items, reference_order, shown_assessment
+from deepcritical.report.render import RenderContext, build_document, reference_order
 from deepcritical.report.sections import findings_for_the_answer
 
 
@@ -191,51 +192,23 @@ def assemble_outcome(
     pool: Sequence[str] = (),
     brief_in_code: bool = False,
 ) -> ResearchOutcome:
+    """The run's outcome in three steps: appraise the evidence the report was written from, render the report
+    from that appraisal, and collect what the run used."""
     state, evidence = deps.state, deps.evidence
-    # One counted set for the verdict, the numbering, the Markdown and the capped assessment.
-    counted = counted_items(state.question, evidence.items, pool, deps.study_reader)
-    frame = frame_question(state.question)
-    verdict = run_verdict(state.question, report, evidence.items, pool, counted)
-    if evidence.items and (fallback is not None or brief_in_code):
-        # A brief written in code (the demo's, or the fallback's) says what the run's verdict weighed, from the
-        # run's own counted set: the draft's was counted over the slice of text the report was written from.
-        report = report.model_copy(update={"answer_brief": code_brief(state.question, counted, verdict)})
-        # Its findings too are the counted set's: each study quoted where its row of the table reads it, from
-        # the same text (a slice may read a study another way than its whole abstract: one study, one reading).
-        report = code_findings(state.question, report, counted, evidence.items)
-    # Findings lead with what the verdict rests on; contrary evidence is contrary to the answer.
-    report = findings_for_the_answer(report, verdict, evidence.items)
-    context = RenderContext(
-        demo=deps.settings.stand_in_sources,
-        stop_reason=stop,
-        run_id=run_id,
-        model=model,
-        iterations=state.iteration,
-        assessment=state.last_assessment,
-        sources=evidence.count_by_source(),
-        failed_sources=state.failed_sources(),
-        problems=state.errors,
-        degraded=state.degraded,
-        recalled=evidence.recalled_ids,
-        pool=pool,
-        verdict=verdict,
-        counted=counted,
-        frame=frame,
-        reader=deps.study_reader,
-    )
+    appraisal = appraise_run(state.question, evidence.items, pool, deps.study_reader, state.last_assessment)
+    verdict = run_verdict(appraisal, report, evidence.items)
+    report = _stated_report(deps, appraisal, verdict, report, in_code=fallback is not None or brief_in_code)
+    context = _render_context(deps, appraisal, verdict, run_id=run_id, model=model, stop=stop, pool=pool)
     # One numbering: every study the report cites or counts is a reference, in run.json and the exports too,
     # named by the item its entry shows (its abstract; a passage only for a study known by passages alone).
     studies = group_studies(evidence.items[i] for i in reference_order(report, evidence.items, context))
     report = report.model_copy(update={"references": [lead(study).id for study in studies]})
     # One set of figures (rows, flow, plots) for report.md, run.json and the figure files.
-    numbers = study_numbers(studies)  # what reference_numbers would compute again from the references
-    figures = build_figures(counted, evidence.items, numbers)
+    figures = build_figures(appraisal.counted, evidence.items, study_numbers(studies))
     context.figures = figures
-    usage = deps.budget.usage
-    failed = sum(stats.failed_requests for stats in state.agents.values())
     outcome = ResearchOutcome(
         question=state.question,
-        frame=frame,
+        frame=appraisal.frame,
         run_id=run_id,
         started_at=started_at.isoformat(),
         demo=deps.settings.stand_in_sources,
@@ -257,25 +230,11 @@ def assemble_outcome(
         study_flow=figures.flow,
         forest_plots=figures.forest_plots,
         forest_notes=figures.forest_notes,
-        report_assessment=shown_assessment(state.last_assessment, counted),
+        report_assessment=appraisal.assessment,
         plans=state.plans,
         searches=state.searches,
         timings=_timings(state.timings, started),
-        llm_usage=LlmUsage(
-            requests=usage.requests + failed,
-            failed_requests=failed,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-        ),
-        llm_agents={
-            name: AgentUsage.model_validate({**dataclasses.asdict(stats), "seconds": round(stats.seconds, 4)})
-            for name, stats in sorted(state.agents.items())
-        },
-        output_mode=None if deps.settings.demo_mode or deps.settings.no_llm else deps.output.current.label,
-        output_mode_refusals=[deps.redact(line) for line in deps.output.refusals],
-        errors=[deps.redact(message) for message in state.errors],
-        degraded=bool(state.degraded),
-        degraded_reasons=[deps.redact(reason) for reason in state.degraded],
+        **_usage(deps),
         error=deps.redact(error) if error else None,
         settings=deps.settings.public_dict(),
     )
@@ -284,6 +243,77 @@ def assemble_outcome(
     outcome = deps.redact.model(outcome)
     assert outcome.document is not None
     return outcome.model_copy(update={"markdown": to_markdown(outcome.document)})
+
+
+def _render_context(
+    deps: ResearchDeps,
+    appraisal: Appraisal,
+    verdict: Verdict,
+    *,
+    run_id: str,
+    model: str,
+    stop: StopReason,
+    pool: Sequence[str],
+) -> RenderContext:
+    state, evidence = deps.state, deps.evidence
+    return RenderContext(
+        demo=deps.settings.stand_in_sources,
+        stop_reason=stop,
+        run_id=run_id,
+        model=model,
+        iterations=state.iteration,
+        assessment=state.last_assessment,
+        sources=evidence.count_by_source(),
+        failed_sources=state.failed_sources(),
+        problems=state.errors,
+        degraded=state.degraded,
+        recalled=evidence.recalled_ids,
+        pool=pool,
+        verdict=verdict,
+        counted=appraisal.counted,
+        frame=appraisal.frame,
+        reader=deps.study_reader,
+    )
+
+
+def _stated_report(
+    deps: ResearchDeps, appraisal: Appraisal, verdict: Verdict, report: ResearchReport, *, in_code: bool
+) -> ResearchReport:
+    """The report as it states the appraisal: a brief and findings written in code say what the verdict weighed;
+    every report's findings lead with what the verdict rests on."""
+    question, items = deps.state.question, deps.evidence.items
+    if items and in_code:
+        # A brief written in code (the demo's, or the fallback's) says what the run's verdict weighed, from the
+        # run's own counted set: the draft's was counted over the slice of text the report was written from.
+        report = report.model_copy(update={"answer_brief": code_brief(question, appraisal.counted, verdict)})
+        # Its findings too are the counted set's: each study quoted where its row of the table reads it, from
+        # the same text (a slice may read a study another way than its whole abstract: one study, one reading).
+        report = code_findings(question, report, appraisal.counted, items)
+    # Findings lead with what the verdict rests on; contrary evidence is contrary to the answer.
+    return findings_for_the_answer(report, verdict, items)
+
+
+def _usage(deps: ResearchDeps) -> dict[str, Any]:
+    """What the run asked of the language model, per agent and in all, and how it asked."""
+    state, usage = deps.state, deps.budget.usage
+    failed = sum(stats.failed_requests for stats in state.agents.values())
+    return {
+        "llm_usage": LlmUsage(
+            requests=usage.requests + failed,
+            failed_requests=failed,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        ),
+        "llm_agents": {
+            name: AgentUsage.model_validate({**dataclasses.asdict(stats), "seconds": round(stats.seconds, 4)})
+            for name, stats in sorted(state.agents.items())
+        },
+        "output_mode": None if deps.settings.demo_mode or deps.settings.no_llm else deps.output.current.label,
+        "output_mode_refusals": [deps.redact(line) for line in deps.output.refusals],
+        "errors": [deps.redact(message) for message in state.errors],
+        "degraded": bool(state.degraded),
+        "degraded_reasons": [deps.redact(reason) for reason in state.degraded],
+    }
 
 
 def _timings(measured: dict[str, float], started: float) -> dict[str, float]:

@@ -14,6 +14,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, Field
 
+from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
@@ -22,7 +23,6 @@ from deepcritical.reading.results import ResultReader
 from deepcritical.report.document import Block, Item, bullets, heading, strong
 from deepcritical.report.document import item as entry
 from deepcritical.report.markdown_writer import blocks_markdown
-from deepcritical.report.render import counted_items
 from deepcritical.run.outcome import ResearchOutcome
 
 Reading = Literal["favourable", "null", "unfavourable", "no clear result", "a registration", "retracted"]

@@ -5,6 +5,7 @@ same-origin rules as to every other route; errors have the API's one shape, ``{"
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -119,6 +120,14 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
             opened.append(open_watches(settings))
         return opened[0]
 
+    _reading_routes(router, settings, store)
+    _changing_routes(router, settings, manager, store)
+    return router
+
+
+def _reading_routes(router: APIRouter, settings: Settings, store: Callable[[], WatchStorage]) -> None:
+    """The watches, one watch with its history, and its feed."""
+
     @router.get("/watches", response_model=list[WatchView])
     async def list_watches(response: Response) -> list[WatchView]:
         """Every watched question: its last run, its verdict then and when it is next due. A watch whose record
@@ -128,6 +137,36 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         if watches.damaged:
             response.headers[UNREADABLE_HEADER] = ", ".join(error.watch_id for error in watches.damaged)
         return views
+
+    @router.get("/watches/{watch_id}", response_model=WatchView, responses={404: {"model": ErrorBody}})
+    async def get_watch(watch_id: WatchId) -> WatchView | JSONResponse:
+        """One watch with its history: each run's verdict, confidence, counted studies and what changed."""
+        try:
+            watches = store()
+            return watch_view(watches.get(watch_id), settings.home, watches.history(watch_id))
+        except WatchNotFoundError as error:
+            return error_response(404, error.message, "id")
+        except WatchDamagedError as error:
+            return error_response(422, error.message, "id")
+
+    @router.get("/watches/{watch_id}/feed.atom", responses={404: {"model": ErrorBody}})
+    async def watch_feed(watch_id: WatchId) -> Response:
+        """The watch's Atom feed: one entry per run in which something changed."""
+        try:
+            watches = store()
+            watch = watches.get(watch_id)
+            feed = atom_feed(watch, watches.history(watch_id), now=watch_clock(settings_for(watch.options, settings)))
+        except WatchNotFoundError as error:
+            return error_response(404, error.message, "id")
+        except WatchDamagedError as error:
+            return error_response(422, error.message, "id")
+        return Response(feed, media_type="application/atom+xml; charset=utf-8")
+
+
+def _changing_routes(
+    router: APIRouter, settings: Settings, manager: RunManager, store: Callable[[], WatchStorage]
+) -> None:
+    """Adding a watch (and scheduling its first run) and removing one."""
 
     @router.post("/watches", status_code=201, response_model=WatchView, responses={422: {"model": ErrorBody}})
     async def add_watch(body: WatchRequest) -> WatchView | JSONResponse:
@@ -155,17 +194,6 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         await schedule_first_run(manager, watch, settings)
         return watch_view(watch, settings.home)
 
-    @router.get("/watches/{watch_id}", response_model=WatchView, responses={404: {"model": ErrorBody}})
-    async def get_watch(watch_id: WatchId) -> WatchView | JSONResponse:
-        """One watch with its history: each run's verdict, confidence, counted studies and what changed."""
-        try:
-            watches = store()
-            return watch_view(watches.get(watch_id), settings.home, watches.history(watch_id))
-        except WatchNotFoundError as error:
-            return error_response(404, error.message, "id")
-        except WatchDamagedError as error:
-            return error_response(422, error.message, "id")
-
     @router.delete("/watches/{watch_id}", status_code=204, responses={404: {"model": ErrorBody}})
     async def remove_watch(watch_id: WatchId) -> Response:
         """Stop watching (the run folders stay)."""
@@ -174,18 +202,3 @@ def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
         except WatchNotFoundError as error:
             return error_response(404, error.message, "id")
         return Response(status_code=204)
-
-    @router.get("/watches/{watch_id}/feed.atom", responses={404: {"model": ErrorBody}})
-    async def watch_feed(watch_id: WatchId) -> Response:
-        """The watch's Atom feed: one entry per run in which something changed."""
-        try:
-            watches = store()
-            watch = watches.get(watch_id)
-            feed = atom_feed(watch, watches.history(watch_id), now=watch_clock(settings_for(watch.options, settings)))
-        except WatchNotFoundError as error:
-            return error_response(404, error.message, "id")
-        except WatchDamagedError as error:
-            return error_response(422, error.message, "id")
-        return Response(feed, media_type="application/atom+xml; charset=utf-8")
-
-    return router
