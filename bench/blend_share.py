@@ -22,6 +22,7 @@ from pathlib import Path
 from sklearn.metrics import f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from deepcritical.evaluation.evidence_inference import article_units, predicted
 from deepcritical.evidence.embeddings import resolve_model
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import LABELS
@@ -29,7 +30,6 @@ from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, Result
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
 from deepcritical.reading.units import TextUnit
-from deepcritical.run.eval_inference import article_units, predicted
 from train_result_reader import DATA, load, majority
 
 

@@ -33,10 +33,10 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
+from deepcritical.evaluation.evidence_inference import article_units
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import classifier_features
 from deepcritical.reading.results import LinearClassifier, LinearModel, ResultReader
-from deepcritical.run.eval_inference import article_units
 from train_result_reader import (
     OUT,
     TURNED,

@@ -37,10 +37,10 @@ from sklearn.model_selection import StratifiedKFold
 from deepcritical.appraisal import stance, verdict
 from deepcritical.appraisal.strength import Strength
 from deepcritical.cli.common import settings_from
+from deepcritical.evaluation import pubmedqa_scifact as evaluation
 from deepcritical.logs import configure_logging
 from deepcritical.models import Evidence
 from deepcritical.outputs import ResearchReport, Verdict
-from deepcritical.run import eval as evaluation
 from deepcritical.run import outcome
 
 HERE = Path(__file__).resolve().parent

@@ -29,8 +29,8 @@ from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.appraisal import stance, verdict
+from deepcritical.evaluation.pubmedqa_scifact import to_label
 from deepcritical.report.render import counted_items
-from deepcritical.run.eval import to_label
 from eval_cv import figures, trainer_module
 
 

@@ -112,10 +112,10 @@ def main() -> None:
 def ranked_candidates(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
     """Each validation prompt's comparison with the linear ranker's best units and their logits, as
     ``ResultReader.rank`` hands them to the re-ranker."""
+    from deepcritical.evaluation.evidence_inference import article_units
     from deepcritical.reading.comparison import Comparison
     from deepcritical.reading.result_features import ranker_features
     from deepcritical.reading.results import best_outcome_share
-    from deepcritical.run.eval_inference import article_units
 
     linear = ResultReader.load()
     out = []
@@ -150,8 +150,8 @@ def measure_ranker(name: str, ranker: TransformerRanker, candidates) -> None:  #
 def article_prompts(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
     """Each validation prompt's comparison with its whole article's units, as ``eval evidence-inference``
     reads them (split once here: splitting the text is the documents' work, not the reader's)."""
+    from deepcritical.evaluation.evidence_inference import article_units
     from deepcritical.reading.comparison import Comparison
-    from deepcritical.run.eval_inference import article_units
 
     units_of: dict[str, list] = {}  # type: ignore[type-arg]
     out = []

@@ -39,10 +39,10 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
+from deepcritical.evaluation.evidence_inference import Prompt, article_units, read_prompts
 from deepcritical.reading.comparison import COMPARATOR, Comparison, subject_arm
 from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features
 from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader, best_outcome_share
-from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
 OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / WEIGHTS_FILE
