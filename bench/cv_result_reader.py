@@ -12,7 +12,7 @@ Each fold's readings are kept in /tmp/deepcritical-cv-result-reader (keyed on va
 longer than the 10 minutes a shared machine allows.
 
 Variants of the classifier's training signal (the ranker is today's recipe in every variant, refitted per fold):
-- ``today``: each doctor's evidence text per prompt, oriented as the reader orients it (train_result_reader.py);
+- ``today``: each doctor's evidence text per prompt, oriented as the reader orients it (training/result_reader.py);
 - ``swapped``: and each again with the arms exchanged and increase and decrease with them (both arms' orders);
 - ``units``: and the article's sentences that hold a doctor's evidence, as the reader meets them in whole articles;
 - ``both``: swapped and units.
@@ -33,11 +33,12 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the training entries' data loading
 from deepcritical.evaluation.evidence_inference import article_units
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import classifier_features
 from deepcritical.reading.results import LinearClassifier, LinearModel, ResultReader
-from train_result_reader import (
+from result_reader import (
     OUT,
     TURNED,
     annotation_rows,
@@ -100,7 +101,7 @@ def cached_ranker(fold: int, c: float, ids: list[str], prompts, annotations):  #
 
 
 def read_fold(reader: ResultReader, ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
-    """(gold, predicted, evidence first) per prompt, as train_result_reader.evaluate reads them."""
+    """(gold, predicted, evidence first) per prompt, as training/result_reader.py's evaluate reads them."""
     out = []
     cache: dict[str, list] = {}  # type: ignore[type-arg]
     for prompt_id in ids:
