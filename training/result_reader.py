@@ -277,33 +277,40 @@ def main() -> None:
         verify(payload)
     elif not args.dry_run:
         OUT.write_bytes(payload)
-        figures: list[dict[str, object]] = [
-            {
-                "measure": "classifier macro-F1 on the doctors' evidence texts",
-                "value": round(best_f1, 4),
-                "protocol": "validation articles"
-                + (", C given" if args.classifier_c else f", which chose C among {CLASSIFIER_CS}"),
-            },
-            {
-                "measure": "evidence found by the first unit read",
-                "value": round(best_found, 4),
-                "protocol": "validation articles, full texts" + (", C given" if args.ranker_c else ", which chose C"),
-            },
-        ]
-        if args.cv_summary:
-            summary = json.loads(args.cv_summary.read_text(encoding="utf-8"))
-            protocol = summary.get("protocol") or (
-                f"5 folds grouped by PMCID over the train and validation articles (bench/cv_result_reader.py "
-                f"--variant {summary['variant']})"
-            )
-            figures += [
-                {"measure": "macro-F1, whole articles", "value": summary["macro_f1"], "protocol": protocol},
-                {"measure": "accuracy, whole articles", "value": summary["accuracy"], "protocol": protocol},
-            ]
-        record = provenance(args, figures)
-        record["parameters"] = {"classifier_c": best_classifier.C, "ranker_c": best_ranker.C, "swapped": args.swapped}
-        write_provenance(ARTEFACT, record)
+        write_record(args, (best_classifier.C, best_f1), (best_ranker.C, best_found))
         print(f"wrote {OUT}, {ARTEFACT.sidecar} and {ARTEFACT.card}")
+
+
+def write_record(args: argparse.Namespace, classifier: tuple[float, float], ranker: tuple[float, float]) -> None:
+    """The sidecar and card of weights just written: the figures on validation (each model's C and its figure),
+    and the grouped-CV summary's when given."""
+    (classifier_c, classifier_f1), (ranker_c, found) = classifier, ranker
+    figures: list[dict[str, object]] = [
+        {
+            "measure": "classifier macro-F1 on the doctors' evidence texts",
+            "value": round(classifier_f1, 4),
+            "protocol": "validation articles"
+            + (", C given" if args.classifier_c else f", which chose C among {CLASSIFIER_CS}"),
+        },
+        {
+            "measure": "evidence found by the first unit read",
+            "value": round(found, 4),
+            "protocol": "validation articles, full texts" + (", C given" if args.ranker_c else ", which chose C"),
+        },
+    ]
+    if args.cv_summary:
+        summary = json.loads(args.cv_summary.read_text(encoding="utf-8"))
+        protocol = summary.get("protocol") or (
+            f"5 folds grouped by PMCID over the train and validation articles (bench/cv_result_reader.py "
+            f"--variant {summary['variant']})"
+        )
+        figures += [
+            {"measure": "macro-F1, whole articles", "value": summary["macro_f1"], "protocol": protocol},
+            {"measure": "accuracy, whole articles", "value": summary["accuracy"], "protocol": protocol},
+        ]
+    record = provenance(args, figures)
+    record["parameters"] = {"classifier_c": classifier_c, "ranker_c": ranker_c, "swapped": args.swapped}
+    write_provenance(ARTEFACT, record)
 
 
 def verify(payload: bytes) -> None:
