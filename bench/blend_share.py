@@ -7,7 +7,7 @@ seed, so a share is chosen for the recipe, not for one draw) and several shares.
     .venv/bin/python bench/blend_share.py --classifiers s0.safetensors s1.safetensors --shares 0 0.4 0.5
     .venv/bin/python bench/blend_share.py --shares 0.4 --without-reranker     # the linear ranker's order alone
 
-A seed's classifier is built by ``bench/finetune_result_reader.py ... --seed N --out sN.safetensors`` (the
+A seed's classifier is built by ``training/result_classifier.py ... --seed N --out sN.safetensors`` (the
 shipped recipe is in ``phases/16_result_reader.md``). Prints macro-F1 per classifier and share, then the mean.
 """
 
@@ -21,7 +21,8 @@ from pathlib import Path
 
 from sklearn.metrics import f1_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the training entries' data loading
+from deepcritical.evaluation.evidence_inference import article_units, predicted
 from deepcritical.evidence.embeddings import resolve_model
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import LABELS
@@ -29,8 +30,7 @@ from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, Result
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
 from deepcritical.reading.units import TextUnit
-from deepcritical.run.eval_inference import article_units, predicted
-from train_result_reader import DATA, load, majority
+from result_reader import DATA, load, majority
 
 
 class Remembered:
@@ -73,7 +73,7 @@ def main() -> None:
     ranker_weights = bundled_ranker_weights()
     classifiers = args.classifiers or [bundled_weights()]
     if ranker_weights is None or None in classifiers:
-        sys.exit("the transformer re-ranker's or classifier's weights are missing: see bench/finetune_result_*.py")
+        sys.exit("the transformer re-ranker's or classifier's weights are missing: see training/result_*.py")
     prompts, annotations, splits = load()
     # By article, so each article's units are split once.
     ids = sorted(

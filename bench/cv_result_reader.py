@@ -12,7 +12,7 @@ Each fold's readings are kept in /tmp/deepcritical-cv-result-reader (keyed on va
 longer than the 10 minutes a shared machine allows.
 
 Variants of the classifier's training signal (the ranker is today's recipe in every variant, refitted per fold):
-- ``today``: each doctor's evidence text per prompt, oriented as the reader orients it (train_result_reader.py);
+- ``today``: each doctor's evidence text per prompt, oriented as the reader orients it (training/result_reader.py);
 - ``swapped``: and each again with the arms exchanged and increase and decrease with them (both arms' orders);
 - ``units``: and the article's sentences that hold a doctor's evidence, as the reader meets them in whole articles;
 - ``both``: swapped and units.
@@ -33,19 +33,18 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
-from deepcritical.reading.comparison import Comparison
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the training entries' data loading
 from deepcritical.reading.result_features import classifier_features
 from deepcritical.reading.results import LinearClassifier, LinearModel, ResultReader
-from deepcritical.run.eval_inference import article_units
-from train_result_reader import (
+from result_reader import (
+    DATA,
     OUT,
     TURNED,
     annotation_rows,
     export,
     load,
-    majority,
     ranker_data,
-    spans_of,
+    readings,
     unit_rows,
 )
 
@@ -97,30 +96,6 @@ def cached_ranker(fold: int, c: float, ids: list[str], prompts, annotations):  #
     fitted = fit_ranker(c, ids, prompts, annotations)
     path.write_bytes(pickle.dumps(fitted))
     return fitted
-
-
-def read_fold(reader: ResultReader, ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
-    """(gold, predicted, evidence first) per prompt, as train_result_reader.evaluate reads them."""
-    out = []
-    cache: dict[str, list] = {}  # type: ignore[type-arg]
-    for prompt_id in ids:
-        prompt = prompts[prompt_id]
-        if prompt.pmcid not in cache:
-            cache.clear()
-            cache[prompt.pmcid] = article_units(DATA, prompt.pmcid)[1]
-        units = cache[prompt.pmcid]
-        comparison = Comparison.of(prompt.intervention, prompt.comparator, prompt.outcome)
-        ranked = reader.rank(units, comparison)
-        reading = reader.read(units, comparison)
-        probabilities = reading.probabilities or (reader.classify(ranked[0][1].text, comparison) if ranked else {})
-        predicted = max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference"
-        spans = spans_of(annotations[prompt_id])
-        first = None
-        if ranked and spans:
-            unit = ranked[0][1]
-            first = any(unit.start < e and s < unit.end for s, e in spans)
-        out.append((majority(annotations[prompt_id]), predicted, first))
-    return out
 
 
 def largest_gap(fitted: dict[str, list[float]], shipped: dict[str, list[float]]) -> float:
@@ -176,7 +151,7 @@ def main() -> None:
                 LinearModel.from_json(export(c_vectorizer, classifier)), tuple(str(x) for x in classifier.classes_)
             ),
         )
-        fold = read_fold(reader, held, prompts, annotations)
+        fold = readings(reader, held, prompts, annotations)
         CACHE.mkdir(exist_ok=True)
         done.write_text(json.dumps(fold))
         results += fold
@@ -196,8 +171,6 @@ def main() -> None:
     }
     print(json.dumps(summary))
 
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
 
 if __name__ == "__main__":
     main()

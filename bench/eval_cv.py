@@ -1,8 +1,8 @@
 """The honest estimate of ``deepcritical eval pubmedqa --no-llm`` on items whose labels the verdict never saw.
 
-The shipped stance weights (``stages/verdict_model.json``) were fitted on PubMedQA's 500 dev items, so
+The shipped stance weights (``appraisal/verdict_model.json``) were fitted on PubMedQA's 500 dev items, so
 ``eval`` on those items is in-sample. Here every item is predicted by the full loop (search over the pool,
-grading, pooling, the report's reconciliation) with stance weights fitted by ``bench/train_verdict.py``'s
+grading, pooling, the report's reconciliation) with stance weights fitted by ``training/verdict_model.py``'s
 ``fit`` on the *other* folds only: stratified K-fold over the items, one run of the real loop per fold.
 
     PYTHONPATH=src python bench/eval_cv.py [--data FILE] [--folds 5] [--store DIR] [--out DIR] [--capture FILE]
@@ -37,17 +37,17 @@ from sklearn.model_selection import StratifiedKFold
 from deepcritical.appraisal import stance, verdict
 from deepcritical.appraisal.strength import Strength
 from deepcritical.cli.common import settings_from
+from deepcritical.evaluation import pubmedqa_scifact as evaluation
 from deepcritical.logs import configure_logging
 from deepcritical.models import Evidence
 from deepcritical.outputs import ResearchReport, Verdict
-from deepcritical.run import eval as evaluation
 from deepcritical.run import outcome
 
 HERE = Path(__file__).resolve().parent
 
 
 def trainer_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_verdict", HERE / "train_verdict.py")
+    spec = importlib.util.spec_from_file_location("verdict_model", HERE.parent / "training" / "verdict_model.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)

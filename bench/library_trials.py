@@ -63,16 +63,17 @@ from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.topic import _names, _names_outcome, topic_of
 from deepcritical.config import Settings, load_settings
+from deepcritical.evaluation import evidence_inference as eval_inference
+from deepcritical.evaluation.predictions import label_f1, macro_average
 from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.memory import MemoryStore
 from deepcritical.logs import configure_logging
 from deepcritical.reading.results import LABEL_TEXT
 from deepcritical.reading.units import split_units
-from deepcritical.run import eval_inference, setup
 from deepcritical.run import outcome as outcome_module
+from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.predictions import label_f1, macro_average
 from deepcritical.run.request import RunRequest
 from deepcritical.sources.factory import build_sources
 from deepcritical.sources.library import LibraryTool

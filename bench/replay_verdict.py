@@ -7,7 +7,7 @@ change to the verdict alone, in seconds instead of minutes, and a nested choice 
 Every item's verdict is recomputed by ``appraisal.verdict.run_verdict`` from the inputs the loop gave it (the
 question, the report, the evidence, the pool; the counted set rebuilt from them by ``render.counted_items``, so a
 change to how studies are read since the capture is measured too), with stance weights fitted by
-``bench/train_verdict.py``'s ``fit`` on the other folds (the same stratified folds as ``eval_cv``), for every
+``training/verdict_model.py``'s ``fit`` on the other folds (the same stratified folds as ``eval_cv``), for every
 combination of ``UNREAD_CLEAR_SHARE`` (``--unread``) and the stance model's bias toward "no" (``--no-bias``).
 With more than one combination it also prints the nested estimate of choosing among them: for each outer
 fold, the combination best on the other folds' items (accuracy + macro-F1) predicts the held-out fold.
@@ -29,8 +29,8 @@ from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.appraisal import stance, verdict
+from deepcritical.evaluation.pubmedqa_scifact import to_label
 from deepcritical.report.render import counted_items
-from deepcritical.run.eval import to_label
 from eval_cv import figures, trainer_module
 
 

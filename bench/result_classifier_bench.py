@@ -1,7 +1,7 @@
 """The result classifiers read at run time, measured on Evidence Inference 2.0's validation articles: the
 fine-tuned transformer (``reading/transformer_classifier.py``, ONNX Runtime, float32 and int8) against the
 linear classifier and the two blended as the transformer reader reads them (``LINEAR_SHARE``), on the
-doctors' evidence texts (the measure ``bench/train_result_reader.py`` prints), with sentences read per second
+doctors' evidence texts (the measure ``training/result_reader.py`` prints), with sentences read per second
 (wall and per CPU second) and the machine's load; then the re-ranker (``reading/transformer_ranker.py``) on
 each validation prompt's candidates, units per second, and the whole readers on whole articles.
 
@@ -20,11 +20,11 @@ from pathlib import Path
 
 from sklearn.metrics import f1_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the training entries' data loading
 from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, ResultClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import CANDIDATES, TransformerRanker, bundled_ranker_weights
-from train_result_reader import DATA, annotation_rows, load
+from result_reader import DATA, annotation_rows, load
 
 
 def examples(ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
@@ -61,7 +61,7 @@ def main() -> None:
         sys.exit(f"{DATA} is missing: the Evidence Inference data is needed to measure the classifiers")
     weights = bundled_weights()
     if weights is None:
-        sys.exit("reading/result_classifier.safetensors is missing: run bench/finetune_result_reader.py")
+        sys.exit("reading/result_classifier.safetensors is missing: run training/result_classifier.py")
     prompts, annotations, splits = load()
     validation = sorted(p for p in annotations if splits.get(prompts[p].pmcid) == "validation")
     rows = examples(validation, prompts, annotations)
@@ -112,10 +112,10 @@ def main() -> None:
 def ranked_candidates(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
     """Each validation prompt's comparison with the linear ranker's best units and their logits, as
     ``ResultReader.rank`` hands them to the re-ranker."""
+    from deepcritical.evaluation.evidence_inference import article_units
     from deepcritical.reading.comparison import Comparison
     from deepcritical.reading.result_features import ranker_features
     from deepcritical.reading.results import best_outcome_share
-    from deepcritical.run.eval_inference import article_units
 
     linear = ResultReader.load()
     out = []
@@ -150,8 +150,8 @@ def measure_ranker(name: str, ranker: TransformerRanker, candidates) -> None:  #
 def article_prompts(ids: list[str], prompts, limit: int):  # type: ignore[no-untyped-def]
     """Each validation prompt's comparison with its whole article's units, as ``eval evidence-inference``
     reads them (split once here: splitting the text is the documents' work, not the reader's)."""
+    from deepcritical.evaluation.evidence_inference import article_units
     from deepcritical.reading.comparison import Comparison
-    from deepcritical.run.eval_inference import article_units
 
     units_of: dict[str, list] = {}  # type: ignore[type-arg]
     out = []

@@ -20,15 +20,15 @@ from pathlib import Path
 
 from sklearn.metrics import f1_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the training entries' data loading
+from deepcritical.evaluation.evidence_inference import article_units
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.conventions import stated_as_no_effect, stated_by_numbers, stated_by_p_values
 from deepcritical.reading.result_features import LABELS
 from deepcritical.reading.results import ResultClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, bundled_weights
 from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
-from deepcritical.run.eval_inference import article_units
-from train_result_reader import DATA, load, majority, spans_of
+from result_reader import DATA, load, majority, spans_of
 
 DEPTH = 5  # units read per prompt at most, by any way of combining measured
 

@@ -20,11 +20,11 @@ from deepcritical.appraisal.strength import Strength, strength_of
 from deepcritical.appraisal.verdict import reconciled
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
+from deepcritical.evaluation import pubmedqa_scifact as evaluation
 from deepcritical.evidence import EmbeddingService, chroma, documents
 from deepcritical.models import Grade
 from deepcritical.outputs import Verdict
 from deepcritical.report.extractive import extractive_report
-from deepcritical.run import eval as evaluation
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool

@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"demo"},
     {"run"},
+    {"evaluation"},
     {"service"},
     {"cli", "web", "mcp"},
 ]

@@ -549,16 +549,3 @@ def test_the_stance_models_maybe_says_how_sure_it_is_of_maybe() -> None:
     verdict = code_verdict(QUESTION, [TRIAL_NULL], leans_maybe)
     assert (verdict.label, verdict.by) == ("maybe", "code")
     assert verdict.headline == f"maybe (confidence {verdict.probabilities['maybe']:.2f})"
-
-
-def test_the_shipped_weights_carry_their_provenance() -> None:
-    """Weights without their sidecar (script, commit, data hashes, seed, figures) or with another file's cannot ship:
-    bench/train_result_reader.py writes both together."""
-    import hashlib
-
-    folder = Path(__file__).resolve().parents[2] / "src" / "deepcritical" / "reading"
-    sidecar = json.loads((folder / "result_reader.provenance.json").read_text(encoding="utf-8"))
-    weights = (folder / "result_reader.json.gz").read_bytes()
-    assert sidecar["figures"]["weights_sha256"] == hashlib.sha256(weights).hexdigest()
-    assert {"script", "commit", "data_sha256", "seed"} <= set(sidecar)
-    assert sidecar["figures"]["grouped_cv"]["macro_f1"] > 0

@@ -7,7 +7,7 @@ Per item, the stance of its results toward the question (yes / no / maybe) comes
 logistic regression over lexical cue features of the item's results sentences (significance and null
 wording, p-values, hedges, direction words), of the question (negation, comparison) and of what the result
 reader reads in the item for the question's comparison (``study_reading.reading_features``). Its weights
-(``verdict_model.json``, a few KB) were learned by ``bench/train_verdict.py`` on PubMedQA's labelled
+(``verdict_model.json``, a few KB) were learned by ``training/verdict_model.py`` on PubMedQA's labelled
 dev items (MIT licence), and its accuracy is reported there cross-validated: see
 ``phases/11_measured_answers.md``. SciFact (CC BY-NC, evaluation only) is never trained on.
 
@@ -226,7 +226,7 @@ class StanceModel:
     @classmethod
     def from_json(cls, data: dict[str, object]) -> StanceModel:
         if data.get("features") != list(FEATURE_NAMES) or data.get("classes") != list(STANCES):
-            raise ValueError(f"{WEIGHTS_FILE} was trained on other features; rerun bench/train_verdict.py")
+            raise ValueError(f"{WEIGHTS_FILE} was trained on other features; rerun training/verdict_model.py")
         return cls(*(np.asarray(data[key], dtype=np.float64) for key in ("mean", "scale", "weights", "intercept")))
 
 

@@ -1,11 +1,13 @@
-"""``deepcritical eval``: score the research loop on PubMedQA or SciFact (see ``deepcritical.run.eval``)."""
+"""``deepcritical eval``: the command line of the evaluation harness (``deepcritical.evaluation``): its options,
+its refusals of bad input, the progress bar and the summary printed and written."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,6 +17,10 @@ from deepcritical.options import OutputMode
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from deepcritical.evaluation.evidence_inference import Prompt
+    from deepcritical.reading.results import ResultReader
+
+T = TypeVar("T")
 eval_app = typer.Typer(
     help="Score the research loop on questions with known answers (PubMedQA, SciFact, MedEvidence), and the result"
     " reader on doctors' readings of trials (Evidence Inference).",
@@ -56,8 +62,8 @@ def _run(
     verbose: bool,
 ) -> None:
     from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
+    from deepcritical.evaluation import pubmedqa_scifact as evaluation
     from deepcritical.logs import configure_logging
-    from deepcritical.run import eval as evaluation
 
     configure_logging(verbose=verbose)  # stdout carries the summary alone
 
@@ -86,6 +92,11 @@ def _run(
     summary = evaluation.score(benchmark, target / "predictions.jsonl", gold_file, timing)
     summary["settings"] = {"no_llm": settings.no_llm, "model": None if settings.no_llm else settings.model}
     summary["limit"] = limit
+    _publish(target, summary)
+
+
+def _publish(target: Path, summary: dict[str, Any]) -> None:
+    """The summary in ``summary.json`` and on stdout; where both files are, on stderr."""
     (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     err.print(
@@ -134,7 +145,7 @@ def pubmedqa(
     verbose: Verbose = False,
 ) -> None:
     """Research each QUESTION over the pool of every item's CONTEXTS; the verdict maps to yes/no/maybe."""
-    from deepcritical.run import eval as evaluation
+    from deepcritical.evaluation import pubmedqa_scifact as evaluation
 
     _run(
         "pubmedqa",
@@ -161,7 +172,7 @@ def scifact(
     verbose: Verbose = False,
 ) -> None:
     """Research each claim over the corpus; the verdict maps to SUPPORT/REFUTE/NEI."""
-    from deepcritical.run import eval as evaluation
+    from deepcritical.evaluation import pubmedqa_scifact as evaluation
 
     _run(
         "scifact",
@@ -206,21 +217,69 @@ def evidence_inference(
 ) -> None:
     """Read each trial's result for its prompt's comparison and outcome with the trained result reader."""
     from deepcritical.cli.common import fail
-    from deepcritical.errors import ConfigError
+    from deepcritical.evaluation import evidence_inference as harness
+    from deepcritical.evaluation.predictions import add_session_time
     from deepcritical.logs import configure_logging
-    from deepcritical.run import eval_inference
-    from deepcritical.run.predictions import add_session_time
 
     del no_llm  # the result reader is code: the same with or without --no-llm
     configure_logging(verbose=verbose)
+    items, splits, chosen_reader = _inference_inputs(prompts, articles, annotations, reader, split)
+    chosen_prompts = items[:limit] if limit else items
+    if annotations is not None:  # can it score any of them? Its labels' values are read only once all are predicted
+        _or_fail(lambda: harness.check_annotations(annotations, {prompt.id for prompt in chosen_prompts}))
+    if not any(harness.has_article(articles, prompt.pmcid) for prompt in chosen_prompts):
+        fail(f"--articles {articles}: no prompt's article is there (expected fulltext/PMC….txt or abstracts/PMC….txt)")
+    target = _out_folder(out, "evidence-inference")
+    _or_fail(lambda: harness.check_reader(target, reader))
+    with _progress_bar("evidence-inference") as bar:
+        task = bar.add_task("evidence-inference", total=min(len(items), limit or len(items)))
+        seconds = harness.predict(
+            items,
+            articles,
+            target,
+            limit=limit,
+            reader=chosen_reader,
+            reader_name=reader,
+            on_progress=lambda done, _total: bar.update(task, completed=done),
+        )
+    # The sessions that wrote to this folder, as the other eval commands count them.
+    spent = add_session_time(target / "timing.json", 0.0, seconds)
+    ids = {prompt.id for prompt in chosen_prompts}
+    summary = _or_fail(lambda: harness.score(target / "predictions.jsonl", annotations, ids, reader))
+    summary |= {
+        "sessions": int(spent["sessions"]),
+        "session_seconds": round(seconds, 2),
+        "split": split,
+        "limit": limit,
+    }
+    _note_inference_caveats(summary, chosen_prompts, splits, articles)
+    _publish(target, summary)
+
+
+def _or_fail(action: Callable[[], T]) -> T:
+    """What ``action`` returns; its ConfigError, a one-line error and exit 2."""
+    from deepcritical.cli.common import fail
+    from deepcritical.errors import ConfigError
+
+    try:
+        return action()
+    except ConfigError as error:
+        fail(str(error))
+
+
+def _inference_inputs(
+    prompts: Path, articles: Path, annotations: Path | None, reader: str, split: str | None
+) -> tuple[list[Prompt], dict[str, str], ResultReader]:
+    """The prompts to read (of ``split`` when given), the articles' splits and the reader; a one-line error and
+    exit 2 for a missing folder or file, a prompts file with no prompt, an unknown reader or split."""
+    from deepcritical.cli.common import fail
+    from deepcritical.evaluation import evidence_inference as harness
+
     if not articles.is_dir():
         fail(f"--articles {articles}: not a folder")
     if annotations is not None and not annotations.is_file():
         fail(f"--annotations {annotations}: no such file")
-    try:
-        items = eval_inference.read_prompts(prompts)
-    except ConfigError as error:
-        fail(str(error))
+    items = _or_fail(lambda: harness.read_prompts(prompts))
     if not items:
         fail(f"{prompts}: no prompt to evaluate")
     from deepcritical.reading.results import ResultReader
@@ -231,7 +290,7 @@ def evidence_inference(
         chosen = ResultReader.load("transformer" if reader == "transformer" else "linear")
     except FileNotFoundError as error:
         fail(str(error))
-    splits = eval_inference.split_of(articles)
+    splits = harness.split_of(articles)
     if split is not None:
         if not splits:
             fail(f"--split {split}: no splits.csv in {articles} says which article is in which split")
@@ -240,44 +299,14 @@ def evidence_inference(
         items = [prompt for prompt in items if splits.get(prompt.pmcid) == split]
         if not items:
             fail(f"--split {split}: no prompt's article is in that split")
-    chosen_prompts = items[:limit] if limit else items
-    if annotations is not None:  # can it score any of them? Its labels' values are read only once all are predicted
-        try:
-            eval_inference.check_annotations(annotations, {prompt.id for prompt in chosen_prompts})
-        except ConfigError as error:
-            fail(str(error))
-    if not any(eval_inference.has_article(articles, prompt.pmcid) for prompt in chosen_prompts):
-        fail(f"--articles {articles}: no prompt's article is there (expected fulltext/PMC….txt or abstracts/PMC….txt)")
-    target = _out_folder(out, "evidence-inference")
-    try:
-        eval_inference.check_reader(target, reader)
-    except ConfigError as error:
-        fail(str(error))
-    with _progress_bar("evidence-inference") as bar:
-        task = bar.add_task("evidence-inference", total=min(len(items), limit or len(items)))
-        seconds = eval_inference.predict(
-            items,
-            articles,
-            target,
-            limit=limit,
-            reader=chosen,
-            reader_name=reader,
-            on_progress=lambda done, _total: bar.update(task, completed=done),
-        )
-    try:
-        ids = {prompt.id for prompt in chosen_prompts}
-        # The sessions that wrote to this folder, as the other eval commands count them.
-        spent = add_session_time(target / "timing.json", 0.0, seconds)
-        summary = eval_inference.score(target / "predictions.jsonl", annotations, ids, reader)
-    except ConfigError as error:
-        fail(str(error))
-    summary |= {
-        "sessions": int(spent["sessions"]),
-        "session_seconds": round(seconds, 2),
-        "split": split,
-        "limit": limit,
-    }
-    # The shipped reader was trained on the train articles: a score over them is in-sample, not a measure.
+    return items, splits, chosen
+
+
+def _note_inference_caveats(
+    summary: dict[str, Any], chosen_prompts: Sequence[Prompt], splits: dict[str, str], articles: Path
+) -> None:
+    """On stderr, what qualifies the score: prompts from the articles the shipped reader was trained on (their
+    score is in-sample, not a measure; counted in the summary too) and prompts whose article is missing."""
     in_sample = sum(splits.get(prompt.pmcid) == "train" for prompt in chosen_prompts)
     if in_sample:
         summary["in_sample_prompts"] = in_sample
@@ -293,11 +322,6 @@ def evidence_inference(
             markup=False,
             soft_wrap=True,
         )
-    (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-    err.print(
-        f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False, soft_wrap=True
-    )
 
 
 @eval_app.command()
@@ -323,14 +347,14 @@ def medevidence(
     no difference, uncertain effect, insufficient data) and GRADE certainty are scored against the review's."""
     from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
     from deepcritical.errors import ConfigError
+    from deepcritical.evaluation import medevidence as harness
     from deepcritical.logs import configure_logging
-    from deepcritical.run import eval_medevidence
 
     configure_logging(verbose=verbose)
     settings = settings_from(**_overrides(no_llm, model, output_mode, max_iterations, max_results))
     checked_preflight(settings)
     try:
-        items = eval_medevidence.read_medevidence_inputs(questions, studies)
+        items = harness.read_medevidence_inputs(questions, studies)
     except ConfigError as error:
         fail(str(error))
     if not items:
@@ -339,7 +363,7 @@ def medevidence(
     with _progress_bar("medevidence") as bar:
         task = bar.add_task("medevidence", total=min(len(items), limit or len(items)))
         timing = run_async(
-            eval_medevidence.predict(
+            harness.predict(
                 items,
                 settings,
                 target,
@@ -348,11 +372,7 @@ def medevidence(
                 on_progress=lambda done, _total: bar.update(task, completed=done),
             )
         )
-    summary = eval_medevidence.score(target / "predictions.jsonl", questions, timing)
+    summary = harness.score(target / "predictions.jsonl", questions, timing)
     summary["settings"] = {"no_llm": settings.no_llm, "model": None if settings.no_llm else settings.model}
     summary["limit"] = limit
-    (target / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-    err.print(
-        f"predictions: {target / 'predictions.jsonl'}; summary: {target / 'summary.json'}", markup=False, soft_wrap=True
-    )
+    _publish(target, summary)

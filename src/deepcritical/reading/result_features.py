@@ -1,5 +1,5 @@
 """What the result reader looks at, as named features: the same functions build them for training
-(``bench/train_result_reader.py``) and for reading, so the weights always meet the features they learned.
+(``training/result_reader.py``) and for reading, so the weights always meet the features they learned.
 
 Two kinds. A *ranker* scores how likely a unit states the result for one comparison and outcome: how much
 of the outcome, intervention and comparator it names, whether it states statistics, and its section. A

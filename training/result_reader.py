@@ -5,14 +5,17 @@ prompts (a trial, an outcome, an intervention, a comparator), doctors' labels an
 articles. Trained on the ``train`` articles only; every choice (regularisation, units read) is made on the
 ``validation`` articles, whose figures this prints. The test articles are held elsewhere.
 
-    .venv/bin/python bench/train_result_reader.py            # train, print validation figures, write weights
-    .venv/bin/python bench/train_result_reader.py --dry-run  # the same, without writing the weights
+    .venv/bin/python training/result_reader.py            # train, print validation figures, write weights
+    .venv/bin/python training/result_reader.py --dry-run  # the same, without writing the weights
     # A recipe chosen by bench/cv_result_reader.py (grouped cross-validation): nothing chosen on validation
-    .venv/bin/python bench/train_result_reader.py --classifier-c 0.3 --ranker-c 0.1 --swapped \
+    .venv/bin/python training/result_reader.py --classifier-c 0.3 --ranker-c 0.1 --swapped \
         --cv-summary /tmp/cv_swapped_summary.json
+    # Do the shipped weights come out of this script? Writes no weights; on a match, records it in the sidecar
+    .venv/bin/python training/result_reader.py --classifier-c 0.3 --ranker-c 0.1 --verify
 
-Beside the weights it writes ``result_reader.provenance.json``: this script and its arguments, the commit, the
-sha256 of the data files, the seed, the regularisation and the figures (the grouped-CV summary when given).
+Beside the weights it writes ``result_reader.provenance.json`` and ``training/cards/result_reader.md``
+(``training/provenance.py``): the command, the commit, the sha256 of the data files, the seed, the
+regularisation and the figures with their protocol (the grouped-CV summary when given).
 
 Two models over the features of ``deepcritical.reading.result_features``:
 - the ranker (binary logistic regression): does a unit of the article overlap the doctors' evidence?
@@ -27,7 +30,6 @@ import gzip
 import hashlib
 import json
 import random
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -39,15 +41,18 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 
+from deepcritical.evaluation.evidence_inference import Prompt, article_units, read_prompts
 from deepcritical.reading.comparison import COMPARATOR, Comparison, subject_arm
 from deepcritical.reading.result_features import LABELS, classifier_features, ranker_features
 from deepcritical.reading.results import WEIGHTS_FILE, LinearClassifier, LinearModel, ResultReader, best_outcome_share
-from deepcritical.run.eval_inference import Prompt, article_units, read_prompts
+from provenance import DATA as SHARED_DATA
+from provenance import artefact, data_hashes, git_commit, record_verification, this_command, write_provenance
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "evidence-inference"
-OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / WEIGHTS_FILE
-PROVENANCE = OUT.with_name("result_reader.provenance.json")
-DATA_FILES = ("prompts.csv", "annotations.csv", "splits.csv")
+DATA = SHARED_DATA / "evidence-inference"
+ARTEFACT = artefact("result_reader")
+OUT = ARTEFACT.weights
+assert OUT.name == WEIGHTS_FILE
+DATA_FILES = ("prompts.csv", "annotations.csv", "splits.csv", "fulltext", "abstracts")  # the articles: folders
 TO_LABEL = {
     "significantly increased": "increased",
     "significantly decreased": "decreased",
@@ -55,6 +60,7 @@ TO_LABEL = {
 }
 TURNED = {"increased": "decreased", "decreased": "increased"}
 NEGATIVES_PER_PROMPT = 60
+CLASSIFIER_CS = (0.3, 1.0, 3.0)
 # Weights smaller than this are dropped from the file: they change no reading measurably.
 PRUNE = 1e-3
 
@@ -178,20 +184,14 @@ def classifier_data(ids: list[str], prompts, annotations, *, swapped: bool = Fal
     return [classifier_features(text, comparison) for _, comparison, text, _ in rows], [row[3] for row in rows]
 
 
-def data_hashes() -> dict[str, str]:
-    return {name: hashlib.sha256((DATA / name).read_bytes()).hexdigest() for name in DATA_FILES}
-
-
-def provenance(args: argparse.Namespace, figures: dict[str, object]) -> dict[str, object]:
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False, cwd=Path(__file__).parent
-    ).stdout.strip()
+def provenance(args: argparse.Namespace, figures: list[dict[str, object]]) -> dict[str, object]:
     return {
-        "script": "bench/train_result_reader.py",
-        "arguments": sys.argv[1:],
-        "commit": commit or None,
+        "title": "The linear result reader (ranker and classifier)",
+        "script": "training/result_reader.py",
+        "command": this_command(),
+        "commit": git_commit(),
         "data": "Evidence Inference 2.0 (MIT licence), train articles only",
-        "data_sha256": data_hashes(),
+        "data_sha256": data_hashes(DATA / name for name in DATA_FILES),
         "seed": args.seed,
         "figures": figures,
     }
@@ -211,6 +211,9 @@ def export(vectorizer: DictVectorizer, model: LogisticRegression) -> dict[str, o
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
+    parser.add_argument(
+        "--verify", action="store_true", help="write no weights: do these arguments rebuild the shipped ones?"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--classifier-c", type=float, help="fixed (chosen by grouped CV): no choice on validation")
     parser.add_argument("--ranker-c", type=float, help="fixed (chosen by grouped CV): no choice on validation")
@@ -231,7 +234,7 @@ def main() -> None:
     classifier_vectorizer = DictVectorizer()
     matrix = classifier_vectorizer.fit_transform(x_train)
     best_classifier, best_f1 = None, -1.0
-    for c in (args.classifier_c,) if args.classifier_c else (0.3, 1.0, 3.0):
+    for c in (args.classifier_c,) if args.classifier_c else CLASSIFIER_CS:
         model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
         model.fit(matrix, y_train)
         f1 = f1_score(y_val, model.predict(classifier_vectorizer.transform(x_val)), average="macro")
@@ -270,24 +273,62 @@ def main() -> None:
     assert set(data["labels"]) == set(LABELS)  # type: ignore[arg-type]
     payload = gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)
     print(f"weights: {len(payload) / 1e6:.2f} MB compressed; trained in {time.perf_counter() - started:.0f} s")
-    if not args.dry_run:
+    if args.verify:
+        verify(payload)
+    elif not args.dry_run:
         OUT.write_bytes(payload)
-        figures: dict[str, object] = {
-            "classifier_c": best_classifier.C,
-            "ranker_c": best_ranker.C,
-            "swapped": args.swapped,
-            "weights_sha256": hashlib.sha256(payload).hexdigest(),
-        }
-        if args.cv_summary:
-            figures["grouped_cv"] = json.loads(args.cv_summary.read_text(encoding="utf-8"))
-        PROVENANCE.write_text(json.dumps(provenance(args, figures), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {OUT} and {PROVENANCE}")
+        write_record(args, (best_classifier.C, best_f1), (best_ranker.C, best_found))
+        print(f"wrote {OUT}, {ARTEFACT.sidecar} and {ARTEFACT.card}")
 
 
-def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Evidence found by the first unit read (full-text prompts) and the pipeline's macro-F1."""
-    found = total = 0
-    gold, predicted = [], []
+def write_record(args: argparse.Namespace, classifier: tuple[float, float], ranker: tuple[float, float]) -> None:
+    """The sidecar and card of weights just written: the figures on validation (each model's C and its figure),
+    and the grouped-CV summary's when given."""
+    (classifier_c, classifier_f1), (ranker_c, found) = classifier, ranker
+    figures: list[dict[str, object]] = [
+        {
+            "measure": "classifier macro-F1 on the doctors' evidence texts",
+            "value": round(classifier_f1, 4),
+            "protocol": "validation articles"
+            + (", C given" if args.classifier_c else f", which chose C among {CLASSIFIER_CS}"),
+        },
+        {
+            "measure": "evidence found by the first unit read",
+            "value": round(found, 4),
+            "protocol": "validation articles, full texts" + (", C given" if args.ranker_c else ", which chose C"),
+        },
+    ]
+    if args.cv_summary:
+        summary = json.loads(args.cv_summary.read_text(encoding="utf-8"))
+        protocol = summary.get("protocol") or (
+            f"5 folds grouped by PMCID over the train and validation articles (bench/cv_result_reader.py "
+            f"--variant {summary['variant']})"
+        )
+        figures += [
+            {"measure": "macro-F1, whole articles", "value": summary["macro_f1"], "protocol": protocol},
+            {"measure": "accuracy, whole articles", "value": summary["accuracy"], "protocol": protocol},
+        ]
+    record = provenance(args, figures)
+    record["parameters"] = {"classifier_c": classifier_c, "ranker_c": ranker_c, "swapped": args.swapped}
+    write_provenance(ARTEFACT, record)
+
+
+def verify(payload: bytes) -> None:
+    """Exit 1 when ``payload`` is not the shipped weights; else record in the sidecar that this command rebuilds
+    them (with the data's sha256 as read now) and exit 0."""
+    shipped = hashlib.sha256(OUT.read_bytes()).hexdigest()
+    rebuilt = hashlib.sha256(payload).hexdigest()
+    if rebuilt != shipped:
+        sys.exit(f"not reproduced: the weights rebuilt have sha256 {rebuilt}, the shipped {shipped}")
+    how = f"yes: `{this_command()}` at commit {git_commit()} rebuilds the same bytes"
+    record_verification(ARTEFACT, how, data_hashes(DATA / name for name in DATA_FILES))
+    print(f"reproduced: {OUT.name} (sha256 {shipped}); recorded in {ARTEFACT.sidecar.name} and {ARTEFACT.card.name}")
+
+
+def readings(reader: ResultReader, ids: list[str], prompts, annotations):  # type: ignore[no-untyped-def]
+    """(gold, predicted, evidence first) per prompt: the doctors' label, the reader's, and whether the first unit
+    it ranks overlaps the doctors' evidence (None without units or evidence offsets)."""
+    read = []
     cache: dict[str, list] = {}  # type: ignore[type-arg]
     for prompt_id in ids:
         prompt = prompts[prompt_id]
@@ -299,14 +340,22 @@ def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tupl
         ranked = reader.rank(units, comparison)
         reading = reader.read(units, comparison)
         probabilities = reading.probabilities or (reader.classify(ranked[0][1].text, comparison) if ranked else {})
-        predicted.append(max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference")
-        gold.append(majority(annotations[prompt_id]))
+        predicted = max(probabilities, key=probabilities.__getitem__) if probabilities else "no_difference"
         spans = spans_of(annotations[prompt_id])
+        first = None
         if ranked and spans:
-            total += 1
-            first = ranked[0][1]
-            found += any(first.start < e and s < first.end for s, e in spans)
-    return found / max(1, total), float(f1_score(gold, predicted, average="macro"))
+            unit = ranked[0][1]
+            first = any(unit.start < e and s < unit.end for s, e in spans)
+        read.append((majority(annotations[prompt_id]), predicted, first))
+    return read
+
+
+def evaluate(reader: ResultReader, ids: list[str], prompts, annotations) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Evidence found by the first unit read (full-text prompts) and the pipeline's macro-F1."""
+    read = readings(reader, ids, prompts, annotations)
+    firsts = [first for _, _, first in read if first is not None]
+    found = sum(firsts) / max(1, len(firsts))
+    return found, float(f1_score([gold for gold, _, _ in read], [label for _, label, _ in read], average="macro"))
 
 
 if __name__ == "__main__":

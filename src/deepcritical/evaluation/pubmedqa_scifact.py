@@ -22,29 +22,37 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
-import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx2
-
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
-from deepcritical.evidence import EmbeddingService, chroma, documents
-from deepcritical.evidence.memory import MemoryStore
+from deepcritical.evaluation.loop import (
+    document_ids,
+    ensure_collection,
+    eval_settings,
+    read_json,
+    read_jsonl,
+    run_folder_name,
+    run_question,
+    run_summary,
+    verdict_of,
+)
+from deepcritical.evaluation.predictions import (
+    accuracy,
+    add_session_time,
+    confusion_rows,
+    label_f1,
+    macro_average,
+    read_predictions,
+    resume,
+)
+from deepcritical.evidence import EmbeddingService, documents
 from deepcritical.outputs import Verdict
-from deepcritical.run import setup
-from deepcritical.run.execute import RunSource, run_to_folder
-from deepcritical.run.orchestrator import Orchestrator
-from deepcritical.run.outcome import ResearchOutcome
-from deepcritical.run.predictions import add_session_time, label_f1, macro_average, read_predictions, resume
-from deepcritical.run.request import RunRequest
-from deepcritical.sources.factory import build_sources
-from deepcritical.sources.grading import grade_record
 from deepcritical.sources.library import LibraryTool
 
 Benchmark = Literal["pubmedqa", "scifact"]
@@ -73,18 +81,9 @@ def _as_list(value: Any) -> list[str]:
     return [str(value)] if value else []
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from error
-
-
 def read_pubmedqa_inputs(path: Path) -> tuple[list[Question], list[documents.Document]]:
     """The questions and the pool of contexts, from the allowed fields only (``PUBMEDQA_INPUTS``)."""
-    data = _load_json(path)
+    data = read_json(path)
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"{path}: expected PubMedQA's format, an object of items keyed by PMID")
     questions, pool = [], []
@@ -115,28 +114,11 @@ def read_pubmedqa_inputs(path: Path) -> tuple[list[Question], list[documents.Doc
 def read_scifact_inputs(path: Path) -> list[Question]:
     """The claims, from ``id`` and ``claim`` only."""
     questions = []
-    for number, record in enumerate(_jsonl(path), start=1):
+    for number, record in enumerate(read_jsonl(path), start=1):
         if "id" not in record or not str(record.get("claim", "")).strip():
             raise ConfigError(f"{path}, line {number}: expected a SciFact claim with id and claim")
         questions.append(Question(str(record["id"]), str(record["claim"])))
     return questions
-
-
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
-        if not isinstance(record, dict):
-            raise ConfigError(f"{path}, line {number}: expected a JSON object")
-        yield record
 
 
 def to_label(benchmark: Benchmark, verdict: Verdict) -> str:
@@ -146,56 +128,6 @@ def to_label(benchmark: Benchmark, verdict: Verdict) -> str:
     if benchmark == "pubmedqa":
         return "yes" if positive else "no" if negative else "maybe"
     return "SUPPORT" if positive else "REFUTE" if negative else "NEI"
-
-
-def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:
-    """The documents the run collected, and those its report and verdict cite (in the order cited)."""
-    by_id = {item.id: item for item in outcome.evidence}
-    collected = list(dict.fromkeys(item.passage.document_id for item in outcome.evidence if item.passage))
-    cited_ids = [*(outcome.verdict.evidence_ids if outcome.verdict else []), *outcome.report.references]
-    cited = [passage.document_id for i in cited_ids if i in by_id and (passage := by_id[i].passage) is not None]
-    return collected, list(dict.fromkeys(cited))
-
-
-async def ensure_collection(
-    settings: Settings, embeddings: EmbeddingService, name: str, pool: Sequence[documents.Document]
-) -> float:
-    """Embed and store the pool once: a collection already holding every passage is reused. Seconds taken."""
-    started = time.perf_counter()
-    connection = chroma.connect(settings)
-    try:
-        wanted = sum(len(document.passages) for document in pool)
-        if documents.exists(connection, name):
-            target = documents.collection_name(name)
-            with connection.session(touches=(target,), writes=False) as session:
-                if session.collection(target).count() == wanted:
-                    return time.perf_counter() - started
-        # The service reads the per-user vector cache (``vector_cache.py``) before it embeds: another --out
-        # folder (or a larger --limit) embeds only the passages no evaluation embedded before.
-        documents.add_documents(
-            connection,
-            embeddings,
-            name,
-            pool,
-            grader=lambda title, text, types, mesh: grade_record(
-                title=title, text=text, publication_types=types, mesh_headings=mesh
-            ),
-        )
-    finally:
-        connection.close()
-    return time.perf_counter() - started
-
-
-def eval_request(question: str, collection: str) -> RunRequest:
-    """An evaluation's run of ``question``: the library source only (the benchmark's collection), no recall."""
-    return RunRequest(question=question, sources=["library"], collection=collection, recall=False)
-
-
-def eval_settings(settings: Settings, out: Path, collection: str) -> Settings:
-    """The evaluation's settings: its own store under ``out``, kept for good, never demo; its runs' options
-    are ``eval_request``'s."""
-    base = settings.with_values(home=out / "store", retention=None, demo_mode=False, demo_sources=False)
-    return eval_request("", collection).settings(base)
 
 
 async def predict(
@@ -228,29 +160,10 @@ async def predict(
     with predictions.open("a", encoding="utf-8") as sink:
         for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
             began = time.perf_counter()
-            store = MemoryStore(embeddings, dedup_threshold=settings.dedup_threshold)
-
-            def in_memory(settings: Settings, client: httpx2.AsyncClient, store: MemoryStore = store) -> RunSource:
-                # The run's own parts on its client, with the collection indexed once and the evidence in memory.
-                handler = build_sources(settings, client, library=library).handler
-                return Orchestrator(setup.assemble(settings, client, handler=handler, store=store))
-
             folder = out / "runs" / run_folder_name(question.id)
-            # A folder without its prediction is a run an interrupted evaluation left: it is run again, afresh.
-            await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
-            try:
-                finished = await run_to_folder(
-                    question.text,
-                    settings,
-                    folder=folder,
-                    request=eval_request(question.text, collection),
-                    run_source=in_memory,
-                )
-            finally:
-                await store.close()
-            outcome = finished.outcome
+            outcome = await run_question(question.text, collection, settings, embeddings, library, folder)
             collected, cited = document_ids(outcome)
-            verdict = outcome.verdict or Verdict(label="insufficient", confidence=0.0)
+            verdict = verdict_of(outcome)
             line = {
                 "id": question.id,
                 "prediction": to_label(benchmark, verdict),
@@ -269,17 +182,12 @@ async def predict(
     return add_session_time(out / "timing.json", setup_seconds, time.perf_counter() - started)
 
 
-def run_folder_name(question_id: str) -> str:
-    """A question's run folder: its id, with anything but letters, digits, ``-`` and ``_`` as ``_``."""
-    return "".join(char if char.isascii() and (char.isalnum() or char in "-_") else "_" for char in question_id)[:80]
-
-
 # --- Scoring: the only place that reads the answers, after every prediction is made ---
 
 
 def gold_pubmedqa(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Labels (``final_decision``) and gold evidence (each question's own abstract) by item id."""
-    data = _load_json(path)
+    data = read_json(path)
     labels = {
         str(k): str(v["final_decision"]) for k, v in data.items() if isinstance(v, dict) and "final_decision" in v
     }
@@ -290,7 +198,7 @@ def gold_scifact(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Labels (SUPPORT / REFUTE from ``evidence``, NEI when it is empty) and gold documents by claim id."""
     labels: dict[str, str] = {}
     evidence: dict[str, set[str]] = {}
-    for record in _jsonl(path):
+    for record in read_jsonl(path):
         if "evidence" not in record:
             continue
         found = record["evidence"] or {}
@@ -308,35 +216,21 @@ def score(benchmark: Benchmark, predictions: Path, gold_file: Path, timing: dict
     lines = read_predictions(predictions)
     labels, gold_docs = (gold_pubmedqa if benchmark == "pubmedqa" else gold_scifact)(gold_file)
     classes = LABELS[benchmark]
-    seconds = [float(line["seconds"]) for line in lines]
-    summary: dict[str, Any] = {
-        "benchmark": benchmark,
-        "items": len(lines),
-        "seconds_per_item": round(sum(seconds) / len(seconds), 3) if seconds else None,
-        **timing,
-        "verdict_by": dict(Counter(str(line.get("verdict_by")) for line in lines)),
-        "degraded": sum(bool(line.get("degraded")) for line in lines),
-        "errors": sum(bool(line.get("error")) for line in lines),
-        "predicted": dict(Counter(line["prediction"] for line in lines)),
-        "published": PUBLISHED[benchmark],
-    }
+    summary = run_summary(benchmark, lines, "prediction", PUBLISHED[benchmark], timing)
     scored = [line for line in lines if line["id"] in labels]
     if not scored:
         summary["note"] = "the file has no answer fields: predictions only"
         return summary
     gold = [labels[line["id"]] for line in scored]
     predicted = [line["prediction"] for line in scored]
-    matrix = [
-        [sum(1 for g, p in zip(gold, predicted, strict=True) if g == row and p == column) for column in classes]
-        for row in classes
-    ]
+    matrix = confusion_rows(gold, predicted, classes)
     f1 = {name: label_f1(gold, predicted, name) for name in classes}
     majority_label, majority_count = Counter(gold).most_common(1)[0]
     with_docs = [line for line in scored if line["id"] in gold_docs]
     cited = [(doc, line["id"]) for line in with_docs for doc in line["cited"]]
     summary |= {
         "scored": len(scored),
-        "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(scored), 4),
+        "accuracy": accuracy(gold, predicted),
         "macro_f1": macro_average(f1.values()),
         "f1": {name: None if value is None else round(value, 4) for name, value in f1.items()},
         "confusion": {"labels": list(classes), "rows_gold_columns_predicted": matrix},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from deepcritical.run.predictions import read_predictions, resume
+from deepcritical.evaluation.predictions import read_predictions, resume
 
 
 def lines(*ids: str) -> str:

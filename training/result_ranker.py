@@ -12,11 +12,12 @@ one whose evidence found by the first unit is best on the ``validation`` article
 
 Run from a venv with torch's CPU build (never a project dependency), at most 2 threads:
 
-    nice -n 5 /work/wt/torchvenv/bin/python bench/finetune_result_ranker.py            # train, write
-    nice -n 5 /work/wt/torchvenv/bin/python bench/finetune_result_ranker.py --dry-run  # figures only
+    nice -n 5 /work/wt/torchvenv/bin/python training/result_ranker.py --epochs 2            # train, write
+    nice -n 5 /work/wt/torchvenv/bin/python training/result_ranker.py --epochs 2 --dry-run  # figures only
+    nice -n 5 /work/wt/torchvenv/bin/python training/result_ranker.py --epochs 2 --verify   # rebuilds them?
 
 The loss is a binary cross-entropy per unit plus a softmax cross-entropy over each prompt's candidates
-(the positives' share). The encoder is ``bench/finetune_result_reader.py``'s (the graph
+(the positives' share). The encoder is ``training/result_classifier.py``'s (the graph
 ``evidence/onnx_bert.py`` builds, operator for operator); the frozen layers' outputs are computed once and
 cached in ``--cache`` (default /tmp/eireader/).
 """
@@ -47,7 +48,7 @@ from deepcritical.reading.transformer_ranker import (
     RANKER_WEIGHTS_FILE,
     ranker_text,
 )
-from finetune_result_reader import (
+from result_classifier import (
     AUTOCAST,
     Encoder,
     frozen_states,
@@ -56,9 +57,10 @@ from finetune_result_reader import (
     seeded,
     step,
     trained_tensors,
+    verify,
     write_weights,
 )
-from train_result_reader import DATA, fulltext_prompts, load
+from result_reader import DATA, fulltext_prompts, load
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "deepcritical" / "reading" / RANKER_WEIGHTS_FILE
 
@@ -107,6 +109,7 @@ def found_first(rows, scores) -> float:  # type: ignore[no-untyped-def]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry-run", action="store_true", help="print the figures, write no weights")
+    parser.add_argument("--verify", action="store_true", help="write no weights: do these arguments rebuild them?")
     parser.add_argument("--out", type=Path, default=OUT, help="where the weights are written")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=2)
@@ -248,7 +251,9 @@ def main() -> None:
         f"kept epoch {epoch}: validation evidence found by the first unit {found:.4f}; weights "
         f"{size / 1e6:.2f} MB float16; {time.perf_counter() - started:.0f} s in all"
     )
-    if not args.dry_run:
+    if args.verify:
+        verify("result_ranker", tensors)
+    elif not args.dry_run:
         metadata = {
             "kind": "ranker",
             "input": "section words : masked unit",
@@ -256,7 +261,12 @@ def main() -> None:
             "candidates": str(args.candidates),
             "validation_found_first": f"{found:.4f}",
         }
-        write_weights(args.out, tensors, trainable, metadata)
+        figure = {
+            "measure": "doctors' evidence read first among the linear ranker's best units (validation_found_first)",
+            "value": round(found, 4),
+            "protocol": f"validation articles, full texts, which chose the epoch ({epoch}): not held out",
+        }
+        write_weights(args, tensors, trainable, metadata, ("result_ranker", "The transformer result re-ranker", figure))
 
 
 if __name__ == "__main__":

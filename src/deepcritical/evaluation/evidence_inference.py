@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from deepcritical.errors import ConfigError
+from deepcritical.evaluation.predictions import accuracy, label_f1, macro_average, read_predictions, resume
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader, ResultReading, labelled_by
 from deepcritical.reading.units import TextUnit, split_units
-from deepcritical.run.predictions import label_f1, macro_average, read_predictions, resume
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 PMCID = re.compile(r"(?:PMC)?[0-9]{1,10}", re.IGNORECASE)
@@ -319,7 +319,7 @@ def score(
     found_first = sum(_overlaps(line["evidence"][:1], spans[line["id"]]) for line in with_spans)
     majority = Counter(gold).most_common(1)[0][0]
     summary |= {
-        "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(scored), 4),
+        "accuracy": accuracy(gold, predicted),
         # Over the labels the doctors or the reader gave (all three on Evidence Inference's own prompts).
         "macro_f1": macro_average(per_label.values()),
         "per_label_f1": per_label,
