@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.other_names import named_otherwise
 from deepcritical.appraisal.question_comparison import ANY_OUTCOME, favourable_movement
 from deepcritical.appraisal.risk_of_bias import RiskOfBias, is_randomised, risk_of_bias
 from deepcritical.appraisal.stance import claim_label, is_yes_no
@@ -27,7 +28,9 @@ from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import ReviewAnswer, VerdictLabel
 from deepcritical.reading.comparison import stems
+from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.reading.frame import frame_question
+from deepcritical.reading.statistics import read_effects
 
 Movement = Literal["higher", "lower", "no difference"]
 _MOVEMENT: dict[str, Movement] = {"increased": "higher", "decreased": "lower", "no_difference": "no difference"}
@@ -63,6 +66,9 @@ class AppraisedStudy:
     probability: float
     risk: RiskOfBias
     indirect_people: str | None = None
+    # The ratio (OR, RR, HR, IRR) with its 95% interval the sentence relied on states, if any: what inconsistency
+    # (I²) and imprecision (an interval crossing no effect) are judged from.
+    estimate: Effect | None = None
 
     @property
     def carries(self) -> bool:
@@ -104,9 +110,29 @@ def appraise(
                 probability=reading.reading.probabilities.get(label, 0.0) if label is not None else 0.0,
                 risk=risk_of_bias(text, randomised=randomised),
                 indirect_people=reader.other_people(view),
+                estimate=ratio_estimate(reading.sentence or ""),
             )
         )
     return appraised
+
+
+def ratio_estimate(sentence: str) -> Effect | None:
+    """The first ratio between the arms with a two-sided 95% interval that ``sentence`` states (its value inside
+    it, all positive), else None."""
+    for effect in read_effects(sentence):
+        low, high, value = effect.ci_low, effect.ci_high, effect.value
+        if (
+            effect.measure in RATIO_MEASURES
+            and effect.compares_arms
+            and low is not None
+            and high is not None
+            and value is not None
+            and 0 < low <= value <= high
+            and (effect.ci_level in (None, 95, 0.95))
+            and effect.ci_sides != 1
+        ):
+            return effect
+    return None
 
 
 @dataclass(frozen=True)
@@ -172,7 +198,11 @@ def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
     def names_target(view: EvidenceView) -> bool:
         return reader.names_outcome(view) if frame.outcomes and reader.asks_outcome else names(wanted, view)
 
-    on_intervention = [view for view in views if not intervention or names(intervention, view)]
+    def names_intervention(view: EvidenceView) -> bool:  # "SSRIs" is named by a trial of sertraline
+        written = (frame.intervention or "").split()
+        return names(intervention, view) or bool(named_otherwise(written, f"{view.title} {view.text}"))
+
+    on_intervention = [view for view in views if not intervention or names_intervention(view)]
     if not on_intervention:
         return [f"intervention ({frame.intervention or reader.comparison.written[0].strip()})"]
     if wanted and not any(names_target(view) for view in on_intervention):
