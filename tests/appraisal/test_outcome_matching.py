@@ -89,3 +89,34 @@ def test_imprecision_is_not_rated_for_a_size_no_study_states() -> None:
     unstated = [_study("a", "The risk ratio was 1.24 (95% CI 1.05 to 1.47).", n=None)]
     assert imprecision_domain(unstated, "higher").levels == 0
     assert imprecision_domain([_study("a", "RR 1.24 (95% CI 1.05 to 1.47)", n=60)], "higher").levels == 2
+
+
+def test_direct_studies_stating_one_kind_of_ratio_are_pooled_as_a_review_pools_them() -> None:
+    question = "Does apixaban reduce stroke compared with placebo?"
+    studies = [
+        trial(
+            "31",
+            "Apixaban in atrial fibrillation: a randomised trial",
+            "RESULTS: Stroke occurred less often with apixaban than with placebo, although not significantly "
+            "(hazard ratio 0.78, 95% CI 0.58 to 1.04).",
+            n=3000,
+        ),
+        trial(
+            "32",
+            "Apixaban after ischaemic stroke: a randomised trial",
+            "RESULTS: Apixaban reduced stroke compared with placebo (hazard ratio 0.66, 95% CI 0.54 to 0.81).",
+            n=3000,
+        ),
+    ]
+    verdict = counted_verdict(question, strength_of(question, studies), studies)
+    assert verdict.answer == "lower"  # counted one by one: one no difference, one lower, an uncertain effect
+    assert "pooled (inverse variance, fixed effect) HR 0.70" in verdict.rationale
+
+
+def test_a_typeset_hyphen_keeps_an_intervention_whole() -> None:
+    from deepcritical.reading.frame import frame_question
+
+    typeset = frame_question("Does IRS plus insecticide\u2010treated nets increase anaemia compared with nets alone?")
+    plain = frame_question("Does IRS plus insecticide-treated nets increase anaemia compared with nets alone?")
+    assert typeset.intervention == plain.intervention
+    assert typeset.outcomes == plain.outcomes

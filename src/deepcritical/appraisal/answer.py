@@ -15,6 +15,7 @@ size and people (``stages.verdict.verdict_weight``). A question no counted study
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -155,6 +156,22 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
         why += "comparator"
         why += f"; nothing collected names the question's {' or its '.join(gaps)}." if gaps else "."
         return ReviewReading("insufficient data", why=f"{why} {why_not[:1].upper()}{why_not[1:]}." if why_not else why)
+    if (pooled := pooled_ratio(carrying)) is not None:
+        # Every direct study states one kind of ratio with its interval: the answer is the pooled estimate's, as a
+        # review's meta-analysis states it (a pooled null over one significant trial, or the reverse).
+        measure, value, low, high = pooled
+        answer_pooled: ReviewAnswer = "lower" if high < 1 else "higher" if low > 1 else "no difference"
+        why = (
+            f"{len(carrying)} direct studies state a {measure} with its interval; pooled (inverse variance, fixed "
+            f"effect) {measure} {value:.2f} ({low:.2f} to {high:.2f})."
+        )
+        resting = tuple(sorted(carrying, key=lambda study: -study.weight))
+        total = sum(study.weight for study in carrying)
+        shares = {
+            movement: sum(study.weight for study in carrying if study.movement == movement) / total
+            for movement in ("higher", "lower", "no difference")
+        }
+        return ReviewReading(answer_pooled, {k: round(v, 3) for k, v in shares.items()}, resting, why)
     total = sum(study.weight for study in carrying)
     shares = {
         movement: sum(study.weight for study in carrying if study.movement == movement) / total
@@ -177,6 +194,30 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
         f"reading {leading} is {shares[leading]:.2f} ({CLEAR_SHARE:.2f} needed for an answer)."
     )
     return ReviewReading(answer, {k: round(v, 3) for k, v in shares.items()}, resting, why)
+
+
+def pooled_ratio(studies: Sequence[AppraisedStudy]) -> tuple[str, float, float, float] | None:
+    """The inverse-variance (fixed-effect) pooled ratio with its 95% interval of two or more studies that each
+    state one measure (OR, RR, HR or IRR) with its interval, each read the way its estimate points (a study read
+    lower whose ratio is above 1 states it the other way round: not pooled); None otherwise."""
+    if len(studies) < 2 or len({study.estimate.measure if study.estimate else None for study in studies}) != 1:
+        return None
+    logs, weights = [], []
+    for study in studies:
+        e = study.estimate
+        if e is None or e.value is None or e.ci_low is None or e.ci_high is None or e.ci_high <= e.ci_low:
+            return None
+        if (study.movement == "lower" and e.value > 1) or (study.movement == "higher" and e.value < 1):
+            return None
+        logs.append(math.log(e.value))
+        weights.append((2 * _Z95 / (math.log(e.ci_high) - math.log(e.ci_low))) ** 2)
+    mean = sum(w * x for w, x in zip(weights, logs, strict=True)) / sum(weights)
+    error = 1 / math.sqrt(sum(weights))
+    measure = studies[0].estimate.measure if studies[0].estimate else ""
+    return measure, math.exp(mean), math.exp(mean - _Z95 * error), math.exp(mean + _Z95 * error)
+
+
+_Z95 = 1.959964
 
 
 def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
