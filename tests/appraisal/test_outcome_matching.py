@@ -120,3 +120,13 @@ def test_a_typeset_hyphen_keeps_an_intervention_whole() -> None:
     plain = frame_question("Does IRS plus insecticide-treated nets increase anaemia compared with nets alone?")
     assert typeset.intervention == plain.intervention
     assert typeset.outcomes == plain.outcomes
+
+
+def test_a_hyphenated_word_holds_no_effect_verb() -> None:
+    from deepcritical.appraisal.question_comparison import question_comparison
+
+    comparison = question_comparison(
+        "Does IRS plus insecticide-treated nets increase anaemia prevalence compared with nets alone?"
+    )
+    assert comparison.written[0].strip() == "IRS plus insecticide-treated nets"
+    assert comparison.written[2] == "anaemia prevalence"
