@@ -27,18 +27,30 @@ from deepcritical.appraisal import answer as answer_module
 from deepcritical.appraisal import certainty as certainty_module
 from deepcritical.appraisal import review_verdict as verdict_module
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.strength import Strength, strength_of
 from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.evidence.documents import read_jsonl
 from deepcritical.outputs import CERTAINTIES
 from deepcritical.sources.grading.grade import grade_record
 
-GRID = {
+GRID: dict[str, list[Any]] = {
     # 0.7 and up keep the demo's answers (the vitamin D and depression question is "maybe"); --all-shares for
     # the unconstrained choice.
     "clear_share": [0.7, 0.8],
-    "very_low_is_uncertain": [True, False],
     "optimal_information_size": [200, 400, 800],
+    "crossing_rates_down": [True, False],
+    "silent_rates_down": [True, False],
+    "very_low_is_uncertain": [False, True],
+}
+# Choices held fixed (none now: the placing and reading of studies is done once, so the grid runs fast).
+FIXED: dict[str, Any] = {}
+# (module, constant) each choice sets.
+SETS = {
+    "clear_share": (answer_module, "CLEAR_SHARE"),
+    "very_low_is_uncertain": (verdict_module, "VERY_LOW_IS_UNCERTAIN"),
+    "optimal_information_size": (certainty_module, "OPTIMAL_INFORMATION_SIZE"),
+    "crossing_rates_down": (certainty_module, "CROSSING_RATES_DOWN"),
+    "silent_rates_down": (certainty_module, "SILENT_RATES_DOWN"),
 }
 
 
@@ -65,27 +77,27 @@ def views_of(path: Path) -> list[EvidenceView]:
 
 @contextmanager
 def chosen(values: dict[str, Any]) -> Iterator[None]:
-    saved = (
-        answer_module.CLEAR_SHARE,
-        verdict_module.VERY_LOW_IS_UNCERTAIN,
-        certainty_module.OPTIMAL_INFORMATION_SIZE,
-    )
-    answer_module.CLEAR_SHARE = values["clear_share"]
-    verdict_module.VERY_LOW_IS_UNCERTAIN = values["very_low_is_uncertain"]
-    certainty_module.OPTIMAL_INFORMATION_SIZE = values["optimal_information_size"]
+    values = {**FIXED, **values}
+    saved = {name: getattr(*SETS[name]) for name in values}
+    for name, value in values.items():
+        setattr(*SETS[name], value)
     try:
         yield
     finally:
-        (
-            answer_module.CLEAR_SHARE,
-            verdict_module.VERY_LOW_IS_UNCERTAIN,
-            certainty_module.OPTIMAL_INFORMATION_SIZE,
-        ) = saved
+        for name, value in saved.items():
+            setattr(*SETS[name], value)
+
+
+_PLACED: dict[str, Strength] = {}
 
 
 def predict(question: dict[str, Any], views: list[EvidenceView], reduce: bool = False) -> tuple[str, str | None, str]:
     text = question["question_reduce" if reduce else "question"]
-    verdict = counted_verdict(text, strength_of(text, views), views)
+    # Placing and reading the studies depends on no choice of the grid: done once per question (its reader keeps
+    # each study's reading), the answer and its certainty again for each choice.
+    if text not in _PLACED:
+        _PLACED[text] = strength_of(text, views)
+    verdict = counted_verdict(text, _PLACED[text], views)
     return verdict.answer or "insufficient data", verdict.certainty, verdict.label
 
 
@@ -98,6 +110,30 @@ def scores(rows: list[dict[str, Any]]) -> dict[str, float]:
         for row in rated
     ]
     return {"accuracy": round(accuracy, 4), "certainty_within_one": round(sum(within) / len(rated), 4) if rated else 0}
+
+
+ANSWERS = ("higher", "lower", "no difference", "uncertain effect", "insufficient data")
+
+
+def print_confusions(rows: list[dict[str, Any]]) -> None:
+    """The answers' and the certainties' confusion (rows: the review; columns: the run), exact certainty and
+    macro-F1 over the five answers."""
+    print("answers (rows review, columns run):", ", ".join(ANSWERS))
+    for gold in ANSWERS:
+        print(f"  {gold:18}", [sum(r["gold"] == gold and r["answer"] == run for r in rows) for run in ANSWERS])
+    f1s = []
+    for answer in ANSWERS:
+        hits = sum(r["gold"] == answer == r["answer"] for r in rows)
+        said, true = sum(r["answer"] == answer for r in rows), sum(r["gold"] == answer for r in rows)
+        f1s.append(2 * hits / (said + true) if said + true else 0.0)
+    rated = [r for r in rows if r["gold_certainty"] in CERTAINTIES]
+    exact = sum(r["certainty"] == r["gold_certainty"] for r in rated) / len(rated) if rated else 0.0
+    print(f"macro-F1 {sum(f1s) / len(f1s):.4f}; certainty exact {exact:.4f} ({len(rated)} rated)")
+    print("certainty (rows review, columns run):", ", ".join(CERTAINTIES), "none")
+    for gold in CERTAINTIES:
+        of_gold = [r["certainty"] for r in rated if r["gold_certainty"] == gold]
+        counts = [of_gold.count(run) for run in (*CERTAINTIES, None)]
+        print(f"  {gold:9}", counts)
 
 
 def run_all(
@@ -130,11 +166,7 @@ def main() -> None:
     args = parser.parse_args()
     questions = [json.loads(line) for line in (args.folder / "questions.jsonl").read_text().splitlines() if line]
     views = {q["id"]: views_of(args.folder / "questions" / q["id"] / "studies.jsonl") for q in questions}
-    default = {
-        "clear_share": answer_module.CLEAR_SHARE,
-        "very_low_is_uncertain": verdict_module.VERY_LOW_IS_UNCERTAIN,
-        "optimal_information_size": certainty_module.OPTIMAL_INFORMATION_SIZE,
-    }
+    default = {name: getattr(*SETS[name]) for name in GRID}
     rows = run_all(questions, views, default)
     if args.show:
         from deepcritical.appraisal.answer import appraise
@@ -160,6 +192,7 @@ def main() -> None:
                 if view.id not in placed:
                     print(f"  x {view.id} not counted")
     print("in sample, defaults:", scores(rows), dict(Counter(row["answer"] for row in rows)))
+    print_confusions(rows)
     both = [predict(q, views[q["id"]], reduce=True) for q in questions]
     same = sum(row["answer"] == other[0] for row, other in zip(rows, both, strict=True))
     print(f"increase/reduce same answer: {same} of {len(rows)}")
@@ -183,6 +216,7 @@ def main() -> None:
         picks[json.dumps(combos[best])] += 1
         held_out += [row for row in by_combo[best] if row["review"] == review]
     print("leave-one-review-out:", scores(held_out), f"({len(reviews)} reviews, {len(held_out)} questions)")
+    print_confusions(held_out)
     for combo, rows_of in zip(combos, by_combo, strict=True):
         print("  in sample", combo, scores(rows_of))
     print("choices made:", dict(picks))

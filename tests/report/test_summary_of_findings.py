@@ -57,3 +57,14 @@ def test_the_report_opens_with_its_summary_of_findings_and_the_certainty_reasons
     assert "⊕" in row
     assert "Statins probably make little or no difference to mortality." in row
     assert "- GRADE starts high (randomised trials)" in summary
+
+
+def test_a_question_naming_no_outcome_is_answered_on_the_outcome_the_trials_measured() -> None:
+    markdown = asyncio.run(_report("Do SGLT2 inhibitors improve outcomes in heart failure?"))
+    summary = markdown.split("## Summary of findings", 1)[1].split("\n## ", 1)[0]
+    # Not "SGLT2 inhibitors reduce outcomes" under "The answer: lower": the movement is the primary outcome's.
+    assert "reduce outcomes" not in summary
+    assert "The answer: lower (a benefit), on the primary outcome of the studies, a composite of" in summary
+    (row,) = [line for line in summary.splitlines() if line.startswith("| a composite of")]
+    assert "(primary outcome)" in row
+    assert "SGLT2 inhibitors reduce a composite of worsening heart failure or cardiovascular death." in row

@@ -15,11 +15,13 @@ size and people (``stages.verdict.verdict_weight``). A question no counted study
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.other_names import named_otherwise
 from deepcritical.appraisal.question_comparison import ANY_OUTCOME, favourable_movement
 from deepcritical.appraisal.risk_of_bias import RiskOfBias, is_randomised, risk_of_bias
 from deepcritical.appraisal.stance import claim_label, is_yes_no
@@ -27,7 +29,9 @@ from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import ReviewAnswer, VerdictLabel
 from deepcritical.reading.comparison import stems
+from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.reading.frame import frame_question
+from deepcritical.reading.statistics import read_effects
 
 Movement = Literal["higher", "lower", "no difference"]
 _MOVEMENT: dict[str, Movement] = {"increased": "higher", "decreased": "lower", "no_difference": "no difference"}
@@ -63,6 +67,9 @@ class AppraisedStudy:
     probability: float
     risk: RiskOfBias
     indirect_people: str | None = None
+    # The ratio (OR, RR, HR, IRR) with its 95% interval the sentence relied on states, if any: what inconsistency
+    # (I²) and imprecision (an interval crossing no effect) are judged from.
+    estimate: Effect | None = None
 
     @property
     def carries(self) -> bool:
@@ -104,9 +111,29 @@ def appraise(
                 probability=reading.reading.probabilities.get(label, 0.0) if label is not None else 0.0,
                 risk=risk_of_bias(text, randomised=randomised),
                 indirect_people=reader.other_people(view),
+                estimate=ratio_estimate(reading.sentence or ""),
             )
         )
     return appraised
+
+
+def ratio_estimate(sentence: str) -> Effect | None:
+    """The first ratio between the arms with a two-sided 95% interval that ``sentence`` states (its value inside
+    it, all positive), else None."""
+    for effect in read_effects(sentence):
+        low, high, value = effect.ci_low, effect.ci_high, effect.value
+        if (
+            effect.measure in RATIO_MEASURES
+            and effect.compares_arms
+            and low is not None
+            and high is not None
+            and value is not None
+            and 0 < low <= value <= high
+            and (effect.ci_level in (None, 95, 0.95))
+            and effect.ci_sides != 1
+        ):
+            return effect
+    return None
 
 
 @dataclass(frozen=True)
@@ -129,6 +156,22 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
         why += "comparator"
         why += f"; nothing collected names the question's {' or its '.join(gaps)}." if gaps else "."
         return ReviewReading("insufficient data", why=f"{why} {why_not[:1].upper()}{why_not[1:]}." if why_not else why)
+    if (pooled := pooled_ratio(carrying)) is not None:
+        # Every direct study states one kind of ratio with its interval: the answer is the pooled estimate's, as a
+        # review's meta-analysis states it (a pooled null over one significant trial, or the reverse).
+        measure, value, low, high = pooled
+        answer_pooled: ReviewAnswer = "lower" if high < 1 else "higher" if low > 1 else "no difference"
+        why = (
+            f"{len(carrying)} direct studies state a {measure} with its interval; pooled (inverse variance, fixed "
+            f"effect) {measure} {value:.2f} ({low:.2f} to {high:.2f})."
+        )
+        resting = tuple(sorted(carrying, key=lambda study: -study.weight))
+        total = sum(study.weight for study in carrying)
+        shares = {
+            movement: sum(study.weight for study in carrying if study.movement == movement) / total
+            for movement in ("higher", "lower", "no difference")
+        }
+        return ReviewReading(answer_pooled, {k: round(v, 3) for k, v in shares.items()}, resting, why)
     total = sum(study.weight for study in carrying)
     shares = {
         movement: sum(study.weight for study in carrying if study.movement == movement) / total
@@ -153,6 +196,30 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
     return ReviewReading(answer, {k: round(v, 3) for k, v in shares.items()}, resting, why)
 
 
+def pooled_ratio(studies: Sequence[AppraisedStudy]) -> tuple[str, float, float, float] | None:
+    """The inverse-variance (fixed-effect) pooled ratio with its 95% interval of two or more studies that each
+    state one measure (OR, RR, HR or IRR) with its interval, each read the way its estimate points (a study read
+    lower whose ratio is above 1 states it the other way round: not pooled); None otherwise."""
+    if len(studies) < 2 or len({study.estimate.measure if study.estimate else None for study in studies}) != 1:
+        return None
+    logs, weights = [], []
+    for study in studies:
+        e = study.estimate
+        if e is None or e.value is None or e.ci_low is None or e.ci_high is None or e.ci_high <= e.ci_low:
+            return None
+        if (study.movement == "lower" and e.value > 1) or (study.movement == "higher" and e.value < 1):
+            return None
+        logs.append(math.log(e.value))
+        weights.append((2 * _Z95 / (math.log(e.ci_high) - math.log(e.ci_low))) ** 2)
+    mean = sum(w * x for w, x in zip(weights, logs, strict=True)) / sum(weights)
+    error = 1 / math.sqrt(sum(weights))
+    measure = studies[0].estimate.measure if studies[0].estimate else ""
+    return measure, math.exp(mean), math.exp(mean - _Z95 * error), math.exp(mean + _Z95 * error)
+
+
+_Z95 = 1.959964
+
+
 def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
     """The parts of the question's frame no item of ``views`` names together: its intervention (by its own words
     or an index term: "the empagliflozin group" is no colchicine), and its outcome (its condition, when it names
@@ -172,7 +239,11 @@ def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
     def names_target(view: EvidenceView) -> bool:
         return reader.names_outcome(view) if frame.outcomes and reader.asks_outcome else names(wanted, view)
 
-    on_intervention = [view for view in views if not intervention or names(intervention, view)]
+    def names_intervention(view: EvidenceView) -> bool:  # "SSRIs" is named by a trial of sertraline
+        written = (frame.intervention or "").split()
+        return names(intervention, view) or bool(named_otherwise(written, f"{view.title} {view.text}"))
+
+    on_intervention = [view for view in views if not intervention or names_intervention(view)]
     if not on_intervention:
         return [f"intervention ({frame.intervention or reader.comparison.written[0].strip()})"]
     if wanted and not any(names_target(view) for view in on_intervention):

@@ -15,11 +15,13 @@ The thresholds were chosen by leave-one-review-out cross-validation on MedEviden
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deepcritical.appraisal.answer import AppraisedStudy
 from deepcritical.outputs import CERTAINTIES, Certainty, ReviewAnswer
+from deepcritical.reading.pooling import StudyEstimate
 
 # GRADE's rule of thumb for a continuous outcome's optimal information size, and a size so small that the
 # interval must be wide whatever the effect.
@@ -27,6 +29,17 @@ OPTIMAL_INFORMATION_SIZE = 400
 VERY_FEW = 100
 # Opposite or mixed readings are inconsistent when the minority carries at least this share of the weight.
 INCONSISTENT_SHARE = 0.25
+# Where two or more studies state a ratio with its interval, inconsistency is judged by I² instead: substantial
+# heterogeneity (the Cochrane Handbook's 50% to 90%) rates down.
+SUBSTANTIAL_I2 = 0.5
+# Whether an interval that includes no effect rates imprecision down (with few participants: two levels). Chosen
+# by leave-one-review-out cross-validation (phases/23_cochrane_answer.md).
+CROSSING_RATES_DOWN = False
+# Whether studies that state none of the features (most abstracts) rate risk of bias down. Chosen by
+# leave-one-review-out cross-validation (phases/23_cochrane_answer.md).
+SILENT_RATES_DOWN = True
+# GRADE's default thresholds of an appreciable benefit or harm on a ratio scale (a relative change of 25%).
+APPRECIABLE = (0.75, 1.25)
 FUNNEL_STUDIES = 10
 
 
@@ -66,7 +79,7 @@ def risk_of_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
     if _share(studies, at_risk) > 0.5:
         named = "; ".join(f"{', '.join(study.risk.high)} ({study.id})" for study in at_risk[:3])
         return Downgrade("risk of bias", 1, f"{_plural(len(at_risk))} of {len(studies)} at high risk: {named}")
-    if _share(studies, silent) > 0.5:
+    if SILENT_RATES_DOWN and _share(studies, silent) > 0.5:
         return Downgrade(
             "risk of bias",
             1,
@@ -76,7 +89,31 @@ def risk_of_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
     return Downgrade("risk of bias", 0, "most of the weight is from studies stating how bias was guarded against")
 
 
+def i_squared(studies: Sequence[AppraisedStudy]) -> tuple[float, int] | None:
+    """I² (a share, 0..1) of the ratios the studies state with their intervals, by inverse-variance weights on the
+    log scale (Cochran's Q: I² = (Q - df) / Q), and how many; None under two estimates of one measure."""
+    estimates = [study.estimate for study in studies if study.estimate is not None]
+    if len(estimates) < 2 or len({e.measure for e in estimates}) > 1:
+        return None
+    logs, weights = [], []
+    for e in estimates:
+        error = StudyEstimate("", e.measure, e.value or 1.0, e.ci_low or 1.0, e.ci_high or 1.0).standard_error()
+        if error is None:
+            return None
+        logs.append(math.log(e.value or 1.0))
+        weights.append(1 / error**2)
+    mean = sum(w * x for w, x in zip(weights, logs, strict=True)) / sum(weights)
+    q = sum(w * (x - mean) ** 2 for w, x in zip(weights, logs, strict=True))
+    return (max(0.0, (q - (len(logs) - 1)) / q) if q > 0 else 0.0), len(logs)
+
+
 def inconsistency_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
+    if (heterogeneity := i_squared(studies)) is not None:
+        share, k = heterogeneity
+        said = f"I² = {share:.0%} across {k} estimates"
+        if share >= SUBSTANTIAL_I2:
+            return Downgrade("inconsistency", 1, f"{said} (substantial heterogeneity)")
+        return Downgrade("inconsistency", 0, said)
     shares = {
         movement: _share(studies, [s for s in studies if s.movement == movement])
         for movement in ("higher", "lower", "no difference")
@@ -97,15 +134,33 @@ def indirectness_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
 
 
 def imprecision_domain(studies: Sequence[AppraisedStudy], answer: ReviewAnswer) -> Downgrade:
-    participants = sum(study.participants or 0 for study in studies)
-    said = f"{participants:,} participants" if participants else "participants not stated"
-    if participants < VERY_FEW:
-        return Downgrade("imprecision", 2, f"very few participants ({said} in {_plural(len(studies))})")
-    if participants < OPTIMAL_INFORMATION_SIZE:
-        return Downgrade("imprecision", 1, f"few participants ({said}, under {OPTIMAL_INFORMATION_SIZE})")
-    if answer == "no difference" and len(studies) == 1:
-        return Downgrade("imprecision", 1, f"one study ({said}) finding no difference: its interval may hold an effect")
-    return Downgrade("imprecision", 0, f"{said} in {_plural(len(studies))}")
+    """Rated down for few participants (under the optimal information size, two levels under ``VERY_FEW``; not
+    judged when no study states its size) and, with ``CROSSING_RATES_DOWN``, one level more for an interval that
+    holds both no effect and an appreciable one (a stated ratio's interval crossing 1 and reaching past
+    ``APPRECIABLE``; without a ratio, a finding of no difference or an uncertain effect from fewer participants
+    than the optimal information size); at most two levels."""
+    stated = [study.participants for study in studies if study.participants]
+    participants = sum(stated)
+    said = f"{participants:,} participants" if stated else "participants not stated"
+    few = bool(stated) and participants < OPTIMAL_INFORMATION_SIZE
+    levels, why = 0, []
+    if stated and participants < VERY_FEW:
+        levels, why = 2, [f"very few participants ({said} in {_plural(len(studies))})"]
+    elif few:
+        levels, why = 1, [f"few participants ({said}, under {OPTIMAL_INFORMATION_SIZE})"]
+    estimates = [study.estimate for study in studies if study.estimate is not None]
+    wide = [
+        e
+        for e in estimates
+        if (low := e.ci_low or 1.0) < 1 < (high := e.ci_high or 1.0) and (low < APPRECIABLE[0] or high > APPRECIABLE[1])
+    ]
+    null = answer in ("no difference", "uncertain effect") and not estimates and (few or not stated)
+    if CROSSING_RATES_DOWN and (wide or null):
+        holds = f": {wide[0].quote}" if wide else " (a null finding from few participants)"
+        levels, why = levels + 1, [*why, f"the interval holds both no effect and an appreciable one{holds}"]
+    if not levels:
+        return Downgrade("imprecision", 0, f"{said} in {_plural(len(studies))}")
+    return Downgrade("imprecision", min(levels, 2), "; ".join(why))
 
 
 def publication_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:

@@ -24,8 +24,9 @@ _ASKS_DOWN = re.compile(
 _ASKS_PREVENTION = re.compile(r"\bprevent\w*|\bprophyla\w*|\bincidence\b|\brisk of\b", re.I)
 _ASKS_UP = re.compile(r"\b(?:increas\w*|rais\w*|enhanc\w*|prolong\w*|boost\w*|higher|longer)\b", re.I)
 # "Does X reduce Y in Z?": the effect verb splits the intervention from the outcome.
+# Not inside a hyphenated word: "insecticide-treated nets" names nets, "treated" is no effect verb there.
 _EFFECT_VERB = re.compile(
-    r"\b(?:reduc|decreas|lower|prevent|slow|protect|increas|improv|rais|enhanc|prolong|affect|influenc|alter"
+    r"(?<![\w-])(?:reduc|decreas|lower|prevent|slow|protect|increas|improv|rais|enhanc|prolong|affect|influenc|alter"
     r"|chang|caus|treat|cure|help|benefit|worsen|delay|repurpos)\w*\b",
     re.IGNORECASE,
 )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.interventions import intervention_of, names_a_treatment
+from deepcritical.appraisal.other_names import named_otherwise
 from deepcritical.appraisal.passages import NOT_A_RESULT
 from deepcritical.appraisal.question_comparison import (
     ANY_OUTCOME,
@@ -140,6 +141,11 @@ class StudyReader:
         self._outcomes = [
             frozenset().union(*(SAME_OUTCOME.get(stem, {stem}) for stem in outcome)) for outcome in outcomes if outcome
         ]
+        # Each outcome word by word (each word with the other words for it), to rank sentences by how much of the
+        # outcome they name: "invasive breast cancer" is named whole by one sentence, only as "cancer" by another.
+        self._outcome_words = [
+            [SAME_OUTCOME.get(stem, frozenset({stem})) for stem in sorted(outcome)] for outcome in outcomes if outcome
+        ]
         self._population = frozenset(stems(frame.population or "")) - ANY_OUTCOME
         # "outcomes" asks for a clinical outcome, and so does "help" or "benefit" without an outcome of its own
         # ("Do SGLT2 inhibitors help heart failure?" is "... improve outcomes in heart failure?").
@@ -193,6 +199,29 @@ class StudyReader:
         if measure and measure <= set(stems(re.sub(r"(?<!\bnon)-", " ", sentence, flags=re.I))):
             named |= measure
         return any(outcome & named for outcome in self._outcomes_of(item))
+
+    def _outcome_named(self, sentence: str, item: EvidenceView) -> int:
+        """How many words of the question's outcome (the best-named of its outcomes) ``sentence`` names, in its
+        words, another word for it or as the study's defined primary outcome."""
+        named = set(stems(sentence)) | self._defined_outcome(sentence, item)
+        return max((sum(bool(word & named) for word in outcome) for outcome in self._outcome_words), default=0)
+
+    def _fuller_outcome(
+        self, reading: ResultReading, units: list[TextUnit], comparison: Comparison, item: EvidenceView
+    ) -> ResultReading:
+        """The reading of the sentences that name most of the question's outcome, when the one relied on names
+        less of it or states no result: "the risk ratio for invasive breast cancer was 1.24 (1.05-1.47)" answers a
+        question on invasive breast cancer, "toxicity RRs were 0.55 for endometrial cancer" does not."""
+        if not self._outcome_words or not units:
+            return reading
+        named = {unit: self._outcome_named(unit.text, item) for unit in units}
+        most = max(named.values())
+        if not most or (_states(reading) and self._outcome_named(reading.evidence[0].text, item) >= most):
+            return reading
+        again = self.result_reader.read(
+            [unit for unit in units if named[unit] == most], comparison, min_evidence_probability=0.0
+        )
+        return again if _states(again) else reading
 
     def _outcome_itself(self, units: list[TextUnit], item: EvidenceView) -> dict[TextUnit, TextUnit]:
         """The clauses of ``units`` (split at semicolons) that state a result for the question's outcome itself,
@@ -293,10 +322,12 @@ class StudyReader:
         question, not a neighbouring one."""
         names_outcome = self.on_outcome(sentence, item)
         intervention = self.comparison.intervention
+        text = f"{item.title} {item.text}"
         names_intervention = (
             not intervention
-            or bool(intervention & set(stems(f"{item.title} {item.text}")))
+            or bool(intervention & set(stems(text)))
             or names_intervention_arm(sentence, self.comparison)
+            or bool(named_otherwise(self.comparison.written[0].split(), text))
         )
         return names_outcome and names_intervention and self._other_condition(item) is None
 
@@ -313,6 +344,7 @@ class StudyReader:
             on_outcome = [unit for unit in units if self.on_outcome(unit.text, item)]
             again = self.result_reader.read(on_outcome, comparison, min_evidence_probability=0.0)
             reading = again if _states(again) else reading
+        reading = self._fuller_outcome(reading, units, comparison, item)
         primary = [unit for unit in units if self._states_primary(unit.text, item)]
         if primary and not (_states(reading) and self._states_primary(reading.evidence[0].text, item)):
             # A trial answers by its primary outcome, when a Results sentence states it for the question's
@@ -356,6 +388,15 @@ class StudyReader:
             # after SARS-CoV-2 infection is associated with ... fatigue") states no result on it.
             return StudyReading(None, reading, other_outcome=direction)
         return StudyReading(direction, reading, self._direct(sentence, item))
+
+
+def primary_outcome(text: str) -> str | None:
+    """The outcome a study defines as its primary (or main) one, as it words it ("a composite of worsening heart
+    failure or cardiovascular death"), or None when it defines none."""
+    for kind, words in _OUTCOME_DEFINED.findall(text):
+        if kind.lower() != "secondary":
+            return " ".join(words.split())
+    return None
 
 
 def _tests_an_intervention(item: EvidenceView) -> bool:

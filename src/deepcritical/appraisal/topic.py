@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from deepcritical.appraisal.framing import EvidenceView
+from deepcritical.appraisal.other_names import named_otherwise
 from deepcritical.appraisal.passages import mentions_stem
 from deepcritical.appraisal.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.appraisal.stance import is_yes_no
@@ -38,6 +39,14 @@ _MANNER = frozenset(
         *OPEN_HEADS,
         *ASPECT_HEADS,
         "supplementation",
+        # A plan's generic head, and how one thing is given with another: "house modifications" is named by "house
+        # screening", "MVA85A added to BCG" by a trial of MVA85A in BCG-vaccinated adults.
+        "modification",
+        "modifications",
+        "procedure",
+        "procedures",
+        "added",
+        "using",
         "intake",
         "consumption",
         "exposure",
@@ -211,10 +220,13 @@ def _names(words: Sequence[str], haystack: str, mesh: Sequence[str]) -> bool:
         phrase = _phrase(words)
         return bool(phrase.search(haystack)) or any(phrase.search(term.lower()) for term in mesh)
     index = " ".join(term.lower() for term in mesh)
+    otherwise = named_otherwise(words, haystack)
     missing = 0
     for word in words:
         key = stem(word)
-        if mentions_stem(key, haystack) or mentions_stem(key, index) or _spelled_alike(word, haystack):
+        if mentions_stem(key, haystack) or mentions_stem(key, index) or word in otherwise:
+            continue
+        if _spelled_alike(word, haystack):
             continue
         abbreviation = sum(char.isupper() or char.isdigit() for char in word) >= 2 and len(word) >= _MIN_ABBREVIATION
         if not (abbreviation and any(expands(word, term) for term in mesh)):

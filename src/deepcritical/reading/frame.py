@@ -283,8 +283,13 @@ _HELPS = re.compile(
 
 
 def plain_question(question: str) -> str:
-    """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure"."""
+    """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure",
+    a typeset hyphen ("insecticide‐treated", U+2010 and U+2011) as the plain one."""
+    question = question.translate(_HYPHENS)
     return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", _TIME_POINT.sub("", question))
+
+
+_HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
 
 
 def frame_question(question: str) -> QuestionFrame:

@@ -4,18 +4,22 @@ reason for each level it was rated down, and the plain-language statement GRADE 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from deepcritical.appraisal.certainty import plain_language
 from deepcritical.appraisal.results import StudyResult
 from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal.study_reading import primary_outcome
 from deepcritical.outputs import CERTAINTIES, Verdict
 from deepcritical.reading.comparison import stems
-from deepcritical.reading.frame import QuestionFrame
+from deepcritical.reading.frame import GENERIC_OUTCOMES, QuestionFrame
 from deepcritical.reading.pooling import PLOTTED_MEASURES
 from deepcritical.report.document import Block, Item, Table, bullets, cites, heading, paragraph, runs
 from deepcritical.report.figure_data import Figures
 from deepcritical.report.results import effect_text
+from deepcritical.text import shorten
 
 # GRADE's symbols: one filled circle per level of certainty.
 _SYMBOLS = {level: "⊕" * (rank + 1) + "◯" * (3 - rank) for rank, level in enumerate(CERTAINTIES)}
@@ -36,6 +40,37 @@ def best_effect(rows: Sequence[StudyResult], ids: Sequence[str], figures: Figure
     return "not stated with an interval"
 
 
+# What a yes or a no to a question of benefit ("improve outcomes", "help") says of the measured outcome's movement.
+_BENEFIT = {"yes": " (a benefit)", "no": " (no benefit)"}
+# A measured outcome's words, at most this many characters in the table; its bracketed asides left out.
+_OUTCOME_CHARS = 90
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+@dataclass(frozen=True)
+class MeasuredOutcome:
+    """The outcome an answer's studies measured: its name, its name in the table and how the answer names it."""
+
+    name: str
+    outcome: str
+    said: str
+
+
+def measured_outcome(counted: Strength, figures: Figures, ids: Sequence[str]) -> MeasuredOutcome:
+    """The outcome the studies an answer rests on measured: the primary outcome the first of them defines ("the
+    primary outcome was a composite of ..."), else the outcome of its stated estimate, else a plain description."""
+    for study in ids:
+        if study in counted.views and (primary := primary_outcome(counted.views[study].text)):
+            name = shorten(_ASIDE.sub("", primary), _OUTCOME_CHARS, on_word=True)
+            return MeasuredOutcome(name, f"{name} (primary outcome)", f"the primary outcome of the studies, {name}")
+        for row in figures.rows:
+            if row.id == study and row.outcome:
+                name = shorten(_ASIDE.sub("", row.outcome), _OUTCOME_CHARS, on_word=True)
+                return MeasuredOutcome(name, name, f"the outcome the studies measured, {name}")
+    measured = "the outcomes the studies measured"
+    return MeasuredOutcome(measured, measured, measured)
+
+
 def summary_of_findings(
     verdict: Verdict,
     frame: QuestionFrame | None,
@@ -47,7 +82,15 @@ def summary_of_findings(
     if verdict.answer is None or verdict.label == "open":
         return []
     intervention = (frame.intervention if frame is not None else None) or "the intervention"
-    outcome = (frame.outcomes[0] if frame is not None and frame.outcomes else None) or "the outcome"
+    named = frame.outcomes[0] if frame is not None and frame.outcomes else None
+    outcome = stated = named or "the outcome"
+    answer_said: str = verdict.answer
+    if (named is None or named.lower() in GENERIC_OUTCOMES) and verdict.answer in ("higher", "lower", "no difference"):
+        # "improve outcomes" names no outcome: the answer is the movement of the outcome the evidence measured (the
+        # primary outcome of the studies it rests on), and whether that is the benefit asked about.
+        measured = measured_outcome(counted, figures, verdict.evidence_ids)
+        outcome, stated = measured.outcome, measured.name
+        answer_said = f"{verdict.answer}{_BENEFIT.get(verdict.label, '')}, on {measured.said}"
     studies = list(dict.fromkeys([*verdict.evidence_ids, *verdict.against_ids]))
     sizes = [counted.views[i].n for i in studies if i in counted.views]
     people = sum(n for n in sizes if n)
@@ -62,13 +105,13 @@ def summary_of_findings(
                 runs(best_effect(figures.rows, verdict.evidence_ids, figures, outcome)),
                 runs(f"{participants} ", cites([numbers[i] for i in studies if i in numbers])),
                 runs(certainty),
-                runs(plain_language(verdict.answer, verdict.certainty, intervention, outcome)),
+                runs(plain_language(verdict.answer, verdict.certainty, intervention, stated)),
             ]
         ],
     )
     lines: list[Block] = [
         heading("Summary of findings"),
-        paragraph(f"{intervention} compared with {comparator}. The answer: {verdict.answer}."),
+        paragraph(f"{intervention} compared with {comparator}. The answer: {answer_said}."),
         table,
     ]
     if verdict.certainty_reasons:
