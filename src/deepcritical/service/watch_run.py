@@ -40,7 +40,6 @@ from deepcritical.run.store import RunStore
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
 from deepcritical.service.watch_changes import Changes, compare, counted, section_blocks, unavailable_sources
 from deepcritical.service.watches import Watch, WatchError, WatchOptions, WatchRun, WatchStorage
-from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.stages.ports import SearchHandlerLike
 
 logger = structlog.get_logger(__name__)
@@ -140,19 +139,10 @@ async def recheck(
     pmids = [item.citation.pmid for item in held if item.citation.pmid]
     if not pmids:
         return list(held), "no held study has a PMID to re-check"
-    group = settings.search.pubmed
     async with (client_factory or setup.http_client)(settings) as client:
-        tool = PubMedTool(
-            client,
-            api_key=group.api_key,
-            email=group.email,
-            tool=group.tool,
-            timeout=group.timeout,
-            base_url=group.base_url,
-            limiter=setup.ncbi_pacing(settings),
-        )
+        checker = setup.record_checker(settings, client)
         try:
-            fresh = {item.citation.pmid: item for item in await tool.fetch(pmids)}
+            fresh = {item.citation.pmid: item for item in await checker.fetch(pmids)}
         except (DeepCriticalError, httpx2.HTTPError) as error:
             logger.warning("watch_recheck_failed", error=str(error))
             return list(held), f"not re-checked this time (PubMed: {type(error).__name__}); earlier flags kept"
