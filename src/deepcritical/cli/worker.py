@@ -33,7 +33,7 @@ async def run_worker(settings: Settings, *, concurrency: int) -> None:
         executor = QueuedRunExecutor(settings, EventStream(redis), resources=resources)
         # Every worker also runs the team's due watches (the queue's cron finds them, one run per due time).
         watch_store = RedisWatchStore(url, settings.home)
-        watches = WatchJobs(watch_store, settings)
+        watches = WatchJobs(watch_store, settings, resources=resources)
         worker = build_worker(settings, redis, executor, concurrency=concurrency, url=url, watches=watches)
         # Runs at once on one embedded store: the process's connection, opened before any run and held for the
         # worker's life, keeps Chroma's shared System from being stopped under a run (as the server does).

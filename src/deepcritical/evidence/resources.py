@@ -8,6 +8,7 @@ client, so no run sees another's state."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import TracebackType
 
 from deepcritical.config import Settings
@@ -17,15 +18,25 @@ from deepcritical.redaction import Redactor
 
 
 class Resources:
-    """The process's redactor, embedding service and store connection, built from its settings."""
+    """The process's redactor, embedding service and store connection, built from its settings (each one given
+    is used as it is: a test's stand-in model, a connection already open, which ``close`` then closes).
+    ``share_connection=False`` builds them for one run or one search: its store and library source each open
+    and close a connection of their own (``connect`` is None), so nothing is left open when it ends."""
 
     def __init__(
-        self, settings: Settings, *, redactor: Redactor | None = None, embeddings: EmbeddingService | None = None
+        self,
+        settings: Settings,
+        *,
+        redactor: Redactor | None = None,
+        embeddings: EmbeddingService | None = None,
+        connection: chroma.Connection | None = None,
+        share_connection: bool = True,
     ) -> None:
         self.settings = settings
+        self._shares = share_connection or connection is not None
         self.redactor = redactor or Redactor.for_settings(settings)
         self.embeddings = embeddings or EmbeddingService.for_settings(settings)
-        self._connection: chroma.Connection | None = None
+        self._connection = connection
         self._lock = threading.Lock()
 
     def connection(self) -> chroma.Connection:
@@ -37,6 +48,12 @@ class Resources:
             if self._connection is None:
                 self._connection = chroma.connect(self.settings)
             return self._connection
+
+    @property
+    def connect(self) -> Callable[[], chroma.Connection] | None:
+        """How a run's store and library source reach the store: the shared ``connection``, or None when each
+        opens and closes its own."""
+        return self.connection if self._shares else None
 
     def close(self) -> None:
         """Close the store connection, if it was opened; closing twice is harmless."""

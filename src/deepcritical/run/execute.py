@@ -64,11 +64,6 @@ StoredSink = Callable[[StoredEvent], None]
 STOPPED_HERE = "the run was stopped before it ended (resume it with research --resume)"
 
 
-def orchestrator(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
-    """The orchestrator on the parts the settings call for, with resources of its own."""
-    return Orchestrator(setup.assemble(settings, client))
-
-
 def orchestrator_on(resources: Resources) -> RunSourceFactory:
     """The default run source: the orchestrator on the parts the settings call for and the process's resources."""
 
@@ -118,23 +113,7 @@ async def run_to_folder(
     ``resources`` are the process's (built for this run when not given); ``run_source`` defaults to the
     orchestrator on them."""
     owned = store is None
-    if resources is None:
-        with Resources(settings) as own:
-            return await run_to_folder(
-                question,
-                settings,
-                folder=folder,
-                run_id=run_id,
-                on_event=on_event,
-                client_factory=client_factory,
-                run_source=run_source,
-                resume=resume,
-                request=request,
-                store=store,
-                on_stored=on_stored,
-                addendum=addendum,
-                resources=own,
-            )
+    resources = resources or Resources(settings, share_connection=False)
     run_source = run_source or orchestrator_on(resources)
     if store is None and folder is not None:
         store = RunStore(folder, resources.redactor.value)

@@ -28,16 +28,15 @@ async def run_search(
     """Search every enabled source; with ``store``, keep the results in the evidence store after
     dropping items that duplicate something already there (or each other) in meaning. ``resources``: the
     process's (else the search builds its own, and its store opens and closes its own connection)."""
-    shared = resources is not None
-    resources = resources or Resources(settings)
+    resources = resources or Resources(settings, share_connection=False)
     async with setup.http_client(settings) as client:
-        library = setup.library_source(settings, resources, shared=shared)
+        library = setup.library_source(settings, resources)
         result = await setup.sources(settings, client, library).handler.execute(query, max_results)
     outcome = SearchOutcome(
         result=result, demo=settings.demo_mode, run_id=new_run_id("search"), evidence=result.evidence
     )
     if store and result.evidence:
-        opener = setup.store_opener(resources, shared=shared)
+        opener = setup.store_opener(resources)
         evidence_store = await opener(settings, outcome.run_id, query)
         try:
             dedup = await evidence_store.deduplicate(result.evidence)

@@ -63,12 +63,12 @@ def sources(settings: Settings, client: httpx2.AsyncClient, library: LibraryTool
     return build_sources(settings, client, ncbi_limiter=ncbi_pacing(settings), library=library)
 
 
-def library_source(settings: Settings, resources: Resources, *, shared: bool) -> LibraryTool | None:
-    """The ``library`` source, when the settings search it, on the process's embedding service, and on its store
-    connection when ``shared`` (else it opens and closes its own to read the collection)."""
+def library_source(settings: Settings, resources: Resources) -> LibraryTool | None:
+    """The ``library`` source, when the settings search it, on the process's embedding service and store
+    connection (``Resources.connect``)."""
     if "library" not in settings.sources:
         return None
-    return LibraryTool(settings, embeddings=resources.embeddings, connect=resources.connection if shared else None)
+    return LibraryTool(settings, embeddings=resources.embeddings, connect=resources.connect)
 
 
 def record_checker(settings: Settings, client: httpx2.AsyncClient) -> RecordChecker:
@@ -99,18 +99,16 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
     return live_models(settings, client)
 
 
-def store_opener(resources: Resources, *, shared: bool = True) -> StoreOpener:
-    """How a run opens its store on the process's embedding service, and on its store connection when
-    ``shared`` (else the store opens its own and closes it with the run). The embedding model starts loading
-    while the first searches run, unless the vector cache already holds the question's vector: a question
-    asked before most likely finds evidence whose vectors are all known too, and a run that embeds nothing
-    new never loads the model (0.27 CPU s)."""
-    connect = resources.connection if shared else None
+def store_opener(resources: Resources) -> StoreOpener:
+    """How a run opens its store on the process's embedding service and store connection (``Resources.connect``).
+    The embedding model starts loading while the first searches run, unless the vector cache already holds the
+    question's vector: a question asked before most likely finds evidence whose vectors are all known too, and
+    a run that embeds nothing new never loads the model (0.27 CPU s)."""
 
     async def open_store(settings: Settings, run_id: str, question: str) -> EvidenceStore:
         embeddings = resources.embeddings
         known = await asyncio.to_thread(embeddings.knows, [question])
-        return await EvidenceStore.open(settings, embeddings, run_id, preload=not known, connect=connect)
+        return await EvidenceStore.open(settings, embeddings, run_id, preload=not known, connect=resources.connect)
 
     return open_store
 
@@ -156,12 +154,10 @@ def assemble(
     """The parts of a run on ``client``: the settings' sources, models and stages, unless given (a test or
     an eval harness passes its own). Models are resolved here, at start, so a missing API key is a
     ConfigError before any search. With ``code_only`` no model is built and every stage runs its code half.
-    ``resources`` are the process's; without them (a library call, a test) the run builds its own and its store
-    opens and closes its own connection."""
-    shared = resources is not None
-    resources = resources or Resources(settings)
+    ``resources`` are the process's; without them (a library call, a test) the run builds its own, for it alone."""
+    resources = resources or Resources(settings, share_connection=False)
     if handler is None:
-        built = sources(settings, client, library_source(settings, resources, shared=shared))
+        built = sources(settings, client, library_source(settings, resources))
         handler, research_engine = built.handler, research_engine or built.research_engine
     if code_only or settings.no_llm:  # --no-llm: every stage by its code half, no model built
         models, stages = None, Stages.code_only()
@@ -176,7 +172,7 @@ def assemble(
         models=models,
         stages=stages,
         resources=resources,
-        open_store=open_store or store_opener(resources, shared=shared),
+        open_store=open_store or store_opener(resources),
         store=store,
         clock=clock,
         sleep=sleep,
