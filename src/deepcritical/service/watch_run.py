@@ -240,7 +240,7 @@ async def run_watch_once(
     """Run ``watch`` once (whether due or not), record it, and alert when something changed. ``now`` is
     the run's time (default: the watch's clock), ``next_due`` when the watch is due again (default: an
     interval after ``now``); ``run_source`` makes the run's source from the held evidence; ``exclusive``:
-    see ``unfinished_run``; ``resources``: the process's (else the run builds its own and closes them)."""
+    see ``unfinished_run``; ``resources``: the process's (else the run builds its own, for it alone)."""
     resources = resources or Resources(base, share_connection=False)
     settings = settings_for(watch.options, base, watch.question)
     now = now or watch_clock(settings)
