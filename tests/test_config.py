@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
+from deepcritical import source_table
 from deepcritical.config import DEMO_SEARXNG_URL, load_settings
 from deepcritical.errors import ConfigError
+from deepcritical.redaction import Redactor
 
 VARIABLES = (
     "DEMO_MODE",
@@ -153,3 +158,45 @@ def test_a_non_numeric_redis_port_is_a_one_line_config_error(monkeypatch: pytest
     with pytest.raises(ConfigError, match=rf"^invalid configuration: {variable}: .*port must be a number") as raised:
         load_settings()
     assert PASSWORD[:4] not in str(raised.value)
+
+
+def test_a_public_api_added_to_the_source_table_reads_its_own_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new JSON source is a row of the table: its base URL and timeout come from ``{NAME}_BASE_URL`` and
+    # ``{NAME}_TIMEOUT`` with no field of its own in the settings.
+    row = dataclasses.replace(
+        source_table.BY_NAME["openalex"], name="crossref", base_url="https://api.crossref.org", timeout=7.0
+    )
+    monkeypatch.setattr(source_table, "API_SOURCES", (*source_table.API_SOURCES, row))
+    assert str(load_settings().search.apis["crossref"].base_url) == "https://api.crossref.org/"
+    assert load_settings().search.timeout("crossref") == 7.0
+    monkeypatch.setenv("CROSSREF_BASE_URL", "https://crossref.mirror.example/api")
+    monkeypatch.setenv("CROSSREF_TIMEOUT", "4.5")
+    settings = load_settings()
+    assert str(settings.search.apis["crossref"].base_url) == "https://crossref.mirror.example/api"
+    assert settings.search.timeout("crossref") == 4.5
+    # The demo presets send it back to its public address, where its stand-in answers.
+    assert str(settings.demo_sources_preset().endpoints["crossref"].base_url) == "https://api.crossref.org/"
+    monkeypatch.setenv("CROSSREF_TIMEOUT", "soon")
+    with pytest.raises(ConfigError, match="CROSSREF_TIMEOUT: Input should be a valid number"):
+        load_settings()
+
+
+def test_a_blank_endpoint_variable_is_the_public_service_and_the_env_file_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("EUROPEPMC_BASE_URL", "")
+    (tmp_path / ".env").write_text("CLINICALTRIALS_TIMEOUT=3\nEUROPEPMC_TIMEOUT=9\n")
+    monkeypatch.setenv("EUROPEPMC_TIMEOUT", "8")  # the environment wins over the file
+    settings = load_settings()
+    assert str(settings.endpoints["europepmc"].base_url) == "https://www.ebi.ac.uk/europepmc/webservices/rest"
+    assert settings.search.timeout("clinicaltrials") == 3.0
+    assert settings.search.timeout("europepmc") == 8.0
+
+
+def test_a_password_in_an_endpoint_is_neither_recorded_nor_logged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENALEX_BASE_URL", f"https://admin:{PASSWORD}@oa.mirror.example/")
+    settings = load_settings()
+    public = settings.public_dict()
+    assert public["endpoints"]["openalex"]["base_url"] == "https://oa.mirror.example/"
+    assert PASSWORD not in str(public)
+    assert PASSWORD not in Redactor.for_settings(settings)(f"GET https://admin:{PASSWORD}@oa.mirror.example/works")

@@ -22,10 +22,9 @@ from pydantic import (
     PrivateAttr,
     SecretStr,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from deepcritical.errors import ConfigError, describe_invalid, without_credentials
 
@@ -38,18 +37,20 @@ from deepcritical.options import ReaderName as ReaderName
 from deepcritical.options import TimeRange as TimeRange
 from deepcritical.options import parse_duration as parse_duration
 from deepcritical.source_settings import (
-    JsonApiSettings,
+    ENDPOINT_PARTS,
+    ENDPOINTS_FIELD,
+    EndpointVariables,
     PubMedSettings,
     SearchSettings,
     SearxngSettings,
+    SourceEndpoint,
     WebSettings,
     YouSettings,
-    api_annotations,
-    api_fields,
+    default_endpoints,
+    endpoint_variable,
 )
 from deepcritical.source_table import (
     ALL_SOURCES,
-    API_SOURCES,
     BY_NAME,
     DEMO_SEARXNG_URL,
     NCBI_EUTILS_URL,
@@ -93,10 +94,11 @@ class Settings(BaseSettings):
     pubmed_timeout: PositiveFloat = Field(default=BY_NAME["pubmed"].timeout, validation_alias="PUBMED_TIMEOUT")
     web_timeout: PositiveFloat = Field(default=BY_NAME["web"].timeout, validation_alias="WEB_TIMEOUT")
     you_timeout: PositiveFloat = Field(default=BY_NAME["you"].timeout, validation_alias="YOU_TIMEOUT")
-    # Each public JSON API of the source table: ``{NAME}_BASE_URL`` and ``{NAME}_TIMEOUT``, declared from the
-    # table (a class body is a namespace like any other), so a new source needs no field here.
-    __annotations__.update(api_annotations())
-    locals().update(api_fields())
+    # Each public JSON API of the source table by name, from its ``{NAME}_BASE_URL`` and ``{NAME}_TIMEOUT``
+    # (``EndpointVariables`` reads them), so a new source needs no field here.
+    endpoints: Annotated[dict[str, SourceEndpoint], NoDecode] = Field(
+        default_factory=default_endpoints, validation_alias=ENDPOINTS_FIELD
+    )
     max_results_per_source: PositiveInt = Field(default=10, le=100, validation_alias="DEEPCRITICAL_MAX_RESULTS")
 
     # Evidence store
@@ -266,13 +268,28 @@ class Settings(BaseSettings):
         """``VAR=`` (as a .env template leaves it) means unset, not an empty URL or an empty key."""
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator(*(f"{entry.name}_base_url" for entry in API_SOURCES), mode="before")
+    @field_validator("endpoints")
     @classmethod
-    def _blank_is_public_service(cls, value: Any, info: ValidationInfo) -> Any:
-        """``VAR=`` means the public service, the default."""
-        if isinstance(value, str) and not value.strip():
-            return cls.model_fields[str(info.field_name)].default
-        return value
+    def _every_public_api(cls, value: dict[str, SourceEndpoint]) -> dict[str, SourceEndpoint]:
+        """Every public JSON API of the table has its endpoint (the public service unless given), no other."""
+        defaults = default_endpoints()
+        unknown = sorted(set(value) - set(defaults))
+        if unknown:
+            raise ValueError(f"not a public JSON API of the source table: {', '.join(unknown)}")
+        return {**defaults, **value}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The usual order, with each source's endpoint read from its own variables right after the values given."""
+        endpoints = EndpointVariables(settings_cls, init_settings, env_settings, dotenv_settings)
+        return init_settings, endpoints, env_settings, dotenv_settings, file_secret_settings
 
     def named(self, field_name: str) -> str:
         """How the user set a field, for a message: its flag when a flag set it, else its variable."""
@@ -291,7 +308,10 @@ class Settings(BaseSettings):
             demo_sources=True,
             searxng_base_url=DEMO_SEARXNG_URL,
             # The stand-ins answer at the public services' addresses, not at a mirror's.
-            **{f"{entry.name}_base_url": entry.base_url for entry in API_SOURCES},
+            endpoints={
+                name: SourceEndpoint(base_url=public.base_url, timeout=self.endpoints[name].timeout)
+                for name, public in default_endpoints().items()
+            },
             you_api_key="demo-key",
             ncbi_api_key=None,
             ncbi_eutils_url=NCBI_EUTILS_URL,
@@ -314,6 +334,8 @@ class Settings(BaseSettings):
         flag or variable."""
         data = {_env_name(name): getattr(self, name) for name in type(self).model_fields}
         data.update({_env_name(name): value for name, value in changes.items()})
+        if ENDPOINTS_FIELD in changes:  # the endpoints named change, the others stay
+            data[ENDPOINTS_FIELD] = {**self.endpoints, **changes[ENDPOINTS_FIELD]}
         try:
             settings = type(self).model_validate(data)
         except ValidationError as error:
@@ -332,6 +354,8 @@ class Settings(BaseSettings):
                 data[name] = "set" if value is not None else None
             elif isinstance(value, AnyHttpUrl) and (value.username or value.password):
                 data[name] = without_credentials(str(value))
+        for endpoint in data[ENDPOINTS_FIELD].values():
+            endpoint["base_url"] = without_credentials(endpoint["base_url"])
         return data
 
     # The settings tree: typed groups over the flat fields (built on each access, so a ``model_copy`` with
@@ -358,18 +382,20 @@ class Settings(BaseSettings):
                 time_range=self.searxng_default_time_range,
             ),
             you=YouSettings(timeout=self.you_timeout, api_key=self.you_api_key),
-            apis={entry.name: self.api(entry.name) for entry in API_SOURCES},
-        )
-
-    def api(self, name: str) -> JsonApiSettings:
-        """A public JSON API's settings (``europepmc``: its base URL and timeout)."""
-        return JsonApiSettings(
-            timeout=getattr(self, f"{name}_timeout"), base_url=str(getattr(self, f"{name}_base_url"))
+            apis=dict(self.endpoints),
         )
 
 
 def _describe(error: ValidationError, flags: Mapping[str, str] | None = None) -> str:
-    return describe_invalid(error.errors(), flags or {}, _SECRET_VARIABLES)
+    return describe_invalid([_by_variable(item) for item in error.errors()], flags or {}, _SECRET_VARIABLES)
+
+
+def _by_variable(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An error inside an endpoint (``endpoints.openalex.timeout``) located at its variable (``OPENALEX_TIMEOUT``)."""
+    loc = tuple(item["loc"])
+    if len(loc) >= 3 and loc[0] == ENDPOINTS_FIELD and loc[2] in ENDPOINT_PARTS:
+        return {**item, "loc": (endpoint_variable(str(loc[1]), str(loc[2])), *loc[3:])}
+    return item
 
 
 def _secret_variables() -> frozenset[str]:

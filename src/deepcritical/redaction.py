@@ -176,6 +176,8 @@ class Redactor:
                 secrets.extend(url_secrets(value.get_secret_value()))
             elif isinstance(value, AnyHttpUrl):
                 secrets.extend(url_secrets(str(value)))
+        for endpoint in settings.endpoints.values():
+            secrets.extend(url_secrets(str(endpoint.base_url)))
         return cls(secrets)
 
 

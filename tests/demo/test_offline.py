@@ -81,7 +81,7 @@ async def test_a_demo_run_with_every_source_sends_nothing_to_the_network(
 def test_every_host_a_source_reaches_in_demo_sources_is_intercepted() -> None:
     settings = load_settings(demo_sources=True)
     search = settings.search
-    bases = [search.pubmed.base_url, search.searxng.base_url, *(api.base_url for api in search.apis.values())]
+    bases = [search.pubmed.base_url, search.searxng.base_url, *(str(api.base_url) for api in search.apis.values())]
     hosts = {httpx2.URL(base).host for base in bases if base is not None}
     assert len(hosts) == 5  # E-utilities, SearXNG and the three public JSON APIs
     assert {entry.stand_in_host for entry in SOURCES if entry.stand_in} == STAND_IN_HOSTS

@@ -19,9 +19,11 @@ from deepcritical.evidence import chroma, pending
 from deepcritical.evidence.document_files import add_file_documents, list_documents
 from deepcritical.evidence.documents import EMBEDDED_KEY, collection_name, load_index
 from deepcritical.evidence.embeddings import passage_text
+from deepcritical.evidence.resources import Resources
 from deepcritical.evidence.retrieval import HybridIndex
 from deepcritical.models import Grade
 from deepcritical.service import library_add
+from deepcritical.service.library import Library
 
 RECORD = "TY  - JOUR\nTI  - Record {n} on drug X\nAB  - Nausea in {n} of 4000 adults on drug X.\nER  - \n\n"
 DIMENSION = 16
@@ -93,8 +95,8 @@ def _add(
     path: Path,
     **options: object,
 ) -> library_add.AddSummary:
-    monkeypatch.setattr(library_add.EmbeddingService, "for_settings", lambda _settings: model)
-    return library_add.add_paths([path], settings_for(tmp_path / "home"), connection, "documents", **options)  # type: ignore[arg-type]
+    resources = Resources(settings_for(tmp_path / "home"), embeddings=model, connection=connection)  # type: ignore[arg-type]
+    return library_add.add_paths([path], resources, "documents", **options)  # type: ignore[arg-type]
 
 
 def test_a_large_export_is_stored_without_the_model_then_embedded_behind_and_a_stopped_embed_resumes(
@@ -264,16 +266,11 @@ def test_a_plain_add_of_a_large_export_stores_it_first_then_embeds_it_in_the_sam
     from rich.console import Console
 
     from deepcritical.cli import library_files
-    from deepcritical.evidence import EmbeddingService
 
-    model = TextEmbeddings()
-    monkeypatch.setattr(library_add.EmbeddingService, "for_settings", lambda _settings: model)
-    monkeypatch.setattr(EmbeddingService, "for_settings", lambda _settings: model)
+    resources = Resources(settings_for(tmp_path / "home"), embeddings=TextEmbeddings(), connection=store)  # type: ignore[arg-type]
     out, err = StringIO(), StringIO()
     export = _export(tmp_path / "big.ris", 30)
-    failed = library_files.add_files(
-        [export], settings_for(tmp_path / "home"), store, "documents", Console(file=out), Console(file=err)
-    )
+    failed = library_files.add_files([export], Library(resources), "documents", Console(file=out), Console(file=err))
     assert failed == 0
     stored = _stored(store)
     assert len(stored) == 30
@@ -283,9 +280,7 @@ def test_a_plain_add_of_a_large_export_stores_it_first_then_embeds_it_in_the_sam
     assert "30 passage(s) of the collection documents embedded" in " ".join(out.getvalue().split())
 
     later = _export(tmp_path / "later.ris", 30, start=100)
-    library_files.add_files(
-        [later], settings_for(tmp_path / "home"), store, "documents", Console(file=out), Console(file=err), "later"
-    )
+    library_files.add_files([later], Library(resources), "documents", Console(file=out), Console(file=err), "later")
     assert sum(waiting for _, _, waiting in _stored(store).values()) == 30
 
 
@@ -298,7 +293,6 @@ def test_a_stopped_embed_names_the_collection_to_finish(
     from rich.console import Console
 
     from deepcritical.cli import library_files
-    from deepcritical.evidence import EmbeddingService
 
     _add(tmp_path, store, monkeypatch, TextEmbeddings(), _export(tmp_path / "a.ris", 30), embed="later")
 
@@ -306,12 +300,10 @@ def test_a_stopped_embed_names_the_collection_to_finish(
         def embed(self, texts: list[str]) -> np.ndarray:
             raise KeyboardInterrupt  # the user's Ctrl+C during the first part
 
-    monkeypatch.setattr(EmbeddingService, "for_settings", lambda _settings: Interrupted())
+    resources = Resources(settings_for(tmp_path / "home"), embeddings=Interrupted(), connection=store)  # type: ignore[arg-type]
     err = StringIO()
     with pytest.raises(typer.Exit) as stopped:
-        library_files.embed_collection(
-            store, settings_for(tmp_path / "home"), "documents", Console(file=StringIO()), Console(file=err)
-        )
+        library_files.embed_collection(Library(resources), "documents", Console(file=StringIO()), Console(file=err))
     assert stopped.value.exit_code == 130
     assert "run `deepcritical library embed --collection documents` again" in " ".join(err.getvalue().split())
     assert sum(waiting for _, _, waiting in _stored(store).values()) == 30

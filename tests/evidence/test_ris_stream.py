@@ -17,6 +17,7 @@ from deepcritical.errors import DocumentError, EmbeddingError
 from deepcritical.evidence import chroma, document_files
 from deepcritical.evidence.document_files import DOCUMENT_KEY, PATH_KEY, add_file_documents, list_documents
 from deepcritical.evidence.documents import collection_name
+from deepcritical.evidence.resources import Resources
 from deepcritical.models import Grade
 from deepcritical.service import library_add
 
@@ -76,15 +77,13 @@ def test_a_large_export_is_stored_part_by_part_with_progress_and_a_stopped_add_k
     export.write_text(_export(60))
     settings = settings_for(tmp_path / "home")
     crashing = CountingEmbeddings(fail_on=3)
-    monkeypatch.setattr(library_add.EmbeddingService, "for_settings", lambda _settings: crashing)
     connection = chroma.connect(settings)
     try:
         progress: list[tuple[int, int]] = []
         with pytest.raises(EmbeddingError):
             library_add.add_paths(
                 [export],
-                settings,
-                connection,
+                Resources(settings, embeddings=crashing, connection=connection),  # type: ignore[arg-type]
                 "documents",
                 on_records=lambda _p, done, total: progress.append((done, total)),
                 embed="now",
@@ -94,12 +93,10 @@ def test_a_large_export_is_stored_part_by_part_with_progress_and_a_stopped_add_k
         assert len(list_documents(connection, "documents")) == 50  # what was stored before the crash
 
         working = CountingEmbeddings()
-        monkeypatch.setattr(library_add.EmbeddingService, "for_settings", lambda _settings: working)
         progress.clear()
         summary = library_add.add_paths(
             [export],
-            settings,
-            connection,
+            Resources(settings, embeddings=working, connection=connection),  # type: ignore[arg-type]
             "documents",
             on_records=lambda _p, done, total: progress.append((done, total)),
             embed="now",

@@ -102,21 +102,25 @@ async def test_a_question_asked_before_does_not_preload_the_model(
 ) -> None:
     from deepcritical.config import load_settings
     from deepcritical.evidence import EvidenceStore
+    from deepcritical.evidence.resources import Resources
     from deepcritical.run import setup
 
     monkeypatch.setenv("DEEPCRITICAL_MODEL_CACHE", str(tmp_path / "model-cache"))
     settings = load_settings(demo_mode=True, home=tmp_path / "home")
     preloads: list[bool] = []
 
-    async def opened(cls: type, settings: object, embeddings: EmbeddingService, run_id: str, *, preload: bool) -> Any:
+    async def opened(
+        cls: type, settings: object, embeddings: EmbeddingService, run_id: str, *, preload: bool, connect: object
+    ) -> Any:
         preloads.append(preload)
         return embeddings
 
     monkeypatch.setattr(EvidenceStore, "open", classmethod(opened))
-    embeddings = await setup.open_store(settings, "run-1", "Do statins help?")
+    open_store = setup.store_opener(Resources(settings))  # one process: one embedding service for every run
+    embeddings = await open_store(settings, "run-1", "Do statins help?")
     vector_cache.VectorCache(vector_cache.default_path(), embeddings.identity).put(
         ["Do statins help?"], np.ones((1, 384), dtype=np.float32)
     )
-    await setup.open_store(settings, "run-2", "Do statins help?")
-    await setup.open_store(settings, "run-3", "Do statins help in sepsis?")
+    await open_store(settings, "run-2", "Do statins help?")
+    await open_store(settings, "run-3", "Do statins help in sepsis?")
     assert preloads == [True, False, True]

@@ -123,7 +123,7 @@ def jobs(store: WatchStorage, tmp_path: Path) -> WatchJobs:
     settings = Settings(_env_file=None, DEMO_MODE=True, DEEPCRITICAL_HOME=str(tmp_path / "home"))  # type: ignore[call-arg]
     scripted = ScriptedRuns()
 
-    def source(held: Sequence[Evidence]) -> RunSourceFactory:
+    def source(held: Sequence[Evidence], _resources: object) -> RunSourceFactory:
         return scripted
 
     return WatchJobs(store, settings, clock=lambda: T0, client_factory=offline_client, run_source=source)

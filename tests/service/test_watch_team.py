@@ -101,7 +101,7 @@ async def in_process_workers(
 ) -> list[RedisWatchStore]:
     """Three saq workers in this process, each with its own Redis connections and watch store."""
 
-    def source(held: Sequence[Evidence]) -> RunSourceFactory:
+    def source(held: Sequence[Evidence], _resources: object) -> RunSourceFactory:
         return scripted
 
     stores = []

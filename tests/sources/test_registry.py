@@ -8,7 +8,8 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from deepcritical.config import Settings
+from deepcritical.config import Settings, load_settings
+from deepcritical.errors import ConfigError
 from deepcritical.models import ALL_SOURCES, KNOWN_SOURCES, SOURCE_LABELS, SourceName
 from deepcritical.source_table import API_SOURCES, SOURCES, source_labels, sources_help
 from deepcritical.sources.clinicaltrials import ClinicalTrialsTool
@@ -93,20 +94,26 @@ def test_the_settings_tree_follows_the_flat_fields() -> None:
     assert flat.search.pubmed.api_key == SecretStr("n" * 20)
     assert flat.search.timeout("europepmc") == 3
     # A preset (a copy with new flat values) is reflected in the tree: the tree is a view, not a second copy.
-    moved = flat.with_values(searxng_base_url="https://other.example", openalex_base_url="https://oa.example/")
+    moved = flat.with_values(
+        searxng_base_url="https://other.example",
+        endpoints={"openalex": {"base_url": "https://oa.example/", "timeout": 4}},
+    )
     assert moved.search.searxng.base_url == "https://other.example/"
-    assert moved.search.apis["openalex"].base_url == "https://oa.example/"
+    assert str(moved.search.apis["openalex"].base_url) == "https://oa.example/"
+    assert moved.search.timeout("europepmc") == 3  # the other endpoints kept
     with pytest.raises(ValueError, match="frozen"):
         moved.search.pubmed.timeout = 9  # type: ignore[misc]
 
 
-def test_each_public_api_of_the_table_has_its_variables_and_its_demo_address() -> None:
+def test_each_public_api_of_the_table_has_its_variables_and_its_demo_address(monkeypatch: pytest.MonkeyPatch) -> None:
     assert {entry.name for entry in API_SOURCES} == {"clinicaltrials", "europepmc", "openalex"}
-    with pytest.raises(Exception, match="OPENALEX_TIMEOUT"):
-        settings(OPENALEX_TIMEOUT="-1")
+    monkeypatch.setenv("OPENALEX_TIMEOUT", "-1")
+    with pytest.raises(ConfigError, match="OPENALEX_TIMEOUT: Input should be greater than 0"):
+        load_settings()
+    monkeypatch.delenv("OPENALEX_TIMEOUT")
     mirrored = settings(OPENALEX_BASE_URL="https://oa.mirror.example")
     # The demo presets send every public API back to the public address, where its stand-in answers.
-    assert mirrored.demo_sources_preset().search.apis["openalex"].base_url == "https://api.openalex.org/"
+    assert str(mirrored.demo_sources_preset().search.apis["openalex"].base_url) == "https://api.openalex.org/"
 
 
 def test_the_help_names_every_source_and_what_the_by_name_ones_hold() -> None:

@@ -51,6 +51,34 @@ async def test_an_uploaded_file_is_added_once(tmp_path: Path) -> None:
     assert again.json()["documents"][0]["outcome"] == "unchanged"
 
 
+@pytest.mark.model
+async def test_uploads_share_the_servers_store_connection_and_embedding_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each upload connected to the store and built an embedding service of its own; the server builds them once.
+    from deepcritical.evidence import chroma
+    from deepcritical.evidence.embeddings import EmbeddingService
+
+    built = {"connections": 0, "services": 0}
+    connect, for_settings = chroma.connect, EmbeddingService.for_settings
+
+    def counted_connect(settings: object) -> chroma.Connection:
+        built["connections"] += 1
+        return connect(settings)  # type: ignore[arg-type]
+
+    def counted_service(settings: object) -> EmbeddingService:
+        built["services"] += 1
+        return for_settings(settings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chroma, "connect", counted_connect)
+    monkeypatch.setattr(EmbeddingService, "for_settings", counted_service)
+    async with serving(app_for(tmp_path, ScriptedRuns())) as client:
+        for name in ("a.md", "b.md", "c.md"):
+            added = await client.post(URL, params={"filename": name}, content=NOTES.replace(b"X", name.encode()))
+            assert added.status_code == 201, added.text
+    assert built == {"connections": 1, "services": 1}
+
+
 async def test_an_upload_over_64_kib_is_taken_up_to_the_file_limit(tmp_path: Path) -> None:
     """The 64 KiB body cap of the other routes refused almost any real paper (413 for a 98 KB PDF); the
     upload route takes DEEPCRITICAL_LIBRARY_MAX_FILE_MB, declared or streamed in chunks, and no more."""

@@ -224,6 +224,10 @@ async def run_batch(
     question is asked with (its question is replaced by each of FILE's)."""
     template = request if request is not None else RunRequest(question="")
     from deepcritical.cli.research import run_research
+    from deepcritical.evidence.resources import Resources
+
+    # One redactor, embedding service (one model load) and store connection for every question of the batch.
+    resources = Resources(settings)
 
     rows: dict[int, Row] = {index: plan.done for index, plan in enumerate(plans) if plan.done is not None}
     for row in rows.values():
@@ -242,6 +246,7 @@ async def run_batch(
                     out_dir=plan.folder,
                     console=None,
                     resume_from=plan.folder if plan.action == "resume" else None,
+                    resources=resources,
                 )
                 row = row_from_record(plan.question, plan.folder)
                 if row is None:
@@ -252,7 +257,10 @@ async def run_batch(
             write_summary(out_dir, ordered())
             on_done(row)
 
-    await asyncio.gather(*(one(index, plan) for index, plan in enumerate(plans) if plan.action != "skip"))
+    try:
+        await asyncio.gather(*(one(index, plan) for index, plan in enumerate(plans) if plan.action != "skip"))
+    finally:
+        await asyncio.to_thread(resources.close)
     write_summary(out_dir, ordered())
     return ordered()
 

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from deepcritical.config import Settings
-    from deepcritical.evidence.chroma import Connection
     from deepcritical.evidence.library import CollectionInfo
     from deepcritical.models import Evidence
+    from deepcritical.service.library import Library
 
 library_app = typer.Typer(
     help="The evidence store and your documents: what it holds, files added, old run collections dropped, exports.",
@@ -51,23 +51,26 @@ def _quiet_logs() -> None:
 
 
 @contextmanager
-def _store() -> Iterator[tuple[Settings, Connection]]:
-    """Settings and a connection to the store; every failure inside becomes one line and an exit code."""
+def _store(settings: Settings | None = None) -> Iterator[Library]:
+    """The library on the command's resources (``settings``, else the environment's), their store connection
+    open; every failure inside becomes one line and an exit code."""
     from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.research import check_store_directory
-    from deepcritical.evidence import chroma
+    from deepcritical.evidence.resources import Resources
+    from deepcritical.service.library import Library
 
-    settings = settings_from()
+    settings = settings or settings_from()
     try:
         check_store_directory(settings)
     except ConfigError as error:
         fail(str(error))
+    resources = Resources(settings)
     try:
-        connection = chroma.connect(settings)
+        connection = resources.connection()
     except DeepCriticalError as error:
         fail(str(error), EXIT_FAILED)
     try:
-        yield settings, connection
+        yield Library(resources)
     except typer.Exit:
         raise
     except ConfigError as error:
@@ -77,7 +80,7 @@ def _store() -> Iterator[tuple[Settings, Connection]]:
     except Exception as error:  # Chroma's own errors (a collection that is not there, a server error)
         fail(f"{connection.where}: {error}", EXIT_FAILED)
     finally:
-        connection.close()
+        resources.close()
 
 
 def _when(info: CollectionInfo) -> str:
@@ -91,10 +94,8 @@ def _info_json(info: CollectionInfo) -> dict[str, Any]:
 @library_app.command()
 def stats(as_json: AsJson = False) -> None:
     """How many run collections and items the store holds, and its size on disk."""
-    from deepcritical.evidence import library
-
-    with _store() as (_, connection):
-        found = library.stats(connection)
+    with _store() as library:
+        found = library.stats()
     payload = {
         "where": found.where,
         "run_collections": len(found.runs),
@@ -120,10 +121,8 @@ def stats(as_json: AsJson = False) -> None:
 @library_app.command("list")
 def list_collections(as_json: AsJson = False) -> None:
     """Every collection, oldest first: run collections (one per run or search) and the libraries."""
-    from deepcritical.evidence import library
-
-    with _store() as (_, connection):
-        found = library.collections(connection)
+    with _store() as library:
+        found = library.collections()
     if as_json:
         sys.stdout.write(json.dumps([_info_json(info) for info in found], indent=2) + "\n")
         return
@@ -144,13 +143,12 @@ def prune(
 ) -> None:
     """Delete run collections older than a duration, killed runs' included. The libraries keep every item."""
     from deepcritical.cli.common import fail
-    from deepcritical.evidence import library
 
-    with _store() as (settings, connection):
-        age = _age(older_than, settings.retention)
+    with _store() as library:
+        age = _age(older_than, library.resources.settings.retention)
         if age is None:
             fail("DEEPCRITICAL_RETENTION is 'never': give --older-than (e.g. --older-than 30d)")
-        removed = library.prune(connection, age)
+        removed = library.prune(age)
     for info in removed:
         out.print(f"removed {shown(info.name)} ({info.items} items, created {_when(info)})", highlight=False)
     out.print(f"{len(removed)} run collection(s) removed", highlight=False)
@@ -183,18 +181,8 @@ def export(
 ) -> None:
     """Every evidence item of the library (or of one run, or every passage of a document collection, with
     its section, page and offsets) as JSON Lines: one Evidence object per line."""
-    from deepcritical.evidence import chroma, documents, library
-
-    with _store() as (_, connection):
-        if collection is not None:
-            name = documents.collection_name(collection)
-        elif run is not None:
-            name = chroma.run_collection_name(run)
-        else:
-            name = chroma.DEMO_LIBRARY_COLLECTION if demo else chroma.LIBRARY_COLLECTION
-        if name not in {info.name for info in library.collections(connection)}:
-            raise ConfigError(f"no collection {name!r} in {connection.where}: see `deepcritical library list`")
-        items = library.export(connection, name)
+    with _store() as library:
+        name, items = library.export(collection=collection, run=run, demo=demo)
         if out_file is None:
             try:
                 count = _write_lines(items, sys.stdout.write)
@@ -252,9 +240,7 @@ def add(
     from deepcritical.cli.common import EXIT_FAILED, fail, settings_from
     from deepcritical.cli.library_files import add_files
     from deepcritical.documents.reader import limits_from
-    from deepcritical.evidence import EmbeddingService, documents
     from deepcritical.service.library_add import EMBED_WHEN, corpus_parts
-    from deepcritical.sources.grading import grade_record
     from deepcritical.text import one_line
 
     if embed not in EMBED_WHEN:
@@ -267,9 +253,8 @@ def add(
         if not file.is_file():
             fail(f"{file}: no such file")
     not_read: list[str] = []
-    with _store() as (_, connection):
+    with _store(chosen) as library:
         for file in jsonl:
-            embeddings = EmbeddingService.for_settings(chosen)
             columns = (TextColumn("adding"), BarColumn(), TextColumn("{task.completed} passages"))
             count = 0
             with Progress(*columns, console=err) as bar:
@@ -277,16 +262,7 @@ def add(
                 try:
                     # Part by part: each part's passages are stored before the next part is read.
                     for part in corpus_parts(file, limits_from(chosen)):
-                        count += documents.add_documents(
-                            connection,
-                            embeddings,
-                            name,
-                            part,
-                            grader=lambda title, text, types, mesh: grade_record(
-                                title=title, text=text, publication_types=types, mesh_headings=mesh
-                            ),
-                            progress=partial(_advance, bar, task, count),
-                        )
+                        count += library.add_corpus_part(name, part, partial(_advance, bar, task, count))
                 except (DocumentError, ConfigError) as error:  # this file alone; the others are still added
                     kept = f" ({count} passage(s) before it stored)" if count else ""
                     reason = str(error).removeprefix(f"{file}: ").removeprefix(f"{file}, ")
@@ -294,7 +270,7 @@ def add(
                     not_read.append(str(file))
                     continue
             out.print(f"{count} passage(s) added to the collection {shown(name)}", highlight=False)
-        failed = add_files(others, chosen, connection, name, out, err, embed) if others else 0
+        failed = add_files(others, library, name, out, err, embed) if others else 0
     if failed or not_read:
         files = f"{len(not_read) + failed} file(s) not read (named above)"
         err.print(f"error: {files}; the others were added", markup=False, highlight=False)
@@ -318,8 +294,8 @@ def embed_pending(
     from deepcritical.cli.library_files import embed_collection
 
     chosen = settings_from(library_collection=collection)
-    with _store() as (_, connection):
-        embed_collection(connection, chosen, chosen.library_collection, out, err)
+    with _store(chosen) as library:
+        embed_collection(library, chosen.library_collection, out, err)
 
 
 @library_app.command("documents")
@@ -332,12 +308,10 @@ def list_documents(
     """The documents of a collection: id, format, passages (and how many wait for their vectors), full text or
     not, title, file."""
     from deepcritical.cli.common import settings_from
-    from deepcritical.evidence import documents
-    from deepcritical.evidence.document_files import list_documents as stored_documents
 
     name = settings_from(library_collection=collection).library_collection
-    with _store() as (_, connection):
-        found = stored_documents(connection, name) if documents.exists(connection, name) else []
+    with _store() as library:
+        found = library.documents(name)
     if as_json:
         rows = [
             {
@@ -373,12 +347,10 @@ def remove(
 ) -> None:
     """Remove a document and all its passages from a collection."""
     from deepcritical.cli.common import fail, settings_from
-    from deepcritical.evidence import documents
-    from deepcritical.evidence.document_files import remove_document
 
     name = settings_from(library_collection=collection).library_collection
-    with _store() as (_, connection):
-        removed = remove_document(connection, name, document_id) if documents.exists(connection, name) else 0
+    with _store() as library:
+        removed = library.remove(name, document_id)
     if not removed:
         fail(f"no document {document_id!r} in the collection {name!r}; `deepcritical library documents` lists them")
     out.print(f"removed {shown(document_id)}: {removed} passage(s)", highlight=False)

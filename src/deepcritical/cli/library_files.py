@@ -16,16 +16,14 @@ from deepcritical.cli.terminal import shown
 from deepcritical.text import one_line
 
 if TYPE_CHECKING:
-    from deepcritical.config import Settings
     from deepcritical.documents.reader import FileResult
-    from deepcritical.evidence.chroma import Connection
+    from deepcritical.service.library import Library
     from deepcritical.service.library_add import EmbedWhen
 
 
 def add_files(
     paths: Sequence[Path],
-    settings: Settings,
-    connection: Connection,
+    library: Library,
     name: str,
     out: Console,
     err: Console,
@@ -77,8 +75,7 @@ def add_files(
 
         summary = add_paths(
             paths,
-            settings,
-            connection,
+            library.resources,
             name,
             on_file=done,
             on_start=started,
@@ -87,41 +84,45 @@ def add_files(
             on_embedded=embedded,
         )
     out.print(f"collection {shown(name)}: {shown(summary.line)}", highlight=False)
-    if summary.pending and embed == "auto":
+    _embed_or_say_pending(summary.pending, library, name, out, err, embed)
+    return len(summary.failures)
+
+
+def _embed_or_say_pending(
+    pending: int, library: Library, name: str, out: Console, err: Console, embed: EmbedWhen
+) -> None:
+    """What an add left without vectors: embedded now (``auto``), else counted with the command that embeds it."""
+    if pending and embed == "auto":
         # Stored first, at the store's pace, so that a stop loses nothing and searches find the records by
         # their words at once; then embedded behind in this same command, so that a plain add ends with
         # every passage found by meaning, as a small one does.
         err.print(
-            f"{summary.pending} passage(s) stored; embedding them now (Ctrl+C stops: what is stored is kept, and "
+            f"{pending} passage(s) stored; embedding them now (Ctrl+C stops: what is stored is kept, and "
             f"`deepcritical library embed --collection {shown(name)}` finishes the rest)",
             markup=False,
             highlight=False,
         )
-        embed_collection(connection, settings, name, out, err)
-    elif summary.pending:
+        embed_collection(library, name, out, err)
+    elif pending:
         err.print(
-            f"{summary.pending} passage(s) are stored but not embedded yet: searches find them by their words and "
+            f"{pending} passage(s) are stored but not embedded yet: searches find them by their words and "
             f"identifiers now, by meaning once `deepcritical library embed --collection {shown(name)}` has run "
             "(it can be stopped and run again).",
             markup=False,
             highlight=False,
         )
-    return len(summary.failures)
 
 
-def embed_collection(connection: Connection, settings: Settings, name: str, out: Console, err: Console) -> int:
+def embed_collection(library: Library, name: str, out: Console, err: Console) -> int:
     """``library embed``: every pending passage of the collection given its vector, with a progress bar and
     the rate; returns how many were embedded. What is embedded before a stop (Ctrl+C) is kept."""
     import time
 
-    from deepcritical.evidence import EmbeddingService
-    from deepcritical.evidence.documents import exists
-    from deepcritical.evidence.pending import count_pending, embed_pending
-
-    total = count_pending(connection, name)
-    if not total and exists(connection, name):
+    waiting = library.pending(name)
+    if waiting == 0:
         out.print(f"every passage of the collection {shown(name)} is embedded", highlight=False)
         return 0
+    total = waiting or 0
     columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("passages"), TimeElapsedColumn())
     started = time.monotonic()
     progress = [0]
@@ -133,7 +134,7 @@ def embed_collection(connection: Connection, settings: Settings, name: str, out:
     with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task("embed", total=total)
         try:
-            done = embed_pending(connection, EmbeddingService.for_settings(settings), name, on_progress=shown_progress)
+            done = library.embed_pending(name, shown_progress)
         except KeyboardInterrupt:
             bar.stop()
             err.print(

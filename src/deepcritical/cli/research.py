@@ -15,6 +15,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError, MissingKeyError
 from deepcritical.evidence import EmbeddingService
 from deepcritical.evidence.chroma import store_directory
+from deepcritical.evidence.resources import Resources
 from deepcritical.run import progress
 from deepcritical.run.checkpoint import read_checkpoint
 from deepcritical.run.events import ProgressEvent
@@ -86,10 +87,12 @@ async def run_research(
     out_dir: Path | None,
     console: Console | None,
     resume_from: Path | None = None,
+    resources: Resources | None = None,
 ) -> FolderRun:
     """Run one question to the end, checkpointing into its folder after every stage; ``report.md`` and
     ``run.json`` are written even when the run failed. ``resume_from``: continue the run of that folder
-    (``request`` is then ``resumable_request``'s, with any option given again)."""
+    (``request`` is then ``resumable_request``'s, with any option given again). ``resources``: the process's
+    (a batch's, shared by its questions); by default the run builds its own."""
     target = resume_from or out_dir
     if target is not None:
         ensure_writable(target)
@@ -107,7 +110,13 @@ async def run_research(
             console.print(line, highlight=False)
 
     return await run_to_folder(
-        request.question, settings, folder=target, on_event=show, resume=resume_from is not None, request=request
+        request.question,
+        settings,
+        folder=target,
+        on_event=show,
+        resume=resume_from is not None,
+        request=request,
+        resources=resources,
     )
 
 

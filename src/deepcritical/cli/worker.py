@@ -11,7 +11,7 @@ import contextlib
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
-from deepcritical.evidence import chroma
+from deepcritical.evidence.resources import Resources
 from deepcritical.service.fanout import EventStream
 from deepcritical.service.queue import build_worker, queue_url, redis_client, unreachable, where
 from deepcritical.service.watch_schedule import WatchJobs
@@ -29,20 +29,21 @@ async def run_worker(settings: Settings, *, concurrency: int) -> None:
             await redis.ping()
         except (RedisError, OSError) as error:
             raise unreachable(url, error) from error
-        executor = QueuedRunExecutor(settings, EventStream(redis))
+        resources = Resources(settings)
+        executor = QueuedRunExecutor(settings, EventStream(redis), resources=resources)
         # Every worker also runs the team's due watches (the queue's cron finds them, one run per due time).
         watch_store = RedisWatchStore(url, settings.home)
-        watches = WatchJobs(watch_store, settings)
+        watches = WatchJobs(watch_store, settings, resources=resources)
         worker = build_worker(settings, redis, executor, concurrency=concurrency, url=url, watches=watches)
-        # Runs at once on one embedded store: one client held for the worker's life keeps Chroma's shared
-        # System from being stopped under a run (as the server does).
-        anchor = None if settings.chroma_host else await asyncio.to_thread(chroma.connect, settings)
+        # Runs at once on one embedded store: the process's connection, opened before any run and held for the
+        # worker's life, keeps Chroma's shared System from being stopped under a run (as the server does).
+        if not settings.chroma_host:
+            await asyncio.to_thread(resources.connection)
         try:
             await worker.start()
         finally:
             watch_store.close()
-            if anchor is not None:
-                await asyncio.to_thread(anchor.close)
+            await asyncio.to_thread(resources.close)
     finally:
         with contextlib.suppress(RedisError, OSError):
             await redis.aclose()

@@ -68,8 +68,10 @@ class EvidenceStore:
         run_id: str,
         dedup_threshold: float,
         max_batch: int,
+        owns_connection: bool = True,
     ) -> None:
         self._connection = connection
+        self._owns_connection = owns_connection
         self._run = run_collection
         self._library = library_collection
         self._embeddings = embeddings
@@ -87,17 +89,26 @@ class EvidenceStore:
 
     @classmethod
     async def open(
-        cls, settings: Settings, embeddings: EmbeddingService, run_id: str, *, preload: bool = False
+        cls,
+        settings: Settings,
+        embeddings: EmbeddingService,
+        run_id: str,
+        *,
+        preload: bool = False,
+        connect: Callable[[], chroma.Connection] | None = None,
     ) -> EvidenceStore:
         """Connect (embedded under ``settings.home / "chroma"``, or the server at ``CHROMA_HOST``), drop run
         collections older than the retention (``DEEPCRITICAL_RETENTION``), and open the run's collection
         and the library. Raises StoreError saying what to fix. ``preload``: the model starts loading once
         the store is open (not before: on a server starting several runs at once it would delay every
-        run's first event), while the first searches run; ``close`` waits for that load."""
+        run's first event), while the first searches run; ``close`` waits for that load. ``connect`` gives
+        the process's connection (``Resources.connection``), which the store uses and leaves open; without
+        it the store opens its own and closes it with the run."""
         name = chroma.run_collection_name(run_id)
 
         def _open() -> EvidenceStore:
-            connection = chroma.connect(settings)
+            owned = connect is None
+            connection = chroma.connect(settings) if connect is None else connect()
             try:
                 if settings.retention is not None:
                     library.prune_at_open(connection, settings.retention, keep=name)
@@ -112,9 +123,11 @@ class EvidenceStore:
                     run_id=run_id,
                     dedup_threshold=settings.dedup_threshold,
                     max_batch=connection.max_batch,
+                    owns_connection=owned,
                 )
             except BaseException:
-                connection.close()
+                if owned:
+                    connection.close()
                 raise
 
         store = await asyncio.to_thread(_open)
@@ -394,6 +407,8 @@ class EvidenceStore:
             Exception
         ) as error:  # the run is over either way; an unmarked collection is pruned once its process is gone
             log.warning("run_collection_not_marked_closed", collection=self._run, error=str(error))
+        if not self._owns_connection:  # the process's connection: its owner closes it
+            return
         try:
             await asyncio.to_thread(self._connection.close)
         except Exception as error:  # a client that will not close is a store failure like any other

@@ -9,9 +9,8 @@ import os
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
-from deepcritical.evidence import chroma
+from deepcritical.evidence.resources import Resources
 from deepcritical.service.library_add import add_paths
 from deepcritical.text import one_line
 
@@ -34,10 +33,11 @@ class LibraryAdded(BaseModel):
     failures: list[str] = Field(description="One line per file that could not be read: which file, why")
 
 
-async def add_to_library(settings: Settings, paths: list[str], *, relative: bool = False) -> LibraryAdded:
+async def add_to_library(resources: Resources, paths: list[str], *, relative: bool = False) -> LibraryAdded:
     """``library_add``: only inside ``DEEPCRITICAL_LIBRARY_FOLDER`` (links followed, so none leads out).
     ``relative``: each failure names its file relative to that folder (a client over HTTP is not told where
     the folder is)."""
+    settings = resources.settings
     if settings.library_folder is None:
         raise ToolError("library_add is off: the server reads files only from DEEPCRITICAL_LIBRARY_FOLDER, not set")
     root = settings.library_folder.resolve()
@@ -48,13 +48,7 @@ async def add_to_library(settings: Settings, paths: list[str], *, relative: bool
             raise ToolError(f"{one_line(raw)[:200]}: outside the library folder; only files inside it are read")
         chosen.append(candidate)
     try:
-        connection = await asyncio.to_thread(chroma.connect, settings)
-        try:
-            summary = await asyncio.to_thread(
-                add_paths, chosen, settings, connection, settings.library_collection, within=root
-            )
-        finally:
-            connection.close()
+        summary = await asyncio.to_thread(add_paths, chosen, resources, settings.library_collection, within=root)
     except DeepCriticalError as error:
         raise ToolError(one_line(str(error))) from error
     return LibraryAdded(

@@ -137,6 +137,15 @@ def build_mcp_server(
     if over_http:
         server.hide = partial(hide_paths, settings=settings, runs_dir=manager.runs_dir)
     limit = rate_limit or RunRateLimit(settings.runs_per_minute)
+    _add_search_tool(server, manager, settings, limit)
+    _add_research_tool(server, manager, limit)
+    _add_library_and_run_tools(server, manager, over_http=over_http)
+    register_watch_tools(server, settings, over_http=over_http)  # watch_add, watch_list, watch_changes
+    return server
+
+
+def _add_search_tool(server: MCPServer[Any], manager: RunManager, settings: Settings, limit: RunRateLimit) -> None:
+    """``search_literature``: one search of the sources, on the server's resources, limited as runs are."""
 
     @server.tool(
         annotations=ToolAnnotations(title="Search the biomedical literature", read_only_hint=True),
@@ -172,7 +181,13 @@ def build_mcp_server(
                 f"too many searches and runs from {client}: at most {limit.per_minute} a minute; try again in {wait} s"
             )
         try:
-            found = await run_search(query, settings.with_values(sources=chosen), max_results=max_results, store=True)
+            found = await run_search(
+                query,
+                settings.with_values(sources=chosen),
+                max_results=max_results,
+                store=True,
+                resources=manager.resources,
+            )
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
         if not found.result.answered_sources:
@@ -184,6 +199,10 @@ def build_mcp_server(
             source_errors=list(found.result.errors),
             evidence=[EvidenceItem.of(item, synthetic=found.demo) for item in found.evidence],
         )
+
+
+def _add_research_tool(server: MCPServer[Any], manager: RunManager, limit: RunRateLimit) -> None:
+    """``research``: a run through the manager (queued with the page's runs), its progress reported."""
 
     @server.tool(annotations=ToolAnnotations(title="Research a biomedical question", read_only_hint=True))
     async def research(
@@ -249,6 +268,10 @@ def build_mcp_server(
             raise run_failure(info)
         return run_result(manager, info)
 
+
+def _add_library_and_run_tools(server: MCPServer[Any], manager: RunManager, *, over_http: bool) -> None:
+    """``library_add`` (files of the library folder, on the server's resources) and ``get_run``."""
+
     @server.tool(annotations=ToolAnnotations(title="Add papers to the library", read_only_hint=False))
     async def library_add(
         paths: Annotated[
@@ -264,7 +287,7 @@ def build_mcp_server(
         from the server's library folder to the document library, split into passages that later searches
         with source `library` and research runs can cite with their section or page. Only files inside the
         folder the server was configured with are read; re-adding a file changes nothing."""
-        return await add_to_library(settings, paths, relative=over_http)
+        return await add_to_library(manager.resources, paths, relative=over_http)
 
     @server.tool(annotations=ToolAnnotations(title="Get a research run", read_only_hint=True))
     async def get_run(
@@ -282,6 +305,3 @@ def build_mcp_server(
         except DeepCriticalError as error:
             raise ToolError(one_line(str(error))) from error
         return run_result(manager, info)
-
-    register_watch_tools(server, settings, over_http=over_http)  # watch_add, watch_list, watch_changes
-    return server

@@ -23,7 +23,7 @@ import httpx2
 
 from deepcritical.config import Settings
 from deepcritical.errors import ResearchError
-from deepcritical.redaction import Redactor
+from deepcritical.evidence.resources import Resources
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import RESUMABLE, Checkpoint, CheckpointSink, hold_point
 from deepcritical.run.events import ProgressEvent, RunFinished
@@ -64,9 +64,13 @@ StoredSink = Callable[[StoredEvent], None]
 STOPPED_HERE = "the run was stopped before it ended (resume it with research --resume)"
 
 
-def orchestrator(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
-    """The default run source: the orchestrator on the parts the settings call for."""
-    return Orchestrator(setup.assemble(settings, client))
+def orchestrator_on(resources: Resources) -> RunSourceFactory:
+    """The default run source: the orchestrator on the parts the settings call for and the process's resources."""
+
+    def source(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
+        return Orchestrator(setup.assemble(settings, client, resources=resources))
+
+    return source
 
 
 @dataclass(frozen=True)
@@ -87,12 +91,13 @@ async def run_to_folder(
     run_id: str | None = None,
     on_event: EventSink | None = None,
     client_factory: ClientFactory | None = None,
-    run_source: RunSourceFactory = orchestrator,
+    run_source: RunSourceFactory | None = None,
     resume: bool = False,
     request: RunRequest | None = None,
     store: RunStore | None = None,
     on_stored: StoredSink | None = None,
     addendum: Callable[[ResearchOutcome], Addendum] | None = None,
+    resources: Resources | None = None,
 ) -> FolderRun:
     """Run ``question`` (``request``'s, when given) to the end and write its folder: ``store``'s, else
     ``folder``, else ``<runs folder>/<run_id>``. Every event, the final ``RunFinished`` included, goes to
@@ -104,15 +109,19 @@ async def run_to_folder(
     is written); ``resume`` continues the run whose folder it is: from its checkpoint (its question and id
     win), or from the start when it was stopped before its first one. ``store`` is given by a caller that
     keeps the run's status and lease itself (the run manager, a worker). ``addendum`` gives what the caller adds
-    to the finished run (a watch's "what changed") before its files are written: no file is written twice."""
+    to the finished run (a watch's "what changed") before its files are written: no file is written twice.
+    ``resources`` are the process's (built for this run when not given); ``run_source`` defaults to the
+    orchestrator on them."""
     owned = store is None
+    resources = resources or Resources(settings, share_connection=False)
+    run_source = run_source or orchestrator_on(resources)
     if store is None and folder is not None:
-        store = RunStore(folder, Redactor.for_settings(settings).value)
+        store = RunStore(folder, resources.redactor.value)
     saved = store.checkpoint() if resume and store is not None else None
     recorded = store.status() if resume and store is not None else None
     run_id = saved.run_id if saved else recorded.run_id if recorded else run_id or new_run_id()
     if store is None:
-        store = RunStore(runs_folder(settings) / run_id, Redactor.for_settings(settings).value)
+        store = RunStore(runs_folder(settings) / run_id, resources.redactor.value)
     request = request or (store.request() if resume else None) or RunRequest(question=question)
     if store.request() is None or not resume:
         store.write_request(request)  # as it starts: a run killed at any point resumes from its folder

@@ -30,7 +30,8 @@ async def read_key_full_texts(
     as an evaluation's in-memory one, reads without keeping)."""
     # With stand-in sources and a live model only the stand-in hosts are answered offline: Europe PMC is
     # not asked, so no request for a synthetic article leaves the machine.
-    europepmc = None if settings.demo_sources and not settings.demo_mode else settings.api("europepmc").base_url
+    ask_europepmc = not settings.demo_sources or settings.demo_mode
+    europepmc = str(settings.endpoints["europepmc"].base_url) if ask_europepmc else None
     fetcher = FullTextFetcher(
         client,
         europepmc_base_url=europepmc,

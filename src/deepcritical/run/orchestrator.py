@@ -34,7 +34,6 @@ from deepcritical.appraisal.readers import load_reader
 from deepcritical.errors import DeepCriticalError, DiskFullError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
-from deepcritical.redaction import Redactor
 from deepcritical.run.checkpoint import RESUMABLE, Checkpoint, CheckpointSink, capture, restore
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.fulltext import read_key_full_texts
@@ -310,7 +309,7 @@ class Orchestrator:
             state=state,
             emit=emit,
             sleep=parts.sleep,
-            redact=Redactor.for_settings(settings),
+            redact=parts.resources.redactor,
             output=OutputChoice(parts.models.output_modes) if parts.models else OutputChoice(),
             result_reader=load_reader(settings.reader, settings.named("reader")),
         )

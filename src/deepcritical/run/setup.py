@@ -15,11 +15,14 @@ import httpx2
 
 from deepcritical.agents.models import AgentModels, live_models
 from deepcritical.config import Settings
-from deepcritical.evidence import EmbeddingService, EvidenceStore
+from deepcritical.evidence import EvidenceStore
+from deepcritical.evidence.resources import Resources
 from deepcritical.run.stages import Stages
 from deepcritical.sources.factory import Sources, build_sources, make_http_client
+from deepcritical.sources.library import LibraryTool
+from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.ratelimit import ncbi_limiter
-from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike, TermContextSource
+from deepcritical.stages.ports import EvidenceStoreLike, RecordChecker, SearchHandlerLike, TermContextSource
 
 StoreOpener = Callable[[Settings, str, str], Awaitable[EvidenceStoreLike]]
 
@@ -49,12 +52,38 @@ def ncbi_pacing(settings: Settings) -> Callable[[], Awaitable[None]]:
     return _no_pacing if settings.stand_in_sources else ncbi_limiter(settings)
 
 
-def sources(settings: Settings, client: httpx2.AsyncClient) -> Sources:
+def sources(settings: Settings, client: httpx2.AsyncClient, library: LibraryTool | None = None) -> Sources:
+    """The settings' sources on the run's client (``library``: a ready ``library`` source)."""
     if settings.stand_in_sources:
         from deepcritical.demo.ddgs import DemoDDGS
 
-        return build_sources(settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=ncbi_pacing(settings))
-    return build_sources(settings, client, ncbi_limiter=ncbi_pacing(settings))
+        return build_sources(
+            settings, client, ddgs_factory=DemoDDGS, ncbi_limiter=ncbi_pacing(settings), library=library
+        )
+    return build_sources(settings, client, ncbi_limiter=ncbi_pacing(settings), library=library)
+
+
+def library_source(settings: Settings, resources: Resources) -> LibraryTool | None:
+    """The ``library`` source, when the settings search it, on the process's embedding service and store
+    connection (``Resources.connect``)."""
+    if "library" not in settings.sources:
+        return None
+    return LibraryTool(settings, embeddings=resources.embeddings, connect=resources.connect)
+
+
+def record_checker(settings: Settings, client: httpx2.AsyncClient) -> RecordChecker:
+    """The source a watch re-checks its carried PubMed records with (their retractions and expressions of
+    concern as PubMed shows them now), on the run's client and NCBI's shared pace."""
+    group = settings.search.pubmed
+    return PubMedTool(
+        client,
+        api_key=group.api_key,
+        email=group.email,
+        tool=group.tool,
+        timeout=group.timeout,
+        base_url=group.base_url,
+        limiter=ncbi_pacing(settings),
+    )
 
 
 def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
@@ -70,20 +99,26 @@ def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
     return live_models(settings, client)
 
 
-async def open_store(settings: Settings, run_id: str, question: str) -> EvidenceStore:
-    """The run's store. The embedding model starts loading while the first searches run, unless the vector
-    cache already holds the question's vector: a question asked before most likely finds evidence whose
-    vectors are all known too, and a run that embeds nothing new never loads the model (0.27 CPU s)."""
-    embeddings = EmbeddingService.for_settings(settings)
-    known = await asyncio.to_thread(embeddings.knows, [question])
-    return await EvidenceStore.open(settings, embeddings, run_id, preload=not known)
+def store_opener(resources: Resources) -> StoreOpener:
+    """How a run opens its store on the process's embedding service and store connection (``Resources.connect``).
+    The embedding model starts loading while the first searches run, unless the vector cache already holds the
+    question's vector: a question asked before most likely finds evidence whose vectors are all known too, and
+    a run that embeds nothing new never loads the model (0.27 CPU s)."""
+
+    async def open_store(settings: Settings, run_id: str, question: str) -> EvidenceStore:
+        embeddings = resources.embeddings
+        known = await asyncio.to_thread(embeddings.knows, [question])
+        return await EvidenceStore.open(settings, embeddings, run_id, preload=not known, connect=resources.connect)
+
+    return open_store
 
 
 @dataclass(frozen=True)
 class RunParts:
     """Everything a run is made of. ``models`` is None for a run without a language model (its stages are
     code only). ``store``, when given, is opened and closed by the caller (e.g. one store for many runs);
-    otherwise every run opens its own with ``open_store`` and closes it."""
+    otherwise every run opens its own with ``open_store`` and closes it. ``resources`` are the process's
+    (its redactor, embedding service and store connection)."""
 
     settings: Settings
     client: httpx2.AsyncClient
@@ -91,7 +126,8 @@ class RunParts:
     research_engine: TermContextSource | None
     models: AgentModels | None
     stages: Stages
-    open_store: StoreOpener = open_store
+    resources: Resources
+    open_store: StoreOpener
     store: EvidenceStoreLike | None = None
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -110,15 +146,18 @@ def assemble(
     handler: SearchHandlerLike | None = None,
     research_engine: TermContextSource | None = None,
     store: EvidenceStoreLike | None = None,
-    open_store: StoreOpener = open_store,
+    open_store: StoreOpener | None = None,
+    resources: Resources | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> RunParts:
     """The parts of a run on ``client``: the settings' sources, models and stages, unless given (a test or
     an eval harness passes its own). Models are resolved here, at start, so a missing API key is a
-    ConfigError before any search. With ``code_only`` no model is built and every stage runs its code half."""
+    ConfigError before any search. With ``code_only`` no model is built and every stage runs its code half.
+    ``resources`` are the process's; without them (a library call, a test) the run builds its own, for it alone."""
+    resources = resources or Resources(settings, share_connection=False)
     if handler is None:
-        built = sources(settings, client)
+        built = sources(settings, client, library_source(settings, resources))
         handler, research_engine = built.handler, research_engine or built.research_engine
     if code_only or settings.no_llm:  # --no-llm: every stage by its code half, no model built
         models, stages = None, Stages.code_only()
@@ -132,7 +171,8 @@ def assemble(
         research_engine=research_engine,
         models=models,
         stages=stages,
-        open_store=open_store,
+        resources=resources,
+        open_store=open_store or store_opener(resources),
         store=store,
         clock=clock,
         sleep=sleep,

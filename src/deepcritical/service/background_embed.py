@@ -14,21 +14,19 @@ import threading
 
 import structlog
 
-from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
-from deepcritical.evidence import EmbeddingService, chroma
 from deepcritical.evidence.pending import embed_pending
+from deepcritical.evidence.resources import Resources
 
 logger = structlog.get_logger(__name__)
 
 
 class BackgroundEmbedder:
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self, resources: Resources) -> None:
+        self._resources = resources  # the server's: its embedding service and store connection
         self._task: asyncio.Task[None] | None = None
         self._again = False
         self._stop = threading.Event()
-        self._embeddings: EmbeddingService | None = None  # loaded by the first pass, kept for the next ones
         self.embedded = 0  # passages given their vectors since the server started
 
     def wake(self) -> None:
@@ -58,12 +56,7 @@ class BackgroundEmbedder:
                 return
 
     def _embed_pending(self) -> int:
-        if self._embeddings is None:
-            self._embeddings = EmbeddingService.for_settings(self._settings)
-        connection = chroma.connect(self._settings)
-        try:
-            return embed_pending(
-                connection, self._embeddings, self._settings.library_collection, stop=self._stop.is_set
-            )
-        finally:
-            connection.close()
+        resources = self._resources
+        return embed_pending(
+            resources.connection(), resources.embeddings, resources.settings.library_collection, stop=self._stop.is_set
+        )

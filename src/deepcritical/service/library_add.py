@@ -1,4 +1,5 @@
-"""Adding files to a library collection, for every front end (``library add``, the MCP tool): files and
+"""Adding files to a library collection, for every front end (``library add``, the API's upload, the MCP tool),
+on the process's resources (its settings' limits, its embedding service, its store connection): files and
 folders read in a worker process under the settings' limits, each document stored with its passages
 (``evidence.document_files``), one line for each file that could not be read."""
 
@@ -9,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from deepcritical.config import Settings
 from deepcritical.documents import reader
 from deepcritical.documents.model import Document
 from deepcritical.documents.passages import MAX_CHARS
@@ -33,6 +33,7 @@ from deepcritical.evidence.document_files import (
     holds_file,
 )
 from deepcritical.evidence.pending import count_pending, embed_pending
+from deepcritical.evidence.resources import Resources
 from deepcritical.sources.fulltext import document_grade
 
 HARD_LINK = "a hard link (it may name a file outside); not read"
@@ -68,8 +69,7 @@ class AddSummary:
 
 def add_paths(
     paths: Sequence[Path],
-    settings: Settings,
-    connection: chroma.Connection,
+    resources: Resources,
     name: str,
     *,
     on_file: Callable[[FileResult], None] = lambda _result: None,
@@ -101,8 +101,8 @@ def add_paths(
     on_start(summary.files)
     for result in refused:
         on_file(result)
-    embeddings = EmbeddingService.for_settings(settings)
-    with ParserWorker(limits_from(settings)) as worker:
+    connection, embeddings = resources.connection(), resources.embeddings
+    with ParserWorker(limits_from(resources.settings)) as worker:
         for path in files:
             result = _add_file(path, worker, connection, embeddings, name, summary, on_records, embed)
             if result.error is not None:
@@ -173,22 +173,21 @@ def _hard_linked(path: Path) -> bool:
         return False  # gone: reading it gives its own one line
 
 
-def add_upload(
-    data: bytes, filename: str, settings: Settings, connection: chroma.Connection, name: str
-) -> list[tuple[Document, Added, bool]]:
+def add_upload(data: bytes, filename: str, resources: Resources, name: str) -> list[tuple[Document, Added, bool]]:
     """One uploaded file's documents, read in a worker process under the settings' limits and stored, each with
     what happened to it and whether it was embedded (a large export is not: ``embeds_now``, ``library embed``);
     raises DocumentError (the file's one reason) when it cannot be read. An upload's name is a bare name that
     another paper may share ("fulltext.md"): a document without a PMID, DOI or PMCID is identified by its
     content's hash, the name kept to show, and an upload never drops what another upload of that name stored."""
-    limits = limits_from(settings)
+    limits = limits_from(resources.settings)
     with ParserWorker(limits) as worker:
         documents = read_bytes(
             data, suffix=Path(filename).suffix, limits=limits, worker=worker, source_path=filename, by_path=False
         )
-    embeddings = EmbeddingService.for_settings(settings)
     now = embeds_now("auto", len(documents), documents)
-    outcome = add_file_documents(connection, embeddings, name, documents, document_grade, whole_file=False, embed=now)
+    outcome = add_file_documents(
+        resources.connection(), resources.embeddings, name, documents, document_grade, whole_file=False, embed=now
+    )
     return [(document, outcome[document.id], now) for document in documents]
 
 

@@ -24,12 +24,11 @@ from pydantic_core import PydanticSerializationError
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
-from deepcritical.evidence import chroma
+from deepcritical.evidence.resources import Resources
 from deepcritical.models import SourceName
-from deepcritical.redaction import Redactor
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
-from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
+from deepcritical.run.execute import ClientFactory, RunSourceFactory, run_to_folder
 from deepcritical.run.request import RunPlan, RunRequest, checked_sources
 from deepcritical.run.request import RunRequestError as RunRequestError  # importable from here, as before
 from deepcritical.run.store import (
@@ -88,21 +87,24 @@ class RunManager:
         *,
         runs_dir: Path | None = None,
         client_factory: ClientFactory = setup.http_client,
-        run_source: RunSourceFactory = orchestrator,
+        run_source: RunSourceFactory | None = None,
         max_queued: int = MAX_QUEUED_RUNS,
         clock: Callable[[], float] = time.time,
+        resources: Resources | None = None,
     ) -> None:
         self.settings = settings
+        # The process's redactor, embedding service and store connection (its own, closed on leaving, unless given)
+        self.resources = resources or Resources(settings)
+        self._owns_resources = resources is None
         self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
         self.max_concurrent = settings.max_concurrent_runs
         self.max_queued = max_queued
         self._client_factory = client_factory
         self._run_source = run_source
-        self._redact = Redactor.for_settings(settings)
+        self._redact = self.resources.redactor
         self._runs: dict[str, RunEntry] = {}  # oldest first
         self._queue: deque[str] = deque()
         self._running: set[str] = set()
-        self._store_anchor: chroma.Connection | None = None
         self._clock = clock
         self._token = new_owner_token()  # this manager's runs' leases carry it
         self._heartbeat: asyncio.Task[None] | None = None
@@ -114,8 +116,9 @@ class RunManager:
             # Chroma's embedded clients share one System per directory, created on the first client and
             # stopped when the last one closes, with no lock around either: runs opening and closing their
             # stores at the same moment can break each other. A client held for the server's whole life
-            # creates the System once, before any run, and keeps it from ever being stopped under a run.
-            self._store_anchor = await asyncio.to_thread(chroma.connect, self.settings)
+            # creates the System once, before any run, and keeps it from ever being stopped under a run: the
+            # process's connection, which every run's store uses.
+            await asyncio.to_thread(self.resources.connection)
         return self
 
     async def __aexit__(self, *_: object) -> None:
@@ -125,9 +128,8 @@ class RunManager:
             if self._heartbeat is not None:
                 self._heartbeat.cancel()
                 await asyncio.gather(self._heartbeat, return_exceptions=True)
-            if self._store_anchor is not None:
-                await asyncio.to_thread(self._store_anchor.close)
-                self._store_anchor = None
+            if self._owns_resources:
+                await asyncio.to_thread(self.resources.close)
 
     # Starting and stopping
 
@@ -378,6 +380,7 @@ class RunManager:
                 client_factory=self._client_factory,
                 run_source=self._run_source,
                 resume=run.resume,
+                resources=self.resources,
             )
             outcome = done.outcome
             self._end(run, "failed" if outcome.error else "finished", outcome.error, RunSummary.of(outcome))

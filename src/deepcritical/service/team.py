@@ -49,6 +49,8 @@ class TeamRunManager(RunManager):
         # Nothing is interrupted: the runs belong to the workers, and other servers follow them.
         await asyncio.gather(*self._enqueuing, return_exceptions=True)
         await self.run_queue.disconnect()
+        if self._owns_resources:  # the server's uploads and searches used them
+            await asyncio.to_thread(self.resources.close)
 
     def create(
         self,

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
+from deepcritical.evidence.resources import Resources
 from deepcritical.models import Evidence, SearchResult, SourceName
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import CHECKPOINT_FILE
@@ -40,7 +41,6 @@ from deepcritical.run.store import RunStore
 from deepcritical.service.watch_alerts import alert_body, atom_feed, send_webhook, write_feed
 from deepcritical.service.watch_changes import Changes, compare, counted, section_blocks, unavailable_sources
 from deepcritical.service.watches import Watch, WatchError, WatchOptions, WatchRun, WatchStorage
-from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.stages.ports import SearchHandlerLike
 
 logger = structlog.get_logger(__name__)
@@ -121,11 +121,15 @@ class CarriedHandler:
         return result.model_copy(update={"evidence": [*held, *result.evidence]})
 
 
-def carrying(held: Sequence[Evidence]) -> Callable[[Settings, httpx2.AsyncClient], RunSource]:
-    """A run source (``run_to_folder``'s ``run_source``) whose first search brings ``held`` along."""
+# What a watch's run is made from: the evidence it carries forward and the process's resources.
+WatchSourceFactory = Callable[[Sequence[Evidence], Resources], RunSourceFactory]
+
+
+def carrying(held: Sequence[Evidence], resources: Resources) -> RunSourceFactory:
+    """A run source (``run_to_folder``'s ``run_source``) on ``resources`` whose first search brings ``held`` along."""
 
     def build(settings: Settings, client: httpx2.AsyncClient) -> RunSource:
-        parts = setup.assemble(settings, client)
+        parts = setup.assemble(settings, client, resources=resources)
         return Orchestrator(dataclasses.replace(parts, handler=CarriedHandler(parts.handler, held)))
 
     return build
@@ -140,19 +144,10 @@ async def recheck(
     pmids = [item.citation.pmid for item in held if item.citation.pmid]
     if not pmids:
         return list(held), "no held study has a PMID to re-check"
-    group = settings.search.pubmed
     async with (client_factory or setup.http_client)(settings) as client:
-        tool = PubMedTool(
-            client,
-            api_key=group.api_key,
-            email=group.email,
-            tool=group.tool,
-            timeout=group.timeout,
-            base_url=group.base_url,
-            limiter=setup.ncbi_pacing(settings),
-        )
+        checker = setup.record_checker(settings, client)
         try:
-            fresh = {item.citation.pmid: item for item in await tool.fetch(pmids)}
+            fresh = {item.citation.pmid: item for item in await checker.fetch(pmids)}
         except (DeepCriticalError, httpx2.HTTPError) as error:
             logger.warning("watch_recheck_failed", error=str(error))
             return list(held), f"not re-checked this time (PubMed: {type(error).__name__}); earlier flags kept"
@@ -238,13 +233,15 @@ async def run_watch_once(
     webhook: WebhookSender = _deliver,
     now: datetime | None = None,
     next_due: datetime | None = None,
-    run_source: Callable[[Sequence[Evidence]], RunSourceFactory] = carrying,
+    run_source: WatchSourceFactory = carrying,
     exclusive: bool = False,
+    resources: Resources | None = None,
 ) -> WatchOutcome:
     """Run ``watch`` once (whether due or not), record it, and alert when something changed. ``now`` is
     the run's time (default: the watch's clock), ``next_due`` when the watch is due again (default: an
     interval after ``now``); ``run_source`` makes the run's source from the held evidence; ``exclusive``:
-    see ``unfinished_run``."""
+    see ``unfinished_run``; ``resources``: the process's (else the run builds its own, for it alone)."""
+    resources = resources or Resources(base, share_connection=False)
     settings = settings_for(watch.options, base, watch.question)
     now = now or watch_clock(settings)
     before, since = last_good_run(store, watch)
@@ -274,9 +271,10 @@ async def run_watch_once(
         run_id=run_id,
         on_event=on_event,
         client_factory=client_factory,
-        run_source=run_source(held),
+        run_source=run_source(held, resources),
         resume=killed is not None,
         addendum=what_changed,
+        resources=resources,
     )
     outcome, changes = finished.outcome, compared[-1]
     verdict = outcome.verdict

@@ -19,7 +19,7 @@ due time however many workers and servers there are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,8 +29,8 @@ from saq import CronJob, Job, Queue
 from saq.types import Context
 
 from deepcritical.config import Settings
-from deepcritical.models import Evidence
-from deepcritical.run.execute import ClientFactory, RunSourceFactory
+from deepcritical.evidence.resources import Resources
+from deepcritical.run.execute import ClientFactory
 from deepcritical.service.queue import (
     JOB_TIMEOUT_EXTRA_SECONDS,
     JOB_TIMEOUT_FACTOR,
@@ -40,7 +40,7 @@ from deepcritical.service.queue import (
     redis_client,
     saq_queue,
 )
-from deepcritical.service.watch_run import carrying, run_watch_once, unfinished_run
+from deepcritical.service.watch_run import WatchSourceFactory, carrying, run_watch_once, unfinished_run
 from deepcritical.service.watches import Watch, WatchNotFoundError, WatchRun, WatchStorage, stamp
 
 logger = structlog.get_logger(__name__)
@@ -120,7 +120,8 @@ class WatchJobs:
         clock: Clock | None = None,
         cron: str = SCHEDULE_CRON,
         client_factory: ClientFactory | None = None,
-        run_source: Callable[[Sequence[Evidence]], RunSourceFactory] = carrying,
+        run_source: WatchSourceFactory = carrying,
+        resources: Resources | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -130,6 +131,7 @@ class WatchJobs:
         self._clock = clock
         self._client_factory = client_factory
         self._run_source = run_source
+        self._resources = resources  # the worker's; without them each watch run builds its own
 
     def now(self) -> datetime:
         return self._clock() if self._clock is not None else _now()
@@ -161,6 +163,7 @@ class WatchJobs:
             next_due=next_due,
             client_factory=self._client_factory,
             run_source=self._run_source,
+            resources=self._resources,
             exclusive=True,  # this job alone holds the due time: a folder left unfinished is a killed run's
         )
         return "ran"

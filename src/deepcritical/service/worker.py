@@ -15,9 +15,9 @@ import structlog
 
 from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
-from deepcritical.redaction import Redactor
+from deepcritical.evidence.resources import Resources
 from deepcritical.run.checkpoint import has_checkpoint, read_checkpoint
-from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator, run_to_folder
+from deepcritical.run.execute import ClientFactory, RunSourceFactory, run_to_folder
 from deepcritical.run.request import RunPlan
 from deepcritical.run.store import (
     RunInfo,
@@ -48,14 +48,18 @@ class QueuedRunExecutor:
         runs_dir: Path | None = None,
         *,
         client_factory: ClientFactory | None = None,
-        run_source: RunSourceFactory = orchestrator,
+        run_source: RunSourceFactory | None = None,
+        resources: Resources | None = None,
     ) -> None:
         self.settings = settings
         self.events = events
+        # The worker process's (``deepcritical worker`` builds them once and closes them); without them each
+        # run builds its own and closes them when it ends.
+        self._resources = resources
         self.runs_dir = runs_dir if runs_dir is not None else settings.home / "runs"
         self._client_factory = client_factory
         self._run_source = run_source
-        self._redact = Redactor.for_settings(settings)
+        self._redact = (resources or Resources(settings)).redactor
 
     async def __call__(self, run: QueuedRun, attempt: Attempt) -> None:
         folder = self.runs_dir / run.run_id
@@ -137,6 +141,7 @@ class QueuedRunExecutor:
                 client_factory=self._client_factory,
                 run_source=self._run_source,
                 resume=has_checkpoint(folder),
+                resources=self._resources,
             )
         finally:
             pending.put_nowait(None)

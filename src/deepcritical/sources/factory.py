@@ -66,7 +66,7 @@ def _build(entry: SourceEntry, search: SearchSettings, context: SourceContext) -
     """One source's tool from its own settings; SourceDisabledError with the reason when they cannot run it."""
     if entry.tool is not None:
         api = search.apis[entry.name]
-        return api_tool(entry)(context.client, base_url=api.base_url, timeout=api.timeout, since=context.since)
+        return api_tool(entry)(context.client, base_url=str(api.base_url), timeout=api.timeout, since=context.since)
     if entry.name == "pubmed":
         group = search.pubmed
         return PubMedTool(

@@ -5,6 +5,7 @@ once, on the first search, and held in memory (with its stored vectors, so nothi
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import ClassVar
 
 import structlog
@@ -38,10 +39,14 @@ class LibraryTool(SearchTool):
         embeddings: EmbeddingService | None = None,
         collection: str | None = None,
         index: DocumentIndex | None = None,
+        connect: Callable[[], chroma.Connection] | None = None,
     ) -> None:
+        """``embeddings`` and ``connect`` are the process's (``Resources``); without them the source builds its
+        own service and opens (and closes) a connection of its own to read the collection."""
         self._settings = settings
         self.collection = collection or settings.library_collection
         self._embeddings = embeddings or EmbeddingService.for_settings(settings)
+        self._connect = connect
         self._index = index
         self._lock = asyncio.Lock()
 
@@ -67,6 +72,8 @@ class LibraryTool(SearchTool):
             return self._index
 
     def _load(self) -> DocumentIndex:
+        if self._connect is not None:
+            return load_index(self._connect(), self.collection)
         connection = chroma.connect(self._settings)
         try:
             return load_index(connection, self.collection)

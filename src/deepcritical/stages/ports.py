@@ -51,5 +51,12 @@ class SearchHandlerLike(Protocol):
     async def execute(self, query: str, max_results_per_tool: int = 10) -> SearchResult: ...
 
 
+class RecordChecker(Protocol):
+    """A source asked again for records it gave earlier, as it holds them now (PubMed: a retraction or an
+    expression of concern issued since): what a watch re-checks its carried evidence with."""
+
+    async def fetch(self, pmids: Sequence[str]) -> list[Evidence]: ...
+
+
 class TermContextSource(Protocol):
     async def get_term_context(self, term: str, domain: str = "biomedical research") -> str: ...

@@ -24,6 +24,7 @@ from deepcritical import __version__
 from deepcritical.appraisal.readers import installed_readers
 from deepcritical.config import ReaderName, Settings
 from deepcritical.demo.records import load_corpus
+from deepcritical.evidence.resources import Resources
 from deepcritical.models import SOURCE_LABELS
 from deepcritical.run.request import RunRequest, RunRequestError
 from deepcritical.run.store import RunInfo
@@ -184,14 +185,15 @@ class UploadResult(BaseModel):
 
 
 async def upload(
-    request: Request, filename: str, settings: Settings, on_pending: Callable[[], None] = lambda: None
+    request: Request, filename: str, resources: Resources, on_pending: Callable[[], None] = lambda: None
 ) -> UploadResult | JSONResponse:
-    """The upload endpoint's work: type by extension, size while reading, then parse and store; ``on_pending``
-    when a large export was stored without its vectors (the server embeds it behind)."""
+    """The upload endpoint's work: type by extension, size while reading, then parse and store on the server's
+    resources; ``on_pending`` when a large export was stored without its vectors (the server embeds it behind)."""
     from deepcritical.documents.reader import EXTENSIONS, SUPPORTED
     from deepcritical.errors import DeepCriticalError
-    from deepcritical.evidence import chroma
     from deepcritical.service.library_add import add_upload
+
+    settings = resources.settings
 
     name = PurePath(filename.replace("\\", "/")).name  # a name, never a path
     if PurePath(name).suffix.lower() not in EXTENSIONS:
@@ -212,11 +214,7 @@ async def upload(
 
         def store() -> list[tuple[Any, str, bool]]:
             body.seek(0)
-            connection = chroma.connect(settings)
-            try:
-                return list(add_upload(body.read(), name, settings, connection, settings.library_collection))
-            finally:
-                connection.close()
+            return list(add_upload(body.read(), name, resources, settings.library_collection))
 
         try:
             added = await asyncio.to_thread(store)
@@ -246,10 +244,23 @@ def build_router(
     rate_limit: RunRateLimit | None = None,
     embedder: BackgroundEmbedder | None = None,
 ) -> APIRouter:
+    """The ``/api`` routes: the server's options, starting runs and uploads, then each run's state and files."""
     # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
     bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
     router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])
-    rate_limit = rate_limit or RunRateLimit(settings.runs_per_minute)
+    _add_server_routes(router, manager, settings, rate_limit or RunRateLimit(settings.runs_per_minute), embedder)
+    _add_run_routes(router, manager)
+    return router
+
+
+def _add_server_routes(
+    router: APIRouter,
+    manager: RunManager,
+    settings: Settings,
+    rate_limit: RunRateLimit,
+    embedder: BackgroundEmbedder | None,
+) -> None:
+    """``/info``, starting a run and uploading a document."""
 
     @router.get("/info", response_model=ServerInfo, tags=["server"])
     async def info() -> ServerInfo:
@@ -299,7 +310,12 @@ def build_router(
         """Add a file to the document library: its bytes as the request body, its name (the extension
         says its type: .pdf, .nxml, .xml, .json, .ris, .bib, .md, .txt, .html) in ``filename``. Read in a
         worker process under the server's limits, split into passages that ``library`` searches find."""
-        return await upload(request, filename, settings, embedder.wake if embedder is not None else lambda: None)
+        on_pending = embedder.wake if embedder is not None else lambda: None
+        return await upload(request, filename, manager.resources, on_pending)
+
+
+def _add_run_routes(router: APIRouter, manager: RunManager) -> None:
+    """Each run: listed, read, cancelled, resumed, followed, and its report and files."""
 
     @router.get("/runs", response_model=list[RunView], tags=["runs"])
     async def list_runs() -> list[RunView]:
@@ -367,5 +383,3 @@ def build_router(
         path = manager.file(run_id, name)
         media_type = MEDIA_TYPES.get(path.suffix, "application/octet-stream")
         return FileResponse(path, media_type=media_type, filename=name, content_disposition_type="attachment")
-
-    return router

@@ -22,7 +22,7 @@ from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run import setup
-from deepcritical.run.execute import ClientFactory, RunSourceFactory, orchestrator
+from deepcritical.run.execute import ClientFactory, RunSourceFactory
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.background_embed import BackgroundEmbedder
 from deepcritical.service.manager import RunManager
@@ -61,7 +61,7 @@ def create_app(
     bind_host: str = "127.0.0.1",
     runs_dir: Path | None = None,
     client_factory: ClientFactory | None = None,
-    run_source: RunSourceFactory = orchestrator,
+    run_source: RunSourceFactory | None = None,
 ) -> FastAPI:
     """The app for a server bound to ``bind_host``; ``client_factory`` and ``run_source`` let tests put
     stand-ins under the real manager (by default: the run's real HTTP client and the orchestrator)."""
@@ -83,7 +83,7 @@ def create_app(
     mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=bind_host).routes
 
     # What an upload stores without its vectors (a large export) is embedded behind, in this process.
-    embedder = BackgroundEmbedder(settings)
+    embedder = BackgroundEmbedder(manager.resources)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
