@@ -37,6 +37,7 @@ from deepcritical.cli.common import (
 from deepcritical.cli.early import refused_arguments
 from deepcritical.cli.eval import eval_app
 from deepcritical.cli.extract import extract_command
+from deepcritical.cli.folders import ensure_writable
 from deepcritical.cli.library import library_app
 from deepcritical.cli.options import (
     Collection,
@@ -267,7 +268,6 @@ def batch(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from deepcritical.cli.batch import exit_code, plan_batch, read_questions, run_batch, summary_line
-    from deepcritical.cli.research import ensure_writable
 
     configure_logging(verbose=verbose)
     if out_dir is not None and str(out_dir) == "-":
