@@ -1,6 +1,17 @@
-r"""Concurrent demo runs through the HTTP API of a real server.
+r"""How fast ``deepcritical serve`` answers after it starts, and concurrent demo runs through its HTTP API.
 
-    python bench/serve.py [--runs 4] [--max-concurrent 2] [--batches 2]
+    python bench/serve.py [--starts 5] [--runs 4] [--max-concurrent 2] [--batches 2]
+
+First ``--starts`` fresh servers (``serve --demo`` on a free loopback port, a fresh DEEPCRITICAL_HOME each),
+each polled every 20 ms from its start. Printed, as the median and the maximum over the starts:
+
+- first answer: from the start to the first answer to ``GET /`` (the page), the time a user waits to see it;
+- CPU at first answer: the server's CPU seconds (user + system, from /proc) at that moment;
+- loaded: from the start to the first answer to ``GET /api/info``, which needs the whole app (the run manager,
+  the store, the models' runtime): a run cannot start before.
+
+The load average is printed before and after: on a shared machine wall time is noisy, CPU time much less so.
+``--starts 0`` leaves this part out; ``--batches 0`` leaves the runs out.
 
 Starts ``deepcritical serve --demo`` on a free loopback port (a temporary DEEPCRITICAL_HOME), then, per
 batch, starts ``--runs`` runs at once with ``POST /api/runs`` and follows each one's Server-Sent Events
@@ -29,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +69,58 @@ def memory_mib(pid: int) -> tuple[float, float]:
     """Resident memory now and at its peak (VmRSS, VmHWM), in MiB."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU seconds so far (/proc/PID/stat, fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_answer(url: str, process: subprocess.Popen[bytes], start: float) -> float:
+    """Seconds from ``start`` to the first HTTP answer of ``url`` (any status), polled every 20 ms."""
+    while time.perf_counter() - start < STARTUP_SECONDS:
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited with {process.returncode} before answering")
+        try:
+            with urllib.request.urlopen(url, timeout=STARTUP_SECONDS) as response:
+                response.read()
+            return time.perf_counter() - start
+        except urllib.error.HTTPError:
+            return time.perf_counter() - start
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.02)
+    raise SystemExit(f"{url} did not answer in {STARTUP_SECONDS} s")
+
+
+def one_start(environment: dict[str, str]) -> tuple[float, float, float]:
+    """First answer to the page, the server's CPU seconds then, and the time until the whole app answers."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as home:
+        env = {**environment, "DEEPCRITICAL_HOME": home}
+        command = [sys.executable, "-m", "deepcritical", "serve", "--demo", "--port", str(port)]
+        start = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+        try:
+            page = first_answer(f"{base}/", process, start)
+            cpu = cpu_seconds(process.pid)
+            loaded = first_answer(f"{base}/api/info", process, start)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+    return page, cpu, loaded
+
+
+def bench_starts(starts: int) -> None:
+    print(f"load average before the starts: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    timings = [one_start(dict(os.environ)) for _ in range(starts)]
+    print(f"serve --demo, {starts} starts:")
+    print("  " + summary("first answer", [page for page, _, _ in timings]))
+    print("  " + summary("CPU then", [cpu for _, cpu, _ in timings]))
+    print("  " + summary("loaded", [loaded for _, _, loaded in timings]))
+    print(f"  first answer of each start: {', '.join(f'{page:.2f}' for page, _, _ in timings)} s")
+    print(f"load average after the starts: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 async def wait_until_up(base: str, process: subprocess.Popen[bytes]) -> None:
@@ -116,12 +181,17 @@ async def bench(runs: int, batches: int, question: str, base: str, pid: int) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--starts", type=int, default=5, help="Fresh servers timed to their first answer.")
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--batches", type=int, default=2)
     parser.add_argument("--max-concurrent", type=int, default=2, help="DEEPCRITICAL_MAX_CONCURRENT_RUNS")
     parser.add_argument("--question", default=DEFAULT_QUESTION)
     parser.add_argument("--model-cache", help="DEEPCRITICAL_MODEL_CACHE (default: an empty temporary folder)")
     args = parser.parse_args()
+    if args.starts:
+        bench_starts(args.starts)
+    if not args.batches:
+        return
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:

@@ -165,8 +165,9 @@ def test_search_with_no_source_able_to_answer_says_so_and_exits_1(tmp_path: Path
     [
         (("search",), "Missing argument 'query'"),
         (("search", "x", "--max", "0"), "Invalid value for '--max'"),
-        (("research", "q", "--max-iterations", "0"), "Invalid value for '--max-iterations'"),
-        (("research", "q", "--reader", "bert"), "Invalid value for '--reader'"),
+        # A question that would be refused is said first (``cli.app.main``): these ask a good one.
+        (("research", "Does aspirin prevent stroke?", "--max-iterations", "0"), "Invalid value for '--max-iterations'"),
+        (("research", "Does aspirin prevent stroke?", "--reader", "bert"), "Invalid value for '--reader'"),
         (("frobnicate",), "No such command 'frobnicate'"),
     ],
 )

@@ -4,6 +4,7 @@ back in about a second; the first list or call waits for the tools. Its help nam
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 import sys
@@ -94,3 +95,24 @@ def test_the_pages_question_boxes_take_as_long_a_question_as_the_server() -> Non
         found = re.search(rf'id="{box}"[^>]*maxlength="(\d+)"', PAGE)
         assert found is not None, box
         assert int(found.group(1)) == MAX_QUESTION_CHARS
+
+
+def test_what_mcp_needs_to_answer_initialize_loads_no_store_nor_model_runtime() -> None:
+    """``initialize`` is answered once the protocol's modules and the settings have loaded: the store, the ONNX
+    runtime and the model clients load behind it (``mcp.stdio``). Checked in a fresh interpreter;
+    bench/refusal_timing.py times it."""
+    heavy = ("chromadb", "onnxruntime", "torch", "sentence_transformers", "pydantic_ai", "numpy", "fastapi")
+    script = (
+        "import json, sys\n"
+        "from deepcritical.cli.app import app\n"
+        "from deepcritical.config import load_settings\n"
+        "from deepcritical.mcp import stdio\n"
+        "load_settings(demo_mode=True)\n"
+        f"before = [name for name in {heavy!r} if name in sys.modules]\n"
+        "from deepcritical.mcp import server\n"
+        f"print(json.dumps([before, [name for name in {heavy!r} if name in sys.modules]]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300)
+    before, after = json.loads(result.stdout.strip().splitlines()[-1])
+    assert before == []
+    assert {"chromadb", "pydantic_ai"} <= set(after)  # the tools do: the check is not vacuous

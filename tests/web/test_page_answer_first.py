@@ -1,9 +1,9 @@
 """Issue 40 in a real headless Chromium (Debian's, at /usr/bin/chromium), at a laptop's 1280 px and a phone's
-390 px: the answer within the first 600 px of the report page, the run's progress and downloads folded away once
-it finished, every column of the study-results table within the page (its longest ones behind each row's "More";
-cards on a phone), and every figure drawn unshrunk, its smallest text 12 px (a box that scrolls sideways on a
-phone). The screenshots are kept as the test's artefacts: in ``PAGE_SCREENSHOTS`` when set, else the test's
-temporary folder, whose path the test prints."""
+390 px: the answer within the first 600 px of the report page (700 px on a phone, with its confidence), the run's
+progress and downloads folded away once it finished, every column of the study-results table within the page (its
+longest ones behind each row's "More"; cards on a phone, which the header row still sorts), and every figure drawn
+unshrunk, its smallest text 12 px (a box that scrolls sideways on a phone). The screenshots are kept as the test's
+artefacts: in ``PAGE_SCREENSHOTS`` when set, else the test's temporary folder, whose path the test prints."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ pytestmark = pytest.mark.model
 SGLT2 = "Do SGLT2 inhibitors improve outcomes in heart failure?"
 FOREST_RUN = "research-20240101-000000-f02e57"
 ANSWER_WITHIN = 600  # px from the top of the page, at 1280 px wide
+# At 390 px: of a phone's 844 px screen, its browser's bars leave about 660 to 750 px to the page.
+PHONE_ANSWER_WITHIN = 700
 SMALLEST_TEXT = 11  # px, as drawn on the page
 WIDTHS = {"laptop": (1280, 800), "phone": (390, 844)}
 TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type")
@@ -122,6 +124,14 @@ TABLE_OUTSIDE = """() => { const t = document.querySelector('#report table.sorta
     .map(c => c.dataset.label || c.textContent.trim()); }"""
 
 
+# The bottom of a paragraph's opening up to its first ")": the verdict's label and its confidence.
+VERDICT_LINE_BOTTOM = """p => { const walker = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+  const range = document.createRange(); range.setStart(p, 0);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(')'); if (at >= 0) { range.setEnd(node, at + 1); break; } }
+  return range.getBoundingClientRect().bottom + window.scrollY; }"""
+
+
 def smallest_text(svg: str) -> float:
     return min(float(size) for size in re.findall(r'font-size="([\d.]+)"', svg))
 
@@ -206,11 +216,30 @@ def test_the_sglt2_page_opens_with_the_answer_folds_the_run_and_fits_its_table_a
     page.reload()
     expect(page.locator("#report h2", has_text="References")).to_be_visible(timeout=RUN_MS)
     wait_for_figures(page)
-    # Cards: every cell within the phone's width, under its column's name.
+    # The answer on the phone's first screen: the verdict's label and its confidence ("Yes (confidence 0.93, ...)").
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(shots / "sglt2-390-top.png"))
+    verdict = page.locator("#report h2:text('Verdict') + p").first
+    expect(verdict).to_contain_text("confidence")
+    bottom = page.evaluate(VERDICT_LINE_BOTTOM, verdict.element_handle())
+    print(f"390 px: the verdict's label and confidence end {bottom:.0f} px from the top of the page")
+    assert bottom <= PHONE_ANSWER_WITHIN, bottom
+    # Cards: every cell within the phone's width, under its column's name; the header row sorts them.
     page.locator("#report h2", has_text="Study results").scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "sglt2-390-table.png"))
     assert page.evaluate(TABLE_OUTSIDE) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= width
+    by_n = page.locator("button.sort").filter(has_text=re.compile(r"^n$"))
+    sort_by_n, header = table.locator("thead th").locator(by_n), table.locator("thead th").filter(has=by_n)
+    for order in ("ascending", "descending"):
+        sort_by_n.click()
+        expect(header).to_have_attribute("aria-sort", order)
+        shown = [text.strip() for text in table.locator("tbody td[data-label='n']").all_text_contents()]
+        sizes = [int(text.replace(",", "")) for text in shown if text != "–"]
+        assert len(sizes) > 1
+        assert sizes == sorted(sizes, reverse=order == "descending"), shown
+        assert shown[len(sizes) :] == ["–"] * (len(shown) - len(sizes))  # those without a size last
+    page.screenshot(path=str(shots / "sglt2-390-table-sorted.png"))
     check_figures(page, folder, phone=True)
     page.screenshot(path=str(shots / "sglt2-390-page.png"), full_page=True)
 

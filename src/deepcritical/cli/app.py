@@ -34,8 +34,10 @@ from deepcritical.cli.common import (
     run_async,
     settings_from,
 )
+from deepcritical.cli.early import refused_arguments
 from deepcritical.cli.eval import eval_app
 from deepcritical.cli.extract import extract_command
+from deepcritical.cli.folders import ensure_writable
 from deepcritical.cli.library import library_app
 from deepcritical.cli.options import (
     Collection,
@@ -57,7 +59,7 @@ from deepcritical.cli.services import MCP_HELP, mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.text import not_utf8, one_line, quantity, shorten
+from deepcritical.text import one_line, quantity, shorten
 
 if TYPE_CHECKING:
     pass
@@ -266,7 +268,6 @@ def batch(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from deepcritical.cli.batch import exit_code, plan_batch, read_questions, run_batch, summary_line
-    from deepcritical.cli.research import ensure_writable
 
     configure_logging(verbose=verbose)
     if out_dir is not None and str(out_dir) == "-":
@@ -374,12 +375,12 @@ def main() -> None:
     """Console-script entry point. Usage errors (a bad option value, a missing argument) get the same
     one-line message and exit code 2 as every other bad input, instead of a boxed panel. An argument that is
     not UTF-8 (Python keeps its undecodable bytes as lone surrogates, which no file or store takes) is
-    refused before any command sees it."""
-    for position, argument in enumerate(sys.argv[1:], start=1):
-        if problem := not_utf8(argument):
-            shown = one_line(argument.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace"))[:80]
-            err.print(f"error: argument {position} ({shown}) {problem}", markup=False, soft_wrap=True)
-            sys.exit(EXIT_USAGE)
+    refused before any command sees it, and so is a research question that would be refused (``cli.early``)."""
+    if problem := refused_arguments(app, sys.argv[1:]):
+        try:
+            fail(problem)
+        except typer.Exit as refused:
+            sys.exit(refused.exit_code)
     try:
         code = app(standalone_mode=False)
     except TyperException as error:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import httpx2
@@ -11,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from deepcritical.appraisal.readers import load_reader
+from deepcritical.cli.folders import ensure_writable
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, EmbeddingError, MissingKeyError
 from deepcritical.evidence import EmbeddingService
@@ -49,16 +49,6 @@ def describe(event: ProgressEvent) -> Text | None:
     for text, tone in spans:
         line.append(text, style=STYLES[tone])
     return line
-
-
-def ensure_writable(directory: Path, what: str = "--out") -> None:
-    """Fail before the run, not after it, when its outputs could not be written."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as error:
-        raise ConfigError(f"{what} {directory}: cannot write there ({error.strerror or error})") from error
 
 
 def preflight(settings: Settings) -> None:

@@ -6,10 +6,10 @@ import errno
 import socket
 
 import uvicorn
-from fastapi import FastAPI
 
 from deepcritical.cli.common import freeze_imports
 from deepcritical.errors import ConfigError
+from deepcritical.web.deferred import DeferredWebApp
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -33,8 +33,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_app(app: FastAPI, *, sock: socket.socket) -> None:
-    """Serve on ``sock`` until interrupted; runs still going are recorded as interrupted on the way out."""
+def serve_app(app: DeferredWebApp, *, sock: socket.socket) -> None:
+    """Serve on ``sock`` until interrupted, or until the app could not load (``app.problem`` says why); runs
+    still going are recorded as interrupted on the way out."""
     # Logging is already configured by the command (stderr, quiet unless --verbose). Forwarded headers are
     # never trusted: the client address is the peer's, so X-Forwarded-For cannot step around the rate limit.
     config = uvicorn.Config(
@@ -45,5 +46,11 @@ def serve_app(app: FastAPI, *, sock: socket.socket) -> None:
         proxy_headers=False,
         forwarded_allow_ips="",
     )
+    server = uvicorn.Server(config)
+
+    def stop() -> None:
+        server.should_exit = True
+
+    app.on_failure = stop
     freeze_imports()  # a full collection walking every import's objects would stall the event loop too
-    uvicorn.Server(config).run(sockets=[sock])
+    server.run(sockets=[sock])

@@ -7,21 +7,30 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from deepcritical.cli.common import EXIT_INTERRUPTED, checked_preflight, err, fail, run_async, settings_from
+from deepcritical.cli.common import (
+    EXIT_INTERRUPTED,
+    checked_preflight,
+    err,
+    fail,
+    freeze_imports,
+    run_async,
+    settings_from,
+)
+from deepcritical.cli.folders import ensure_writable
 from deepcritical.cli.options import Demo, Verbose
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
 from deepcritical.mcp.about import TOOL_NAMES
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from deepcritical.config import Settings
 
 
 def _check_runs_home(settings: Settings) -> None:
-    """What a long-lived process (a worker, a server) needs before it starts: a usable store, and a runs
-    folder it can write; else one line and exit 2."""
-    from deepcritical.cli.research import ensure_writable
-
+    """What a worker needs before it starts: a usable store, and a runs folder it can write; else one line
+    and exit 2."""
     checked_preflight(settings)
     try:
         ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
@@ -57,21 +66,37 @@ def serve(
 ) -> None:
     """Serve the web page (/), the HTTP API (/api, docs at /docs) and MCP over HTTP (/mcp)."""
     from deepcritical.cli.serve import listening_socket, serve_app
-    from deepcritical.web.app import create_app
+    from deepcritical.web.deferred import DeferredWebApp
+    from deepcritical.web.security import is_loopback, require_token_beyond_loopback
 
     configure_logging(verbose=verbose)
     settings = settings_from(demo_mode=demo or None)
-    _check_runs_home(settings)
     try:
-        web_app = create_app(settings, bind_host=host)  # refuses a non-loopback host without a token
+        ensure_writable(settings.home / "runs", "DEEPCRITICAL_HOME")
+        require_token_beyond_loopback(host, settings.api_token)
         sock = listening_socket(host, port)  # a port in use ends here, before the line that says it is served
     except ConfigError as error:
         fail(str(error))
+
+    def load() -> FastAPI:
+        """In a worker thread once the server listens (``web.deferred``): the checks a run needs, then the app."""
+        from deepcritical.cli.research import preflight
+        from deepcritical.web.app import create_app
+
+        preflight(settings)
+        web_app = create_app(settings, bind_host=host)
+        freeze_imports()  # what the app's imports made, out of the collector's walks
+        return web_app
+
+    token = settings.api_token.get_secret_value() if settings.api_token is not None else None
     if settings.demo_mode:
         err.print("DEMO MODE: sources and model are local stand-ins; every piece of evidence is synthetic.")
     shown = f"[{host}]" if ":" in host else host
     err.print(f"DeepCritical on http://{shown}:{port}/ (API docs /docs, MCP /mcp); Ctrl+C stops", markup=False)
+    web_app = DeferredWebApp(load, token=token, loopback=is_loopback(host))
     serve_app(web_app, sock=sock)
+    if web_app.problem is not None:  # the app could not load (a setting a run needs): the server has stopped
+        fail(web_app.problem)
 
 
 MCP_HELP = f"Serve the MCP tools over stdin/stdout, for an MCP client: {', '.join(TOOL_NAMES)}."

@@ -158,6 +158,12 @@ def forest_plots(
     for (key, designs), stating in groups.items():
         if len(stating) < 2:
             continue
+        stating, twice = _one_review_per_trial(stating, evidence)
+        if twice:  # two reviews that pooled one trial: the larger is drawn, and the note says which is not
+            opening, ending = ("Forest plot", ".") if len(stating) > 1 else ("No forest plot", "; one remains.")
+            notes.append(f"{opening} for {named[key]} ({designs}): {twice}{ending}")
+            if len(stating) < 2:
+                continue
         plot = _plot(named[key], designs, stating, evidence, numbers, indirect, f"forest-{len(plots) + 1}")
         if isinstance(plot, str):
             notes.append(plot)
@@ -300,6 +306,61 @@ def _mixed_kinds_notes(
             "(a review is never drawn beside the trials it may have pooled)."
         )
     return notes
+
+
+# A trial's own name, as its title gives it in brackets: "(DAPA-HF)", "(EMPEROR-Reduced)"; not "(COVID-19)".
+_TRIAL_NAME = re.compile(r"\(([A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*)+)\)")
+_REVIEWS = frozenset({"meta_analysis", "systematic_review"})
+_PMID_DIGITS = 6  # a shorter number in a review's text is a count or a value far more often than a PMID
+
+
+def _pooled_trials(review: Evidence, evidence: Mapping[str, Evidence]) -> dict[str, str]:
+    """The collected studies (not reviews) that ``review``'s own text shows it pooled, by id with what shows it:
+    the study's PMID ("PMID 31535829"), its registration number or its name."""
+    text = f"{review.citation.title} {review.content}"
+    found: dict[str, str] = {}
+    for item in evidence.values():
+        if item.grade.design in _REVIEWS:
+            continue
+        pmid = item.citation.pmid if item.citation.pmid and len(item.citation.pmid) >= _PMID_DIGITS else None
+        marks = {pmid: f"PMID {pmid}", item.citation.nct_id: item.citation.nct_id}
+        marks |= {name: name for name in _TRIAL_NAME.findall(item.citation.title)}
+        for mark, said in marks.items():
+            if mark and re.search(rf"(?<![\w.-]){re.escape(mark)}(?![\w-]|\.\d)", text):
+                found[item.id] = str(said)
+                break
+    return found
+
+
+def _one_review_per_trial(
+    rows: Sequence[StudyResult], evidence: Mapping[str, Evidence]
+) -> tuple[list[StudyResult], str]:
+    """Two reviews that pooled the same trial would draw its patients twice: of the reviews whose texts show
+    a trial in common, the largest (then the first) is kept. The rows kept, and what was left out and why ("")."""
+    pooled = {
+        row.id: _pooled_trials(evidence[row.id], evidence)
+        for row in rows
+        if row.id in evidence and evidence[row.id].grade.design in _REVIEWS
+    }
+    kept: list[StudyResult] = []
+    said: list[str] = []
+    for row in sorted(rows, key=lambda row: -(row.n or 0)):
+        overlap = [
+            (other, common)
+            for other in kept
+            if (common := sorted(pooled.get(other.id, {}).keys() & pooled.get(row.id, {}).keys()))
+        ][:1]
+        if not overlap:
+            kept.append(row)
+            continue
+        other, common = overlap[0]
+        trials = ", ".join(pooled[row.id][trial] for trial in common)
+        said.append(
+            f"{_label(evidence.get(row.id), None)} is not drawn, as it pooled trials that "
+            f"{_label(evidence.get(other.id), None)} pooled too ({trials}): their patients would be drawn twice"
+        )
+    order = {row.id: index for index, row in enumerate(rows)}
+    return sorted(kept, key=lambda row: order[row.id]), "; ".join(said)
 
 
 def _spelled_out(outcome: str, item: Evidence | None) -> str:

@@ -19,7 +19,6 @@ from fastapi.staticfiles import StaticFiles
 
 from deepcritical import __version__
 from deepcritical.config import Settings
-from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run import setup
 from deepcritical.run.execute import ClientFactory, RunSourceFactory
@@ -28,10 +27,10 @@ from deepcritical.service.background_embed import BackgroundEmbedder
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
 from deepcritical.web.api import UPLOAD_PATH, build_router, install_error_handlers
-from deepcritical.web.security import ApiGuard, BodyLimit, LoopbackHosts, SecurityHeaders, is_loopback, script_hash
+from deepcritical.web.deferred import HEALTH_PATH, STATIC
+from deepcritical.web.security import add_guards, is_loopback, require_token_beyond_loopback, script_hash
 from deepcritical.web.watch_api import build_watch_router
 
-STATIC = Path(__file__).parent / "static"
 DOCS_ASSETS = "/docs-assets"
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
@@ -65,12 +64,7 @@ def create_app(
 ) -> FastAPI:
     """The app for a server bound to ``bind_host``; ``client_factory`` and ``run_source`` let tests put
     stand-ins under the real manager (by default: the run's real HTTP client and the orchestrator)."""
-    loopback = is_loopback(bind_host)
-    if not loopback and settings.api_token is None:
-        raise ConfigError(
-            f"--host {bind_host}: listening beyond loopback needs DEEPCRITICAL_API_TOKEN (a random string of "
-            "16+ characters that clients send as a bearer token)"
-        )
+    require_token_beyond_loopback(bind_host, settings.api_token)
     # A team deployment enqueues runs for ``deepcritical worker`` processes instead of running them here.
     manager_type = TeamRunManager if settings.queue_url is not None else RunManager
     manager = manager_type(
@@ -113,6 +107,10 @@ def create_app(
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
 
+    @app.get(HEALTH_PATH, include_in_schema=False)
+    async def health() -> dict[str, str]:
+        return {"status": "ready"}  # what ``web.deferred`` says "loading" until this app has loaded
+
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
         return _docs_page()
@@ -121,9 +119,5 @@ def create_app(
     app.mount(DOCS_ASSETS, StaticFiles(directory=str(resources.files("fastapi_offline") / "static")), name="docs")
 
     token = settings.api_token.get_secret_value() if settings.api_token is not None else None
-    app.add_middleware(ApiGuard, token=token)
-    app.add_middleware(BodyLimit, uploads={UPLOAD_PATH})
-    if loopback:
-        app.add_middleware(LoopbackHosts)
-    app.add_middleware(SecurityHeaders)
+    add_guards(app, token=token, loopback=is_loopback(bind_host), uploads={UPLOAD_PATH})
     return app

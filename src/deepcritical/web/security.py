@@ -11,9 +11,12 @@ import secrets
 from base64 import b64encode
 from collections.abc import Collection, Mapping
 
+from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from deepcritical.errors import ConfigError
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 # The page's own files only: no inline script or style, no third party, no framing, no plugins. Images may
@@ -31,8 +34,9 @@ HARDENING = {
     "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 }
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# Open to anyone who can reach the server: they hold no run data (the page asks the first for its settings).
-PUBLIC_API = frozenset({"/api/info"})
+# Open to anyone who can reach the server: they hold no run data (the page asks the first for its settings;
+# the second says whether the server has loaded).
+PUBLIC_API = frozenset({"/api/info", "/api/health"})
 # A run request is a question of at most 2,000 characters and a few options; an MCP call is as small. A body
 # over this is refused (413) before it is parsed, however it is sent (declared, or streamed in chunks).
 MAX_BODY_BYTES = 64 * 1024
@@ -47,6 +51,25 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def require_token_beyond_loopback(bind_host: str, token: object | None) -> None:
+    """Listening beyond loopback needs ``DEEPCRITICAL_API_TOKEN``: checked before anything binds."""
+    if not is_loopback(bind_host) and token is None:
+        raise ConfigError(
+            f"--host {bind_host}: listening beyond loopback needs DEEPCRITICAL_API_TOKEN (a random string of "
+            "16+ characters that clients send as a bearer token)"
+        )
+
+
+def add_guards(app: Starlette, *, token: str | None, loopback: bool, uploads: Collection[str]) -> None:
+    """The guards every response of the server passes through, outermost last: the hardening headers, the
+    Host check on loopback, the body limit (``uploads``: the POST paths with a limit of their own), the token."""
+    app.add_middleware(ApiGuard, token=token)
+    app.add_middleware(BodyLimit, uploads=uploads)
+    if loopback:
+        app.add_middleware(LoopbackHosts)
+    app.add_middleware(SecurityHeaders)
 
 
 def script_hash(script: str) -> str:
