@@ -1,0 +1,104 @@
+"""The statistics reader's group values: each group's value where two or more groups' values stand side
+by side ("12.9 vs 14.7", "7 (22.6%) and 12 (38.7%)", "4.1 ± 1.2 and 5.0 ± 1.4"), each group's count, range,
+mean ± SD or percentage, in the order written."""
+
+from __future__ import annotations
+
+import re
+
+from deepcritical.reading import patterns as pt
+from deepcritical.reading.stat_text import GROUP_GAP, Draft, StatText, between
+
+# "by a mean of 2.3 weeks in one arm and 1.9 weeks in the other": each arm's change, within that arm.
+_CHANGED_BY = re.compile(r"\bby\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$", re.IGNORECASE)
+# "(baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1)": one group's values over time, the first at baseline.
+_FROM_BASELINE = re.compile(r"\b(?:baseline|before|pre-?(?:treatment|operative|intervention))\s*[:=,]?\s*$", re.I)
+
+
+def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
+    """Each group's value: two or more values of one kind, close together, with no p-value between."""
+    drafts = []
+    for match in (*pt.versus_pair().finditer(doc.plain), *pt.paired_values().finditer(doc.plain)):
+        names = ("a", "b") if match.group("a") else ("a2", "b2")
+        spans = [(match.start(g), match.end(g)) for g in names]
+        if (
+            match.re is pt.versus_pair()
+            and match.group("name")
+            and _percent(match.group("a")) != _percent(match.group("b"))
+        ):
+            continue  # "DSG 1% vs. placebo 1.9 cm": a named group's value is of the other's kind
+        # Each value free (a p-value may stand between them: "2.3 weeks (p = 0.004) in one arm and 1.9 weeks ...").
+        if all(doc.free(start, end) for start, end in spans):
+            if names[0] == "a" and match.re is pt.versus_pair():
+                spans += _more_versus(doc, spans)
+            for start, end in spans:
+                doc.take(start, end)
+            groups = [doc.original[start:end].strip() for start, end in spans]
+            draft = Draft("group_values", spans[0][0], spans[-1][1], groups=groups)
+            before = doc.plain[max(0, draft.start - 30) : draft.start]
+            draft.within = _CHANGED_BY.search(before) is not None or _FROM_BASELINE.search(before) is not None
+            drafts.append(draft)
+    for kind in (pt.count_value(), pt.range_value(), pt.mean_sd_value(), pt.percent_value()):
+        spans = [(m.start(), m.end()) for m in kind.finditer(doc.plain) if doc.free(m.start(), m.end())]
+        for cluster in _clusters(doc.plain, spans, p_starts):
+            if len(cluster) < 2:
+                continue
+            for start, end in cluster:
+                doc.take(start, end)
+            groups = [doc.original[start:end].strip() for start, end in cluster]
+            drafts.append(Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups))
+    return drafts
+
+
+def _percent(value: str | None) -> bool:
+    return value is not None and "%" in value
+
+
+def _more_versus(doc: StatText, pair: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The groups after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9"; after "and" or a comma only percentages
+    after percentages ("100% versus 62.5% and 75%")."""
+    more: list[tuple[int, int]] = []
+    percents = all("%" in doc.plain[start:end] for start, end in pair)
+    end = pair[-1][1]
+    while (found := pt.versus_next().match(doc.plain, end)) is not None and doc.free(found.start("c"), found.end("c")):
+        value = found.group("c")
+        if not re.search(r"vs|versus|compared", doc.plain[end : found.start("c")]) and not (percents and "%" in value):
+            break
+        more.append((found.start("c"), found.end("c")))
+        end = found.end("c")
+    return more
+
+
+def _new_table_row(gap: str) -> bool:
+    """A table's rows: values on consecutive lines are one row; a line between them (the row's p-value,
+    the next row's name) starts another."""
+    return any(line.strip() for line in gap.split("\n")[1:-1])
+
+
+# A sentence's end in prose ("... in 46%. The average reduction was 53% ..."): one comparison's values stand in one
+# sentence. A line break is not one here: a table's row has its values on consecutive lines.
+_FULL_STOP = re.compile(r"(?<![vV]s)(?<!\b[a-z])\.[ \t]+(?=[A-Z(\[])")
+
+
+def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> list[list[tuple[int, int]]]:
+    """Values close together in one sentence with no p-value between; a pair's values are closer to each other
+    than to the next pair ("134/394 [34.0%] versus 118/382 [30.9%]), as was ... (39/394 [9.9%] versus ...")."""
+    clusters: list[list[tuple[int, int]]] = []
+    widest = 0  # the widest gap inside the last cluster
+    for start, end in spans:
+        cluster = clusters[-1] if clusters else []
+        gap = start - cluster[-1][1] if cluster else GROUP_GAP + 1
+        if (
+            cluster
+            and gap <= GROUP_GAP
+            and (len(cluster) < 2 or gap <= max(60, 2 * widest))
+            and not between(p_starts, cluster[-1][1], start)
+            and not _new_table_row(text[cluster[-1][1] : start])
+            and not _FULL_STOP.search(text, cluster[-1][1], start)
+        ):
+            cluster.append((start, end))
+            widest = max(widest, gap)
+        else:
+            clusters.append([(start, end)])
+            widest = 0
+    return clusters
