@@ -40,14 +40,43 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
             drafts.append(draft)
     for kind in (pt.count_value(), pt.range_value(), pt.mean_sd_value(), pt.percent_value()):
         spans = [(m.start(), m.end()) for m in kind.finditer(doc.plain) if doc.free(m.start(), m.end())]
-        for cluster in _clusters(doc.plain, spans, p_starts):
+        for cluster in _clusters(doc.plain, spans, p_starts, same_unit=kind is pt.mean_sd_value()):
             if len(cluster) < 2:
                 continue
             for start, end in cluster:
                 doc.take(start, end)
+            if _participant_flow(doc, cluster[-1][1]):
+                continue
             groups = [doc.original[start:end].strip() for start, end in cluster]
-            drafts.append(Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups))
+            draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
+            before = doc.plain[max(0, draft.start - 30) : draft.start]
+            draft.within = _FROM_JUST_BEFORE.search(before) is not None and bool(
+                _TO.search(doc.plain, cluster[0][1], cluster[1][0])
+            )
+            drafts.append(draft)
     return drafts
+
+
+# "from 4.01 ± 3.99 to 9.14 ± 9.9 pg/ml": one group's values before and after.
+_FROM_JUST_BEFORE = re.compile(r"\bfrom\s*$", re.IGNORECASE)
+_TO = re.compile(r"\bto\b")
+# Participant flow is not a result: "81 (83.5%) GSLiM participants and 80 (82.5%) of dietary counseling
+# participants completed the study", "... were randomised", "... were lost to follow-up".
+_FLOW = re.compile(
+    r"\b(?:completed\s+(?:the\s+)?(?:study|trial|follow-up|treatment|intervention)|withdrew|dropped\s+out"
+    r"|(?:were|was)\s+(?:lost\s+to\s+follow|randomi[sz]ed|randomly\s+(?:assigned|allocated)|enrolled|allocated"
+    r"|assigned|included|excluded)|discontinued)",
+    re.IGNORECASE,
+)
+_FLOW_REACH = 60
+
+
+def _participant_flow(doc: StatText, end: int) -> bool:
+    """Whether the words right after a cluster's last value (in its sentence) say the counts are participants
+    moving through the trial, which the conventions do not count as results."""
+    after = doc.plain[end : end + _FLOW_REACH]
+    stop = re.search(r"\.\s|;|\n", after)
+    return _FLOW.search(after[: stop.start() if stop else None]) is not None
 
 
 def _percent(value: str | None) -> bool:
@@ -55,14 +84,15 @@ def _percent(value: str | None) -> bool:
 
 
 def _more_versus(doc: StatText, pair: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The groups after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9"; after "and" or a comma only percentages
-    after percentages ("100% versus 62.5% and 75%")."""
+    """The groups after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9"; after "and" or a comma only a percentage after
+    a percentage ("100% versus 62.5% and 75%", "33 vs. 41% in the M group and 45% in ...")."""
     more: list[tuple[int, int]] = []
-    percents = all("%" in doc.plain[start:end] for start, end in pair)
+    percents = "%" in doc.plain[slice(*pair[-1])]
     end = pair[-1][1]
     while (found := pt.versus_next().match(doc.plain, end)) is not None and doc.free(found.start("c"), found.end("c")):
         value = found.group("c")
-        if not re.search(r"vs|versus|compared", doc.plain[end : found.start("c")]) and not (percents and "%" in value):
+        joined = doc.plain[found.end("named") if found.group("named") else end : found.start("c")]
+        if not re.search(r"vs|versus|compared", joined) and not (percents and "%" in value):
             break
         more.append((found.start("c"), found.end("c")))
         end = found.end("c")
@@ -80,9 +110,26 @@ def _new_table_row(gap: str) -> bool:
 _FULL_STOP = re.compile(r"(?<![vV]s)(?<!\b[a-z])\.[ \t]+(?=[A-Z(\[])")
 
 
-def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> list[list[tuple[int, int]]]:
+_VERSUS_WORD = re.compile(r"\b(?:vs\.?|versus|compared\s+(?:with|to))(?!\w)", re.IGNORECASE)
+
+
+def _compared_before_semicolon(text: str, cluster: list[tuple[int, int]], start: int) -> bool:
+    """Whether a semicolon closes a comparison the cluster already holds: two values set "vs" each other."""
+    return (
+        len(cluster) >= 2
+        and ";" in text[cluster[-1][1] : start]
+        and _VERSUS_WORD.search(text, cluster[0][1], cluster[-1][0]) is not None
+    )
+
+
+def _clusters(
+    text: str, spans: list[tuple[int, int]], p_starts: list[int], *, same_unit: bool = False
+) -> list[list[tuple[int, int]]]:
     """Values close together in one sentence with no p-value between; a pair's values are closer to each other
-    than to the next pair ("134/394 [34.0%] versus 118/382 [30.9%]), as was ... (39/394 [9.9%] versus ...")."""
+    than to the next pair ("134/394 [34.0%] versus 118/382 [30.9%]), as was ... (39/394 [9.9%] versus ...");
+    a semicolon after two values ends their comparison ("270.1 ± 159.0 g in control vs. 336.8 ± 116.9 g in active
+    before; 264.9 ± 151.0 g ..."); ``same_unit``: a value in percent and one not are one group's value in two
+    units ("-57 ± 93 mg/L, -9.9 ± 19.0%"), not two groups'."""
     clusters: list[list[tuple[int, int]]] = []
     widest = 0  # the widest gap inside the last cluster
     for start, end in spans:
@@ -95,6 +142,8 @@ def _clusters(text: str, spans: list[tuple[int, int]], p_starts: list[int]) -> l
             and not between(p_starts, cluster[-1][1], start)
             and not _new_table_row(text[cluster[-1][1] : start])
             and not _FULL_STOP.search(text, cluster[-1][1], start)
+            and not (_compared_before_semicolon(text, cluster, start))
+            and not (same_unit and ("%" in text[start:end]) != ("%" in text[slice(*cluster[-1])]))
         ):
             cluster.append((start, end))
             widest = max(widest, gap)

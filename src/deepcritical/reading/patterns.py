@@ -208,8 +208,13 @@ def range_value() -> re.Pattern[str]:
 
 @cache
 def mean_sd_value() -> re.Pattern[str]:
-    """ "6.4 ± 0.9", "12 +/- 3 mmHg", "4.41 [1.63] days" is not one (brackets are read as a range)."""
-    return re.compile(rf"(?<![\w.+\-])(?P<mean>{NUM})\s*(?:±|\+/-|\+-)\s*(?P<sd>{NUM}){UNIT}")
+    """ "6.4 ± 0.9", "12 +/- 3 mmHg", "9.28 (SD 3.41)"; "4.41 [1.63] days" is not one (brackets are read as a
+    range)."""
+    # "9.28 (SD 3.41)", "7.3 (SD = 1.2) days": the SD named in brackets after the mean.
+    return re.compile(
+        rf"(?<![\w.+\-])(?P<mean>{NUM})(?:\s*(?:±|\+/-|\+-)\s*(?P<sd>{NUM}){UNIT}"
+        rf"|{UNIT}\s*\(\s*SD\s*[=:,]?\s*(?P<sd2>{NUM})\s*\){UNIT})"
+    )
 
 
 @cache
@@ -228,17 +233,23 @@ _GROUP_NAME = r"(?:(?!(?:p|P|and|or|in|with|was|were|is|are|of|at|to)\b)[A-Za-z]
 
 @cache
 def versus_pair() -> re.Pattern[str]:
-    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3", "65% vs squamous cell carcinoma 51%"."""
+    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3", "65% vs squamous cell carcinoma 51%"; not from
+    a count's total ("33 of 73 vs. 35.1%": the total is no group's value)."""
     return re.compile(
-        rf"(?<![\w.±+\-/])(?<!±\s)(?<!SD\s)(?P<a>{_SD_VALUE}){_VERSUS}(?P<name>{_GROUP_NAME})(?P<b>{_SD_VALUE})"
+        rf"(?<![\w.±+\-/])(?<!±\s)(?<!SD\s)(?<!\bof\s)(?P<a>{_SD_VALUE}){_VERSUS}(?P<name>{_GROUP_NAME})(?P<b>{_SD_VALUE})"
         r"(?!\s*[/=])"
     )
 
 
+# The group a value is named for, written after it: "41% in the M group".
+_NAMED_AFTER = r"\s+(?:in|for|with|among)\s+[^.;,()\d]{1,40}?"
+
+
 @cache
 def versus_next() -> re.Pattern[str]:
-    """One more group after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9", "100% versus 62.5% and 75%"."""
-    return re.compile(rf"(?:{_VERSUS}|\s*,\s*(?:and\s+)?|\s+and\s+)(?P<c>{_SD_VALUE})")
+    """One more group after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9", "100% versus 62.5% and 75%", "33 vs. 41% in
+    the M group and 45% in the M + L group" (the group named after the value before it)."""
+    return re.compile(rf"(?P<named>{_NAMED_AFTER})?(?:{_VERSUS}|\s*,\s*(?:and\s+)?|\s+and\s+)(?P<c>{_SD_VALUE})")
 
 
 @cache
