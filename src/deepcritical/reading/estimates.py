@@ -16,7 +16,14 @@ from deepcritical.reading.stat_text import GROUP_GAP, Draft, StatText, number
 _NAME_REACH = 150
 # A hazard or odds ratio above this is a heart rate or a count, not a ratio.
 _LARGEST_RATIO = 60.0
-_RATIO_CONTEXT = re.compile(r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio)")
+_RATIO_CONTEXT = re.compile(
+    r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio|ratio\s+of\s+(?:geometric\s+)?means|mean\s+ratio)"
+)
+# A vaccine's or a measure's efficacy is a fall in risk: "a vaccine efficacy of 11.7% (95% CI -41.3 to 44.9)" is
+# -11.7 [-44.9, 41.3], as "reduced by 11.7%" is.
+_EFFICACY_BEFORE = re.compile(r"\befficacy\s*(?:\([^()]{0,20}\)\s*)?(?:of|was|is|[:=,])?\s*$", re.IGNORECASE)
+# A ratio restating the percent change just before it: "reduced by 34% in the treated group (0.66 [0.46-0.95])".
+_PERCENT_JUST_BEFORE = re.compile(r"\bby\s+(?P<percent>\d+(?:\.\d+)?)\s?%[^().;\d]{0,60}\(\s*$")
 # A value named as a change or a difference just before it ("an estimated reduction (95% CI) of 4.3"), or
 # just after its interval ("16% (95% CI: 5 to 26%) lower than the control group").
 _CHANGE_BEFORE = re.compile(
@@ -98,6 +105,8 @@ def find_estimates(doc: StatText) -> list[Draft]:
         elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
             # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
             named = (drafts[-1].measure, match.start())
+        if not has_label and named is None:
+            named = _ratio_restating_a_change(doc, match, drafts)
         if not has_label and named is None and not _ci_label_just_before(doc, match.start()):
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         before = doc.plain[max(doc.sentence_start(match.start()), match.start() - 160) : match.start()]
@@ -111,13 +120,18 @@ def find_estimates(doc: StatText) -> list[Draft]:
         fall = _FALL_BY.search(before) is not None or (
             fell_in_sentence == sentence and _BY_JUST_BEFORE.search(before) is not None
         )
-        if fall and not min(low, high) <= value <= max(low, high) and min(low, high) <= -value <= max(low, high):
+        efficacy = _EFFICACY_BEFORE.search(before) is not None and "%" in match.group(0)
+        if efficacy:
+            value, low, high = -value, -high, -low
+        elif fall and not min(low, high) <= value <= max(low, high) and min(low, high) <= -value <= max(low, high):
             value = -value  # "fell by 8.2 mmHg (95% CI -10.1 to -6.3)"
         elif fall and value > 0 and min(low, high) >= 0:
             value, low, high = -value, -max(low, high), -min(low, high)  # "reduced by 24% (95% CI 0 to 42%)"
         if not min(low, high) <= value <= max(low, high):
             continue  # an estimate lies inside its interval: this interval is some other value's
         measure, start = _estimate_measure(doc, match, named, value)
+        if efficacy:
+            measure = "percent_change"
         if measure == "MD" and _risk_difference(doc, match, named=named is not None):
             measure = "RD"
         if measure in RATIO_MEASURES and not 0 < value <= _LARGEST_RATIO:
@@ -143,6 +157,19 @@ def find_estimates(doc: StatText) -> list[Draft]:
         doc.take(match.start(), match.end())
         drafts.append(Draft(measure, match.start(), match.end(), value))
     return _grouped(doc, drafts)
+
+
+def _ratio_restating_a_change(doc: StatText, match: re.Match[str], drafts: list[Draft]) -> tuple[Measure, int] | None:
+    """A bare "(0.66 [0.46-0.95])" just after "by 34%": the ratio the percent change restates (1 - 0.34), of the
+    ratio measure named last (else a relative risk)."""
+    said = _PERCENT_JUST_BEFORE.search(doc.plain, max(0, match.start() - 100), match.start())
+    if said is None:
+        return None
+    change, value = float(said.group("percent")) / 100, number(match.group("value"))
+    if min(abs(value - (1 - change)), abs(value - (1 + change))) > 0.011:
+        return None
+    ratios = [draft.measure for draft in drafts if draft.measure in RATIO_MEASURES]
+    return (ratios[-1] if ratios else "RR"), match.start()
 
 
 def _groups_joined_by_versus(doc: StatText, drafts: list[Draft]) -> None:

@@ -45,13 +45,18 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
                 continue
             for start, end in cluster:
                 doc.take(start, end)
-            if _participant_flow(doc, cluster[-1][1]):
+            if _participant_flow(doc, cluster[-1][1]) or _not_groups(doc, cluster, kind is pt.percent_value()):
                 continue
             groups = [doc.original[start:end].strip() for start, end in cluster]
             draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
             before = doc.plain[max(0, draft.start - 30) : draft.start]
-            draft.within = _FROM_JUST_BEFORE.search(before) is not None and bool(
-                _TO.search(doc.plain, cluster[0][1], cluster[1][0])
+            draft.within = (
+                _CHANGED_BY.search(before) is not None
+                or _FROM_BASELINE.search(before) is not None
+                or (
+                    _FROM_JUST_BEFORE.search(before) is not None
+                    and bool(_TO.search(doc.plain, cluster[0][1], cluster[1][0]))
+                )
             )
             drafts.append(draft)
     return drafts
@@ -69,6 +74,26 @@ _FLOW = re.compile(
     re.IGNORECASE,
 )
 _FLOW_REACH = 60
+
+
+# "between 39% and 75%": a range, not two groups.
+_BETWEEN_JUST_BEFORE = re.compile(r"\bbetween\s*$", re.IGNORECASE)
+# Measures of one test's accuracy set side by side ("sensitivity 92%, specificity 60%, PPV 65.7%") are not groups.
+_ACCURACY_NAMES = re.compile(r"\b(?:sensitivity|specificity|predictive|accuracy|PPV|NPV|Sn|Sp)\b", re.IGNORECASE)
+
+
+def _not_groups(doc: StatText, cluster: list[tuple[int, int]], percentages: bool) -> bool:
+    """Values side by side that are not groups' values: a range ("between 39% and 75%"), a test's accuracy
+    measures, or one group's distribution (three or more percentages adding up to 100)."""
+    first, last = cluster[0], cluster[-1]
+    if len(cluster) == 2 and _BETWEEN_JUST_BEFORE.search(doc.plain, max(0, first[0] - 10), first[0]):
+        return True
+    if _ACCURACY_NAMES.search(doc.plain, max(0, first[0] - 25), last[0]):
+        return True
+    if percentages and len(cluster) >= 3:
+        total = sum(float(m.group("v")) for start, end in cluster if (m := pt.percent_value().match(doc.plain, start)))
+        return abs(total - 100) <= 1.5
+    return False
 
 
 def _participant_flow(doc: StatText, end: int) -> bool:
@@ -105,9 +130,10 @@ def _new_table_row(gap: str) -> bool:
     return any(line.strip() for line in gap.split("\n")[1:-1])
 
 
-# A sentence's end in prose ("... in 46%. The average reduction was 53% ..."): one comparison's values stand in one
-# sentence. A line break is not one here: a table's row has its values on consecutive lines.
-_FULL_STOP = re.compile(r"(?<![vV]s)(?<!\b[a-z])\.[ \t]+(?=[A-Z(\[])")
+# A sentence's end in prose ("... in 46%. The average reduction was 53% ...", "... (235 [72%]). 34 serious adverse
+# events ..."): one comparison's values stand in one sentence. A line break is not one here: a table's row has its
+# values on consecutive lines.
+_FULL_STOP = re.compile(r"(?<![vV]s)(?<!\b[a-z])\.[ \t]+(?=[A-Z(\[]|\d+\s+[a-z])")
 
 
 _VERSUS_WORD = re.compile(r"\b(?:vs\.?|versus|compared\s+(?:with|to))(?!\w)", re.IGNORECASE)
