@@ -138,3 +138,9 @@ def test_each_group_s_change_by_an_amount_is_within_its_group() -> None:
 )
 def test_a_range_a_test_s_accuracy_and_one_group_s_distribution_are_not_groups(text: str) -> None:
     assert groups_of(text) == []
+
+
+def test_from_one_value_to_another_without_one_group_named_compares_the_arms() -> None:
+    (effect,) = group_values("In 90 patients, the drug reduced relapse from 31% to 9% (p=0.01).")
+    assert not effect.within_group
+    assert effect.compares_arms

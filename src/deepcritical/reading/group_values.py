@@ -53,18 +53,32 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
             draft.within = (
                 _CHANGED_BY.search(before) is not None
                 or _FROM_BASELINE.search(before) is not None
-                or (
-                    _FROM_JUST_BEFORE.search(before) is not None
-                    and bool(_TO.search(doc.plain, cluster[0][1], cluster[1][0]))
-                )
+                or _from_one_time_to_another(doc, cluster)
             )
             drafts.append(draft)
     return drafts
 
 
-# "from 4.01 ± 3.99 to 9.14 ± 9.9 pg/ml": one group's values before and after.
+# "from 4.01 ± 3.99 to 9.14 ± 9.9 pg/ml in the low dose group": one group's values before and after. Without one
+# group named after it, "from ... to ..." compares the arms ("reduced progression from 24% to 4% (p=0.007)").
 _FROM_JUST_BEFORE = re.compile(r"\bfrom\s*$", re.IGNORECASE)
 _TO = re.compile(r"\bto\b")
+_ONE_GROUP_AFTER = re.compile(r"[^.;]{0,80}?\bin\s+the\s+[\w\s-]{0,40}?\b(?:group|arm)\b(?!s)", re.IGNORECASE)
+
+
+def _from_one_time_to_another(doc: StatText, cluster: list[tuple[int, int]]) -> bool:
+    first_start, first_end = cluster[0]
+    last_end = cluster[-1][1]
+    after = doc.plain[last_end : last_end + 120]
+    sentence = doc.plain[doc.sentence_start(first_start) : last_end] + after.split(". ")[0]
+    return (
+        _FROM_JUST_BEFORE.search(doc.plain, max(0, first_start - 10), first_start) is not None
+        and _TO.search(doc.plain, first_end, cluster[1][0]) is not None
+        and _ONE_GROUP_AFTER.match(doc.plain, last_end) is not None
+        and pt.between_group_words().search(sentence) is None
+    )
+
+
 # Participant flow is not a result: "81 (83.5%) GSLiM participants and 80 (82.5%) of dietary counseling
 # participants completed the study", "... were randomised", "... were lost to follow-up".
 _FLOW = re.compile(
