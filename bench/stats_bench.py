@@ -1,6 +1,8 @@
 r"""The statistics reader on texts its rules were not written on (issue 39): bench/stats_labels.json, read by
 hand from the texts bench/stats_devset.py draws (Evidence Inference train evidence, PubMedQA RESULTS
-contexts, MedEvidence development abstracts), labelled before any rule was changed.
+contexts, MedEvidence development abstracts), labelled before any rule was changed; and round 2's
+bench/stats_labels_second.json (stats_devset.py --second: articles in no other set, full-text Results paragraphs
+too), also labelled before any rule changed, on which rules are chosen by 2-fold CV grouped by source.
 
     python bench/stats_bench.py                 # figures on the development part and the part set aside
     python bench/stats_bench.py --misses        # ... and each miss of the development part
