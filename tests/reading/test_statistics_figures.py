@@ -13,7 +13,8 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "stats_bench.py"
 # (set, part) -> the reported F1 of p-values, estimates and group values, and the share of significance read right
-# (round 2 of issue 39, phases/23_readers.md section 6; no figure lowered: group values rose or held on every set, the rest held).
+# (round 2 of issue 39, phases/23_readers.md section 6; no figure lowered: group values rose or held on every set,
+# the rest held).
 REPORTED = {
     ("stats_labels", "all"): {"p": 0.9869, "estimate": 0.9524, "groups": 0.7415, "significance": 0.9548},
     ("stats_labels", "held_out"): {"p": 0.9665, "estimate": 0.8475, "groups": 0.7000, "significance": 0.9402},
