@@ -1,10 +1,13 @@
 r"""The statistics reader on texts its rules were not written on (issue 39): bench/stats_labels.json, read by
 hand from the texts bench/stats_devset.py draws (Evidence Inference train evidence, PubMedQA RESULTS
-contexts, MedEvidence development abstracts), labelled before any rule was changed.
+contexts, MedEvidence development abstracts), labelled before any rule was changed; and round 2's
+bench/stats_labels_second.json (stats_devset.py --second: articles in no other set, full-text Results paragraphs
+too), also labelled before any rule changed, on which rules are chosen by 2-fold CV grouped by source.
 
     python bench/stats_bench.py                 # figures on the development part and the part set aside
     python bench/stats_bench.py --misses        # ... and each miss of the development part
     python bench/stats_bench.py --json          # the figures of every labelled set as JSON (the pinned test reads it)
+    python bench/stats_bench.py --second [--misses-of FOLD]   # round 2's set per fold and source (no set-aside part)
 
 Protocol: the texts are split once, before the reader's output on them was looked at, by article (an
 Evidence Inference PMCID, a PubMedQA or MedEvidence PMID: one article's texts fall in one part), a third
@@ -36,6 +39,11 @@ from effects_devset import evidence_texts
 from stats_devset import all_texts, sha, source_of
 
 LABELS = Path(__file__).resolve().parent / "stats_labels.json"
+# Round 2's labels (stats_devset.py --second): texts of articles no other set holds, labelled before any rule
+# changed. Rules are chosen on it by 2-fold cross-validation grouped by text source: a change is written from one
+# fold's misses and judged on the other fold, whose misses were not read for it.
+SECOND = Path(__file__).resolve().parent / "stats_labels_second.json"
+FOLDS = {"evidence_inference": ("ei", "eift"), "abstracts": ("pubmedqa", "medevidence")}
 KINDS = ("p", "estimate", "groups")
 _SAME_MEASURE = {"IRR": "RR"}
 
@@ -53,7 +61,7 @@ def part_of(text_id: str) -> str:
 
 def load(path: Path = LABELS) -> tuple[list[dict[str, Any]], dict[str, str]]:
     labels = json.loads(path.read_text(encoding="utf-8"))
-    texts = all_texts()
+    texts = all_texts(full_text=path == SECOND)
     for entry in labels:
         if entry["id"] not in texts:
             raise SystemExit(f"stats_bench: {entry['id']} is not in ../shared/data")
@@ -143,17 +151,44 @@ def every_figure() -> dict[str, Any]:
             "all": figures(labels, texts),
         }
     }
+    second, second_texts = load(SECOND)
+    found["stats_labels_second"] = {
+        "all": figures(second, second_texts),
+        **{fold: figures(_in_fold(second, fold), second_texts) for fold in FOLDS},
+    }
     evidence = {**evidence_texts("train"), **evidence_texts("validation")}
     for path in (EFFECTS_DEVELOPMENT, EFFECTS_VALIDATION):
         found[path.stem] = figures(json.loads(path.read_text(encoding="utf-8")), evidence)
     return found
 
 
+def _in_fold(labels: list[dict[str, Any]], fold: str) -> list[dict[str, Any]]:
+    return [entry for entry in labels if source_of(entry["id"]) in FOLDS[fold]]
+
+
+def second_set(misses_of: str | None) -> None:
+    """Round 2's figures per fold and source, and the misses of the fold ``misses_of`` only."""
+    labels, texts = load(SECOND)
+    for fold, sources in FOLDS.items():
+        misses: list[str] = []
+        print(line(fold, figures(_in_fold(labels, fold), texts, misses if fold == misses_of else None)))
+        for source in sources:
+            print(line(f"  {source}", figures([e for e in labels if source_of(e["id"]) == source], texts)))
+        if fold == misses_of:
+            print("\n".join(misses))
+    print(line("second set, all", figures(labels, texts)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="print each miss of the development part")
     parser.add_argument("--json", action="store_true", help="print every labelled set's figures as JSON")
+    parser.add_argument("--second", action="store_true", help="round 2's set: figures per fold and source only")
+    parser.add_argument("--misses-of", choices=sorted(FOLDS), help="with --second: print this fold's misses")
     args = parser.parse_args()
+    if args.second:
+        second_set(args.misses_of)
+        return
     if args.json:
         print(json.dumps(every_figure(), indent=1))
         return

@@ -2,6 +2,7 @@ r"""The statistics reader's second development set (issue 39): texts its rules w
 three sources, each text named by a pointer into ../shared/data (the texts never enter the repository).
 
     python bench/stats_devset.py [--out FILE]     # JSON Lines {"id", "text", "sha"} of the 204 texts
+    python bench/stats_devset.py --second         # ... of the second draw's 104 texts (stats_labels_second.json)
 
 - ``ei:PMCID:PromptID:UserID``: a doctor's evidence text of an Evidence Inference 2.0 TRAIN article
   (annotations.csv), none of those bench/effects_labels*.json were read from: 70 drawn uniformly and 40
@@ -14,6 +15,9 @@ three sources, each text named by a pointer into ../shared/data (the texts never
   p-value, an interval or a percentage (34 once the texts drawn twice, a study pooled for two questions, are
   kept once).
 
+The second draw (round 2 of issue 39, ``draw_second``) takes texts only from articles no labelled set holds,
+and adds ``eift:PMCID:LINE``: a line of a TRAIN article's full-text Results (Evidence Inference's extraction).
+
 The sample is drawn once with the seed below, before any label was read and before any rule changed;
 bench/stats_labels.json holds the labels read by hand from it (and each text's sha256, so a changed text
 is noticed). The conventions the labels follow are in phases/23_readers.md.
@@ -22,6 +26,7 @@ is noticed). The conventions the labels follow are in phases/23_readers.md.
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
 import json
 import random
@@ -65,10 +70,32 @@ def medevidence_texts(shared: Path = SHARED) -> dict[str, str]:
     return texts
 
 
-def all_texts() -> dict[str, str]:
-    """Every text a pointer of this set may name, by pointer."""
+def results_paragraphs(shared: Path = SHARED) -> dict[str, str]:
+    """Each paragraph (line) of a TRAIN article's full-text Results in Evidence Inference, by
+    ``eift:PMCID:LINE``: the lines after a ``BODY.`` heading naming results, up to the next heading naming a
+    discussion or conclusion (the tables, flattened one cell a line by the authors' extraction, are lines too)."""
+    data = shared / "evidence-inference"
+    with (data / "splits.csv").open(encoding="utf-8", newline="") as handle:
+        articles = sorted(row["PMCID"] for row in csv.DictReader(handle) if row["split"] == "train")
+    texts: dict[str, str] = {}
+    for pmcid in articles:
+        path = data / "fulltext" / f"PMC{pmcid}.txt"
+        if not path.is_file():
+            continue
+        in_results = False
+        for index, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
+            if line.startswith("BODY.") and line.endswith(":"):
+                heading = line.upper()
+                in_results = "RESULT" in heading or (in_results and not _END_OF_RESULTS.search(heading))
+            elif in_results and line.strip():
+                texts[f"eift:{pmcid}:{index}"] = line
+    return texts
+
+
+def all_texts(*, full_text: bool = False) -> dict[str, str]:
+    """Every text a pointer of this set may name, by pointer (``full_text``: the Results paragraphs too)."""
     ei = {f"ei:{key}": text for key, text in evidence_texts("train").items()}
-    return {**ei, **pubmedqa_texts(), **medevidence_texts()}
+    return {**ei, **pubmedqa_texts(), **medevidence_texts(), **(results_paragraphs() if full_text else {})}
 
 
 def draw(seed: int = SEED) -> dict[str, str]:
@@ -99,6 +126,63 @@ def draw(seed: int = SEED) -> dict[str, str]:
     return kept
 
 
+# The second draw (issue 39, round 2): texts of articles in no labelled set, labelled before any rule changed.
+SECOND_COUNTS = {"ei": 20, "ei_groups": 15, "eift": 10, "pubmedqa": 15, "medevidence": 12, "eift_paragraphs": 10}
+SECOND_COUNTS |= {"ei_groups_more": 15, "medevidence_more": 8}
+SECOND_SEED = 3902
+_END_OF_RESULTS = re.compile(r"DISCUSSION|CONCLUSION|LIMITATION|ACKNOWLEDG|REFERENCE")
+# Groups' values set side by side (the reader's weakest kind): "vs", "versus", "respectively", "compared with".
+_SIDE_BY_SIDE = re.compile(r"\b(?:vs\.?|versus|respectively|compared (?:with|to))\b", re.IGNORECASE)
+_PARAGRAPH = re.compile(r"^(?=.{150,}).*(?:\b[pP]\s*[<=>≤≥]|\bCI\b|confidence interval|\d\s?%)", re.DOTALL)
+_SHORT_ENOUGH = 1500  # a paragraph longer than this is not drawn (read by hand, one at a time)
+
+
+def article_of(text_id: str) -> str:
+    """The article a text comes from (an Evidence Inference PMCID, a PubMedQA or MedEvidence PMID)."""
+    parts = text_id.split(":")
+    source = "ei" if parts[0] == "eift" else parts[0]
+    return f"{source}:{parts[2] if parts[0] == 'medevidence' else parts[1]}"
+
+
+def draw_second(seed: int = SECOND_SEED) -> dict[str, str]:
+    """Texts from articles none of the labelled sets holds (bench/effects_labels*.json, stats_labels.json)."""
+    rng = random.Random(seed)
+    labelled: set[str] = set()
+    for name in ("effects_labels.json", "effects_labels_validation.json"):
+        labelled |= {f"ei:{entry['id'].split(':')[0]}" for entry in json.loads((BENCH / name).read_text("utf-8"))}
+    labelled |= {article_of(entry["id"]) for entry in json.loads((BENCH / "stats_labels.json").read_text("utf-8"))}
+    texts = {
+        key: text
+        for key, text in all_texts(full_text=True).items()
+        if article_of(key) not in labelled and _DIGIT.search(text) and len(text) <= _SHORT_ENOUGH
+    }
+    by_source: dict[str, list[str]] = {}
+    for key in sorted(texts):
+        by_source.setdefault(source_of(key), []).append(key)
+    chosen: dict[str, str] = {}
+
+    def take(source: str, count: int, keep: re.Pattern[str] | None = None) -> None:
+        pool = [k for k in by_source[source] if k not in chosen and (keep is None or keep.search(texts[k]))]
+        chosen.update((key, texts[key]) for key in rng.sample(pool, count))
+
+    take("ei", SECOND_COUNTS["ei"])
+    take("ei", SECOND_COUNTS["ei_groups"], _SIDE_BY_SIDE)
+    take("eift", SECOND_COUNTS["eift"], _STATISTIC)
+    take("pubmedqa", SECOND_COUNTS["pubmedqa"])
+    take("medevidence", SECOND_COUNTS["medevidence"], _STATISTIC)
+    # The full text's lines drawn above were mostly a table's cells ("19 (59.4%)", labelled: no result); drawn
+    # last, so the draws above stand as first drawn and read, paragraphs of prose from the Results too.
+    take("eift", SECOND_COUNTS["eift_paragraphs"], _PARAGRAPH)
+    # Then more (the texts above held 133 results, under the 150 asked), drawn last for the same reason.
+    take("ei", SECOND_COUNTS["ei_groups_more"], _SIDE_BY_SIDE)
+    take("medevidence", SECOND_COUNTS["medevidence_more"], _STATISTIC)
+    kept: dict[str, str] = {}
+    for key, text in chosen.items():
+        if text not in kept.values():
+            kept[key] = text
+    return kept
+
+
 def source_of(text_id: str) -> str:
     return text_id.split(":", 1)[0]
 
@@ -106,8 +190,10 @@ def source_of(text_id: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--second", action="store_true", help="the second draw (stats_labels_second.json)")
     args = parser.parse_args()
-    lines = "".join(json.dumps({"id": key, "text": text, "sha": sha(text)}) + "\n" for key, text in draw().items())
+    drawn = draw_second() if args.second else draw()
+    lines = "".join(json.dumps({"id": key, "text": text, "sha": sha(text)}) + "\n" for key, text in drawn.items())
     if args.out:
         args.out.write_text(lines, encoding="utf-8")
     else:

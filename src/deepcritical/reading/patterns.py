@@ -166,9 +166,10 @@ _P_NUMBER = (
 
 @cache
 def p_value() -> re.Pattern[str]:
-    """ "p = .03", "P<0.05", "p-value 0.02", "P for trend = 0.01", "P = 2.3 × 10-5", "p = NS"."""
+    """ "p = .03", "P<0.05", "p-value 0.02", "P for trend = 0.01", "P = 2.3 × 10-5", "p = NS", a corrected "pC =
+    0.388"."""
     return re.compile(
-        r"(?<![A-Za-z0-9])[Pp](?P<word>\s*-?\s*values?)?"
+        r"(?<![A-Za-z0-9])[Pp](?:_?(?:[Cc]|corr|adj))?(?P<word>\s*-?\s*values?)?"
         r"(?:\s*(?:for|of)\s+(?:linear\s+)?(?:trend|interaction|difference|heterogeneity|non-?inferiority))?"
         r"\s*(?:\(\s*\w+\s*\))?"  # "P (two-sided) ="
         rf"\s*(?:{_CMP}\s*(?:{_P_NUMBER}|(?P<ns>NS|N\.S\.?|n\.s\.?))|(?(word){_P_NUMBER.replace('?P<', '?P<b_')}|(?!)))"
@@ -208,8 +209,13 @@ def range_value() -> re.Pattern[str]:
 
 @cache
 def mean_sd_value() -> re.Pattern[str]:
-    """ "6.4 ± 0.9", "12 +/- 3 mmHg", "4.41 [1.63] days" is not one (brackets are read as a range)."""
-    return re.compile(rf"(?<![\w.+\-])(?P<mean>{NUM})\s*(?:±|\+/-|\+-)\s*(?P<sd>{NUM}){UNIT}")
+    """ "6.4 ± 0.9", "12 +/- 3 mmHg", "9.28 (SD 3.41)"; "4.41 [1.63] days" is not one (brackets are read as a
+    range)."""
+    # "9.28 (SD 3.41)", "7.3 (SD = 1.2) days": the SD named in brackets after the mean.
+    return re.compile(
+        rf"(?<![\w.+\-])(?P<mean>{NUM})(?:\s*(?:±|\+/-|\+-)\s*(?P<sd>{NUM}){UNIT}"
+        rf"|{UNIT}\s*\(\s*SD\s*[=:,]?\s*(?P<sd2>{NUM})\s*\){UNIT})"
+    )
 
 
 @cache
@@ -218,7 +224,10 @@ def percent_value() -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.+\-<>≤≥])(?<![<>≤≥]\s)(?P<v>{NUM})\s?%(?!\s*(?:[A-Z]|w/|v/|(?i:solution|gel|cream)))")
 
 
-_SD_VALUE = rf"{NUM}(?:\s*(?:±|\+/-)\s*{NUM})?{UNIT}(?:,?\s*\(?SD\s*=?\s*{NUM}\)?)?"
+# A group's value in a versus pair: a mean and its SD, or a count of its total ("20 of 58 versus 10 of 65").
+_SD_VALUE = (
+    rf"{NUM}(?:\s*(?:±|\+/-)\s*{NUM}|\s+(?:out\s+)?of\s+\d+(?:,\d{{3}})*\b)?{UNIT}(?:,?\s*\(?SD\s*=?\s*{NUM}\)?)?"
+)
 
 
 _VERSUS = r"\s*(?:,\s*)?(?:vs\.?|versus|v\.|compared\s+(?:with|to))\s*"
@@ -228,24 +237,32 @@ _GROUP_NAME = r"(?:(?!(?:p|P|and|or|in|with|was|were|is|are|of|at|to)\b)[A-Za-z]
 
 @cache
 def versus_pair() -> re.Pattern[str]:
-    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3", "65% vs squamous cell carcinoma 51%"."""
+    """ "2.3 versus 4.2 months", "79 % vs 59 %", "12.1 vs. 10.3", "65% vs squamous cell carcinoma 51%", "20 of 58
+    versus 10 of 65"; not from a count's total ("33 of 73 vs. 35.1%": the total is no group's value) nor from a
+    count after its percentage ("45.2%, 33 of 73 vs. 35.1%, 27 of 77" is two counts)."""
     return re.compile(
-        rf"(?<![\w.±+\-/])(?<!±\s)(?<!SD\s)(?P<a>{_SD_VALUE}){_VERSUS}(?P<name>{_GROUP_NAME})(?P<b>{_SD_VALUE})"
+        rf"(?<![\w.±+\-/])(?<!±\s)(?<!SD\s)(?<!\bof\s)(?<!%,\s)(?P<a>{_SD_VALUE}){_VERSUS}(?P<name>{_GROUP_NAME})(?P<b>{_SD_VALUE})"
         r"(?!\s*[/=])"
     )
 
 
+# The group a value is named for, written after it: "41% in the M group".
+_NAMED_AFTER = r"\s+(?:in|for|with|among)\s+[^.;,()\d]{1,40}?"
+
+
 @cache
 def versus_next() -> re.Pattern[str]:
-    """One more group after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9", "100% versus 62.5% and 75%"."""
-    return re.compile(rf"(?:{_VERSUS}|\s*,\s*(?:and\s+)?|\s+and\s+)(?P<c>{_SD_VALUE})")
+    """One more group after a pair: "12.9 vs. 14.7 vs. 15.8 vs. 16.9", "100% versus 62.5% and 75%", "33 vs. 41% in
+    the M group and 45% in the M + L group" (the group named after the value before it)."""
+    return re.compile(rf"(?P<named>{_NAMED_AFTER})?(?:{_VERSUS}|\s*,\s*(?:and\s+)?|\s+and\s+)(?P<c>{_SD_VALUE})")
 
 
 @cache
 def paired_values() -> re.Pattern[str]:
     """Two groups' values named in words: "35 mm in the Lozenge group and 51 mm in the Control group", "18 deaths
     were reported in the A group and 17 in the B group", "752 and 707 events, respectively"."""
-    value = rf"{NUM}{UNIT}"
+    # "0.047 per child-month at risk in the A group and 0.044 per child-month at risk in the B group": a rate.
+    value = rf"{NUM}{UNIT}(?:\s+per\s+(?:\d[\d,]*\s+)?[\w-]+(?:\s+at\s+risk)?)?"
     return re.compile(
         rf"(?<![\w.±+\-])(?P<a>{value})(?:\s*\([^()]{{1,40}}\))?(?:\s+(?:were|was|had)?\s*[a-z]+){{0,2}}?"
         rf"\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"

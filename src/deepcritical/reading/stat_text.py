@@ -10,6 +10,8 @@ from deepcritical.reading.effects import Measure
 
 # How much of a sentence before a result is read for its context (and quoted for a p-value alone).
 _CONTEXT = 300
+# How far apart two values of the same kind may stand and still be groups of one comparison.
+GROUP_GAP = 160
 
 
 @dataclass
@@ -63,3 +65,8 @@ def between(positions: list[int], low: int, high: int) -> bool:
     """Whether a position of the sorted ``positions`` lies in [low, high)."""
     index = bisect.bisect_left(positions, low)
     return index < len(positions) and positions[index] < high
+
+
+def number(text: str) -> float:
+    """A number as written ("+1,234.5")."""
+    return float(text.replace("+", "").replace(",", ""))
