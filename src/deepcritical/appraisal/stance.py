@@ -28,12 +28,12 @@ from importlib import resources
 import numpy as np
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import share_named, split_sentences
+from deepcritical.appraisal.passages import share_named
 from deepcritical.appraisal.study_reading import READING_FEATURES, StudyReader, reading_features
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.questions import key_terms, stem
-from deepcritical.text import quantity
+from deepcritical.text import collapse_whitespace, quantity, split_sentences
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
@@ -125,7 +125,7 @@ def is_yes_no(question: str) -> bool:
 def results_text(text: str) -> str:
     """The part of an abstract that states its results: its RESULTS-like sections when it is labelled, else
     the second half of its sentences (abstracts state results after background and methods)."""
-    flat = " ".join(text.split())
+    flat = collapse_whitespace(text)
     marks = list(_SECTION.finditer(flat))
     if marks:
         sections = [
@@ -175,7 +175,7 @@ def features(question: str, text: str, reader: StudyReader | None = None) -> np.
     """The stance features of one item's text toward a question (see ``FEATURE_NAMES``); ``reader``: the run's
     reader of the question's studies, whose readings are among the features (else the linear one)."""
     results = results_text(text)
-    whole = " ".join(text.split())
+    whole = collapse_whitespace(text)
     sentences = split_sentences(results) or [results]
     last = " ".join(sentences[-2:])
     values: list[float] = []

@@ -25,6 +25,7 @@ from deepcritical.evidence import chroma
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
 from deepcritical.evidence.retrieval import HybridIndex
 from deepcritical.models import Citation, Evidence, Grade, Passage, passage_url
+from deepcritical.text import collapse_whitespace
 
 PREFIX = "docs-"
 TITLE_CHARS = 500
@@ -130,7 +131,7 @@ Grader = Callable[[str, str, Sequence[str], Sequence[str]], Grade]
 def passage_evidence(collection: str, document: Document, passage: PassageText, grader: Grader | None) -> Evidence:
     """The evidence item of one passage: it cites the document, and ``passage`` says where it sits."""
     meta = document.metadata
-    title = " ".join(document.title.split())[:TITLE_CHARS] or f"{collection} document {document.id}"
+    title = collapse_whitespace(document.title)[:TITLE_CHARS] or f"{collection} document {document.id}"
     if passage.section:
         title = f"{title} ({passage.section})"[:TITLE_CHARS]
     where = Passage(
