@@ -23,6 +23,7 @@ FOUNDATION = {
     "redaction",
     "logs",
     "text",
+    "jsonl",
     "vocabulary",
     "source_settings",
     "source_table",
