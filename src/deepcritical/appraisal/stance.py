@@ -34,13 +34,11 @@ from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.questions import key_terms, stem
 from deepcritical.text import collapse_whitespace, quantity, split_sentences
+from deepcritical.vocabulary import LAB_POPULATIONS, STANCE_LEVEL_WEIGHTS, STANCE_UNGRADED_WEIGHT
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
 METHOD = "code: per-item stance of the results sentences (logistic regression on cue features), weighed by design"
-# Weight of an item by OCEBM level (1 best); outside the scale or ungraded counts as a level-4 item.
-LEVEL_WEIGHTS: dict[int, float] = {1: 2.0, 2: 1.6, 3: 1.2, 4: 1.0, 5: 0.6}
-UNGRADED_WEIGHT = 1.0
 # An item is read only when it names more than a third of the question's key terms (0.34: one term of three,
 # the drug alone, is not a study of the question). Why a third (set in round 11, measured since): on PubMedQA
 # (bench/stance_coverage_gate.py, 500 questions against their own abstract and 20 others each) it turns away 11
@@ -240,8 +238,9 @@ def stance_model() -> StanceModel:
 def _item_weight(item: EvidenceView) -> float:
     if item.retracted or item.design == "registered_trial":
         return 0.0
-    weight = LEVEL_WEIGHTS.get(item.level, UNGRADED_WEIGHT) if item.level is not None else UNGRADED_WEIGHT
-    return weight * (0.5 if item.population in ("animals", "in_vitro") else 1.0)
+    level = item.level
+    weight = STANCE_UNGRADED_WEIGHT if level is None else STANCE_LEVEL_WEIGHTS.get(level, STANCE_UNGRADED_WEIGHT)
+    return weight * (0.5 if item.population in LAB_POPULATIONS else 1.0)
 
 
 _TO_CLAIM: dict[str, VerdictLabel] = {"yes": "supported", "no": "refuted", "maybe": "mixed"}
