@@ -149,7 +149,6 @@ OVERSIZED_MODULES: dict[str, str] = {
     "service/watches.py": "the watch store",
 }
 OVERSIZED_FUNCTIONS: dict[str, str] = {
-    "sources/base.py:get_with_retry": "the hand-written retry loop, to become one tenacity policy",
 }
 
 

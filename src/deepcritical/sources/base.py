@@ -29,7 +29,7 @@ from deepcritical.errors import (
 )
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
-from deepcritical.sources.retry import MAX_RETRY_WAIT_SECONDS, RetryPolicy, retry_after_seconds
+from deepcritical.sources.retry import RetryPolicy, retry_after_seconds
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
@@ -204,16 +204,12 @@ class _BusyError(Exception):
         self.response, self.asked = response, asked
 
 
-def _source_policy(attempts: int, base_delay: float, max_wait: float) -> RetryPolicy:
-    return RetryPolicy(
-        retryable=lambda error: isinstance(error, _BusyError | UnusableResponseError | httpx2.TransportError),
-        asked=lambda error: error.asked if isinstance(error, _BusyError) else None,
-        timed_out=lambda error: isinstance(error, httpx2.TimeoutException),
-        event="source_retry",
-        attempts=attempts,
-        base_delay=base_delay,
-        max_wait=max_wait,
-    )
+SOURCE_RETRIES = RetryPolicy(
+    retryable=lambda error: isinstance(error, _BusyError | UnusableResponseError | httpx2.TransportError),
+    asked=lambda error: error.asked if isinstance(error, _BusyError) else None,
+    timed_out=lambda error: isinstance(error, httpx2.TimeoutException),
+    event="source_retry",
+)
 
 
 async def get_with_retry(
@@ -225,9 +221,6 @@ async def get_with_retry(
     params: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
     timeout: float | None = None,  # noqa: ASYNC109 - httpx's per-request timeout, not a cancel scope
-    attempts: int = 3,
-    base_delay: float = 1.0,
-    max_wait: float = MAX_RETRY_WAIT_SECONDS,
     max_bytes: int = MAX_BODY_BYTES,
     redact: Callable[[str], str] | None = None,
     before_request: Callable[[], Awaitable[None]] | None = None,
@@ -235,11 +228,11 @@ async def get_with_retry(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     now: Callable[[], float] = time.time,
 ) -> T:
-    """GET ``url`` and return ``read(response)``, under the sources' ``RetryPolicy`` (``sources.retry``).
+    """GET ``url`` and return ``read(response)``, under ``SOURCE_RETRIES`` (``sources.retry``).
 
     Retried: HTTP 429 and 5xx (after what ``Retry-After`` asks), a transport error (a timeout once), and any
     ``UnusableResponseError`` raised by ``read`` (a maintenance page, an empty or truncated body). A
-    ``Retry-After`` longer than ``max_wait`` ends the search at once with a message saying when to try again.
+    ``Retry-After`` longer than a search waits ends the search at once with a message saying when to try again.
     Other 4xx raise SourceHTTPError at once; a body over ``max_bytes`` raises ResponseTooLargeError. ``read``
     sees the body with ``redact`` applied.
 
@@ -248,7 +241,7 @@ async def get_with_retry(
     extension), runs once the connection is ready, just before the request is written.
     """
 
-    retrying = _source_policy(attempts, base_delay, max_wait).retrying(sleep, source=source)
+    retrying = SOURCE_RETRIES.retrying(sleep, source=source)
 
     async def attempt() -> T:
         if before_request is not None:
@@ -277,16 +270,16 @@ async def get_with_retry(
     try:
         return await retrying(attempt)
     except _BusyError as busy:
-        raise _busy_error(busy, source, retrying.statistics["attempt_number"], max_wait, now) from None
+        raise _busy_error(busy, source, retrying.statistics["attempt_number"], now) from None
     except UnusableResponseError as error:
         asked = retrying.statistics["attempt_number"]
         raise error.restated(f"{error.reason} (asked {asked} times)", source=error.source or source) from None
 
 
-def _busy_error(busy: _BusyError, source: str, attempts: int, max_wait: float, now: Callable[[], float]) -> SearchError:
+def _busy_error(busy: _BusyError, source: str, attempts: int, now: Callable[[], float]) -> SearchError:
     """The error of a server still busy when the retrying stopped: it asked for a longer wait than a search
     waits, or the attempts ran out."""
-    status, host = busy.response.status_code, busy.response.request.url.host
+    status, host, max_wait = busy.response.status_code, busy.response.request.url.host, SOURCE_RETRIES.max_wait
     if busy.asked is not None and busy.asked > max_wait:
         error_type = RateLimitError if status == 429 else SearchError
         return error_type(
