@@ -148,8 +148,7 @@ OVERSIZED_MODULES: dict[str, str] = {
     "service/manager.py": "the run manager",
     "service/watches.py": "the watch store",
 }
-OVERSIZED_FUNCTIONS: dict[str, str] = {
-}
+OVERSIZED_FUNCTIONS: dict[str, str] = {}
 
 
 def _sizes() -> tuple[dict[str, int], dict[str, int]]:
