@@ -81,14 +81,14 @@ def test_a_folder_of_documents_with_one_unreadable_file(tmp_path: Path) -> None:
     ("lines", "args", "expected"),
     [
         (None, (), "no such file or folder"),
-        ('{"id": "a", "text": "p = 0.03"}\n{bad json\n', (), "texts.jsonl:2: not JSON"),
+        ('{"id": "a", "text": "p = 0.03"}\n{bad json\n', (), "texts.jsonl, line 2: not JSON"),
         (
             '{"id": "a", "text": "p = 0.03"}\n\n["a list"]\n',
             (),
-            'texts.jsonl:3: each line must be a JSON object with a string "text"',
+            "texts.jsonl, line 3: not a JSON object",
         ),
-        ('{"text": "p = 0.03"}\n', (), 'texts.jsonl:1: the object has no "id"'),
-        ('{"id": "a", "text": 3}\n', (), 'texts.jsonl:1: each line must be a JSON object with a string "text"'),
+        ('{"text": "p = 0.03"}\n', (), 'texts.jsonl, line 1: the object has no "id"'),
+        ('{"id": "a", "text": 3}\n', (), 'texts.jsonl, line 1: each line must be a JSON object with a string "text"'),
         ('{"id": "a", "text": "p = 0.03"}\n', ("--format", "xlsx"), "unknown format 'xlsx': use jsonl or csv"),
         ("", (), "texts.jsonl holds no text to read"),
     ],

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, BeforeValidator, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from deepcritical.text import collapse_whitespace
+
 MAX_QUERIES_PER_TURN = 5
 QUERY_CHARS = 200
 SENTENCE_CHARS = 600
@@ -26,7 +28,7 @@ def _clean(items: Any, limit: int, chars: int = SENTENCE_CHARS) -> Any:
     kept: list[str] = []
     seen: set[str] = set()
     for item in items:
-        text = " ".join(str(item).split())[:chars]
+        text = collapse_whitespace(str(item))[:chars]
         if text and text.lower() not in seen:
             seen.add(text.lower())
             kept.append(text)

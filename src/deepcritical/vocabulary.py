@@ -86,12 +86,19 @@ DESIGN_PRECEDENCE: tuple[StudyDesign, ...] = (
 )
 
 
+# Web pages (news, encyclopaedias, shops) and commentary report no study of their own: listed apart, never counted.
+NOT_STUDY_DESIGNS: frozenset[StudyDesign] = frozenset({"web", "editorial_or_letter"})
+# Counted items whose reading weighs nothing in a verdict and names no candidate of an open question: those
+# above, and narrative reviews and items of unknown design (no study of their own known).
+UNWEIGHED_DESIGNS: frozenset[StudyDesign] = NOT_STUDY_DESIGNS | {"unknown", "narrative_review"}
+
+
 def is_lab_study(population: str, design: str) -> bool:
     """An animal or cell study, whatever design its text suggests."""
     return population in LAB_POPULATIONS or design == "preclinical"
 
 
-# Two weightings by OCEBM level, side by side: each names what it weighs.
+# Four weightings by OCEBM level, side by side: each names what it weighs.
 # How much one item counts towards the direction of the answer (the strength table's tally); items outside the
 # scale count a little (a preprint more than a web page, as it reports a study of its own).
 DIRECTION_LEVEL_WEIGHTS: dict[int, float] = {1: 4.0, 2: 3.0, 3: 2.0, 4: 1.0, 5: 0.5}
@@ -103,6 +110,15 @@ DIRECTION_DEFAULT_WEIGHT = 0.5
 CLINICAL_SCORE_LEVEL_WEIGHTS: dict[int, float] = {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.6, 5: 0.3}
 CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS: dict[str, float] = {"preprint": 0.5, "guideline": 0.5, "unknown": 1.0}
 CLINICAL_SCORE_UNGRADED_WEIGHT = 0.3
+# How much one item's stance counts in the stance model's pooled answer; outside the scale or ungraded, as a
+# level-4 item.
+STANCE_LEVEL_WEIGHTS: dict[int, float] = {1: 2.0, 2: 1.6, 3: 1.2, 4: 1.0, 5: 0.6}
+STANCE_UNGRADED_WEIGHT = 1.0
+# How much one counted study's reading weighs in the verdict, before its size and directness: one level up the
+# scale doubles it (the direction weights are flatter: they say how the items lean, not what they establish).
+VERDICT_LEVEL_WEIGHTS: dict[int, float] = {1: 8.0, 2: 4.0, 3: 1.0, 4: 0.5, 5: 0.25}
+VERDICT_OUTSIDE_SCALE_WEIGHT = 0.5  # a preprint or a guideline
+VERDICT_LAB_WEIGHT = 0.25
 
 # --- Direction: which way a study's result points, for the question asked ---
 

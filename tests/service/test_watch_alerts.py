@@ -12,12 +12,15 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 from pydantic import SecretStr
 from structlog.testing import capture_logs
-from tenacity import wait_none
 
 from deepcritical.service.watch_alerts import SIGNATURE_HEADER, atom_feed, send_webhook
 from deepcritical.service.watches import Watch, WatchOptions, WatchRun
 
 URL = "https://hooks.example.org/deepcritical?token=abc123"
+
+
+async def no_sleep(seconds: float) -> None:
+    return None
 
 
 async def public(host: str, port: int) -> list[str]:
@@ -39,7 +42,7 @@ async def test_a_webhook_is_retried_until_it_answers_and_signed_each_time() -> N
             SecretStr("s3cret"),
             client=client,
             resolve=public,
-            wait=wait_none(),
+            sleep=no_sleep,
         )
     assert delivered
     assert len(seen) == 3
@@ -60,7 +63,7 @@ async def test_an_unreachable_webhook_is_logged_after_its_attempts_and_never_rai
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)) as client:
         with capture_logs() as logs:
             delivered = await send_webhook(
-                URL, {"event": "watch.changed"}, None, client=client, resolve=public, attempts=3, wait=wait_none()
+                URL, {"event": "watch.changed"}, None, client=client, resolve=public, attempts=3, sleep=no_sleep
             )
     assert not delivered
     assert attempts == 3

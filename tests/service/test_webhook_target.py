@@ -15,7 +15,6 @@ from typing import Any
 import httpx2
 import pytest
 from structlog.testing import capture_logs
-from tenacity import wait_none
 
 from deepcritical.service.watch_alerts import send_webhook
 from deepcritical.service.watches import WatchError, WatchStore
@@ -24,6 +23,10 @@ from deepcritical.service.webhook_target import is_public
 T0 = datetime(2026, 7, 1, 12, tzinfo=UTC)
 QUESTION = "Does aspirin reduce stroke?"
 PUBLIC = "93.184.215.14"
+
+
+async def no_sleep(seconds: float) -> None:
+    return None
 
 
 def answering(table: dict[str, str]) -> Any:
@@ -113,7 +116,7 @@ async def test_delivery_checks_the_host_again_and_refuses_when_dns_now_points_in
         with capture_logs() as logs:
             delivered = await send_webhook(
                 "https://hooks.example.org/x?token=abc123", {"event": "watch.changed"}, None,
-                client=client, resolve=rebound, wait=wait_none(),
+                client=client, resolve=rebound, sleep=no_sleep,
             )  # fmt: skip
     assert delivered is False
     assert sent == []  # nothing left the server
@@ -137,7 +140,7 @@ async def test_delivery_connects_to_the_address_it_checked_with_the_name_as_host
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handle)) as client:
         delivered = await send_webhook(
             "https://hooks.example.org:8443/x", {"event": "watch.changed"}, None,
-            client=client, resolve=rebinding, wait=wait_none(),
+            client=client, resolve=rebinding, sleep=no_sleep,
         )  # fmt: skip
     assert delivered
     assert [request.url.host for request in sent] == [PUBLIC, PUBLIC]
@@ -158,7 +161,7 @@ async def test_a_redirect_from_the_receiver_is_not_followed() -> None:
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handle), follow_redirects=True) as client:
         delivered = await send_webhook(
             "https://hooks.example.org/x", {"event": "watch.changed"}, None,
-            client=client, resolve=public, attempts=2, wait=wait_none(),
+            client=client, resolve=public, attempts=2, sleep=no_sleep,
         )  # fmt: skip
     assert not delivered
     assert {request.url.host for request in sent} == {PUBLIC}
@@ -194,11 +197,11 @@ def receiver() -> Iterator[Receiver]:
 
 async def test_a_loopback_receiver_is_alerted_only_with_the_opt_in(receiver: Receiver) -> None:
     async with httpx2.AsyncClient(trust_env=False) as client:
-        refused = await send_webhook(receiver.url, {"event": "watch.changed"}, None, client=client, wait=wait_none())
+        refused = await send_webhook(receiver.url, {"event": "watch.changed"}, None, client=client, sleep=no_sleep)
         assert not refused
         assert receiver.bodies == []
         delivered = await send_webhook(
-            receiver.url, {"event": "watch.changed"}, None, client=client, allow_private=True, wait=wait_none()
+            receiver.url, {"event": "watch.changed"}, None, client=client, allow_private=True, sleep=no_sleep
         )
     assert delivered
     assert len(receiver.bodies) == 1

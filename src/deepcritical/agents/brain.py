@@ -18,6 +18,7 @@ from deepcritical.outputs import BrainTurn
 from deepcritical.source_table import in_words
 from deepcritical.stages.selection import held_kinds
 from deepcritical.stages.state import RunState
+from deepcritical.text import collapse_whitespace
 
 MAX_CONTEXT_CHARS = 1500
 MAX_TERM_LOOKUPS = 4
@@ -38,7 +39,7 @@ async def term_context(ctx: RunContext[ResearchDeps], term: str) -> str:
     Args:
         term: One key term, e.g. a drug, a disease or a pathway.
     """
-    term = " ".join(term.split())[:100]
+    term = collapse_whitespace(term)[:100]
     state, engine = ctx.deps.state, ctx.deps.research_engine
     if engine is None:  # the tool is offered only with an engine; a model may call it by name anyway
         return "Not looked up: background lookups are off in this run."
@@ -46,7 +47,7 @@ async def term_context(ctx: RunContext[ResearchDeps], term: str) -> str:
         return f"Not looked up: this run has used its {MAX_TERM_LOOKUPS} term lookups."
     if term not in state.term_contexts:
         text = await engine.get_term_context(term)
-        state.term_contexts[term] = " ".join(text.split())[:MAX_CONTEXT_CHARS]
+        state.term_contexts[term] = collapse_whitespace(text)[:MAX_CONTEXT_CHARS]
     return state.term_contexts[term] or "No background found for this term."
 
 
@@ -60,7 +61,7 @@ async def recall(ctx: RunContext[ResearchDeps], query: str) -> list[dict[str, st
     return [
         {
             "id": hit.evidence.id,
-            "title": " ".join(hit.evidence.citation.title.split())[:160],
+            "title": collapse_whitespace(hit.evidence.citation.title)[:160],
             "score": f"{hit.score:.2f}",
         }
         for hit in hits

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from typing import TypeVar
 
-import structlog
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import (
     ModelConnectionError,
@@ -26,21 +25,16 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.messages import OutputMismatchError, mismatch_message
 from deepcritical.agents.observer import CallObserver
 from deepcritical.agents.output import OutputAgents, refused
 from deepcritical.events import RunWarning
+from deepcritical.sources.retry import RetryPolicy
 from deepcritical.stages.state import AgentStats
 
-logger = structlog.get_logger(__name__)
-
 OutputT = TypeVar("OutputT")
-LLM_ATTEMPTS = 3
-TIMED_OUT_ATTEMPTS = 2  # a timed-out request is retried once, never more
-MAX_RETRY_WAIT = 30.0
 
 
 def is_transient(error: BaseException) -> bool:
@@ -53,29 +47,20 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, ModelHTTPError) and (error.status_code == 429 or error.status_code >= 500)
 
 
-class _StopRetrying:
-    """Stop after ``LLM_ATTEMPTS`` attempts, or once ``TIMED_OUT_ATTEMPTS`` of them have timed out."""
-
-    def __init__(self) -> None:
-        self.timeouts = 0
-
-    def __call__(self, state: RetryCallState) -> bool:
-        if isinstance(state.outcome.exception() if state.outcome else None, ModelTimeoutError):
-            self.timeouts += 1
-        return state.attempt_number >= LLM_ATTEMPTS or self.timeouts >= TIMED_OUT_ATTEMPTS
-
-
-def _wait(state: RetryCallState) -> float:
-    """Exponential backoff, or what the provider asked for (``Retry-After``) when it said."""
-    error = state.outcome.exception() if state.outcome else None
+def _asked(error: BaseException) -> float | None:
+    """What the provider asked to wait (its ``Retry-After``, read by pydantic-ai), when it said."""
     asked = getattr(error, "retry_after", None)
-    backoff = 2.0 ** (state.attempt_number - 1)
-    return min(float(asked) if isinstance(asked, int | float) else backoff, MAX_RETRY_WAIT)
+    return float(asked) if isinstance(asked, int | float) else None
 
 
-def _log_retry(state: RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome else None
-    logger.warning("llm_retry", attempt=state.attempt_number, error=type(error).__name__)
+# The sources' policy (``sources.retry``): a timed-out call is retried once, a provider asking for a longer
+# wait than a call waits ends the call with its rate-limit error.
+MODEL_CALLS = RetryPolicy(
+    retryable=is_transient,
+    asked=_asked,
+    timed_out=lambda error: isinstance(error, ModelTimeoutError),
+    event="llm_retry",
+)
 
 
 def _count(stats: AgentStats, used: RunUsage, seconds: float) -> None:
@@ -95,14 +80,7 @@ async def _attempts(
     settings: ModelSettings,
     report: bool,
 ) -> OutputT:
-    retrying = AsyncRetrying(
-        stop=_StopRetrying(),
-        wait=_wait,
-        retry=retry_if_exception(is_transient),
-        sleep=deps.sleep,
-        before_sleep=_log_retry,
-        reraise=True,
-    )
+    retrying = MODEL_CALLS.retrying(deps.sleep)
     async for attempt in retrying:
         with attempt:
             result = await agent.run(

@@ -22,6 +22,7 @@ from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, TermContextSource
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
+from deepcritical.text import collapse_whitespace
 
 logger = structlog.get_logger(__name__)
 
@@ -60,7 +61,7 @@ class ResearchDeps:
 
     def record_error(self, stage: str, error: BaseException) -> str:
         """Log and keep a one-line, secret-free account of a failure the run survives."""
-        message = self.redact(" ".join(f"{stage}: {describe_model_error(error, self.redact)}".split()))
+        message = self.redact(collapse_whitespace(f"{stage}: {describe_model_error(error, self.redact)}"))
         self.state.errors.append(message)
         logger.warning("stage_failed", stage=stage, error=message)
         return message

@@ -33,7 +33,7 @@ from pydantic_ai.settings import ModelSettings
 from deepcritical.agents.output import TOOL, OutputStrategy, strategies
 from deepcritical.config import DEFAULT_MODEL, Settings
 from deepcritical.errors import ConfigError, MissingKeyError
-from deepcritical.text import one_line
+from deepcritical.text import collapse_whitespace, one_line
 
 # pydantic-ai 2 renamed these providers; older names keep working here.
 LEGACY_PROVIDERS = {"google-gla": "google", "gemini": "google", "google-vertex": "google-cloud"}
@@ -344,7 +344,7 @@ async def check_endpoint(endpoint: ModelEndpoint, client: httpx2.AsyncClient) ->
     try:
         response = await client.get(endpoint.url, headers=endpoint.headers, timeout=PREFLIGHT_TIMEOUT_SECONDS)
     except httpx2.HTTPError as error:
-        reason = " ".join(str(error).split()) or type(error).__name__
+        reason = collapse_whitespace(str(error)) or type(error).__name__
         # A provider's API that does not answer is this machine's network (or its proxy), not a key to set:
         # "set GOOGLE_API_KEY" sent a user whose key was set looking in the wrong place.
         fix = (

@@ -24,6 +24,7 @@ from pydantic_ai.exceptions import ModelContextWindowExceededError, ModelHTTPErr
 from pydantic_ai.output import OutputSpec
 
 from deepcritical.config import OutputMode
+from deepcritical.text import shorten
 
 OutputT = TypeVar("OutputT")
 DepsT = TypeVar("DepsT")
@@ -140,12 +141,9 @@ def short_http_error(error: BaseException, limit: int = 160, redact: Callable[[s
     """``HTTP 422: <the server's own message>``, on one line and shortened; ``redact`` is applied to the
     server's text before the cut, so a key the server echoed is blanked whole."""
     if not isinstance(error, ModelHTTPError):
-        text = " ".join(redact(str(error)).split())
-        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+        return shorten(redact(str(error)), limit)
     detail = redact(_server_message(error.body) or _body_text(error.body))
-    detail = " ".join(detail.split("\n\n")[0].split())  # a server's traceback follows its message
-    if len(detail) > limit:
-        detail = detail[: limit - 1].rstrip() + "…"
+    detail = shorten(detail.split("\n\n")[0], limit)  # a server's traceback follows its message
     return f"HTTP {error.status_code}: {detail}" if detail else f"HTTP {error.status_code}"
 
 

@@ -30,11 +30,6 @@ from deepcritical.vocabulary import (
     is_lab_study,
 )
 
-# The clinical score's weights and the design sets are the vocabulary's (``deepcritical.vocabulary``).
-CLINICAL_WEIGHTS = CLINICAL_SCORE_LEVEL_WEIGHTS
-OUTSIDE_SCALE_CLINICAL_WEIGHTS = CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS
-UNGRADED_CLINICAL_WEIGHT = CLINICAL_SCORE_UNGRADED_WEIGHT
-
 
 def _score(covering: float) -> int:
     score: float = 10 * (1 - 0.5**covering)
@@ -53,8 +48,8 @@ def _clinical_weight(item: EvidenceView) -> float:
     if _non_human(item) or item.design == "registered_trial":
         return 0.0
     if item.level is not None:
-        return CLINICAL_WEIGHTS.get(item.level, UNGRADED_CLINICAL_WEIGHT)
-    return OUTSIDE_SCALE_CLINICAL_WEIGHTS.get(item.design, UNGRADED_CLINICAL_WEIGHT)
+        return CLINICAL_SCORE_LEVEL_WEIGHTS.get(item.level, CLINICAL_SCORE_UNGRADED_WEIGHT)
+    return CLINICAL_SCORE_OUTSIDE_SCALE_WEIGHTS.get(item.design, CLINICAL_SCORE_UNGRADED_WEIGHT)
 
 
 def design_gaps(relevant: Sequence[EvidenceView]) -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ from deepcritical.outputs import MAX_CANDIDATES, MAX_VERDICT_IDS, Candidate, Can
 from deepcritical.reading.comparison import stems
 from deepcritical.reading.drug_classes import class_named, member_of, stated_members
 from deepcritical.reading.frame import QuestionFrame, frame_question
-from deepcritical.vocabulary import Direction
+from deepcritical.vocabulary import UNWEIGHED_DESIGNS, Direction
 
 OPEN_METHOD = (
     "code: the question asks which intervention; each counted study's result for the question's outcome, read "
@@ -114,7 +114,7 @@ def open_verdict(question: str, counted: Strength, frame: QuestionFrame | None =
     asked = frozenset(stems(" ".join([*frame.outcomes, frame.population or ""]).replace("-", " ")))
     for i in counted.stated:
         view, way = counted.views[i], counted.directions[i]
-        if way is None or view.design in ("web", "unknown", "editorial_or_letter", "narrative_review"):
+        if way is None or view.design in UNWEIGHED_DESIGNS:
             continue
         if reader.read(view).direction is None:
             continue

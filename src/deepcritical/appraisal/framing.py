@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from deepcritical.models import Evidence, normalize_doi
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 EVIDENCE_TAG = "evidence_items"
 BRIEF_TAG = "run_brief"
@@ -64,10 +64,10 @@ class EvidenceView:
 
     @classmethod
     def of(cls, item: Evidence, max_chars: int = DEFAULT_TEXT_CHARS) -> EvidenceView:
-        text = shorten_abstract(" ".join(item.content.split()), max_chars)
+        text = shorten_abstract(collapse_whitespace(item.content), max_chars)
         return cls(
             id=item.id,
-            title=" ".join(item.citation.title.split())[:300],
+            title=collapse_whitespace(item.citation.title)[:300],
             source=item.citation.source,
             date=item.citation.date,
             text=text,

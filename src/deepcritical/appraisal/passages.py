@@ -13,6 +13,7 @@ from functools import lru_cache
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.evidence.retrieval import english_stemmer
 from deepcritical.questions import STOPWORDS, WORD, stem
+from deepcritical.text import collapse_whitespace, split_sentences
 from deepcritical.vocabulary import Direction
 
 # Wording of harm: a sentence whose main claim is that the intervention does damage reads contrary.
@@ -70,7 +71,6 @@ INSTRUCTION = re.compile(
     r"|(?:system|assistant|user)\s*:|instructions?\b|disregard|language model|report that)",
     re.IGNORECASE,
 )
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 _LABEL = re.compile(
     r"^([A-Z][A-Z /&]{2,40}|Background|Objectives?|Aims?|Purpose|Methods?|Design|Setting|Results?|Findings"
     r"|Conclusions?|Interpretation|Discussion|Significance):\s+"
@@ -131,7 +131,7 @@ def labelled_sentences(text: str, *, results_only: bool = False) -> list[tuple[s
     the study did or what might explain something (``NOT_A_RESULT``): what is left may state a result."""
     parts: list[tuple[str, bool]] = []
     in_conclusion = no_result = False
-    for raw in _SPLIT.split(" ".join(text.split())):
+    for raw in split_sentences(collapse_whitespace(text)):
         if label := _LABEL.match(raw):
             in_conclusion = bool(_CONCLUSION_LABEL.match(label.group(1)))
             name = label.group(1)
@@ -144,12 +144,8 @@ def labelled_sentences(text: str, *, results_only: bool = False) -> list[tuple[s
     return parts
 
 
-def split_sentences(text: str) -> list[str]:
-    """``text`` cut into sentences, every one kept as written (``sentences`` keeps only those that report)."""
-    return [part for part in _SPLIT.split(text) if part.strip()]
-
-
 def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that report something (``text.split_sentences`` keeps every one)."""
     return [sentence for sentence, _ in labelled_sentences(text)]
 
 
@@ -207,7 +203,7 @@ def is_title(sentence: str, title: str) -> bool:
 
 
 def _bare(sentence: str) -> str:
-    return " ".join(sentence.lower().split()).rstrip(" .")
+    return collapse_whitespace(sentence.lower()).rstrip(" .")
 
 
 def context_terms(context: str, exclude: Iterable[str], n: int = 2) -> list[str]:
@@ -227,8 +223,7 @@ def context_terms(context: str, exclude: Iterable[str], n: int = 2) -> list[str]
 
 def informative(text: str) -> str:
     """``text`` without the sentences that read as instructions rather than findings."""
-    parts = re.split(r"(?<=[.!?])\s+", text)
-    return " ".join(part for part in parts if not INSTRUCTION.search(part))
+    return " ".join(part for part in split_sentences(text) if not INSTRUCTION.search(part))
 
 
 def direction(item: EvidenceView, stems: Sequence[str]) -> Direction | None:
@@ -335,7 +330,7 @@ def result_only(statement: str) -> str | None:
     """``statement`` without its clauses (split at semicolons and sentence ends) that give advice, or None
     when nothing else is left: "X was associated with lower mortality; a trial is warranted." keeps "X was
     associated with lower mortality". What is kept is verbatim, so a quote stays a quote."""
-    flat = " ".join(statement.split())
+    flat = collapse_whitespace(statement)
     parts = _CLAUSES.split(flat)  # clause, separator, clause, ...
     clauses = parts[0::2]
     separators = [*parts[1::2], ""]

@@ -28,19 +28,17 @@ from importlib import resources
 import numpy as np
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.passages import share_named, split_sentences
+from deepcritical.appraisal.passages import share_named
 from deepcritical.appraisal.study_reading import READING_FEATURES, StudyReader, reading_features
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.questions import key_terms, stem
-from deepcritical.text import quantity
+from deepcritical.text import collapse_whitespace, quantity, split_sentences
+from deepcritical.vocabulary import LAB_POPULATIONS, STANCE_LEVEL_WEIGHTS, STANCE_UNGRADED_WEIGHT
 
 STANCES = ("yes", "no", "maybe")
 WEIGHTS_FILE = "verdict_model.json"
 METHOD = "code: per-item stance of the results sentences (logistic regression on cue features), weighed by design"
-# Weight of an item by OCEBM level (1 best); outside the scale or ungraded counts as a level-4 item.
-LEVEL_WEIGHTS: dict[int, float] = {1: 2.0, 2: 1.6, 3: 1.2, 4: 1.0, 5: 0.6}
-UNGRADED_WEIGHT = 1.0
 # An item is read only when it names more than a third of the question's key terms (0.34: one term of three,
 # the drug alone, is not a study of the question). Why a third (set in round 11, measured since): on PubMedQA
 # (bench/stance_coverage_gate.py, 500 questions against their own abstract and 20 others each) it turns away 11
@@ -125,7 +123,7 @@ def is_yes_no(question: str) -> bool:
 def results_text(text: str) -> str:
     """The part of an abstract that states its results: its RESULTS-like sections when it is labelled, else
     the second half of its sentences (abstracts state results after background and methods)."""
-    flat = " ".join(text.split())
+    flat = collapse_whitespace(text)
     marks = list(_SECTION.finditer(flat))
     if marks:
         sections = [
@@ -175,7 +173,7 @@ def features(question: str, text: str, reader: StudyReader | None = None) -> np.
     """The stance features of one item's text toward a question (see ``FEATURE_NAMES``); ``reader``: the run's
     reader of the question's studies, whose readings are among the features (else the linear one)."""
     results = results_text(text)
-    whole = " ".join(text.split())
+    whole = collapse_whitespace(text)
     sentences = split_sentences(results) or [results]
     last = " ".join(sentences[-2:])
     values: list[float] = []
@@ -240,8 +238,9 @@ def stance_model() -> StanceModel:
 def _item_weight(item: EvidenceView) -> float:
     if item.retracted or item.design == "registered_trial":
         return 0.0
-    weight = LEVEL_WEIGHTS.get(item.level, UNGRADED_WEIGHT) if item.level is not None else UNGRADED_WEIGHT
-    return weight * (0.5 if item.population in ("animals", "in_vitro") else 1.0)
+    level = item.level
+    weight = STANCE_UNGRADED_WEIGHT if level is None else STANCE_LEVEL_WEIGHTS.get(level, STANCE_UNGRADED_WEIGHT)
+    return weight * (0.5 if item.population in LAB_POPULATIONS else 1.0)
 
 
 _TO_CLAIM: dict[str, VerdictLabel] = {"yes": "supported", "no": "refuted", "maybe": "mixed"}

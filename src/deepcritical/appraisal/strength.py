@@ -23,6 +23,7 @@ from deepcritical.vocabulary import (
     DIRECTION_LEVEL_WEIGHTS,
     DIRECTION_OUTSIDE_SCALE_WEIGHTS,
     LAB_POPULATIONS,
+    NOT_STUDY_DESIGNS,
     REVIEW_DESIGNS,
     TRIAL_DESIGNS,
     Direction,
@@ -43,12 +44,6 @@ DESIGN_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
     ("preprints", frozenset({"preprint"})),
     ("items of unknown design", frozenset({"unknown"})),
 )
-# Web pages (news, encyclopaedias, shops) and commentary report no study of their own: listed apart, never counted.
-NOT_STUDY_DESIGNS = frozenset({"web", "editorial_or_letter"})
-# How much one item counts towards the direction of the answer: the vocabulary's (``deepcritical.vocabulary``).
-LEVEL_WEIGHTS = DIRECTION_LEVEL_WEIGHTS
-OUTSIDE_SCALE_WEIGHTS = DIRECTION_OUTSIDE_SCALE_WEIGHTS
-DEFAULT_WEIGHT = DIRECTION_DEFAULT_WEIGHT
 
 
 def is_lab(item: EvidenceView) -> bool:
@@ -63,10 +58,10 @@ def group_of(item: EvidenceView) -> str:
 
 def weight_of(item: EvidenceView) -> float:
     if item.population in LAB_POPULATIONS:
-        return DEFAULT_WEIGHT
+        return DIRECTION_DEFAULT_WEIGHT
     if item.level is not None:
-        return LEVEL_WEIGHTS.get(item.level, DEFAULT_WEIGHT)
-    return OUTSIDE_SCALE_WEIGHTS.get(item.design, DEFAULT_WEIGHT)
+        return DIRECTION_LEVEL_WEIGHTS.get(item.level, DIRECTION_DEFAULT_WEIGHT)
+    return DIRECTION_OUTSIDE_SCALE_WEIGHTS.get(item.design, DIRECTION_DEFAULT_WEIGHT)
 
 
 @dataclass

@@ -34,6 +34,7 @@ from deepcritical.reading.comparison import Comparison, names_intervention_arm, 
 from deepcritical.reading.frame import frame_question
 from deepcritical.reading.results import ResultLabel, ResultReader, ResultReading, turned_probabilities
 from deepcritical.reading.units import TextUnit, split_units
+from deepcritical.text import collapse_whitespace
 from deepcritical.vocabulary import Direction
 
 # A sentence states a comparative result when it gives a statistic or words of change or difference;
@@ -395,7 +396,7 @@ def primary_outcome(text: str) -> str | None:
     failure or cardiovascular death"), or None when it defines none."""
     for kind, words in _OUTCOME_DEFINED.findall(text):
         if kind.lower() != "secondary":
-            return " ".join(words.split())
+            return collapse_whitespace(words)
     return None
 
 

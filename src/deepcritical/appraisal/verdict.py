@@ -27,18 +27,18 @@ from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
 from deepcritical.text import quantity
-from deepcritical.vocabulary import Direction
+from deepcritical.vocabulary import (
+    UNWEIGHED_DESIGNS,
+    VERDICT_LAB_WEIGHT,
+    VERDICT_LEVEL_WEIGHTS,
+    VERDICT_OUTSIDE_SCALE_WEIGHT,
+    Direction,
+)
 
-# What a counted study weighs in the verdict, beyond its level (``strength.weight_of``): commentary and web
-# pages report no study of their own, so they weigh nothing; a study of healthy volunteers answers a
-# question about patients only indirectly; a larger study weighs more (a tenth more per tenfold size).
-_NO_STUDY_DESIGNS = frozenset({"web", "unknown", "editorial_or_letter", "narrative_review"})
+# What a counted study weighs in the verdict, beyond its level (``vocabulary.VERDICT_LEVEL_WEIGHTS``): an
+# item of ``UNWEIGHED_DESIGNS`` nothing; a study of healthy volunteers answers a question about patients only
+# indirectly; a larger study weighs more (a tenth more per tenfold size).
 INDIRECT_WEIGHT = 0.25
-# A verdict follows the best designs: one level up the OCEBM scale doubles a study's weight (the counted
-# table's ``strength.LEVEL_WEIGHTS`` are flatter: they say how the items lean, not what they establish).
-VERDICT_LEVEL_WEIGHTS: dict[int, float] = {1: 8.0, 2: 4.0, 3: 1.0, 4: 0.5, 5: 0.25}
-VERDICT_OUTSIDE_SCALE_WEIGHT = 0.5  # a preprint or a guideline
-VERDICT_LAB_WEIGHT = 0.25
 # The share of the weighed readings one side needs for a yes or a no; between the two, maybe.
 CLEAR_SHARE = 0.65
 # A favourable share this close to a threshold makes a borderline verdict (issue 40: 0.003 from it was not said).
@@ -56,7 +56,7 @@ COUNTED_METHOD = (
 
 def verdict_weight(view: EvidenceView, direct: bool) -> float:
     """How much one counted study's reading weighs in the verdict (0: listed, not weighed)."""
-    if view.design in _NO_STUDY_DESIGNS or view.retracted:
+    if view.design in UNWEIGHED_DESIGNS or view.retracted:
         return 0.0
     if is_lab(view):
         level_weight = VERDICT_LAB_WEIGHT

@@ -59,7 +59,7 @@ from deepcritical.cli.services import MCP_HELP, mcp_stdio, serve, worker
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
-from deepcritical.text import one_line, quantity, shorten
+from deepcritical.text import collapse_whitespace, one_line, quantity, shorten
 
 if TYPE_CHECKING:
     pass
@@ -384,7 +384,7 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except TyperException as error:
-        message = " ".join((error.format_message() if hasattr(error, "format_message") else str(error)).split())
+        message = collapse_whitespace(error.format_message() if hasattr(error, "format_message") else str(error))
         if message:  # no message: the help text was the answer (no arguments given)
             err.print(f"error: {message} (see --help)", markup=False, soft_wrap=True)
         sys.exit(getattr(error, "exit_code", EXIT_USAGE))

@@ -21,6 +21,7 @@ from typing import Any
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
+from deepcritical.jsonl import json_objects
 from deepcritical.questions import checked_question
 from deepcritical.run.checkpoint import has_checkpoint, write_atomic
 from deepcritical.run.request import RunRequest
@@ -78,15 +79,13 @@ def _csv_questions(path: Path, text: str) -> list[tuple[int, str]]:
 
 
 def _jsonl_questions(path: Path, text: str) -> list[tuple[int, str]]:
+    try:
+        records = list(json_objects(text.splitlines(), path))
+    except ConfigError as error:
+        raise ConfigError(f"FILE {error}") from None
     rows: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value: Any = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"FILE {path} line {number}: not JSON ({error.msg})") from error
-        if not isinstance(value, dict) or not isinstance(value.get("question"), str):
+    for number, value in records:
+        if not isinstance(value.get("question"), str):
             raise ConfigError(f"FILE {path} line {number}: not a JSON object with a string 'question'")
         rows.append((number, value["question"]))
     return rows

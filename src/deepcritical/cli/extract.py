@@ -19,6 +19,8 @@ from typing import Annotated, Any
 import typer
 
 from deepcritical.cli.common import EXIT_FAILED, err, fail, settings_from
+from deepcritical.errors import ConfigError
+from deepcritical.jsonl import jsonl_file
 from deepcritical.text import one_line
 
 FORMATS = ("jsonl", "csv")
@@ -35,25 +37,14 @@ def read_lines(path: Path) -> Iterator[tuple[str, str]]:
     """(id, text) from each line of a JSON Lines file; blank lines are skipped. A line that is not a
     JSON object with a string "text" and an "id" stops with a one-line error naming its line number."""
     try:
-        handle = path.open(encoding="utf-8")
-    except OSError as error:
-        fail(f"cannot read {path}: {error.strerror or error}")
-    with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record: Any = json.loads(line)
-                except json.JSONDecodeError as error:
-                    fail(f"{path}:{number}: not JSON ({error.msg}); each line is one object with an id and a text")
-                if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                    fail(f'{path}:{number}: each line must be a JSON object with a string "text" (and an "id")')
-                if not isinstance(record.get("id"), str | int) or isinstance(record.get("id"), bool):
-                    fail(f'{path}:{number}: the object has no "id" (a string or a number)')
-                yield str(record["id"]), record["text"]
-        except UnicodeDecodeError:
-            fail(f"{path} is not UTF-8 text: give JSON Lines of {{'id', 'text'}} or a folder of documents")
+        for number, record in jsonl_file(path):
+            if not isinstance(record.get("text"), str):
+                fail(f'{path}, line {number}: each line must be a JSON object with a string "text" (and an "id")')
+            if not isinstance(record.get("id"), str | int) or isinstance(record.get("id"), bool):
+                fail(f'{path}, line {number}: the object has no "id" (a string or a number)')
+            yield str(record["id"]), record["text"]
+    except ConfigError as error:
+        fail(str(error))
 
 
 def read_folder(folder: Path) -> tuple[list[tuple[str, str]], int]:

@@ -24,6 +24,7 @@ from deepcritical.demo.records import (
     entry_date,
     pubmed_record,
 )
+from deepcritical.text import collapse_whitespace
 
 _XML_HEADER = (
     '<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
@@ -61,7 +62,7 @@ def term_to_text(term: str) -> str:
     text = _FIELD_TAG.sub(" ", term)
     text = _NOT_CLAUSE.sub(" ", text)
     text = _BOOLEAN.sub(" ", text)
-    return " ".join(_SYNTAX.sub(" ", text).split())
+    return collapse_whitespace(_SYNTAX.sub(" ", text))
 
 
 def _int_param(params: Mapping[str, str], name: str, default: int, upper: int) -> int:

@@ -22,7 +22,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from deepcritical.appraisal.aspects import ASPECT_QUERY_WORDS
 from deepcritical.appraisal.assessment import code_assessment
 from deepcritical.appraisal.framing import parse_brief, parse_evidence
-from deepcritical.appraisal.passages import context_terms, split_sentences
+from deepcritical.appraisal.passages import context_terms
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import MAX_QUERIES_PER_TURN, Assessment
 from deepcritical.questions import key_terms, stem
@@ -31,6 +31,7 @@ from deepcritical.reading.results import ResultReader
 from deepcritical.report.extractive import extractive_report
 from deepcritical.sources.query import with_terms
 from deepcritical.stages.selection import HELD_KINDS, without_held_kinds
+from deepcritical.text import split_sentences
 
 # Angles beyond the aspects; a kind of study the run holds is left out (``without_held_kinds``), so there are
 # enough others for every round.

@@ -24,6 +24,7 @@ from deepcritical.documents.model import (
     clean_pmid,
 )
 from deepcritical.errors import DocumentError
+from deepcritical.text import collapse_whitespace
 
 SECTION_LABELS = {
     "TITLE": "Title",
@@ -49,7 +50,7 @@ _AUTHOR = re.compile(r"surname:([^;]*)(?:;given-names:(.*))?")
 
 
 def _text(value: Any) -> str:
-    return " ".join(str(value).split()) if value is not None else ""
+    return collapse_whitespace(str(value)) if value is not None else ""
 
 
 def _infons(item: Mapping[str, Any]) -> dict[str, str]:

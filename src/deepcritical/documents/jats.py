@@ -29,6 +29,7 @@ from deepcritical.documents.model import (
     clean_pmid,
 )
 from deepcritical.errors import DocumentError
+from deepcritical.text import collapse_whitespace
 
 # JATS article-type values that name a PubMed publication type (grading reads the PubMed names).
 ARTICLE_TYPES = {
@@ -84,7 +85,7 @@ def name(element: etree._Element) -> str:
 
 
 def squashed(text: str) -> str:
-    return " ".join(text.split())
+    return collapse_whitespace(text)
 
 
 def words(element: etree._Element | None) -> str:

@@ -10,16 +10,13 @@ piece is about 4 characters of English), so no passage is embedded only in part.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterator, Sequence
 
 from deepcritical.documents.model import Block, Passage
+from deepcritical.text import sentence_starts
 
 MAX_CHARS = 1000
 BLOCK_SEPARATOR = "\n\n"
-# A sentence ends at ., ! or ? followed by space and a capital, a digit or an opening bracket; "et al. 2019"
-# and "Fig. 2" are cut too, which costs nothing here: a cut only has to fall between words.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
 def joined(blocks: Sequence[Block]) -> tuple[str, list[int]]:
@@ -34,7 +31,7 @@ def joined(blocks: Sequence[Block]) -> tuple[str, list[int]]:
 
 def _pieces(text: str, limit: int) -> Iterator[tuple[int, int]]:
     """(start, end) spans of ``text`` no longer than ``limit``, cut at sentence ends, else at spaces."""
-    cuts = [match.end() for match in _SENTENCE_END.finditer(text)]
+    cuts = sentence_starts(text)
     start = 0
     while len(text) - start > limit:
         # The last sentence end within reach, found by bisection: a scan of every cut for every piece took a

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from deepcritical.documents.model import Block, DocumentMeta, ParsedDocument, clean_doi
 from deepcritical.errors import DocumentError
 from deepcritical.models import DOI_PATTERN
+from deepcritical.text import collapse_whitespace
 
 if TYPE_CHECKING:  # PDFium loads when a PDF is read, not with every run that might read one
     import pypdfium2
@@ -150,7 +151,7 @@ def _pages(document: pypdfium2.PdfDocument, deadline: float) -> Iterator[tuple[i
 
 def _title(metadata: dict[str, str], first_page: str) -> str:
     """The document's title: the PDF's own when it reads as one (two words or more), else its first line."""
-    own = " ".join(metadata.get("Title", "").split())
+    own = collapse_whitespace(metadata.get("Title", ""))
     if len(own.split()) >= 2:
         return own
     first = next((line.strip() for line in _LINE_BREAKS.split(first_page) if line.strip()), "")

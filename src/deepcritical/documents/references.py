@@ -30,6 +30,7 @@ from deepcritical.documents.model import (
 )
 from deepcritical.errors import DocumentError
 from deepcritical.models import PUBMED_URL
+from deepcritical.text import collapse_whitespace
 
 _PMID_NOTE = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
 _PMCID_NOTE = re.compile(r"\b(PMC\d{1,9})\b")
@@ -43,7 +44,7 @@ _LATEX = LatexNodes2Text(math_mode="verbatim")
 def _text(value: Any) -> str:
     if isinstance(value, list):
         return " ".join(_text(part) for part in value)
-    return " ".join(str(value).split()) if value is not None else ""
+    return collapse_whitespace(str(value)) if value is not None else ""
 
 
 def _all_text(values: Iterable[Any]) -> str:
@@ -159,9 +160,9 @@ def parse_ris(data: bytes) -> list[ParsedDocument]:
 def _latex(value: str) -> str:
     """BibTeX's LaTeX as text: braces, accents and escapes decoded."""
     try:
-        return " ".join(_LATEX.latex_to_text(value).split())
+        return collapse_whitespace(_LATEX.latex_to_text(value))
     except (IndexError, ValueError):  # a broken macro: the raw text is better than nothing
-        return " ".join(value.replace("{", "").replace("}", "").split())
+        return collapse_whitespace(value.replace("{", "").replace("}", ""))
 
 
 def _bibtex_record(fields: Mapping[str, str]) -> ParsedDocument | None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from deepcritical.documents.model import Block, DocumentFormat, DocumentMeta, ParsedDocument, clean_doi
 from deepcritical.errors import DocumentError
 from deepcritical.models import DOI_PATTERN
+from deepcritical.text import collapse_whitespace
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -37,7 +38,7 @@ def _inline_text(token: object) -> str:
             parts.append(piece.content)
         elif piece.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-    return " ".join("".join(parts).split())
+    return collapse_whitespace("".join(parts))
 
 
 @cache
@@ -64,7 +65,7 @@ def markdown_document(text: str, form: DocumentFormat, meta: DocumentMeta | None
             if content := _inline_text(tokens[position + 1]):
                 items.append(("text", 0, content))
         elif token.type in ("fence", "code_block") and token.content.strip():
-            items.append(("text", 0, " ".join(token.content.split())))
+            items.append(("text", 0, collapse_whitespace(token.content)))
     title = ""
     if items and items[0][0] == "heading" and items[0][1] == 1:
         title = items.pop(0)[2]
@@ -98,7 +99,7 @@ def parse_markdown(data: bytes) -> ParsedDocument:
 def parse_text(data: bytes) -> ParsedDocument:
     """Plain text: paragraphs at blank lines, the first line as the title."""
     text = decoded(data).replace("\r\n", "\n")
-    paragraphs = [" ".join(part.split()) for part in _PARAGRAPH_BREAK.split(text) if part.strip()]
+    paragraphs = [collapse_whitespace(part) for part in _PARAGRAPH_BREAK.split(text) if part.strip()]
     if not paragraphs:
         raise DocumentError("no text in the file")
     first_line = next(line.strip() for line in text.splitlines() if line.strip())
@@ -117,7 +118,7 @@ def parse_html(data: bytes) -> ParsedDocument:
         raise DocumentError("no main text found in the HTML page")
     found = trafilatura.extract_metadata(html)
     meta = DocumentMeta(
-        title=" ".join((found.title or "").split()) if found is not None else "",
+        title=collapse_whitespace(found.title or "") if found is not None else "",
         authors=tuple(a.strip() for a in (found.author or "").split(";") if a.strip()) if found is not None else (),
         date=(found.date or "Unknown") if found is not None else "Unknown",
         url=(found.url or None) if found is not None else None,

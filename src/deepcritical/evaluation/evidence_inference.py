@@ -27,6 +27,7 @@ from deepcritical.evaluation.predictions import accuracy, label_f1, macro_averag
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LABEL_TEXT, ResultReader, ResultReading, labelled_by
 from deepcritical.reading.units import TextUnit, split_units
+from deepcritical.text import collapse_whitespace, shorten
 
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 PMCID = re.compile(r"(?:PMC)?[0-9]{1,10}", re.IGNORECASE)
@@ -87,9 +88,9 @@ def read_prompts(path: Path) -> list[Prompt]:
                     f"{', '.join(PROMPT_COLUMNS)})"
                 )
             if not PMCID.fullmatch(values["PMCID"]):  # it names a file: a 5,000-digit one cannot be looked for
-                shown = values["PMCID"][:20] + ("…" if len(values["PMCID"]) > 20 else "")
                 raise ConfigError(
-                    f"{path}, line {reader.line_num}: PMCID {shown!r} is not a PMCID (PMC and up to 10 digits)"
+                    f"{path}, line {reader.line_num}: PMCID {shorten(values['PMCID'], 21)!r} is not a PMCID "
+                    "(PMC and up to 10 digits)"
                 )
             if values["PromptID"] not in prompts:
                 prompts[values["PromptID"]] = Prompt(
@@ -113,7 +114,7 @@ ANNOTATION_COLUMNS = ("PromptID", "Label", "Evidence Start", "Evidence End")
 
 def _label(row: dict[str, str]) -> str | None:
     """The row's label as the doctors wrote it (any letter case), or None when it is not one of the three."""
-    label = " ".join((row.get("Label") or "").split()).lower()
+    label = collapse_whitespace(row.get("Label") or "").lower()
     return label if label in LABELS else None
 
 

@@ -10,7 +10,7 @@ import json
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,24 +38,6 @@ def read_json(path: Path) -> Any:
         raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
     except json.JSONDecodeError as error:
         raise ConfigError(f"{path}: not JSON ({error.msg}, line {error.lineno})") from error
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """The objects of a JSON Lines file; a line that is not one is a ConfigError naming the file and line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
-        if not isinstance(record, dict):
-            raise ConfigError(f"{path}, line {number}: expected a JSON object")
-        yield record
 
 
 def document_ids(outcome: ResearchOutcome) -> tuple[list[str], list[str]]:

@@ -31,7 +31,6 @@ from deepcritical.evaluation.loop import (
     document_ids,
     ensure_collection,
     eval_settings,
-    read_jsonl,
     run_folder_name,
     run_question,
     run_summary,
@@ -47,6 +46,7 @@ from deepcritical.evaluation.predictions import (
     resume,
 )
 from deepcritical.evidence import EmbeddingService, documents
+from deepcritical.jsonl import jsonl_file
 from deepcritical.outputs import CERTAINTIES, REVIEW_ANSWERS, ReviewAnswer, Verdict
 from deepcritical.sources.library import LibraryTool
 
@@ -94,7 +94,7 @@ def read_medevidence_inputs(questions: Path, studies: Path) -> list[ReviewQuesti
     if not studies.is_dir():
         raise ConfigError(f"--studies {studies}: not a folder")
     read = []
-    for number, record in enumerate(read_jsonl(questions), start=1):
+    for number, record in jsonl_file(questions):
         item = {field: record[field] for field in MEDEVIDENCE_INPUTS if field in record}
         if "id" not in item or not isinstance(item.get("question"), str) or not item["question"].strip():
             raise ConfigError(f"{questions}, line {number}: expected a MedEvidence question with id and question")
@@ -188,7 +188,7 @@ async def predict(
 def gold_medevidence(path: Path) -> dict[str, dict[str, Any]]:
     """The review's answer (``gold_answer``) and certainty (``evidence_certainty``) by question id."""
     gold: dict[str, dict[str, Any]] = {}
-    for record in read_jsonl(path):
+    for _, record in jsonl_file(path):
         if record.get("gold_answer") in REVIEW_ANSWERS:
             gold[str(record["id"])] = {
                 "answer": record["gold_answer"],

@@ -36,7 +36,6 @@ from deepcritical.evaluation.loop import (
     ensure_collection,
     eval_settings,
     read_json,
-    read_jsonl,
     run_folder_name,
     run_question,
     run_summary,
@@ -52,6 +51,7 @@ from deepcritical.evaluation.predictions import (
     resume,
 )
 from deepcritical.evidence import EmbeddingService, documents
+from deepcritical.jsonl import jsonl_file
 from deepcritical.outputs import Verdict
 from deepcritical.sources.library import LibraryTool
 
@@ -114,7 +114,7 @@ def read_pubmedqa_inputs(path: Path) -> tuple[list[Question], list[documents.Doc
 def read_scifact_inputs(path: Path) -> list[Question]:
     """The claims, from ``id`` and ``claim`` only."""
     questions = []
-    for number, record in enumerate(read_jsonl(path), start=1):
+    for number, record in jsonl_file(path):
         if "id" not in record or not str(record.get("claim", "")).strip():
             raise ConfigError(f"{path}, line {number}: expected a SciFact claim with id and claim")
         questions.append(Question(str(record["id"]), str(record["claim"])))
@@ -198,7 +198,7 @@ def gold_scifact(path: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
     """Labels (SUPPORT / REFUTE from ``evidence``, NEI when it is empty) and gold documents by claim id."""
     labels: dict[str, str] = {}
     evidence: dict[str, set[str]] = {}
-    for record in read_jsonl(path):
+    for _, record in jsonl_file(path):
         if "evidence" not in record:
             continue
         found = record["evidence"] or {}

@@ -10,7 +10,6 @@ split into sections is many items citing one document. BEIR/SciFact JSON Lines (
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,9 @@ from deepcritical.errors import ConfigError, StoreError
 from deepcritical.evidence import chroma
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors, passage_text
 from deepcritical.evidence.retrieval import HybridIndex
+from deepcritical.jsonl import jsonl_file
 from deepcritical.models import Citation, Evidence, Grade, Passage, passage_url
+from deepcritical.text import collapse_whitespace
 
 PREFIX = "docs-"
 TITLE_CHARS = 500
@@ -81,27 +82,13 @@ def read_jsonl(path: Path) -> Iterator[Document]:
     """Documents from a BEIR-style JSON Lines file: ``{"_id", "title", "text", "metadata"?}`` per line (``id``
     is accepted for ``_id``), each record one passage (an evaluation's corpus of abstracts). A line that is not
     such an object is a ConfigError naming the file and line."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from error
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                yield corpus_record(line, path, number)
+    for number, record in jsonl_file(path):
+        yield corpus_record(record, path, number)
 
 
-def corpus_record(line: str | bytes, path: Path, number: int, *, max_chars: int | None = None) -> Document:
-    """The document of one line of a corpus (``read_jsonl``): one passage, or with ``max_chars`` its text cut
-    into passages as every other document's is (``documents.passages``), each with its offsets."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path}, line {number}: not JSON ({error.msg})") from error
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}, line {number}: not UTF-8 text") from None
-    if not isinstance(record, dict):
-        raise ConfigError(f"{path}, line {number}: expected a JSON object with _id, title and text")
+def corpus_record(record: dict[str, Any], path: Path, number: int, *, max_chars: int | None = None) -> Document:
+    """The document of one line's object of a corpus (``read_jsonl``): one passage, or with ``max_chars`` its
+    text cut into passages as every other document's is (``documents.passages``), each with its offsets."""
     document_id = record.get("_id", record.get("id"))
     text = record.get("text")
     if document_id is None or not str(document_id).strip():
@@ -130,7 +117,7 @@ Grader = Callable[[str, str, Sequence[str], Sequence[str]], Grade]
 def passage_evidence(collection: str, document: Document, passage: PassageText, grader: Grader | None) -> Evidence:
     """The evidence item of one passage: it cites the document, and ``passage`` says where it sits."""
     meta = document.metadata
-    title = " ".join(document.title.split())[:TITLE_CHARS] or f"{collection} document {document.id}"
+    title = collapse_whitespace(document.title)[:TITLE_CHARS] or f"{collection} document {document.id}"
     if passage.section:
         title = f"{title} ({passage.section})"[:TITLE_CHARS]
     where = Passage(

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from functools import cache
 
 from deepcritical.reading.comparison import stems
+from deepcritical.text import collapse_whitespace, sentence_starts
 
 MAX_OUTCOME_CHARS = 120
-_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(])")
 # The end of a clause that cannot hold this estimate's outcome: a semicolon or colon, the end of the
 # bracket of the estimate before it, or a comma.
 _BOUNDARY = re.compile(r"[;:,]\s*|\)\s*(?:,|and\b|or\b)?\s*")
@@ -119,9 +119,7 @@ def _sentence_before(text: str, start: int) -> tuple[int, str]:
     """Where the sentence holding ``start`` begins (at most 400 characters back) and its words up to ``start``."""
     window_start = max(0, start - 400)
     window = text[window_start:start]
-    sentence = 0
-    for match in _SENTENCE_END.finditer(window):
-        sentence = match.end()
+    sentence = (sentence_starts(window) or [0])[-1]
     return window_start + sentence, window[sentence:]
 
 
@@ -201,7 +199,7 @@ def _named(phrase: str) -> str | None:
     """The phrase as an outcome, whole (a table or a figure shortens it to ``MAX_OUTCOME_CHARS`` where it
     shows it; the record and the CSV export keep it as written); None when it names none ("the pooled RR",
     "short-term use")."""
-    phrase = " ".join(phrase.split())
+    phrase = collapse_whitespace(phrase)
     if not outcome_key(phrase) - _NOT_OUTCOME:
         return None
     return phrase
@@ -278,6 +276,6 @@ def subgroup_of(text: str, start: int, floor: int = 0) -> str | None:
     segment = sentence[max(0, floor - sentence_start) :]
     found = list(_SUBGROUP_IN.finditer(segment))
     if found:
-        return " ".join(found[-1].group("group").split())
+        return collapse_whitespace(found[-1].group("group"))
     subject = _SUBGROUP_SUBJECT.match(sentence.lstrip())
-    return " ".join(subject.group("group").split()) if subject else None
+    return collapse_whitespace(subject.group("group")) if subject else None

@@ -16,6 +16,7 @@ from deepcritical.reading.estimates import find_estimates, find_percent_changes
 from deepcritical.reading.group_values import find_group_values
 from deepcritical.reading.p_values import attach_p_values, find_p_values
 from deepcritical.reading.stat_text import Draft, StatText, number
+from deepcritical.text import collapse_whitespace
 
 
 def read_effects(text: str) -> list[Effect]:
@@ -148,7 +149,7 @@ def _unit(text: str, measure: str, value: float | None, start: int, end: int) ->
         return "%"
     if measure in RATIO_MEASURES:
         per = _PER_UNIT.search(text, start, end)
-        return " ".join(per.group(0).split()) if per else None
+        return collapse_whitespace(per.group(0)) if per else None
     if measure not in ("MD", "RD") or value is None:
         return None
     quote = pt.normalised(text[start:end])

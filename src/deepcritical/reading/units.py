@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from deepcritical.text import split_sentences
+
 # "ABSTRACT.RESULTS:" / "BODY.STATISTICAL ANALYSIS:" (Evidence Inference's extracted text), "RESULTS:" and
 # "Results:" (a structured abstract's labels), alone on a line or opening one.
 _HEADING = r"((?:(?:ABSTRACT|BODY)\.)?[A-Z][A-Za-z /&-]{2,40}):"
@@ -31,21 +33,19 @@ class TextUnit:
 
 
 @cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     heading_line = re.compile(rf"^\s*{_HEADING}\s*$")
     heading_inline = re.compile(
         r"(?:^|(?<=[.!?]\s))((?:(?:ABSTRACT|BODY)\.)?[A-Z][A-Z /&-]{2,40}|Background|Objectives?"
         r"|Aims?|Methods?|Results?|Findings|Conclusions?|Interpretation|Discussion):\s+"
     )
-    # A sentence ends at . ! ? followed by space and a capital, digit or bracket; not after "vs." or "e.g.".
-    boundary = re.compile(r"(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bet al\.)(?<=[.!?])\s+(?=[A-Z0-9(\[])")
-    return heading_line, heading_inline, boundary
+    return heading_line, heading_inline
 
 
 def split_units(text: str, section: str = "") -> list[TextUnit]:
     """``text`` cut into sentences and table rows, with offsets into ``text`` and their sections.
     ``section`` is the section of the text's start when the text itself names none (a passage's)."""
-    heading_line, _, _ = _patterns()
+    heading_line, _ = _patterns()
     units: list[TextUnit] = []
     row: list[tuple[str, int, int]] = []
     current = section.upper()
@@ -83,9 +83,9 @@ def split_units(text: str, section: str = "") -> list[TextUnit]:
 
 
 def _prose_units(line: str, start: int, section: str, units: list[TextUnit]) -> str:
-    _, heading_inline, boundary = _patterns()
+    _, heading_inline = _patterns()
     position = 0
-    for piece in boundary.split(line):
+    for piece in split_sentences(line):
         where = line.find(piece, position)
         position = where + len(piece)
         label = heading_inline.match(piece)

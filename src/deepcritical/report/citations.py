@@ -20,6 +20,7 @@ from deepcritical.appraisal.passages import result_only
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import PUBMED_URL, Evidence, normalize_doi, normalize_url
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
+from deepcritical.text import collapse_whitespace
 
 URL = re.compile(r"(?:\burl:)?(?:\b(?:https?|ftp|library)://|\bwww\.)[^\s<>\"'`()\[\]]*[^\s<>\"'`()\[\].,;:!?]", re.I)
 MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*([^)\s]*)[^)]*\)")
@@ -82,7 +83,7 @@ def remove_urls(text: str, on_url: Callable[[str], str] | None = None) -> str:
         return f"{match.group(1)} {replacement}".strip() if replacement == LINK_REMOVED else match.group(1)
 
     text = MARKDOWN_LINK.sub(label, text)
-    return " ".join(URL.sub(lambda match: replace(match.group(0)), text).split())
+    return collapse_whitespace(URL.sub(lambda match: replace(match.group(0)), text))
 
 
 _DASHES = str.maketrans({"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-"})
@@ -92,7 +93,7 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
 def _comparable(text: str) -> str:
     """Text as a quote is compared: case, runs of whitespace, dash and quotation-mark variants, outer
     quotation marks and a closing ellipsis do not count."""
-    flat = " ".join(unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES).lower().split())
+    flat = collapse_whitespace(unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES).lower())
     return flat.strip(" \"'").removesuffix("...").removesuffix("\u2026").strip(" .")
 
 
@@ -148,7 +149,7 @@ class _Checker:
             return f"({', '.join(resolved)})" if keep_ids and resolved else ""
 
         text = remove_urls(text, on_url)
-        return " ".join(INLINE_ID.sub(on_inline, text).split()), named
+        return collapse_whitespace(INLINE_ID.sub(on_inline, text)), named
 
     def findings(self, findings: Sequence[Finding]) -> list[Finding]:
         kept = []

@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 from deepcritical.models import Evidence
 from deepcritical.report.citations import LINK_REMOVED, URL, CitationIndex, remove_urls
 from deepcritical.report.document import Inline, cites, runs
+from deepcritical.text import collapse_whitespace
 
 # Inline specials (``<`` opens HTML and autolinks; ``&`` only where it would start an entity such as
 # ``&lt;``); the block-level ones (#, -, +, >, =, "1.") matter only at the start of a line.
@@ -34,7 +35,7 @@ def escape(text: str) -> str:
     """Plain, inert text on one line, escaped once, for Markdown: its specials backslash-escaped (``<`` as
     ``\\<``, so ``p<0.01`` reads as itself in the file, in MCP text and on the page; no HTML entity, which
     a reader of the Markdown or a model would see as ``p&lt;0.01``). HTML escaping is the HTML renderer's."""
-    return escape_line_start(escape_inline(" ".join(text.split())))
+    return escape_line_start(escape_inline(collapse_whitespace(text)))
 
 
 def escape_inline(text: str) -> str:
@@ -99,7 +100,7 @@ class ModelText:
                 return f" {cited}" if cited else ""
             return f"{opened or ''}{cited}{closed or ''}"
 
-        flat = _SPACE_BEFORE_PUNCTUATION.sub("", " ".join(_GROUP.sub(group, marked).split()))
+        flat = _SPACE_BEFORE_PUNCTUATION.sub("", collapse_whitespace(_GROUP.sub(group, marked)))
         parts: list[str | list[Inline]] = []
         for piece, at in zip(_GROUPED.split(flat)[::2], [*_GROUPED.findall(flat), None], strict=True):
             parts += [piece, groups[int(at)]] if at is not None else [piece]
@@ -121,7 +122,7 @@ def mentioned_ids(text: str, evidence: Mapping[str, Evidence]) -> list[str]:
 
 def code_span(text: str) -> str:
     """An inline code span that holds ``text`` verbatim, whatever backticks it contains."""
-    flat = " ".join(text.split())
+    flat = collapse_whitespace(text)
     runs = [len(run) for run in re.findall(r"`+", flat)]
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""

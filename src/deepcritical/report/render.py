@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from deepcritical.appraisal.passages import split_sentences
 from deepcritical.appraisal.ratings import overcounts, untrue
 from deepcritical.appraisal.run_appraisal import counted_items, shown_assessment
 from deepcritical.appraisal.strength import Strength
@@ -53,7 +52,7 @@ from deepcritical.report.sections import (
     verdict_block,
 )
 from deepcritical.report.summary_of_findings import summary_of_findings
-from deepcritical.text import quantity
+from deepcritical.text import quantity, split_sentences
 
 # Names other modules and tests take from here, where they were first written.
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 # A presentation attribute, not a style: a page whose CSP allows no inline style still applies it.
 FONT = "Helvetica,Arial,DejaVu Sans,sans-serif"
@@ -28,7 +28,7 @@ def text(
         body = shorten(body, max(int(width / (CHAR_WIDTH * size / 12)), 4))
     return (
         f'<text x="{number(x)}" y="{number(y)}" font-size="{size}" text-anchor={quoteattr(anchor)} '
-        f"font-weight={quoteattr(weight)}>{escape(' '.join(body.split()))}</text>"
+        f"font-weight={quoteattr(weight)}>{escape(collapse_whitespace(body))}</text>"
     )
 
 

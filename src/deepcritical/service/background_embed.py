@@ -17,6 +17,7 @@ import structlog
 from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence.pending import embed_pending
 from deepcritical.evidence.resources import Resources
+from deepcritical.text import collapse_whitespace
 
 logger = structlog.get_logger(__name__)
 
@@ -52,7 +53,7 @@ class BackgroundEmbedder:
             except DeepCriticalError as error:
                 # The passages stay pending and findable by their words; the next upload, or `library embed`,
                 # tries again. One line: the server keeps serving.
-                logger.warning("library embedding behind the server stopped", error=" ".join(str(error).split()))
+                logger.warning("library embedding behind the server stopped", error=collapse_whitespace(str(error)))
                 return
 
     def _embed_pending(self) -> int:

@@ -34,6 +34,7 @@ from deepcritical.evidence.document_files import (
 )
 from deepcritical.evidence.pending import count_pending, embed_pending
 from deepcritical.evidence.resources import Resources
+from deepcritical.jsonl import json_objects
 from deepcritical.sources.fulltext import document_grade
 
 HARD_LINK = "a hard link (it may name a file outside); not read"
@@ -239,8 +240,7 @@ def _corpus_part(path: str, start: int, end: int, first_line: int) -> list[docum
     with open(path, "rb") as handle:
         handle.seek(start)
         data = handle.read(end - start)
-    found = []
-    for number, line in enumerate(data.split(b"\n"), start=first_line):
-        if line.strip():
-            found.append(documents.corpus_record(line, Path(path), number, max_chars=MAX_CHARS))
-    return found
+    return [
+        documents.corpus_record(record, Path(path), number, max_chars=MAX_CHARS)
+        for number, record in json_objects(data.split(b"\n"), path, first_line)
+    ]

@@ -10,11 +10,13 @@ under the server's home, never by the server's own absolute path."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,11 @@ from typing import Any
 import httpx2
 import structlog
 from pydantic import SecretStr
-from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_exponential
-from tenacity.wait import WaitBaseT
 
 from deepcritical.service.watch_changes import Changes
 from deepcritical.service.watches import Watch, WatchRun
 from deepcritical.service.webhook_target import Resolver, WebhookTargetError, delivery_address, resolve_later
+from deepcritical.sources.retry import RetryPolicy, retry_after_seconds
 from deepcritical.text import xml_text
 
 logger = structlog.get_logger(__name__)
@@ -38,6 +39,16 @@ SIGNATURE_HEADER = "X-DeepCritical-Signature"
 EVENT_HEADER = "X-DeepCritical-Event"
 WEBHOOK_ATTEMPTS = 4
 WEBHOOK_TIMEOUT = 5.0
+# A network error or any non-2xx answer is delivered again, after the receiver's Retry-After when it gave one.
+WEBHOOK_DELIVERY = RetryPolicy(
+    retryable=lambda error: isinstance(error, httpx2.HTTPError),
+    asked=lambda error: (
+        retry_after_seconds(error.response.headers) if isinstance(error, httpx2.HTTPStatusError) else None
+    ),
+    timed_out=lambda error: isinstance(error, httpx2.TimeoutException),
+    event="watch_webhook_retry",
+    attempts=WEBHOOK_ATTEMPTS,
+)
 ET.register_namespace("", ATOM)
 
 
@@ -77,12 +88,13 @@ async def send_webhook(
     allow_private: bool = False,
     resolve: Resolver = resolve_later,
     attempts: int = WEBHOOK_ATTEMPTS,
-    wait: WaitBaseT | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> bool:
     """POST ``body`` to ``url``, signed when a secret is set; retried on a network error or a non-2xx
     answer. True when delivered; False (logged) after the last attempt, or at once when the host now resolves
-    to an address inside a network (unless ``allow_private``). ``resolve`` is the DNS lookup and ``wait`` the
-    back-off (tests pass ones that touch no network and do not sleep)."""
+    to an address inside a network (unless ``allow_private``). Retried under ``WEBHOOK_DELIVERY`` (the sources'
+    policy); ``resolve`` is the DNS lookup and ``sleep`` the wait (tests pass ones that touch no network and do
+    not sleep)."""
     target = httpx2.URL(url)
     try:
         address = await delivery_address(url, allow_private=allow_private, resolve=resolve)
@@ -103,12 +115,7 @@ async def send_webhook(
         headers[SIGNATURE_HEADER] = signature(secret, data)
     else:
         logger.warning("watch_webhook_unsigned", reason="DEEPCRITICAL_WEBHOOK_SECRET is not set")
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(attempts),
-        wait=wait or wait_exponential(multiplier=1, min=1, max=30),
-        retry=retry_if_exception_type(httpx2.HTTPError),
-        reraise=False,
-    )
+    retrying = replace(WEBHOOK_DELIVERY, attempts=attempts).retrying(sleep, host=target.host)
     try:
         async for attempt in retrying:
             with attempt:
@@ -121,11 +128,9 @@ async def send_webhook(
                     extensions=extensions,
                 )
                 response.raise_for_status()
-    except RetryError as error:
-        cause = error.last_attempt.exception()
+    except httpx2.HTTPError as error:
         # The URL's host only: a webhook URL may carry a token in its path or query.
-        host = target.host
-        logger.warning("watch_webhook_failed", host=host, attempts=attempts, error=type(cause).__name__)
+        logger.warning("watch_webhook_failed", host=target.host, attempts=attempts, error=type(error).__name__)
         return False
     return True
 

@@ -28,7 +28,7 @@ from deepcritical.outputs import verdict_words
 from deepcritical.questions import checked_question
 from deepcritical.service.watches_schema import migrate
 from deepcritical.service.webhook_target import WebhookTargetError, check_target
-from deepcritical.text import not_utf8, one_line
+from deepcritical.text import not_utf8, one_line, shorten
 
 logger = structlog.get_logger(__name__)
 DATABASE_NAME = "watches.sqlite"
@@ -226,7 +226,7 @@ def parse_interval(text: str) -> timedelta:
     try:
         interval = parse_duration(text)
     except ValueError as error:
-        raise WatchError("every", f"every {shown(text, 40)!r}: {error}") from None
+        raise WatchError("every", f"every {shorten(text, 40)!r}: {error}") from None
     if interval is None or interval < MIN_INTERVAL:
         raise WatchError("every", f"every {text!r}: a watch runs at most once an hour (e.g. 12h, 7d, 2w)")
     if interval > MAX_INTERVAL:
@@ -252,17 +252,12 @@ def check_webhook(url: str | None, *, allow_private: bool = False) -> str | None
     url = url.strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise WatchError("webhook", f"webhook {shown(url)!r}: expected an http:// or https:// URL")
+        raise WatchError("webhook", f"webhook {shorten(url, 120)!r}: expected an http:// or https:// URL")
     try:
         check_target(url, allow_private=allow_private)
     except WebhookTargetError as error:
         raise WatchError("webhook", f"webhook {parts.scheme}://{parts.hostname}: {error}") from None
     return url
-
-
-def shown(text: str, limit: int = 120) -> str:
-    """What an error repeats of a client's text: at most ``limit`` characters."""
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def check_question(question: str) -> str:

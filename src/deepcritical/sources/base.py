@@ -3,14 +3,13 @@
 A source subclasses ``SearchTool`` and implements only ``_search`` (request building and parsing).
 ``search`` maps transport failures to the project's errors once, for every source, and logs.
 ``get_with_retry`` is every source's GET: it retries what usually passes (HTTP 429 and 5xx, honouring
-``Retry-After``; a maintenance page or a cut-off body; one timeout), caps the body's size, and hands the
+``Retry-After``; a maintenance page or a cut-off body; a transport error), caps the body's size, and hands the
 source a body with its secrets already blanked, so no message cut from it can keep part of a key.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,6 +29,7 @@ from deepcritical.errors import (
 )
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
+from deepcritical.sources.retry import RetryPolicy, retry_after_seconds
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
@@ -39,9 +39,6 @@ T = TypeVar("T")
 # identifiable User-Agent gets through. The run's client sends it with every request.
 USER_AGENT = f"DeepCritical/{__version__} (+https://github.com/deepcritical/deepcritical)"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-# The longest a search waits before asking again. A server asking for more (``Retry-After``) gets no
-# earlier request: the source's search ends and says when to try again.
-MAX_RETRY_WAIT_SECONDS = 30.0
 # An efetch of 100 abstracts is about 1 MB; a body many times that is a wrong URL or a hostile server,
 # and would be held in memory whole.
 MAX_BODY_BYTES = 20 * 1024 * 1024
@@ -118,23 +115,6 @@ def _host_of(error: httpx2.RequestError, fallback: str) -> str:
         return error.request.url.host or fallback
     except RuntimeError:  # an exception raised without its request
         return fallback
-
-
-def retry_after_seconds(response: httpx2.Response, default: float, *, now: Callable[[], float] = time.time) -> float:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date), else ``default``."""
-    header = response.headers.get("Retry-After")
-    if header is None:
-        return default
-    header = header.strip()
-    if header.isdigit():
-        return float(header)
-    try:
-        when = email.utils.parsedate_to_datetime(header)
-    except (TypeError, ValueError):
-        return default
-    if when.tzinfo is None:  # an HTTP date is GMT by definition
-        when = when.replace(tzinfo=UTC)
-    return max(when.timestamp() - now(), 0.0)
 
 
 def _unchanged(text: str) -> str:
@@ -216,6 +196,22 @@ def read_json(response: httpx2.Response) -> Any:
         raise SearchError(f"not JSON from {host} ({kind}): {text[:120]!r}") from error
 
 
+class _BusyError(Exception):
+    """HTTP 429 or 5xx: the same request may pass a moment later."""
+
+    def __init__(self, response: httpx2.Response, asked: float | None) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response, self.asked = response, asked
+
+
+SOURCE_RETRIES = RetryPolicy(
+    retryable=lambda error: isinstance(error, _BusyError | UnusableResponseError | httpx2.TransportError),
+    asked=lambda error: error.asked if isinstance(error, _BusyError) else None,
+    timed_out=lambda error: isinstance(error, httpx2.TimeoutException),
+    event="source_retry",
+)
+
+
 async def get_with_retry(
     client: httpx2.AsyncClient,
     url: str,
@@ -225,9 +221,6 @@ async def get_with_retry(
     params: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
     timeout: float | None = None,  # noqa: ASYNC109 - httpx's per-request timeout, not a cancel scope
-    attempts: int = 3,
-    base_delay: float = 1.0,
-    max_wait: float = MAX_RETRY_WAIT_SECONDS,
     max_bytes: int = MAX_BODY_BYTES,
     redact: Callable[[str], str] | None = None,
     before_request: Callable[[], Awaitable[None]] | None = None,
@@ -235,76 +228,69 @@ async def get_with_retry(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     now: Callable[[], float] = time.time,
 ) -> T:
-    """GET ``url`` and return ``read(response)``.
+    """GET ``url`` and return ``read(response)``, under ``SOURCE_RETRIES`` (``sources.retry``).
 
-    Retried, with back-off, up to ``attempts`` times: HTTP 429 and 5xx (waiting what ``Retry-After``
-    asks, when it asks for no more than ``max_wait``), and any ``UnusableResponseError`` raised by
-    ``read`` (a maintenance page, an empty or truncated body). A timed-out request is asked once more:
-    a GET changes nothing. A ``Retry-After`` longer than ``max_wait`` ends the search at once with a
-    message saying when to try again. Other 4xx raise SearchError at once; a body over ``max_bytes``
-    raises ResponseTooLargeError. ``read`` sees the body with ``redact`` applied.
+    Retried: HTTP 429 and 5xx (after what ``Retry-After`` asks), a transport error (a timeout once), and any
+    ``UnusableResponseError`` raised by ``read`` (a maintenance page, an empty or truncated body). A
+    ``Retry-After`` longer than a search waits ends the search at once with a message saying when to try again.
+    Other 4xx raise SourceHTTPError at once; a body over ``max_bytes`` raises ResponseTooLargeError. ``read``
+    sees the body with ``redact`` applied.
 
     ``before_request`` runs before every request (the NCBI rate limiter hooks in here), so retries
     count against the limit too; ``before_send``, when the transport reports it (httpcore's ``trace``
     extension), runs once the connection is ready, just before the request is written.
     """
-    attempt = 0
-    timed_out_once = False
-    while True:
-        attempt += 1
-        backoff = base_delay * 2 ** (attempt - 1)
+
+    retrying = SOURCE_RETRIES.retrying(sleep, source=source)
+
+    async def attempt() -> T:
         if before_request is not None:
             await before_request()
-        try:
-            response = await _receive(
-                client,
-                url,
-                source=source,
-                params=params,
-                headers=headers,
-                timeout=timeout,
-                max_bytes=max_bytes,
-                redact=redact or _unchanged,
-                before_send=before_send,
-            )
-        except httpx2.TimeoutException as error:
-            if timed_out_once:
-                raise
-            timed_out_once = True
-            attempt -= 1  # a timeout has its own single retry
-            logger.warning("source_retry", source=source, reason=type(error).__name__)
-            continue
-        status, host = response.status_code, response.request.url.host
-        if status in RETRY_STATUSES:
-            wait = retry_after_seconds(response, default=backoff, now=now)
-            if wait > max_wait:
-                error_type = RateLimitError if status == 429 else SearchError
-                raise error_type(
-                    f"{host} asks to wait {wait:.0f} s before the next request (HTTP {status}, "
-                    f"Retry-After), longer than a search waits ({max_wait:g} s): try again after "
-                    f"{_try_again_at(wait, now)}",
-                    source=source,
-                )
-            if attempt >= attempts:
-                if status == 429:
-                    raise RateLimitError(f"rate limited (HTTP 429) after {attempt} attempt(s)", source=source)
-                snippet = one_line(response.text)[:SNIPPET_CHARS]
-                raise SourceHTTPError(f"HTTP {status} after {attempt} attempt(s): {snippet}", status, source=source)
-            logger.warning("source_retry", source=source, status=status, attempt=attempt, wait=wait)
-            await sleep(wait)
-            continue
+        response = await _receive(
+            client,
+            url,
+            source=source,
+            params=params,
+            headers=headers,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            redact=redact or _unchanged,
+            before_send=before_send,
+        )
+        if response.status_code in RETRY_STATUSES:
+            raise _BusyError(response, retry_after_seconds(response.headers, now=now))
         if not response.is_success:  # an error, or a redirect the client was not allowed to follow
+            status, asked = response.status_code, retrying.statistics["attempt_number"]
             snippet = one_line(response.text)[:SNIPPET_CHARS]
-            raise SourceHTTPError(f"HTTP {status} after {attempt} attempt(s): {snippet}", status, source=source)
-        try:
-            # Parsing a body (an efetch of 100 records: tens of ms) in a worker thread, so that the event
-            # loop goes on serving a server's other runs meanwhile.
-            return await asyncio.to_thread(read, response)
-        except UnusableResponseError as error:
-            if attempt >= attempts:
-                raise error.restated(f"{error.reason} (asked {attempt} times)", source=error.source or source) from None
-            logger.warning("source_retry", source=source, reason="unusable body", attempt=attempt, wait=backoff)
-            await sleep(backoff)
+            raise SourceHTTPError(f"HTTP {status} after {asked} attempt(s): {snippet}", status, source=source)
+        # Parsing a body (an efetch of 100 records: tens of ms) in a worker thread, so that the event
+        # loop goes on serving a server's other runs meanwhile.
+        return await asyncio.to_thread(read, response)
+
+    try:
+        return await retrying(attempt)
+    except _BusyError as busy:
+        raise _busy_error(busy, source, retrying.statistics["attempt_number"], now) from None
+    except UnusableResponseError as error:
+        asked = retrying.statistics["attempt_number"]
+        raise error.restated(f"{error.reason} (asked {asked} times)", source=error.source or source) from None
+
+
+def _busy_error(busy: _BusyError, source: str, attempts: int, now: Callable[[], float]) -> SearchError:
+    """The error of a server still busy when the retrying stopped: it asked for a longer wait than a search
+    waits, or the attempts ran out."""
+    status, host, max_wait = busy.response.status_code, busy.response.request.url.host, SOURCE_RETRIES.max_wait
+    if busy.asked is not None and busy.asked > max_wait:
+        error_type = RateLimitError if status == 429 else SearchError
+        return error_type(
+            f"{host} asks to wait {busy.asked:.0f} s before the next request (HTTP {status}, Retry-After), longer "
+            f"than a search waits ({max_wait:g} s): try again after {_try_again_at(busy.asked, now)}",
+            source=source,
+        )
+    if status == 429:
+        return RateLimitError(f"rate limited (HTTP 429) after {attempts} attempt(s)", source=source)
+    snippet = one_line(busy.response.text)[:SNIPPET_CHARS]
+    return SourceHTTPError(f"HTTP {status} after {attempts} attempt(s): {snippet}", status, source=source)
 
 
 class JsonApiTool(SearchTool):

@@ -21,7 +21,7 @@ from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -191,7 +191,7 @@ def parse_studies(data: object) -> tuple[list[Evidence], str | None]:
 
 def to_registry_query(query: str) -> str:
     """The search words without PubMed field tags, which ClinicalTrials.gov's search does not know."""
-    return " ".join(_FIELD_TAG.sub(" ", to_pubmed_query(query)).split())
+    return collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
 
 
 class ClinicalTrialsTool(JsonApiTool):

@@ -24,7 +24,7 @@ from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -59,7 +59,7 @@ def plain_text(markup: object) -> str:
         return ""
     text = _HEADING.sub(lambda m: f" {_TAG.sub('', m.group(1)).strip().rstrip(':')}: ", markup)
     text = _TAG.sub("", _BREAK.sub(" ", text))
-    return " ".join(html.unescape(text).split())
+    return collapse_whitespace(html.unescape(text))
 
 
 def _authors(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -170,7 +170,7 @@ def parse_search(data: object) -> list[Evidence]:
 
 def to_europepmc_query(query: str) -> str:
     """The search words without PubMed field tags (Europe PMC has its own field syntax)."""
-    return " ".join(_FIELD_TAG.sub(" ", to_pubmed_query(query)).split())
+    return collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
 
 
 class EuropePmcTool(JsonApiTool):

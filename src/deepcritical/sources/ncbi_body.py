@@ -14,7 +14,7 @@ from xml.parsers.expat import ExpatError
 import xmltodict
 
 from deepcritical.errors import RateLimitError, SearchError, UnusableResponseError
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 # Inline markup inside titles and abstracts (<i>, <sup>, MathML). xmltodict would move the marked-up
 # words out of the sentence into child keys, losing their place, so the tags go first and their text
@@ -144,4 +144,4 @@ def flatten_text(node: object) -> str:
             stack.extend(reversed(item))
         elif isinstance(item, int | float) and not isinstance(item, bool):
             parts.append(str(item))
-    return " ".join(" ".join(parts).split())
+    return collapse_whitespace(" ".join(parts))

@@ -21,7 +21,7 @@ from deepcritical.sources.ncbi_body import (
     raise_error_text,
     raise_for_unexpected_root,
 )
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -96,7 +96,7 @@ def _abstract(abstract: object) -> str:
         text = flatten_text(part)
         if not text:
             continue
-        label = " ".join((attr(part, "Label") or "").split())
+        label = collapse_whitespace(attr(part, "Label") or "")
         sections.append(f"{label}: {text}" if label else text)
     return " ".join(sections)
 

@@ -22,7 +22,7 @@ from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.query import to_pubmed_query
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
-from deepcritical.text import shorten
+from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -73,7 +73,7 @@ def parse_work(work: object, position: int) -> Evidence | None:
     work = _dict(work)
     ids = _dict(work.get("ids"))
     openalex_id = text_of(work.get("id")) or text_of(ids.get("openalex"))
-    title = " ".join((text_of(work.get("display_name")) or text_of(work.get("title"))).split())
+    title = collapse_whitespace(text_of(work.get("display_name")) or text_of(work.get("title")))
     if not openalex_id or not title:
         return None
     doi = normalize_doi(text_of(ids.get("doi")) or text_of(work.get("doi")))
@@ -143,7 +143,7 @@ class OpenAlexTool(JsonApiTool):
     default_base_url: ClassVar[str] = OPENALEX_BASE_URL
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        words = " ".join(_FIELD_TAG.sub(" ", to_pubmed_query(query)).split())
+        words = collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
         params: dict[str, str | int] = {"search": words, "per-page": max(1, min(max_results, MAX_PER_PAGE))}
         if self.since is not None:  # published on or after ``since``
             params["filter"] = f"from_publication_date:{self.since:%Y-%m-%d}"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from deepcritical.text import collapse_whitespace
+
 OPERATORS = frozenset({"AND", "OR", "NOT"})
 
 # Question words, auxiliaries, articles, pronouns, prepositions and conversational filler: none of
@@ -112,7 +114,7 @@ def to_pubmed_query(text: str) -> str:
     if query:
         return query
     words = " ".join(re.findall(r"\w+(?:['\-]\w+)*", normalized))
-    return words or " ".join(normalized.split())  # the original, its whitespace folded (control characters too)
+    return words or collapse_whitespace(normalized)  # the original, its whitespace folded (control characters too)
 
 
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
@@ -143,7 +145,7 @@ def with_terms(query: str, terms: Sequence[str]) -> str:
     """``query`` with each of ``terms`` it does not name added whole, so a search cannot drift off the question
     (a query about the drug that lost the disease, or "vitamin" that lost its "D"). A query written with
     Boolean operators or parentheses is kept whole and ANDed with the missing terms."""
-    query = " ".join(query.split())
+    query = collapse_whitespace(query)
     missing = [term for term in dict.fromkeys(terms) if term.strip() and not query_names(term, query)]
     if not missing:
         return query

@@ -23,6 +23,7 @@ from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.ports import EvidenceStoreLike, SearchHandlerLike
 from deepcritical.stages.selection import asks_for_held_kind, held_kinds
 from deepcritical.stages.state import Budget, RunState
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -30,11 +31,7 @@ DEFAULT_RELATED_MIN_SCORE = 0.4
 # A model may call a tool again and again within one turn; this bounds what a turn can cost.
 MAX_SEARCHES_PER_TURN = 3
 MAX_LISTED_ITEMS = 12
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+LISTED_TITLE_CHARS = 160
 
 
 def source_status(results: Iterable[SearchResult]) -> tuple[list[str], dict[str, str], list[str]]:
@@ -163,7 +160,12 @@ class SearchStage:
             "collected_total": len(self.evidence),
             "evidence_cap": self.evidence.max_evidence,
             "items": [
-                {"id": item.id, "title": _short(item.citation.title), "source": item.citation.source} for item in listed
+                {
+                    "id": item.id,
+                    "title": shorten(item.citation.title, LISTED_TITLE_CHARS),
+                    "source": item.citation.source,
+                }
+                for item in listed
             ],
         }
 

@@ -36,7 +36,7 @@ from deepcritical.service.manager import (
     RunManager,
     RunNotFoundError,
 )
-from deepcritical.text import MAX_QUESTION_CHARS, NOT_UTF8
+from deepcritical.text import MAX_QUESTION_CHARS, NOT_UTF8, shorten
 from deepcritical.web.report_html import folder_report_html
 
 logger = structlog.get_logger(__name__)
@@ -90,10 +90,7 @@ class ErrorBody(BaseModel):
 
 
 def error_response(status: int, message: str, field: str | None = None, **headers: str) -> JSONResponse:
-    text = " ".join(message.split())
-    if len(text) > MAX_ERROR_CHARS:
-        text = text[: MAX_ERROR_CHARS - 1] + "…"
-    body = ErrorBody(error=text, field=field)
+    body = ErrorBody(error=shorten(message, MAX_ERROR_CHARS), field=field)
     return JSONResponse(body.model_dump(), status_code=status, headers=headers or None)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from deepcritical.models import StudyDesign
+from deepcritical.text import split_sentences
 
 _I = re.IGNORECASE
 _UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -34,7 +35,6 @@ _N_ENROLLED = re.compile(
     rf"|\bwe (?:randomi[sz]ed|enrolled|included|recruited) {_NUMBER}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\b",
     _I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 # What a count is of, read from the words nearest it within its clause: a review that pools randomised trials
 # and contrasts them with observational data ("Nine RCTs (2,275 patients) ... Twenty-seven observational
 # studies (over 400,000 patients)") has, as its own n, the trials' patients, not the cohorts' records.
@@ -87,7 +87,7 @@ def sample_size(text: str, design: StudyDesign | None = None) -> int | None:
             counts = [count for count in counts if count.of != "observational"]
         return max((count.n for count in counts), default=None)
 
-    sentences = _SENTENCE.split(text)
+    sentences = split_sentences(text)
     enrolled = plausible(
         _Count(value(raw), _qualifier(sentence, m.start(), m.end()))
         for sentence in sentences

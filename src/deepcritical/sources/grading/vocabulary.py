@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from deepcritical.models import Population, StudyDesign
+from deepcritical.text import collapse_whitespace
 from deepcritical.vocabulary import DESIGN_PRECEDENCE
 
 # Which design wins when a record carries several types: the vocabulary's order.
@@ -93,7 +94,7 @@ _MESH_CELLS = re.compile(
 
 
 def _normal(text: str) -> str:
-    return " ".join(text.replace("-", " ").lower().split())
+    return collapse_whitespace(text.replace("-", " ").lower())
 
 
 def _first_by_precedence(designs: Iterable[StudyDesign]) -> StudyDesign | None:
