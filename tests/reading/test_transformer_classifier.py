@@ -289,3 +289,27 @@ def test_a_file_trained_with_the_arms_numbers_reads_which_arm_has_the_larger() -
     assert masked_text("Stroke was rarer with aspirin.", comparison, numbers=True) == masked_text(
         "Stroke was rarer with aspirin.", comparison
     )
+
+
+def test_the_shipped_readers_int8_weights_cannot_saturate_an_avx2_cpus_sums(tmp_path: Path, model_dir: Path) -> None:
+    """Without VNNI, ONNX Runtime adds two uint8 x int8 products in int16: 255 x 64 x 2 fits, 255 x 127 x 2 does
+    not, and 8-bit weights made the reader's logits differ by CPU (bench/reader_cpu_paths.py, phases/23)."""
+    import onnx
+    from onnx import numpy_helper
+
+    from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
+
+    classifier_weights, ranker_weights = bundled_weights(), bundled_ranker_weights()
+    assert classifier_weights is not None
+    assert ranker_weights is not None
+    TransformerClassifier.load(classifier_weights, model_dir, tmp_path / "classifier", quantized=True)
+    TransformerRanker.load(ranker_weights, model_dir, tmp_path / "ranker", quantized=True)
+    for folder in ("classifier", "ranker"):
+        (graph,) = (tmp_path / folder).glob("*.onnx")
+        weights = [
+            numpy_helper.to_array(tensor)
+            for tensor in onnx.load(str(graph)).graph.initializer
+            if tensor.data_type == 3 and len(tensor.dims) == 2  # int8 matrices
+        ]
+        assert len(weights) == 6 * 6  # every weight product of the 6 layers: query, key, value, output, 2 feed-forward
+        assert max(int(np.abs(w.astype(np.int32)).max()) for w in weights) <= 64

@@ -42,6 +42,12 @@ HEAD_WEIGHT, HEAD_BIAS = "head.weight", "head.bias"
 # The shipped classifier and re-ranker are read through int8 weight products: about 1.5x float32's speed
 # for 0.001 macro-F1 on the validation articles (0.6893 against 0.6907; phases/16_result_reader.md, round 4).
 QUANTIZED = True
+# The int8 graphs' weights in 7 bits (reduce_range): ONNX Runtime's u8s8 products add two products in int16
+# on a CPU without VNNI, which 8-bit weights saturate. With 8 bits the classifier's logits moved by up to 0.19
+# and the re-ranker's scores by 0.25 between a VNNI and an AVX2-only CPU; with 7 bits by 0.053 and 0.010, for
+# the same validation figure within a prompt (0.757 macro-F1 against 0.753; bench/reader_cpu_paths.py,
+# phases/23_cpu_stable_embeddings.md, section 3).
+REDUCED_RANGE = True
 # The linear features' placeholders, as words the tokenizer knows.
 PLACEHOLDERS = {"xint": "intervention", "xcomp": "comparator", "xout": "outcome", "num": "number"}
 
@@ -187,10 +193,21 @@ class TransformerClassifier:
         return [dict(zip(self.labels, map(float, row), strict=True)) for row in _softmax(scores)]
 
     @classmethod
-    def load(cls, weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> TransformerClassifier:
+    def load(
+        cls,
+        weights: Path,
+        model_dir: Path,
+        cache_dir: Path,
+        *,
+        quantized: bool = False,
+        reduce_range: bool = REDUCED_RANGE,
+    ) -> TransformerClassifier:
         """The classifier from ``weights`` (the trained tensors) over the base model in ``model_dir``; the
-        built graph is kept in ``cache_dir`` (built again when either file changes)."""
-        session, heads, metadata = load_trained(weights, model_dir, cache_dir, quantized=quantized)
+        built graph is kept in ``cache_dir`` (built again when either file changes). ``reduce_range``: an
+        int8 graph's weights in 7 bits."""
+        session, heads, metadata = load_trained(
+            weights, model_dir, cache_dir, quantized=quantized, reduce_range=reduce_range
+        )
         labels = metadata.get("labels", ",".join(LABELS)).split(",")
         masked = metadata.get("input", "masked") == "masked"
         # Read as trained: the pair (prompt, sentence) or the masked sentence alone, cut at the same length.
@@ -214,7 +231,7 @@ class TransformerClassifier:
 
 
 def load_trained(
-    weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False
+    weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False, reduce_range: bool = REDUCED_RANGE
 ) -> tuple[Any, dict[str, Array], dict[str, str]]:
     """An ONNX Runtime session over the base model with the trained layers of ``weights`` in place, the
     file's other tensors (the head's: named ``head.*`` or ``linear.*``, applied in numpy) and its metadata."""
@@ -229,9 +246,9 @@ def load_trained(
     heads = {name: tensors.pop(name) for name in list(tensors) if name.startswith(("head.", "linear."))}
     graph: Path | bytes
     try:
-        graph = _graph_file(model_dir, weights, tensors, cache_dir, quantized)
+        graph = _graph_file(model_dir, weights, tensors, cache_dir, quantized, reduce_range)
     except OSError:  # an unwritable home costs the cache, not the reading
-        graph = _build(model_dir, tensors, quantized)
+        graph = _build(model_dir, tensors, quantized, reduce_range)
     # One thread: a unit of 40 tokens is too small to split; two threads read about as fast in wall time
     # and at 0.6x the rate per CPU second (phases/16_result_reader.md, round 4).
     session = onnxruntime.InferenceSession(
@@ -240,25 +257,33 @@ def load_trained(
     return session, heads, metadata
 
 
-def _build(model_dir: Path, tensors: Mapping[str, Array], quantized: bool) -> bytes:
+def _build(model_dir: Path, tensors: Mapping[str, Array], quantized: bool, reduce_range: bool) -> bytes:
     from deepcritical.evidence.onnx_bert import build_bert_graph, quantize_in_memory
 
     graph = build_bert_graph(model_dir, replacements=tensors)
-    return quantize_in_memory(graph) if quantized else graph
+    return quantize_in_memory(graph, reduce_range=reduce_range) if quantized else graph
 
 
-def _graph_file(model_dir: Path, weights: Path, tensors: Mapping[str, Array], cache_dir: Path, quantized: bool) -> Path:
+def _graph_file(
+    model_dir: Path,
+    weights: Path,
+    tensors: Mapping[str, Array],
+    cache_dir: Path,
+    quantized: bool,
+    reduce_range: bool,
+) -> Path:
     """The built graph, from the cache when it is there, else built and cached (keyed on both files)."""
     key = hashlib.sha256(_GRAPH_VERSION.encode())
     for path in (model_dir / "model.safetensors", weights):
         stat = path.stat()
         key.update(f"|{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    key.update(f"|{quantized}".encode())
+    key.update(f"|{quantized}|{reduce_range}".encode())
     name = weights.stem.replace("_", "-")
-    target = cache_dir / f"{name}-{'int8' if quantized else 'fp32'}-{key.hexdigest()[:16]}.onnx"
+    kind = ("int7" if reduce_range else "int8") if quantized else "fp32"
+    target = cache_dir / f"{name}-{kind}-{key.hexdigest()[:16]}.onnx"
     if target.is_file():
         return target
-    graph = _build(model_dir, tensors, quantized)
+    graph = _build(model_dir, tensors, quantized, reduce_range)
     cache_dir.mkdir(parents=True, exist_ok=True)
     # Written under a unique name, then renamed: two processes building at once both end with a whole file.
     partial = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")

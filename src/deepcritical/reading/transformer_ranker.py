@@ -28,6 +28,7 @@ from deepcritical.reading.transformer_classifier import (
     HEAD_WEIGHT,
     LENGTH_SLACK,
     QUANTIZED,
+    REDUCED_RANGE,
     Array,
     base_model_dir,
     configured_tokenizer,
@@ -95,9 +96,20 @@ class TransformerRanker:
         return [float(value) + self.linear_weight * float(logit) for value, logit in zip(own, linear, strict=True)]
 
     @classmethod
-    def load(cls, weights: Path, model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> TransformerRanker:
-        """The re-ranker from ``weights`` over the base model in ``model_dir`` (graph cached in ``cache_dir``)."""
-        session, heads, metadata = load_trained(weights, model_dir, cache_dir, quantized=quantized)
+    def load(
+        cls,
+        weights: Path,
+        model_dir: Path,
+        cache_dir: Path,
+        *,
+        quantized: bool = False,
+        reduce_range: bool = REDUCED_RANGE,
+    ) -> TransformerRanker:
+        """The re-ranker from ``weights`` over the base model in ``model_dir`` (graph cached in ``cache_dir``);
+        ``reduce_range``: an int8 graph's weights in 7 bits."""
+        session, heads, metadata = load_trained(
+            weights, model_dir, cache_dir, quantized=quantized, reduce_range=reduce_range
+        )
         if heads[HEAD_WEIGHT].size != heads[HEAD_WEIGHT].shape[-1]:
             raise ValueError(f"{weights}: the head gives {heads[HEAD_WEIGHT].shape[0]} scores, not one")
         linear = float(heads[LINEAR_WEIGHT].reshape(-1)[0]) if LINEAR_WEIGHT in heads else 0.0
