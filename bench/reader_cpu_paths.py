@@ -16,7 +16,7 @@ Options: ``int8`` (as shipped: 8-bit weights, one scale per output channel), ``i
 weights, ``reduce_range``: a pair of products cannot reach int16's limit), ``float32``.
 
 Protocol: the first ``--limit`` Evidence Inference 2.0 validation prompts (the authors' split, in file
-order), read as ``eval evidence-inference --reader transformer`` reads them (``run.eval_inference.predict``:
+order), read as ``eval evidence-inference --reader transformer`` reads them (``evaluation.evidence_inference.predict``:
 the article's full text, the linear ranker's best 8 units re-scored, the best read and blended with the
 linear classifier). Recorded per option: every classifier logit (keyed by prompt, comparison and text) and
 every re-ranker score (keyed by prompt and unit), each prompt's label and its first evidence unit. Printed:
@@ -40,13 +40,13 @@ from typing import Any
 import numpy as np
 import structlog
 
+from deepcritical.evaluation.evidence_inference import predict, read_prompts, score, split_of
 from deepcritical.reading import transformer_classifier
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, ResultReader
 from deepcritical.reading.transformer_classifier import TransformerClassifier, base_model_dir, bundled_weights
 from deepcritical.reading.transformer_ranker import TransformerRanker, bundled_ranker_weights
 from deepcritical.reading.units import TextUnit
-from deepcritical.run.eval_inference import predict, read_prompts, score, split_of
 
 OPTIONS = {"int8": (True, False), "int7": (True, True), "float32": (False, False)}  # quantized, reduce_range
 
