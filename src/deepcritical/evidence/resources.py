@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from types import TracebackType
 
 from deepcritical.config import Settings
 from deepcritical.evidence import chroma
@@ -65,7 +64,5 @@ class Resources:
     def __enter__(self) -> Resources:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.close()
