@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import structlog
 
+from helpers import servers
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
@@ -71,5 +73,34 @@ def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def _fresh_structlog() -> Iterator[None]:
     """A command run in process (CliRunner) configures structlog for the process, its level filter included;
     without a reset, a later test's ``capture_logs`` would see nothing below that level."""
+    yield
+    structlog.reset_defaults()
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A real ``redis-server`` on 127.0.0.1 and a free port, nothing saved to disk; stopped by pid after."""
+    with servers.redis_server(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """A real ``chroma run`` on 127.0.0.1 and a free port, answering its heartbeat; stopped by pid after."""
+    with servers.chroma_server(tmp_path) as address:
+        yield address
+
+
+@pytest.fixture
+def plain_logs() -> Iterator[None]:
+    """Plain-text logs with plain tracebacks: structlog's default renders every local of every frame
+    of a traceback with rich, which takes minutes for a crash deep inside a run."""
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
+        ]
+    )
     yield
     structlog.reset_defaults()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import run_cli
+from helpers.commands import run_cli
 
 TEXTS = [
     {"id": "trial-1", "text": "Mortality was lower (HR 0.77, 95% CI 0.72-0.82; p < 0.001)."},

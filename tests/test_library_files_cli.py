@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from test_cli import run_cli
+from helpers.commands import run_cli
 
 RIS = (
     "TY  - JOUR\nTI  - Aspirin for primary prevention in older adults\nPY  - 2018\nN1  - PMID: 30221597\n"

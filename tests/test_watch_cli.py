@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import run_cli
+from helpers.commands import run_cli
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evidence_factory import settings_for
 
 from deepcritical.documents import reader, references
 from deepcritical.documents.model import Document, ParsedDocument
@@ -19,6 +18,7 @@ from deepcritical.evidence.document_files import DOCUMENT_KEY, PATH_KEY, add_fil
 from deepcritical.evidence.documents import collection_name
 from deepcritical.models import Grade
 from deepcritical.service import library_add
+from helpers.stores import settings_for
 
 RECORD = "TY  - JOUR\nTI  - Record {n} on drug X\nAB  - Nausea in {n} of 4000 adults on drug X.\nER  - \n\n"
 

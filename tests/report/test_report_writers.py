@@ -29,8 +29,8 @@ from deepcritical.report.document import (
 from deepcritical.report.html import to_html
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, render_markdown
+from helpers.hostile_text import PAPER_TEXT
 from helpers.html import Page
-from hostile_text import PAPER_TEXT
 
 QUESTION = "Does drugx reduce mortality in sepsis?"
 SCRIPT = "<script>alert(1)</script>"

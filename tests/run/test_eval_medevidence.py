@@ -13,7 +13,7 @@ import pytest
 from deepcritical.errors import ConfigError
 from deepcritical.outputs import Verdict
 from deepcritical.run import eval_medevidence
-from test_reliability_cli import environment
+from helpers.commands import environment
 
 NULL_TRIAL = (
     "Background: statins may reduce deaths in sepsis. Methods: 250 adults with sepsis were randomised to "

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from agents.research_fakes import FakeStore
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
 from deepcritical.evidence.memory import MemoryStore
 from deepcritical.models import Citation, Evidence, Grade
 from deepcritical.stages.ports import EvidenceStoreLike
+from helpers.research_fakes import FakeStore
 
 
 def item(

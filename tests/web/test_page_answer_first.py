@@ -21,7 +21,7 @@ from deepcritical.report.figure_files import write_figures
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, counted_items
 from deepcritical.run.store import RunInfo
-from web.test_live import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, served
+from helpers.page import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, served
 
 pytestmark = pytest.mark.model
 
