@@ -13,7 +13,8 @@ import numpy as np
 from deepcritical.config import Settings
 from deepcritical.evidence import EvidenceStore, chroma, library
 from deepcritical.evidence.embeddings import Vectors
-from deepcritical.models import Citation, Evidence, SourceName
+from deepcritical.models import Evidence, SourceName
+from helpers import builders
 
 OpenStore = Callable[..., Awaitable[EvidenceStore]]
 
@@ -27,13 +28,8 @@ def make_evidence(
     pmid: bool = True,
 ) -> Evidence:
     """An item with id ``pmid:<key>`` (or ``url:https://example.org/<key>`` when ``pmid`` is False)."""
-    citation = Citation(
-        source=source,
-        title=title or f"Study {key}",
-        url=f"https://pubmed.ncbi.nlm.nih.gov/{key}/" if pmid else f"https://example.org/{key}",
-        pmid=key if pmid else None,
-    )
-    return Evidence(content=content, citation=citation)
+    url = f"https://pubmed.ncbi.nlm.nih.gov/{key}/" if pmid else f"https://example.org/{key}"
+    return builders.evidence(content, pmid=key if pmid else None, source=source, title=title or f"Study {key}", url=url)
 
 
 def settings_for(home: Path, host: str | None = None, port: int = 8000, **extra: object) -> Settings:
