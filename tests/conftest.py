@@ -18,6 +18,18 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 # (a pinned figure must not pass by being skipped).
 REQUIRE_DATA = "DEEPCRITICAL_REQUIRE_DATA"
 
+# The fast subset is ``pytest -m "not slow"`` (README). Besides the tests marked ``slow`` by hand (a child process
+# of the command), a test is slow when it loads the real model or starts a real server.
+SLOW_MARKERS = ("model", "chroma_server")
+SLOW_FIXTURES = frozenset({"chroma_server", "redis_url", "embeddings"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS) or uses & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+
 
 def shared_folder(name: str) -> Path:
     """``../shared/data/<name>``, or a skip naming exactly what is missing: a user's clone has no

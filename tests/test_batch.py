@@ -19,6 +19,8 @@ from deepcritical.run.checkpoint import CHECKPOINT_FILE, HOLD_VARIABLE
 from deepcritical.text import MAX_QUESTION_CHARS
 from helpers.commands import environment, error_lines, run_cli, wait_for
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 QUESTIONS = ["Can metformin be repurposed for Alzheimer's disease?", "Do statins reduce sepsis mortality?"]
 
 

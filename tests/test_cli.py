@@ -15,6 +15,9 @@ import pytest
 from deepcritical.config import DEFAULT_MODEL
 from deepcritical.run.checkpoint import HOLD_VARIABLE
 from helpers.commands import PASSED_THROUGH, run_cli, wait_for
+from helpers.servers import stop
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 
 @pytest.mark.model
@@ -214,9 +217,7 @@ def test_ctrl_c_leaves_a_run_that_resume_can_finish(tmp_path: Path) -> None:
         rest = process.stderr.read()
         assert process.wait(timeout=120) == 130, rest
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        stop(process)
     status = json.loads((out / "status.json").read_text(encoding="utf-8"))
     assert status["status"] == "interrupted"
     assert json.loads((out / "request.json").read_text(encoding="utf-8"))["demo"] is True

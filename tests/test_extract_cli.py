@@ -12,6 +12,8 @@ import pytest
 
 from helpers.commands import run_cli
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 TEXTS = [
     {"id": "trial-1", "text": "Mortality was lower (HR 0.77, 95% CI 0.72-0.82; p < 0.001)."},
     {"id": 2, "text": "Response 79 % vs 59 %, p = 0.04; no other result."},

@@ -17,6 +17,8 @@ RIS = (
     "TY  - JOUR\nTI  - Aspirin for primary prevention in older adults\nPY  - 2018\nN1  - PMID: 30221597\n"
     "AB  - Aspirin led to more major haemorrhage than placebo and did not prolong disability-free survival.\nER  - \n"
 )
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 NOTES = "# Notes\n\n## Methods\n\nWe pooled 12 trials of statins in sepsis.\n\n## Results\n\nNo mortality benefit.\n"
 
 

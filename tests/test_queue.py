@@ -240,14 +240,14 @@ class Team:
 
     def start_worker(self, *, hold: str | None = None) -> subprocess.Popen[bytes]:
         extra = {HOLD_VARIABLE: hold} if hold else {}
-        log = (self.tmp_path / f"worker-{len(self.workers)}.log").open("wb")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "deepcritical", "worker", "--demo"],
-            env=environment(self.home, self.env | extra),
-            cwd=self.tmp_path,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        with (self.tmp_path / f"worker-{len(self.workers)}.log").open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "deepcritical", "worker", "--demo"],
+                env=environment(self.home, self.env | extra),
+                cwd=self.tmp_path,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.workers.append(process)
         return process
 

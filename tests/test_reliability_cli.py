@@ -81,6 +81,8 @@ async def crash(self, deps, *_rest):
 
 orchestrator.Orchestrator._loop = crash
 from deepcritical.cli.app import main
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 sys.argv = ["deepcritical", *sys.argv[1:]]
 main()
 """

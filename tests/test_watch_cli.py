@@ -9,6 +9,8 @@ import pytest
 
 from helpers.commands import run_cli
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
 
 

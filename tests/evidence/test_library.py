@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from deepcritical.evidence import chroma, library
+from helpers.servers import kill
 from helpers.stores import HashEmbeddings, make_collection, make_evidence, names, open_hash_store, settings_for
 
 # One process of a concurrent run, as far as the store sees it: its own run collection, the shared
@@ -120,8 +120,7 @@ def test_a_run_killed_holding_the_store_leaves_an_orphan_that_prune_removes(tmp_
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "holding the lock"
     finally:
-        os.kill(process.pid, signal.SIGKILL)  # killed in the middle of a store operation
-        process.wait(timeout=30)
+        kill(process)  # killed in the middle of a store operation
     # The lock died with the process: the store opens at once, and the orphan is pruned like any run
     # (its collection was open, but the process holding it is gone).
     assert "run-killed-mid-run" in names(home)

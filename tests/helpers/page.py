@@ -72,10 +72,11 @@ def served(home: Path) -> Iterator[Server]:
                 started.set()
         started.set()  # the process ended: let the fixture see it
 
-    threading.Thread(target=drain, daemon=True).start()
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
     try:
         if not started.wait(STARTUP_SECONDS) or process.poll() is not None:
             pytest.fail("the server did not start:\n" + "".join(log[-30:]))
         yield Server(url=f"http://127.0.0.1:{port}", home=home, log=log)
     finally:
-        stop(process)
+        stop(process, readers=[drainer])

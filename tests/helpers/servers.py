@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,23 +31,33 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def stop(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM by pid, then SIGKILL if it has not ended within ``STOP_DEADLINE``; nothing if it has ended."""
-    if process.poll() is not None:
-        return
-    os.kill(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=STOP_DEADLINE)
-    except subprocess.TimeoutExpired:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=STOP_DEADLINE)
+def stop(process: subprocess.Popen[Any], *, readers: Sequence[threading.Thread] = ()) -> None:
+    """SIGTERM by pid, then SIGKILL if it has not ended within ``STOP_DEADLINE``; then, once the ``readers`` of
+    its pipes have seen their end, its pipes are closed (an open one is a ResourceWarning, an error here)."""
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_DEADLINE)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=STOP_DEADLINE)
+    for reader in readers:
+        reader.join(timeout=STOP_DEADLINE)
+    close_pipes(process)
 
 
 def kill(process: subprocess.Popen[Any]) -> None:
     """SIGKILL by pid, as a crash would end it; asserts that the signal is what ended it."""
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=STOP_DEADLINE)
+    close_pipes(process)
     assert process.returncode == -signal.SIGKILL
+
+
+def close_pipes(process: subprocess.Popen[Any]) -> None:
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 @contextmanager

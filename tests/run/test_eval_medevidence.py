@@ -26,6 +26,8 @@ FEWER_DEATHS = (
     "p < 0.001). Conclusions: dapagliflozin reduced mortality in heart failure."
 )
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 
 def question(key: str, intervention: str, outcome: str, comparator: str, **gold: Any) -> dict[str, Any]:
     return {

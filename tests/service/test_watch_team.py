@@ -37,6 +37,8 @@ from helpers.commands import environment, run_cli
 from helpers.servers import kill, stop
 from helpers.web_fakes import ScriptedRuns, serving
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 WATCHES = 20
 WORKERS = 3
 DEADLINE_SECONDS = 240.0  # a killed worker's job is swept and delivered again within ~20 s; a loaded machine

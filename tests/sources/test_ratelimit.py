@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx2
@@ -32,6 +31,7 @@ from deepcritical.sources.ratelimit import (
     redis_limiter,
     sqlite_limiter,
 )
+from helpers.eutils import eutils_handler
 from helpers.servers import free_port
 
 
@@ -67,26 +67,6 @@ def max_in_any_window(stamps: list[float], window: float = 1.0) -> int:
 def smallest_gap(stamps: list[int]) -> int:
     ordered = sorted(stamps)
     return min(later - earlier for earlier, later in itertools.pairwise(ordered))
-
-
-def eutils_handler(stamps: list[float], clock: Callable[[], float]) -> Callable[[httpx2.Request], httpx2.Response]:
-    """Answers esearch with two PMIDs derived from the term, and efetch with an article per PMID."""
-
-    def handle(request: httpx2.Request) -> httpx2.Response:
-        stamps.append(clock())
-        if request.url.path.endswith("esearch.fcgi"):
-            seed = int(request.url.params["term"].split()[-1])
-            ids = [str(1000 + 2 * seed), str(1001 + 2 * seed)]
-            return httpx2.Response(200, text=json.dumps({"esearchresult": {"count": "2", "idlist": ids}}))
-        articles = "".join(
-            f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><ArticleTitle>Title {pmid}</ArticleTitle>"
-            f"<Abstract><AbstractText>Abstract {pmid}.</AbstractText></Abstract></Article></MedlineCitation>"
-            "</PubmedArticle>"
-            for pmid in request.url.params["id"].split(",")
-        )
-        return httpx2.Response(200, text=f"<PubmedArticleSet>{articles}</PubmedArticleSet>")
-
-    return handle
 
 
 @pytest.mark.parametrize(("api_key", "limit"), [(None, NCBI_RATE_WITHOUT_KEY), (SecretStr("k"), NCBI_RATE_WITH_KEY)])
@@ -239,7 +219,7 @@ SEARCHER = """
 import asyncio, json, sys
 sys.path.insert(0, {tests!r})
 import httpx2
-from test_ratelimit import eutils_handler
+from helpers.eutils import eutils_handler
 from deepcritical.config import load_settings
 from deepcritical.run import setup
 from deepcritical.sources.factory import make_http_client
@@ -257,7 +237,7 @@ asyncio.run(main(int(sys.argv[1])))
 
 def run_searchers(*envs: dict[str, str]) -> None:
     """One search process per environment, all at once; each runs five concurrent PubMed searches."""
-    script = SEARCHER.format(tests=str(Path(__file__).parent))
+    script = SEARCHER.format(tests=str(Path(__file__).parents[1]))
     base = {key: value for key, value in os.environ.items() if key not in {"CHROMA_HOST", "REDIS_URL", "DEMO_MODE"}}
     base |= {"DEEPCRITICAL_SOURCES": "pubmed", "NCBI_API_KEY": "test-key-for-the-limit"}
     started = [

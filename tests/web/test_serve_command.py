@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from helpers.servers import free_port, stop
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 ROOT = Path(__file__).resolve().parents[2]
 # A documentation address (TEST-NET-1) that is on no interface here: had the check gone, binding would fail
