@@ -20,6 +20,8 @@ from deepcritical.models import Citation, Evidence
 from deepcritical.text import MAX_QUESTION_CHARS
 from helpers.commands import environment, error_lines, run_cli
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 CONTROLS = {chr(code) for code in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]}
 
 
@@ -81,8 +83,6 @@ async def crash(self, deps, *_rest):
 
 orchestrator.Orchestrator._loop = crash
 from deepcritical.cli.app import main
-
-pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 sys.argv = ["deepcritical", *sys.argv[1:]]
 main()
 """

@@ -188,6 +188,7 @@ async def test_a_checkpoint_file_round_trips(tmp_path: Path) -> None:
     assert read_checkpoint(tmp_path) == saved[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
@@ -469,6 +470,7 @@ def a_checkpoint(**changes: Any) -> dict[str, Any]:
     } | changes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
@@ -493,6 +495,7 @@ def test_a_tampered_checkpoint_state_or_usage_is_one_line_at_resume(
     assert f"checkpoint.json cannot be read ({field}" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_request_that_is_not_json_is_one_line_at_resume(tmp_path: Path) -> None:
     folder = tmp_path / "out"
     folder.mkdir()

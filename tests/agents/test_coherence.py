@@ -242,6 +242,7 @@ def render(case: Case, draft: ResearchReport, judged: Assessment | None) -> tupl
 EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(data=st.data())
 def test_the_rendered_report_is_coherent(data: st.DataObject) -> None:

@@ -42,6 +42,7 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
 """
 
 
+@pytest.mark.slow
 def test_concurrent_processes_on_one_home_all_succeed_and_lose_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     here = Path(__file__).parents[1]  # tests/, for helpers
@@ -112,6 +113,7 @@ with connection.session(touches=("run-killed-mid-run",), writes=True) as session
 """
 
 
+@pytest.mark.slow
 def test_a_run_killed_holding_the_store_leaves_an_orphan_that_prune_removes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     script = KILLED.format(paths=[str(Path(__file__).parents[1])])

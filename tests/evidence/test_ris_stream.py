@@ -164,6 +164,7 @@ def _grade(_: object) -> Grade:
     return Grade(design="randomized_controlled_trial", level=2, basis="publication_type")
 
 
+@pytest.mark.slow
 def test_dropping_what_a_large_export_no_longer_gives_works_past_the_stores_sql_limit(tmp_path: Path) -> None:
     """At the size that failed: 33,000 passages of one file (SQLite takes 32,766 variables in a statement)."""
     passages = 33_000

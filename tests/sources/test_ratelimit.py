@@ -256,6 +256,7 @@ def run_searchers(*envs: dict[str, str]) -> None:
         assert json.loads(stdout.strip().splitlines()[-1]) == [2] * 5
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_machine_share_one_limit(tmp_path: Path) -> None:
     run_searchers({"DEEPCRITICAL_HOME": str(tmp_path)}, {"DEEPCRITICAL_HOME": str(tmp_path)})
     table = ncbi_bucket_name(SecretStr("test-key-for-the-limit"))
