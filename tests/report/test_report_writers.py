@@ -31,7 +31,7 @@ from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, render_markdown
 from helpers.builders import evidence
 from helpers.hostile_text import PAPER_TEXT
-from helpers.html import Page
+from helpers.parsed_html import Page
 
 QUESTION = "Does drugx reduce mortality in sepsis?"
 SCRIPT = "<script>alert(1)</script>"

@@ -22,7 +22,7 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.run.upgrade import upgrade_folder
 from deepcritical.web.report_html import folder_report_html
-from helpers.html import Page
+from helpers.parsed_html import Page
 
 # How a Markdown reader (GitHub, an editor) shows report.md.
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
