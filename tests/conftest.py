@@ -9,12 +9,26 @@ from pathlib import Path
 import pytest
 import structlog
 
+from helpers import servers
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 # Set by .ci/run: there the data is present, so a test that needs it fails instead of skipping when it is not
 # (a pinned figure must not pass by being skipped).
 REQUIRE_DATA = "DEEPCRITICAL_REQUIRE_DATA"
+
+# The fast subset is ``pytest -m "not slow"`` (README). Besides the tests marked ``slow`` by hand (a child process
+# of the command), a test is slow when it loads the real model or starts a real server.
+SLOW_MARKERS = ("model", "chroma_server")
+SLOW_FIXTURES = frozenset({"chroma_server", "redis_url", "embeddings"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS) or uses & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
 
 
 def shared_folder(name: str) -> Path:
@@ -71,5 +85,34 @@ def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 def _fresh_structlog() -> Iterator[None]:
     """A command run in process (CliRunner) configures structlog for the process, its level filter included;
     without a reset, a later test's ``capture_logs`` would see nothing below that level."""
+    yield
+    structlog.reset_defaults()
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A real ``redis-server`` on 127.0.0.1 and a free port, nothing saved to disk; stopped by pid after."""
+    with servers.redis_server(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """A real ``chroma run`` on 127.0.0.1 and a free port, answering its heartbeat; stopped by pid after."""
+    with servers.chroma_server(tmp_path) as address:
+        yield address
+
+
+@pytest.fixture
+def plain_logs() -> Iterator[None]:
+    """Plain-text logs with plain tracebacks: structlog's default renders every local of every frame
+    of a traceback with rich, which takes minutes for a crash deep inside a run."""
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
+        ]
+    )
     yield
     structlog.reset_defaults()

@@ -28,7 +28,7 @@ from deepcritical.report.extractive import extractive_report
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.library import LibraryTool
-from test_reliability_cli import environment
+from helpers.commands import environment
 
 pytestmark = pytest.mark.model
 

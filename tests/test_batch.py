@@ -17,8 +17,9 @@ from deepcritical.cli.batch import Row, folder_name, read_questions, row_from_re
 from deepcritical.errors import ConfigError
 from deepcritical.run.checkpoint import CHECKPOINT_FILE, HOLD_VARIABLE
 from deepcritical.text import MAX_QUESTION_CHARS
-from test_reliability_cli import environment, error_lines, run_cli
-from test_resume import wait_for
+from helpers.commands import environment, error_lines, run_cli, wait_for
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 QUESTIONS = ["Can metformin be repurposed for Alzheimer's disease?", "Do statins reduce sepsis mortality?"]
 

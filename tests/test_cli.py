@@ -14,26 +14,10 @@ import pytest
 
 from deepcritical.config import DEFAULT_MODEL
 from deepcritical.run.checkpoint import HOLD_VARIABLE
-from test_resume import wait_for
+from helpers.commands import PASSED_THROUGH, run_cli, wait_for
+from helpers.servers import stop
 
-# PYTHONPATH too: the code under test is the checkout's, whatever the virtualenv has installed.
-PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "VIRTUAL_ENV", "HF_HOME", "PYTHONPATH"}
-
-
-def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    # Only the machine's basics pass through: a developer's keys, SearXNG or Chroma server must not
-    # reach the program under test (nor let it touch the network).
-    environment = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
-    environment |= {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1"} | (env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "deepcritical", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=home.parent,
-        timeout=600,
-        check=False,
-    )
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 
 @pytest.mark.model
@@ -234,9 +218,7 @@ def test_ctrl_c_leaves_a_run_that_resume_can_finish(tmp_path: Path) -> None:
         rest = process.stderr.read()
         assert process.wait(timeout=120) == 130, rest
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        stop(process)
     status = json.loads((out / "status.json").read_text(encoding="utf-8"))
     assert status["status"] == "interrupted"
     assert json.loads((out / "request.json").read_text(encoding="utf-8"))["demo"] is True

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -19,18 +18,18 @@ import httpx2
 import pytest
 from typer.testing import CliRunner
 
-from agents.llm_server import LlmServer
-from agents.llm_wires import OPENAI
-from agents.research_fakes import QUESTION, plain_logs
 from deepcritical.cli.app import EXIT_DEGRADED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
 from deepcritical.demo.transport import StandInRouter
 from deepcritical.run import setup
 from deepcritical.sources.factory import make_http_client
+from helpers.llm_server import LlmServer
+from helpers.llm_wires import OPENAI
+from helpers.research_fakes import QUESTION
+from helpers.servers import free_port, stop
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
-_ = plain_logs  # imported for its fixture
 
-SERVER_SCRIPT = Path(__file__).parent / "agents" / "openai_server.py"
+SERVER_SCRIPT = Path(__file__).parent / "helpers" / "openai_server.py"
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
 
@@ -200,17 +199,11 @@ def test_a_failing_model_and_failing_sources_are_both_named_and_exit_1(
     assert "you: HTTP 503 after 3 attempt(s): Service Unavailable" in record["error"]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def openai_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A real HTTP server on a free loopback port speaking the OpenAI wire format (tests/agents/openai_server.py);
+    """A real HTTP server on a free loopback port speaking the OpenAI wire format (tests/helpers/openai_server.py);
     its log of requests is a JSON line per request."""
-    port, log = _free_port(), tmp_path / "requests.jsonl"
+    port, log = free_port(), tmp_path / "requests.jsonl"
     process = subprocess.Popen(
         [sys.executable, str(SERVER_SCRIPT), "--port", str(port), "--log", str(log)],
         stdout=subprocess.PIPE,
@@ -222,8 +215,7 @@ def openai_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         assert process.stdout.readline().strip() == "ready"
         yield f"http://127.0.0.1:{port}/v1", log
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop(process)
 
 
 def test_the_command_runs_a_local_model_over_http_with_stand_in_sources(

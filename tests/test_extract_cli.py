@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import run_cli
+from helpers.commands import run_cli
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 TEXTS = [
     {"id": "trial-1", "text": "Mortality was lower (HR 0.77, 95% CI 0.72-0.82; p < 0.001)."},
@@ -51,7 +53,8 @@ def test_csv_has_one_row_per_result_and_no_formula_cells(tmp_path: Path) -> None
     out = tmp_path / "effects.csv"
     result = run_cli("extract", str(source), "--out", str(out), "--format", "csv", home=tmp_path / "home", env=_env())
     assert result.returncode == 0, result.stderr
-    rows = list(csv.DictReader(out.open(encoding="utf-8", newline="")))
+    with out.open(encoding="utf-8", newline="") as table:
+        rows = list(csv.DictReader(table))
     assert [row["measure"] for row in rows] == ["HR", "group_values", "MD"]
     assert rows[0]["value"] == "0.77"
     assert rows[1]["groups"] == "79 % | 59 %"

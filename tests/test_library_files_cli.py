@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from test_cli import run_cli
+from helpers.commands import run_cli
 
 RIS = (
     "TY  - JOUR\nTI  - Aspirin for primary prevention in older adults\nPY  - 2018\nN1  - PMID: 30221597\n"
     "AB  - Aspirin led to more major haemorrhage than placebo and did not prolong disability-free survival.\nER  - \n"
 )
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 NOTES = "# Notes\n\n## Methods\n\nWe pooled 12 trials of statins in sepsis.\n\n## Results\n\nNo mortality benefit.\n"
 
 

@@ -15,18 +15,6 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agents.research_fakes import (
-    CORPUS,
-    QUESTION,
-    STRONG_CORPUS,
-    FakeClock,
-    FakeEngine,
-    FakeHandler,
-    FakeStore,
-    demo_settings,
-    evidence,
-    plain_logs,
-)
 from deepcritical.agents.models import AgentModels
 from deepcritical.appraisal.framing import parse_evidence
 from deepcritical.config import Settings
@@ -40,16 +28,21 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import assemble
+from helpers.research_fakes import (
+    CORPUS,
+    QUESTION,
+    STRONG_CORPUS,
+    FakeClock,
+    FakeEngine,
+    FakeHandler,
+    FakeStore,
+    assert_cited,
+    corpus_evidence,
+    demo_settings,
+    insufficient,
+)
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
-_ = plain_logs  # imported for its fixture
-
-
-def insufficient(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    score = {"score": 4, "reason": "Some evidence."}
-    args: dict[str, Any] = {"mechanism": score, "clinical": score, "safety": score, "sufficient": False}
-    args |= {"confidence": 0.3, "gaps": ["clinical trials"], "next_queries": ["metformin dementia trial"]}
-    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
 
 def failing(status: int, body: str = "provider error") -> FunctionModel:
@@ -98,16 +91,6 @@ class Harness:
 
     def kinds(self) -> list[str]:
         return [event.kind for event in self.events]
-
-
-def assert_cited(outcome: ResearchOutcome) -> None:
-    """The report is not empty, and every citation resolves to evidence the run collected."""
-    collected = {item.id for item in outcome.evidence}
-    findings = [*outcome.report.key_findings, *outcome.report.contrary_evidence]
-    assert outcome.report.answer_brief
-    assert findings
-    assert all(set(finding.evidence_ids) <= collected for finding in findings)
-    assert set(outcome.report.references) <= collected
 
 
 async def test_stops_when_the_judge_finds_the_evidence_sufficient() -> None:
@@ -302,7 +285,7 @@ async def test_a_crash_in_the_report_stage_fails_the_run_but_keeps_an_extractive
 
 async def test_a_crash_keeps_the_evidence_and_still_finishes_with_a_record(tmp_path: Path) -> None:
     store = FakeStore()
-    later = [evidence(70 + i, f"Metformin and dementia: a later finding number {i}.") for i in range(3)]
+    later = [corpus_evidence(70 + i, f"Metformin and dementia: a later finding number {i}.") for i in range(3)]
     handler = FakeHandler(answer=lambda query: later if "dementia" in query else CORPUS)
     harness = Harness(models=models(judge=FunctionModel(insufficient)), store=store, handler=handler)
     harness.settings = demo_settings(DEEPCRITICAL_MAX_ITERATIONS=2)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agents.research_fakes import QUESTION, plain_logs
 from deepcritical.config import load_settings
 from deepcritical.events import JudgeFinished
 from deepcritical.run.events import ProgressEvent, RunFinished
@@ -17,9 +16,9 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import assemble, http_client
+from helpers.research_fakes import QUESTION
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
-_ = plain_logs  # imported for its fixture
 
 STOP_REASONS = {"sufficient", "max_iterations", "max_evidence", "time_budget", "llm_budget", "llm_failed"}
 

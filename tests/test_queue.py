@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,7 +14,6 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from redis.asyncio import Redis
 from saq import Job, Status
@@ -41,89 +36,12 @@ from deepcritical.service.queue import (
 from deepcritical.service.team import TeamRunManager
 from deepcritical.service.worker import QueuedRunExecutor
 from deepcritical.web.app import create_app
-from test_reliability_cli import environment
-from web.fakes import KINDS, ScriptedRuns, offline_client, serving, sse_events
+from helpers.commands import environment
+from helpers.servers import kill, stop
+from helpers.web_fakes import KINDS, ScriptedRuns, offline_client, serving, sse_events
 
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 HOLD_DEADLINE = 300.0  # seconds; generous on a loaded two-core machine
-START_DEADLINE = 60.0
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def stop(process: subprocess.Popen[Any]) -> None:
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=20)
-
-
-def answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
-            connection.sendall(b"PING\r\n")
-            return connection.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    """A real redis-server on 127.0.0.1 and a free port, nothing saved to disk; stopped by pid after."""
-    if not Path(REDIS_SERVER).exists():
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = free_port()
-    process = subprocess.Popen(
-        [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=tmp_path,
-    )
-    try:
-        deadline = time.monotonic() + START_DEADLINE
-        while not answers(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"redis-server did not start on port {port}")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        stop(process)
-
-
-@pytest.fixture
-def chroma_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    """A real Chroma server on 127.0.0.1 and a free port; stopped by pid after."""
-    executable = Path(sys.executable).parent / "chroma"
-    port = free_port()
-    log_path = tmp_path / "chroma.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [str(executable), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(tmp_path / "chroma")],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
-    try:
-        deadline = time.monotonic() + START_DEADLINE
-        while True:
-            try:
-                httpx2.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1.0).raise_for_status()
-                break
-            except httpx2.HTTPError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"chroma run did not start: {log_path.read_text()}")
-                time.sleep(0.05)
-        yield "127.0.0.1", port
-    finally:
-        stop(process)
 
 
 @pytest.fixture
@@ -322,14 +240,14 @@ class Team:
 
     def start_worker(self, *, hold: str | None = None) -> subprocess.Popen[bytes]:
         extra = {HOLD_VARIABLE: hold} if hold else {}
-        log = (self.tmp_path / f"worker-{len(self.workers)}.log").open("wb")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "deepcritical", "worker", "--demo"],
-            env=environment(self.home, self.env | extra),
-            cwd=self.tmp_path,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        with (self.tmp_path / f"worker-{len(self.workers)}.log").open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "deepcritical", "worker", "--demo"],
+                env=environment(self.home, self.env | extra),
+                cwd=self.tmp_path,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.workers.append(process)
         return process
 
@@ -378,12 +296,6 @@ async def ending(redis: Redis, run_id: str) -> tuple[list[str], dict[str, Any]]:
             kinds.append(str(data["kind"]))
             last = data
     return kinds, last
-
-
-def kill(process: subprocess.Popen[bytes]) -> None:
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=20)
-    assert process.returncode == -signal.SIGKILL
 
 
 @pytest.mark.model

@@ -22,7 +22,6 @@ from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agents.research_fakes import FakeEngine, FakeHandler, FakeStore
 from deepcritical.agents.messages import MAX_MESSAGE_CHARS, describe_model_error
 from deepcritical.agents.models import AgentModels
 from deepcritical.agents.output import NATIVE, PROMPTED, OutputChoice
@@ -34,6 +33,7 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.request import RunRequest
 from deepcritical.run.setup import assemble
 from deepcritical.service.manager import RunManager
+from helpers.research_fakes import FakeEngine, FakeHandler, FakeStore
 
 # Random-looking values: no fragment of four characters of them occurs in ordinary output.
 SECRETS = {

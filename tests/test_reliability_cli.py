@@ -5,7 +5,6 @@ directory checked at start, and ``deepcritical library``."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -19,33 +18,11 @@ from deepcritical.demo.records import load_corpus
 from deepcritical.evidence import chroma
 from deepcritical.models import Citation, Evidence
 from deepcritical.text import MAX_QUESTION_CHARS
+from helpers.commands import environment, error_lines, run_cli
 
-# PYTHONPATH too: the code under test is the checkout's, whatever the virtualenv has installed.
-PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "HF_HOME", "PYTHONPATH"}
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 CONTROLS = {chr(code) for code in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]}
-
-
-def environment(home: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    # Only the machine's basics pass through: a developer's keys, SearXNG, Chroma or Redis must not
-    # reach the program under test.
-    base = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
-    return base | {"DEEPCRITICAL_HOME": str(home), "NO_COLOR": "1"} | (env or {})
-
-
-def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deepcritical", *args],
-        capture_output=True,
-        text=True,
-        env=environment(home, env),
-        cwd=home.parent,
-        timeout=600,
-        check=False,
-    )
-
-
-def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.strip()]
 
 
 @pytest.mark.model

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,17 +18,6 @@ import httpx2
 import pytest
 from pydantic_ai.models.function import FunctionModel
 
-from agents.research_fakes import (
-    CORPUS,
-    QUESTION,
-    FakeClock,
-    FakeEngine,
-    FakeHandler,
-    FakeStore,
-    demo_settings,
-    overlap,
-    plain_logs,
-)
 from deepcritical.agents.models import AgentModels
 from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
@@ -50,12 +38,22 @@ from deepcritical.run.execute import run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.setup import assemble
-from test_orchestrator import assert_cited, insufficient
-from test_reliability_cli import environment, error_lines, run_cli
+from helpers.commands import environment, error_lines, run_cli, wait_for
+from helpers.research_fakes import (
+    CORPUS,
+    QUESTION,
+    FakeClock,
+    FakeEngine,
+    FakeHandler,
+    FakeStore,
+    assert_cited,
+    demo_settings,
+    insufficient,
+    overlap,
+)
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
 QUESTION_ASKED = "Can metformin be repurposed for Alzheimer's disease?"
-_ = plain_logs
 
 
 def judged_models() -> AgentModels:
@@ -190,6 +188,7 @@ async def test_a_checkpoint_file_round_trips(tmp_path: Path) -> None:
     assert read_checkpoint(tmp_path) == saved[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("files", "expected"),
     [
@@ -219,18 +218,6 @@ def test_resume_with_a_question_too_is_refused(tmp_path: Path) -> None:
     result = run_cli("research", "a question", "--resume", str(tmp_path), "--demo", home=tmp_path / "home")
     assert result.returncode == 2
     assert "not both" in result.stderr
-
-
-def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
-    """Until the run reaches its hold (it writes ``path``); a run that ends first, or never gets there (300 s),
-    fails the test (polled: the hold is a file another process writes)."""
-    deadline = time.monotonic() + 300.0
-    while not path.exists():
-        if process.poll() is not None:
-            pytest.fail(f"the run ended before its hold: {process.stderr.read() if process.stderr else ''}")
-        if time.monotonic() > deadline:
-            pytest.fail("the run did not reach its hold within 300 s")
-        time.sleep(0.05)
 
 
 def killed_at(tmp_path: Path, hold: str) -> Path:
@@ -483,6 +470,7 @@ def a_checkpoint(**changes: Any) -> dict[str, Any]:
     } | changes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
@@ -507,6 +495,7 @@ def test_a_tampered_checkpoint_state_or_usage_is_one_line_at_resume(
     assert f"checkpoint.json cannot be read ({field}" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_request_that_is_not_json_is_one_line_at_resume(tmp_path: Path) -> None:
     folder = tmp_path / "out"
     folder.mkdir()

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
+
 # Each of these costs tenths of a CPU second to import on this project's 2-core machine.
 HEAVY = (
     "pydantic_settings",
@@ -30,6 +32,7 @@ LOADED = """
 import json, sys
 sys.argv = ["deepcritical", *{args!r}]
 from deepcritical.cli.app import main
+
 try:
     main()
 except SystemExit:

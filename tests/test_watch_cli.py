@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import run_cli
+from helpers.commands import run_cli
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
 

@@ -8,7 +8,6 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
-from research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore, evidence, make_deps
 
 from deepcritical.agents.brain import Planner
 from deepcritical.agents.judge import Judge
@@ -16,6 +15,7 @@ from deepcritical.agents.report import Reporter
 from deepcritical.appraisal.framing import parse_evidence
 from deepcritical.demo.models import demo_models
 from deepcritical.events import QueriesPlanned, SearchFinished
+from helpers.research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore, corpus_evidence, make_deps
 
 
 def prompt_of(messages: list[ModelMessage]) -> str:
@@ -93,7 +93,7 @@ async def test_stray_punctuation_a_small_model_writes_around_its_queries_is_not_
 
 async def test_judge_sees_at_most_k_items_even_when_the_store_returns_everything() -> None:
     store = FakeStore(return_everything=True)
-    await store.add([evidence(i, f"Metformin and Alzheimer's finding {i}.") for i in range(100)])
+    await store.add([corpus_evidence(i, f"Metformin and Alzheimer's finding {i}.") for i in range(100)])
     deps = make_deps(store=store)
     seen: list[int] = []
 

@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from research_fakes import QUESTION, FakeStore, evidence, make_deps
 
 from deepcritical.agents.judge import Judge
 from deepcritical.appraisal.framing import REPORT_TEXT_CHARS, EvidenceView
@@ -32,6 +31,7 @@ from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchRepor
 from deepcritical.report.citations import verify_citations
 from deepcritical.report.extractive import extractive_report
 from deepcritical.report.render import RenderContext, render_markdown
+from helpers.research_fakes import QUESTION, FakeStore, corpus_evidence, make_deps
 
 INTERVENTIONS = ("metformin", "lithium", "colchicine", "semaglutide", "statins", "melatonin")
 CONDITIONS = ("sepsis", "psoriasis", "glaucoma", "gout", "asthma", "dementia")
@@ -108,7 +108,7 @@ def cases(draw: st.DrawFn) -> Case:
         ]
         text = " ".join(s.format(I=drug.capitalize(), i=drug, c=disease, o=o) for s in sentences)
         web = design == "web" or draw(st.integers(0, 4)) == 0
-        item = evidence(
+        item = corpus_evidence(
             number,
             text,
             source="web" if web else "pubmed",
@@ -242,6 +242,7 @@ def render(case: Case, draft: ResearchReport, judged: Assessment | None) -> tupl
 EXAMPLES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(data=st.data())
 def test_the_rendered_report_is_coherent(data: st.DataObject) -> None:
@@ -339,7 +340,7 @@ def test_the_rendered_report_is_coherent(data: st.DataObject) -> None:
 async def test_the_judge_stage_caps_a_models_scores_and_drops_gaps_the_items_refute() -> None:
     """The Judge's output check: a model that claims 10/10 and "sufficient" over one small null trial is
     capped, the caps are recorded with their reasons, and a gap denying the trial it was shown goes."""
-    trial = evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
+    trial = corpus_evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
     trial = trial.model_copy(
         update={
             "grade": Grade(
@@ -401,7 +402,7 @@ def test_advice_goes_and_results_stay_verbatim(statement: str, kept: str | None)
 def test_the_verdict_comes_first_under_the_title_cites_by_number_and_the_brief_follows_it() -> None:
     """The verdict block: right under the title, before the brief; its items are numbered references. The run
     line comes after the answer (issue 40: the answer first)."""
-    item = evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
+    item = corpus_evidence(1, "Metformin did not change cognition in patients with Alzheimer's disease.")
     report = ResearchReport(
         question=QUESTION,
         answer_brief="One null trial.",

@@ -9,11 +9,12 @@ from __future__ import annotations
 from deepcritical.appraisal.assessment import code_assessment
 from deepcritical.appraisal.framing import EvidenceView, evidence_block, parse_evidence
 from deepcritical.appraisal.strength import strength_of
-from deepcritical.models import Citation, Evidence, Grade, Passage
+from deepcritical.models import Evidence, Grade, Passage
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.report.citations import verify_citations
 from deepcritical.report.extractive import extractive_report
 from deepcritical.report.render import RenderContext, render_markdown
+from helpers.builders import evidence
 
 # A question without an outcome of its own: any result of a study of its people counts, the mice's tau too ("help
 # Alzheimer's disease" asks for a clinical outcome, as "improve outcomes in" does: issue 38).
@@ -28,15 +29,8 @@ WEB = Grade(design="web", population="humans", basis="source")
 
 
 def make(key: str, text: str, grade: Grade, *, title: str | None = None, **flags: bool) -> Evidence:
-    citation = Citation(
-        source="pubmed",
-        title=title or f"Study {key} of drug X in Alzheimer's disease",
-        url=f"https://pubmed.ncbi.nlm.nih.gov/{key}/",
-        pmid=key,
-        date="2021",
-        authors=("Smith J",),
-    )
-    return Evidence(content=text, citation=citation, grade=grade, **flags)
+    title = title or f"Study {key} of drug X in Alzheimer's disease"
+    return evidence(text, pmid=key, title=title, date="2021", authors=("Smith J",), grade=grade, **flags)
 
 
 NULL_TRIAL = make(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from research_fakes import CORPUS, QUESTION, evidence
 
 from deepcritical.appraisal.assessment import code_assessment
 from deepcritical.appraisal.framing import EvidenceView
@@ -17,6 +16,7 @@ from deepcritical.models import Evidence, Grade
 from deepcritical.report.citations import verify_citations
 from deepcritical.report.extractive import MAX_CONTRARY, extractive_report
 from deepcritical.report.render import RenderContext, render_markdown
+from helpers.research_fakes import CORPUS, QUESTION, corpus_evidence
 
 
 def views(items: list[Evidence]) -> list[EvidenceView]:
@@ -81,7 +81,9 @@ def test_the_answer_starts_from_the_strongest_studies_in_people_and_cites_each()
 
 
 def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_hedged() -> None:
-    mice = evidence(60, "Metformin improved spatial memory in transgenic mice with Alzheimer's disease pathology.")
+    mice = corpus_evidence(
+        60, "Metformin improved spatial memory in transgenic mice with Alzheimer's disease pathology."
+    )
     brief = extractive_report(QUESTION, views([graded(mice, MICE), GRADED[5]])).answer_brief
     assert "None of the favourable results comes from a study in people." in brief
     assert "weak indication" in brief
@@ -90,14 +92,14 @@ def test_favourable_results_from_animals_only_are_flagged_and_thin_evidence_is_h
 
 
 def test_evidence_without_a_clear_result_does_not_settle_the_question() -> None:
-    plain = evidence(61, "Metformin is a biguanide drug and Alzheimer's disease is a dementia of older age.")
+    plain = corpus_evidence(61, "Metformin is a biguanide drug and Alzheimer's disease is a dementia of older age.")
     brief = extractive_report(QUESTION, views([plain])).answer_brief
     assert "None of the counted studies states a clear favourable, null or unfavourable result." in brief
 
 
 def test_every_item_is_counted_and_cited_though_only_some_are_quoted() -> None:
     nulls = [
-        evidence(70 + i, f"In trial {i}, metformin did not improve cognition in Alzheimer's disease patients.")
+        corpus_evidence(70 + i, f"In trial {i}, metformin did not improve cognition in Alzheimer's disease patients.")
         for i in range(MAX_CONTRARY + 3)
     ]
     report = extractive_report(QUESTION, views(nulls))
@@ -134,7 +136,7 @@ HARM = (
 
 @pytest.mark.parametrize("text", [NULL_TRIAL, HARM])
 def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for_the_judge(text: str) -> None:
-    item = graded(evidence(90, text), TRIAL)
+    item = graded(corpus_evidence(90, text), TRIAL)
     report = extractive_report(QUESTION, views([item]))
     assert [i for f in report.contrary_evidence for i in f.evidence_ids] == [item.id]
     assert report.key_findings == []
@@ -147,14 +149,14 @@ def test_a_null_or_harmful_conclusion_is_contrary_evidence_in_the_report_and_for
 
 
 def test_a_structured_abstract_is_quoted_from_its_conclusions() -> None:
-    report = extractive_report(QUESTION, views([evidence(91, NULL_TRIAL)]))
+    report = extractive_report(QUESTION, views([corpus_evidence(91, NULL_TRIAL)]))
     assert report.contrary_evidence[0].statement.startswith("Eight weeks of metformin")
 
 
 def test_a_title_that_states_a_harm_files_an_item_cut_before_its_conclusions_as_contrary() -> None:
     text = "RESULTS: In APP/PS1 mice on metformin, insoluble cortical Aβ42 increased by 23% (p=0.04)."
     title = "Metformin increases BACE1 expression and amyloid-β generation in APP/PS1 mice."
-    report = extractive_report(QUESTION, views([evidence(92, text, title=title)]))
+    report = extractive_report(QUESTION, views([corpus_evidence(92, text, title=title)]))
     assert report.key_findings == []
     assert report.contrary_evidence[0].statement.startswith("In APP/PS1 mice")
 
@@ -179,7 +181,7 @@ def test_a_title_is_never_quoted_as_a_finding() -> None:
     an item whose text holds no result sentence besides its title (a record without an abstract carries its
     title as its text) is not quoted, whatever its title claims."""
     title = "Metformin increases BACE1 expression and amyloid-β generation in APP/PS1 mice with Alzheimer's disease."
-    item = evidence(93, title, title=title)
+    item = corpus_evidence(93, title, title=title)
     report = extractive_report(QUESTION, views([item]))
     statements = [finding.statement for finding in (*report.key_findings, *report.contrary_evidence)]
     assert title not in statements
@@ -190,7 +192,7 @@ def test_when_nothing_is_counted_an_opening_sentence_quoted_is_never_the_title()
     """With no counted study, the items naming the question's first term are quoted by their opening
     sentence; a record without an abstract, whose text is its title, is not quoted by it."""
     title = "Metformin use and glycaemic control in type 2 diabetes: a narrative overview."
-    item = evidence(94, title, title=title)
+    item = corpus_evidence(94, title, title=title)
     assert not strength_of(QUESTION, views([item])).counted
     report = extractive_report(QUESTION, views([item]))
     assert [finding.statement for finding in report.key_findings] == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from research_fakes import CORPUS, QUESTION, evidence
 
 from deepcritical.appraisal.aspects import aspects_of
 from deepcritical.appraisal.assessment import code_assessment
@@ -11,6 +10,7 @@ from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.passages import Quote, context_terms, quote, reads_contrary, share_named
 from deepcritical.questions import key_terms, stem
 from deepcritical.report.extractive import extractive_report, sentences
+from helpers.research_fakes import CORPUS, QUESTION, corpus_evidence
 
 
 def views(items: list) -> list[EvidenceView]:  # type: ignore[type-arg]
@@ -97,7 +97,7 @@ def test_assessment_is_sufficient_only_when_every_aspect_is_covered() -> None:
 
 def test_items_off_the_question_do_not_count() -> None:
     text = "A randomized trial of aspirin in patients with safety outcomes."
-    off_topic = [evidence(i, text, title=f"Aspirin trial {i}") for i in range(5)]
+    off_topic = [corpus_evidence(i, text, title=f"Aspirin trial {i}") for i in range(5)]
     verdict = code_assessment(QUESTION, views(off_topic))
     assert verdict.scores == {"mechanism": 0, "clinical": 0, "safety": 0}
     assert not verdict.sufficient

@@ -13,7 +13,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from agents.llm_server import (
+from deepcritical.errors import ConfigError
+from deepcritical.reading.frame import frame_question
+from deepcritical.sources.query import with_terms
+from helpers.llm_server import (
     BRAIN_QUERIES,
     FABRICATED_ID,
     FABRICATED_URL,
@@ -24,14 +27,10 @@ from agents.llm_server import (
     research,
     scripted,
 )
-from agents.llm_wires import OPENAI, OPENAI_PROMPTED, WIRES, Ask, Reply, Wire
-from agents.research_fakes import QUESTION, plain_logs
-from deepcritical.errors import ConfigError
-from deepcritical.reading.frame import frame_question
-from deepcritical.sources.query import with_terms
+from helpers.llm_wires import OPENAI, OPENAI_PROMPTED, WIRES, Ask, Reply, Wire
+from helpers.research_fakes import QUESTION
 
 pytestmark = [pytest.mark.model, pytest.mark.usefixtures("plain_logs")]
-_ = plain_logs  # imported for its fixture
 SEARCHED = [with_terms(query, frame_question(QUESTION).required) for query in BRAIN_QUERIES]
 
 CITED = re.compile(r"Evidence id: `([^`]+)`")
@@ -330,8 +329,8 @@ async def test_the_start_up_check_names_what_to_fix(
 @pytest.mark.parametrize("wire", ["GEMINI", "ANTHROPIC", "OPENAI_HOSTED"])
 async def test_a_hosted_api_that_does_not_answer_points_at_the_network_not_at_a_key(wire: str, tmp_path: Path) -> None:
     """With GOOGLE_API_KEY set, an unreachable Gemini said "start it, or set GOOGLE_API_KEY"."""
-    from agents import llm_wires
     from deepcritical.agents.models import check_endpoint, live_models
+    from helpers import llm_wires
 
     if wire == "OPENAI_HOSTED":  # the OpenAI API itself: a key and no base URL
         settings = live_settings(OPENAI, tmp_path / "home").model_copy(update={"openai_base_url": None})
@@ -362,8 +361,8 @@ async def test_a_deprecated_model_answers_without_a_python_warning(
     first line (``model_line``), and the progress output carries no ``DeprecatedModelWarning``."""
     from pydantic_ai import DeprecatedModelWarning
 
-    from agents.llm_wires import GOOGLE_KEY
     from deepcritical.agents.models import live_models
+    from helpers.llm_wires import GOOGLE_KEY
 
     deprecated = Wire("gemini", "google:gemini-2.5-flash", "generativelanguage.googleapis.com", GOOGLE_KEY)
     # The premise: the installed pydantic-ai records this model's deprecation.
@@ -376,8 +375,8 @@ async def test_a_deprecated_model_answers_without_a_python_warning(
 
 
 async def test_an_unknown_gemini_model_is_named_at_start(tmp_path: Path) -> None:
-    from agents.llm_wires import GEMINI
     from deepcritical.agents.models import check_endpoint, live_models
+    from helpers.llm_wires import GEMINI
 
     models = live_models(live_settings(GEMINI, tmp_path / "home", DEEPCRITICAL_MODEL="google:gemini-9"))
     assert models.endpoint is not None

@@ -20,8 +20,6 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agents.llm_server import LLAMA_CPP_REFUSAL
-from agents.research_fakes import make_deps
 from deepcritical.agents.calls import run_agent
 from deepcritical.agents.judge import build_judge
 from deepcritical.agents.messages import describe_mismatch, describe_model_error, mismatch_message
@@ -31,6 +29,8 @@ from deepcritical.agents.output import NATIVE, PROMPTED, PROMPTED_JSON, OutputAg
 from deepcritical.config import Settings
 from deepcritical.outputs import Assessment, BrainTurn
 from deepcritical.sources.factory import make_http_client
+from helpers.llm_server import LLAMA_CPP_REFUSAL
+from helpers.research_fakes import make_deps
 
 VALID = {"queries": ["metformin dementia"], "rationale": "Drug and disease."}
 

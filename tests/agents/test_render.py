@@ -7,7 +7,6 @@ from html.parser import HTMLParser
 
 from hypothesis import given, settings
 from markdown_it import MarkdownIt
-from research_fakes import evidence
 
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import AspectScore, Assessment, Finding, ResearchReport
@@ -21,7 +20,8 @@ from deepcritical.report.render import (
     render_markdown,
     safe_link,
 )
-from hostile_text import PAPER_TEXT
+from helpers.hostile_text import PAPER_TEXT
+from helpers.research_fakes import corpus_evidence
 
 HOSTILE_TITLE = '<script>alert("x")</script> [click](http://evil.example) **bold** `code` & <img src=x>'
 
@@ -101,8 +101,10 @@ def make_report(items: list) -> ResearchReport:  # type: ignore[type-arg]
 
 def test_report_renders_hostile_sources_inert_and_links_only_collected_urls() -> None:
     items = [
-        evidence(1, "Text.", title=HOSTILE_TITLE),
-        evidence(2, "Text.", source="web", title="[click](http://evil.example)", url="https://real.example.org/a"),
+        corpus_evidence(1, "Text.", title=HOSTILE_TITLE),
+        corpus_evidence(
+            2, "Text.", source="web", title="[click](http://evil.example)", url="https://real.example.org/a"
+        ),
     ]
     score = AspectScore(score=6, reason="See https://judge-invented.example.")
     assessment = Assessment(mechanism=score, clinical=score, safety=score, sufficient=False, confidence=0.4)
@@ -123,7 +125,7 @@ def test_report_renders_hostile_sources_inert_and_links_only_collected_urls() ->
 
 
 def test_live_report_has_no_demo_banner() -> None:
-    items = [evidence(1, "Text."), evidence(2, "Text.")]
+    items = [corpus_evidence(1, "Text."), corpus_evidence(2, "Text.")]
     context = RenderContext(demo=False, stop_reason="sufficient")
     markdown = render_markdown(make_report(items), {item.id: item for item in items}, context)
     assert "DEMO MODE" not in markdown
@@ -133,8 +135,8 @@ def test_a_markdown_renderer_sees_only_text_and_the_collected_links() -> None:
     from markdown_it import MarkdownIt  # rich's own Markdown parser
 
     items = [
-        evidence(1, "Text.", title=HOSTILE_TITLE),
-        evidence(
+        corpus_evidence(1, "Text.", title=HOSTILE_TITLE),
+        corpus_evidence(
             2, "Text.", source="web", title="<a href='http://evil.example'>x</a>", url="https://real.example.org/a"
         ),
     ]
@@ -156,7 +158,7 @@ def test_the_question_frame_is_shown_under_the_title_as_inert_text() -> None:
     frame = frame_question(question).model_copy(
         update={"intervention": "<img src=x onerror=alert(1)> *vitamin D*", "outcomes": ["[falls](javascript:x)"]}
     )
-    items = [evidence(1, "Text."), evidence(2, "Text.")]
+    items = [corpus_evidence(1, "Text."), corpus_evidence(2, "Text.")]
     report = make_report(items).model_copy(update={"question": question})
     markdown = render_markdown(report, {item.id: item for item in items}, RenderContext(False, "error", frame=frame))
     line = next(line for line in markdown.splitlines() if line.startswith("**Question frame.**"))

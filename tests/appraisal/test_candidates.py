@@ -12,26 +12,12 @@ from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.reading.drug_classes import class_named, member_of
 from deepcritical.report.candidates import open_block
 from deepcritical.report.markdown_writer import blocks_markdown
+from helpers.builders import evidence_view
 
 QUESTION = "Which drugs reduce mortality in sepsis?"
 
 
-def view(pmid: str, title: str, text: str, design: str, level: int, n: int) -> EvidenceView:
-    return EvidenceView(
-        id=f"pmid:{pmid}",
-        title=title,
-        source="pubmed",
-        date="2020",
-        text=text,
-        design=design,
-        level=level,
-        population="humans",
-        n=n,
-        document=f"pmid:{pmid}",
-    )
-
-
-META = view(
+META = evidence_view(
     "1",
     "Statins for the treatment of sepsis: a systematic review and meta-analysis",
     "RESULTS: Nine trials of statins in sepsis showed no effect on 28-day mortality (RR 0.98, 95% CI 0.84 to 1.14).",
@@ -39,7 +25,7 @@ META = view(
     1,
     2275,
 )
-COHORT = view(
+COHORT = evidence_view(
     "2",
     "Pre-admission statin use and 30-day mortality in patients with sepsis: a cohort study",
     "RESULTS: Current statin use in sepsis was associated with lower 30-day mortality (HR 0.82, 95% CI 0.77 to 0.87).",
@@ -47,7 +33,7 @@ COHORT = view(
     3,
     53926,
 )
-TRIAL = view(
+TRIAL = evidence_view(
     "3",
     "Hydrocortisone for septic shock: a randomised trial",
     "RESULTS: In sepsis, 90-day mortality was 27.9% with hydrocortisone and 28.8% with placebo (p=0.50).",
@@ -55,7 +41,7 @@ TRIAL = view(
     2,
     3800,
 )
-MUSCLE = view(
+MUSCLE = evidence_view(
     "4",
     "Statin-associated muscle injury in patients with sepsis",
     "RESULTS: In sepsis, creatine kinase above 10 times normal occurred in 3.1% of statin users and 0.9% of "
@@ -93,7 +79,7 @@ def test_the_candidates_are_the_interventions_with_their_readings_for_the_outcom
     assert verdict.headline.startswith("open question, no yes or no; candidate interventions: Statins: 1 favourable")
 
 
-ROSUVASTATIN = view(
+ROSUVASTATIN = evidence_view(
     "5",
     "Rosuvastatin for sepsis-associated acute respiratory distress syndrome: a randomised trial",
     "RESULTS: Sixty-day mortality in sepsis was 28.5% with rosuvastatin and 24.9% with placebo (p=0.21).",
@@ -101,7 +87,7 @@ ROSUVASTATIN = view(
     2,
     745,
 )
-ATORVASTATIN = view(
+ATORVASTATIN = evidence_view(
     "6",
     "Atorvastatin to prevent progression of sepsis: a randomised controlled trial",
     "RESULTS: In sepsis, 28-day mortality did not differ between atorvastatin and placebo (p=0.47).",
@@ -153,7 +139,7 @@ def test_members_alone_are_listed_under_their_class() -> None:
 
 def test_a_drug_a_study_lists_under_another_candidate_joins_it() -> None:
     """No mapping knows corticosteroids: the meta-analysis's text says hydrocortisone is one."""
-    steroids = view(
+    steroids = evidence_view(
         "7",
         "Corticosteroids for sepsis: a systematic review and meta-analysis",
         "RESULTS: Corticosteroids such as hydrocortisone or methylprednisolone did not reduce 28-day mortality in "
@@ -171,7 +157,7 @@ def test_a_drug_a_study_lists_under_another_candidate_joins_it() -> None:
 
 
 def titled(title: str, design: str) -> EvidenceView:
-    return view("9", title, "", design, 3, 100)
+    return evidence_view("9", title, "", design, 3, 100)
 
 
 def test_a_title_names_a_candidate_only_when_its_subject_is_an_intervention() -> None:
@@ -208,7 +194,7 @@ def test_a_trial_whose_title_opens_on_what_it_measured_is_named_by_what_it_teste
         "randomized_controlled_trial",
     )
     assert intervention_of(natriuresis) == "empagliflozin"  # the drug its title names
-    training = view(
+    training = evidence_view(
         "10",
         "Exercise capacity in heart failure: a randomised trial",
         "METHODS: 200 patients were randomised to supervised aerobic training 3 times weekly or usual care.",
@@ -220,7 +206,7 @@ def test_a_trial_whose_title_opens_on_what_it_measured_is_named_by_what_it_teste
     either = replace(training, text="METHODS: Patients were randomised to either aerobic training or usual care.")
     assert intervention_of(either) == "aerobic training"  # "either" is no part of the arm's name
     # A review of randomised trials reviews an intervention; one of cohorts that calls for trials does not.
-    of_trials = view(
+    of_trials = evidence_view(
         "11",
         "Vitamin D and depressive symptoms: a meta-analysis",
         "We pooled 41 randomised controlled trials.",
@@ -228,7 +214,7 @@ def test_a_trial_whose_title_opens_on_what_it_measured_is_named_by_what_it_teste
         1,
         5000,
     )
-    of_cohorts = view(
+    of_cohorts = evidence_view(
         "12",
         "Serum vitamin D and depression: a meta-analysis",
         "We pooled 20 cohort studies. Randomised controlled trials are needed.",
@@ -249,7 +235,7 @@ def test_a_trial_is_read_by_its_primary_outcome_and_one_of_other_people_is_marke
     0.79, 0.69 to 0.90) read null, the post-MI trial in people without heart failure (primary HR 0.90, p = 0.21)
     favourable and unmarked, the dapagliflozin trial (HR 0.74, p < 0.001) not at all, and a metformin review
     that mentions heart failure once was counted."""
-    hfpef = view(
+    hfpef = evidence_view(
         "402",
         "Empagliflozin in heart failure with preserved ejection fraction: a randomised trial",
         DEFINED + "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, "
@@ -259,7 +245,7 @@ def test_a_trial_is_read_by_its_primary_outcome_and_one_of_other_people_is_marke
         2,
         5988,
     )
-    post_mi = view(
+    post_mi = evidence_view(
         "407",
         "Empagliflozin after acute myocardial infarction: a randomised trial of heart failure prevention",
         "METHODS: 6,522 patients without known heart failure were randomised. The primary outcome was a composite "
@@ -270,7 +256,7 @@ def test_a_trial_is_read_by_its_primary_outcome_and_one_of_other_people_is_marke
         2,
         6522,
     )
-    dapagliflozin = view(
+    dapagliflozin = evidence_view(
         "401",
         "Dapagliflozin in patients with heart failure and reduced ejection fraction: a randomised trial",
         "METHODS: The primary outcome was a composite of worsening heart failure (hospitalisation or an urgent "
@@ -281,7 +267,7 @@ def test_a_trial_is_read_by_its_primary_outcome_and_one_of_other_people_is_marke
         2,
         4744,
     )
-    review = view(
+    review = evidence_view(
         "111",
         "Safety of metformin in older adults: a narrative review",
         "Lactic acidosis is rare and concentrated in people with sepsis or decompensated heart failure.",

@@ -5,19 +5,18 @@ and answers yes or no only when it leans clearly (round 4); studies that never n
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from test_candidates import view
 
 from deepcritical.appraisal import stance
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.stance import FEATURE_NAMES, METHOD, STANCES, StanceModel
+from deepcritical.appraisal.stance import METHOD
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.verdict import COUNTED_METHOD, UNREAD_CLEAR_SHARE, counted_verdict
+from helpers.builders import evidence_view, fixed_stance
 
 
 def trial(pmid: str, text: str, title: str) -> EvidenceView:
-    return view(pmid, title, text, "randomized_controlled_trial", 2, 200)
+    return evidence_view(pmid, title, text, "randomized_controlled_trial", 2, 200)
 
 
 QUESTION = "Do statins reduce mortality in sepsis?"
@@ -65,12 +64,6 @@ def test_a_study_naming_the_outcome_it_could_not_be_read_for_is_read_whole_not_i
     other = counted_verdict(fractures, strength_of(fractures, [drainage]), [drainage])
     assert other.label == "insufficient"
     assert other.method == COUNTED_METHOD
-
-
-def fixed_stance(yes: float, no: float, maybe: float) -> StanceModel:
-    """A stance model that gives every item the same probabilities (no feature weighs anything)."""
-    width = len(FEATURE_NAMES)
-    return StanceModel(np.zeros(width), np.ones(width), np.zeros((len(STANCES), width)), np.log([yes, no, maybe]))
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from test_topic import THALIDOMIDE_RESULTS as LIBRARY_RESULTS
-
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.documents.reader import Limits, read_bytes
 from deepcritical.evidence.document_files import passage_items
 from deepcritical.models import Grade
+from helpers.builders import THALIDOMIDE_RESULTS as LIBRARY_RESULTS
 
 TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans", sample_size=644)
 # A PMC article as `library add` reads it: a structured abstract, its labels as JATS sections.

@@ -4,8 +4,6 @@ of the outcome; and GRADE's inconsistency (I²) and imprecision judged from the 
 
 from __future__ import annotations
 
-from test_candidates import view
-
 from deepcritical.appraisal.answer import AppraisedStudy, ratio_estimate
 from deepcritical.appraisal.certainty import i_squared, imprecision_domain, inconsistency_domain
 from deepcritical.appraisal.framing import EvidenceView
@@ -14,10 +12,11 @@ from deepcritical.appraisal.risk_of_bias import risk_of_bias
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.topic import on_topic, topic_of
 from deepcritical.appraisal.verdict import counted_verdict
+from helpers.builders import evidence_view
 
 
 def trial(pmid: str, title: str, text: str, n: int | None = 200) -> EvidenceView:
-    return view(pmid, title, text, "randomized_controlled_trial", 2, n)
+    return evidence_view(pmid, title, text, "randomized_controlled_trial", 2, n)
 
 
 def test_an_intervention_is_named_by_its_other_name_a_class_member_or_a_misspelling() -> None:

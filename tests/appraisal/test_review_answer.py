@@ -4,7 +4,6 @@ label derived from it: stable under the question's wording, carried by direct st
 from __future__ import annotations
 
 import pytest
-from test_candidates import view
 
 from deepcritical.appraisal.answer import asked_movement, label_of
 from deepcritical.appraisal.framing import EvidenceView
@@ -13,10 +12,11 @@ from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import frame_question
+from helpers.builders import evidence_view
 
 
 def trial(pmid: str, text: str, title: str, n: int = 200, design: str = "randomized_controlled_trial") -> EvidenceView:
-    return view(pmid, title, text, design, 2 if design == "randomized_controlled_trial" else 3, n)
+    return evidence_view(pmid, title, text, design, 2 if design == "randomized_controlled_trial" else 3, n)
 
 
 FEWER_DEATHS = trial(

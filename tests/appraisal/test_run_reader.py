@@ -57,6 +57,7 @@ async def _research(reader: ReaderName, home: Path) -> ResearchOutcome:
         return await Orchestrator(assemble(settings, client)).research(QUESTION)
 
 
+@pytest.mark.slow
 async def test_every_study_of_a_run_is_read_with_the_runs_reader(
     stand_in_readers: dict[str, ResultReader], study_readers_made: list[StudyReader], tmp_path: Path
 ) -> None:
@@ -69,6 +70,7 @@ async def test_every_study_of_a_run_is_read_with_the_runs_reader(
     assert "the transformer result reader" in outcome.verdict.method
 
 
+@pytest.mark.slow
 async def test_concurrent_runs_each_read_with_their_own_reader(
     stand_in_readers: dict[str, ResultReader], tmp_path: Path
 ) -> None:

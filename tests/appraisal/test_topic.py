@@ -9,19 +9,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from test_candidates import view
-from test_counted_verdict import fixed_stance
 
 from deepcritical.appraisal import stance
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.topic import on_topic, topic_of
 from deepcritical.appraisal.verdict import COUNTED_METHOD, counted_verdict
+from helpers.builders import THALIDOMIDE, THALIDOMIDE_RESULTS, evidence_view, fixed_stance
 
 FRACTURES = "Does vitamin D supplementation prevent fractures in older adults?"
 SGLT2 = "Do SGLT2 inhibitors improve outcomes in heart failure?"
 
-FALLS_TRIAL = view(
+FALLS_TRIAL = evidence_view(
     "506",
     "Annual high-dose oral vitamin D and falls, fractures and mood in older women: a randomised trial",
     "RESULTS: Women receiving vitamin D had 15% more falls (rate ratio 1.15, 95% CI 1.02 to 1.30) and 26% more "
@@ -30,7 +29,7 @@ FALLS_TRIAL = view(
     2,
     2256,
 )
-DEPRESSION_TRIAL = view(
+DEPRESSION_TRIAL = evidence_view(
     "503",
     "Effect of long-term vitamin D3 supplementation on the risk of depression in adults",
     "RESULTS: Vitamin D supplementation did not prevent depression (HR 0.97, 95% CI 0.87 to 1.09).",
@@ -38,7 +37,7 @@ DEPRESSION_TRIAL = view(
     2,
     18353,
 )
-EMPAGLIFLOZIN = view(
+EMPAGLIFLOZIN = evidence_view(
     "402",
     "Empagliflozin in heart failure with preserved ejection fraction: a randomised trial",
     "RESULTS: The primary outcome occurred in 13.8% with empagliflozin and 17.1% with placebo (HR 0.79, 95% CI "
@@ -89,15 +88,15 @@ def test_another_class_in_the_mesh_terms_does_not_name_the_intervention() -> Non
     ],
 )
 def test_the_frame_s_words_decide_not_the_question_s(title: str, on: bool) -> None:
-    item = view("9", title, "", "cohort", 3, 100)
+    item = evidence_view("9", title, "", "cohort", 3, 100)
     assert on_topic(item, topic_of(FRACTURES)) is on
 
 
 def test_a_trial_reporting_deaths_answers_a_mortality_question_and_one_of_muscle_injury_concerns_its_people() -> None:
     topic = topic_of("Do statins reduce mortality in sepsis?")
-    deaths = view("1", "Statins in septic shock", "Fewer patients died with simvastatin.", "cohort", 3, 100)
-    elsewhere = view("2", "Statins and mortality after myocardial infarction", "", "cohort", 3, 100)
-    unrelated = view("3", "Mortality in sepsis with beta-blockers", "", "cohort", 3, 100)
+    deaths = evidence_view("1", "Statins in septic shock", "Fewer patients died with simvastatin.", "cohort", 3, 100)
+    elsewhere = evidence_view("2", "Statins and mortality after myocardial infarction", "", "cohort", 3, 100)
+    unrelated = evidence_view("3", "Mortality in sepsis with beta-blockers", "", "cohort", 3, 100)
     assert on_topic(deaths, topic)
     assert on_topic(elsewhere, topic)  # the outcome, in other people: the study reader says it is indirect
     assert not on_topic(unrelated, topic)
@@ -108,23 +107,24 @@ def test_a_claim_keeps_the_two_thirds_rule() -> None:
     claim = "Vitamin D supplementation prevents fractures in older adults."
     assert not topic_of(claim).intervention
     assert on_topic(
-        view("1", "Supplementation and fracture prevention in older adults", "", "cohort", 3, 9), topic_of(claim)
+        evidence_view("1", "Supplementation and fracture prevention in older adults", "", "cohort", 3, 9),
+        topic_of(claim),
     )
 
 
 def test_an_open_question_is_about_its_people_and_its_outcome() -> None:
     question = "What treatments reduce fatigue in long COVID?"  # an open intervention: any is about it
     assert not topic_of(question).intervention
-    named = view("1", "Fatigue in long COVID: a cohort", "", "cohort", 3, 100)
-    partly = view("2", "Fatigue after influenza", "", "cohort", 3, 100)
-    other_outcome = view("3", "Sleep in long COVID: a cohort", "", "cohort", 3, 100)
+    named = evidence_view("1", "Fatigue in long COVID: a cohort", "", "cohort", 3, 100)
+    partly = evidence_view("2", "Fatigue after influenza", "", "cohort", 3, 100)
+    other_outcome = evidence_view("3", "Sleep in long COVID: a cohort", "", "cohort", 3, 100)
     assert on_topic(named, topic_of(question))
     assert not on_topic(partly, topic_of(question))
     assert not on_topic(other_outcome, topic_of(question))  # its people, not the question's outcome
     # Issue 23 (a new user): a metformin safety review that mentions "decompensated heart failure" once, and no
     # hospitalisation, named two thirds of the question's key words and was counted.
     question = "Which drugs reduce hospitalisation in heart failure?"
-    review = view(
+    review = evidence_view(
         "111",
         "Safety of metformin in older adults: a narrative review",
         "Lactic acidosis is concentrated in people with acute kidney injury, sepsis or decompensated heart failure.",
@@ -132,7 +132,7 @@ def test_an_open_question_is_about_its_people_and_its_outcome() -> None:
         5,
         0,
     )
-    trial = view(
+    trial = evidence_view(
         "401",
         "Dapagliflozin in patients with heart failure and reduced ejection fraction",
         "The primary outcome was a composite of worsening heart failure (hospitalisation or an urgent visit) or "
@@ -162,23 +162,6 @@ def test_one_randomised_trial_answers_whatever_the_stance_model_says(monkeypatch
     from_cohort = counted_verdict(FRACTURES, strength_of(FRACTURES, pool), pool)
     assert from_cohort.answer == "higher"
     assert from_cohort.certainty in ("low", "very low")
-
-
-# A clinician's own trials in the library (phases/22_library_trials.md): each item is a passage of a full text, and
-# the question is often written as the trial's methods write the intervention.
-THALIDOMIDE = "Does 100 mg thalidomide daily change progression-free survival compared with placebo?"
-THALIDOMIDE_RESULTS = EvidenceView(
-    id="file:mpt#12",
-    title="Thalidomide with melphalan and prednisone in elderly myeloma: a randomised trial",
-    source="library",
-    date="2008",
-    text="Progression-free survival was longer with thalidomide than with placebo (HR 0.62, 95% CI 0.47 to 0.82).",
-    design="randomized_controlled_trial",
-    level=2,
-    population="humans",
-    section="Results",
-    document="file:mpt",
-)
 
 
 def test_the_dose_schedule_and_route_of_an_intervention_are_not_required_of_a_study() -> None:

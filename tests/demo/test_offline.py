@@ -10,7 +10,6 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from agents.research_fakes import FakeStore, plain_logs
 from deepcritical.config import Settings, load_settings
 from deepcritical.demo import transport
 from deepcritical.demo.transport import STAND_IN_HOSTS, StandInRouter
@@ -19,12 +18,12 @@ from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.source_table import SOURCES
+from helpers.research_fakes import FakeStore
 
 # Every source but the user's own library (local, no network): the default ones and OpenAlex, asked for by name.
 EVERY_SOURCE = [name for name in KNOWN_SOURCES if name != "library"]
 
 pytestmark = pytest.mark.usefixtures("plain_logs")
-_ = plain_logs
 
 
 @pytest.fixture

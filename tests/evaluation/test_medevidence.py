@@ -13,7 +13,7 @@ import pytest
 from deepcritical.errors import ConfigError
 from deepcritical.evaluation import medevidence as eval_medevidence
 from deepcritical.outputs import Verdict
-from test_reliability_cli import environment
+from helpers.commands import environment
 
 NULL_TRIAL = (
     "Background: statins may reduce deaths in sepsis. Methods: 250 adults with sepsis were randomised to "
@@ -25,6 +25,8 @@ FEWER_DEATHS = (
     "any cause occurred in 9.0% with dapagliflozin and 12.1% with placebo (hazard ratio 0.74, 95% CI 0.62 to 0.88; "
     "p < 0.001). Conclusions: dapagliflozin reduced mortality in heart failure."
 )
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 
 def question(key: str, intervention: str, outcome: str, comparator: str, **gold: Any) -> dict[str, Any]:

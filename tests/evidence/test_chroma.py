@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evidence_factory import make_evidence, settings_for
 
 from deepcritical.evidence import chroma
 from deepcritical.models import Grade
+from helpers.stores import make_evidence, settings_for
 
 CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,61}[a-zA-Z0-9]$")
 RUN_IDS = [

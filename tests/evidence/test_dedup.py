@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from evidence_factory import make_evidence
 
 from deepcritical.evidence import dedup
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.models import merge_evidence
+from helpers.stores import make_evidence
 
 
 def unit(*values: float) -> np.ndarray:

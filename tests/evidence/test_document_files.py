@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evidence_factory import settings_for
 
 from deepcritical.documents.reader import Limits, read_bytes, read_file
 from deepcritical.evidence import EmbeddingService, chroma
@@ -23,6 +22,7 @@ from deepcritical.evidence.documents import collection_name
 from deepcritical.evidence.library import export
 from deepcritical.models import Grade
 from deepcritical.sources.library import LibraryTool
+from helpers.stores import settings_for
 
 pytestmark = pytest.mark.model
 NOTES = (

@@ -367,6 +367,7 @@ def test_int8_vectors_rank_texts_as_the_float_model_does() -> None:
     assert int8_similarities[0, 1] == int8_similarities.max()
 
 
+@pytest.mark.slow
 def test_int8_weights_cannot_saturate_an_avx2_cpus_sums(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without VNNI, ONNX Runtime adds two uint8 x int8 products in int16: 255 x 64 x 2 fits, 255 x 127 x 2
     does not. What a CPU of each kind gives is measured by bench/embedding_cpu_paths.py (phases/23)."""
@@ -387,6 +388,7 @@ def test_int8_weights_cannot_saturate_an_avx2_cpus_sums(tmp_path: Path, monkeypa
     assert max(int(np.abs(w.astype(np.int32)).max()) for w in weights) <= 64
 
 
+@pytest.mark.slow
 def test_a_changed_graph_builder_builds_the_graph_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A graph cached by an earlier builder (e.g. int8 weights quantized otherwise) is never used again."""
     import deepcritical.evidence.embedding_models as embeddings_module

@@ -4,75 +4,28 @@ here (vectors from a hash), so only the store is under test and no model is load
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
-from evidence_factory import make_evidence, settings_for
 
-from deepcritical.evidence import EvidenceStore, chroma, library
-from deepcritical.evidence.embeddings import Vectors
-
-# Random directions in 64 dimensions are nearly orthogonal: distinct texts are never near-duplicates.
-FAKE_DIMENSION = 64
-
-
-class HashEmbeddings:
-    """Stands in for EmbeddingService: the same text always gets the same unit vector."""
-
-    model_name = "hash-embeddings-for-tests"
-
-    async def aembed(self, texts: list[str]) -> Vectors:
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            vector = np.random.default_rng(seed).standard_normal(FAKE_DIMENSION)
-            rows.append(vector / np.linalg.norm(vector))
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), FAKE_DIMENSION)
-
-
-async def open_store(home: Path, run_id: str, **extra: object) -> EvidenceStore:
-    return await EvidenceStore.open(settings_for(home, **extra), HashEmbeddings(), run_id)  # type: ignore[arg-type]
-
-
-def make_collection(home: Path, name: str, *, created: datetime | None) -> None:
-    """A run collection as an earlier version (no creation time) or an earlier run left it."""
-    connection = chroma.connect(settings_for(home))
-    metadata = {chroma.MODEL_KEY: HashEmbeddings.model_name}
-    if created is not None:
-        metadata[chroma.CREATED_KEY] = created.isoformat()
-    try:
-        with connection.session(touches=(name,), writes=True) as session:
-            session.client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
-    finally:
-        connection.close()
-
-
-def names(home: Path) -> set[str]:
-    connection = chroma.connect(settings_for(home))
-    try:
-        return {info.name for info in library.collections(connection)}
-    finally:
-        connection.close()
-
+from deepcritical.evidence import chroma, library
+from helpers.servers import kill
+from helpers.stores import HashEmbeddings, make_collection, make_evidence, names, open_hash_store, settings_for
 
 # One process of a concurrent run, as far as the store sees it: its own run collection, the shared
 # library, writes and reads interleaved with the other processes'.
 WORKER = """
 import asyncio, json, sys
 sys.path[:0] = {paths!r}
-from test_library import open_store
-from evidence_factory import make_evidence
+from helpers.stores import make_evidence, open_hash_store
 
 async def main(worker, home):
-    store = await open_store(home, f"worker-{{worker}}")
+    store = await open_hash_store(home, f"worker-{{worker}}")
     for batch in range(8):
         # Some items are this worker's own, some are found by every worker (the library merges them).
         own = [(f"{{worker}}{{batch}}{{k}}", f"finding {{worker}}-{{batch}}-{{k}} on statins") for k in range(4)]
@@ -89,9 +42,10 @@ asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
 """
 
 
+@pytest.mark.slow
 def test_concurrent_processes_on_one_home_all_succeed_and_lose_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    here = Path(__file__).parent
+    here = Path(__file__).parents[1]  # tests/, for helpers
     script = WORKER.format(paths=[str(here)])
     env = {key: value for key, value in os.environ.items() if key not in {"CHROMA_HOST", "CHROMA_PORT"}}
     workers = [
@@ -129,7 +83,7 @@ async def test_retention_at_start_drops_old_run_collections_only(tmp_path: Path)
     make_collection(home, "run-research-20200101-120000-abcdef", created=None)  # dated by its run id
     make_collection(home, "run-research-recent", created=now - timedelta(days=2))
     make_collection(home, "run-undated", created=None)  # age unknown: left alone
-    store = await open_store(home, "new-run", DEEPCRITICAL_RETENTION="30d")
+    store = await open_hash_store(home, "new-run", DEEPCRITICAL_RETENTION="30d")
     await store.add([make_evidence("1", "statins")])
     await store.close()
     assert names(home) == {"run-research-recent", "run-undated", "run-new-run", chroma.LIBRARY_COLLECTION}
@@ -138,7 +92,7 @@ async def test_retention_at_start_drops_old_run_collections_only(tmp_path: Path)
 async def test_retention_never_keeps_everything(tmp_path: Path) -> None:
     home = tmp_path / "home"
     make_collection(home, "run-research-old", created=datetime.now(UTC) - timedelta(days=400))
-    await (await open_store(home, "new-run", DEEPCRITICAL_RETENTION="never")).close()
+    await (await open_hash_store(home, "new-run", DEEPCRITICAL_RETENTION="never")).close()
     assert "run-research-old" in names(home)
 
 
@@ -146,7 +100,7 @@ KILLED = """
 import signal, sys
 import numpy as np
 sys.path[:0] = {paths!r}
-from evidence_factory import make_evidence, settings_for
+from helpers.stores import make_evidence, settings_for
 from deepcritical.evidence import chroma
 
 connection = chroma.connect(settings_for(sys.argv[1]))
@@ -159,16 +113,16 @@ with connection.session(touches=("run-killed-mid-run",), writes=True) as session
 """
 
 
+@pytest.mark.slow
 def test_a_run_killed_holding_the_store_leaves_an_orphan_that_prune_removes(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    script = KILLED.format(paths=[str(Path(__file__).parent)])
+    script = KILLED.format(paths=[str(Path(__file__).parents[1])])
     process = subprocess.Popen([sys.executable, "-c", script, str(home)], stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "holding the lock"
     finally:
-        os.kill(process.pid, signal.SIGKILL)  # killed in the middle of a store operation
-        process.wait(timeout=30)
+        kill(process)  # killed in the middle of a store operation
     # The lock died with the process: the store opens at once, and the orphan is pruned like any run
     # (its collection was open, but the process holding it is gone).
     assert "run-killed-mid-run" in names(home)
@@ -183,7 +137,7 @@ def test_a_run_killed_holding_the_store_leaves_an_orphan_that_prune_removes(tmp_
 
 async def test_prune_keeps_the_libraries_and_the_run_asked_to_keep(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    store = await open_store(home, "current")
+    store = await open_hash_store(home, "current")
     await store.add([make_evidence("1", "statins")])
     await store.close()
     connection = chroma.connect(settings_for(home))
@@ -200,7 +154,7 @@ async def test_a_running_runs_collection_is_never_pruned_however_old(tmp_path: P
     """``library prune`` once deleted the collections of two running runs; a run's collection is open
     while its process lives, and only its close (or its process's death) makes it prunable."""
     home = tmp_path / "home"
-    running = await open_store(home, "running")
+    running = await open_hash_store(home, "running")
     await running.add([make_evidence("1", "statins")])
     later = datetime.now(UTC) + timedelta(days=365)
     connection = chroma.connect(settings_for(home))
@@ -238,7 +192,7 @@ def test_prune_refuses_an_age_below_the_retention_floor(tmp_path: Path, age: tim
 async def test_export_pages_through_every_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     items = [make_evidence(str(n), f"finding number {n}") for n in range(1, 8)]
-    store = await open_store(home, "exported")
+    store = await open_hash_store(home, "exported")
     await store.add(items)
     await store.close()
     monkeypatch.setattr(library, "EXPORT_PAGE", 3)
@@ -263,7 +217,7 @@ def test_created_times_come_from_the_record_or_the_run_id() -> None:
 
 async def test_two_stores_in_one_process_share_the_directory_and_close_independently(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    first, second = await open_store(home, "one"), await open_store(home, "two")
+    first, second = await open_hash_store(home, "one"), await open_hash_store(home, "two")
     await first.add([make_evidence("1", "statins")])
     await first.close()
     await second.add([make_evidence("2", "metformin")])
@@ -295,10 +249,10 @@ async def test_a_resumed_runs_collection_is_never_pruned(tmp_path: Path, how: st
             session.client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
     finally:
         connection.close()
-    resumed = await open_store(home, "20240101-000000-resumed")
+    resumed = await open_hash_store(home, "20240101-000000-resumed")
     try:
         await resumed.add([make_evidence("1", "statins")])
-        other = await open_store(home, "another-run", DEEPCRITICAL_RETENTION="1h")  # its start-up retention
+        other = await open_hash_store(home, "another-run", DEEPCRITICAL_RETENTION="1h")  # its start-up retention
         await other.close()
         connection = chroma.connect(settings_for(home))
         try:

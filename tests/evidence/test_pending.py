@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evidence_factory import settings_for
 
 from deepcritical.documents import reader
 from deepcritical.errors import EmbeddingError, StoreError
@@ -24,6 +23,7 @@ from deepcritical.evidence.retrieval import HybridIndex
 from deepcritical.models import Grade
 from deepcritical.service import library_add
 from deepcritical.service.library import Library
+from helpers.stores import settings_for
 
 RECORD = "TY  - JOUR\nTI  - Record {n} on drug X\nAB  - Nausea in {n} of 4000 adults on drug X.\nER  - \n\n"
 DIMENSION = 16

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evidence_factory import settings_for
 
 from deepcritical.documents import reader, references
 from deepcritical.documents.model import Document, ParsedDocument
@@ -20,6 +19,7 @@ from deepcritical.evidence.documents import collection_name
 from deepcritical.evidence.resources import Resources
 from deepcritical.models import Grade
 from deepcritical.service import library_add
+from helpers.stores import settings_for
 
 RECORD = "TY  - JOUR\nTI  - Record {n} on drug X\nAB  - Nausea in {n} of 4000 adults on drug X.\nER  - \n\n"
 
@@ -161,6 +161,7 @@ def _grade(_: object) -> Grade:
     return Grade(design="randomized_controlled_trial", level=2, basis="publication_type")
 
 
+@pytest.mark.slow
 def test_dropping_what_a_large_export_no_longer_gives_works_past_the_stores_sql_limit(tmp_path: Path) -> None:
     """At the size that failed: 33,000 passages of one file (SQLite takes 32,766 variables in a statement)."""
     passages = 33_000

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 from chromadb.api.models.Collection import Collection
 from chromadb.api.rust import RustBindingsAPI
-from evidence_factory import make_evidence, settings_for
-from test_library import HashEmbeddings, make_collection, names, open_store
 
 from deepcritical.evidence import chroma, library, run_index
+from helpers.stores import HashEmbeddings, make_collection, make_evidence, names, open_hash_store, settings_for
 
 DAY = timedelta(days=1)
 
@@ -116,7 +115,7 @@ def test_a_record_of_a_collection_deleted_elsewhere_is_forgotten(connection: chr
 async def test_full_text_lookups_of_a_missing_collection_list_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = await open_store(tmp_path / "home", "reader")
+    store = await open_hash_store(tmp_path / "home", "reader")
 
     def listing(self: RustBindingsAPI, *args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a full-text lookup listed the store")

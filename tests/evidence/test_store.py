@@ -10,13 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from evidence_factory import make_evidence
 
-from conftest import OpenStore, settings_for
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
 from deepcritical.evidence.embeddings import Vectors
 from deepcritical.models import Citation, Evidence
+from helpers.stores import OpenStore, make_evidence, settings_for
 
 pytestmark = pytest.mark.model
 

@@ -113,6 +113,7 @@ def test_the_subject_of_a_result_is_the_arm_named_first_unless_it_is_the_referen
     assert subject_arm(sentence, Comparison.of("drug", "placebo", "mortality pain")) == subject
 
 
+@pytest.mark.slow
 def test_a_result_stated_of_the_comparator_is_read_turned_by_both_classifiers() -> None:
     """The classifiers learn direction words better than which arm they speak of: the reader turns a unit
     whose subject is the comparator, so both orders of one result read alike."""

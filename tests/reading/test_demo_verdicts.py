@@ -48,6 +48,7 @@ DEMO_ANSWERS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("question", "answer", "resting_on"), DEMO_ANSWERS)
 async def test_each_demo_topic_gets_the_answer_its_corpus_states(
     tmp_path: Path, question: str, answer: str, resting_on: set[str]
@@ -221,6 +222,7 @@ async def test_an_open_question_gets_the_candidate_interventions_not_a_yes_or_no
     assert "pmid:99000307" not in {i for c in verdict.candidates for i in (*c.favourable, *c.null, *c.unfavourable)}
 
 
+@pytest.mark.slow
 async def test_a_run_with_the_transformer_reader_records_it_and_keeps_the_demo_answer(tmp_path: Path) -> None:
     """``--reader transformer`` (``DEEPCRITICAL_READER``): the run reads its studies with the transformer reader,
     says so in run.json (its setting and the verdict's method) and in the report's verdict line, and the statins
@@ -243,6 +245,7 @@ async def test_a_run_with_the_transformer_reader_records_it_and_keeps_the_demo_a
     assert "transformer" not in linear.verdict.method + linear.markdown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("question", "answer", "resting_on"), DEMO_ANSWERS)
 async def test_the_transformer_reader_gives_each_demo_topic_the_answer_its_corpus_states(
     tmp_path: Path, question: str, answer: str, resting_on: set[str]

@@ -244,6 +244,7 @@ def _named(entity: str, query: str) -> bool:
     return all(word.lower() in words for word in re.findall(r"[\w'\-]+", entity))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     i=entity(),

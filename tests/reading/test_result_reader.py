@@ -252,6 +252,7 @@ def run_eval(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> None:
     prompts = write_benchmark(tmp_path / "data")
     out = tmp_path / "out"
@@ -280,6 +281,7 @@ def test_eval_evidence_inference_predicts_scores_and_resumes(tmp_path: Path) -> 
     assert json.loads((out / "timing.json").read_text())["sessions"] == 2
 
 
+@pytest.mark.slow
 def test_a_folder_reused_for_another_split_times_only_that_splits_prompts(tmp_path: Path) -> None:
     """The validation prompts' predictions stay in the folder, but the train split's summary scores and times
     only its own prompt: the (here slow) session that read the validation prompts is not the train prompt's."""
@@ -306,6 +308,7 @@ def test_a_folder_reused_for_another_split_times_only_that_splits_prompts(tmp_pa
     assert summary["sessions"] == 2
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_scores_what_was_asked_by_the_reader_asked(tmp_path: Path) -> None:
     """A resumed folder holds one reader's predictions: another --reader is refused, not scored as this one;
     --limit scores only its prompts; --split keeps one split's articles, and train articles are named as
@@ -337,6 +340,7 @@ def test_eval_evidence_inference_scores_what_was_asked_by_the_reader_asked(tmp_p
     assert "--split dev: splits.csv names train, validation" in wrong.stderr
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_refuses_a_file_without_its_columns(tmp_path: Path) -> None:
     bad = tmp_path / "prompts.csv"
     bad.write_text("id,question\n1,x\n", encoding="utf-8")
@@ -346,6 +350,7 @@ def test_eval_evidence_inference_refuses_a_file_without_its_columns(tmp_path: Pa
     assert "missing PromptID" in result.stderr
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_resumes_after_a_line_cut_off_mid_write(tmp_path: Path) -> None:
     prompts = write_benchmark(tmp_path / "data")
     out = tmp_path / "out"
@@ -362,6 +367,7 @@ def test_eval_evidence_inference_resumes_after_a_line_cut_off_mid_write(tmp_path
     assert json.loads(resumed.stdout)["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_refuses_an_out_that_is_a_file(tmp_path: Path) -> None:
     prompts = write_benchmark(tmp_path / "data")
     taken = tmp_path / "taken"
@@ -372,6 +378,7 @@ def test_eval_evidence_inference_refuses_an_out_that_is_a_file(tmp_path: Path) -
     assert f"error: --out {taken}: is a file, not a folder" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -398,6 +405,7 @@ def test_eval_evidence_inference_refuses_wrong_annotations_before_predicting(
     assert not (out / "predictions.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_summary_records_the_split_and_limit(tmp_path: Path) -> None:
     prompts = write_benchmark(tmp_path / "data")
     (tmp_path / "data" / "splits.csv").write_text("PMCID,split\n1,validation\n2,train\n", encoding="utf-8")
@@ -411,6 +419,7 @@ def test_eval_evidence_inference_summary_records_the_split_and_limit(tmp_path: P
     assert (whole["split"], whole["limit"]) == (None, None)
 
 
+@pytest.mark.slow
 def test_the_reader_on_evidence_inference_validation_articles(
     tmp_path: Path, shared_data: Callable[[str], Path]
 ) -> None:
@@ -486,6 +495,7 @@ def test_a_models_verdict_the_counted_readings_contradict_shows_both() -> None:
     assert agreeing.counted is None
 
 
+@pytest.mark.slow
 def test_eval_evidence_inference_without_any_article_fails_naming_the_folder(tmp_path: Path) -> None:
     prompts = write_benchmark(tmp_path / "data")
     empty = tmp_path / "empty"

@@ -4,26 +4,18 @@ contrary evidence is contrary to the answer."""
 
 from __future__ import annotations
 
-from deepcritical.models import Citation, Evidence
+from deepcritical.models import Evidence
 from deepcritical.outputs import Finding, ResearchReport, Verdict
 from deepcritical.reading.frame import QuestionFrame
 from deepcritical.report.render import RenderContext, render_markdown
 from deepcritical.report.sections import findings_for_the_answer
+from helpers.builders import evidence
 
 QUESTION = "Do statins reduce mortality in sepsis?"
 
 
 def study(number: int, text: str) -> Evidence:
-    return Evidence(
-        content=text,
-        citation=Citation(
-            source="pubmed",
-            title=f"Study {number} of statins in sepsis",
-            url=f"https://pubmed.ncbi.nlm.nih.gov/{number}/",
-            date="2021",
-            pmid=str(number),
-        ),
-    )
+    return evidence(text, pmid=str(number), title=f"Study {number} of statins in sepsis", date="2021")
 
 
 COHORT = study(1, "Statin use was associated with lower 30-day mortality in sepsis (HR 0.82, 95% CI 0.77 to 0.87).")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from agents.research_fakes import evidence
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.report.citations import CitationIndex, verify_citations
+from helpers.research_fakes import corpus_evidence
 
-PUBMED = evidence(1, "Metformin reduced amyloid in mice.")  # pmid:10000001
-WEB = evidence(2, "A cohort study of patients.", source="web", url="https://News.example.org/story/?utm_source=x")
+PUBMED = corpus_evidence(1, "Metformin reduced amyloid in mice.")  # pmid:10000001
+WEB = corpus_evidence(
+    2, "A cohort study of patients.", source="web", url="https://News.example.org/story/?utm_source=x"
+)
 WITH_DOI = Evidence(
     content="A trial with a DOI.",
     citation=Citation(

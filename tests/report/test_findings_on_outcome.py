@@ -8,6 +8,7 @@ from __future__ import annotations
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.report.extractive import extractive_report
+from helpers.builders import evidence
 
 FRACTURES = "Does vitamin D supplementation prevent fractures in older adults?"
 STATINS = "Do statins reduce mortality in sepsis?"
@@ -67,16 +68,14 @@ def test_a_trial_quoted_by_another_outcome_is_quoted_by_its_result_for_the_quest
 
 
 def test_a_models_finding_on_another_outcome_citing_only_such_a_study_is_dropped() -> None:
-    from deepcritical.models import Citation, Evidence, Grade
+    from deepcritical.models import Evidence, Grade
     from deepcritical.outputs import Finding, ResearchReport
     from deepcritical.report.citations import verify_citations
 
     grade = Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type")
 
     def record(pmid: str, text: str) -> Evidence:
-        title = f"Vitamin D supplementation trial {pmid}"
-        url = f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
-        return Evidence(content=text, citation=Citation(source="pubmed", title=title, url=url, pmid=pmid), grade=grade)
+        return evidence(text, pmid=pmid, title=f"Vitamin D supplementation trial {pmid}", grade=grade)
 
     depression = record(
         "503", "RESULTS: In older adults, the risk of depression did not differ with vitamin D supplementation "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import Finding, ResearchReport
 from deepcritical.report.document import (
     Cite,
@@ -29,24 +29,21 @@ from deepcritical.report.document import (
 from deepcritical.report.html import to_html
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, render_markdown
-from helpers.html import Page
-from hostile_text import PAPER_TEXT
+from helpers.builders import evidence
+from helpers.hostile_text import PAPER_TEXT
+from helpers.parsed_html import Page
 
 QUESTION = "Does drugx reduce mortality in sepsis?"
 SCRIPT = "<script>alert(1)</script>"
 
 
 def trial(number: int, hazard: str, title: str | None = None) -> Evidence:
-    return Evidence(
-        content=f"In adults with sepsis, drugx reduced 28-day mortality (HR {hazard}; n = 400).",
-        citation=Citation(
-            source="pubmed",
-            title=title or f"Drugx for sepsis: randomised trial {number}",
-            url=f"https://pubmed.ncbi.nlm.nih.gov/9911{number}/",
-            pmid=f"9911{number}",
-            date="2021",
-            journal="Critical Care",
-        ),
+    return evidence(
+        f"In adults with sepsis, drugx reduced 28-day mortality (HR {hazard}; n = 400).",
+        pmid=f"9911{number}",
+        title=title or f"Drugx for sepsis: randomised trial {number}",
+        date="2021",
+        journal="Critical Care",
         grade=Grade(design="randomized_controlled_trial", level=2, population="humans", basis="publication_type"),
     )
 

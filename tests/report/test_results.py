@@ -12,10 +12,11 @@ from pathlib import Path
 from deepcritical.appraisal.results import StudyResult, study_results
 from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.cli.export import results_csv
-from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import ResearchReport
 from deepcritical.report.render import RenderContext, escape, render_markdown
 from deepcritical.report.results import effect_text, p_text
+from helpers.builders import evidence
 
 QUESTION = "Does drug X reduce mortality in heart failure?"
 RCT = Grade(
@@ -24,14 +25,7 @@ RCT = Grade(
 
 
 def make(key: str, text: str, grade: Grade = RCT) -> Evidence:
-    citation = Citation(
-        source="pubmed",
-        title=f"Drug X in heart failure: trial {key}",
-        url=f"https://pubmed.ncbi.nlm.nih.gov/{key}/",
-        pmid=key,
-        date="2021",
-    )
-    return Evidence(content=text, citation=citation, grade=grade)
+    return evidence(text, pmid=key, title=f"Drug X in heart failure: trial {key}", date="2021", grade=grade)
 
 
 HAZARD = make(

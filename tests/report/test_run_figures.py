@@ -26,7 +26,7 @@ from deepcritical.report.prisma import prisma_svg
 from deepcritical.report.render import RenderContext, escape, render_markdown
 from deepcritical.report.results import effect_text
 from deepcritical.text import quantity, same_precision
-from test_cli import run_cli
+from helpers.commands import run_cli
 
 SVG = "{http://www.w3.org/2000/svg}"
 SGLT2 = "Do SGLT2 inhibitors improve outcomes in heart failure?"

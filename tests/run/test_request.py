@@ -18,7 +18,7 @@ from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run.request import RunRequest, RunRequestError, runs_folder
 from deepcritical.service.manager import RunManager
 from deepcritical.web.app import create_app
-from web.fakes import Recording, offline_client, serving
+from helpers.web_fakes import Recording, offline_client, serving
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 OPTIONS = set(RunRequest.model_fields) - {"question"}

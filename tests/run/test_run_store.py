@@ -13,7 +13,7 @@ from deepcritical.run.execute import run_to_folder
 from deepcritical.run.request import RunRequest, runs_folder
 from deepcritical.run.store import RunStore, without_paths
 from deepcritical.service.manager import RunManager
-from web.fakes import KINDS, ScriptedRuns, offline_client
+from helpers.web_fakes import KINDS, ScriptedRuns, offline_client
 
 QUESTION = "Does metformin lower dementia risk?"
 

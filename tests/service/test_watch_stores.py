@@ -32,8 +32,7 @@ from deepcritical.service.watches import (
     WatchStore,
 )
 from deepcritical.service.watches_redis import PREFIX, RedisWatchStore
-from test_queue import redis_url  # noqa: F401  # the real redis-server fixture, used by name
-from web.fakes import ScriptedRuns, offline_client
+from helpers.web_fakes import ScriptedRuns, offline_client
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -99,7 +98,7 @@ def test_a_removed_watch_is_gone_with_its_history_and_a_run_of_it_is_not_recorde
         store.remove("w-nope")
 
 
-def test_a_newer_layout_in_redis_is_refused(tmp_path: Path, redis_url: str) -> None:  # noqa: F811
+def test_a_newer_layout_in_redis_is_refused(tmp_path: Path, redis_url: str) -> None:
     RedisWatchStore(redis_url, tmp_path).close()
     Redis.from_url(redis_url).set(PREFIX + "version", 2)
     with pytest.raises(ConfigError, match="newer"):

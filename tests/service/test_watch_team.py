@@ -33,9 +33,11 @@ from deepcritical.service.watches import WatchRun
 from deepcritical.service.watches_redis import RedisWatchStore
 from deepcritical.service.worker import QueuedRunExecutor
 from deepcritical.web.app import create_app
-from test_queue import kill, redis_url, stop  # noqa: F401  # redis_url: the real redis-server fixture, by name
-from test_reliability_cli import environment, run_cli
-from web.fakes import ScriptedRuns, serving
+from helpers.commands import environment, run_cli
+from helpers.servers import kill, stop
+from helpers.web_fakes import ScriptedRuns, serving
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 WATCHES = 20
 WORKERS = 3
@@ -132,7 +134,7 @@ async def in_process_workers(
 
 
 @pytest.fixture
-def doomed(tmp_path: Path, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:  # noqa: F811
+def doomed(tmp_path: Path, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:
     """A real ``deepcritical worker`` that stops each watch run as it starts (the test hold), to be killed."""
     env = {"DEEPCRITICAL_QUEUE_URL": redis_url, "DEEPCRITICAL_QUEUE_HEARTBEAT": "3", HOLD_VARIABLE: "start"}
     with (tmp_path / "doomed.log").open("wb") as log:
@@ -149,7 +151,7 @@ def doomed(tmp_path: Path, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:
 
 async def test_twenty_due_watches_run_once_per_due_time_on_three_workers_and_a_killed_run_resumes(
     tmp_path: Path,
-    redis_url: str,  # noqa: F811
+    redis_url: str,
     doomed: subprocess.Popen[bytes],
 ) -> None:
     home = tmp_path / "home"
@@ -200,7 +202,7 @@ async def test_twenty_due_watches_run_once_per_due_time_on_three_workers_and_a_k
 
 def test_a_team_watch_added_from_the_command_line_is_kept_in_redis_and_queued_at_once(
     tmp_path: Path,
-    redis_url: str,  # noqa: F811
+    redis_url: str,
 ) -> None:
     home, env = tmp_path / "home", {"DEEPCRITICAL_QUEUE_URL": redis_url}
     added = run_cli("watch", "add", "Does aspirin reduce stroke?", "--demo", "--every", "7d", home=home, env=env)

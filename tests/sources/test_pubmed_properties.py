@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,6 +85,7 @@ def assert_sound(batch: ParsedBatch | None) -> None:
     assert len(batch.evidence) + batch.without_abstract + batch.malformed <= batch.records
 
 
+@pytest.mark.slow
 @given(trees | shaped_sets, st.lists(st.from_regex(r"[0-9]{1,8}", fullmatch=True), max_size=4))
 def test_any_tree_gives_evidence_or_a_search_error(data: object, order: list[str]) -> None:
     assert_sound(result_or_search_error(parse_efetch_data, data, order))

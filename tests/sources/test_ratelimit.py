@@ -7,14 +7,10 @@ import asyncio
 import itertools
 import json
 import os
-import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx2
@@ -35,6 +31,8 @@ from deepcritical.sources.ratelimit import (
     redis_limiter,
     sqlite_limiter,
 )
+from helpers.eutils import eutils_handler
+from helpers.servers import free_port
 
 
 class VirtualTime:
@@ -69,26 +67,6 @@ def max_in_any_window(stamps: list[float], window: float = 1.0) -> int:
 def smallest_gap(stamps: list[int]) -> int:
     ordered = sorted(stamps)
     return min(later - earlier for earlier, later in itertools.pairwise(ordered))
-
-
-def eutils_handler(stamps: list[float], clock: Callable[[], float]) -> Callable[[httpx2.Request], httpx2.Response]:
-    """Answers esearch with two PMIDs derived from the term, and efetch with an article per PMID."""
-
-    def handle(request: httpx2.Request) -> httpx2.Response:
-        stamps.append(clock())
-        if request.url.path.endswith("esearch.fcgi"):
-            seed = int(request.url.params["term"].split()[-1])
-            ids = [str(1000 + 2 * seed), str(1001 + 2 * seed)]
-            return httpx2.Response(200, text=json.dumps({"esearchresult": {"count": "2", "idlist": ids}}))
-        articles = "".join(
-            f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><ArticleTitle>Title {pmid}</ArticleTitle>"
-            f"<Abstract><AbstractText>Abstract {pmid}.</AbstractText></Abstract></Article></MedlineCitation>"
-            "</PubmedArticle>"
-            for pmid in request.url.params["id"].split(",")
-        )
-        return httpx2.Response(200, text=f"<PubmedArticleSet>{articles}</PubmedArticleSet>")
-
-    return handle
 
 
 @pytest.mark.parametrize(("api_key", "limit"), [(None, NCBI_RATE_WITHOUT_KEY), (SecretStr("k"), NCBI_RATE_WITH_KEY)])
@@ -223,14 +201,8 @@ async def test_a_home_that_cannot_hold_the_limit_fails_pubmed_saying_what_to_fix
             await PubMedTool(client, limiter=limiter).search("statins 1", 5)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def test_an_unreachable_redis_fails_pubmed_naming_it_without_its_password() -> None:
-    limiter = redis_limiter(f"redis://:hunter22@127.0.0.1:{_free_port()}/0", "ncbi_anonymous", 0.36)
+    limiter = redis_limiter(f"redis://:hunter22@127.0.0.1:{free_port()}/0", "ncbi_anonymous", 0.36)
     transport = httpx2.MockTransport(eutils_handler([], time.monotonic))
     async with httpx2.AsyncClient(transport=transport) as client:
         with pytest.raises(
@@ -247,7 +219,7 @@ SEARCHER = """
 import asyncio, json, sys
 sys.path.insert(0, {tests!r})
 import httpx2
-from test_ratelimit import eutils_handler
+from helpers.eutils import eutils_handler
 from deepcritical.config import load_settings
 from deepcritical.run import setup
 from deepcritical.sources.factory import make_http_client
@@ -265,7 +237,7 @@ asyncio.run(main(int(sys.argv[1])))
 
 def run_searchers(*envs: dict[str, str]) -> None:
     """One search process per environment, all at once; each runs five concurrent PubMed searches."""
-    script = SEARCHER.format(tests=str(Path(__file__).parent))
+    script = SEARCHER.format(tests=str(Path(__file__).parents[1]))
     base = {key: value for key, value in os.environ.items() if key not in {"CHROMA_HOST", "REDIS_URL", "DEMO_MODE"}}
     base |= {"DEEPCRITICAL_SOURCES": "pubmed", "NCBI_API_KEY": "test-key-for-the-limit"}
     started = [
@@ -284,6 +256,7 @@ def run_searchers(*envs: dict[str, str]) -> None:
         assert json.loads(stdout.strip().splitlines()[-1]) == [2] * 5
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_machine_share_one_limit(tmp_path: Path) -> None:
     run_searchers({"DEEPCRITICAL_HOME": str(tmp_path)}, {"DEEPCRITICAL_HOME": str(tmp_path)})
     table = ncbi_bucket_name(SecretStr("test-key-for-the-limit"))
@@ -296,50 +269,16 @@ def test_two_processes_on_one_machine_share_one_limit(tmp_path: Path) -> None:
     assert smallest_gap(granted) >= round(ncbi_spacing(True) * 1000)
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[str]:
-    """A real Redis on 127.0.0.1 and a free port, answering PING; stopped by pid afterwards."""
-    executable = shutil.which("redis-server")
-    if executable is None:
-        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
-    port = _free_port()
-    process = subprocess.Popen(
-        [executable, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        from redis import Redis
-        from redis.exceptions import ConnectionError as RedisConnectionError
-
-        client = Redis(host="127.0.0.1", port=port)
-        for _ in range(200):
-            try:
-                client.ping()
-                break
-            except RedisConnectionError:
-                # Waiting on the process doubles as the poll interval and notices an early exit.
-                with pytest.raises(subprocess.TimeoutExpired):
-                    process.wait(timeout=0.05)
-        else:
-            pytest.fail("redis-server did not answer PING")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        os.kill(process.pid, signal.SIGTERM)
-        process.wait(timeout=15)
-
-
-def test_processes_anywhere_using_one_redis_share_one_limit(tmp_path: Path, redis_server: str) -> None:
+def test_processes_anywhere_using_one_redis_share_one_limit(tmp_path: Path, redis_url: str) -> None:
     from redis import Redis
 
     # Two homes: as two machines would have, so only Redis can make them share.
     run_searchers(
-        {"DEEPCRITICAL_HOME": str(tmp_path / "one"), "REDIS_URL": redis_server},
-        {"DEEPCRITICAL_HOME": str(tmp_path / "two"), "REDIS_URL": redis_server},
+        {"DEEPCRITICAL_HOME": str(tmp_path / "one"), "REDIS_URL": redis_url},
+        {"DEEPCRITICAL_HOME": str(tmp_path / "two"), "REDIS_URL": redis_url},
     )
     key = "deepcritical:" + ncbi_bucket_name(SecretStr("test-key-for-the-limit"))
-    granted = [int(score) for _, score in Redis.from_url(redis_server).zrange(key, 0, -1, withscores=True)]
+    granted = [int(score) for _, score in Redis.from_url(redis_url).zrange(key, 0, -1, withscores=True)]
     # As on one machine: one slot per request at least, more where a late request forfeited its slot.
     assert 20 <= len(granted) <= 30
     assert smallest_gap(granted) >= round(ncbi_spacing(True) * 1000)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx2
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,7 @@ def check(data: Any, max_results: int) -> None:
         assert item.id  # identity must be computable for every item the handler will merge
 
 
+@pytest.mark.slow
 @given(data=bodies, max_results=st.integers(min_value=-2, max_value=10))
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 def test_parser_yields_results_or_search_error(data: Any, max_results: int) -> None:

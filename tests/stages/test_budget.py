@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.research_fakes import FakeClock, demo_settings
 from deepcritical.agents.deps import Budget
+from helpers.research_fakes import FakeClock, demo_settings
 
 
 @pytest.mark.parametrize(

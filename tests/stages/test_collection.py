@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from agents.research_fakes import FakeStore, evidence
 from deepcritical.errors import StoreError
 from deepcritical.models import Evidence
 from deepcritical.stages.collection import RunEvidence
+from helpers.research_fakes import FakeStore, corpus_evidence
 
 
 class CountingStore(FakeStore):
@@ -26,7 +26,7 @@ class CountingStore(FakeStore):
 async def collected_three() -> tuple[CountingStore, RunEvidence, list[Evidence]]:
     store = CountingStore()
     collected = RunEvidence(store, max_evidence=10)
-    items = [evidence(number, f"finding {number} on metformin") for number in (1, 2, 3)]
+    items = [corpus_evidence(number, f"finding {number} on metformin") for number in (1, 2, 3)]
     await collected.add(items)
     store.writes.clear()
     return store, collected, items
@@ -35,7 +35,7 @@ async def collected_three() -> tuple[CountingStore, RunEvidence, list[Evidence]]
 async def test_the_merges_of_one_batch_are_stored_in_one_write() -> None:
     store, collected, items = await collected_three()
     again = [item.with_sources(("europepmc",)) for item in items]
-    new = evidence(4, "finding 4 on metformin")
+    new = corpus_evidence(4, "finding 4 on metformin")
     assert await collected.merge_known([*again, new]) == [new]
     assert len(store.writes) == 1
     assert sorted(store.writes[0]) == sorted(item.id for item in items)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, evidence, search_stage
 from deepcritical.models import Citation, Evidence, SearchResult, SourceFailure
 from deepcritical.sources.ncbi_parse import parse_efetch
 from deepcritical.stages.search import source_status
+from helpers.research_fakes import CORPUS, QUESTION, FakeHandler, FakeStore, corpus_evidence, search_stage
 
 
 async def test_a_step_stores_new_items_and_reports_sources() -> None:
@@ -26,7 +26,7 @@ async def test_a_step_stores_new_items_and_reports_sources() -> None:
 
 
 async def test_semantic_duplicates_are_dropped_and_reported() -> None:
-    twin = evidence(50, CORPUS[0].content, source="web", url="https://mirror.example.org/copy")
+    twin = corpus_evidence(50, CORPUS[0].content, source="web", url="https://mirror.example.org/copy")
     agent = search_stage(FakeHandler([CORPUS[0], twin]), FakeStore(), max_evidence=100)
     step = await agent.run(["metformin"])
     assert step.kept_ids == [CORPUS[0].id]
@@ -35,7 +35,9 @@ async def test_semantic_duplicates_are_dropped_and_reported() -> None:
 
 
 async def test_the_evidence_cap_stops_adding_and_is_reported() -> None:
-    many = [evidence(i, f"Metformin finding number {i} in a distinct text.", relevance=i / 100) for i in range(20)]
+    many = [
+        corpus_evidence(i, f"Metformin finding number {i} in a distinct text.", relevance=i / 100) for i in range(20)
+    ]
     store = FakeStore()
     agent = search_stage(FakeHandler(many), store, max_evidence=5)
     step = await agent.run(["metformin"])
@@ -62,7 +64,7 @@ async def test_items_seen_again_keep_every_source() -> None:
 
 async def test_related_stored_evidence_is_recalled() -> None:
     store = FakeStore()
-    earlier = evidence(90, "Metformin and Alzheimer's disease: an earlier run found this review.")
+    earlier = corpus_evidence(90, "Metformin and Alzheimer's disease: an earlier run found this review.")
     await store.add([earlier])
     agent = search_stage(FakeHandler(CORPUS[:1]), store, max_evidence=10)
     step = await agent.run(["metformin AMPK"], question=QUESTION)
@@ -88,7 +90,7 @@ def test_source_status_separates_answers_from_failures() -> None:
 
 
 async def test_recalled_library_items_join_the_run_collection() -> None:
-    earlier = evidence(91, "Metformin and Alzheimer's disease: a review an earlier run stored in the library.")
+    earlier = corpus_evidence(91, "Metformin and Alzheimer's disease: a review an earlier run stored in the library.")
     store = FakeStore(library=[earlier])
     agent = search_stage(FakeHandler(CORPUS[:1]), store, max_evidence=10)
     step = await agent.run(["metformin AMPK"], question=QUESTION)
@@ -98,7 +100,7 @@ async def test_recalled_library_items_join_the_run_collection() -> None:
 
 
 async def test_recall_respects_the_evidence_cap() -> None:
-    library = [evidence(92 + i, f"Metformin and Alzheimer's disease, library finding {i}.") for i in range(3)]
+    library = [corpus_evidence(92 + i, f"Metformin and Alzheimer's disease, library finding {i}.") for i in range(3)]
     store = FakeStore(library=library)
     agent = search_stage(FakeHandler(CORPUS[:1]), store, max_evidence=2)
     step = await agent.run(["metformin AMPK"], question=QUESTION)
@@ -108,10 +110,10 @@ async def test_recall_respects_the_evidence_cap() -> None:
 
 
 async def test_a_paper_found_later_under_another_identity_replaces_the_page_collected_first() -> None:
-    web_page = evidence(
+    web_page = corpus_evidence(
         70, "Metformin and dementia, a cohort: lower risk.", source="web", url="https://doi.org/10.5555/m1"
     )
-    pubmed = evidence(71, "BACKGROUND: a cohort. RESULTS: metformin users had lower dementia risk.")
+    pubmed = corpus_evidence(71, "BACKGROUND: a cohort. RESULTS: metformin users had lower dementia risk.")
     pubmed = pubmed.model_copy(update={"citation": pubmed.citation.model_copy(update={"doi": "10.5555/m1"})})
     answers = iter([[web_page], [pubmed]])
     store = FakeStore()

@@ -3,17 +3,17 @@ diversity), and no round searches again for a kind of study the run holds on the
 
 from __future__ import annotations
 
-from agents.research_fakes import QUESTION, FakeHandler, FakeStore, evidence, make_deps
 from deepcritical.demo.models import demo_queries
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.run.stage import Cause
 from deepcritical.run.stages import judge_in_code
 from deepcritical.stages.selection import asks_for_held_kind, held_kinds, select_studies, strongest_studies
+from helpers.research_fakes import QUESTION, FakeHandler, FakeStore, corpus_evidence, make_deps
 
 
 def graded(number: int, text: str, design: str, level: int | None, n: int | None = None, **kw: object) -> Evidence:
-    item = evidence(number, text, **kw)  # type: ignore[arg-type]
+    item = corpus_evidence(number, text, **kw)  # type: ignore[arg-type]
     population = "humans" if design not in ("preclinical",) else "animals"
     return item.model_copy(update={"grade": Grade(design=design, level=level, population=population, sample_size=n)})
 

@@ -9,21 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from agents.research_fakes import FakeStore
 from deepcritical.config import Settings
 from deepcritical.evidence import EmbeddingService, EvidenceStore
 from deepcritical.evidence.memory import MemoryStore
-from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.models import Evidence, Grade
 from deepcritical.stages.ports import EvidenceStoreLike
+from helpers.builders import evidence
+from helpers.research_fakes import FakeStore
 
 
 def item(
     key: str, content: str, title: str, *, source: str = "pubmed", pmid: str | None = None, **more: object
 ) -> Evidence:
-    citation = Citation.model_validate(
-        {"source": source, "title": title, "url": f"https://example.org/{key}", "pmid": pmid, **more}
-    )
-    return Evidence(content=content, citation=citation)
+    return evidence(content, pmid=pmid, source=source, title=title, url=f"https://example.org/{key}", **more)  # type: ignore[arg-type]
 
 
 METFORMIN = item(

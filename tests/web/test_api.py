@@ -11,28 +11,23 @@ from typing import Any
 
 import httpx2
 import pytest
-from fastapi import FastAPI
 
-from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.run.checkpoint import Checkpoint, write_checkpoint
 from deepcritical.run.store import RunInfo
 from deepcritical.text import MAX_QUESTION_CHARS
-from deepcritical.web.app import create_app
-from web.fakes import KINDS, ScriptedRuns, client_of, offline_client, serving, sse_events
+from helpers.web_fakes import (
+    APP_SCRIPT,
+    KINDS,
+    TOKEN,
+    ScriptedRuns,
+    app_for,
+    client_of,
+    events_of,
+    serving,
+)
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
-TOKEN = "a-test-token-of-32-characters-xx"
-
-
-def settings_in(home: Path, **overrides: Any) -> Settings:
-    return load_settings(demo_mode=True, home=home, **overrides)
-
-
-def app_for(home: Path, script: ScriptedRuns, *, bind_host: str = "127.0.0.1", **overrides: Any) -> FastAPI:
-    return create_app(
-        settings_in(home, **overrides), bind_host=bind_host, client_factory=offline_client, run_source=script
-    )
 
 
 def client_app(client: httpx2.AsyncClient) -> Any:
@@ -46,13 +41,6 @@ async def start(client: httpx2.AsyncClient, question: str = QUESTION, **options:
     assert response.status_code == 202, response.text
     body: dict[str, Any] = response.json()
     return body
-
-
-async def events_of(client: httpx2.AsyncClient, run_id: str, **headers: str) -> list[tuple[int, str, dict[str, Any]]]:
-    response = await client.get(f"/api/runs/{run_id}/events", headers=headers)
-    assert response.status_code == 200
-    assert response.headers["content-type"].startswith("text/event-stream")
-    return sse_events(response.text)  # type: ignore[return-value]
 
 
 async def test_a_run_goes_from_request_to_report_and_its_events_stream_in_order(tmp_path: Path) -> None:
@@ -431,9 +419,6 @@ async def test_info_gives_each_source_the_name_a_person_knows(tmp_path: Path) ->
     assert info["source_labels"]["europepmc"] == "Europe PMC"
     assert set(info["source_labels"]) == set(info["sources"])
     assert "info.source_labels" in APP_SCRIPT
-
-
-APP_SCRIPT = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/app.js").read_text()
 
 
 async def test_a_run_with_a_damaged_checkpoint_or_request_is_refused_at_resume_in_one_line(tmp_path: Path) -> None:

@@ -16,10 +16,8 @@ from structlog.testing import capture_logs
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
 from deepcritical.service.manager import RunManager
-from test_cli import PASSED_THROUGH
-from web.fakes import ScriptedRuns, offline_client, serving
-from web.test_api import app_for, settings_in
-from web.test_mcp_tools import connected, text_of
+from helpers.commands import PASSED_THROUGH
+from helpers.web_fakes import ScriptedRuns, app_for, connected, offline_client, serving, settings_in, text_of
 
 SURROGATE_QUESTION = '{"question": "Does vitamin D \\ud800 prevent depression?"}'
 QUESTION = "Does vitamin D supplementation prevent depression?"

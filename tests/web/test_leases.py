@@ -17,7 +17,7 @@ from deepcritical.run import store as folders
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
 from deepcritical.service.manager import RunEndedError, RunManager
-from web.fakes import ScriptedRuns, offline_client
+from helpers.web_fakes import ScriptedRuns, offline_client
 
 QUESTION = "Does metformin lower dementia risk?"
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from web.fakes import ScriptedRuns, serving
-from web.test_api import TOKEN, app_for, settings_in
+from helpers.web_fakes import TOKEN, ScriptedRuns, app_for, serving, settings_in
 
 NOTES = b"# Notes\n\n## Results\n\nNausea in 5 of 40 on drug X.\n"
 URL = "/api/library/documents"

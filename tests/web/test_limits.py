@@ -22,7 +22,7 @@ from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.manager import RunManager
 from deepcritical.web.app import create_app
 from deepcritical.web.security import MAX_BODY_BYTES
-from web.fakes import ScriptedRuns, offline_client, serving, sse_events
+from helpers.web_fakes import ScriptedRuns, offline_client, serving, sse_events
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 

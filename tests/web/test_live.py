@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,25 +22,12 @@ from deepcritical.report.document import Link, ReportDocument, heading, paragrap
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.store import RunInfo, RunSummary
 from deepcritical.service.watches import WatchRun, WatchStore
-from web.hostile_app import PWNED
+from helpers.hostile_app import PWNED
+from helpers.page import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, environment, served
 
 pytestmark = pytest.mark.model
 
-ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
-CHROMIUM = Path("/usr/bin/chromium")
-PASSED_THROUGH = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "HF_HOME", "HF_HUB_OFFLINE"}
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-STARTUP_SECONDS = 120
-RUN_MS = 240_000  # a demo run takes seconds, but CI machines are shared
 PLANTED_RUN = "research-20240101-000000-0bad00"
 # A report as a tampered (or buggy) writer could leave it: raw HTML and script links in the Markdown itself.
 # A past run's report document (report.json) whose every text is hostile: planted on disk, as a tampered or
@@ -62,13 +44,6 @@ PLANTED_REPORT = ReportDocument(
         paragraph(f"<svg onload=\"{PWNED}='svg'\"></svg>"),
     ]
 )
-
-
-def environment(home: Path) -> dict[str, str]:
-    """The machine's basics only (no developer keys, SearXNG or Chroma server), this checkout's code first."""
-    basics = {key: value for key, value in os.environ.items() if key in PASSED_THROUGH}
-    paths = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
-    return basics | {"DEEPCRITICAL_HOME": str(home), "PYTHONPATH": paths, "NO_COLOR": "1"}
 
 
 def plant_hostile_run(home: Path) -> None:
@@ -90,13 +65,6 @@ def plant_hostile_run(home: Path) -> None:
     (folder / "report.md").write_text(to_markdown(PLANTED_REPORT))
 
 
-@dataclass
-class Server:
-    url: str
-    home: Path
-    log: list[str]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The page's app with a planted hostile run (``plant_hostile_run``), served by ``served``."""
@@ -104,44 +72,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     plant_hostile_run(home)
     with served(home) as running:
         yield running
-
-
-@contextmanager
-def served(home: Path) -> Iterator[Server]:
-    """``uvicorn --factory web.hostile_app:create`` over ``home`` on a socket bound here (port 0: a free one, no
-    race), stopped by its pid: the one server starter of the page's browser tests."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    port = listener.getsockname()[1]
-    command = [sys.executable, "-m", "uvicorn", "--factory", "web.hostile_app:create", "--fd", str(listener.fileno())]
-    process = subprocess.Popen(
-        command, env=environment(home), pass_fds=[listener.fileno()], stderr=subprocess.PIPE, text=True
-    )
-    listener.close()
-    log: list[str] = []
-    started = threading.Event()
-
-    def drain() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if "Application startup complete" in line:
-                started.set()
-        started.set()  # the process ended: let the fixture see it
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        if not started.wait(STARTUP_SECONDS) or process.poll() is not None:
-            pytest.fail("the server did not start:\n" + "".join(log[-30:]))
-        yield Server(url=f"http://127.0.0.1:{port}", home=home, log=log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 # Every word (up to 20 characters; a hyphen or a slash may end a line) of the report's table cells that the

@@ -13,8 +13,7 @@ from mcp import Client
 from deepcritical.config import load_settings
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.service.manager import RunManager
-from web.fakes import ScriptedRuns, offline_client
-from web.test_mcp_tools import text_of
+from helpers.web_fakes import ScriptedRuns, offline_client, text_of
 
 
 @asynccontextmanager

@@ -20,7 +20,7 @@ from deepcritical.mcp.about import TOOL_NAMES
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.mcp.stdio import DeferredMCPServer
 from deepcritical.service.manager import RunManager
-from web.fakes import ScriptedRuns, offline_client
+from helpers.web_fakes import ScriptedRuns, offline_client
 
 PAGE = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/index.html").read_text()
 

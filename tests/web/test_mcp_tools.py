@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mcp import Client
-from mcp_types import TextContent
 
-from deepcritical.config import load_settings
-from deepcritical.mcp.server import build_mcp_server
-from deepcritical.service.manager import RunManager
-from web.fakes import ScriptedRuns, offline_client
+from helpers.web_fakes import connected, text_of
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
-
-
-@asynccontextmanager
-async def connected(tmp_path: Path, *, over_http: bool = False, **overrides: object) -> AsyncIterator[Client]:
-    """The SDK's client on the server (a context manager, not a fixture: the SDK's task groups must be
-    entered and left in the same task); ``over_http``: the server as ``serve`` builds it for ``/mcp``."""
-    settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2, **overrides)
-    manager = RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns())
-    async with manager, Client(build_mcp_server(manager, settings, over_http=over_http)) as client:
-        yield client
-
-
-def text_of(result: object) -> str:
-    content = getattr(result, "content", [])
-    return "".join(block.text for block in content if isinstance(block, TextContent))
 
 
 async def test_the_tools_are_listed_with_descriptions_for_the_calling_model(tmp_path: Path) -> None:

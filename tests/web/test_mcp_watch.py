@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from deepcritical.service.watches import WatchRun, WatchStore
-from web.test_mcp_tools import connected, text_of
+from helpers.web_fakes import connected, text_of
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
 

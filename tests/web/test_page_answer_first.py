@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from deepcritical.appraisal.run_appraisal import counted_items
-from deepcritical.models import Citation, Evidence, Grade
+from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import ResearchReport
 from deepcritical.report.document import REPORT_DOCUMENT_FILE
 from deepcritical.report.figure_data import build_figures
@@ -22,7 +22,8 @@ from deepcritical.report.figure_files import write_figures
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document
 from deepcritical.run.store import RunInfo
-from web.test_live import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, served
+from helpers.builders import evidence
+from helpers.page import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, served
 
 pytestmark = pytest.mark.model
 
@@ -37,11 +38,9 @@ TRIAL = Grade(design="randomized_controlled_trial", level=2, population="humans"
 
 
 def trial(pmid: str, author: str, year: str, text: str) -> Evidence:
-    citation = Citation(
-        source="pubmed", title=f"A randomised trial of an SGLT2 inhibitor in heart failure ({pmid})",
-        url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/", pmid=pmid, authors=(author, "Roe R"), date=year,
-    )  # fmt: skip
-    return Evidence(content=text, citation=citation, grade=TRIAL.model_copy(update={"sample_size": 4000}))
+    title = f"A randomised trial of an SGLT2 inhibitor in heart failure ({pmid})"
+    grade = TRIAL.model_copy(update={"sample_size": 4000})
+    return evidence(text, pmid=pmid, title=title, authors=(author, "Roe R"), date=year, grade=grade)
 
 
 THREE_TRIALS = [

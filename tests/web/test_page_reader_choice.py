@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from web.fakes import Recording, ScriptedRuns, serving
-from web.test_api import APP_SCRIPT, QUESTION, app_for, events_of
+from helpers.research_fakes import QUESTION
+from helpers.web_fakes import APP_SCRIPT, Recording, ScriptedRuns, app_for, events_of, serving
 
 PAGE = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/index.html").read_text()
 

@@ -22,7 +22,7 @@ from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.run.upgrade import upgrade_folder
 from deepcritical.web.report_html import folder_report_html
-from helpers.html import Page
+from helpers.parsed_html import Page
 
 # How a Markdown reader (GitHub, an editor) shows report.md.
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
@@ -100,7 +100,7 @@ def test_hostile_evidence_renders_as_text_with_no_active_markup() -> None:
 
 def test_the_strength_of_evidence_table_is_a_table_not_raw_pipes() -> None:
     """The page showed the strength table as rows of ``|`` characters."""
-    from web.fakes import outcome_for
+    from helpers.web_fakes import outcome_for
 
     document = outcome_for("Does metformin help?", "research-20240101-000000-abcdef").document
     assert document is not None

@@ -10,6 +10,11 @@ import sys
 from pathlib import Path
 
 import httpx2
+import pytest
+
+from helpers.servers import free_port, stop
+
+pytestmark = pytest.mark.slow  # every test here runs the command in a child process
 
 ROOT = Path(__file__).resolve().parents[2]
 # A documentation address (TEST-NET-1) that is on no interface here: had the check gone, binding would fail
@@ -58,12 +63,6 @@ def test_serve_on_a_busy_port_exits_2_in_one_line_without_claiming_to_serve(tmp_
     assert line.startswith(f"error: --port {port}: the port is in use on 127.0.0.1")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_a_forwarded_for_header_does_not_make_a_new_client(tmp_path: Path) -> None:
     """uvicorn trusts X-Forwarded-For from 127.0.0.1 by default: five addresses made five more runs after a
     429. ``serve`` trusts no forwarded header, so the limit holds per peer."""
@@ -97,9 +96,4 @@ def test_a_forwarded_for_header_does_not_make_a_new_client(tmp_path: Path) -> No
                 assert forwarded.status_code == 429, forwarded.text
                 assert "from 127.0.0.1" in forwarded.json()["error"]
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)

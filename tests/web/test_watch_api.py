@@ -8,8 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from deepcritical.service.watches import WatchRun, WatchStore
-from web.fakes import ScriptedRuns, serving
-from web.test_api import app_for
+from helpers.web_fakes import ScriptedRuns, app_for, serving
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"
 TOKEN = "a-long-enough-api-token-1234"

@@ -1,7 +1,7 @@
 """The real web app in demo mode, except that hostile text comes back from the stand-ins: every PubMed title
 starts with (escaped) markup, and SearXNG also returns one hostile result with markup, an ``onerror``
 attribute, a ``javascript:`` link and script tags in its title and snippet. Tests serve it
-with ``uvicorn --factory web.hostile_app:create`` (settings from the environment, as ``serve`` reads them)."""
+with ``uvicorn --factory helpers.hostile_app:create`` (settings from the environment, as ``serve`` reads them)."""
 
 from __future__ import annotations
 

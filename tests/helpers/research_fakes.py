@@ -1,26 +1,30 @@
-"""Small in-memory stand-ins for the search handler, the evidence store and the ResearchEngine,
-implementing the interfaces the research loop codes against (deepcritical.stages.ports)."""
+"""Small in-memory stand-ins for the search handler, the evidence store and the ResearchEngine, implementing the
+interfaces the research loop codes against (deepcritical.stages.ports); the metformin corpus; a judge that always
+asks for more; and the check that a finished run cites only what it collected."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-import pytest
-import structlog
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.config import Settings
-from deepcritical.models import Citation, Evidence, Grade, SearchResult, SourceFailure, SourceName, merge_records
+from deepcritical.models import Evidence, Grade, SearchResult, SourceFailure, SourceName, merge_records
+from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.stages.collection import RunEvidence
 from deepcritical.stages.search import SearchStage
 from deepcritical.stages.state import Budget, RunState
+from helpers import builders
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
 
 
-def evidence(
+def corpus_evidence(
     number: int,
     text: str,
     *,
@@ -29,50 +33,50 @@ def evidence(
     url: str | None = None,
     relevance: float = 0.5,
 ) -> Evidence:
+    """Item ``number`` of the metformin corpus: a PubMed record (PMID 10,000,000 + ``number``, 2021, two authors, a
+    journal) or, from another source, a page at example.org."""
     pmid = str(10_000_000 + number) if source == "pubmed" else None
-    return Evidence(
-        content=text,
-        citation=Citation(
-            source=source,
-            title=title or f"Study {number} of metformin and Alzheimer's disease",
-            url=url or (f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else f"https://example.org/item/{number}"),
-            date="2021",
-            authors=("Doe J", "Roe R"),
-            journal="Journal of Tests" if pmid else None,
-            pmid=pmid,
-        ),
+    return builders.evidence(
+        text,
+        pmid=pmid,
+        source=source,
+        title=title or f"Study {number} of metformin and Alzheimer's disease",
+        url=url or (f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else f"https://example.org/item/{number}"),
+        date="2021",
+        authors=("Doe J", "Roe R"),
+        journal="Journal of Tests" if pmid else None,
         relevance=relevance,
     )
 
 
 # A small corpus that covers every aspect, from three sources.
 CORPUS = [
-    evidence(
+    corpus_evidence(
         1,
         "Metformin activates AMPK and reduced amyloid and tau pathology in transgenic mice. "
         "These results suggest a mechanism for metformin in Alzheimer's disease.",
         relevance=0.9,
     ),
-    evidence(
+    corpus_evidence(
         2,
         "In a randomized placebo-controlled trial of 80 patients with mild cognitive impairment, metformin "
         "improved memory recall. The findings suggest metformin may benefit Alzheimer's disease.",
         relevance=0.8,
     ),
-    evidence(
+    corpus_evidence(
         3,
         "A cohort study of 5000 diabetic patients found metformin use was associated with lower risk of "
         "Alzheimer's disease and dementia.",
         source="web",
         relevance=0.7,
     ),
-    evidence(
+    corpus_evidence(
         4,
         "Metformin did not significantly change cognition in a trial of Alzheimer's disease patients; "
         "gastrointestinal adverse events were common.",
         relevance=0.6,
     ),
-    evidence(
+    corpus_evidence(
         5,
         "Long-term metformin use increased the risk of vitamin B12 deficiency compared with other glucose-lowering "
         "drugs, a safety concern that may worsen cognition "
@@ -80,7 +84,7 @@ CORPUS = [
         source="searxng",
         relevance=0.5,
     ),
-    evidence(
+    corpus_evidence(
         6,
         "Metformin reduced neuroinflammation through microglia signaling pathways in a mouse model "
         "of Alzheimer's disease.",
@@ -286,21 +290,6 @@ def make_deps(
     return deps
 
 
-@pytest.fixture
-def plain_logs() -> Iterator[None]:
-    """Plain-text logs with plain tracebacks: structlog's default renders every local of every frame
-    of a traceback with rich, which takes minutes for a crash deep inside a run."""
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback),
-        ]
-    )
-    yield
-    structlog.reset_defaults()
-
-
 def search_stage(
     handler: FakeHandler,
     store: FakeStore,
@@ -313,3 +302,20 @@ def search_stage(
     state, budget = RunState(question=question, iteration=1), Budget.from_settings(demo_settings(), FakeClock())
     evidence = RunEvidence(store, max_evidence=max_evidence)
     return SearchStage(handler, store, evidence, state, budget, max_results_per_source=max_results_per_source)
+
+
+def insufficient(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    score = {"score": 4, "reason": "Some evidence."}
+    args: dict[str, Any] = {"mechanism": score, "clinical": score, "safety": score, "sufficient": False}
+    args |= {"confidence": 0.3, "gaps": ["clinical trials"], "next_queries": ["metformin dementia trial"]}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+
+def assert_cited(outcome: ResearchOutcome) -> None:
+    """The report is not empty, and every citation resolves to evidence the run collected."""
+    collected = {item.id for item in outcome.evidence}
+    findings = [*outcome.report.key_findings, *outcome.report.contrary_evidence]
+    assert outcome.report.answer_brief
+    assert findings
+    assert all(set(finding.evidence_ids) <= collected for finding in findings)
+    assert set(outcome.report.references) <= collected

@@ -1,5 +1,5 @@
-"""Stand-ins under the real run manager: a scripted run source (no store, no model) and a serving helper
-that drives the app's lifespan and talks to it over httpx2's ASGI transport."""
+"""Stand-ins under the real run manager: a scripted run source (no store, no model), the app and the MCP server
+over it, and a serving helper that drives the app's lifespan and talks to it over httpx2's ASGI transport."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx2
 from fastapi import FastAPI
+from mcp import Client
+from mcp_types import TextContent
 
-from deepcritical.config import Settings
+from deepcritical.config import Settings, load_settings
 from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, SearchFinished
+from deepcritical.mcp.server import build_mcp_server
 from deepcritical.models import Citation, Evidence
 from deepcritical.outputs import CitationAudit, Finding, ResearchReport
 from deepcritical.report.markdown_writer import to_markdown
@@ -21,8 +25,12 @@ from deepcritical.report.render import RenderContext, build_document
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.execute import RunSource
 from deepcritical.run.outcome import LlmUsage, ResearchOutcome
+from deepcritical.service.manager import RunManager
+from deepcritical.web.app import create_app
 
 BASE_URL = "http://127.0.0.1:8000"
+APP_SCRIPT = (Path(__file__).resolve().parents[2] / "src/deepcritical/web/static/app.js").read_text()
+TOKEN = "a-test-token-of-32-characters-xx"
 KINDS = ["run_started", "iteration_started", "search_finished", "judge_finished", "run_ended"]
 
 
@@ -186,3 +194,35 @@ def sse_events(text: str) -> list[tuple[int, str, dict[str, object]]]:
         if "data" in fields:
             events.append((int(fields["id"]), fields.get("event", "message"), json.loads(fields["data"])))
     return events
+
+
+def settings_in(home: Path, **overrides: Any) -> Settings:
+    return load_settings(demo_mode=True, home=home, **overrides)
+
+
+def app_for(home: Path, script: ScriptedRuns, *, bind_host: str = "127.0.0.1", **overrides: Any) -> FastAPI:
+    return create_app(
+        settings_in(home, **overrides), bind_host=bind_host, client_factory=offline_client, run_source=script
+    )
+
+
+async def events_of(client: httpx2.AsyncClient, run_id: str, **headers: str) -> list[tuple[int, str, dict[str, Any]]]:
+    response = await client.get(f"/api/runs/{run_id}/events", headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    return sse_events(response.text)  # type: ignore[return-value]
+
+
+@asynccontextmanager
+async def connected(tmp_path: Path, *, over_http: bool = False, **overrides: object) -> AsyncIterator[Client]:
+    """The SDK's client on the server (a context manager, not a fixture: the SDK's task groups must be
+    entered and left in the same task); ``over_http``: the server as ``serve`` builds it for ``/mcp``."""
+    settings = load_settings(demo_mode=True, home=tmp_path, max_iterations=2, **overrides)
+    manager = RunManager(settings, client_factory=offline_client, run_source=ScriptedRuns())
+    async with manager, Client(build_mcp_server(manager, settings, over_http=over_http)) as client:
+        yield client
+
+
+def text_of(result: object) -> str:
+    content = getattr(result, "content", [])
+    return "".join(block.text for block in content if isinstance(block, TextContent))

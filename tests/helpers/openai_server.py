@@ -3,7 +3,7 @@ user does: ``python openai_server.py --port N --log FILE`` prints ``ready`` once
 
 It behaves like llama.cpp's Python server: it lists one model, refuses ``response_format: json_schema``
 (with HTTP 500, as it does) and answers JSON mode (``json_object``) with the scripted model's answer
-(agents/llm_server.py).
+(helpers/llm_server.py).
 Each request is logged as one JSON line: path, response_format, max_tokens."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests folder, for the shared wire code
 
-from agents.llm_server import LLAMA_CPP_REFUSAL, LLAMA_CPP_REFUSAL_STATUS, scripted
-from agents.llm_wires import OPENAI, Reply
 from deepcritical.appraisal.framing import parse_evidence
+from helpers.llm_server import LLAMA_CPP_REFUSAL, LLAMA_CPP_REFUSAL_STATUS, scripted
+from helpers.llm_wires import OPENAI, Reply
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -1,4 +1,4 @@
-"""A scripted model behind the real wire formats (agents/llm_wires.py), and a run of the real Orchestrator
+"""A scripted model behind the real wire formats (helpers/llm_wires.py), and a run of the real Orchestrator
 whose one ``httpx2.AsyncClient`` reaches it: the demo stand-ins answer the search APIs (the same router as
 ``--demo-sources``), the scripted model the LLM endpoint."""
 
@@ -12,8 +12,6 @@ from typing import Any
 
 import httpx2
 
-from agents.llm_wires import Ask, Reply, Wire, anthropic_events
-from agents.research_fakes import QUESTION
 from deepcritical.appraisal.framing import parse_evidence
 from deepcritical.config import Settings
 from deepcritical.demo.transport import StandInRouter
@@ -24,6 +22,8 @@ from deepcritical.run.outcome import ResearchOutcome
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import assemble, http_client
 from deepcritical.sources.factory import make_http_client
+from helpers.llm_wires import Ask, Reply, Wire, anthropic_events
+from helpers.research_fakes import QUESTION
 
 BRAIN_QUERIES = ["metformin Alzheimer disease", "metformin tau amyloid mouse"]
 FABRICATED_ID = "pmid:1"
