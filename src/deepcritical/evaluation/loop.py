@@ -18,8 +18,9 @@ import httpx2
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
-from deepcritical.evidence import EmbeddingService, chroma, documents
+from deepcritical.evidence import documents
 from deepcritical.evidence.memory import MemoryStore
+from deepcritical.evidence.resources import Resources
 from deepcritical.outputs import Verdict
 from deepcritical.run import setup
 from deepcritical.run.execute import RunSource, run_to_folder
@@ -54,32 +55,28 @@ def verdict_of(outcome: ResearchOutcome) -> Verdict:
     return outcome.verdict or Verdict(label="insufficient", confidence=0.0)
 
 
-async def ensure_collection(
-    settings: Settings, embeddings: EmbeddingService, name: str, pool: Sequence[documents.Document]
-) -> float:
-    """Embed and store the pool once: a collection already holding every passage is reused. Seconds taken."""
+async def ensure_collection(resources: Resources, name: str, pool: Sequence[documents.Document]) -> float:
+    """Embed and store the pool once (on the evaluation's resources: its connection and embedding service): a
+    collection already holding every passage is reused. Seconds taken."""
     started = time.perf_counter()
-    connection = chroma.connect(settings)
-    try:
-        wanted = sum(len(document.passages) for document in pool)
-        if documents.exists(connection, name):
-            target = documents.collection_name(name)
-            with connection.session(touches=(target,), writes=False) as session:
-                if session.collection(target).count() == wanted:
-                    return time.perf_counter() - started
-        # The service reads the per-user vector cache (``vector_cache.py``) before it embeds: another --out
-        # folder (or a larger --limit) embeds only the passages no evaluation embedded before.
-        documents.add_documents(
-            connection,
-            embeddings,
-            name,
-            pool,
-            grader=lambda title, text, types, mesh: grade_record(
-                title=title, text=text, publication_types=types, mesh_headings=mesh
-            ),
-        )
-    finally:
-        connection.close()
+    connection = resources.connection()
+    wanted = sum(len(document.passages) for document in pool)
+    if documents.exists(connection, name):
+        target = documents.collection_name(name)
+        with connection.session(touches=(target,), writes=False) as session:
+            if session.collection(target).count() == wanted:
+                return time.perf_counter() - started
+    # The service reads the per-user vector cache (``vector_cache.py``) before it embeds: another --out
+    # folder (or a larger --limit) embeds only the passages no evaluation embedded before.
+    documents.add_documents(
+        connection,
+        resources.embeddings,
+        name,
+        pool,
+        grader=lambda title, text, types, mesh: grade_record(
+            title=title, text=text, publication_types=types, mesh_headings=mesh
+        ),
+    )
     return time.perf_counter() - started
 
 
@@ -104,13 +101,14 @@ async def run_question(
     text: str,
     collection: str,
     run_settings: Settings,
-    embeddings: EmbeddingService,
+    resources: Resources,
     library: LibraryTool,
     folder: Path,
 ) -> ResearchOutcome:
     """One question run over ``collection`` (``run_settings``: ``eval_settings`` for it) into ``folder``: the
-    run's own parts on its client, the collection indexed once (``library``) and the evidence in memory."""
-    store = MemoryStore(embeddings, dedup_threshold=run_settings.dedup_threshold)
+    run's own parts on its client, the evaluation's resources, the collection indexed once (``library``) and the
+    evidence in memory."""
+    store = MemoryStore(resources.embeddings, dedup_threshold=run_settings.dedup_threshold)
 
     def in_memory(settings: Settings, client: httpx2.AsyncClient, store: MemoryStore = store) -> RunSource:
         handler = build_sources(settings, client, library=library).handler
@@ -120,7 +118,12 @@ async def run_question(
     await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
     try:
         finished = await run_to_folder(
-            text, run_settings, folder=folder, request=eval_request(text, collection), run_source=in_memory
+            text,
+            run_settings,
+            folder=folder,
+            request=eval_request(text, collection),
+            run_source=in_memory,
+            resources=resources,
         )
     finally:
         await store.close()

@@ -45,7 +45,8 @@ from deepcritical.evaluation.predictions import (
     read_predictions,
     resume,
 )
-from deepcritical.evidence import EmbeddingService, documents
+from deepcritical.evidence import documents
+from deepcritical.evidence.resources import Resources
 from deepcritical.jsonl import jsonl_file
 from deepcritical.outputs import CERTAINTIES, REVIEW_ANSWERS, ReviewAnswer, Verdict
 from deepcritical.sources.library import LibraryTool
@@ -111,13 +112,13 @@ def read_medevidence_inputs(questions: Path, studies: Path) -> list[ReviewQuesti
 
 
 async def _run_question(
-    text: str, collection: str, run_settings: Settings, embeddings: EmbeddingService, folder: Path
+    text: str, collection: str, run_settings: Settings, resources: Resources, folder: Path
 ) -> tuple[Verdict, list[str], list[str], bool, str | None]:
     """One question run over its own collection (``run_settings``: ``eval_settings`` for it): its verdict, the
     documents (studies) it rests on, those the report cites, and whether it was degraded or failed."""
-    library = LibraryTool(run_settings, embeddings=embeddings)
+    library = LibraryTool(run_settings, embeddings=resources.embeddings, connect=resources.connection)
     await library.index()
-    outcome = await run_question(text, collection, run_settings, embeddings, library, folder)
+    outcome = await run_question(text, collection, run_settings, resources, library, folder)
     _, cited = document_ids(outcome)
     verdict = verdict_of(outcome)
     by_id = {item.id: item.passage.document_id for item in outcome.evidence if item.passage is not None}
@@ -142,43 +143,45 @@ async def predict(
     done = resume(predictions)
     todo = [question for question in chosen if question.id not in done]
     on_progress(len(chosen) - len(todo), len(chosen))
-    embeddings = EmbeddingService.for_settings(eval_settings(settings, out, "medevidence"))
-    setup_seconds = 0.0
-    started = time.perf_counter()
-    with predictions.open("a", encoding="utf-8") as sink:
-        for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
-            began = time.perf_counter()
-            run_settings = eval_settings(settings, out, question.collection)
-            setup_seconds += await ensure_collection(run_settings, embeddings, question.collection, question.studies)
-            folder = out / "runs" / run_folder_name(question.id)
-            verdict, resting, cited, degraded, error = await _run_question(
-                question.question, question.collection, run_settings, embeddings, folder
-            )
-            line: dict[str, Any] = {
-                "id": question.id,
-                "answer": answer_of(verdict),
-                "label": verdict.label,
-                "certainty": verdict.certainty,
-                "confidence": verdict.confidence,
-                "verdict_by": verdict.by,
-                "evidence": resting,
-                "cited": cited,
-                "degraded": degraded,
-                "error": error,
-            }
-            if both_ways and question.reduce:
-                reduced, *_ = await _run_question(
-                    question.reduce,
-                    question.collection,
-                    run_settings,
-                    embeddings,
-                    folder.with_name(folder.name + "-reduce"),
+    # One store connection and embedding service for every question: each question's collection is in the
+    # evaluation's one store (``eval_settings``: its home under ``out``).
+    with Resources(eval_settings(settings, out, "medevidence")) as resources:
+        setup_seconds = 0.0
+        started = time.perf_counter()
+        with predictions.open("a", encoding="utf-8") as sink:
+            for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
+                began = time.perf_counter()
+                run_settings = eval_settings(settings, out, question.collection)
+                setup_seconds += await ensure_collection(resources, question.collection, question.studies)
+                folder = out / "runs" / run_folder_name(question.id)
+                verdict, resting, cited, degraded, error = await _run_question(
+                    question.question, question.collection, run_settings, resources, folder
                 )
-                line |= {"answer_reduce": answer_of(reduced), "label_reduce": reduced.label}
-            line["seconds"] = round(time.perf_counter() - began, 3)
-            sink.write(json.dumps(line) + "\n")
-            sink.flush()
-            on_progress(number, len(chosen))
+                line: dict[str, Any] = {
+                    "id": question.id,
+                    "answer": answer_of(verdict),
+                    "label": verdict.label,
+                    "certainty": verdict.certainty,
+                    "confidence": verdict.confidence,
+                    "verdict_by": verdict.by,
+                    "evidence": resting,
+                    "cited": cited,
+                    "degraded": degraded,
+                    "error": error,
+                }
+                if both_ways and question.reduce:
+                    reduced, *_ = await _run_question(
+                        question.reduce,
+                        question.collection,
+                        run_settings,
+                        resources,
+                        folder.with_name(folder.name + "-reduce"),
+                    )
+                    line |= {"answer_reduce": answer_of(reduced), "label_reduce": reduced.label}
+                line["seconds"] = round(time.perf_counter() - began, 3)
+                sink.write(json.dumps(line) + "\n")
+                sink.flush()
+                on_progress(number, len(chosen))
     return add_session_time(out / "timing.json", setup_seconds, time.perf_counter() - started - setup_seconds)
 
 

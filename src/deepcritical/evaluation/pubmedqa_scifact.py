@@ -50,7 +50,8 @@ from deepcritical.evaluation.predictions import (
     read_predictions,
     resume,
 )
-from deepcritical.evidence import EmbeddingService, documents
+from deepcritical.evidence import documents
+from deepcritical.evidence.resources import Resources
 from deepcritical.jsonl import jsonl_file
 from deepcritical.outputs import Verdict
 from deepcritical.sources.library import LibraryTool
@@ -150,35 +151,35 @@ async def predict(
     done = resume(predictions)
     todo = [question for question in chosen if question.id not in done]
     on_progress(len(chosen) - len(todo), len(chosen))
-    embeddings = EmbeddingService.for_settings(settings)
-    setup_seconds = await ensure_collection(settings, embeddings, collection, pool)
-    library = LibraryTool(settings, embeddings=embeddings)
-    loaded = time.perf_counter()
-    await library.index()
-    setup_seconds += time.perf_counter() - loaded
-    started = time.perf_counter()
-    with predictions.open("a", encoding="utf-8") as sink:
-        for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
-            began = time.perf_counter()
-            folder = out / "runs" / run_folder_name(question.id)
-            outcome = await run_question(question.text, collection, settings, embeddings, library, folder)
-            collected, cited = document_ids(outcome)
-            verdict = verdict_of(outcome)
-            line = {
-                "id": question.id,
-                "prediction": to_label(benchmark, verdict),
-                "verdict": verdict.label,
-                "confidence": verdict.confidence,
-                "verdict_by": verdict.by,
-                "collected": collected,
-                "cited": cited,
-                "degraded": outcome.degraded,
-                "error": outcome.error,
-                "seconds": round(time.perf_counter() - began, 3),
-            }
-            sink.write(json.dumps(line) + "\n")
-            sink.flush()
-            on_progress(number, len(chosen))
+    with Resources(settings) as resources:  # one connection and embedding service for every item
+        setup_seconds = await ensure_collection(resources, collection, pool)
+        library = LibraryTool(settings, embeddings=resources.embeddings, connect=resources.connection)
+        loaded = time.perf_counter()
+        await library.index()
+        setup_seconds += time.perf_counter() - loaded
+        started = time.perf_counter()
+        with predictions.open("a", encoding="utf-8") as sink:
+            for number, question in enumerate(todo, start=len(chosen) - len(todo) + 1):
+                began = time.perf_counter()
+                folder = out / "runs" / run_folder_name(question.id)
+                outcome = await run_question(question.text, collection, settings, resources, library, folder)
+                collected, cited = document_ids(outcome)
+                verdict = verdict_of(outcome)
+                line = {
+                    "id": question.id,
+                    "prediction": to_label(benchmark, verdict),
+                    "verdict": verdict.label,
+                    "confidence": verdict.confidence,
+                    "verdict_by": verdict.by,
+                    "collected": collected,
+                    "cited": cited,
+                    "degraded": outcome.degraded,
+                    "error": outcome.error,
+                    "seconds": round(time.perf_counter() - began, 3),
+                }
+                sink.write(json.dumps(line) + "\n")
+                sink.flush()
+                on_progress(number, len(chosen))
     return add_session_time(out / "timing.json", setup_seconds, time.perf_counter() - started)
 
 
