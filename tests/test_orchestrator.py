@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from deepcritical.agents.models import AgentModels
-from deepcritical.appraisal.framing import parse_evidence
+from deepcritical.appraisal.framing import parse_brief, parse_evidence
 from deepcritical.config import Settings
 from deepcritical.demo.models import demo_models
 from deepcritical.errors import ResearchError, StoreError
@@ -281,6 +281,56 @@ async def test_a_crash_in_the_report_stage_fails_the_run_but_keeps_an_extractive
     assert outcome.report_fallback_reason == "report_crashed"
     assert_cited(outcome)
     assert "The report stage crashed" in outcome.markdown
+
+
+async def test_a_store_failure_choosing_the_reports_evidence_fails_the_run_but_keeps_the_report() -> None:
+    store = FakeStore()
+    judge_selection = store.select_for_judge
+
+    async def fails_for_the_report(query: str, k: int) -> list[Any]:
+        if k > harness.settings.judge_max_items:  # the report's selection is wider than the Judge's
+            raise StoreError("connection refused")
+        return await judge_selection(query, k)
+
+    store.select_for_judge = fails_for_the_report  # type: ignore[method-assign]
+    harness = Harness(store=store)
+    outcome = await harness.run()
+    assert outcome.error == "choosing the report's evidence failed: connection refused"
+    assert not outcome.report_fallback  # the Report agent still wrote it, from the most relevant items
+    assert outcome.report_pool
+    assert outcome.verdict is not None
+    assert outcome.verdict.label != "insufficient"
+    assert_cited(outcome)
+
+
+async def test_the_verdict_given_to_the_report_writer_is_the_one_the_run_states() -> None:
+    told: list[dict[str, Any]] = []
+    _, _, demo_report = demo_models()
+
+    async def listening(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = next(
+            part.content
+            for message in messages
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, UserPromptPart)
+        )
+        told.append(parse_brief(str(prompt))["verdict_in_code"])
+        return await demo_report.function(messages, info)  # type: ignore[misc]
+
+    outcome = await Harness(models=models(report=FunctionModel(listening))).run()
+    assert outcome.verdict is not None
+    assert outcome.verdict.by == "code"
+    assert told == [
+        {
+            "label": outcome.verdict.label,
+            "answer": outcome.verdict.answer,
+            "certainty": outcome.verdict.certainty,
+            "confidence": outcome.verdict.confidence,
+            "rests_on": outcome.verdict.evidence_ids,
+            "method": outcome.verdict.method,
+        }
+    ]
 
 
 async def test_a_crash_keeps_the_evidence_and_still_finishes_with_a_record(tmp_path: Path) -> None:

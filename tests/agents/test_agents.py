@@ -12,10 +12,13 @@ from pydantic_ai.models.test import TestModel
 from deepcritical.agents.brain import Planner
 from deepcritical.agents.judge import Judge
 from deepcritical.agents.report import Reporter
-from deepcritical.appraisal.framing import parse_evidence
+from deepcritical.appraisal.framing import parse_brief, parse_evidence
 from deepcritical.demo.models import demo_models
 from deepcritical.events import QueriesPlanned, SearchFinished
+from deepcritical.outputs import Verdict
 from helpers.research_fakes import CORPUS, QUESTION, FakeEngine, FakeHandler, FakeStore, corpus_evidence, make_deps
+
+UNANSWERED = Verdict(label="insufficient", confidence=0.0, method="nothing counted")
 
 
 def prompt_of(messages: list[ModelMessage]) -> str:
@@ -142,9 +145,39 @@ async def test_report_is_asked_to_fix_an_unknown_id_before_the_code_repairs() ->
         args = {"question": QUESTION, "answer_brief": "Maybe.", "key_findings": [finding], "references": ids}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    report = await Reporter(FunctionModel(writer))(deps, CORPUS[:2], "sufficient")
+    report = await Reporter(FunctionModel(writer))(deps, CORPUS[:2], "sufficient", UNANSWERED)
     assert calls == [["pmid:99999999"], [CORPUS[0].id]]
     assert report.key_findings[0].evidence_ids == [CORPUS[0].id]
+
+
+async def test_the_report_writer_is_told_the_verdict_the_counted_studies_give() -> None:
+    deps = make_deps()
+    await deps.evidence.add(CORPUS[:2])
+    told: list[dict[str, Any]] = []
+
+    def writer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = next(
+            p.content for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)
+        )
+        told.append(parse_brief(str(prompt))["verdict_in_code"])
+        finding = {"statement": "Metformin reduced amyloid.", "evidence_ids": [CORPUS[0].id]}
+        args = {"question": QUESTION, "answer_brief": "No.", "key_findings": [finding], "references": [CORPUS[0].id]}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+    verdict = Verdict(
+        label="no", confidence=0.8, evidence_ids=[CORPUS[0].id], answer="no difference", certainty="low", method="code"
+    )
+    await Reporter(FunctionModel(writer))(deps, CORPUS[:2], "sufficient", verdict)
+    assert told == [
+        {
+            "label": "no",
+            "answer": "no difference",
+            "certainty": "low",
+            "confidence": 0.8,
+            "rests_on": [CORPUS[0].id],
+            "method": "code",
+        }
+    ]
 
 
 async def test_report_accepts_on_the_last_attempt_and_leaves_repair_to_code() -> None:
@@ -156,7 +189,7 @@ async def test_report_accepts_on_the_last_attempt_and_leaves_repair_to_code() ->
         args = {"question": QUESTION, "answer_brief": "Yes.", "key_findings": [finding]}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
 
-    report = await Reporter(FunctionModel(stubborn))(deps, CORPUS[:1], "max_iterations")
+    report = await Reporter(FunctionModel(stubborn))(deps, CORPUS[:1], "max_iterations", UNANSWERED)
     assert report.key_findings[0].evidence_ids == ["pmid:99999999"]  # verify_citations drops it afterwards
     assert deps.budget.usage.requests == 3
 

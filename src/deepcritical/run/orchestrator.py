@@ -5,7 +5,8 @@
         judge   the Judge assesses at most K items (code half: an assessment computed in code)
         stop when sufficient with enough confidence, at the evidence cap, when the time or LLM request
         budget is spent, or after repeated consecutive model failures
-    report  from the evidence collected, citations checked in code (code half: an extractive report)
+    appraise the items the report is written from are chosen and appraised: the verdict, in code
+    report  from those items, given the verdict, citations checked in code (code half: an extractive report)
 
 Each stage runs through ``run.stage.run_stage``, which spends the budget, classifies a failure and records
 a degradation; the orchestrator only decides when to stop. It receives its parts (``run.setup.assemble``).
@@ -32,13 +33,13 @@ from deepcritical.agents.models import check_endpoint
 from deepcritical.agents.output import OutputChoice
 from deepcritical.appraisal.readers import load_reader
 from deepcritical.errors import DeepCriticalError, DiskFullError, ResearchError
-from deepcritical.events import IterationStarted, JudgeFinished, ReportWritten, RunStarted, RunWarning, StageEvent
+from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
 from deepcritical.run.checkpoint import RESUMABLE, Checkpoint, CheckpointSink, capture, restore
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.fulltext import read_key_full_texts
 from deepcritical.run.outcome import CheckpointStage, ResearchOutcome, Resumption, assemble_outcome, new_run_id
-from deepcritical.run.report import CheckedReport, write_report
+from deepcritical.run.report import CheckedReport, appraise_pool, report_written, write_report
 from deepcritical.run.setup import RunParts
 from deepcritical.run.stage import LoopStopError, run_stage
 from deepcritical.stages.collection import RunEvidence
@@ -185,41 +186,45 @@ class Orchestrator:
                             await self._read_full_texts(deps)
                         checked = await write_report(deps, self.stages.report, stop)
                         await progress.save(deps, "report", stop=stop, loop_error=error, report=checked)
-                    outcome = await asyncio.to_thread(  # CPU-bound (0.1 s): off a server's shared event loop
-                        assemble_outcome,
-                        deps,
-                        run_id=run_id,
-                        model=parts.model_name,
-                        started_at=progress.started_at,
-                        started=progress.started,
-                        stop=stop,
-                        report=checked.report,
-                        audit=checked.audit,
-                        fallback=checked.fallback,
-                        error=error or checked.crash,
-                        pool=checked.pool,
-                        brief_in_code=parts.models is not None and parts.models.report_in_code,
-                    )
-                    report, audit = outcome.report, checked.audit  # its references: the report's numbered list
-                    deps.emit(
-                        ReportWritten(
-                            findings=len(report.key_findings),
-                            contrary=len(report.contrary_evidence),
-                            references=len(report.references),
-                            fallback=checked.fallback is not None,
-                            fallback_reason=checked.fallback,
-                            dropped_citations=len(audit.dropped_ids),
-                            repaired_citations=len(audit.repaired),
-                        )
-                    )
-                    if progress.resumptions:
-                        outcome = outcome.model_copy(update={"resumed": True, "resumptions": progress.resumptions})
+                    outcome = await self._outcome(deps, progress, run_id, stop, error or checked.crash, checked)
                     queue.put_nowait(RunFinished(outcome=outcome, error=outcome.error))
                 finally:
                     if parts.store is None:
                         await store.close()
         finally:
             queue.put_nowait(None)
+
+    async def _outcome(
+        self,
+        deps: ResearchDeps,
+        progress: _Progress,
+        run_id: str,
+        stop: StopReason,
+        error: str | None,
+        checked: CheckedReport,
+    ) -> ResearchOutcome:
+        """The run's outcome from its checked report; a report restored from a checkpoint has no appraisal with
+        it, so the same one is computed from its pool."""
+        appraisal = checked.appraisal
+        if appraisal is None:
+            appraisal = await asyncio.to_thread(appraise_pool, deps, checked.pool)
+        outcome = await asyncio.to_thread(  # CPU-bound (0.1 s): off a server's shared event loop
+            assemble_outcome,
+            deps,
+            checked,
+            appraisal,
+            run_id=run_id,
+            model=self.parts.model_name,
+            started_at=progress.started_at,
+            started=progress.started,
+            stop=stop,
+            error=error,
+            brief_in_code=self.parts.models is not None and self.parts.models.report_in_code,
+        )
+        deps.emit(report_written(outcome.report, checked))  # its references: the report's numbered list
+        if progress.resumptions:
+            outcome = outcome.model_copy(update={"resumed": True, "resumptions": progress.resumptions})
+        return outcome
 
     def _started(self, question: str, run_id: str) -> RunStarted:
         parts = self.parts

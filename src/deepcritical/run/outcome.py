@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.appraisal.results import StudyResult
-from deepcritical.appraisal.run_appraisal import Appraisal, appraise_run, run_verdict
+from deepcritical.appraisal.run_appraisal import Appraisal, run_verdict
 from deepcritical.appraisal.studies import group_studies, lead, study_numbers
 from deepcritical.models import Evidence, count_by_source
 from deepcritical.outputs import (
@@ -35,6 +35,7 @@ from deepcritical.report.forest_data import ForestPlot
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.report.render import RenderContext, build_document, reference_order
 from deepcritical.report.sections import findings_for_the_answer
+from deepcritical.run.report import CheckedReport
 
 
 def new_run_id(kind: str = "research") -> str:
@@ -179,23 +180,22 @@ class ResearchOutcome(BaseModel):
 
 def assemble_outcome(
     deps: ResearchDeps,
+    checked: CheckedReport,
+    appraisal: Appraisal,
     *,
     run_id: str,
     model: str,
     started_at: datetime,
     started: float,
     stop: StopReason,
-    report: ResearchReport,
-    audit: CitationAudit,
-    fallback: FallbackReason | None,
     error: str | None,
-    pool: Sequence[str] = (),
     brief_in_code: bool = False,
 ) -> ResearchOutcome:
-    """The run's outcome in three steps: appraise the evidence the report was written from, render the report
-    from that appraisal, and collect what the run used."""
+    """The run's outcome from its checked report and the appraisal of the evidence it was written from
+    (computed before the report stage): the verdict, the report rendered from the appraisal, and what the
+    run used."""
     state, evidence = deps.state, deps.evidence
-    appraisal = appraise_run(state.question, evidence.items, pool, deps.study_reader, state.last_assessment)
+    report, audit, fallback, pool = checked.report, checked.audit, checked.fallback, checked.pool
     verdict = run_verdict(appraisal, report, evidence.items)
     report = _stated_report(deps, appraisal, verdict, report, in_code=fallback is not None or brief_in_code)
     context = _render_context(deps, appraisal, verdict, run_id=run_id, model=model, stop=stop, pool=pool)
