@@ -22,10 +22,11 @@ from deepcritical.demo.models import demo_models
 from deepcritical.errors import ResearchError, StoreError
 from deepcritical.events import JudgeFinished, QueriesPlanned, ReportWritten, RunStarted, RunWarning
 from deepcritical.models import SourceFailure
-from deepcritical.outputs import FALLBACK_EXPLANATIONS, FallbackReason
+from deepcritical.outputs import FALLBACK_EXPLANATIONS, FallbackReason, Verdict
 from deepcritical.run.events import ProgressEvent, RunFinished
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.run.progress import progress_line
 from deepcritical.run.record import write_outputs
 from deepcritical.run.setup import assemble
 from helpers.research_fakes import (
@@ -706,3 +707,20 @@ async def test_code_only_stages_run_without_any_model_request_and_are_not_degrad
     assert set(planned) == {"code"}
     assert [event.by for event in events if isinstance(event, JudgeFinished)] == ["code", "code"]
     assert_cited(outcome)
+
+
+async def test_the_finished_runs_line_opens_with_its_answer_and_certainty() -> None:
+    harness = Harness()
+    await harness.run()
+    finished = harness.events[-1]
+    assert isinstance(finished, RunFinished)
+    verdict = finished.outcome.verdict
+    assert verdict is not None
+    assert verdict.answer is not None
+    assert verdict.certainty is not None
+    answer, stopped = (progress_line(finished) or "").split("\n")
+    assert answer == f"answer: {verdict.headline} · the outcome: {verdict.answer} · GRADE certainty {verdict.certainty}"
+    assert stopped.startswith("stopped: sufficient")
+    unanswered = Verdict(label="insufficient", confidence=0.0, rationale="Insufficient: nothing names colchicine.")
+    nothing = RunFinished(outcome=finished.outcome.model_copy(update={"verdict": unanswered}))
+    assert (progress_line(nothing) or "").startswith("answer: Insufficient: nothing names colchicine.\nstopped:")

@@ -19,9 +19,9 @@ from deepcritical.events import (
     RunWarning,
     SearchFinished,
 )
-from deepcritical.outputs import FALLBACK_EXPLANATIONS
+from deepcritical.outputs import FALLBACK_EXPLANATIONS, Verdict
 from deepcritical.run.events import ProgressEvent, RunFinished
-from deepcritical.text import one_line, quantity
+from deepcritical.text import one_line, quantity, shorten
 
 Tone = Literal["plain", "strong", "heading", "warning", "good"]
 Span = tuple[str, Tone]
@@ -95,6 +95,7 @@ def describe(event: ProgressEvent) -> list[Span] | None:
         usage = outcome.llm_usage
         failed = f" ({usage.failed_requests} failed)" if usage.failed_requests else ""
         return [
+            *_answer(outcome.verdict),
             ("stopped: ", "plain"),
             _t(outcome.stop_reason),
             (
@@ -104,6 +105,25 @@ def describe(event: ProgressEvent) -> list[Span] | None:
             ),
         ]
     return None
+
+
+def _answer(verdict: Verdict | None) -> list[Span]:
+    """The run's answer as the report opens with it: the verdict, which way the question's outcome moves under
+    the intervention against the comparator, and the GRADE certainty of that."""
+    if verdict is None:
+        return []
+    if verdict.label == "insufficient":  # no confidence to give: what nothing matched instead
+        return [
+            ("answer: ", "strong"),
+            _t(shorten(verdict.rationale or "insufficient", 240, on_word=True)),
+            ("\n", "plain"),
+        ]
+    spans: list[Span] = [("answer: ", "strong"), _t(verdict.headline)]
+    if verdict.answer is not None:
+        spans += [(" · the outcome: ", "plain"), _t(verdict.answer)]
+    if verdict.certainty is not None:
+        spans += [(" · GRADE certainty ", "plain"), _t(verdict.certainty)]
+    return [*spans, ("\n", "plain")]
 
 
 def plain(spans: list[Span]) -> str:
