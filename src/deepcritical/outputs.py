@@ -362,6 +362,17 @@ class Verdict(BaseModel):
         return f"{self.label}{', borderline' if self.borderline else ''} ({self.confidence_text})"
 
     @property
+    def stated(self) -> str:
+        """The answer as a run's last line and MCP state it: the headline, which way the question's outcome moves
+        under the intervention against the comparator, and the GRADE certainty; for ``insufficient``, no
+        confidence to give but what nothing matched (the rationale)."""
+        if self.label == "insufficient":
+            return self.rationale or "insufficient"
+        answer = f" · the outcome: {self.answer}" if self.answer is not None else ""
+        certainty = f" · GRADE certainty {self.certainty}" if self.certainty is not None else ""
+        return f"{self.headline}{answer}{certainty}"
+
+    @property
     def confidence_text(self) -> str:
         """The confidence as a report words it (``confidence_words``)."""
         return confidence_words(self.label, self.confidence, split=self.confidence_is_split)

@@ -33,7 +33,9 @@ class OneRun:
 
 def test_a_finished_runs_result_opens_with_its_frame_then_its_answer_and_certainty(tmp_path: Path) -> None:
     (tmp_path / "report.md").write_text(REPORT, encoding="utf-8")
-    verdict = Verdict(label="no", confidence=0.84, evidence_ids=["pmid:1"])
+    verdict = Verdict(
+        label="no", confidence=0.84, evidence_ids=["pmid:1"], answer="no difference", certainty="moderate"
+    )
     summary = RunSummary(
         stop_reason="sufficient", iterations=1, evidence=3, references=3, sources={"pubmed": 3}, degraded=False,
         report_fallback=False, llm_requests=2, seconds=1.0, verdict=verdict,
@@ -54,9 +56,8 @@ def test_a_finished_runs_result_opens_with_its_frame_then_its_answer_and_certain
     assert isinstance(content, TextContent)
     lines = content.text.split("\n")
     assert lines[0] == "Question frame: Population: sepsis · Intervention: statins · Outcomes: mortality."
-    assert lines[1] == f"Answer: {verdict.headline}."
-    assert verdict.headline.startswith("no (")
+    assert lines[1] == "Answer: no (confidence 0.84) · the outcome: no difference · GRADE certainty moderate."
     assert lines[2].startswith("Run research-20240101-000000-abcdef finished")
     assert content.text.endswith(REPORT)
     assert result.structured_content is not None
-    assert result.structured_content["answer"] == verdict.headline
+    assert result.structured_content["answer"] == verdict.stated

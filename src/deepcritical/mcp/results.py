@@ -71,7 +71,9 @@ class RunResult(BaseModel):
         default=None, description="The question's population, intervention, comparator and outcomes, read in code"
     )
     answer: str | None = Field(
-        default=None, description="Once the run finished: its verdict and its certainty ('no (confidence 0.84)')"
+        default=None,
+        description="Once the run finished: its verdict, which way the outcome moves and the GRADE certainty "
+        "('no (confidence 0.84) · the outcome: no difference · GRADE certainty moderate')",
     )
     status: str = Field(description="queued, running, finished, failed, cancelled or interrupted")
     queue_position: int | None = Field(default=None, description="1 for the next queued run to start")
@@ -96,7 +98,7 @@ def run_result(manager: RunManager, info: RunInfo) -> CallToolResult:
         run_id=info.run_id,
         question=info.question,
         frame=info.frame,
-        answer=verdict.headline if finished and verdict is not None else None,
+        answer=verdict.stated if finished and verdict is not None else None,
         status=info.status,
         queue_position=manager.position(info.run_id),
         error=info.error,

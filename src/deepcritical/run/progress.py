@@ -108,22 +108,8 @@ def describe(event: ProgressEvent) -> list[Span] | None:
 
 
 def _answer(verdict: Verdict | None) -> list[Span]:
-    """The run's answer as the report opens with it: the verdict, which way the question's outcome moves under
-    the intervention against the comparator, and the GRADE certainty of that."""
-    if verdict is None:
-        return []
-    if verdict.label == "insufficient":  # no confidence to give: what nothing matched instead
-        return [
-            ("answer: ", "strong"),
-            _t(shorten(verdict.rationale or "insufficient", 240, on_word=True)),
-            ("\n", "plain"),
-        ]
-    spans: list[Span] = [("answer: ", "strong"), _t(verdict.headline)]
-    if verdict.answer is not None:
-        spans += [(" · the outcome: ", "plain"), _t(verdict.answer)]
-    if verdict.certainty is not None:
-        spans += [(" · GRADE certainty ", "plain"), _t(verdict.certainty)]
-    return [*spans, ("\n", "plain")]
+    """The run's answer as the report opens with it (``Verdict.stated``), on a line of its own."""
+    return [("answer: ", "strong"), _t(shorten(verdict.stated, 300, on_word=True)), ("\n", "plain")] if verdict else []
 
 
 def plain(spans: list[Span]) -> str:
