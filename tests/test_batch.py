@@ -76,8 +76,18 @@ def test_folder_names_keep_the_order_and_the_first_words() -> None:
 
 
 def test_the_summary_reads_the_verdict_when_the_record_has_one(tmp_path: Path) -> None:
-    assert verdict_of({"verdict": {"label": "supported", "confidence": 0.8123}}) == ("supported", "0.81")
-    assert verdict_of({}) == ("", "")
+    verdict = {"label": "no", "confidence": 0.8123, "answer": "no difference", "certainty": "low"}
+    assert verdict_of({"verdict": verdict}) == {
+        "verdict": "no",
+        "confidence": "0.81",
+        "answer": "no difference",
+        "certainty": "low",
+    }
+    assert verdict_of({"verdict": {"label": "insufficient", "confidence": 0.0}}) == {
+        "verdict": "insufficient",
+        "confidence": "0.00",
+    }
+    assert verdict_of({}) == {}
     folder = tmp_path / "001-x"
     folder.mkdir()
     record = {"question": "x?", "evidence": [{}, {}], "error": None, "degraded": True}
@@ -106,6 +116,8 @@ def test_a_batch_answers_every_question_and_a_rerun_skips_them(tmp_path: Path) -
         record = json.loads((Path(row["folder"]) / "run.json").read_text(encoding="utf-8"))
         assert record["question"] == row["question"]
         assert int(row["items"]) == len(record["evidence"]) > 0
+        assert (row["verdict"], row["answer"]) == (record["verdict"]["label"], record["verdict"]["answer"])
+        assert row["certainty"] == (record["verdict"]["certainty"] or "")
     assert "2 of 2 questions succeeded" in first.stdout
 
     again = run_cli("batch", str(file), "--demo", "--out", str(out), "--quiet", home=home)

@@ -28,7 +28,9 @@ from deepcritical.run.request import RunRequest
 from deepcritical.text import one_line
 
 SUMMARY_FILE = "summary.csv"
-SUMMARY_COLUMNS = ("question", "verdict", "confidence", "items", "exit_status", "folder", "error")
+SUMMARY_COLUMNS = (
+    "question", "verdict", "confidence", "answer", "certainty", "items", "exit_status", "folder", "error"
+)  # fmt: skip
 EXIT_OK, EXIT_FAILED, EXIT_DEGRADED = 0, 1, 3
 SLUG_WORDS = 6
 SLUG_CHARS = 48
@@ -114,13 +116,15 @@ class Row:
     exit_status: int
     verdict: str = ""
     confidence: str = ""
+    answer: str = ""  # which way the question's outcome moves, as a review states it
+    certainty: str = ""  # GRADE
     items: str = ""
     error: str = ""
     skipped: bool = False
 
     def cells(self) -> list[str]:
-        values = (self.question, self.verdict, self.confidence, self.items, str(self.exit_status), str(self.folder))
-        return [inert(value) for value in (*values, self.error)]
+        stated = (self.question, self.verdict, self.confidence, self.answer, self.certainty, self.items)
+        return [inert(value) for value in (*stated, str(self.exit_status), str(self.folder), self.error)]
 
 
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP); a question or
@@ -151,29 +155,30 @@ def row_from_record(question: str, folder: Path, *, skipped: bool = False) -> Ro
         return None
     error = record.get("error")
     status = EXIT_FAILED if error else EXIT_DEGRADED if record.get("degraded") else EXIT_OK
-    label, confidence = verdict_of(record)
     return Row(
         question=question,
         folder=folder,
         exit_status=status,
-        verdict=label,
-        confidence=confidence,
+        **verdict_of(record),
         items=str(len(record.get("evidence") or [])),
         error=one_line(str(error)) if error else "",
         skipped=skipped,
     )
 
 
-def verdict_of(record: dict[str, Any]) -> tuple[str, str]:
-    """The run's verdict label and confidence, when its record has one; empty strings otherwise."""
+def verdict_of(record: dict[str, Any]) -> dict[str, str]:
+    """The verdict's cells of a summary row (``verdict``, ``confidence``, ``answer``, ``certainty``), from the run
+    record; empty strings for what it does not have."""
     verdict = record.get("verdict")
-    if isinstance(verdict, dict):
-        label, confidence = verdict.get("label"), verdict.get("confidence")
-    else:
-        label, confidence = verdict, record.get("confidence")
-    shown_label = one_line(str(label)) if isinstance(label, str) else ""
-    shown_confidence = f"{confidence:.2f}" if isinstance(confidence, int | float) else ""
-    return shown_label, shown_confidence
+    if not isinstance(verdict, dict):
+        return {}
+    confidence = verdict.get("confidence")
+    cells = {name: one_line(value) for name in ("answer", "certainty") if isinstance(value := verdict.get(name), str)}
+    if isinstance(label := verdict.get("label"), str):
+        cells["verdict"] = one_line(label)
+    if isinstance(confidence, int | float):
+        cells["confidence"] = f"{confidence:.2f}"
+    return cells
 
 
 def write_summary(out_dir: Path, rows: Iterable[Row]) -> Path:
