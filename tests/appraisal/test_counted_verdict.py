@@ -8,9 +8,11 @@ from __future__ import annotations
 import pytest
 
 from deepcritical.appraisal import stance
+from deepcritical.appraisal.answer import direct_to_the_frame
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.stance import METHOD
 from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.verdict import COUNTED_METHOD, UNREAD_CLEAR_SHARE, counted_verdict
 from helpers.builders import evidence_view, fixed_stance
 
@@ -89,3 +91,68 @@ def test_a_study_with_no_readable_result_on_the_outcome_answers_yes_or_no_only_c
         assert max(probabilities[:2]) < UNREAD_CLEAR_SHARE
         assert verdict.confidence == pytest.approx(1 - max(probabilities[:2]), abs=1e-3)
         assert "no result on it that could be read" in verdict.rationale
+
+
+def review(pmid: str, text: str, title: str) -> EvidenceView:
+    return evidence_view(pmid, title, text, "meta_analysis", 1, 5000)
+
+
+def test_a_vitamin_named_by_another_letter_is_not_the_questions_intervention() -> None:
+    question = "Does vitamin D reduce mortality in sepsis?"
+    vitamin_c = review(
+        "3",
+        "Intravenous vitamin C in sepsis reduced mortality at 28 days (RR 0.70, 95% CI 0.55 to 0.89).",
+        "Vitamin C for sepsis: a meta-analysis",
+    )
+    vitamin_d = review(
+        "4",
+        "Vitamin D3 reduced depressive symptoms slightly (SMD -0.32, 95% CI -0.45 to -0.19).",
+        "Vitamin D and depression: a meta-analysis",
+    )
+    pool = [vitamin_c, vitamin_d]
+    verdict = counted_verdict(question, strength_of(question, pool), pool)
+    assert verdict.label == "insufficient"
+    assert "vitamin D" in verdict.rationale
+    assert verdict.evidence_ids == []
+
+
+def test_the_stance_model_never_reads_studies_of_another_treatment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A narrative review names metformin and heart failure, but states no result; three trials of another drug
+    # in heart failure do. Only the metformin review may carry the answer: the stance model reads it alone.
+    monkeypatch.setattr(stance, "stance_model", lambda: fixed_stance(0.2, 0.7, 0.1))
+    question = "Does metformin improve outcomes in heart failure?"
+    metformin = evidence_view(
+        "5",
+        "Metformin in older people: a narrative review",
+        "Metformin may be given to older people with heart failure; we summarise its safety and dosing.",
+        "narrative_review",
+        5,
+        None,
+    )
+    others = [
+        trial(
+            str(6 + i),
+            "RESULTS: Empagliflozin reduced the composite of cardiovascular death or hospitalisation for heart "
+            f"failure (HR 0.7{i}, 95% CI 0.60 to 0.85).",
+            f"Empagliflozin in heart failure: trial {i}",
+        )
+        for i in range(3)
+    ]
+    pool = [metformin, *others]
+    verdict = counted_verdict(question, strength_of(question, pool), pool)
+    assert verdict.method == METHOD
+    assert verdict.evidence_ids == [metformin.id]
+
+
+def test_a_number_or_capital_marks_the_intervention_and_a_function_word_does_not() -> None:
+    combination = review(
+        "9",
+        "Aspirin combined with clopidogrel reduced recurrent stroke (HR 0.68, 95% CI 0.57 to 0.81).",
+        "Aspirin and clopidogrel after minor stroke: a meta-analysis",
+    )
+    asked = "Does a combination of aspirin and clopidogrel reduce stroke?"
+    assert direct_to_the_frame([combination], StudyReader(asked)) == [combination]
+    b12 = review("10", "Vitamin B12 improved memory scores (MD 1.2, 95% CI 0.3 to 2.1).", "Vitamin B12 and cognition")
+    b6 = review("11", "Vitamin B6 improved memory scores (MD 1.2, 95% CI 0.3 to 2.1).", "Vitamin B6 and cognition")
+    asked = "Does vitamin B12 improve cognition in older adults?"
+    assert direct_to_the_frame([b12, b6], StudyReader(asked)) == [b12]

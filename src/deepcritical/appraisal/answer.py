@@ -15,7 +15,9 @@ size and people (``stages.verdict.verdict_weight``). A question no counted study
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -220,35 +222,83 @@ def pooled_ratio(studies: Sequence[AppraisedStudy]) -> tuple[str, float, float, 
 _Z95 = 1.959964
 
 
-def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
-    """The parts of the question's frame no item of ``views`` names together: its intervention (by its own words
-    or an index term: "the empagliflozin group" is no colchicine), and its outcome (its condition, when it names
-    no outcome: "Is amoxicillin effective for acute otitis media?"). Statin trials in sepsis and metformin
-    studies of dementia name statins and dementia, but none both: "intervention (statins) with outcome
-    (dementia)"."""
-    frame = frame_question(reader.question)
-    intervention = frozenset(stems(frame.intervention or "")) or reader.comparison.intervention
-    target = frame.outcomes[0] if frame.outcomes else frame.population
-    wanted = frozenset(stems(target or "")) - ANY_OUTCOME
+MAX_MARK = 3  # a mark of an intervention's name: "D", "B12", "2" (of "type 2")
 
-    def names(words: frozenset[str], view: EvidenceView) -> bool:
+
+def _is_mark(word: str) -> bool:
+    """A capital letter or a number, with letters or not ("D", "B12", "2"); never a function word ("of")."""
+    return word.isalnum() and ((len(word) == 1 and word.isupper()) or any(ch.isdigit() for ch in word))
+
+
+class _FrameNames:
+    """Which part of the question's frame an item names: its intervention (by its own words, an index term or
+    another name: "the empagliflozin group" is no colchicine, "SSRIs" is named by a trial of sertraline), and
+    its outcome (its condition, when it names no outcome)."""
+
+    def __init__(self, reader: StudyReader) -> None:
+        self.reader = reader
+        self.frame = frame = frame_question(reader.question)
+        self.intervention = frozenset(stems(frame.intervention or "")) or reader.comparison.intervention
+        self.target = frame.outcomes[0] if frame.outcomes else frame.population
+        self.wanted = frozenset(stems(self.target or "")) - ANY_OUTCOME
+
+    @staticmethod
+    def _names(words: frozenset[str], view: EvidenceView) -> bool:
         named = set(stems(" ".join((view.title, view.text, *view.mesh))))
         # A long entity is named by two thirds of its words, as the topic reads it (``topic._names``).
         return bool(words) and 3 * len(words & named) >= 2 * len(words) if len(words) >= 3 else words <= named
 
-    def names_target(view: EvidenceView) -> bool:
-        return reader.names_outcome(view) if frame.outcomes and reader.asks_outcome else names(wanted, view)
+    def target_in(self, view: EvidenceView) -> bool:
+        if self.frame.outcomes and self.reader.asks_outcome:
+            return self.reader.names_outcome(view)
+        return self._names(self.wanted, view)
 
-    def names_intervention(view: EvidenceView) -> bool:  # "SSRIs" is named by a trial of sertraline
-        written = (frame.intervention or "").split()
-        return names(intervention, view) or bool(named_otherwise(written, f"{view.title} {view.text}"))
+    def intervention_in(self, view: EvidenceView) -> bool:
+        if not self.intervention:
+            return True
+        written = (self.frame.intervention or "").split()
+        text = f"{view.title} {view.text}"
+        if self._marks and not all(mark.search(text) for mark in self._marks):
+            return False  # vitamin C is no vitamin D
+        return self._names(self.intervention, view) or bool(named_otherwise(written, text))
 
-    on_intervention = [view for view in views if not intervention or names_intervention(view)]
+    @property
+    def _marks(self) -> list[re.Pattern[str]]:
+        """The intervention's short marks that its stems leave out ("D" of vitamin D, "B12"), each after the
+        word before it: "vitamin D3" names vitamin D, "vitamin C" does not."""
+        words = (self.frame.intervention or "").split()
+        return [
+            re.compile(rf"\b{re.escape(before)}[\s-]*{re.escape(mark)}(?![a-z])", re.IGNORECASE)
+            for before, mark in itertools.pairwise(words)
+            if len(mark) <= MAX_MARK and _is_mark(mark) and not stems(mark)
+        ]
+
+    def direct(self, view: EvidenceView) -> bool:
+        """The item names the intervention and the question's outcome (its condition when it names no outcome)."""
+        return self.intervention_in(view) and (not self.wanted or self.target_in(view))
+
+
+def direct_to_the_frame(views: Sequence[EvidenceView], reader: StudyReader) -> list[EvidenceView]:
+    """The items of ``views`` that name the question's intervention with its outcome: the only ones that may
+    carry its answer (directness before weight: metformin in heart failure is not answered by empagliflozin
+    trials, nor vitamin D in sepsis by a guideline on vitamin C)."""
+    names = _FrameNames(reader)
+    return [view for view in views if names.direct(view)]
+
+
+def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
+    """The parts of the question's frame no item of ``views`` names together: its intervention, and its outcome
+    (its condition, when it names no outcome: "Is amoxicillin effective for acute otitis media?"). Statin trials
+    in sepsis and metformin studies of dementia name statins and dementia, but none both: "intervention
+    (statins) with outcome (dementia)"."""
+    names = _FrameNames(reader)
+    frame, target = names.frame, names.target
+    on_intervention = [view for view in views if names.intervention_in(view)]
     if not on_intervention:
         return [f"intervention ({frame.intervention or reader.comparison.written[0].strip()})"]
-    if wanted and not any(names_target(view) for view in on_intervention):
+    if names.wanted and not any(names.target_in(view) for view in on_intervention):
         kind = "outcome" if frame.outcomes else "condition"
-        if any(names_target(view) for view in views):
+        if any(names.target_in(view) for view in views):
             return [f"intervention ({frame.intervention}) with {kind} ({target})"]
         return [f"{kind} ({target})"]
     return []

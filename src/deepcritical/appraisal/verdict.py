@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepcritical.appraisal.answer import answer_from_label, appraise, frame_gaps
+from deepcritical.appraisal.answer import answer_from_label, appraise, direct_to_the_frame, frame_gaps
 from deepcritical.appraisal.candidates import open_verdict
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS, asks_direction
@@ -148,7 +148,9 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
         return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why)
     # Else the stance model reads the studies whole (a yes/no question without a comparator: PubMedQA's), only
     # when no counted study's result could be read at all (a study read for another outcome than the question's
-    # states nothing on it: a muscle-injury study on mortality).
+    # states nothing on it: a muscle-injury study on mortality), and only those that name the question's
+    # intervention with its outcome: a study of another treatment never carries the answer.
+    pool = direct_to_the_frame(pool, reader)
     if not weighed and not other_outcomes:
         return reconciled(code_verdict(question, pool, reader=reader), question, counted)
     # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
