@@ -21,7 +21,8 @@ from deepcritical.reading.frame import QuestionFrame
 from deepcritical.report.document import Link, ReportDocument, heading, paragraph
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.store import RunInfo, RunSummary
-from deepcritical.service.watches import WatchRun, WatchStore
+from deepcritical.service.watches import WatchRun
+from deepcritical.service.watches_sqlite import WatchStore
 from helpers.hostile_app import PWNED
 from helpers.page import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, environment, served
 
