@@ -20,12 +20,13 @@ from mcp_types import Tool as ToolDescription
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from deepcritical import __version__
-from deepcritical.config import OutputMode, ReaderName, Settings
+from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.mcp.about import INSTRUCTIONS, SOURCES_IN_WORDS
 from deepcritical.mcp.library_tool import LibraryAdded, add_to_library
 from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, progress_line, run_failure, run_result
 from deepcritical.mcp.watch_tools import register_watch_tools
+from deepcritical.options import OutputMode, ReaderName
 from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
 from deepcritical.run.store import without_paths

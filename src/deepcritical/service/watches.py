@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 import structlog
 from pydantic import BaseModel, Field, computed_field
 
-from deepcritical.config import parse_duration
 from deepcritical.errors import DeepCriticalError
+from deepcritical.options import parse_duration
 from deepcritical.outputs import verdict_words
 from deepcritical.questions import checked_question
 from deepcritical.service.webhook_target import WebhookTargetError, check_target

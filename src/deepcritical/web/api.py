@@ -22,10 +22,11 @@ from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
 from deepcritical.appraisal.readers import installed_readers
-from deepcritical.config import ReaderName, Settings
+from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
 from deepcritical.evidence.resources import Resources
 from deepcritical.models import SOURCE_LABELS
+from deepcritical.options import ReaderName
 from deepcritical.run.request import RunRequest, RunRequestError
 from deepcritical.run.store import RunInfo
 from deepcritical.service.admission import RunRateLimit
