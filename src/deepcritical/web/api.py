@@ -31,12 +31,8 @@ from deepcritical.run.request import RunRequest, RunRequestError
 from deepcritical.run.store import RunInfo
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.background_embed import BackgroundEmbedder
-from deepcritical.service.manager import (
-    QueueFullError,
-    RunEndedError,
-    RunManager,
-    RunNotFoundError,
-)
+from deepcritical.service.entries import QueueFullError, RunEndedError, RunNotFoundError
+from deepcritical.service.manager import RunManager
 from deepcritical.text import MAX_QUESTION_CHARS, NOT_UTF8, shorten
 from deepcritical.web.report_html import folder_report_html
 
