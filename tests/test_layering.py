@@ -142,9 +142,7 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 # What is still over, by name, so the list can only shrink: a module or function that grows past a bound fails,
 # and one on this list that comes under it fails too until it is struck off.
-OVERSIZED_MODULES: dict[str, str] = {
-    "appraisal/study_reading.py": "one reading per study and outcome; its outcome matching is to move out",
-}
+OVERSIZED_MODULES: dict[str, str] = {}
 OVERSIZED_FUNCTIONS: dict[str, str] = {}
 
 
