@@ -120,6 +120,8 @@ async def test_mcp_over_stdio_lists_tools_searches_and_researches(tmp_path: Path
             "research",
             "get_run",
             "library_add",
+            "library_documents",
+            "library_search",
             "watch_add",
             "watch_list",
             "watch_changes",
