@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from deepcritical.errors import ConfigError
 from deepcritical.evidence import chroma, documents, library
-from deepcritical.evidence.document_files import StoredDocument, list_documents, remove_document
+from deepcritical.evidence.document_files import list_documents, remove_document
 from deepcritical.evidence.documents import Document
 from deepcritical.evidence.library import CollectionInfo, LibraryStats
 from deepcritical.evidence.pending import count_pending, embed_pending
@@ -91,13 +91,10 @@ class Library:
             raise ConfigError(f"no collection {name!r} in {self.where}: see `deepcritical library list`")
         return name, library.export(self.resources.connection(), name)
 
-    def documents(self, name: str) -> list[StoredDocument]:
-        """The documents of the collection ``name`` (none when it does not exist)."""
-        connection = self.resources.connection()
-        return list_documents(connection, name) if documents.exists(connection, name) else []
-
     def listing(self, name: str) -> DocumentListing:
-        """The documents of the collection ``name``, as the front ends show them."""
+        """The documents of the collection ``name``, as the front ends show them (none when it does not exist)."""
+        connection = self.resources.connection()
+        stored = list_documents(connection, name) if documents.exists(connection, name) else []
         rows = [
             LibraryDocument(
                 id=document.id,
@@ -109,7 +106,7 @@ class Library:
                 pmcid=document.pmcid,
                 passages_not_embedded=document.not_embedded,
             )
-            for document in self.documents(name)
+            for document in stored
         ]
         return DocumentListing(collection=name, documents=rows)
 
