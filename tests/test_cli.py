@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deepcritical.config import DEFAULT_MODEL
+from deepcritical.options import DEFAULT_MODEL
 from deepcritical.run.checkpoint import HOLD_VARIABLE
 from helpers.commands import PASSED_THROUGH, run_cli, wait_for
 from helpers.servers import stop

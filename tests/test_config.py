@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from deepcritical import source_table
-from deepcritical.config import DEMO_SEARXNG_URL, load_settings
+from deepcritical.config import load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.redaction import Redactor
+from deepcritical.source_table import DEMO_SEARXNG_URL
 
 VARIABLES = (
     "DEMO_MODE",

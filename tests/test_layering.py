@@ -27,6 +27,7 @@ FOUNDATION = {
     "vocabulary",
     "source_settings",
     "source_table",
+    "setting_values",
 }
 # Lowest first; a package may import any package of a lower or the same layer.
 LAYERS: list[set[str]] = [
@@ -141,13 +142,7 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 # What is still over, by name, so the list can only shrink: a module or function that grows past a bound fails,
 # and one on this list that comes under it fails too until it is struck off.
-OVERSIZED_MODULES: dict[str, str] = {
-    "appraisal/study_reading.py": "one reading per study and outcome; its outcome matching is to move out",
-    "config.py": "the settings, one field per documented variable",
-    "evidence/store.py": "the evidence store and its library queries",
-    "service/manager.py": "the run manager",
-    "service/watches.py": "the watch store",
-}
+OVERSIZED_MODULES: dict[str, str] = {}
 OVERSIZED_FUNCTIONS: dict[str, str] = {}
 
 

@@ -58,6 +58,13 @@ def test_library_add_a_folder_then_again_then_list_and_remove(tmp_path: Path) ->
     sections = {item["passage"]["section"] for item in json.loads(searched.stdout)["evidence"]}
     assert "Results" in sections
 
+    found = run_cli("library", "search", "statins sepsis mortality", "--json", home=home, env=_env())
+    assert found.returncode == 0, found.stderr
+    assert "Results" in {item["passage"]["section"] for item in json.loads(found.stdout)["passages"]}
+    nowhere = run_cli("library", "search", "statins", "--collection", "nothing", home=home, env=_env())
+    assert nowhere.returncode == 2
+    assert "no document collection 'nothing'" in nowhere.stderr
+
     exported = run_cli("library", "export", "--collection", "documents", home=home, env=_env())
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in exported.stdout.splitlines()]

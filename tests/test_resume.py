@@ -437,7 +437,7 @@ async def test_a_disk_that_fills_at_the_store_keeps_the_checkpoint_and_resume_fi
 async def test_the_store_names_a_full_disk_whatever_wraps_it(tmp_path: Path) -> None:
     import sqlite3
 
-    from deepcritical.evidence.store import disk_full
+    from deepcritical.evidence.store_calls import disk_full
 
     assert disk_full(sqlite3.OperationalError("database or disk is full"))
     assert disk_full(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))

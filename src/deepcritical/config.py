@@ -7,10 +7,9 @@ the transports and the model, nothing else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import (
@@ -27,15 +26,18 @@ from pydantic import (
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from deepcritical.errors import ConfigError, describe_invalid, without_credentials
-
-# Re-exported: the command line imports them from ``options`` so that ``--help`` loads no settings model.
-from deepcritical.options import DEFAULT_MODEL as DEFAULT_MODEL
-from deepcritical.options import MIN_RETENTION as MIN_RETENTION
-from deepcritical.options import EmbeddingBackend as EmbeddingBackend
-from deepcritical.options import OutputMode as OutputMode
-from deepcritical.options import ReaderName as ReaderName
-from deepcritical.options import TimeRange as TimeRange
-from deepcritical.options import parse_duration as parse_duration
+from deepcritical.options import DEFAULT_MODEL, EmbeddingBackend, OutputMode, ReaderName, TimeRange
+from deepcritical.setting_values import (
+    BLANK_IS_UNSET,
+    SPLIT_COMMAS,
+    ApiToken,
+    DateOrUnset,
+    RedisUrl,
+    Retention,
+    SecretOrUnset,
+    TextOrUnset,
+    UrlOrUnset,
+)
 from deepcritical.source_settings import (
     ENDPOINT_PARTS,
     ENDPOINTS_FIELD,
@@ -57,15 +59,6 @@ from deepcritical.source_table import (
     SourceName,
 )
 
-MIN_API_TOKEN_CHARS = 16
-__all__ = ["DEMO_SEARXNG_URL", "NCBI_EUTILS_URL"]  # re-exported: the source table holds the services' addresses
-
-
-def _split_csv(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return value
-
 
 class Settings(BaseSettings):
     """Every knob DeepCritical reads. Each field's ``validation_alias`` is its environment variable."""
@@ -77,20 +70,22 @@ class Settings(BaseSettings):
     demo_mode: bool = Field(default=False, validation_alias="DEMO_MODE")
 
     # Sources
-    sources: Annotated[list[SourceName], NoDecode] = Field(
+    sources: Annotated[list[SourceName], NoDecode, SPLIT_COMMAS] = Field(
         default_factory=lambda: list(ALL_SOURCES), validation_alias="DEEPCRITICAL_SOURCES"
     )
-    ncbi_api_key: SecretStr | None = Field(default=None, validation_alias="NCBI_API_KEY")
-    ncbi_email: str | None = Field(default=None, validation_alias="NCBI_EMAIL")
+    ncbi_api_key: SecretOrUnset = Field(default=None, validation_alias="NCBI_API_KEY")
+    ncbi_email: TextOrUnset = Field(default=None, validation_alias="NCBI_EMAIL")
     ncbi_tool: str = Field(default="deepcritical", min_length=1, validation_alias="NCBI_TOOL")
-    you_api_key: SecretStr | None = Field(default=None, validation_alias="YOU_API_KEY")
-    searxng_base_url: AnyHttpUrl | None = Field(default=None, validation_alias="SEARXNG_BASE_URL")
+    you_api_key: SecretOrUnset = Field(default=None, validation_alias="YOU_API_KEY")
+    searxng_base_url: UrlOrUnset = Field(default=None, validation_alias="SEARXNG_BASE_URL")
     searxng_timeout: PositiveFloat = Field(default=BY_NAME["searxng"].timeout, validation_alias="SEARXNG_TIMEOUT")
-    searxng_default_categories: Annotated[list[str], NoDecode] = Field(
+    searxng_default_categories: Annotated[list[str], NoDecode, SPLIT_COMMAS] = Field(
         default_factory=lambda: ["general"], validation_alias="SEARXNG_DEFAULT_CATEGORIES"
     )
-    searxng_default_language: str | None = Field(default=None, validation_alias="SEARXNG_DEFAULT_LANGUAGE")
-    searxng_default_time_range: TimeRange | None = Field(default=None, validation_alias="SEARXNG_DEFAULT_TIME_RANGE")
+    searxng_default_language: TextOrUnset = Field(default=None, validation_alias="SEARXNG_DEFAULT_LANGUAGE")
+    searxng_default_time_range: Annotated[TimeRange | None, BLANK_IS_UNSET] = Field(
+        default=None, validation_alias="SEARXNG_DEFAULT_TIME_RANGE"
+    )
     pubmed_timeout: PositiveFloat = Field(default=BY_NAME["pubmed"].timeout, validation_alias="PUBMED_TIMEOUT")
     web_timeout: PositiveFloat = Field(default=BY_NAME["web"].timeout, validation_alias="WEB_TIMEOUT")
     you_timeout: PositiveFloat = Field(default=BY_NAME["you"].timeout, validation_alias="YOU_TIMEOUT")
@@ -105,9 +100,9 @@ class Settings(BaseSettings):
     home: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("deepcritical")), validation_alias="DEEPCRITICAL_HOME"
     )
-    embedding_model: str | None = Field(default=None, validation_alias="DEEPCRITICAL_EMBEDDING_MODEL")
+    embedding_model: TextOrUnset = Field(default=None, validation_alias="DEEPCRITICAL_EMBEDDING_MODEL")
     embedding_backend: EmbeddingBackend = Field(default="auto", validation_alias="DEEPCRITICAL_EMBEDDING_BACKEND")
-    chroma_host: str | None = Field(default=None, validation_alias="CHROMA_HOST")
+    chroma_host: TextOrUnset = Field(default=None, validation_alias="CHROMA_HOST")
     chroma_port: int = Field(default=8000, ge=1, le=65535, validation_alias="CHROMA_PORT")
     dedup_threshold: float = Field(default=0.9, gt=0.0, le=1.0, validation_alias="DEEPCRITICAL_DEDUP_THRESHOLD")
     # The document collection the ``library`` source searches (filled by ``deepcritical library add``)
@@ -128,14 +123,14 @@ class Settings(BaseSettings):
     # Research loop
     model: str = Field(default=DEFAULT_MODEL, min_length=1, validation_alias="DEEPCRITICAL_MODEL")
     # OPENAI_BASE_URL is what every OpenAI tool reads; it is honoured too (for Chat Completions), never left to the SDK.
-    openai_base_url: AnyHttpUrl | None = Field(
+    openai_base_url: UrlOrUnset = Field(
         default=None, validation_alias=AliasChoices("DEEPCRITICAL_OPENAI_BASE_URL", "OPENAI_BASE_URL")
     )
-    google_api_key: SecretStr | None = Field(
+    google_api_key: SecretOrUnset = Field(
         default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GEMINI_API_KEY")
     )
-    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
-    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    openai_api_key: SecretOrUnset = Field(default=None, validation_alias="OPENAI_API_KEY")
+    anthropic_api_key: SecretOrUnset = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     # The key of any other pydantic-ai provider (Groq, Mistral, OpenRouter, ...), handed to it explicitly
     model_api_key: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_MODEL_API_KEY")
     max_iterations: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_MAX_ITERATIONS")
@@ -147,18 +142,8 @@ class Settings(BaseSettings):
 
     # Web page, HTTP API and MCP server (``deepcritical serve``, ``deepcritical mcp``)
     max_concurrent_runs: PositiveInt = Field(default=2, le=32, validation_alias="DEEPCRITICAL_MAX_CONCURRENT_RUNS")
-    api_token: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_API_TOKEN")
+    api_token: ApiToken = Field(default=None, validation_alias="DEEPCRITICAL_API_TOKEN")
     runs_per_minute: PositiveInt = Field(default=10, le=1000, validation_alias="DEEPCRITICAL_RUNS_PER_MINUTE")
-
-    @field_validator("api_token")
-    @classmethod
-    def _token_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
-        # A short bearer token can be guessed by trying; 16 characters of a random token are not.
-        if value is not None and len(value.get_secret_value()) < MIN_API_TOKEN_CHARS:
-            raise ValueError(
-                f"use at least {MIN_API_TOKEN_CHARS} characters (e.g. the output of `openssl rand -hex 16`)"
-            )
-        return value
 
     # Live models: how structured answers are asked for, and how long a model may generate
     output_mode: OutputMode = Field(default="auto", validation_alias="DEEPCRITICAL_OUTPUT_MODE")
@@ -181,11 +166,11 @@ class Settings(BaseSettings):
 
     # Reliability on a shared machine: NCBI endpoint, shared rate limit, store retention
     ncbi_eutils_url: AnyHttpUrl = Field(default=AnyHttpUrl(NCBI_EUTILS_URL), validation_alias="NCBI_EUTILS_URL")
-    redis_url: SecretStr | None = Field(default=None, validation_alias="REDIS_URL")
-    retention: timedelta | None = Field(default=timedelta(days=30), validation_alias="DEEPCRITICAL_RETENTION")
+    redis_url: RedisUrl = Field(default=None, validation_alias="REDIS_URL")
+    retention: Retention = Field(default=timedelta(days=30), validation_alias="DEEPCRITICAL_RETENTION")
 
     # A team deployment: runs go through a job queue on Redis to ``deepcritical worker`` processes
-    queue_url: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_QUEUE_URL")
+    queue_url: RedisUrl = Field(default=None, validation_alias="DEEPCRITICAL_QUEUE_URL")
     queue_heartbeat: float = Field(default=30.0, ge=1.0, le=3600.0, validation_alias="DEEPCRITICAL_QUEUE_HEARTBEAT")
     queue_attempts: PositiveInt = Field(default=3, le=20, validation_alias="DEEPCRITICAL_QUEUE_ATTEMPTS")
 
@@ -193,52 +178,10 @@ class Settings(BaseSettings):
     # a watch's webhook alerts are signed with ``webhook_secret`` and go to public addresses only, unless
     # ``webhook_allow_private`` trusts a receiver on the deployment's own network; ``demo_today`` is the
     # stand-ins' clock.
-    search_since: date | None = Field(default=None, validation_alias="DEEPCRITICAL_SEARCH_SINCE")
-    webhook_secret: SecretStr | None = Field(default=None, validation_alias="DEEPCRITICAL_WEBHOOK_SECRET")
+    search_since: DateOrUnset = Field(default=None, validation_alias="DEEPCRITICAL_SEARCH_SINCE")
+    webhook_secret: SecretOrUnset = Field(default=None, validation_alias="DEEPCRITICAL_WEBHOOK_SECRET")
     webhook_allow_private: bool = Field(default=False, validation_alias="DEEPCRITICAL_WEBHOOK_ALLOW_PRIVATE")
-    demo_today: date | None = Field(default=None, validation_alias="DEEPCRITICAL_DEMO_TODAY")
-
-    @field_validator("search_since", "webhook_secret", "demo_today", mode="before")
-    @classmethod
-    def _blank_watch_setting_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("redis_url", "queue_url", mode="before")
-    @classmethod
-    def _blank_redis_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("redis_url", "queue_url")
-    @classmethod
-    def _redis_scheme(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is None:
-            return value
-        parts = urlsplit(value.get_secret_value())
-        if parts.scheme not in ("redis", "rediss", "unix"):
-            raise ValueError("expected a redis://, rediss:// or unix:// URL, e.g. redis://127.0.0.1:6379/0")
-        try:
-            parts.port  # noqa: B018 - parsed here, once, rather than as a traceback in each worker
-        except ValueError:
-            raise ValueError("the port must be a number from 0 to 65535, e.g. redis://127.0.0.1:6379/0") from None
-        return value
-
-    @field_validator("retention", mode="before")
-    @classmethod
-    def _retention_duration(cls, value: Any) -> Any:
-        return parse_duration(value) if isinstance(value, str) else value
-
-    @field_validator("retention")
-    @classmethod
-    def _retention_outlasts_a_run(cls, value: timedelta | None) -> timedelta | None:
-        # Applied at every start: shorter than a run could take a running run's collection away.
-        if value is not None and value < MIN_RETENTION:
-            raise ValueError("keep run collections at least 1h (or 'never')")
-        return value
-
-    @field_validator("sources", "searxng_default_categories", mode="before")
-    @classmethod
-    def _comma_separated(cls, value: Any) -> Any:
-        return _split_csv(value)
+    demo_today: DateOrUnset = Field(default=None, validation_alias="DEEPCRITICAL_DEMO_TODAY")
 
     @field_validator("sources")
     @classmethod
@@ -246,27 +189,6 @@ class Settings(BaseSettings):
         if not value:
             raise ValueError("name at least one source")
         return list(dict.fromkeys(value))
-
-    @field_validator(
-        "searxng_default_language",
-        "searxng_default_time_range",
-        "searxng_base_url",
-        "openai_base_url",
-        "embedding_model",
-        "chroma_host",
-        "ncbi_email",
-        "ncbi_api_key",
-        "you_api_key",
-        "google_api_key",
-        "openai_api_key",
-        "anthropic_api_key",
-        "api_token",
-        mode="before",
-    )
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        """``VAR=`` (as a .env template leaves it) means unset, not an empty URL or an empty key."""
-        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("endpoints")
     @classmethod

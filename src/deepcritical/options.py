@@ -1,6 +1,6 @@
 """The values the settings and the command line share, importable without pydantic: the command line
 declares its options with these at import, and ``deepcritical --help`` must not pay for the settings
-model (pydantic-settings) it never reads. ``deepcritical.config`` re-exports them."""
+model (pydantic-settings) it never reads."""
 
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ from pydantic_ai.profiles import ModelDeprecation, ModelProfile
 
 from deepcritical.agents.models import AgentModels, deprecation_note, live_models, model_line, normalize_model_name
 from deepcritical.agents.output import NATIVE, PROMPTED, PROMPTED_JSON, TOOL
-from deepcritical.config import DEFAULT_MODEL, Settings, load_settings
+from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
+from deepcritical.options import DEFAULT_MODEL
 from deepcritical.run import setup
 from deepcritical.sources.factory import make_http_client
 

@@ -9,7 +9,6 @@ import httpx2
 import pytest
 from pydantic import SecretStr
 
-from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo.ddgs import DemoDDGS
 from deepcritical.demo.records import (
     DEMO_HOST,
@@ -22,6 +21,7 @@ from deepcritical.demo.records import (
 )
 from deepcritical.demo.transport import demo_transport
 from deepcritical.models import Evidence
+from deepcritical.source_table import DEMO_SEARXNG_URL
 from deepcritical.sources.handler import SearchHandler
 from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.searxng import SearxngTool

@@ -9,11 +9,11 @@ import httpx2
 import pytest
 import xmltodict
 
-from deepcritical.config import DEMO_SEARXNG_URL
 from deepcritical.demo import corpus, searxng
 from deepcritical.demo.eutils import term_to_text
 from deepcritical.demo.records import DEMO_HOST, PubmedRecord, load_corpus, strip_markup
 from deepcritical.demo.transport import demo_transport
+from deepcritical.source_table import DEMO_SEARXNG_URL
 
 EUTILS = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 YOU = "https://api.ydc-index.io/v1/search"

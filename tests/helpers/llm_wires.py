@@ -12,7 +12,7 @@ from typing import Any, Literal
 import httpx2
 import pytest
 
-from deepcritical.config import DEFAULT_MODEL
+from deepcritical.options import DEFAULT_MODEL
 
 OPENAI_KEY = "sk-live-test-5f2c9a7e41d8"
 GOOGLE_KEY = "AIza-live-test-7d1e4b9c2a6f"

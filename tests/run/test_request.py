@@ -12,11 +12,12 @@ from mcp import Client
 from pydantic import ValidationError
 
 from deepcritical.cli.app import app
-from deepcritical.config import DEMO_SEARXNG_URL, Settings, load_settings
+from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.mcp.server import build_mcp_server
 from deepcritical.run.request import RunRequest, RunRequestError, runs_folder
 from deepcritical.service.manager import RunManager
+from deepcritical.source_table import DEMO_SEARXNG_URL
 from deepcritical.web.app import create_app
 from helpers.web_fakes import Recording, offline_client, serving
 

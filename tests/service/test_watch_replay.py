@@ -25,7 +25,8 @@ from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.events import ProgressEvent
 from deepcritical.service.watch_alerts import FEED_NAME, SIGNATURE_HEADER
 from deepcritical.service.watch_run import read_outcome, run_watch_once, watch_clock
-from deepcritical.service.watches import Watch, WatchOptions, WatchStore
+from deepcritical.service.watches import Watch, WatchOptions
+from deepcritical.service.watches_sqlite import WatchStore
 from deepcritical.sources.factory import make_http_client
 from deepcritical.web.report_html import folder_report_html
 

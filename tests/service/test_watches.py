@@ -15,10 +15,10 @@ from deepcritical.service.watches import (
     WatchNotFoundError,
     WatchOptions,
     WatchRun,
-    WatchStore,
     parse_interval,
 )
 from deepcritical.service.watches_schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from deepcritical.service.watches_sqlite import WatchStore
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 

@@ -17,7 +17,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from deepcritical.service.watch_alerts import send_webhook
-from deepcritical.service.watches import WatchError, WatchStore
+from deepcritical.service.watches import WatchError
+from deepcritical.service.watches_sqlite import WatchStore
 from deepcritical.service.webhook_target import is_public
 
 T0 = datetime(2026, 7, 1, 12, tzinfo=UTC)

@@ -16,7 +16,8 @@ from deepcritical.config import Settings
 from deepcritical.run import store as folders
 from deepcritical.run.request import RunRequest
 from deepcritical.run.store import RunStore
-from deepcritical.service.manager import RunEndedError, RunManager
+from deepcritical.service.entries import RunEndedError
+from deepcritical.service.manager import RunManager
 from helpers.web_fakes import ScriptedRuns, offline_client
 
 QUESTION = "Does metformin lower dementia risk?"

@@ -1,5 +1,6 @@
-"""Uploading a file to the document library over the API: behind the same token rules as the rest of
-the API, its type checked by name, its size while it is read, and an unreadable file one clear error."""
+"""The document library over the API: an upload behind the same token rules as the rest of the API, its type
+checked by name, its size while it is read, and an unreadable file one clear error; the library's documents listed
+and its passages searched (``service.library``, as the command line and MCP do)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from helpers.web_fakes import TOKEN, ScriptedRuns, app_for, serving, settings_in
 
 NOTES = b"# Notes\n\n## Results\n\nNausea in 5 of 40 on drug X.\n"
 URL = "/api/library/documents"
+SEARCH_URL = "/api/library/search"
 
 
 async def test_an_upload_needs_the_token_when_the_server_has_one(tmp_path: Path) -> None:
@@ -38,16 +40,38 @@ async def test_a_bad_upload_is_one_clear_error(
     assert response.json()["error"].startswith(message)
 
 
+async def test_an_empty_library_lists_no_document_and_its_search_is_a_404_naming_it(tmp_path: Path) -> None:
+    async with serving(app_for(tmp_path, ScriptedRuns(), api_token=TOKEN)) as client:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        refused = await client.get(URL)
+        listed = await client.get(URL, headers=headers)
+        searched = await client.get(SEARCH_URL, params={"q": "nausea"}, headers=headers)
+        empty = await client.get(SEARCH_URL, params={"q": ""}, headers=headers)
+    assert refused.status_code == 401
+    assert listed.status_code == 200, listed.text
+    assert listed.json() == {"collection": "documents", "documents": []}
+    assert searched.status_code == 404
+    assert searched.json()["error"].startswith("no document collection 'documents': add files to it first")
+    assert str(tmp_path) not in searched.text
+    assert empty.status_code == 422
+
+
 @pytest.mark.model
-async def test_an_uploaded_file_is_added_once(tmp_path: Path) -> None:
+async def test_an_uploaded_file_is_added_once_then_listed_and_found(tmp_path: Path) -> None:
     async with serving(app_for(tmp_path, ScriptedRuns(), api_token=TOKEN)) as client:
         headers = {"Authorization": f"Bearer {TOKEN}"}
         first = await client.post(URL, params={"filename": "notes.md"}, content=NOTES, headers=headers)
         again = await client.post(URL, params={"filename": "notes.md"}, content=NOTES, headers=headers)
+        listed = await client.get(URL, headers=headers)
+        searched = await client.get(SEARCH_URL, params={"q": "nausea drug X", "n": 3}, headers=headers)
     assert first.status_code == 201, first.text
     (document,) = first.json()["documents"]
     assert (document["format"], document["outcome"], document["passages"]) == ("markdown", "added", 1)
     assert again.json()["documents"][0]["outcome"] == "unchanged"
+    assert [row["id"] for row in listed.json()["documents"]] == [document["id"]]
+    assert searched.status_code == 200, searched.text
+    (passage,) = searched.json()["passages"]
+    assert "Nausea in 5 of 40" in passage["content"]
 
 
 @pytest.mark.model

@@ -21,7 +21,8 @@ from deepcritical.reading.frame import QuestionFrame
 from deepcritical.report.document import Link, ReportDocument, heading, paragraph
 from deepcritical.report.markdown_writer import to_markdown
 from deepcritical.run.store import RunInfo, RunSummary
-from deepcritical.service.watches import WatchRun, WatchStore
+from deepcritical.service.watches import WatchRun
+from deepcritical.service.watches_sqlite import WatchStore
 from helpers.hostile_app import PWNED
 from helpers.page import CHROMIUM, CHROMIUM_ARGS, RUN_MS, Server, environment, served
 
@@ -119,6 +120,8 @@ async def test_mcp_over_stdio_lists_tools_searches_and_researches(tmp_path: Path
             "research",
             "get_run",
             "library_add",
+            "library_documents",
+            "library_search",
             "watch_add",
             "watch_list",
             "watch_changes",

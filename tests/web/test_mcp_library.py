@@ -1,5 +1,6 @@
-"""The MCP tool ``library_add``: files from the configured library folder only, links out of it refused, and
-off when no folder is configured."""
+"""The MCP library tools: ``library_add`` takes files from the configured library folder only, links out of it
+refused, and is off when no folder is configured; ``library_documents`` and ``library_search`` list and search the
+library as the command line and the API do (``service.library``)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ async def test_files_inside_are_added_and_a_link_leading_out_is_not_read(tmp_pat
     async with connected(tmp_path, folder) as client:
         result = await client.call_tool("library_add", {"paths": ["."]})
         again = await client.call_tool("library_add", {"paths": [str(folder / "notes.md")]})
+        listed = await client.call_tool("library_documents", {})
+        found = await client.call_tool("library_search", {"query": "nausea drug X", "max_results": 2})
     assert not result.is_error, text_of(result)
     added = result.structured_content
     assert added is not None
@@ -58,6 +61,20 @@ async def test_files_inside_are_added_and_a_link_leading_out_is_not_read(tmp_pat
     assert added["failures"] == [f"{folder / 'link.md'}: outside the library folder; not read"]
     assert again.structured_content is not None
     assert again.structured_content["documents_unchanged"] == 1
+    assert listed.structured_content is not None
+    assert [row["title"] for row in listed.structured_content["documents"]] == ["Notes"]
+    assert found.structured_content is not None
+    assert "Nausea in 5 of 40" in found.structured_content["passages"][0]["content"]
+
+
+async def test_an_empty_library_lists_no_document_and_its_search_is_an_error_naming_it(tmp_path: Path) -> None:
+    async with connected(tmp_path, None) as client:
+        listed = await client.call_tool("library_documents", {})
+        searched = await client.call_tool("library_search", {"query": "nausea"})
+    assert not listed.is_error, text_of(listed)
+    assert listed.structured_content == {"collection": "documents", "documents": []}
+    assert searched.is_error
+    assert "no document collection 'documents': add files to it first" in text_of(searched)
 
 
 async def test_a_hard_link_to_a_file_outside_is_not_read(tmp_path: Path) -> None:

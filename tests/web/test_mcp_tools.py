@@ -20,6 +20,8 @@ async def test_the_tools_are_listed_with_descriptions_for_the_calling_model(tmp_
         "research",
         "get_run",
         "library_add",
+        "library_documents",
+        "library_search",
         "watch_add",
         "watch_list",
         "watch_changes",

@@ -6,7 +6,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deepcritical.service.watches import WatchRun, WatchStore
+from deepcritical.service.watches import WatchRun
+from deepcritical.service.watches_sqlite import WatchStore
 from helpers.web_fakes import connected, text_of
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"

@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deepcritical.service.watches import WatchRun, WatchStore
+from deepcritical.service.watches import WatchRun
+from deepcritical.service.watches_sqlite import WatchStore
 from helpers.web_fakes import ScriptedRuns, app_for, serving
 
 QUESTION = "Does vitamin D supplementation prevent or treat depression?"

@@ -31,8 +31,9 @@ from pydantic_ai.providers import Provider, infer_provider, infer_provider_class
 from pydantic_ai.settings import ModelSettings
 
 from deepcritical.agents.output import TOOL, OutputStrategy, strategies
-from deepcritical.config import DEFAULT_MODEL, Settings
+from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, MissingKeyError
+from deepcritical.options import DEFAULT_MODEL
 from deepcritical.text import collapse_whitespace, one_line
 
 # pydantic-ai 2 renamed these providers; older names keep working here.

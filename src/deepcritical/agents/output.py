@@ -23,7 +23,7 @@ from pydantic_ai import Agent, NativeOutput, PromptedOutput, ToolOutput
 from pydantic_ai.exceptions import ModelContextWindowExceededError, ModelHTTPError
 from pydantic_ai.output import OutputSpec
 
-from deepcritical.config import OutputMode
+from deepcritical.options import OutputMode
 from deepcritical.text import shorten
 
 OutputT = TypeVar("OutputT")

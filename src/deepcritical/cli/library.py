@@ -311,30 +311,50 @@ def list_documents(
 
     name = settings_from(library_collection=collection).library_collection
     with _store() as library:
-        found = library.documents(name)
+        listing = library.listing(name)
     if as_json:
-        rows = [
-            {
-                "id": d.id,
-                "format": d.format,
-                "passages": d.passages,
-                "full_text": d.full_text,
-                "title": d.title,
-                "source_path": d.source_path,
-                "pmcid": d.pmcid,
-                "passages_not_embedded": d.not_embedded,
-            }
-            for d in found
-        ]
-        out.print_json(json.dumps({"collection": name, "documents": rows}))
+        out.print_json(listing.model_dump_json())
         return
-    waiting = sum(d.not_embedded for d in found)
+    found = listing.documents
+    waiting = sum(d.passages_not_embedded for d in found)
     note = f"; {waiting} passage(s) not embedded yet (`deepcritical library embed`)" if waiting else ""
     table = Table(title=f"Documents in {shown(name)}: {len(found)}{note}", title_justify="left")
     for column in ("id", "format", "passages", "full text", "title"):
         table.add_column(column, overflow="fold")
     for d in found:
         table.add_row(shown(d.id), d.format, str(d.passages), "yes" if d.full_text else "no", shown(d.title[:80]))
+    out.print(table)
+
+
+@library_app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Keywords or a short question.")],
+    collection: Annotated[
+        str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
+    ] = None,
+    max_results: Annotated[int, typer.Option("--max", min=1, max=100, help="How many passages.")] = 10,
+    as_json: AsJson = False,
+) -> None:
+    """The passages of a collection that best match QUERY, as a run's ``library`` source finds them."""
+    from deepcritical.cli.common import require_text, run_async, settings_from
+    from deepcritical.text import shorten
+
+    query = require_text(query, "query")
+    name = settings_from(library_collection=collection).library_collection
+    with _store() as library:
+        found = run_async(library.search(name, query, max_results))
+    if as_json:
+        out.print_json(found.model_dump_json())
+        return
+    table = Table(
+        title=f"{len(found.passages)} passage(s) in {shown(name)} for {shown(found.query)}", title_justify="left"
+    )
+    for column in ("#", "relevance", "title", "passage"):
+        table.add_column(column, overflow="fold")
+    for number, item in enumerate(found.passages, start=1):
+        table.add_row(
+            str(number), f"{item.relevance:.2f}", shown(item.citation.title[:80]), shown(shorten(item.content, 200))
+        )
     out.print(table)
 
 

@@ -17,8 +17,8 @@ import numpy.typing as npt
 import platformdirs
 import structlog
 
-from deepcritical.config import EmbeddingBackend
 from deepcritical.errors import EmbeddingError
+from deepcritical.options import EmbeddingBackend
 
 log = structlog.get_logger(__name__)
 

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
-from deepcritical.config import EmbeddingBackend, Settings
+from deepcritical.config import Settings
 from deepcritical.errors import EmbeddingError
 from deepcritical.evidence.embedding_models import (
     BACKENDS,
@@ -50,6 +50,7 @@ from deepcritical.evidence.embedding_models import (
     resolve_model,
 )
 from deepcritical.evidence.vector_cache import VectorCache
+from deepcritical.options import EmbeddingBackend
 
 __all__ = [
     "CACHE_ENV_VAR",

@@ -18,10 +18,10 @@ from typing import Any
 import structlog
 from chromadb.errors import NotFoundError
 
-from deepcritical.config import MIN_RETENTION
 from deepcritical.errors import StoreError
 from deepcritical.evidence import chroma, run_index
 from deepcritical.models import Evidence
+from deepcritical.options import MIN_RETENTION
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,6 @@ later run can recall what an earlier one found. ``add`` writes both. What reads 
 from __future__ import annotations
 
 import asyncio
-import errno
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from typing import TypeVar
@@ -20,12 +19,13 @@ import numpy as np
 import structlog
 
 from deepcritical.config import Settings
-from deepcritical.errors import DeepCriticalError, DiskFullError, StoreError
+from deepcritical.errors import StoreError
 from deepcritical.evidence import chroma, library
 from deepcritical.evidence.dedup import StoreMatch, plan
 from deepcritical.evidence.document_files import DocumentGrader, LibraryFullText
 from deepcritical.evidence.embeddings import EmbeddingService, Vectors
 from deepcritical.evidence.retrieval import HybridIndex, RetrievalMode
+from deepcritical.evidence.store_calls import call_in_session
 from deepcritical.evidence.store_writes import embedding_text, merge_writes, write_all
 from deepcritical.evidence.types import DedupResult, ScoredEvidence
 from deepcritical.models import Evidence, SourceName, merge_evidence
@@ -35,24 +35,6 @@ T = TypeVar("T")
 
 # How many hybrid candidates MMR chooses from, per item selected.
 _MMR_POOL_FACTOR = 3
-
-
-# How a full disk reads once Chroma has wrapped it: SQLite's words, the C library's, and Rust's (HNSW segments).
-_DISK_FULL_WORDS = ("database or disk is full", "no space left on device", "disk quota exceeded", "storagefull")
-
-
-def disk_full(error: BaseException) -> bool:
-    """Whether ``error`` (or what it was raised from) says the disk or the quota is full."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        if any(words in str(current).lower() for words in _DISK_FULL_WORDS):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 class EvidenceStore:
@@ -149,23 +131,7 @@ class EvidenceStore:
     async def _call(
         self, operation: str, work: Callable[[chroma.Session], T], *, touches: tuple[str, ...], writes: bool = False
     ) -> T:
-        """Run Chroma calls off the event loop, in one session of the store (for the embedded store: one
-        hold of its cross-process lock); failures become StoreError naming the backend."""
-
-        def in_session() -> T:
-            with self._connection.session(touches=touches, writes=writes) as session:
-                return work(session)
-
-        try:
-            return await asyncio.to_thread(in_session)
-        except DeepCriticalError:
-            raise
-        except Exception as error:  # Chroma raises ValueError, HTTP and Rust errors: all are store failures
-            if disk_full(error):
-                raise DiskFullError(
-                    f"{operation} failed in {self._connection.where}: no space left on its disk"
-                ) from error
-            raise StoreError(f"{operation} failed in {self._connection.where}: {error}") from error
+        return await call_in_session(self._connection, operation, work, touches=touches, writes=writes)
 
     def _fetch(
         self, collection: str, ids: Sequence[str] | None, *, vectors: bool
@@ -403,9 +369,8 @@ class EvidenceStore:
             await asyncio.to_thread(self._embeddings.finish_loading)
         try:
             await asyncio.to_thread(chroma.close_run_collection, self._connection, self._run)
-        except (
-            Exception
-        ) as error:  # the run is over either way; an unmarked collection is pruned once its process is gone
+        except Exception as error:
+            # The run is over either way; an unmarked collection is pruned once its process is gone.
             log.warning("run_collection_not_marked_closed", collection=self._run, error=str(error))
         if not self._owns_connection:  # the process's connection: its owner closes it
             return

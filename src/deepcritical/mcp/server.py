@@ -1,5 +1,6 @@
-"""The MCP tools: ``search_literature``, ``research`` (with progress notifications), ``get_run`` and
-``library_add`` (files from the configured library folder only).
+"""The MCP tools: ``search_literature``, ``research`` (with progress notifications), ``get_run``, the library's
+(``library_add``, files from the configured library folder only; ``library_documents``; ``library_search``) and
+the watches'.
 
 Research runs go through the ``RunManager``, so a run started by an MCP client is queued with the page's
 runs, listed on the page, and kept in the runs folder. Failures come back as tool errors in one line.
@@ -20,12 +21,13 @@ from mcp_types import Tool as ToolDescription
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from deepcritical import __version__
-from deepcritical.config import OutputMode, ReaderName, Settings
+from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.mcp.about import INSTRUCTIONS, SOURCES_IN_WORDS
-from deepcritical.mcp.library_tool import LibraryAdded, add_to_library
+from deepcritical.mcp.library_tool import register_library_tools
 from deepcritical.mcp.results import EvidenceItem, LiteratureSearch, RunResult, progress_line, run_failure, run_result
 from deepcritical.mcp.watch_tools import register_watch_tools
+from deepcritical.options import OutputMode, ReaderName
 from deepcritical.run.request import RunRequest
 from deepcritical.run.search import run_search
 from deepcritical.run.store import without_paths
@@ -270,24 +272,8 @@ def _add_research_tool(server: MCPServer[Any], manager: RunManager, limit: RunRa
 
 
 def _add_library_and_run_tools(server: MCPServer[Any], manager: RunManager, *, over_http: bool) -> None:
-    """``library_add`` (files of the library folder, on the server's resources) and ``get_run``."""
-
-    @server.tool(annotations=ToolAnnotations(title="Add papers to the library", read_only_hint=False))
-    async def library_add(
-        paths: Annotated[
-            list[str],
-            Field(
-                min_length=1,
-                max_length=100,
-                description="Files or folders inside the server's library folder, relative to it (or absolute)",
-            ),
-        ],
-    ) -> LibraryAdded:
-        """Add the user's papers (PDF, PubMed Central JATS, BioC, RIS, BibTeX, CSL-JSON, Markdown, text, HTML)
-        from the server's library folder to the document library, split into passages that later searches
-        with source `library` and research runs can cite with their section or page. Only files inside the
-        folder the server was configured with are read; re-adding a file changes nothing."""
-        return await add_to_library(manager.resources, paths, relative=over_http)
+    """The library's tools (``mcp.library_tool``, on the server's resources) and ``get_run``."""
+    register_library_tools(server, manager.resources, over_http=over_http)
 
     @server.tool(annotations=ToolAnnotations(title="Get a research run", read_only_hint=True))
     async def get_run(

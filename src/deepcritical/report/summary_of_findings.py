@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepcritical.appraisal.certainty import plain_language
+from deepcritical.appraisal.question_outcome import primary_outcome
 from deepcritical.appraisal.results import StudyResult
 from deepcritical.appraisal.strength import Strength
-from deepcritical.appraisal.study_reading import primary_outcome
 from deepcritical.outputs import CERTAINTIES, Verdict
 from deepcritical.reading.comparison import stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, QuestionFrame

@@ -14,9 +14,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from deepcritical.config import DEFAULT_MODEL, OutputMode, ReaderName, Settings
+from deepcritical.config import Settings
 from deepcritical.errors import DeepCriticalError
 from deepcritical.models import KNOWN_SOURCES, SourceName
+from deepcritical.options import DEFAULT_MODEL, OutputMode, ReaderName
 from deepcritical.questions import checked_question
 from deepcritical.run.outcome import new_run_id
 from deepcritical.text import MAX_QUESTION_CHARS, one_line, utf8_text

@@ -23,9 +23,10 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, Field, ValidationError
 
-from deepcritical.config import ReaderName, Settings
+from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.models import SourceName
+from deepcritical.options import ReaderName
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.run.checkpoint import (

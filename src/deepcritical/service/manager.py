@@ -29,8 +29,7 @@ from deepcritical.models import SourceName
 from deepcritical.run import setup
 from deepcritical.run.checkpoint import has_checkpoint
 from deepcritical.run.execute import ClientFactory, RunSourceFactory, run_to_folder
-from deepcritical.run.request import RunPlan, RunRequest, checked_sources
-from deepcritical.run.request import RunRequestError as RunRequestError  # importable from here, as before
+from deepcritical.run.request import RunPlan, RunRequest, RunRequestError, checked_sources
 from deepcritical.run.store import (
     LEASE_BEAT_SECONDS,
     RUN_ID,
@@ -46,23 +45,21 @@ from deepcritical.run.store import (
     now_text,
     without_paths,
 )
-from deepcritical.service.entries import STOPPED as STOPPED
-from deepcritical.service.entries import QueueFullError as QueueFullError
-from deepcritical.service.entries import RunEndedError as RunEndedError
-from deepcritical.service.entries import RunEntry, question_request
-from deepcritical.service.entries import RunNotFoundError as RunNotFoundError
+from deepcritical.service.entries import (
+    STOPPED,
+    QueueFullError,
+    RunEndedError,
+    RunEntry,
+    RunNotFoundError,
+    question_request,
+)
+from deepcritical.service.run_events import foreign_events, own_events
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
 
 # Beyond this many waiting runs a new one is refused rather than left to wait for hours.
 MAX_QUEUED_RUNS = 20
-# How often a follower looks at the folder of a run another process owns (its events come by file only).
-FOREIGN_POLL_SECONDS = 1.0
-
-
-def _now() -> str:
-    return now_text()
 
 
 def _listable(info: RunInfo) -> bool:
@@ -296,32 +293,11 @@ class RunManager:
         """The run's events numbered above ``after``, as they come, until its last (``run_ended``)."""
         run = self._run(run_id)
         if run.foreign:
-            async for stored in self._follow_foreign(run, after):
-                yield stored
-            return
-        events = run.store.events
-        index = max(after, 0)
-        while True:
-            while index < len(events):
-                yield events[index]
-                index += 1
-            if run.ended:
-                return
-            # Nothing is awaited between the checks above and this wait, so no change can be missed.
-            await run.signal.wait()
-
-    async def _follow_foreign(self, run: RunEntry, after: int) -> AsyncIterator[StoredEvent]:
-        """A run another process owns: its events as its folder gets them (read again while it goes on)."""
-        last = max(after, 0)
-        while True:
-            ended = self._run(run.info.run_id).ended  # read before the events, so none written last is missed
-            for stored in RunStore(run.store.folder).events:
-                if stored.id > last:
-                    last = stored.id
-                    yield stored
-            if ended:
-                return
-            await asyncio.sleep(FOREIGN_POLL_SECONDS)
+            events = foreign_events(run.store.folder, after, lambda: self._run(run_id).ended)
+        else:
+            events = own_events(run, after)
+        async for stored in events:
+            yield stored
 
     async def wait(self, run_id: str) -> RunInfo:
         """The run's record once it has ended."""
@@ -355,7 +331,7 @@ class RunManager:
         while self._queue and len(self._running) < self.max_concurrent:
             run = self._runs[self._queue.popleft()]
             run.position = None
-            run.info.status, run.info.started_at = "running", _now()
+            run.info.status, run.info.started_at = "running", now_text()
             self._save(run)
             self._running.add(run.info.run_id)
             run.task = asyncio.create_task(self._execute(run), name=f"run {run.info.run_id}")

@@ -18,9 +18,9 @@ from redis.exceptions import RedisError
 from deepcritical.config import Settings
 from deepcritical.run.request import RunPlan, RunRequest
 from deepcritical.run.store import RUN_ID, RunInfo, RunStatus, RunStore, StoredEvent
-from deepcritical.service.entries import RunEntry
+from deepcritical.service.entries import STOPPED, RunEndedError, RunEntry, RunNotFoundError
 from deepcritical.service.fanout import ENDED_KIND, EventStream
-from deepcritical.service.manager import STOPPED, RunEndedError, RunManager, RunNotFoundError
+from deepcritical.service.manager import RunManager
 from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
 
 logger = structlog.get_logger(__name__)

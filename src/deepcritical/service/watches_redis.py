@@ -30,9 +30,9 @@ from deepcritical.service.watches import (
     WatchNotFoundError,
     WatchRun,
     WatchStorage,
-    WatchStore,
     stamp,
 )
+from deepcritical.service.watches_sqlite import WatchStore
 
 PREFIX = "deepcritical:watches:"
 LAYOUT_VERSION = 1

@@ -1,5 +1,5 @@
 """The watches database's schema: the steps that bring a ``watches.sqlite`` of any earlier version to this one
-(``service.watches.WatchStore`` applies them when it opens the file)."""
+(``service.watches_sqlite.WatchStore`` applies them when it opens the file)."""
 
 from __future__ import annotations
 

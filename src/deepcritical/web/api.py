@@ -3,15 +3,12 @@ Every error is JSON, ``{"error": one line, "field": the input at fault or null}`
 
 from __future__ import annotations
 
-import asyncio
 import json
-import tempfile
-from collections.abc import AsyncIterator, Callable
-from pathlib import PurePath
-from typing import Annotated, Any
+from collections.abc import AsyncIterator
+from typing import Annotated
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Request
 from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -22,20 +19,15 @@ from starlette.exceptions import HTTPException
 
 from deepcritical import __version__
 from deepcritical.appraisal.readers import installed_readers
-from deepcritical.config import ReaderName, Settings
+from deepcritical.config import Settings
 from deepcritical.demo.records import load_corpus
-from deepcritical.evidence.resources import Resources
 from deepcritical.models import SOURCE_LABELS
+from deepcritical.options import ReaderName
 from deepcritical.run.request import RunRequest, RunRequestError
 from deepcritical.run.store import RunInfo
 from deepcritical.service.admission import RunRateLimit
-from deepcritical.service.background_embed import BackgroundEmbedder
-from deepcritical.service.manager import (
-    QueueFullError,
-    RunEndedError,
-    RunManager,
-    RunNotFoundError,
-)
+from deepcritical.service.entries import QueueFullError, RunEndedError, RunNotFoundError
+from deepcritical.service.manager import RunManager
 from deepcritical.text import MAX_QUESTION_CHARS, NOT_UTF8, shorten
 from deepcritical.web.report_html import folder_report_html
 
@@ -48,8 +40,6 @@ MAX_RUN_ID_CHARS = 64
 MAX_ERROR_CHARS = 300
 # A run has at most 10,000 events; an id past any (a hostile or broken client) is refused, never sent on.
 MAX_EVENT_ID = 2**53
-# The route that takes a file: held to DEEPCRITICAL_LIBRARY_MAX_FILE_MB, not to the 64 KiB of the others.
-UPLOAD_PATH = "/api/library/documents"
 RunId = Annotated[str, PathParameter(max_length=MAX_RUN_ID_CHARS, description="A run id, as POST /api/runs gave it")]
 MEDIA_TYPES = {
     ".md": "text/markdown; charset=utf-8",
@@ -163,101 +153,19 @@ def run_view(manager: RunManager, info: RunInfo) -> RunView:
     return RunView(**info.model_dump(), position=manager.position(info.run_id), files=files, links=links)
 
 
-class UploadedDocument(BaseModel):
-    id: str
-    title: str
-    format: str
-    passages: int
-    outcome: str = Field(description="added, replaced (an updated file) or unchanged (the same file again)")
-    embedded: bool = Field(
-        True,
-        description="False for a large export's records, stored at once: searches find them by their words until "
-        "the server, embedding behind, has given them their vectors (or `deepcritical library embed`, after a stop)",
-    )
-
-
-class UploadResult(BaseModel):
-    collection: str
-    documents: list[UploadedDocument]
-
-
-async def upload(
-    request: Request, filename: str, resources: Resources, on_pending: Callable[[], None] = lambda: None
-) -> UploadResult | JSONResponse:
-    """The upload endpoint's work: type by extension, size while reading, then parse and store on the server's
-    resources; ``on_pending`` when a large export was stored without its vectors (the server embeds it behind)."""
-    from deepcritical.documents.reader import EXTENSIONS, SUPPORTED
-    from deepcritical.errors import DeepCriticalError
-    from deepcritical.service.library_add import add_upload
-
-    settings = resources.settings
-
-    name = PurePath(filename.replace("\\", "/")).name  # a name, never a path
-    if PurePath(name).suffix.lower() not in EXTENSIONS:
-        return error_response(415, f"unsupported file type {name!r}; supported: {SUPPORTED}", field="filename")
-    limit = int(settings.library_max_file_mb * 2**20)
-    declared = request.headers.get("content-length", "")
-    too_large = f"{name}: larger than {settings.library_max_file_mb:g} MB (the upload limit)"
-    if declared.isdigit() and int(declared) > limit:
-        return error_response(413, too_large)
-    # Streamed to disk as it arrives (the 64 KiB cap of the other routes does not hold here), read once.
-    with tempfile.TemporaryFile() as body:
-        received = 0
-        async for chunk in request.stream():
-            received += len(chunk)
-            if received > limit:
-                return error_response(413, too_large)
-            body.write(chunk)
-
-        def store() -> list[tuple[Any, str, bool]]:
-            body.seek(0)
-            return list(add_upload(body.read(), name, resources, settings.library_collection))
-
-        try:
-            added = await asyncio.to_thread(store)
-        except DeepCriticalError as error:
-            return error_response(422, f"{name}: {error}", field="body")
-    if not all(embedded for _, _, embedded in added):
-        on_pending()
-    return UploadResult(
-        collection=settings.library_collection,
-        documents=[
-            UploadedDocument(
-                id=document.id,
-                title=document.meta.title,
-                format=document.format,
-                passages=len(document.passages),
-                outcome=outcome,
-                embedded=embedded,
-            )
-            for document, outcome, embedded in added
-        ],
-    )
-
-
-def build_router(
-    manager: RunManager,
-    settings: Settings,
-    rate_limit: RunRateLimit | None = None,
-    embedder: BackgroundEmbedder | None = None,
-) -> APIRouter:
-    """The ``/api`` routes: the server's options, starting runs and uploads, then each run's state and files."""
+def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> APIRouter:
+    """The ``/api`` routes: the server's options, starting runs, then each run's state and files (the library's
+    are ``web.library_api``'s, the watches' ``web.watch_api``'s)."""
     # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
     bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
     router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])
-    _add_server_routes(router, manager, settings, rate_limit or RunRateLimit(settings.runs_per_minute), embedder)
+    _add_server_routes(router, manager, settings, rate_limit or RunRateLimit(settings.runs_per_minute))
     _add_run_routes(router, manager)
     return router
 
 
-def _add_server_routes(
-    router: APIRouter,
-    manager: RunManager,
-    settings: Settings,
-    rate_limit: RunRateLimit,
-    embedder: BackgroundEmbedder | None,
-) -> None:
-    """``/info``, starting a run and uploading a document."""
+def _add_server_routes(router: APIRouter, manager: RunManager, settings: Settings, rate_limit: RunRateLimit) -> None:
+    """``/info`` and starting a run."""
 
     @router.get("/info", response_model=ServerInfo, tags=["server"])
     async def info() -> ServerInfo:
@@ -293,22 +201,6 @@ def _add_server_routes(
             return error_response(429, rate_limit.refusal(client), **{"Retry-After": str(wait)})
         info = manager.create(body, plan=plan)
         return run_view(manager, info)
-
-    @router.post(
-        UPLOAD_PATH.removeprefix("/api"),
-        status_code=201,
-        response_model=UploadResult,
-        tags=["library"],
-        responses={413: {"model": ErrorBody}, 415: {"model": ErrorBody}, 422: {"model": ErrorBody}},
-    )
-    async def upload_document(
-        request: Request, filename: Annotated[str, Query(min_length=1, max_length=255)]
-    ) -> UploadResult | JSONResponse:
-        """Add a file to the document library: its bytes as the request body, its name (the extension
-        says its type: .pdf, .nxml, .xml, .json, .ris, .bib, .md, .txt, .html) in ``filename``. Read in a
-        worker process under the server's limits, split into passages that ``library`` searches find."""
-        on_pending = embedder.wake if embedder is not None else lambda: None
-        return await upload(request, filename, manager.resources, on_pending)
 
 
 def _add_run_routes(router: APIRouter, manager: RunManager) -> None:

@@ -24,10 +24,12 @@ from deepcritical.run import setup
 from deepcritical.run.execute import ClientFactory, RunSourceFactory
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.background_embed import BackgroundEmbedder
+from deepcritical.service.library import Library
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
-from deepcritical.web.api import UPLOAD_PATH, build_router, install_error_handlers
+from deepcritical.web.api import build_router, install_error_handlers
 from deepcritical.web.deferred import HEALTH_PATH, STATIC
+from deepcritical.web.library_api import UPLOAD_PATH, build_library_router
 from deepcritical.web.security import add_guards, is_loopback, require_token_beyond_loopback, script_hash
 from deepcritical.web.watch_api import build_watch_router
 
@@ -99,7 +101,8 @@ def create_app(
     app.state.manager = manager
     install_error_handlers(app)
     app.state.embedder = embedder
-    app.include_router(build_router(manager, settings, rate_limit, embedder))
+    app.include_router(build_router(manager, settings, rate_limit))
+    app.include_router(build_library_router(Library(manager.resources), embedder))
     app.include_router(build_watch_router(settings, manager))
     app.router.routes.extend(mcp_routes)
 
