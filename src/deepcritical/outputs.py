@@ -394,13 +394,3 @@ def confidence_words(label: str, confidence: float, *, split: bool) -> str:
     if split and label in ("maybe", "mixed"):
         return f"the studies are divided: {confidence:.2f}, where 1 is an even split"
     return f"confidence {confidence:.2f}"
-
-
-def verdict_words(label: str, confidence: float, *, split: bool, share: float | None) -> str:
-    """'maybe (the studies are divided: 0.88, where 1 is an even split; favourable share 0.562)': a verdict as a watch's
-    history compares it. The favourable share says which way the evidence moved under one label: a maybe whose
-    split fell from 0.88 to 0.70 has moved toward yes (share 0.562 to 0.649), not lost confidence."""
-    if label == "open":  # which intervention: no yes or no, so no confidence in one (the report shows none)
-        return "open (no yes or no)"
-    shared = f"; favourable share {share:.3f}" if share is not None else ""
-    return f"{label} ({confidence_words(label, confidence, split=split)}{shared})"

@@ -29,9 +29,9 @@ from deepcritical.service.watches import (
     WatchOptions,
     WatchRun,
     WatchStorage,
-    WatchStore,
 )
 from deepcritical.service.watches_redis import PREFIX, RedisWatchStore
+from deepcritical.service.watches_sqlite import WatchStore
 from helpers.web_fakes import ScriptedRuns, offline_client
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)

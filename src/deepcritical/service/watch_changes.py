@@ -18,12 +18,12 @@ from deepcritical.appraisal.run_appraisal import counted_items
 from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.models import DESIGN_LABELS, Evidence, StudyDesign
-from deepcritical.outputs import verdict_words
 from deepcritical.reading.results import ResultReader
 from deepcritical.report.document import Block, Item, bullets, heading, strong
 from deepcritical.report.document import item as entry
 from deepcritical.report.markdown_writer import blocks_markdown
 from deepcritical.run.outcome import ResearchOutcome
+from deepcritical.service.watches import verdict_words
 
 Reading = Literal["favourable", "null", "unfavourable", "no clear result", "a registration", "retracted"]
 

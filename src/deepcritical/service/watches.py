@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from deepcritical.errors import DeepCriticalError
 from deepcritical.options import parse_duration
-from deepcritical.outputs import verdict_words
+from deepcritical.outputs import confidence_words
 from deepcritical.questions import checked_question
 from deepcritical.service.webhook_target import WebhookTargetError, check_target
 from deepcritical.text import not_utf8, one_line, shorten
@@ -29,6 +29,16 @@ logger = structlog.get_logger(__name__)
 MIN_INTERVAL = timedelta(hours=1)
 # At least once in ten years: a longer interval has no use, and a due time beyond year 9999 cannot be written.
 MAX_INTERVAL = timedelta(days=3653)
+
+
+def verdict_words(label: str, confidence: float, *, split: bool, share: float | None) -> str:
+    """'maybe (the studies are divided: 0.88, where 1 is an even split; favourable share 0.562)': a verdict as a watch's
+    history compares it. The favourable share says which way the evidence moved under one label: a maybe whose
+    split fell from 0.88 to 0.70 has moved toward yes (share 0.562 to 0.649), not lost confidence."""
+    if label == "open":  # which intervention: no yes or no, so no confidence in one (the report shows none)
+        return "open (no yes or no)"
+    shared = f"; favourable share {share:.3f}" if share is not None else ""
+    return f"{label} ({confidence_words(label, confidence, split=split)}{shared})"
 
 
 class WatchError(DeepCriticalError):
