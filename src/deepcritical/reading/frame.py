@@ -115,7 +115,7 @@ class QuestionFrame(BaseModel):
 MAX_OUTCOME_WORDS = 4
 # "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers.
 GENERIC_OUTCOMES = frozenset(
-    {"outcome", "outcomes", "clinical outcomes", "effects", "benefits", "results", "prognosis"}
+    {"outcome", "outcomes", "clinical outcomes", "effect", "effects", "benefits", "results", "prognosis"}
 )
 ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
@@ -199,6 +199,16 @@ def _walk(text: str, tokens: Sequence[Token], role: Role, parts: _Parts, *, afte
                 between = low == "between"
             else:
                 run.append(index)
+        elif low == "at" and run and index + 1 < len(tokens) and tokens[index + 1].low[:1].isdigit():
+            # "negative pressure wound therapy at 125 mmHg": the setting or dose it is given at is part of what is
+            # given (two arms may differ by it alone), never an outcome of its own.
+            run.append(index)
+        elif low == "no" and role == "comparator" and not run:
+            run.append(index)  # "compared with no closure": the comparator is no closure, not closure
+        elif low == "to" and run and tokens[run[-1]].low in _DEGREES:
+            run.append(index)  # "moderate to severe anaemia": a range of degrees, one outcome
+        elif low == "to" and run and tokens[run[-1]].low == "time":
+            run.append(index)  # "time to ulcer healing": one outcome, the time until an event
         elif low == "to" and run and role == "intervention" and tokens[run[-1]].low in _ADDED:
             run.append(index)  # "MVA85A added to BCG": one intervention, a combination
         elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
@@ -260,15 +270,31 @@ def _clause(question: str) -> tuple[str, str | None]:
 
 # An abbreviation in brackets names what precedes it ("Pancreatojejunostomy (PJ)", "insecticide-treated nets
 # (ITNs)"): it is no entity of its own (no outcome "PJ").
-# When an outcome is measured ("at 12 months", "after six weeks of follow-up") is neither an outcome nor people.
+# When an outcome is measured ("at 12 months", "after six weeks of follow-up", "at 48 hours", "at 6 to 12 months") is
+# neither an outcome nor people.
+_NUMBER = (
+    r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven"
+    r"|eigh|nine)teen|(?:twen|thir|for|fif|six)ty)"
+)
+_NUMBERS = rf"{_NUMBER}(?:\s*(?:to|-|–|or|and)\s*{_NUMBER})?"
 _TIME_POINT = re.compile(
-    r"\s+(?:at|after|over|within|by|up\s+to)\s+(?:\d+(?:\.\d+)?|one|two|three|four|five|six|nine|twelve|eighteen)"
-    r"[\s-]+(?:days?|weeks?|months?|years?)(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
+    rf"\s+(?:at|after|over|within|by|up\s+to)\s+(?:the\s+)?(?:first\s+|last\s+)?{_NUMBERS}"
+    r"[\s-]+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)"
+    r"(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
+    re.IGNORECASE,
+)
+# "the proportion of wounds which are infection-free": the clause describes the outcome it follows, one entity.
+_WHICH_IS = re.compile(r"\s+(?:which|that)\s+(?:is|are|was|were|remain|remained)\s+", re.IGNORECASE)
+# "neuropathy symptoms measured by Total Symptom Score": the instrument names the same outcome another way, a second
+# name of it, not a longer outcome ("symptoms measured").
+_MEASURED_BY = re.compile(
+    r"\s*,?\s+(?:as\s+)?(?:measured|assessed|evaluated|rated|scored)\s+(?:by|with|using|on)\s+(?:the\s+)?",
     re.IGNORECASE,
 )
 
 
 _ADDED = frozenset({"added", "adjunct", "adjunctive", "addition"})
+_DEGREES = frozenset({"mild", "moderate", "severe", "minor", "major", "low", "high", "minimal", "partial"})
 
 
 # "Does X help (patients with) heart failure?", "... benefit people with ...": the condition is who is helped, read
@@ -284,9 +310,11 @@ _HELPS = re.compile(
 
 def plain_question(question: str) -> str:
     """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure",
-    a typeset hyphen ("insecticide‐treated", U+2010 and U+2011) as the plain one."""
-    question = question.translate(_HYPHENS)
-    return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", _TIME_POINT.sub("", question))
+    an outcome's instrument ("measured by ...") as another name of it, a typeset hyphen ("insecticide‐treated",
+    U+2010 and U+2011) as the plain one."""
+    question = _TIME_POINT.sub("", question.translate(_HYPHENS))
+    question = _MEASURED_BY.sub(", ", _WHICH_IS.sub(" ", question))
+    return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", question)
 
 
 _HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
@@ -358,6 +386,9 @@ def _frame(parts: _Parts, asks_which: bool) -> QuestionFrame:
             intervention, populations = populations[0], populations[1:]
     population = populations[0] if populations else None
     outcomes = [o for o in dict.fromkeys(outcomes) if o not in (intervention, population, comparator)]
+    if any(o.lower() not in GENERIC_OUTCOMES for o in outcomes):
+        # "the effect on neuropathy symptoms": "effect" names no outcome beside one the question names.
+        outcomes = [o for o in outcomes if o.lower() not in GENERIC_OUTCOMES]
     return QuestionFrame(
         population=population,
         intervention=intervention,
