@@ -98,8 +98,7 @@ def appraise(
         if by_benefit and reading.direction is not None and movement != "no difference":
             asked = asked_movement(reader.question, reading.sentence or "")
             movement = asked if reading.direction == "favourable" else _OTHER[asked]
-        estimate = ratio_estimate(reading.sentence or "")
-        if lasts and movement in ("higher", "lower") and _follows_hazard(movement, estimate):
+        if lasts and movement in ("higher", "lower") and _follows_hazard(movement, reading.sentence or ""):
             # A hazard ratio is the event's rate: more healing events (HR 1.38) is a shorter time to healing, fewer
             # deaths (HR 0.63) a longer survival. A reading that follows the ratio is turned for an outcome that is
             # the time until the event.
@@ -119,21 +118,10 @@ def appraise(
                 probability=reading.reading.probabilities.get(label, 0.0) if label is not None else 0.0,
                 risk=risk_of_bias(text, randomised=randomised),
                 indirect_people=reader.other_people(view),
-                estimate=estimate,
+                estimate=ratio_estimate(reading.sentence or ""),
             )
         )
     return appraised
-
-
-# An outcome that is the time until an event, or the time without it: "time to ulcer healing", "overall survival".
-_TIME_TO_EVENT = re.compile(r"\b(?:time\s+(?:to|until)|survival|duration\s+of)\b", re.IGNORECASE)
-
-
-def _follows_hazard(movement: Movement, estimate: Effect | None) -> bool:
-    """The movement is the one the sentence's hazard ratio gives the event's rate (higher above 1)."""
-    if estimate is None or estimate.measure != "HR" or estimate.value is None or estimate.value == 1:
-        return False
-    return (movement == "higher") == (estimate.value > 1)
 
 
 def ratio_estimate(sentence: str) -> Effect | None:
@@ -304,3 +292,15 @@ def answer_from_label(question: str, label: VerdictLabel, sentence: str = "") ->
     if label in ("maybe", "mixed"):
         return "uncertain effect"
     return "insufficient data"
+
+
+# An outcome that is the time until an event, or the time without it: "time to ulcer healing", "overall survival".
+_TIME_TO_EVENT = re.compile(r"\b(?:time\s+(?:to|until)|survival|duration\s+of)\b", re.IGNORECASE)
+
+
+def _follows_hazard(movement: Movement, sentence: str) -> bool:
+    """The movement is the one the sentence's hazard ratio gives the event's rate (higher above 1)."""
+    estimate = ratio_estimate(sentence)
+    if estimate is None or estimate.measure != "HR" or estimate.value is None or estimate.value == 1:
+        return False
+    return (movement == "higher") == (estimate.value > 1)
