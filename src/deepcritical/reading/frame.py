@@ -17,7 +17,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from deepcritical.reading.frame_tokens import Token, is_content, is_word, predicate_at, tokenize
+from deepcritical.reading.frame_tokens import (
+    MEASURED_BY,
+    TIME_POINT,
+    WHICH_IS,
+    Token,
+    is_content,
+    is_word,
+    predicate_at,
+    tokenize,
+)
 from deepcritical.reading.frame_words import (
     AIM_HEADS,
     AIM_QUALIFIERS,
@@ -154,6 +163,20 @@ def _names_an_aim(tokens: Sequence[Token], run: Sequence[int]) -> bool:
     return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
 
 
+def _keeps_going(tokens: Sequence[Token], index: int, run: Sequence[int], role: Role) -> bool:
+    """Whether a function word inside an entity belongs to it: "at" before a number ("negative pressure wound
+    therapy at 125 mmHg": the setting an arm is given at, by which two arms may differ alone, never an outcome of its
+    own), "no" opening a comparator ("compared with no closure"), "to" in "moderate to severe anaemia", "time to ulcer
+    healing" (the time until an event) and "MVA85A added to BCG" (one intervention, a combination)."""
+    low = tokens[index].low
+    if not run:
+        return low == "no" and role == "comparator"
+    before = tokens[run[-1]].low
+    if low == "at":
+        return index + 1 < len(tokens) and tokens[index + 1].low[:1].isdigit()
+    return low == "to" and (before in _DEGREES or before == "time" or (role == "intervention" and before in _ADDED))
+
+
 def _walk(text: str, tokens: Sequence[Token], role: Role, parts: _Parts, *, after_predicate: bool = False) -> None:
     """Cut ``tokens`` into entities, each filed under the role the marker before it opened: "in" opens the
     population, "versus" the comparator, "on" the outcome; "of" and "with" keep an entity going."""
@@ -199,18 +222,8 @@ def _walk(text: str, tokens: Sequence[Token], role: Role, parts: _Parts, *, afte
                 between = low == "between"
             else:
                 run.append(index)
-        elif low == "at" and run and index + 1 < len(tokens) and tokens[index + 1].low[:1].isdigit():
-            # "negative pressure wound therapy at 125 mmHg": the setting or dose it is given at is part of what is
-            # given (two arms may differ by it alone), never an outcome of its own.
+        elif _keeps_going(tokens, index, run, role):
             run.append(index)
-        elif low == "no" and role == "comparator" and not run:
-            run.append(index)  # "compared with no closure": the comparator is no closure, not closure
-        elif low == "to" and run and tokens[run[-1]].low in _DEGREES:
-            run.append(index)  # "moderate to severe anaemia": a range of degrees, one outcome
-        elif low == "to" and run and tokens[run[-1]].low == "time":
-            run.append(index)  # "time to ulcer healing": one outcome, the time until an event
-        elif low == "to" and run and role == "intervention" and tokens[run[-1]].low in _ADDED:
-            run.append(index)  # "MVA85A added to BCG": one intervention, a combination
         elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
             run.append(index)  # "function of the shoulder"
         elif low in {"a", "an"} and run and role == "intervention" and tokens[run[-1]].low in _COMBINED:
@@ -268,31 +281,6 @@ def _clause(question: str) -> tuple[str, str | None]:
     return question, None
 
 
-# An abbreviation in brackets names what precedes it ("Pancreatojejunostomy (PJ)", "insecticide-treated nets
-# (ITNs)"): it is no entity of its own (no outcome "PJ").
-# When an outcome is measured ("at 12 months", "after six weeks of follow-up", "at 48 hours", "at 6 to 12 months") is
-# neither an outcome nor people.
-_NUMBER = (
-    r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven"
-    r"|eigh|nine)teen|(?:twen|thir|for|fif|six)ty)"
-)
-_NUMBERS = rf"{_NUMBER}(?:\s*(?:to|-|–|or|and)\s*{_NUMBER})?"
-_TIME_POINT = re.compile(
-    rf"\s+(?:at|after|over|within|by|up\s+to)\s+(?:the\s+)?(?:first\s+|last\s+)?{_NUMBERS}"
-    r"[\s-]+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)"
-    r"(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
-    re.IGNORECASE,
-)
-# "the proportion of wounds which are infection-free": the clause describes the outcome it follows, one entity.
-_WHICH_IS = re.compile(r"\s+(?:which|that)\s+(?:is|are|was|were|remain|remained)\s+", re.IGNORECASE)
-# "neuropathy symptoms measured by Total Symptom Score": the instrument names the same outcome another way, a second
-# name of it, not a longer outcome ("symptoms measured").
-_MEASURED_BY = re.compile(
-    r"\s*,?\s+(?:as\s+)?(?:measured|assessed|evaluated|rated|scored)\s+(?:by|with|using|on)\s+(?:the\s+)?",
-    re.IGNORECASE,
-)
-
-
 _ADDED = frozenset({"added", "adjunct", "adjunctive", "addition"})
 _DEGREES = frozenset({"mild", "moderate", "severe", "minor", "major", "low", "high", "minimal", "partial"})
 
@@ -312,8 +300,8 @@ def plain_question(question: str) -> str:
     """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure",
     an outcome's instrument ("measured by ...") as another name of it, a typeset hyphen ("insecticide‐treated",
     U+2010 and U+2011) as the plain one."""
-    question = _TIME_POINT.sub("", question.translate(_HYPHENS))
-    question = _MEASURED_BY.sub(", ", _WHICH_IS.sub(" ", question))
+    question = TIME_POINT.sub("", question.translate(_HYPHENS))
+    question = MEASURED_BY.sub(", ", WHICH_IS.sub(" ", question))
     return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", question)
 
 
