@@ -140,3 +140,34 @@ def test_a_frame_reads_bracketed_abbreviations_and_times_as_no_entity() -> None:
     assert frame_question("Does MVA85A added to BCG increase tuberculosis compared with BCG alone?").intervention == (
         "MVA85A added to BCG"
     )
+
+
+FASTER_HEALING = trial(
+    "31",
+    "METHODS: 400 adults with diabetic foot ulcers were randomly assigned to a collagen dressing or a standard "
+    "dressing. RESULTS: More ulcers healed with the collagen dressing than with the standard dressing (hazard ratio "
+    "for healing 1.52, 95% CI 1.21 to 1.91; P < 0.001).",
+    "Collagen dressings for diabetic foot ulcers: a randomised trial",
+    n=400,
+)
+LONGER_SURVIVAL = trial(
+    "32",
+    "METHODS: 300 patients with advanced gastric cancer were randomly assigned to brovacin or standard care. "
+    "RESULTS: Deaths were fewer with brovacin than with standard care (hazard ratio for death 0.68, 95% CI 0.52 to "
+    "0.89; P = 0.005).",
+    "Brovacin in advanced gastric cancer: a randomised trial",
+    n=300,
+)
+
+
+def test_a_hazard_ratio_of_the_event_moves_the_time_until_it_the_other_way() -> None:
+    """More healing events (HR 1.52) is a shorter time to healing; fewer deaths (HR 0.68) a longer survival. The
+    answer and the label follow: the increase and reduce wordings still agree."""
+    time_to = "Does a collagen dressing reduce time to ulcer healing compared with a standard dressing?"
+    assert answer(time_to, [FASTER_HEALING]).answer == "lower"
+    assert answer(time_to, [FASTER_HEALING]).label == "yes"
+    assert answer("Does brovacin increase overall survival compared with standard care?", [LONGER_SURVIVAL]).answer == (
+        "higher"
+    )
+    # The event itself moves with its ratio.
+    assert answer("Does brovacin reduce death compared with standard care?", [LONGER_SURVIVAL]).answer == "lower"

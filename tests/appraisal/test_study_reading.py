@@ -378,3 +378,78 @@ def test_a_methods_and_results_label_holds_the_studys_result() -> None:
     assert reading.direction == "favourable"
     assert reading.sentence is not None
     assert reading.sentence.startswith("Death from any cause")
+
+
+def trial(text: str, title: str) -> EvidenceView:
+    return EvidenceView(
+        id="pmid:2",
+        title=title,
+        source="library",
+        date="2020",
+        text=text,
+        design="randomized_controlled_trial",
+        level=2,
+    )
+
+
+def test_a_sentence_saying_what_a_trial_measured_is_not_its_result() -> None:
+    """ "The primary endpoint was ...", "... were compared between arms using ...": methods, read before as no
+    difference; the trial's result is the sentence that compares the arms."""
+    reader = StudyReader("Does zolentide reduce the risk of migraine attacks compared with placebo?")
+    reading = reader.read(
+        trial(
+            "We randomly assigned 600 adults with episodic migraine to zolentide or placebo. The primary endpoint was "
+            "the risk of migraine attacks over 12 weeks (attacks confirmed by diary). Analyses were by intention to "
+            "treat. 58 of 300 adults given zolentide and 101 of 300 given placebo had migraine attacks (hazard ratio "
+            "0.52, 95% CI 0.38 to 0.71, p<0.001).",
+            "Zolentide for migraine prevention: a randomised trial",
+        )
+    )
+    assert (reading.direction, reading.reading.label) == ("favourable", "decreased")
+    assert (reading.sentence or "").startswith("58 of 300")
+
+
+def test_a_background_sentence_states_no_null_result() -> None:
+    """A sentence on why the question is asked ("their benefit on pain remains debated") names no lack of
+    difference: no words of one, no statistic, no figure per arm. The study's result is its comparison."""
+    reader = StudyReader("Does wrist splinting reduce hand pain compared with no splint?")
+    reading = reader.read(
+        trial(
+            "Splints are widely prescribed for hand osteoarthritis, and their benefit on pain remains debated. We "
+            "randomised 120 adults to a wrist splint or no splint. Hand pain and grip strength were compared between "
+            "arms using visual analogue scales at six weeks. Pain was lower with the splint than without it (mean "
+            "difference -1.8 points, 95% CI -2.6 to -1.0).",
+            "Wrist splinting in hand osteoarthritis",
+        )
+    )
+    assert (reading.direction, reading.reading.label) == ("favourable", "decreased")
+    only_background = reader.read(
+        trial(
+            "Splints are widely prescribed for hand osteoarthritis, and their benefit on pain remains debated.",
+            "Wrist splinting in hand osteoarthritis: a narrative overview",
+        )
+    )
+    assert only_background.direction is None
+
+
+def test_a_typeset_hyphen_in_a_name_asks_no_association() -> None:
+    """ "work‐related injury" (U+2010) names an outcome, as "work-related injury" does: the question asks an
+    effect, which the counted studies answer, not an association for the stance model."""
+    assert asks_effect("Does remote triage increase the rate of work\u2010related injury compared with usual care?")
+    assert asks_effect("Does remote triage increase the rate of work-related injury compared with usual care?")
+    assert not asks_effect("Is shift work related to injury?")
+
+
+def test_a_studys_aim_is_not_its_result() -> None:
+    """ "To investigate whether ... increases healing rates" names the effect sought, not the one found (read
+    before as an increase)."""
+    reader = StudyReader("Does laser therapy increase ulcer healing compared with sham?")
+    reading = reader.read(
+        trial(
+            "To investigate whether low-level laser therapy increases venous ulcer healing rates and prevents "
+            "recurrence. Eighty adults were randomised to laser therapy or sham. There were no significant "
+            "between-group differences in healing rates.",
+            "Low-level laser therapy for venous ulcers",
+        )
+    )
+    assert (reading.direction, reading.reading.label) == ("null", "no_difference")

@@ -364,3 +364,63 @@ def test_an_aim_opens_its_object_and_is_shown_nowhere_as_a_population(
     assert (frame.population, frame.outcomes) == (population, outcomes)
     assert "Population: prevention" not in frame.headline
     assert "Population: treatment" not in frame.headline
+
+
+@pytest.mark.parametrize(
+    ("question", "intervention", "comparator", "outcomes", "population"),
+    [
+        # A time point, however written, is when the outcome is measured: no outcome, no population.
+        ("Does drug X reduce pain at 48 hours compared with placebo?", "drug X", "placebo", ["pain"], None),
+        ("Does exercise improve walking distance at 6 to 12 months?", "exercise", None, ["walking distance"], None),
+        ("Does zinc reduce diarrhoea at eight weeks compared with placebo?", "zinc", "placebo", ["diarrhoea"], None),
+        # The setting a treatment is given at is part of it: two arms may differ by it alone.
+        (
+            "Does laser therapy at 810 nm reduce wound size compared with laser therapy at 630 nm?",
+            "laser therapy at 810 nm",
+            "laser therapy at 630 nm",
+            ["wound size"],
+            None,
+        ),
+        # "time to" an event is one outcome.
+        (
+            "Does early surgery reduce time to recovery compared with late surgery?",
+            "early surgery",
+            "late surgery",
+            ["time to recovery"],
+            None,
+        ),
+        # An instrument names the outcome another way; "the effect on" names none.
+        (
+            "Does yoga increase the effect on mood measured by the Beck Depression Inventory compared with rest?",
+            "yoga",
+            "rest",
+            ["mood", "Beck Depression Inventory"],
+            None,
+        ),
+        # A relative clause describes the outcome; "no dressing" is the comparator, not "dressing".
+        (
+            "Does a foam dressing increase the proportion of ulcers that are healed compared with no dressing?",
+            "foam dressing",
+            "no dressing",
+            ["proportion of ulcers healed"],
+            None,
+        ),
+        (
+            "Does iron reduce moderate to severe anaemia compared with placebo?",
+            "iron",
+            "placebo",
+            ["moderate to severe anaemia"],
+            None,
+        ),
+    ],
+)
+def test_times_settings_and_qualifiers_are_no_outcome_or_population(
+    question: str, intervention: str, comparator: str | None, outcomes: list[str], population: str | None
+) -> None:
+    frame = frame_question(question)
+    assert (frame.intervention, frame.comparator, frame.outcomes, frame.population) == (
+        intervention,
+        comparator,
+        outcomes,
+        population,
+    )

@@ -88,6 +88,7 @@ def appraise(
     # by whichever clinical outcome each study reports: their movements add up only as the question asks them
     # (fewer deaths and more remissions both help), so each is the asked movement when favourable.
     by_benefit = not reader.specific_outcome
+    lasts = any(_TIME_TO_EVENT.search(outcome) for outcome in frame_question(reader.question).outcomes[:1])
     for i in counted.counted:
         view = counted.views[i]
         reading = reader.read(view)
@@ -98,6 +99,11 @@ def appraise(
         if by_benefit and reading.direction is not None and movement != "no difference":
             asked = asked_movement(reader.question, reading.sentence or "")
             movement = asked if reading.direction == "favourable" else _OTHER[asked]
+        if lasts and movement in ("higher", "lower") and _follows_hazard(movement, reading.sentence or ""):
+            # A hazard ratio is the event's rate: more healing events (HR 1.38) is a shorter time to healing, fewer
+            # deaths (HR 0.63) a longer survival. A reading that follows the ratio is turned for an outcome that is
+            # the time until the event.
+            movement = _OTHER[movement]
         appraised.append(
             AppraisedStudy(
                 id=counted.record_of(i),
@@ -335,3 +341,15 @@ def answer_from_label(question: str, label: VerdictLabel, sentence: str = "") ->
     if label in ("maybe", "mixed"):
         return "uncertain effect"
     return "insufficient data"
+
+
+# An outcome that is the time until an event, or the time without it: "time to ulcer healing", "overall survival".
+_TIME_TO_EVENT = re.compile(r"\b(?:time\s+(?:to|until)|survival|duration\s+of)\b", re.IGNORECASE)
+
+
+def _follows_hazard(movement: Movement, sentence: str) -> bool:
+    """The movement is the one the sentence's hazard ratio gives the event's rate (higher above 1)."""
+    estimate = ratio_estimate(sentence)
+    if estimate is None or estimate.measure != "HR" or estimate.value is None or estimate.value == 1:
+        return False
+    return (movement == "higher") == (estimate.value > 1)

@@ -75,9 +75,11 @@ _ASSOCIATION = re.compile(
 )
 # Those words inside the name of a condition or of its people ask no association: "sepsis-associated ARDS",
 # "ventilator-associated pneumonia", "ICU-related weakness", "newly diagnosed type 2 diabetes". (On PubMedQA's 500
-# dev questions this changes one: "Aromatase inhibitor-related musculoskeletal symptoms: is preventing ...?")
+# dev questions this changes one: "Aromatase inhibitor-related musculoskeletal symptoms: is preventing ...?") The
+# hyphen may be a typeset one (U+2010, U+2011: "COVID‐related absenteeism").
 _IN_A_NAME = re.compile(
-    r"\w-(?:associat|relat)\w*|\b(?:newly|recently|previously|clinically|first)[ -]diagnosed\b", re.IGNORECASE
+    r"\w[-\u2010\u2011](?:associat|relat)\w*|\b(?:newly|recently|previously|clinically|first)[ -]diagnosed\b",
+    re.IGNORECASE,
 )
 # Healthy people answer a question about patients only indirectly.
 HEALTHY_VOLUNTEERS = re.compile(r"\bhealthy (?:volunteers?|subjects|participants|adults|men|women)\b", re.I)

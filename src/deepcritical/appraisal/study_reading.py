@@ -175,10 +175,23 @@ class StudyReader(QuestionOutcome):
     def _read_uncached(self, item: EvidenceView) -> StudyReading:
         if item.design == "registered_trial" or item.states_no_result:
             return StudyReading(None, ResultReading(None, {}))
-        units = results_units(split_units(item.text, item.section or ""))
+        units = [
+            unit
+            for unit in results_units(split_units(item.text, item.section or ""))
+            if not _says_what_was_measured(unit.text)
+        ]
         # The arms' labels from the whole text: "(group S)" is defined in Methods, which ``units`` leave out.
         comparison = self.comparison.labelled(f"{item.title}\n{item.text}")
         reading = self.result_reader.read(units, comparison, min_evidence_probability=0.0)
+        if (
+            _states(reading)
+            and reading.label == "no_difference"
+            and not _states_no_difference(reading.evidence[0].text)
+        ):
+            # "Insecticide-treated nets provide effective malaria control": a background sentence states no null
+            # result; the study's result is in another sentence, if any.
+            units = [unit for unit in units if unit.text != reading.evidence[0].text]
+            reading = self.result_reader.read(units, comparison, min_evidence_probability=0.0)
         if _states(reading) and not self.on_outcome(reading.evidence[0].text, item):
             # The best-ranked result is for another outcome: the study's result for the question's outcome,
             # when a sentence of it states one ("cardiovascular death was not significantly reduced").
@@ -214,7 +227,9 @@ class StudyReader(QuestionOutcome):
             reading = replace(
                 reading, label=_OTHER_WAY[reading.label], probabilities=turned_probabilities(reading.probabilities)
             )
-        if not _states(reading):
+        if not _states(reading) or (
+            reading.label == "no_difference" and not _states_no_difference(reading.evidence[0].text)
+        ):
             return StudyReading(None, reading)
         sentence = reading.evidence[0].text
         direction: Direction = "null"
@@ -251,6 +266,53 @@ def results_units(units: list[TextUnit]) -> list[TextUnit]:
     nothing else is left (an unlabelled text is read whole)."""
     kept = [u for u in units if not _NO_RESULT_UNIT.match(u.section) and not NOT_A_RESULT.search(u.text)]
     return kept or units
+
+
+# What a trial measured or compared, said in its methods: "The primary endpoint was histologically confirmed breast
+# cancer", "Main outcome measures were overall survival", "Prevalence and anaemia were compared between study arms
+# using three surveys". Such a sentence states no result unless it also says how the arms compared.
+_MEASURED = re.compile(
+    r"^(?:the\s+)?(?:(?:co-?)?(?:primary|secondary|main|principal)\s+)?(?:\w+\s+)?(?:outcome|end-?point)s?"
+    r"(?:\s+measures?)?\s+(?:was|were|is|are|included|comprised|consisted)\b"
+    r"|\b(?:was|were)\s+(?:\w+ly\s+)?(?:compared|recorded|assessed|measured|evaluated|monitored|collected|followed"
+    r"|documented|analy[sz]ed)\b",
+    re.IGNORECASE,
+)
+# How a sentence says the arms compared: a finding's words, a comparison between them, a p-value or an interval.
+_ARMS_COMPARED = re.compile(
+    r"\b(?:signific\w*|differ\w*|similar\w*|reduc\w*|increas\w*|decreas\w*|lower|higher|fewer|more|less|greater"
+    r"|improv\w*|worse\w*|better|unchanged|than|vs|versus|compared (?:with|to)|superior|inferior|equivalent)\b"
+    r"|\bp\s*[<=>≤≥]|\bCI\b|confidence interval",
+    re.IGNORECASE,
+)
+# How a sentence states no difference: in words ("no significant difference", "did not differ", "similar"), with a
+# p-value or an interval, or with each arm's figure.
+_NO_DIFFERENCE_STATED = re.compile(
+    r"\bno\b|\bnot\b|n[o']t\b|non-?significant|similar|comparab|unchanged|neither|\bnor\b|failed|\bsame\b"
+    r"|equivalen|\bp\s*[<=>≤≥]|\bCI\b|confidence interval|\d\s*%|\d[.·]\d+\b.*\d[.·]\d+\b",
+    re.IGNORECASE,
+)
+
+
+# A study's aim, which names the effect it looks for ("To investigate whether ablation increases healing rates"):
+# no finding, whatever its verbs.
+_AIM = re.compile(
+    r"^(?:to\s+(?:investigate|assess|evaluate|compare|determine|examine|test|study|explore|establish|describe"
+    r"|estimate|measure|identify|analy[sz]e|clarify)\b|(?:the|our)\s+(?:\w+\s+)?(?:aim|objective|purpose|goal)s?"
+    r"\s+(?:of\s+(?:this|the)\s+\w+\s+)?(?:was|were|is|are)\s+to\b)",
+    re.IGNORECASE,
+)
+
+
+def _says_what_was_measured(sentence: str) -> bool:
+    """The sentence states the study's aim, or what it measured or compared and not how the arms compared."""
+    return bool(_AIM.search(sentence)) or (bool(_MEASURED.search(sentence)) and not _ARMS_COMPARED.search(sentence))
+
+
+def _states_no_difference(sentence: str) -> bool:
+    """The sentence states a lack of difference: in words, with a statistic or with each arm's figures (a sentence
+    on why the question matters, read as no difference, states none)."""
+    return bool(_NO_DIFFERENCE_STATED.search(sentence))
 
 
 def _states(reading: ResultReading) -> bool:

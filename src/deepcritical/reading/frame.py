@@ -17,7 +17,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from deepcritical.reading.frame_tokens import Token, is_content, is_word, predicate_at, tokenize
+from deepcritical.reading.frame_tokens import (
+    MEASURED_BY,
+    TIME_POINT,
+    WHICH_IS,
+    Token,
+    is_content,
+    is_word,
+    predicate_at,
+    tokenize,
+)
 from deepcritical.reading.frame_words import (
     AIM_HEADS,
     AIM_QUALIFIERS,
@@ -115,7 +124,7 @@ class QuestionFrame(BaseModel):
 MAX_OUTCOME_WORDS = 4
 # "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers.
 GENERIC_OUTCOMES = frozenset(
-    {"outcome", "outcomes", "clinical outcomes", "effects", "benefits", "results", "prognosis"}
+    {"outcome", "outcomes", "clinical outcomes", "effect", "effects", "benefits", "results", "prognosis"}
 )
 ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
@@ -152,6 +161,20 @@ def _names_an_aim(tokens: Sequence[Token], run: Sequence[int]) -> bool:
     """ "prevention", "primary prevention", "prevention or treatment": an aim, which names no thing."""
     words = [tokens[i].low for i in run]
     return any(w in AIM_HEADS for w in words) and all(w in AIM_HEADS | AIM_QUALIFIERS for w in words)
+
+
+def _keeps_going(tokens: Sequence[Token], index: int, run: Sequence[int], role: Role) -> bool:
+    """Whether a function word inside an entity belongs to it: "at" before a number ("negative pressure wound
+    therapy at 125 mmHg": the setting an arm is given at, by which two arms may differ alone, never an outcome of its
+    own), "no" opening a comparator ("compared with no closure"), "to" in "moderate to severe anaemia", "time to ulcer
+    healing" (the time until an event) and "MVA85A added to BCG" (one intervention, a combination)."""
+    low = tokens[index].low
+    if not run:
+        return low == "no" and role == "comparator"
+    before = tokens[run[-1]].low
+    if low == "at":
+        return index + 1 < len(tokens) and tokens[index + 1].low[:1].isdigit()
+    return low == "to" and (before in _DEGREES or before == "time" or (role == "intervention" and before in _ADDED))
 
 
 def _walk(text: str, tokens: Sequence[Token], role: Role, parts: _Parts, *, after_predicate: bool = False) -> None:
@@ -199,8 +222,8 @@ def _walk(text: str, tokens: Sequence[Token], role: Role, parts: _Parts, *, afte
                 between = low == "between"
             else:
                 run.append(index)
-        elif low == "to" and run and role == "intervention" and tokens[run[-1]].low in _ADDED:
-            run.append(index)  # "MVA85A added to BCG": one intervention, a combination
+        elif _keeps_going(tokens, index, run, role):
+            run.append(index)
         elif low in DETERMINERS and run and tokens[run[-1]].low in JOINERS:
             run.append(index)  # "function of the shoulder"
         elif low in {"a", "an"} and run and role == "intervention" and tokens[run[-1]].low in _COMBINED:
@@ -258,17 +281,8 @@ def _clause(question: str) -> tuple[str, str | None]:
     return question, None
 
 
-# An abbreviation in brackets names what precedes it ("Pancreatojejunostomy (PJ)", "insecticide-treated nets
-# (ITNs)"): it is no entity of its own (no outcome "PJ").
-# When an outcome is measured ("at 12 months", "after six weeks of follow-up") is neither an outcome nor people.
-_TIME_POINT = re.compile(
-    r"\s+(?:at|after|over|within|by|up\s+to)\s+(?:\d+(?:\.\d+)?|one|two|three|four|five|six|nine|twelve|eighteen)"
-    r"[\s-]+(?:days?|weeks?|months?|years?)(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
-    re.IGNORECASE,
-)
-
-
 _ADDED = frozenset({"added", "adjunct", "adjunctive", "addition"})
+_DEGREES = frozenset({"mild", "moderate", "severe", "minor", "major", "low", "high", "minimal", "partial"})
 
 
 # "Does X help (patients with) heart failure?", "... benefit people with ...": the condition is who is helped, read
@@ -284,9 +298,11 @@ _HELPS = re.compile(
 
 def plain_question(question: str) -> str:
     """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure",
-    a typeset hyphen ("insecticide‐treated", U+2010 and U+2011) as the plain one."""
-    question = question.translate(_HYPHENS)
-    return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", _TIME_POINT.sub("", question))
+    an outcome's instrument ("measured by ...") as another name of it, a typeset hyphen ("insecticide‐treated",
+    U+2010 and U+2011) as the plain one."""
+    question = TIME_POINT.sub("", question.translate(_HYPHENS))
+    question = MEASURED_BY.sub(", ", WHICH_IS.sub(" ", question))
+    return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", question)
 
 
 _HYPHENS = str.maketrans({"\u2010": "-", "\u2011": "-"})
@@ -358,6 +374,9 @@ def _frame(parts: _Parts, asks_which: bool) -> QuestionFrame:
             intervention, populations = populations[0], populations[1:]
     population = populations[0] if populations else None
     outcomes = [o for o in dict.fromkeys(outcomes) if o not in (intervention, population, comparator)]
+    if any(o.lower() not in GENERIC_OUTCOMES for o in outcomes):
+        # "the effect on neuropathy symptoms": "effect" names no outcome beside one the question names.
+        outcomes = [o for o in outcomes if o.lower() not in GENERIC_OUTCOMES]
     return QuestionFrame(
         population=population,
         intervention=intervention,

@@ -1,5 +1,6 @@
 """The words of a question as the frame reads them (``reading.frame``): tokens with their places, which of them
-can be part of an entity, and where the question's predicate begins."""
+can be part of an entity, where the question's predicate begins, and the phrases read before the words (a time
+point, a relative clause, an outcome's instrument)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,28 @@ from deepcritical.reading.frame_words import AUX, BE, DETERMINERS, FUNCTION, PRE
 # An abbreviation defined in brackets ("(IRS)", "(PEI)"): it names what precedes it.
 _NAMED_IN_BRACKETS = re.compile(r"\s*\((?:[A-Z][A-Za-z0-9-]{0,8}[A-Z0-9]s?|[A-Z])\)")
 _TOKEN = re.compile(r"\w+(?:['’.\-+/]\w+)*|[,;:?!()\[\]]")
+
+# When an outcome is measured ("at 12 months", "after six weeks of follow-up", "at 48 hours", "at 6 to 12 months") is
+# neither an outcome nor people.
+_NUMBER = (
+    r"(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven"
+    r"|eigh|nine)teen|(?:twen|thir|for|fif|six)ty)"
+)
+_NUMBERS = rf"{_NUMBER}(?:\s*(?:to|-|–|or|and)\s*{_NUMBER})?"
+TIME_POINT = re.compile(
+    rf"\s+(?:at|after|over|within|by|up\s+to)\s+(?:the\s+)?(?:first\s+|last\s+)?{_NUMBERS}"
+    r"[\s-]+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)"
+    r"(?:\s+(?:of\s+)?(?:follow[- ]?up|age|treatment))?\b",
+    re.IGNORECASE,
+)
+# "the proportion of wounds which are infection-free": the clause describes the outcome it follows, one entity.
+WHICH_IS = re.compile(r"\s+(?:which|that)\s+(?:is|are|was|were|remain|remained)\s+", re.IGNORECASE)
+# "neuropathy symptoms measured by Total Symptom Score": the instrument names the same outcome another way, a second
+# name of it, not a longer outcome ("symptoms measured").
+MEASURED_BY = re.compile(
+    r"\s*,?\s+(?:as\s+)?(?:measured|assessed|evaluated|rated|scored)\s+(?:by|with|using|on)\s+(?:the\s+)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
