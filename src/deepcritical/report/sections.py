@@ -307,6 +307,15 @@ VERDICT_WORDS = {
 }
 
 
+def _graded(verdict: Verdict) -> str:
+    """Beside a code verdict's confidence (the share of the weight reading its way), how far to trust it: its GRADE
+    certainty, and that it rests on one study when it does ("confidence 1.00" from one trial is no certainty)."""
+    if verdict.by != "code" or verdict.certainty is None:
+        return ""
+    one = " from one study" if len(verdict.certainty_ids) == 1 else ""
+    return f"{one}; GRADE certainty {verdict.certainty}"
+
+
 def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
     who = "given by the report model" if verdict.by == "model" else "computed in code"
@@ -344,7 +353,7 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         heading("Verdict"),
         paragraph(
             strong(VERDICT_WORDS[verdict.label]),
-            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}, {who}).",
+            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}{_graded(verdict)}, {who}).",
             rests,
             strongest,
             ".",
