@@ -9,12 +9,11 @@ studies). Each domain rates it down one level (or two), with its reason:
   I² where two or more state one kind of ratio with its interval;
 - indirectness: most of the weight is from people other than the question's;
 - imprecision (Guyatt et al., GRADE guidelines 6, J Clin Epidemiol 2011;64:1283-93; Zeng et al., GRADE guidance
-  34, J Clin Epidemiol 2022;150:216-24): the interval of the pooled estimate (or of the one
-  study's) includes no effect when the answer is an effect, or an appreciable effect when the answer is no
-  difference (two levels when it holds both appreciable benefit and harm); and the optimal information size is
-  not met: under ``OPTIMAL_INFORMATION_SIZE`` participants (``OPTIMAL_INFORMATION_SIZE_RATIOS`` for an outcome
-  stated as ratios), two levels under ``VERY_FEW``; at most two levels in all. A single study is rated by the
-  same rules (GRADE has no rule rating one study down for being one);
+  34, J Clin Epidemiol 2022;150:216-24): the interval of the pooled estimate (or of the one study's) includes no
+  effect when the answer is an effect, or an appreciable effect when the answer is no difference (two levels when
+  it holds both appreciable benefit and harm); and the optimal information size is not met: under
+  ``OPTIMAL_INFORMATION_SIZE`` participants, two levels under ``VERY_FEW``; at most two levels in all. A single
+  study is rated by the same rules (GRADE has no rule rating one study down for being one);
 - publication bias: judged only with at least ``FUNNEL_STUDIES`` studies (never from abstracts here): said, not
   rated.
 
@@ -36,11 +35,6 @@ from deepcritical.reading.pooling import StudyEstimate
 # the interval must be wide whatever the effect.
 OPTIMAL_INFORMATION_SIZE = 400
 VERY_FEW = 100
-# A binary or time-to-event outcome (its estimate a ratio) needs more: GRADE's optimal information size is the size
-# of one trial powered (alpha 0.05, power 0.8) to detect a relative risk reduction of 25%, GRADE's appreciable
-# effect; at a control risk of 20% that is about 1,800 participants (4,000 at 10%). Abstracts rarely state the
-# events, so a body of ratio estimates under 2,000 participants is taken as not meeting it.
-OPTIMAL_INFORMATION_SIZE_RATIOS = 2000
 # Opposite or mixed readings are inconsistent when the minority carries at least this share of the weight.
 INCONSISTENT_SHARE = 0.25
 # Where two or more studies state a ratio with its interval, inconsistency is judged by I² instead: substantial
@@ -102,8 +96,8 @@ def risk_of_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
         return Downgrade(
             "risk of bias",
             1,
-            f"{_plural(len(silent))} of {len(studies)} state no randomisation method, allocation concealment, blinding "
-            "or attrition",
+            f"{_plural(len(silent))} of {len(studies)} state{'s' if len(silent) == 1 else ''} no randomisation method, "
+            "allocation concealment, blinding or attrition",
         )
     return Downgrade("risk of bias", 0, "most of the weight is from studies stating how bias was guarded against")
 
@@ -166,9 +160,8 @@ def imprecision_domain(
     levels, why = 0, []
     if stated and participants < VERY_FEW:
         levels, why = 2, [f"very few participants ({said} in {_plural(len(studies))})"]
-    elif stated and participants < (needed := _optimal_information_size(studies)):
-        kind = " for a ratio" if needed > OPTIMAL_INFORMATION_SIZE else ""
-        size = f"under GRADE's optimal information size, {needed:,}{kind}"
+    elif stated and participants < OPTIMAL_INFORMATION_SIZE:
+        size = f"under GRADE's rule of thumb for the optimal information size, {OPTIMAL_INFORMATION_SIZE}"
         levels, why = 1, [f"few participants ({said} in {_plural(len(studies))}, {size})"]
     interval = _interval(studies, pooled)
     if interval is not None:
@@ -187,14 +180,6 @@ def imprecision_domain(
     if not levels:
         return Downgrade("imprecision", 0, f"{said} in {_plural(len(studies))}")
     return Downgrade("imprecision", min(levels, 2), "; ".join(why))
-
-
-def _optimal_information_size(studies: Sequence[AppraisedStudy]) -> int:
-    """GRADE's optimal information size for the body: ``OPTIMAL_INFORMATION_SIZE_RATIOS`` when its studies state
-    ratios (a binary or time-to-event outcome), else ``OPTIMAL_INFORMATION_SIZE``."""
-    if any(study.estimate is not None for study in studies):
-        return OPTIMAL_INFORMATION_SIZE_RATIOS
-    return OPTIMAL_INFORMATION_SIZE
 
 
 def _interval(
