@@ -254,8 +254,7 @@ class CitationAudit(BaseModel):
 
 
 MAX_VERDICT_IDS = 10
-# A body of evidence GRADE rates holds at most this many studies (a run counts fewer).
-MAX_GRADED_IDS = 100
+MAX_GRADED_IDS = 100  # the studies of a body of evidence GRADE rates (a run counts fewer)
 MAX_CANDIDATES = 10
 
 
@@ -347,10 +346,7 @@ class Verdict(BaseModel):
         description="GRADE: where the certainty started and each domain rated down, with its reason",
     )
     certainty_ids: Annotated[list[EvidenceId], _first(MAX_GRADED_IDS)] = Field(
-        default_factory=list,
-        max_length=MAX_GRADED_IDS,
-        description="The studies GRADE rated for the certainty (the body of evidence: the direct randomised studies "
-        "when they carry most of the weight, else every direct study), as the summary of findings counts them",
+        default_factory=list, max_length=MAX_GRADED_IDS, description="The studies GRADE rated: the summary's body"
     )
     counted: Verdict | None = Field(
         default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"

@@ -307,13 +307,15 @@ VERDICT_WORDS = {
 }
 
 
+def _one_study(verdict: Verdict) -> str:
+    """ "from one study" beside a code verdict's confidence (the share of the weight reading its way) when GRADE rated
+    one study: "confidence 1.00" from one trial is no certainty."""
+    return " from one study" if verdict.by == "code" and len(verdict.certainty_ids) == 1 else ""
+
+
 def _graded(verdict: Verdict) -> str:
-    """Beside a code verdict's confidence (the share of the weight reading its way), how far to trust it: its GRADE
-    certainty, and that it rests on one study when it does ("confidence 1.00" from one trial is no certainty)."""
-    if verdict.by != "code" or verdict.certainty is None:
-        return ""
-    one = " from one study" if len(verdict.certainty_ids) == 1 else ""
-    return f"{one}; GRADE certainty {verdict.certainty}"
+    """How far to trust a code verdict: its GRADE certainty."""
+    return f"; GRADE certainty {verdict.certainty}" if verdict.by == "code" and verdict.certainty else ""
 
 
 def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
@@ -353,7 +355,8 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         heading("Verdict"),
         paragraph(
             strong(VERDICT_WORDS[verdict.label]),
-            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}{_graded(verdict)}, {who}).",
+            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}{_one_study(verdict)}, {who}"
+            f"{_graded(verdict)}).",
             rests,
             strongest,
             ".",
