@@ -6,8 +6,9 @@ search loop: every study of the question is counted), with the choices cross-val
 ``DIR`` holds ``questions.jsonl`` and ``questions/<id>/studies.jsonl`` (the shared ``medevidence-dev``). Each
 question's studies are graded and placed (``strength_of``), read by the run's study reader and appraised
 (``appraisal.answer``); the answer and the certainty are what ``review_verdict`` states. ``--show`` prints each
-question's studies as read. ``--cv`` chooses ``CLEAR_SHARE``, ``VERY_LOW_IS_UNCERTAIN`` and the certainty's
-thresholds on the other reviews and scores each review's questions with the choice made without it
+question's studies as read. ``--cv`` chooses ``CLEAR_SHARE``, ``VERY_LOW_IS_UNCERTAIN`` and ``SILENT_RATES_DOWN``
+on the other reviews (GRADE's own thresholds, the optimal information size and the appreciable effect, are
+taken from the handbook, not chosen) and scores each review's questions with the choice made without it
 (leave-one-review-out): the figure to report; the in-sample figure of every choice is printed beside it.
 The end-to-end figure is ``deepcritical eval medevidence``'s (its search collects the studies).
 """
@@ -37,8 +38,6 @@ GRID: dict[str, list[Any]] = {
     # 0.7 and up keep the demo's answers (the vitamin D and depression question is "maybe"); --all-shares for
     # the unconstrained choice.
     "clear_share": [0.7, 0.8],
-    "optimal_information_size": [200, 400, 800],
-    "crossing_rates_down": [True, False],
     "silent_rates_down": [True, False],
     "very_low_is_uncertain": [False, True],
 }
@@ -48,8 +47,6 @@ FIXED: dict[str, Any] = {}
 SETS = {
     "clear_share": (answer_module, "CLEAR_SHARE"),
     "very_low_is_uncertain": (verdict_module, "VERY_LOW_IS_UNCERTAIN"),
-    "optimal_information_size": (certainty_module, "OPTIMAL_INFORMATION_SIZE"),
-    "crossing_rates_down": (certainty_module, "CROSSING_RATES_DOWN"),
     "silent_rates_down": (certainty_module, "SILENT_RATES_DOWN"),
 }
 

@@ -254,6 +254,7 @@ class CitationAudit(BaseModel):
 
 
 MAX_VERDICT_IDS = 10
+MAX_GRADED_IDS = 100  # the studies of a body of evidence GRADE rates (a run counts fewer)
 MAX_CANDIDATES = 10
 
 
@@ -343,6 +344,9 @@ class Verdict(BaseModel):
         default_factory=list,
         max_length=8,
         description="GRADE: where the certainty started and each domain rated down, with its reason",
+    )
+    certainty_ids: Annotated[list[EvidenceId], _first(MAX_GRADED_IDS)] = Field(
+        default_factory=list, max_length=MAX_GRADED_IDS, description="The studies GRADE rated: the summary's body"
     )
     counted: Verdict | None = Field(
         default=None, description="A model's verdict only: what the counted studies' readings give, when it differs"

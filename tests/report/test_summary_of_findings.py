@@ -56,7 +56,7 @@ def test_the_report_opens_with_its_summary_of_findings_and_the_certainty_reasons
     assert "RR " in row  # an effect with its interval
     assert "⊕" in row
     assert "Statins probably make little or no difference to mortality." in row
-    assert "- GRADE starts high (randomised trials)" in summary
+    assert "- GRADE starts high (randomised trials, 2 studies rated)" in summary
 
 
 def test_a_question_naming_no_outcome_is_answered_on_the_outcome_the_trials_measured() -> None:

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal
 
 from deepcritical.appraisal.framing import EvidenceView
@@ -33,15 +34,23 @@ from deepcritical.outputs import ReviewAnswer, VerdictLabel
 from deepcritical.reading.comparison import stems
 from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.reading.frame import frame_question
+from deepcritical.reading.outcomes import outcomes_of
 from deepcritical.reading.statistics import read_effects
 
 Movement = Literal["higher", "lower", "no difference"]
 _MOVEMENT: dict[str, Movement] = {"increased": "higher", "decreased": "lower", "no_difference": "no difference"}
 _OTHER: dict[Movement, Movement] = {"higher": "lower", "lower": "higher", "no difference": "no difference"}
-# Designs whose participants were randomised (a meta-analysis: of trials, as the OCEBM scale grades it at level 1),
-# and those a design was not read for, whose text says whether it randomised.
-_RANDOMISED_DESIGNS = frozenset({"randomized_controlled_trial", "systematic_review", "meta_analysis"})
+# Designs whose participants were randomised; a review, and a study a design was not read for, are randomised
+# when their title says so, not when it names an observational design ("a meta-analysis of 18 cohort studies", "a
+# nationwide cohort study (preprint)", "a target-trial emulation"), else by their text: a review is of trials unless
+# it names observational designs and no randomisation; a study randomised when it says so and names no such design
+# (a cohort's background on "randomised trials" does not make it one).
+_RANDOMISED_DESIGNS = frozenset({"randomized_controlled_trial"})
 _UNGRADED = frozenset({"unknown", "preprint", "clinical_trial", "registered_trial"})
+_REVIEWS = frozenset({"systematic_review", "meta_analysis"})
+_OBSERVATIONAL = re.compile(
+    r"\b(?:cohort|case[- ]control|observational|cross[- ]sectional|emulat\w*|propensity)\b", re.IGNORECASE
+)
 # The share of the direct studies' weight one reading needs to be the answer; below it for every reading the
 # effect is uncertain. Chosen by leave-one-review-out cross-validation on MedEvidence's development reviews
 # among the values that keep the demo's answers (0.7 and 0.8: at 0.65 or under, the vitamin D and depression
@@ -93,7 +102,7 @@ def appraise(
         view = counted.views[i]
         reading = reader.read(view)
         text = f"{view.title}. {view.text}"
-        randomised = view.design in _RANDOMISED_DESIGNS or (view.design in _UNGRADED and is_randomised(text))
+        randomised = view.design in _RANDOMISED_DESIGNS or _says_randomised(view)
         label = reading.reading.label if reading.direction is not None else None
         movement = _MOVEMENT[label] if label is not None else None
         if by_benefit and reading.direction is not None and movement != "no difference":
@@ -119,29 +128,46 @@ def appraise(
                 probability=reading.reading.probabilities.get(label, 0.0) if label is not None else 0.0,
                 risk=risk_of_bias(text, randomised=randomised),
                 indirect_people=reader.other_people(view),
-                estimate=ratio_estimate(reading.sentence or ""),
+                estimate=ratio_estimate(reading.sentence or "", partial(reader.on_outcome, item=view)),
             )
         )
     return appraised
 
 
-def ratio_estimate(sentence: str) -> Effect | None:
-    """The first ratio between the arms with a two-sided 95% interval that ``sentence`` states (its value inside
-    it, all positive), else None."""
-    for effect in read_effects(sentence):
-        low, high, value = effect.ci_low, effect.ci_high, effect.value
-        if (
-            effect.measure in RATIO_MEASURES
-            and effect.compares_arms
-            and low is not None
-            and high is not None
-            and value is not None
-            and 0 < low <= value <= high
-            and (effect.ci_level in (None, 95, 0.95))
-            and effect.ci_sides != 1
-        ):
-            return effect
-    return None
+def _says_randomised(view: EvidenceView) -> bool:
+    """Whether a review or a study without a design read randomised its participants, by its title first."""
+    if view.design not in _REVIEWS and view.design not in _UNGRADED:
+        return False
+    if is_randomised(view.title) or _OBSERVATIONAL.search(view.title):
+        return is_randomised(view.title)
+    if view.design in _REVIEWS:
+        return is_randomised(view.text) or not _OBSERVATIONAL.search(view.text)
+    return is_randomised(view.text) and not _OBSERVATIONAL.search(view.text)
+
+
+def ratio_estimate(sentence: str, on_outcome: Callable[[str], bool] | None = None) -> Effect | None:
+    """The ratio between the arms with a two-sided 95% interval that ``sentence`` states for the question's
+    outcome (its value inside it, all positive): of several ("15% more falls (rate ratio 1.15, 1.02 to 1.30) and 26%
+    more fractures (1.26, 1.00 to 1.59)"), the first whose words name it (``on_outcome``), else the first; None
+    when it states none."""
+    ratios = [
+        effect
+        for effect in read_effects(sentence)
+        if effect.measure in RATIO_MEASURES
+        and effect.compares_arms
+        and effect.ci_low is not None
+        and effect.ci_high is not None
+        and effect.value is not None
+        and 0 < effect.ci_low <= effect.value <= effect.ci_high
+        and (effect.ci_level in (None, 95, 0.95))
+        and effect.ci_sides != 1
+    ]
+    if len(ratios) > 1 and on_outcome is not None:
+        named = outcomes_of(sentence, [effect.start for effect in ratios])
+        for effect, outcome in zip(ratios, named, strict=True):
+            if outcome and on_outcome(outcome):
+                return effect
+    return ratios[0] if ratios else None
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,24 @@
-"""GRADE certainty of the evidence for an answer, in code: start high for randomised trials and low for
-observational studies, then rate down one level (or two) per domain, each with its reason:
+"""GRADE certainty of the evidence for an answer, in code. GRADE rates a body of evidence: the direct studies
+the answer rests on, the randomised ones when they carry most of the weight (starting high), else all of them
+(starting low: observational evidence). The same body is what the summary of findings counts (participants,
+studies). Each domain rates it down one level (or two), with its reason:
 
-- risk of bias: the direct studies' own texts state a high-risk feature (open label, quasi-random allocation,
-  heavy attrition: ``appraisal.risk_of_bias``) for most of their weight, or state no protecting feature at all;
-- inconsistency: direct studies read opposite ways, or clear effects and no difference each carry a real share;
+- risk of bias: the body's own texts state a high-risk feature (open label, quasi-random allocation, heavy
+  attrition: ``appraisal.risk_of_bias``) for most of its weight, or state no protecting feature at all;
+- inconsistency: the studies read opposite ways, or clear effects and no difference each carry a real share;
+  I² where two or more state one kind of ratio with its interval;
 - indirectness: most of the weight is from people other than the question's;
-- imprecision: few participants in all (under ``OPTIMAL_INFORMATION_SIZE``; under ``VERY_FEW`` two levels),
-  or one study alone;
+- imprecision (Guyatt et al., GRADE guidelines 6, J Clin Epidemiol 2011;64:1283-93; Zeng et al., GRADE guidance
+  34, J Clin Epidemiol 2022;150:216-24): the interval of the pooled estimate (or of the one study's) includes no
+  effect when the answer is an effect, or an appreciable effect when the answer is no difference (two levels when
+  it holds both appreciable benefit and harm); and the optimal information size is not met: under
+  ``OPTIMAL_INFORMATION_SIZE`` participants, two levels under ``VERY_FEW``; at most two levels in all. A single
+  study is rated by the same rules (GRADE has no rule rating one study down for being one);
 - publication bias: judged only with at least ``FUNNEL_STUDIES`` studies (never from abstracts here): said, not
   rated.
 
-The thresholds were chosen by leave-one-review-out cross-validation on MedEvidence's development reviews
-(phases/23_cochrane_answer.md)."""
+The thresholds are GRADE's, not fitted; ``SILENT_RATES_DOWN`` was chosen by leave-one-review-out
+cross-validation on MedEvidence's development reviews (phases/23_cochrane_answer.md)."""
 
 from __future__ import annotations
 
@@ -19,12 +26,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepcritical.appraisal.answer import AppraisedStudy
+from deepcritical.appraisal.answer import AppraisedStudy, pooled_ratio
 from deepcritical.outputs import CERTAINTIES, Certainty, ReviewAnswer
 from deepcritical.reading.pooling import StudyEstimate
 
-# GRADE's rule of thumb for a continuous outcome's optimal information size, and a size so small that the
-# interval must be wide whatever the effect.
+# GRADE's rule of thumb for the optimal information size (400 participants, a continuous outcome's; the handbook's
+# 300 events for a binary one cannot be checked from abstracts, which rarely state events), and a size so small that
+# the interval must be wide whatever the effect.
 OPTIMAL_INFORMATION_SIZE = 400
 VERY_FEW = 100
 # Opposite or mixed readings are inconsistent when the minority carries at least this share of the weight.
@@ -32,9 +40,6 @@ INCONSISTENT_SHARE = 0.25
 # Where two or more studies state a ratio with its interval, inconsistency is judged by I² instead: substantial
 # heterogeneity (the Cochrane Handbook's 50% to 90%) rates down.
 SUBSTANTIAL_I2 = 0.5
-# Whether an interval that includes no effect rates imprecision down (with few participants: two levels). Chosen
-# by leave-one-review-out cross-validation (phases/23_cochrane_answer.md).
-CROSSING_RATES_DOWN = False
 # Whether studies that state none of the features (most abstracts) rate risk of bias down. Chosen by
 # leave-one-review-out cross-validation (phases/23_cochrane_answer.md).
 SILENT_RATES_DOWN = True
@@ -57,6 +62,8 @@ class GradeRating:
     certainty: Certainty
     start: Certainty
     domains: tuple[Downgrade, ...]
+    # The studies rated (the body of evidence), as the summary of findings counts them.
+    body: tuple[str, ...] = ()
 
     @property
     def reasons(self) -> list[str]:
@@ -73,18 +80,24 @@ def _plural(count: int, word: str = "stud") -> str:
     return f"{count} {word}{'y' if count == 1 else 'ies'}" if word == "stud" else f"{count} {word}"
 
 
+def _high_risk(study: AppraisedStudy) -> list[str]:
+    """The domains at high risk that rate the study down: not an observational study's lack of randomisation,
+    which its low start already counts."""
+    return [domain for domain in study.risk.high if study.randomised or domain != "randomisation"]
+
+
 def risk_of_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
-    at_risk = [study for study in studies if study.risk.high]
+    at_risk = [study for study in studies if _high_risk(study)]
     silent = [study for study in studies if not study.risk.quotes]
     if _share(studies, at_risk) > 0.5:
-        named = "; ".join(f"{', '.join(study.risk.high)} ({study.id})" for study in at_risk[:3])
+        named = "; ".join(f"{', '.join(_high_risk(study))} ({study.id})" for study in at_risk[:3])
         return Downgrade("risk of bias", 1, f"{_plural(len(at_risk))} of {len(studies)} at high risk: {named}")
     if SILENT_RATES_DOWN and _share(studies, silent) > 0.5:
         return Downgrade(
             "risk of bias",
             1,
-            f"{_plural(len(silent))} of {len(studies)} state no randomisation method, allocation concealment, blinding "
-            "or attrition",
+            f"{_plural(len(silent))} of {len(studies)} state{'s' if len(silent) == 1 else ''} no randomisation method, "
+            "allocation concealment, blinding or attrition",
         )
     return Downgrade("risk of bias", 0, "most of the weight is from studies stating how bias was guarded against")
 
@@ -133,34 +146,53 @@ def indirectness_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
     return Downgrade("indirectness", 0, "the studies match the question's intervention and outcome")
 
 
-def imprecision_domain(studies: Sequence[AppraisedStudy], answer: ReviewAnswer) -> Downgrade:
-    """Rated down for few participants (under the optimal information size, two levels under ``VERY_FEW``; not
-    judged when no study states its size) and, with ``CROSSING_RATES_DOWN``, one level more for an interval that
-    holds both no effect and an appreciable one (a stated ratio's interval crossing 1 and reaching past
-    ``APPRECIABLE``; without a ratio, a finding of no difference or an uncertain effect from fewer participants
-    than the optimal information size); at most two levels."""
+def imprecision_domain(
+    studies: Sequence[AppraisedStudy], answer: ReviewAnswer, pooled: tuple[str, float, float, float] | None = None
+) -> Downgrade:
+    """GRADE's imprecision for ``studies`` (the body rated) and ``answer``: the interval (``pooled``, the body's
+    pooled ratio, else the estimate of its one study; not judged for several studies whose estimates are not
+    pooled) against no effect and GRADE's appreciable effect (``APPRECIABLE``), and the optimal information size
+    (not judged when no study states its size); at most two levels. A limit stated as 1.00 is no effect: rounded,
+    the interval cannot exclude it."""
     stated = [study.participants for study in studies if study.participants]
     participants = sum(stated)
     said = f"{participants:,} participants" if stated else "participants not stated"
-    few = bool(stated) and participants < OPTIMAL_INFORMATION_SIZE
     levels, why = 0, []
     if stated and participants < VERY_FEW:
         levels, why = 2, [f"very few participants ({said} in {_plural(len(studies))})"]
-    elif few:
-        levels, why = 1, [f"few participants ({said}, under {OPTIMAL_INFORMATION_SIZE})"]
-    estimates = [study.estimate for study in studies if study.estimate is not None]
-    wide = [
-        e
-        for e in estimates
-        if (low := e.ci_low or 1.0) < 1 < (high := e.ci_high or 1.0) and (low < APPRECIABLE[0] or high > APPRECIABLE[1])
-    ]
-    null = answer in ("no difference", "uncertain effect") and not estimates and (few or not stated)
-    if CROSSING_RATES_DOWN and (wide or null):
-        holds = f": {wide[0].quote}" if wide else " (a null finding from few participants)"
-        levels, why = levels + 1, [*why, f"the interval holds both no effect and an appreciable one{holds}"]
+    elif stated and participants < OPTIMAL_INFORMATION_SIZE:
+        size = f"under GRADE's rule of thumb for the optimal information size, {OPTIMAL_INFORMATION_SIZE}"
+        levels, why = 1, [f"few participants ({said} in {_plural(len(studies))}, {size})"]
+    interval = _interval(studies, pooled)
+    if interval is not None:
+        low, high, quoted = interval
+        no_effect = low <= 1 <= high
+        benefit_and_harm = low < APPRECIABLE[0] and high > APPRECIABLE[1]
+        appreciable = low < APPRECIABLE[0] or high > APPRECIABLE[1]
+        if answer in ("higher", "lower") and no_effect:
+            wide = 2 if benefit_and_harm else 1
+            holds = "no effect and both appreciable benefit and harm" if benefit_and_harm else "no effect"
+            levels, why = levels + wide, [*why, f"the interval includes {holds} ({quoted})"]
+        elif answer in ("no difference", "uncertain effect") and appreciable:
+            wide = 2 if benefit_and_harm else 1
+            holds = "both appreciable benefit and harm" if benefit_and_harm else "an appreciable effect"
+            levels, why = levels + wide, [*why, f"the interval includes {holds} ({quoted})"]
     if not levels:
         return Downgrade("imprecision", 0, f"{said} in {_plural(len(studies))}")
     return Downgrade("imprecision", min(levels, 2), "; ".join(why))
+
+
+def _interval(
+    studies: Sequence[AppraisedStudy], pooled: tuple[str, float, float, float] | None
+) -> tuple[float, float, str] | None:
+    """The 95% interval imprecision is judged from, with how it reads: the pooled ratio's, else the one study's."""
+    if pooled is not None:
+        measure, value, low, high = pooled
+        return low, high, f"pooled {measure} {value:.2f}, {low:.2f} to {high:.2f}"
+    estimate = studies[0].estimate if len(studies) == 1 else None
+    if estimate is not None and estimate.ci_low is not None and estimate.ci_high is not None:
+        return estimate.ci_low, estimate.ci_high, estimate.quote
+    return None
 
 
 def publication_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
@@ -169,21 +201,33 @@ def publication_bias_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
     return Downgrade("publication bias", 0, "not judged from abstracts")
 
 
+def body_of_evidence(studies: Sequence[AppraisedStudy]) -> tuple[list[AppraisedStudy], Certainty]:
+    """The body GRADE rates and where it starts: the direct randomised studies when they carry most of the
+    weight (high), else every direct study (low: the body is mostly observational); studies in people only, when
+    any carries the answer."""
+    carrying = [study for study in studies if study.carries]
+    # GRADE rates evidence in people: animal and cell studies only when nothing else carries the answer.
+    carrying = [study for study in carrying if study.design != "preclinical"] or carrying
+    randomised = [study for study in carrying if study.randomised]
+    if _share(carrying, randomised) > 0.5:
+        return randomised, "high"
+    return carrying, "low"
+
+
 def grade(studies: Sequence[AppraisedStudy], answer: ReviewAnswer) -> GradeRating | None:
     """The certainty of the evidence the direct studies give for ``answer``; None when no study carries it."""
-    carrying = [study for study in studies if study.carries]
-    if not carrying:
+    body, start = body_of_evidence(studies)
+    if not body:
         return None
-    start: Certainty = "high" if _share(carrying, [s for s in carrying if s.randomised]) > 0.5 else "low"
     domains = (
-        risk_of_bias_domain(carrying),
-        inconsistency_domain(carrying),
-        indirectness_domain(carrying),
-        imprecision_domain(carrying, answer),
-        publication_bias_domain(carrying),
+        risk_of_bias_domain(body),
+        inconsistency_domain(body),
+        indirectness_domain(body),
+        imprecision_domain(body, answer, pooled_ratio(body)),
+        publication_bias_domain(body),
     )
     level = max(0, CERTAINTIES.index(start) - sum(d.levels for d in domains))
-    return GradeRating(CERTAINTIES[level], start, domains)
+    return GradeRating(CERTAINTIES[level], start, domains, tuple(study.id for study in body))
 
 
 # GRADE's plain-language statements (Santesso et al., J Clin Epidemiol 2020), by certainty and effect: the

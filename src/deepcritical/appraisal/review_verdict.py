@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from deepcritical.appraisal.answer import AppraisedStudy, asked_movement, label_of, review_answer
-from deepcritical.appraisal.certainty import grade
+from deepcritical.appraisal.certainty import GradeRating, grade
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import ReviewAnswer, Verdict
 
@@ -48,8 +48,7 @@ def review_verdict(
     asked = asked_movement(question, sentence)
     yes_share = reading.shares.get(asked, 0.0)
     leading, second = [*sorted(reading.shares.values(), reverse=True), 0.0, 0.0][:2]
-    reasons = [f"GRADE starts {rating.start} ({'randomised trials' if rating.start == 'high' else 'observational'})"]
-    reasons += rating.reasons or ["not rated down in any domain"]
+    reasons = [*_started(rating, studies), *(rating.reasons or ["not rated down in any domain"])]
     return Verdict(
         label=label,
         # An uncertain effect's number is how evenly the readings split (1 when the two largest are even).
@@ -66,16 +65,39 @@ def review_verdict(
         answer=answer,
         certainty=rating.certainty,
         certainty_reasons=reasons,
+        certainty_ids=list(rating.body),
     )
 
 
 def graded_verdict(verdict: Verdict, studies: Sequence[AppraisedStudy]) -> Verdict:
     """A verdict on a treatment's benefit with the GRADE certainty of the direct studies behind it, and the answer
     its label gives (a yes: the movement asked for)."""
-    rating = grade(studies, "no difference" if verdict.label in ("no", "refuted") else "higher")
+    rating = grade(studies, _LABEL_ANSWERS.get(verdict.label, "higher"))
     if rating is None:
         return verdict
-    reasons = [f"GRADE starts {rating.start} ({'randomised trials' if rating.start == 'high' else 'observational'})"]
+    reasons = [*_started(rating, studies), *(rating.reasons or ["not rated down"])]
     return verdict.model_copy(
-        update={"certainty": rating.certainty, "certainty_reasons": reasons + (rating.reasons or ["not rated down"])}
+        update={"certainty": rating.certainty, "certainty_reasons": reasons, "certainty_ids": list(rating.body)}
     )
+
+
+# The answer a benefit verdict's label stands for, as imprecision judges it (a yes is an effect either way).
+_LABEL_ANSWERS: dict[str, ReviewAnswer] = {
+    "no": "no difference",
+    "refuted": "no difference",
+    "maybe": "uncertain effect",
+    "mixed": "uncertain effect",
+}
+
+
+def _started(rating: GradeRating, studies: Sequence[AppraisedStudy]) -> list[str]:
+    """Where GRADE started, and how many studies the body it rated holds."""
+    body = [study for study in studies if study.id in rating.body]
+    kind = (
+        "randomised trials"
+        if rating.start == "high"
+        else "mostly observational studies"
+        if any(study.randomised for study in body)
+        else "observational studies"
+    )
+    return [f"GRADE starts {rating.start} ({kind}, {len(body)} stud{'y' if len(body) == 1 else 'ies'} rated)"]

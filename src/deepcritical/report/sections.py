@@ -307,6 +307,17 @@ VERDICT_WORDS = {
 }
 
 
+def _one_study(verdict: Verdict) -> str:
+    """ "from one study" beside a code verdict's confidence (the share of the weight reading its way) when GRADE rated
+    one study: "confidence 1.00" from one trial is no certainty."""
+    return " from one study" if verdict.by == "code" and len(verdict.certainty_ids) == 1 else ""
+
+
+def _graded(verdict: Verdict) -> str:
+    """How far to trust a code verdict: its GRADE certainty."""
+    return f"; GRADE certainty {verdict.certainty}" if verdict.by == "code" and verdict.certainty else ""
+
+
 def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     """The report's first section: the verdict, its confidence, who gave it, and what it rests on."""
     who = "given by the report model" if verdict.by == "model" else "computed in code"
@@ -344,7 +355,8 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
         heading("Verdict"),
         paragraph(
             strong(VERDICT_WORDS[verdict.label]),
-            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}, {who}).",
+            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}{_one_study(verdict)}, {who}"
+            f"{_graded(verdict)}).",
             rests,
             strongest,
             ".",

@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepcritical.appraisal.certainty import plain_language
+from deepcritical.appraisal.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.appraisal.question_outcome import primary_outcome
 from deepcritical.appraisal.results import StudyResult
 from deepcritical.appraisal.strength import Strength
-from deepcritical.outputs import CERTAINTIES, Verdict
+from deepcritical.outputs import CERTAINTIES, ReviewAnswer, Verdict
 from deepcritical.reading.comparison import stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, QuestionFrame
 from deepcritical.reading.pooling import PLOTTED_MEASURES
@@ -25,19 +26,35 @@ from deepcritical.text import shorten
 _SYMBOLS = {level: "⊕" * (rank + 1) + "◯" * (3 - rank) for rank, level in enumerate(CERTAINTIES)}
 
 
-def best_effect(rows: Sequence[StudyResult], ids: Sequence[str], figures: Figures, outcome: str) -> str:
-    """The relative effect with its interval: a forest plot's pooled estimate for the outcome when there is
-    one, else the estimate with an interval of the first study the verdict rests on that states one."""
-    wanted = set(stems(outcome))
+def best_effect(
+    rows: Sequence[StudyResult], ids: Sequence[str], figures: Figures, outcome: str, answer: ReviewAnswer
+) -> str:
+    """The relative effect with its interval for ``outcome``: a forest plot's pooled estimate for it when there is
+    one, else the estimate with an interval of the first study of ``ids`` (the body of evidence, the studies the
+    answer rests on first) that states one for it. Never another outcome's number: a study stating estimates for
+    falls and for fractures gives the fractures row its fractures estimate, and a study whose only estimates name
+    other outcomes gives none. An uncertain effect from several studies not pooled shows no one study's number."""
+    wanted = frozenset(stems(outcome)) - ANY_OUTCOME
     for plot in figures.forest_plots:
-        if plot.pooled is not None and wanted & set(stems(plot.outcome)):
+        if plot.pooled is not None and _names(wanted, plot.outcome):
             pooled = plot.pooled
             return f"{plot.measure} {pooled.value:.2f} ({pooled.ci_low:.2f} to {pooled.ci_high:.2f}), pooled"
+    if answer == "uncertain effect" and len(ids) > 1:
+        return "not pooled; the studies' results differ"
     for study in ids:
-        for row in rows:
-            if row.id == study and row.measure in PLOTTED_MEASURES and row.ci_low is not None:
-                return f"{effect_text(row)}, one study"
+        stated = [row for row in rows if row.id == study and row.measure in PLOTTED_MEASURES and row.ci_low is not None]
+        on_outcome = [row for row in stated if _names(wanted, row.outcome)]
+        if on_outcome:
+            return f"{effect_text(on_outcome[0])}, one study"
+        if len(stated) == 1 and not stated[0].outcome:  # one estimate, its outcome unnamed: the study's result
+            return f"{effect_text(stated[0])}, one study"
     return "not stated with an interval"
+
+
+def _names(wanted: frozenset[str], outcome: str | None) -> bool:
+    """Whether ``outcome`` (a row's or a plot's) names one of the ``wanted`` words or another word for it."""
+    named = set(stems(outcome or ""))
+    return any(SAME_OUTCOME.get(stem, frozenset({stem})) & named for stem in wanted)
 
 
 # What a yes or a no to a question of benefit ("improve outcomes", "help") says of the measured outcome's movement.
@@ -83,15 +100,22 @@ def summary_of_findings(
         return []
     intervention = (frame.intervention if frame is not None else None) or "the intervention"
     named = frame.outcomes[0] if frame is not None and frame.outcomes else None
-    outcome = stated = named or "the outcome"
+    # The body of evidence GRADE rated is the row's: its participants, its studies and its effect (a record from
+    # before the body was kept: the studies the verdict rests on and those reading against it).
+    studies = list(verdict.certainty_ids) or list(dict.fromkeys([*verdict.evidence_ids, *verdict.against_ids]))
+    resting = [i for i in verdict.evidence_ids if i in studies] + [i for i in studies if i not in verdict.evidence_ids]
+    outcome = stated = named or "the outcomes the studies measured"
     answer_said: str = verdict.answer
     if (named is None or named.lower() in GENERIC_OUTCOMES) and verdict.answer in ("higher", "lower", "no difference"):
         # "improve outcomes" names no outcome: the answer is the movement of the outcome the evidence measured (the
         # primary outcome of the studies it rests on), and whether that is the benefit asked about.
-        measured = measured_outcome(counted, figures, verdict.evidence_ids)
+        measured = measured_outcome(counted, figures, resting)
         outcome, stated = measured.outcome, measured.name
         answer_said = f"{verdict.answer}{_BENEFIT.get(verdict.label, '')}, on {measured.said}"
-    studies = list(dict.fromkeys([*verdict.evidence_ids, *verdict.against_ids]))
+    elif named is None or named.lower() in GENERIC_OUTCOMES:
+        # No outcome of its own and no one movement: said so, not a placeholder ("the outcome").
+        outcome, stated = "none named by the question (each study's own outcome)", "the outcomes the studies measured"
+        answer_said = f"{verdict.answer}, across the outcomes the studies measured (the question names none)"
     sizes = [counted.views[i].n for i in studies if i in counted.views]
     people = sum(n for n in sizes if n)
     participants = f"{people:,} ({len(studies)} stud{'y' if len(studies) == 1 else 'ies'})" if studies else "–"
@@ -102,7 +126,7 @@ def summary_of_findings(
         rows=[
             [
                 runs(outcome),
-                runs(best_effect(figures.rows, verdict.evidence_ids, figures, outcome)),
+                runs(best_effect(figures.rows, resting, figures, stated, verdict.answer)),
                 runs(f"{participants} ", cites([numbers[i] for i in studies if i in numbers])),
                 runs(certainty),
                 runs(plain_language(verdict.answer, verdict.certainty, intervention, stated)),
