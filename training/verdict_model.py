@@ -210,6 +210,7 @@ def main() -> None:
         record_verification(ARTEFACT, f"yes: `{this_command()}` at commit {git_commit()} fits {same}", hashes)
         print(f"reproduced: {OUT.name}; recorded in {ARTEFACT.sidecar.name} and {ARTEFACT.card.name}")
         return
+    commit = git_commit()  # before the weights are written: after, the tree has changes
     OUT.write_text(text, encoding="utf-8")
     protocol = (
         f"the stance model alone on each item's own abstract: 5-fold cross-validation by item (stratified, seed "
@@ -231,7 +232,7 @@ def main() -> None:
         "title": "The code verdict's stance model",
         "script": "training/verdict_model.py",
         "command": this_command(),
-        "commit": git_commit(),
+        "commit": commit,
         "seed": SEED,
         "data": "PubMedQA PQA-L, the 500 labelled items outside its test split (MIT licence)",
         "data_sha256": hashes,
