@@ -30,7 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from deepcritical.appraisal.stance import STANCES, WEIGHTS_FILE, StanceModel, features
+from deepcritical.appraisal.stance import STANCES, WEIGHTS_FILE, StanceModel, feature_definition_sha256, features
 from provenance import DATA, artefact, data_hashes, git_commit, record_verification, this_command, write_provenance
 
 DEFAULT_DATA = DATA / "pubmedqa" / "pqal_dev.json"
@@ -239,6 +239,7 @@ def main() -> None:
         "figures": figures,
         "parameters": {"C": C, "decision_bias": list(BIAS), "class_weight": CLASS_WEIGHT},
         "reproduced": "no: written by this command; not yet rebuilt by `--verify`",
+        "feature_definition_sha256": feature_definition_sha256(),
         "feature_probe": feature_probe(),
     }
     write_provenance(ARTEFACT, record)
