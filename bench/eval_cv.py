@@ -9,12 +9,12 @@ grading, pooling, the report's reconciliation) with stance weights fitted by ``t
                                            [--reader linear|transformer]
 
 ``--store`` reuses an evaluation's embedded pool (``eval/pubmedqa/store``); without it the pool is embedded
-once into ``OUT/store``. ``--capture`` also writes the verdict stage's inputs for every item (a pickle), which
-``bench/replay_verdict.py`` replays in seconds to measure a change to the verdict alone. ``--reader`` is the
-result reader the loop reads with (``--reader`` of ``research``); each fold's stance weights are fitted, as the
-shipped ones were, on the linear reader's features, as a run with ``--reader transformer`` uses them.
-Prints accuracy, macro-F1, per-class F1 and the confusion matrix, beside the same
-figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
+once into ``OUT/store``. ``--capture`` also writes the appraisal's inputs for every item (question, evidence,
+pool; a pickle), which ``bench/replay_verdict.py`` replays in under a minute per setting to measure a change to the
+verdict or to the stance model's settings. ``--reader`` is the result reader the loop reads with (``--reader``
+of ``research``); each fold's stance weights are fitted, as the shipped ones were, on the linear reader's features,
+as a run with ``--reader transformer`` uses them. Prints accuracy, macro-F1, per-class F1 and the confusion matrix,
+beside the same figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", type=Path, help="an evaluation's embedded pool to reuse")
     parser.add_argument("--out", type=Path, default=Path("eval") / "pubmedqa-cv")
-    parser.add_argument("--capture", type=Path, help="write the verdict stage's inputs per question here")
+    parser.add_argument("--capture", type=Path, help="write the appraisal's inputs per question here")
     parser.add_argument("--reader", choices=("linear", "transformer"), default="linear", help="the loop's reader")
     args = parser.parse_args()
     if not args.data.is_file():
