@@ -176,6 +176,7 @@ def pubmedqa_rows(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return verdict_trainer().load(path)  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow  # the features of 500 abstracts: about 5 s alone, 15 s under load; the probe tests stay fast
 def test_the_shipped_stance_model_is_refitted_from_today_s_features(shared_data: Callable[[str], Path]) -> None:
     """What ``training/verdict_model.py --verify`` checks, in the suite: fitted again on PubMedQA's dev items with
     today's features, the model is the shipped one, to the entry's tolerance."""
@@ -188,6 +189,7 @@ def test_the_shipped_stance_model_is_refitted_from_today_s_features(shared_data:
     assert gap <= trainer.TOLERANCE, f"{STANCE_WEIGHTS} is not the model today's features fit (by {gap:.3g}): refit"
 
 
+@pytest.mark.slow
 def test_the_stance_model_keeps_its_cross_validated_figures(shared_data: Callable[[str], Path]) -> None:
     """The stance model alone, 5-fold cross-validated by item on PubMedQA's dev items: accuracy and macro-F1 at
     the sidecar's figures less 0.02, and it answers yes no more often than the sidecar says (plus 10 items)."""
