@@ -9,12 +9,12 @@ grading, pooling, the report's reconciliation) with stance weights fitted by ``t
                                            [--reader linear|transformer]
 
 ``--store`` reuses an evaluation's embedded pool (``eval/pubmedqa/store``); without it the pool is embedded
-once into ``OUT/store``. ``--capture`` also writes the verdict stage's inputs for every item (a pickle), which
-``bench/replay_verdict.py`` replays in seconds to measure a change to the verdict alone. ``--reader`` is the
-result reader the loop reads with (``--reader`` of ``research``); each fold's stance weights are fitted, as the
-shipped ones were, on the linear reader's features, as a run with ``--reader transformer`` uses them.
-Prints accuracy, macro-F1, per-class F1 and the confusion matrix, beside the same
-figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
+once into ``OUT/store``. ``--capture`` also writes the appraisal's inputs for every item (question, evidence,
+pool; a pickle), which ``bench/replay_verdict.py`` replays in under a minute per setting to measure a change to the
+verdict or to the stance model's settings. ``--reader`` is the result reader the loop reads with (``--reader``
+of ``research``); each fold's stance weights are fitted, as the shipped ones were, on the linear reader's features,
+as a run with ``--reader transformer`` uses them. Prints accuracy, macro-F1, per-class F1 and the confusion matrix,
+beside the same figures for the stance model alone on each item's own abstract (what the loop adds or loses)."""
 
 from __future__ import annotations
 
@@ -34,19 +34,23 @@ import numpy as np
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from deepcritical.appraisal import stance, verdict
-from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal import stance
+from deepcritical.appraisal.run_appraisal import Appraisal, appraise_run
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.cli.common import settings_from
 from deepcritical.evaluation import pubmedqa_scifact as evaluation
 from deepcritical.logs import configure_logging
 from deepcritical.models import Evidence
-from deepcritical.outputs import ResearchReport, Verdict
+from deepcritical.outputs import Assessment
 from deepcritical.run import outcome
 
 HERE = Path(__file__).resolve().parent
 
 
 def trainer_module() -> ModuleType:
+    training = str(HERE.parent / "training")
+    if training not in sys.path:  # the entry imports its neighbour ``provenance``
+        sys.path.insert(0, training)
     spec = importlib.util.spec_from_file_location("verdict_model", HERE.parent / "training" / "verdict_model.py")
     assert spec is not None
     assert spec.loader is not None
@@ -73,7 +77,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", type=Path, help="an evaluation's embedded pool to reuse")
     parser.add_argument("--out", type=Path, default=Path("eval") / "pubmedqa-cv")
-    parser.add_argument("--capture", type=Path, help="write the verdict stage's inputs per question here")
+    parser.add_argument("--capture", type=Path, help="write the appraisal's inputs per question here")
     parser.add_argument("--reader", choices=("linear", "transformer"), default="linear", help="the loop's reader")
     args = parser.parse_args()
     if not args.data.is_file():
@@ -93,14 +97,17 @@ def main() -> None:
     settings = settings_from(no_llm=True, max_iterations=1, max_results_per_source=10, reader=args.reader)
     looped: dict[str, str] = {}
     captured: dict[str, tuple[object, ...]] = {}
-    run_verdict = verdict.run_verdict  # what run.outcome calls
 
     def recording(
-        question: str, report: ResearchReport, evidence: Mapping[str, Evidence], pool: Sequence[str], counted: Strength
-    ) -> Verdict:
+        question: str,
+        evidence: Mapping[str, Evidence],
+        pool: Sequence[str],
+        reader: StudyReader,
+        assessment: Assessment | None = None,
+    ) -> Appraisal:
         # Plain copies of the run's read-only views, so that the inputs can be pickled.
-        captured[" ".join(question.split())] = (question, report, dict(evidence), list(pool), counted)
-        return run_verdict(question, report, evidence, pool, counted)
+        captured[" ".join(question.split())] = (question, dict(evidence), list(pool))
+        return appraise_run(question, evidence, pool, reader, assessment)
 
     alone = np.zeros_like(gold)
     splits = StratifiedKFold(n_splits=args.folds, shuffle=True, random_state=args.seed).split(rows, gold)
@@ -115,7 +122,7 @@ def main() -> None:
             (out / "store").symlink_to(shared_store, target_is_directory=True)
         with (
             mock.patch.object(stance, "stance_model", lambda model=model: model),
-            mock.patch.object(outcome, "run_verdict", recording if args.capture else run_verdict),
+            mock.patch.object(outcome, "appraise_run", recording if args.capture else appraise_run),
         ):
             asyncio.run(evaluation.predict("pubmedqa", [by_id[keys[i]] for i in test], pool, settings, out))
         for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
@@ -128,7 +135,7 @@ def main() -> None:
     print(figures("stance model alone, own abstract", gold, alone))
     print(figures("full loop (eval --no-llm)", gold, predicted), flush=True)
     if args.capture:
-        # The inputs (question, report, evidence, pool, counted set) by the question's text, whitespace folded.
+        # The appraisal's inputs (question, evidence, pool) by the question's text, whitespace folded.
         args.capture.write_bytes(pickle.dumps(captured))
         print(f"captured the verdict's inputs for {len(captured)} questions: {args.capture}", file=sys.stderr)
 

@@ -1,17 +1,23 @@
-"""Replay the verdict stage of ``bench/eval_cv.py`` on captured inputs: the same cross-validated figures for a
-change to the verdict alone, in seconds instead of minutes, and a nested choice among verdict settings.
+"""Replay the verdict of ``bench/eval_cv.py`` on captured inputs: the same cross-validated figures for a change
+to the verdict or to the stance model's settings, in a few minutes instead of a loop per setting, and a nested
+choice among those settings.
 
-    PYTHONPATH=src python bench/eval_cv.py --store DIR --capture verdict-inputs.pkl   # once (minutes)
-    PYTHONPATH=src python bench/replay_verdict.py verdict-inputs.pkl [--unread 0.6 0.7] [--no-bias 1.1 1.2]
+    PYTHONPATH=src python bench/eval_cv.py --capture verdict-inputs.pkl   # once (about 5 minutes)
+    PYTHONPATH=src python bench/replay_verdict.py verdict-inputs.pkl [--class-weight none balanced] \
+        [--no-bias 1.0 1.5] [--maybe-bias 1.0 1.5 2.5] [--unread 0.7]
 
-Every item's verdict is recomputed by ``appraisal.verdict.run_verdict`` from the inputs the loop gave it (the
-question, the report, the evidence, the pool; the counted set rebuilt from them by ``render.counted_items``, so a
-change to how studies are read since the capture is measured too), with stance weights fitted by
-``training/verdict_model.py``'s ``fit`` on the other folds (the same stratified folds as ``eval_cv``), for every
-combination of ``UNREAD_CLEAR_SHARE`` (``--unread``) and the stance model's bias toward "no" (``--no-bias``).
-With more than one combination it also prints the nested estimate of choosing among them: for each outer
-fold, the combination best on the other folds' items (accuracy + macro-F1) predicts the held-out fold.
-The capture is a pickle: load only one you wrote yourself."""
+Every item's verdict is recomputed as the run computes it in code (``appraisal.run_appraisal.appraise_run``: the
+counted set read from the captured evidence and pool, then ``verdict.counted_verdict``), with stance weights fitted
+by ``training/verdict_model.py``'s ``fit`` on other items only. Folds are by item (PubMedQA's items are one
+question each, so a fold holds whole items; stratified by label, seed ``--seed``).
+
+For each combination of the stance model's class weight, its decision bias toward "no" and toward "maybe" (the
+probabilities are multiplied by it) and ``UNREAD_CLEAR_SHARE``, it prints the 5-fold figures (every item predicted
+by a model fitted on the other folds). With more than one combination it prints the nested estimate, the honest one:
+for each outer fold, the combination best on an inner 4-fold cross-validation of the other folds' items alone
+(accuracy + macro-F1, each inner item predicted by a model fitted on the other inner folds) is fitted on those items
+and predicts the outer fold, whose labels chose nothing. Each line gives the predicted yes/no/maybe counts beside
+the gold counts. The capture is a pickle: load only one you wrote yourself."""
 
 from __future__ import annotations
 
@@ -20,7 +26,10 @@ import itertools
 import json
 import pickle
 import sys
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -29,9 +38,52 @@ from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deepcritical.appraisal import stance, verdict
+from deepcritical.appraisal.framing import STUDY_TEXT_CHARS, EvidenceView
+from deepcritical.appraisal.run_appraisal import counted_items
+from deepcritical.appraisal.strength import Strength
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.evaluation.pubmedqa_scifact import to_label
-from deepcritical.report.render import counted_items
 from eval_cv import figures, trainer_module
+
+Setting = tuple[str, float, float, float]  # class weight, bias toward no, bias toward maybe, UNREAD_CLEAR_SHARE
+
+
+class Replay:
+    """Each question's counted set read once; the stance features of each (question, text) computed once."""
+
+    def __init__(self, captured: dict[str, tuple[Any, ...]], questions: Sequence[str]) -> None:
+        self.inputs: list[tuple[str, Strength, list[EvidenceView]]] = []
+        for key in questions:
+            question, evidence, pool = captured[key]
+            reader = StudyReader(question)
+            counted = counted_items(question, evidence, pool, reader)
+            items = [evidence[i] for i in pool if i in evidence] or list(evidence.values())
+            self.inputs.append((question, counted, [EvidenceView.of(item, STUDY_TEXT_CHARS) for item in items]))
+        self.rows: dict[tuple[str, str], np.ndarray] = {}
+        self.features = stance.features
+
+    def cached_features(self, question: str, text: str, reader: StudyReader | None = None) -> np.ndarray:
+        key = (question, text)
+        if key not in self.rows:
+            self.rows[key] = self.features(question, text, reader)
+        return self.rows[key]
+
+    def predict(self, model: stance.StanceModel, indices: Sequence[int], unread: float) -> dict[int, int]:
+        predicted = {}
+        with (
+            mock.patch.object(stance, "stance_model", return_value=model),
+            mock.patch.object(stance, "features", self.cached_features),
+            mock.patch.object(verdict, "UNREAD_CLEAR_SHARE", unread),
+        ):
+            for i in indices:
+                question, counted, views = self.inputs[i]
+                outcome = verdict.counted_verdict(question, counted, views)
+                predicted[i] = stance.STANCES.index(to_label("pubmedqa", outcome))
+        return predicted
+
+
+def score(gold: np.ndarray, predicted: np.ndarray) -> float:
+    return float(accuracy_score(gold, predicted) + f1_score(gold, predicted, average="macro"))
 
 
 def main() -> None:
@@ -41,8 +93,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=trainer.DEFAULT_DATA)
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--unread", type=float, nargs="+", default=[verdict.UNREAD_CLEAR_SHARE])
+    parser.add_argument("--class-weight", nargs="+", choices=("none", "balanced"), default=[trainer.CLASS_WEIGHT])
     parser.add_argument("--no-bias", type=float, nargs="+", default=[trainer.BIAS[1]])
+    parser.add_argument("--maybe-bias", type=float, nargs="+", default=[trainer.BIAS[2]])
+    parser.add_argument("--unread", type=float, nargs="+", default=[verdict.UNREAD_CLEAR_SHARE])
     args = parser.parse_args()
     for path in (args.capture, args.data):
         if not path.is_file():
@@ -53,38 +107,49 @@ def main() -> None:
     if missing := [q for q in questions if q not in captured]:
         sys.exit(f"{args.capture}: no captured inputs for {len(missing)} question(s), e.g. {missing[0]!r}")
     rows, gold = trainer.load(args.data)
-    folds = list(StratifiedKFold(n_splits=args.folds, shuffle=True, random_state=args.seed).split(rows, gold))
-    predictions: dict[tuple[float, float], np.ndarray] = {}
-    for unread, no_bias in itertools.product(args.unread, args.no_bias):
-        predicted = np.zeros_like(gold)
-        with (
-            mock.patch.object(verdict, "UNREAD_CLEAR_SHARE", unread),
-            mock.patch.object(trainer, "BIAS", (trainer.BIAS[0], no_bias, trainer.BIAS[2])),
-        ):
-            for train, test in folds:
-                model = trainer.fit(rows[train], gold[train], None)
-                with mock.patch.object(stance, "stance_model", lambda model=model: model):
-                    for i in test:
-                        question, report, evidence, pool, _ = captured[questions[i]]
-                        # The counted set is rebuilt, not taken from the capture: its readings (each study's
-                        # direction) are the study reader's, which a change since the capture may have moved.
-                        counted = counted_items(question, evidence, pool)
-                        outcome = verdict.run_verdict(question, report, evidence, pool, counted)
-                        predicted[i] = stance.STANCES.index(to_label("pubmedqa", outcome))
-        predictions[unread, no_bias] = predicted
-        print(figures(f"unread {unread}, no-bias {no_bias}", gold, predicted), flush=True)
-    if len(predictions) > 1:
+    replay = Replay(captured, questions)
+    settings: list[Setting] = list(itertools.product(args.class_weight, args.no_bias, args.maybe_bias, args.unread))
+
+    def fitted(setting: Setting, train: np.ndarray) -> stance.StanceModel:
+        weight, no_bias, maybe_bias, _ = setting
+        return trainer.fit(rows[train], gold[train], trainer.class_weight_of(weight), (1.0, no_bias, maybe_bias))
+
+    def cross_validated(setting: Setting, items: np.ndarray, folds: int, seed: int) -> np.ndarray:
+        """Each of ``items`` predicted by a model fitted on the other folds of ``items``."""
+        predicted: dict[int, int] = {}
+        for train, test in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(items, gold[items]):
+            predicted |= replay.predict(fitted(setting, items[train]), items[test].tolist(), setting[3])
+        return np.asarray([predicted[i] for i in items.tolist()])
+
+    every = np.arange(len(gold))
+    print(f"PubMedQA {args.data.name}: {len(gold)} items, folds by item ({args.folds}, stratified, seed {args.seed})")
+    print(f"gold yes/no/maybe {np.bincount(gold, minlength=3).tolist()}")
+    plain: dict[Setting, np.ndarray] = {}
+    for setting in settings:
+        plain[setting] = cross_validated(setting, every, args.folds, args.seed)
+        print(figures(f"{setting_name(setting)}, {args.folds}-fold", gold, plain[setting]), flush=True)
+    if len(settings) > 1:
         nested, chosen = np.zeros_like(gold), []
-        for train, test in folds:
+        outer = StratifiedKFold(n_splits=args.folds, shuffle=True, random_state=args.seed)
+        for train, test in outer.split(every, gold):
 
-            def score(key: tuple[float, float], train: np.ndarray = train) -> float:
-                p = predictions[key][train]
-                return float(accuracy_score(gold[train], p) + f1_score(gold[train], p, average="macro"))
+            def inner(setting: Setting, train: np.ndarray = train) -> float:
+                return score(gold[train], cross_validated(setting, train, args.folds - 1, args.seed + 1))
 
-            best = max(predictions, key=score)
+            best = max(settings, key=inner)
             chosen.append(best)
-            nested[test] = predictions[best][test]
-        print(figures(f"nested choice (per fold: {chosen})", gold, nested))
+            outcome = replay.predict(fitted(best, train), test.tolist(), best[3])
+            nested[test] = [outcome[i] for i in test.tolist()]
+            print(f"outer fold {len(chosen)}: chose {setting_name(best)}", file=sys.stderr, flush=True)
+        print(figures("nested choice", gold, nested))
+        print("chosen per outer fold:", dict(Counter(setting_name(s) for s in chosen)))
+        on_all = max(settings, key=lambda setting: score(gold, plain[setting]))
+        print(f"best on the {args.folds}-fold figures of every item (what a refit ships): {setting_name(on_all)}")
+
+
+def setting_name(setting: Setting) -> str:
+    weight, no_bias, maybe_bias, unread = setting
+    return f"class_weight {weight}, bias no {no_bias} maybe {maybe_bias}, unread {unread}"
 
 
 if __name__ == "__main__":

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+from deepcritical.appraisal import stance
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.passages import NOT_A_RESULT
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.verdict import COUNTED_METHOD, counted_verdict, weighed_readings
 from deepcritical.report.extractive import extractive_report
+from helpers.builders import fixed_stance
 
 SGLT2 = "Do SGLT2 inhibitors improve outcomes in heart failure?"
 STATINS = "Do statins reduce mortality in sepsis?"
@@ -213,3 +215,27 @@ def test_the_brief_names_the_counted_items_that_state_a_result_but_carry_no_weig
     brief = extractive_report(STATINS, items).answer_brief
     assert "1 other counted item that states a result carries no weight" in brief
     assert f"({review.id})" in brief.split("carries no weight")[1]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        STATINS,  # asks which way the outcome moves: the review's answer
+        "Do statins help patients with sepsis?",  # asks whether it helps: the benefit the readings give
+        "Do statins improve outcomes in sepsis?",
+    ],
+)
+@pytest.mark.parametrize("items", [[META, TRIAL, COHORT], [COHORT]], ids=["three studies", "one cohort"])
+def test_the_stance_model_never_overrides_the_counted_studies_readings(
+    question: str, items: list[EvidenceView], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 38: the PubMedQA stance model may inform a reading, never override it. When a counted study's reading
+    # carries the answer, the verdict is the same whatever the stance model says: sure of yes, of no or of maybe.
+    verdicts = set()
+    for leaning in ((0.98, 0.01, 0.01), (0.01, 0.98, 0.01), (0.01, 0.01, 0.98)):
+        monkeypatch.setattr(stance, "stance_model", lambda leaning=leaning: fixed_stance(*leaning))
+        verdict = counted_verdict(question, strength_of(question, items), items)
+        assert verdict.method == COUNTED_METHOD
+        verdicts.add((verdict.label, verdict.answer, verdict.confidence, tuple(verdict.evidence_ids)))
+    assert len(verdicts) == 1
+    assert verdicts.pop()[0] in ("yes", "no")

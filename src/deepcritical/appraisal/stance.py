@@ -17,6 +17,7 @@ names and by its study design's level (OCEBM 2011), give the run's verdict. No o
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -167,6 +168,16 @@ FEATURE_NAMES: tuple[str, ...] = (
     *READING_FEATURES,
     "bias",
 )
+
+
+def feature_definition_sha256() -> str:
+    """The sha256 of what defines the stance features here: their names and every pattern they count, by name.
+    The weights' sidecar records it at the fit (``training/verdict_model.py``), and a test compares: a pattern
+    edited without a refit is a train/serve skew."""
+    patterns = {**_CUES, **_QUESTION_CUES, "p_value": _P_VALUE, "section": _SECTION}
+    patterns |= {"results_label": _RESULTS_LABEL, "method_label": _METHOD_LABEL}
+    lines = [*FEATURE_NAMES, *(f"{name}={pattern.pattern}/{pattern.flags}" for name, pattern in patterns.items())]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def features(question: str, text: str, reader: StudyReader | None = None) -> np.ndarray:
