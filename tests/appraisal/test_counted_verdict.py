@@ -156,3 +156,35 @@ def test_a_number_or_capital_marks_the_intervention_and_a_function_word_does_not
     b6 = review("11", "Vitamin B6 improved memory scores (MD 1.2, 95% CI 0.3 to 2.1).", "Vitamin B6 and cognition")
     asked = "Does vitamin B12 improve cognition in older adults?"
     assert direct_to_the_frame([b12, b6], StudyReader(asked)) == [b12]
+
+
+def test_an_association_is_answered_only_from_items_naming_its_exposure_and_states_no_review_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stance, "stance_model", lambda: fixed_stance(0.7, 0.2, 0.1))
+    question = "Is obesity associated with worse outcomes in heart failure?"
+    others = [
+        trial(
+            str(20 + i),
+            "RESULTS: Empagliflozin reduced the composite of cardiovascular death or hospitalisation for heart "
+            f"failure (HR 0.7{i}, 95% CI 0.60 to 0.85).",
+            f"Empagliflozin in heart failure: trial {i}",
+        )
+        for i in range(3)
+    ]
+    unanswered = counted_verdict(question, strength_of(question, others), others)
+    assert unanswered.label == "insufficient"
+    assert "obesity" in unanswered.rationale
+    cohort = evidence_view(
+        "30",
+        "Obesity and outcomes in heart failure: a cohort study",
+        "Among 4,000 patients with heart failure, obesity was associated with worse outcomes over five years.",
+        "cohort",
+        3,
+        4000,
+    )
+    pool = [cohort, *others]
+    answered = counted_verdict(question, strength_of(question, pool), pool)
+    assert answered.label == "yes"
+    assert answered.evidence_ids == [cohort.id]
+    assert answered.answer is None  # an association compares no intervention with a comparator

@@ -97,9 +97,14 @@ def counted_verdict(question: str, counted: Strength, pool: Sequence[EvidenceVie
     """``read_verdict``'s verdict, with the answer a review would state (``verdict.answer``): the one the
     studies' readings give, else the one its label gives the question as worded."""
     verdict = read_verdict(question, counted, pool)
-    if verdict.answer is None and verdict.label != "open":
-        return verdict.model_copy(update={"answer": answer_from_label(question, verdict.label)})
-    return verdict
+    # An association, a prediction or a test's accuracy compares no intervention with a comparator: no answer
+    # a review would state follows from its yes or no ("Is obesity associated with worse outcomes?": yes is
+    # neither higher nor lower of anything the question treats), so it states none rather than a wrong one.
+    if verdict.answer is not None or verdict.label == "open":
+        return verdict
+    if verdict.label != "insufficient" and not counted.reader_for(question).asks_effect:
+        return verdict
+    return verdict.model_copy(update={"answer": answer_from_label(question, verdict.label)})
 
 
 def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] = ()) -> Verdict:
@@ -115,10 +120,12 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
     if frame.open_intervention:
         return open_verdict(question, counted, frame)
     reader = counted.reader_for(question)
-    if not reader.asks_effect and pool:
+    if not reader.asks_effect and (direct := direct_to_the_frame(pool, reader)):
         # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
-        # reads those better (PubMedQA, phases/16_result_reader.md).
-        return reconciled(code_verdict(question, pool, reader=reader), question, counted)
+        # reads those better (PubMedQA, phases/16_result_reader.md), from the items that name its exposure with
+        # its outcome only (obesity in heart failure is not answered by SGLT2 inhibitor trials: with none,
+        # the question is insufficient data below, naming what nothing collected names).
+        return reconciled(code_verdict(question, direct, reader=reader), question, counted)
     weighed = weighed_readings(question, counted)
     appraised = appraise(counted, reader, verdict_weight)
     if any(study.carries for study in appraised):
