@@ -17,7 +17,9 @@ _NAME_REACH = 150
 # A hazard or odds ratio above this is a heart rate or a count, not a ratio.
 _LARGEST_RATIO = 60.0
 _RATIO_CONTEXT = re.compile(
-    r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio|ratio\s+of\s+(?:geometric\s+)?means|mean\s+ratio)"
+    r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio|ratio\s+of\s+(?:geometric\s+)?means|mean\s+ratio"
+    # "the ratio of episode rates for the real group compared to the sham group was 0.99 (95% CI ...)"
+    r"|ratio\s+of\s+(?:[\w-]+\s+){0,3}?(?:rates|risks|incidences|proportions))"
 )
 # A vaccine's or a measure's efficacy is a fall in risk: "a vaccine efficacy of 11.7% (95% CI -41.3 to 44.9)" is
 # -11.7 [-44.9, 41.3], as "reduced by 11.7%" is.
@@ -38,6 +40,12 @@ _FALL_BY = re.compile(
     r"by\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$"
 )
 _BY_JUST_BEFORE = re.compile(r"\bby\s+$")
+# A bracketed interval after a value stated as a change "by" it is the change's: "differed by 2.7 mmHg [-1.1 to
+# 6.4]", "fell by 3.0 points (1.2 to 4.8)".
+_CHANGED_BY_JUST_BEFORE = re.compile(
+    r"\b(?i:differ|reduc|increas|decreas|fell|fall|drop|declin|rose|rise|lower|improv|shorten|length)\w*\s+by\s+"
+    r"(?:an?\s+(?:mean|average|median)\s+of\s+)?$"
+)
 # A bracketed interval after "median" or "mean" is a group's value and its range, not an estimate.
 _AVERAGE_JUST_BEFORE = re.compile(r"\b(?i:median|mean|average)\s*(?:[=:]|was|is|of)?\s*$")
 # Two values with their intervals joined by "vs" are each group's value ("-5.02 [95% CI -5.9, -4.1] kg vs. -4.1
@@ -107,7 +115,12 @@ def find_estimates(doc: StatText) -> list[Draft]:
             named = (drafts[-1].measure, match.start())
         if not has_label and named is None:
             named = _ratio_restating_a_change(doc, match, drafts)
-        if not has_label and named is None and not _ci_label_just_before(doc, match.start()):
+        if (
+            not has_label
+            and named is None
+            and not _ci_label_just_before(doc, match.start())
+            and not _CHANGED_BY_JUST_BEFORE.search(doc.plain, max(0, match.start() - 60), match.start())
+        ):
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         before = doc.plain[max(doc.sentence_start(match.start()), match.start() - 160) : match.start()]
         if not has_label and _AVERAGE_JUST_BEFORE.search(before):
@@ -248,7 +261,31 @@ def _estimate_measure(
         return ("OR" if "odds" in sentence.lower() else "HR" if "hazard" in sentence.lower() else "RR"), match.start()
     if value < 0 or number(match.group("lo") or match.group("lo2")) < 0 or changed:
         return "MD", match.start()
+    if _change_against_a_comparator(doc, match, sentence):
+        return "MD", match.start()
     return "group_values", match.start()
+
+
+# "Inhaled steroids increased the stained area of versican (9.6% [CI 0.9 to 18.3%]; p = 0.03) ... compared to
+# placebo": a value with its interval after the outcome a treatment changed, the comparator named after it, is
+# the change against that comparator; "12% in the treated group (95% CI 9-15%)" is a group's value.
+_CHANGE_VERB = re.compile(
+    r"\b(?:increased|reduced|decreased|improved|lowered|raised|shortened|lengthened|prolonged)\b", re.IGNORECASE
+)
+_COMPARATOR_AFTER = re.compile(r"\b(?:compared\s+(?:to|with)|than|versus|vs\.?)\s", re.IGNORECASE)
+_GROUP_NAMED_BEFORE = re.compile(r"\b(?:groups?|arms?|patients|participants|subjects)\b[^\d]{0,25}$", re.IGNORECASE)
+
+
+def _change_against_a_comparator(doc: StatText, match: re.Match[str], sentence: str) -> bool:
+    after = doc.plain[match.end() : match.end() + 200]
+    stop = re.search(r"\.\s+(?=[A-Z])|\n", after)
+    after = after[: stop.start() if stop else None]
+    return (
+        _CHANGE_VERB.search(sentence) is not None
+        and _COMPARATOR_AFTER.search(after) is not None
+        and _GROUP_NAMED_BEFORE.search(sentence[-40:]) is None
+        and re.search(r"\b(?:group|arm)\b", after[:40], re.IGNORECASE) is None
+    )
 
 
 _PERCENTAGE_POINTS = re.compile(r"\s?(?:percentage|percent)[\s-]+points?\b", re.IGNORECASE)

@@ -85,13 +85,17 @@ _BETWEEN_VALUE_AND_CI = (
 )
 
 
+# The interval said to be the measure's: "HR = 6, 95% CI of HR = 1.2-34.2".
+_OF_THE_MEASURE = r"of\s+(?:the\s+)?(?:[A-Z]{2,4}|[a-z]+\s+ratio)\s*[:=]"
+
+
 @cache
 def value_with_ci() -> re.Pattern[str]:
     """A value and its labelled interval: "0.58 (95% CI, 0.34 to 0.97)", "0·80, 95% CI 0·66 to 0·98",
     "-7.0 mm, 95% confidence interval (CI) [-20.7 to +6.7]", "2.1 (CI 95%: 1.2-3.4)"."""
     return re.compile(
         rf"(?<![\w.+\-])(?P<value>{NUM})(?!\s?%\s*{_CI_WORD}){UNIT}{_BETWEEN_VALUE_AND_CI}"
-        rf"\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:[:=,]|is|was|of)?\s*{interval()}"
+        rf"\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:{_OF_THE_MEASURE}|[:=,]|is|was|of)?\s*{interval()}"
     )
 
 

@@ -1,0 +1,47 @@
+"""The statistics reader on the kinds of text round 3's labels found it missing (phases/23_readers.md, section 7;
+each example written here, none from a benchmark or the labelled texts). Each case failed before its fix."""
+
+from __future__ import annotations
+
+from deepcritical.reading.effects import Effect
+from deepcritical.reading.statistics import read_effects
+
+
+def estimates(text: str) -> list[Effect]:
+    return [e for e in read_effects(text) if e.measure not in ("group_values", "p_only")]
+
+
+def test_a_ratio_of_rates_is_a_ratio() -> None:
+    text = "The ratio of fall rates for the exercise group compared to the control group was 0.81 (95% CI, 0.66-0.99)."
+    (effect,) = estimates(text)
+    assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == ("RR", 0.81, 0.66, 0.99)
+
+
+def test_an_interval_said_to_be_the_measure_s() -> None:
+    (effect,) = estimates("Grade was the only prognostic factor (HR = 4, 95%CI of HR = 1.5-10.7).")
+    assert (effect.measure, effect.value, effect.ci_low, effect.ci_high, effect.ci_level) == ("HR", 4, 1.5, 10.7, 95)
+
+
+def test_a_bracketed_interval_after_a_change_by_a_value_with_its_unit() -> None:
+    (effect,) = estimates("Systolic pressure differed by 2.7 mmHg [-1.1 to 6.4] between the arms.")
+    assert (effect.measure, effect.value, effect.unit, effect.ci_low, effect.ci_high) == ("MD", 2.7, "mmHg", -1.1, 6.4)
+    assert effect.significant is False
+    assert effect.compares_arms
+
+
+def test_a_median_and_its_range_stay_a_group_s_value() -> None:
+    assert estimates("Stay was 4.0 days (2.0-6.0) with the drug and 5.0 days (3.0-7.0) with placebo.") == []
+
+
+def test_a_change_against_a_comparator_named_after_it_is_an_estimate() -> None:
+    text = "At 12 months the cream increased skin hydration (7.2% [CI 1.1 to 13.3%]; p = 0.02) compared to the vehicle."
+    (effect,) = estimates(text)
+    assert (effect.value, effect.ci_low, effect.ci_high, effect.p) == (7.2, 1.1, 13.3, "=0.02")
+    assert effect.measure == "MD"
+    assert effect.compares_arms
+
+
+def test_each_group_s_value_with_its_interval_is_not_an_estimate() -> None:
+    text = "Mortality was 12% in the treated group (95% CI 9-15%) and 18% in the control group (95% CI 14-22%)."
+    assert estimates(text) == []
+    assert [e.groups for e in read_effects(text)] == [("12%", "18%")]
