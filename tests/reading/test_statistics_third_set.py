@@ -45,3 +45,41 @@ def test_each_group_s_value_with_its_interval_is_not_an_estimate() -> None:
     text = "Mortality was 12% in the treated group (95% CI 9-15%) and 18% in the control group (95% CI 14-22%)."
     assert estimates(text) == []
     assert [e.groups for e in read_effects(text)] == [("12%", "18%")]
+
+
+def groups_of(text: str) -> list[tuple[str, ...]]:
+    return [e.groups for e in read_effects(text) if e.measure == "group_values"]
+
+
+def test_a_semicolon_after_groups_named_after_their_values_ends_their_comparison() -> None:
+    text = (
+        "Efficacy held (responses in the main set: 54.1% in AB2 and 56.0% in REF; responses in the full set: 53.6% "
+        "in AB2 and 55.3% in REF)."
+    )
+    assert groups_of(text) == [("54.1%", "56.0%"), ("53.6%", "55.3%")]
+
+
+def test_respectively_ends_a_comparison_and_numbers_naming_time_points_are_no_values() -> None:
+    text = "Residues were high (76% and 74% in years 1 and 4, respectively) and in cars (75% and 73% in years 1 and 4)."
+    assert groups_of(text) == [("76%", "74%"), ("75%", "73%")]
+
+
+def test_each_arm_s_change_named_before_its_values_is_within_the_arm() -> None:
+    text = (
+        "Scores fell in both arms (mean change ± SD of -6.1 ± 4.2 for placebo vs -5.9 ± 6.0 for the vaccine, p=0.61)."
+    )
+    (effect,) = [e for e in read_effects(text) if e.measure == "group_values"]
+    assert effect.groups == ("-6.1 ± 4.2", "-5.9 ± 6.0")
+    assert effect.within_group
+    assert not effect.compares_arms
+
+
+def test_one_group_s_change_with_its_interval_is_no_estimate() -> None:
+    text = (
+        "At six months the intervention group showed a decrease of 1.1 kg (95% CI 0.2 to 2.0) while the usual care "
+        "group showed an increase of 0.3 kg (95% CI -0.4 to 1.0; p=0.02)."
+    )
+    assert estimates(text) == []
+    (effect,) = [e for e in read_effects(text) if e.measure == "group_values"]
+    assert [group.split()[0] for group in effect.groups] == ["1.1", "0.3"]
+    assert effect.within_group

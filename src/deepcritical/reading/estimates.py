@@ -40,6 +40,15 @@ _FALL_BY = re.compile(
     r"by\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$"
 )
 _BY_JUST_BEFORE = re.compile(r"\bby\s+$")
+# One group's own change, with its interval: "the patients in the intervention group presented a decrease of 0.48 kg
+# (95% CI ...)", "the control arm showed a mean increase in weight of 1.2 kg (...)": a group's value within its arm,
+# no estimate between the arms.
+_ONE_GROUP_S_CHANGE = re.compile(
+    r"\b(?:group|arm)\s+(?:showed|presented|had|experienced|exhibited|reported)\s+an?\s+(?:mean\s+|average\s+)?"
+    r"(?:decrease|increase|change|reduction|gain|loss|rise|fall|improvement|decline)\s+"
+    r"(?:in\s+[\w\s-]{1,30}?\s+)?of\s*$",
+    re.IGNORECASE,
+)
 # A bracketed interval after a value stated as a change "by" it is the change's: "differed by 2.7 mmHg [-1.1 to
 # 6.4]", "fell by 3.0 points (1.2 to 4.8)".
 _CHANGED_BY_JUST_BEFORE = re.compile(
@@ -143,6 +152,9 @@ def find_estimates(doc: StatText) -> list[Draft]:
         if not min(low, high) <= value <= max(low, high):
             continue  # an estimate lies inside its interval: this interval is some other value's
         measure, start = _estimate_measure(doc, match, named, value)
+        one_group = named is None and _ONE_GROUP_S_CHANGE.search(before) is not None
+        if one_group:
+            measure = "group_values"  # "the intervention group presented a decrease of 0.48 kg (95% CI ...)"
         if efficacy:
             measure = "percent_change"
         if measure == "MD" and _risk_difference(doc, match, named=named is not None):
@@ -155,7 +167,7 @@ def find_estimates(doc: StatText) -> list[Draft]:
         level = float(level_text) if level_text else (95.0 if has_label else None)
         sides_text = (match.group("level_sides") or match.group("level_sides2")) if has_label else None
         sides = 1 if sides_text in ("one", "1") else 2
-        drafts.append(Draft(measure, start, match.end(), value, low, high, level, sides=sides))
+        drafts.append(Draft(measure, start, match.end(), value, low, high, level, sides=sides, within=one_group))
     _groups_joined_by_versus(doc, drafts)
     for match in pt.measure_then_value().finditer(doc.plain):
         value_text = match.group("value")

@@ -12,7 +12,17 @@ from deepcritical.reading.stat_text import GROUP_GAP, Draft, StatText, between
 # "by a mean of 2.3 weeks in one arm and 1.9 weeks in the other": each arm's change, within that arm.
 _CHANGED_BY = re.compile(r"\bby\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$", re.IGNORECASE)
 # "(baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1)": one group's values over time, the first at baseline.
+# "mean change ± SD of -8.3 ± 5.8 for placebo vs -8.0 ± 7.8": each arm's change, within that arm.
+_CHANGE_NAMED_BEFORE = re.compile(r"\bchanges?\b(?:\s+from\s+baseline)?[^\d.;]{0,25}$", re.IGNORECASE)
 _FROM_BASELINE = re.compile(r"\b(?:baseline|before|pre-?(?:treatment|operative|intervention))\s*[:=,]?\s*$", re.I)
+
+
+# Numbers that name (time points, groups, grades), not values: "in years 1 and 4", "at weeks 4 and 12".
+_NAMES_NUMBERED = re.compile(
+    r"\b(?:years?|months?|weeks?|days?|visits?|grades?|types?|stages?|phases?|groups?|arms?|cycles?|sessions?"
+    r"|doses?|levels?|questions?|items?)\s+$",
+    re.IGNORECASE,
+)
 
 
 def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
@@ -21,6 +31,8 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
     for match in (*pt.versus_pair().finditer(doc.plain), *pt.paired_values().finditer(doc.plain)):
         names = ("a", "b") if match.group("a") else ("a2", "b2")
         spans = [(match.start(g), match.end(g)) for g in names]
+        if names[0] == "a2" and _NAMES_NUMBERED.search(doc.plain, max(0, match.start() - 20), match.start()):
+            continue  # "in years 1 and 4, respectively": the numbers name time points or groups
         if (
             match.re is pt.versus_pair()
             and match.group("name")
@@ -36,7 +48,7 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
             groups = [doc.original[start:end].strip() for start, end in spans]
             draft = Draft("group_values", spans[0][0], spans[-1][1], groups=groups)
             before = doc.plain[max(0, draft.start - 30) : draft.start]
-            draft.within = _CHANGED_BY.search(before) is not None or _FROM_BASELINE.search(before) is not None
+            draft.within = any(rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE))
             drafts.append(draft)
     for kind in (pt.count_value(), pt.range_value(), pt.mean_sd_value(), pt.percent_value()):
         spans = [(m.start(), m.end()) for m in kind.finditer(doc.plain) if doc.free(m.start(), m.end())]
@@ -50,11 +62,9 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
             groups = [doc.original[start:end].strip() for start, end in cluster]
             draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
             before = doc.plain[max(0, draft.start - 30) : draft.start]
-            draft.within = (
-                _CHANGED_BY.search(before) is not None
-                or _FROM_BASELINE.search(before) is not None
-                or _from_one_time_to_another(doc, cluster)
-            )
+            draft.within = any(
+                rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE)
+            ) or _from_one_time_to_another(doc, cluster)
             drafts.append(draft)
     return drafts
 
@@ -162,6 +172,23 @@ def _compared_before_semicolon(text: str, cluster: list[tuple[int, int]], start:
     )
 
 
+_AND = re.compile(r"\band\b")
+_NAMED_JUST_AFTER = re.compile(r"\s+(?:in|for|with|on)\s+[A-Za-z][^;,.()]{0,29}?(?=\s+and\b|\s*;)")
+
+
+def _list_closed(text: str, cluster: list[tuple[int, int]], start: int) -> bool:
+    """Whether the words after a cluster's values close their comparison: "respectively" ("76% and 74% in years 1
+    and 4, respectively) and in cars (75% ..."), or a semicolon after a list of groups named after their values and
+    ended by "and" ("54.1% in AB2 and 56.0% in REF; responses in the full set: 53.6% ...")."""
+    if len(cluster) < 2:
+        return False
+    gap = text[cluster[-1][1] : start]
+    if "respectively" in gap:
+        return True
+    named = [_NAMED_JUST_AFTER.match(text, end) for _start, end in cluster[-2:]]
+    return ";" in gap and _AND.search(text, cluster[-2][1], cluster[-1][0]) is not None and all(named)
+
+
 def _clusters(
     text: str, spans: list[tuple[int, int]], p_starts: list[int], *, same_unit: bool = False
 ) -> list[list[tuple[int, int]]]:
@@ -183,6 +210,7 @@ def _clusters(
             and not _new_table_row(text[cluster[-1][1] : start])
             and not _FULL_STOP.search(text, cluster[-1][1], start)
             and not (_compared_before_semicolon(text, cluster, start))
+            and not _list_closed(text, cluster, start)
             and not (same_unit and ("%" in text[start:end]) != ("%" in text[slice(*cluster[-1])]))
         ):
             cluster.append((start, end))
