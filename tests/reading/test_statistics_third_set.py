@@ -74,6 +74,12 @@ def test_each_arm_s_change_named_before_its_values_is_within_the_arm() -> None:
     assert not effect.compares_arms
 
 
+def test_changes_said_to_be_compared_between_the_arms_compare_the_arms() -> None:
+    text = "The change in grip strength did not differ (-1.2 vs -0.4 kg; p=0.38) between the arms."
+    (effect,) = [e for e in read_effects(text) if e.measure == "group_values"]
+    assert effect.compares_arms
+
+
 def test_one_group_s_change_with_its_interval_is_no_estimate() -> None:
     text = (
         "At six months the intervention group showed a decrease of 1.1 kg (95% CI 0.2 to 2.0) while the usual care "
@@ -83,3 +89,28 @@ def test_one_group_s_change_with_its_interval_is_no_estimate() -> None:
     (effect,) = [e for e in read_effects(text) if e.measure == "group_values"]
     assert [group.split()[0] for group in effect.groups] == ["1.1", "0.3"]
     assert effect.within_group
+
+
+def significance_of_groups(text: str) -> list[bool | None]:
+    return [e.significant for e in read_effects(text) if e.measure == "group_values"]
+
+
+def test_groups_without_a_p_take_what_their_sentence_says_of_them() -> None:
+    similar = (
+        "Clinical (14.1% versus 16.8%) and ongoing (11.0% versus 12.4%) pregnancy rates were similar in both arms."
+    )
+    assert significance_of_groups(similar) == [False, False]
+    shorter = "Stay was significantly shorter with the new pathway (3 days vs. 6 days)."
+    assert significance_of_groups(shorter) == [True]
+
+
+def test_groups_take_the_significance_of_the_estimate_of_their_difference_after_them() -> None:
+    text = "Response was 38.7% (24/62) with A, whereas it was 12.7% (8/63) with B (OR 4.3, 95% CI 1.8-10.7; P = 0.001)."
+    assert significance_of_groups(text) == [True]
+
+
+def test_words_do_not_judge_groups_in_a_sentence_with_a_p_or_saying_both_ways() -> None:
+    with_p = "Pain was similar (3.1 vs 3.4); nausea was rarer with the drug (OR 0.5, 95% CI 0.3-0.9, p = 0.01)."
+    assert significance_of_groups(with_p) == [None]
+    both = "Scores were significantly higher at week 4 (12 vs 9) but not significantly at week 8."
+    assert significance_of_groups(both) == [None]

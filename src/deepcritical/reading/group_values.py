@@ -12,8 +12,11 @@ from deepcritical.reading.stat_text import GROUP_GAP, Draft, StatText, between
 # "by a mean of 2.3 weeks in one arm and 1.9 weeks in the other": each arm's change, within that arm.
 _CHANGED_BY = re.compile(r"\bby\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$", re.IGNORECASE)
 # "(baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1)": one group's values over time, the first at baseline.
-# "mean change ± SD of -8.3 ± 5.8 for placebo vs -8.0 ± 7.8": each arm's change, within that arm.
-_CHANGE_NAMED_BEFORE = re.compile(r"\bchanges?\b(?:\s+from\s+baseline)?[^\d.;]{0,25}$", re.IGNORECASE)
+# "mean change ± SD of -8.3 ± 5.8 for placebo vs -8.0 ± 7.8": each arm's change, within that arm; not when the
+# words between say the arms are compared ("change did not differ (-0.9 vs -0.2 points; p=0.41)").
+_CHANGE_NAMED_BEFORE = re.compile(
+    r"\bchanges?\b(?:\s+from\s+baseline)?(?:(?!differ|between|compar|\bvs\b|versus)[^\d.;]){0,25}$", re.IGNORECASE
+)
 _FROM_BASELINE = re.compile(r"\b(?:baseline|before|pre-?(?:treatment|operative|intervention))\s*[:=,]?\s*$", re.I)
 
 

@@ -9,6 +9,7 @@ dot, thin spaces made plain), so every offset is an offset into the text as give
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from deepcritical.reading import patterns as pt
 from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged
@@ -39,7 +40,68 @@ def read_effects(text: str) -> list[Effect]:
     drafts += find_group_values(doc, [start for start, _end, _p in p_values])
     drafts.sort(key=lambda d: d.start)
     drafts = attach_p_values(doc, drafts, p_values)
-    return [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
+    effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
+    return _significance_of_groups_without_p(doc, effects)
+
+
+# What a sentence says of its groups' values when no p-value is given for them: "(14.1% versus 16.8%) ... were
+# similar in both groups", "did not differ", "significantly shorter in the A group (3 vs 6 days)".
+_NO_DIFFERENCE_SAID = re.compile(
+    r"\b(?:no|not|nor)\s+(?:statistically\s+)?significant(?:ly)?\b|\bdid\s+not\s+differ|\bdo\s+not\s+differ"
+    r"|\b(?:were|was|are|is|remained)\s+(?:very\s+)?(?:similar|comparable)\b|\bno\s+differences?\b",
+    re.IGNORECASE,
+)
+_DIFFERENCE_SAID = re.compile(
+    r"(?<!not )\bsignificantly\s+(?:higher|lower|more|less|greater|better|worse|shorter|longer|increased|reduced"
+    r"|decreased|improved|fewer|smaller|larger|faster|slower)\b",
+    re.IGNORECASE,
+)
+# How far after its group values an estimate of their difference may stand and lend them its significance:
+# "38.7% (24/62) ... 12.7% (8/63) (odds ratio 4.342, 95% CI 1.764-10.687; P = 0.001)"; never across a semicolon.
+_ESTIMATE_AFTER_GROUPS = 25
+
+
+def _significance_of_groups_without_p(doc: StatText, effects: list[Effect]) -> list[Effect]:
+    """Groups' values between the arms without a p-value take the significance of the estimate of their
+    difference just after them, else the significance their sentence states in words, when it states one way
+    only and gives no p-value of any result (the words may then be that result's)."""
+    read: list[Effect] = []
+    for index, effect in enumerate(effects):
+        if (
+            effect.measure == "group_values"
+            and effect.p is None
+            and effect.significant is None
+            and effect.compares_arms
+        ):
+            said = _said_of(doc, effect, effects[index + 1 :])
+            if said is not None:
+                effect = replace(effect, significant=said)
+        read.append(effect)
+    return read
+
+
+def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
+    estimate = next(iter(later), None)
+    if (
+        estimate is not None
+        and estimate.measure not in ("group_values", "p_only", "percent_change")
+        and estimate.significant is not None
+        and estimate.start - groups.end <= _ESTIMATE_AFTER_GROUPS
+        and ";" not in doc.plain[groups.end : estimate.start]
+        and doc.sentence_start(estimate.start) <= groups.start
+    ):
+        return estimate.significant
+    start = doc.sentence_start(groups.start)
+    ends = [at for at in doc.sentence_starts if at > groups.end]
+    sentence = doc.plain[start : ends[0] if ends else len(doc.plain)]
+    if pt.p_value().search(sentence):
+        return None
+    no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
+    if no_difference and not difference:
+        return False
+    if difference and not no_difference:
+        return True
+    return None
 
 
 def _unbalanced(quote: str) -> bool:
