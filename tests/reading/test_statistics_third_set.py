@@ -114,3 +114,19 @@ def test_words_do_not_judge_groups_in_a_sentence_with_a_p_or_saying_both_ways() 
     assert significance_of_groups(with_p) == [None]
     both = "Scores were significantly higher at week 4 (12 vs 9) but not significantly at week 8."
     assert significance_of_groups(both) == [None]
+
+
+def test_a_threshold_written_as_a_percentage_or_more_is_no_group_s_value() -> None:
+    text = (
+        "The rate of extreme skewing (90% or greater) in the population was 8.6%, and not statistically different "
+        "from any of the other groups, except the older group (1.0%, P<.01)."
+    )
+    assert groups_of(text) == [("8.6%", "1.0%")]
+
+
+def test_several_categories_per_group_are_one_comparison_per_category() -> None:
+    text = (
+        "The 1- and 3-year relapse rates were 2% and 6.5% in the surgical group, and 1% and 9.7% in the medical "
+        "group, respectively (P=0.54)."
+    )
+    assert groups_of(text) == [("2%", "1%"), ("6.5%", "9.7%")]

@@ -62,14 +62,41 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
                 doc.take(start, end)
             if _participant_flow(doc, cluster[-1][1]) or _not_groups(doc, cluster, kind is pt.percent_value()):
                 continue
-            groups = [doc.original[start:end].strip() for start, end in cluster]
-            draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
-            before = doc.plain[max(0, draft.start - 30) : draft.start]
-            draft.within = any(
-                rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE)
-            ) or _from_one_time_to_another(doc, cluster)
-            drafts.append(draft)
+            for one_comparison in _categories_per_group(doc.plain, cluster) or [cluster]:
+                drafts.append(_cluster_draft(doc, one_comparison))
     return drafts
+
+
+def _cluster_draft(doc: StatText, cluster: list[tuple[int, int]]) -> Draft:
+    groups = [doc.original[start:end].strip() for start, end in cluster]
+    draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
+    before = doc.plain[max(0, draft.start - 30) : draft.start]
+    draft.within = any(
+        rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE)
+    ) or _from_one_time_to_another(doc, cluster)
+    return draft
+
+
+# A group named after its values: "0% and 4.5% in the EDWS group, and 0% and 8.7% in the MED group".
+_GROUP_NAMED_AFTER = re.compile(
+    r"\s+(?:in|for|with|among)\s+(?:the\s+)?[A-Za-z][^\d;,.()]{0,40}?\b(?:group|arm|cohort)s?\b", re.IGNORECASE
+)
+
+
+def _categories_per_group(text: str, cluster: list[tuple[int, int]]) -> list[list[tuple[int, int]]] | None:
+    """Several categories' values per group, each group named after its own ("the 1- and 3-year rates were 0% and
+    4.5% in the A group, and 0% and 8.7% in the B group"): one comparison per category, the groups' values in the
+    groups' order. None when the cluster is not so written (the groups must hold as many values each, two or more)."""
+    chunks: list[list[tuple[int, int]]] = [[]]
+    for span in cluster:
+        chunks[-1].append(span)
+        if _GROUP_NAMED_AFTER.match(text, span[1]):
+            chunks.append([])
+    chunks = [chunk for chunk in chunks if chunk]
+    sizes = {len(chunk) for chunk in chunks}
+    if len(chunks) < 2 or len(sizes) != 1 or sizes == {1} or not _GROUP_NAMED_AFTER.match(text, cluster[-1][1]):
+        return None
+    return [list(category) for category in zip(*chunks, strict=True)]
 
 
 # "from 4.01 ± 3.99 to 9.14 ± 9.9 pg/ml in the low dose group": one group's values before and after. Without one

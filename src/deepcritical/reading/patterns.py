@@ -225,7 +225,11 @@ def mean_sd_value() -> re.Pattern[str]:
 @cache
 def percent_value() -> re.Pattern[str]:
     # Not a threshold ("≥ 90% of baseline") nor a concentration ("2% CHX", "0.2% chlorhexidine gel").
-    return re.compile(rf"(?<![\w.+\-<>≤≥])(?<![<>≤≥]\s)(?P<v>{NUM})\s?%(?!\s*(?:[A-Z]|w/|v/|(?i:solution|gel|cream)))")
+    # Nor a threshold written after it ("90% or greater", "50% or more").
+    return re.compile(
+        rf"(?<![\w.+\-<>≤≥])(?<![<>≤≥]\s)(?P<v>{NUM})\s?%"
+        r"(?!\s*(?:[A-Z]|w/|v/|(?i:solution|gel|cream)|or\s+(?:greater|more|higher|above|less|lower|below|fewer)\b))"
+    )
 
 
 # A group's value in a versus pair: a mean and its SD, or a count of its total ("20 of 58 versus 10 of 65").
