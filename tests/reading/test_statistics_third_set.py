@@ -130,3 +130,31 @@ def test_several_categories_per_group_are_one_comparison_per_category() -> None:
         "group, respectively (P=0.54)."
     )
     assert groups_of(text) == [("2%", "1%"), ("6.5%", "9.7%")]
+
+
+def test_values_at_time_points_named_after_them_are_one_group_s() -> None:
+    (effect,) = group_values_of("Residues were high (76% and 74% in years 1 and 4, respectively).")
+    assert effect.groups == ("76%", "74%")
+    assert effect.within_group
+
+
+def group_values_of(text: str) -> list[Effect]:
+    return [e for e in read_effects(text) if e.measure == "group_values"]
+
+
+def test_a_count_with_its_group_named_before_its_percentage_is_one_value() -> None:
+    text = "Scores were available in 14/20 placebo-treated patients (70.0%) and 19/22 vaccinated patients (86.4%)."
+    assert [group.split("/")[0] for group in groups_of(text)[0]] == ["14", "19"]
+    assert len(groups_of(text)) == 1
+
+
+def test_counts_named_by_the_method_that_found_them() -> None:
+    assert [g.split()[0] for g in groups_of("110 lesions were found using MRI, and 128 using CT.")[0]] == ["110", "128"]
+
+
+def test_an_interval_after_an_unnamed_estimate_keeps_that_estimate_s_measure() -> None:
+    text = (
+        "At 12 months the cream increased skin hydration (7.2% [CI 1.1 to 13.3%]; p = 0.02) and elasticity (4.0% "
+        "[CI -0.5 to 8.5%]; p = 0.08) compared to the vehicle."
+    )
+    assert [e.measure for e in estimates(text)] == ["MD", "MD"]

@@ -117,6 +117,7 @@ def find_estimates(doc: StatText) -> list[Draft]:
         if has_label and doc.infusion and level_text is None:
             continue  # "CI" here is a continuous infusion
         named = _measure_before(doc, match.start(), previous_end)
+        named_here = named is not None  # not the measure of the estimate before, which is already judged RD or not
         if named is None and drafts and drafts[-1].end >= doc.sentence_start(match.start()):
             named = (drafts[-1].measure, match.start())  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
         elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
@@ -157,7 +158,7 @@ def find_estimates(doc: StatText) -> list[Draft]:
             measure = "group_values"  # "the intervention group presented a decrease of 0.48 kg (95% CI ...)"
         if efficacy:
             measure = "percent_change"
-        if measure == "MD" and _risk_difference(doc, match, named=named is not None):
+        if measure == "MD" and _risk_difference(doc, match, named=named_here):
             measure = "RD"
         if measure in RATIO_MEASURES and not 0 < value <= _LARGEST_RATIO:
             continue

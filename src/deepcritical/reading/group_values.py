@@ -71,10 +71,19 @@ def _cluster_draft(doc: StatText, cluster: list[tuple[int, int]]) -> Draft:
     groups = [doc.original[start:end].strip() for start, end in cluster]
     draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
     before = doc.plain[max(0, draft.start - 30) : draft.start]
-    draft.within = any(
-        rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE)
-    ) or _from_one_time_to_another(doc, cluster)
+    draft.within = (
+        any(rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE))
+        or _from_one_time_to_another(doc, cluster)
+        or _AT_TIME_POINTS.match(doc.plain, cluster[-1][1]) is not None
+    )
     return draft
+
+
+# One group's values at time points named after them: "(86% and 84% in years 1 and 4, respectively)".
+_AT_TIME_POINTS = re.compile(
+    r"\s+(?:in|at|on)\s+(?:the\s+)?(?:years?|months?|weeks?|days?|visits?)\s+\d+(?:\s*,\s*\d+)*,?\s+and\s+\d+\b",
+    re.IGNORECASE,
+)
 
 
 # A group named after its values: "0% and 4.5% in the EDWS group, and 0% and 8.7% in the MED group".

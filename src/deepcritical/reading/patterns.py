@@ -187,6 +187,10 @@ def not_significant_mark() -> re.Pattern[str]:
     return re.compile(r"(?<![\w.+\-])(?:N\.S\.?|n\.s\.?)(?!\w)|(?<=[(;,])\s*NS\s*(?=[);,])")
 
 
+# A count's group named between it and its percentage: "18/30 placebo-treated patients (60.0%)".
+_WORDS_THEN_PERCENT = r"(?:\s+[A-Za-z][\w-]*){{1,3}}\s*[(\[]\s*{pct}\s*[)\]]"
+
+
 @cache
 def count_value() -> re.Pattern[str]:
     """One group's count: "59/250 (22%)", "4/24; 17%", "59 out of 250 episodes (22%)", "265 [25%] of
@@ -194,7 +198,7 @@ def count_value() -> re.Pattern[str]:
     n = r"\d+(?:,\d{3})*"
     pct = rf"{NUM}\s?%"
     return re.compile(
-        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[(\[]\s*{pct}\s*[)\]]|\s*[;,]\s*{pct})?"
+        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[(\[]\s*{pct}\s*[)\]]|\s*[;,]\s*{pct}|{_WORDS_THEN_PERCENT.format(pct=pct)})?"
         rf"|{n}\s+(?:out\s+)?of\s+(?:the\s+)?{n}(?:\s+[A-Za-z][\w-]*){{0,3}}\s*[(\[]\s*{pct}\s*[)\]]"
         rf"|{n}\s*[(\[]\s*{pct}\s*[)\]]\s*of\s+{n}"
         rf"|{n}(?:\s+[a-z][\w-]*){{0,2}}\s*[(\[]\s*{pct}\s*[)\]]"
@@ -273,8 +277,8 @@ def paired_values() -> re.Pattern[str]:
     value = rf"{NUM}{UNIT}(?:\s+per\s+(?:\d[\d,]*\s+)?[\w-]+(?:\s+at\s+risk)?)?"
     return re.compile(
         rf"(?<![\w.±+\-])(?P<a>{value})(?:\s*\([^()]{{1,40}}\))?(?:\s+(?:were|was|had)?\s*[a-z]+){{0,2}}?"
-        rf"\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
-        rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among)\b"
+        rf"\s+(?:in|for|with|among|using)\s+[^.;()\d]{{1,60}}?,?\s+"
+        rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among|using)\b"
         rf"|(?<![\w.±+\-])(?P<a2>{NUM})\s+and\s+(?P<b2>{value})(?:\s+[a-z]+){{0,2}},?\s+respectively"
     )
 
