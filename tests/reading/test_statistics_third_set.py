@@ -158,3 +158,19 @@ def test_an_interval_after_an_unnamed_estimate_keeps_that_estimate_s_measure() -
         "[CI -0.5 to 8.5%]; p = 0.08) compared to the vehicle."
     )
     assert [e.measure for e in estimates(text)] == ["MD", "MD"]
+
+
+def test_one_p_said_of_every_comparison_of_its_sentence_judges_them_all() -> None:
+    text = (
+        "There were no differences in recall (12.8 ± 4.7 v. 12.3 ± 3.9) or satisfaction (median 8.0 v. 7.5) between "
+        "the groups (all p>0.40)."
+    )
+    assert significance_of_groups(text) == [False, False]
+
+
+def test_a_significant_increase_said_of_groups_values() -> None:
+    text = (
+        "Analyses showed a significant increase in endurance time in the training group (412 ± 30 s) compared to "
+        "control (350 ± 21 s)."
+    )
+    assert significance_of_groups(text) == [True]

@@ -12,10 +12,10 @@ import re
 from dataclasses import replace
 
 from deepcritical.reading import patterns as pt
-from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged
+from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged, significant_from_p
 from deepcritical.reading.estimates import find_estimates, find_percent_changes
 from deepcritical.reading.group_values import find_group_values
-from deepcritical.reading.p_values import attach_p_values, find_p_values
+from deepcritical.reading.p_values import attach_p_values, find_p_values, written_p
 from deepcritical.reading.stat_text import Draft, StatText, number
 from deepcritical.text import collapse_whitespace
 
@@ -53,9 +53,13 @@ _NO_DIFFERENCE_SAID = re.compile(
 )
 _DIFFERENCE_SAID = re.compile(
     r"(?<!not )\bsignificantly\s+(?:higher|lower|more|less|greater|better|worse|shorter|longer|increased|reduced"
-    r"|decreased|improved|fewer|smaller|larger|faster|slower)\b",
+    r"|decreased|improved|fewer|smaller|larger|faster|slower)\b"
+    # "a significant increase in the time ... in the training group (318 s) compared to control (248 s)"
+    r"|\b(?:an?|the)\s+(?:statistically\s+)?significant\s+(?:increase|decrease|reduction|improvement|rise|fall)\b",
     re.IGNORECASE,
 )
+# One p-value said of every comparison of its sentence: "(all p>0.50)", "(p > 0.05 for all)".
+_P_OF_ALL = re.compile(r"\ball\s*$|^\s*for\s+all\b", re.IGNORECASE)
 # How far after its group values an estimate of their difference may stand and lend them its significance:
 # "38.7% (24/62) ... 12.7% (8/63) (odds ratio 4.342, 95% CI 1.764-10.687; P = 0.001)"; never across a semicolon.
 _ESTIMATE_AFTER_GROUPS = 25
@@ -94,7 +98,13 @@ def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
     start = doc.sentence_start(groups.start)
     ends = [at for at in doc.sentence_starts if at > groups.end]
     sentence = doc.plain[start : ends[0] if ends else len(doc.plain)]
-    if pt.p_value().search(sentence):
+    p_values = list(pt.p_value().finditer(sentence))
+    if len(p_values) == 1 and (
+        _P_OF_ALL.search(sentence, 0, p_values[0].start()) or _P_OF_ALL.search(sentence[p_values[0].end() :])
+    ):
+        written = written_p(p_values[0])
+        return significant_from_p(written) if written is not None else None
+    if p_values:
         return None
     no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
     if no_difference and not difference:
