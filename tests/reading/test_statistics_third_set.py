@@ -174,3 +174,13 @@ def test_a_significant_increase_said_of_groups_values() -> None:
         "control (350 ± 21 s)."
     )
     assert significance_of_groups(text) == [True]
+
+
+def test_a_ratio_named_after_groups_values_with_their_intervals_is_an_estimate() -> None:
+    text = (
+        "The mean catch was 31.5 per trap (95% CI 26.6-36.3) in open houses, compared with 12.2 (10.9-14.4) in "
+        "screened houses (ratio of means 0.39, 95% CI 0.30-0.51; p<0.0001)."
+    )
+    (effect,) = estimates(text)
+    assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == ("RR", 0.39, 0.30, 0.51)
+    assert [group.split()[0] for group in groups_of(text)[0]] == ["31.5", "12.2"]

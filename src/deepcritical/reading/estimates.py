@@ -21,6 +21,7 @@ _RATIO_CONTEXT = re.compile(
     # "the ratio of episode rates for the real group compared to the sham group was 0.99 (95% CI ...)"
     r"|ratio\s+of\s+(?:[\w-]+\s+){0,3}?(?:rates|risks|incidences|proportions))"
 )
+_RATIO_JUST_BEFORE = re.compile(rf"(?:{_RATIO_CONTEXT.pattern})[^\d;]{{0,20}}$")
 # A vaccine's or a measure's efficacy is a fall in risk: "a vaccine efficacy of 11.7% (95% CI -41.3 to 44.9)" is
 # -11.7 [-44.9, 41.3], as "reduced by 11.7%" is.
 _EFFICACY_BEFORE = re.compile(r"\befficacy\s*(?:\([^()]{0,20}\)\s*)?(?:of|was|is|[:=,])?\s*$", re.IGNORECASE)
@@ -118,7 +119,14 @@ def find_estimates(doc: StatText) -> list[Draft]:
             continue  # "CI" here is a continuous infusion
         named = _measure_before(doc, match.start(), previous_end)
         named_here = named is not None  # not the measure of the estimate before, which is already judged RD or not
-        if named is None and drafts and drafts[-1].end >= doc.sentence_start(match.start()):
+        if (
+            named is None
+            and drafts
+            # "37.5 (95% CI ...) in one group, compared with 15.2 (...) in the other (ratio of means 0.41, 95% CI ...)":
+            # a ratio named just before a value is its measure, not the groups' values before it
+            and not (drafts[-1].measure == "group_values" and _RATIO_JUST_BEFORE.search(doc.plain, 0, match.start()))
+            and drafts[-1].end >= doc.sentence_start(match.start())
+        ):
             named = (drafts[-1].measure, match.start())  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
         elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
             # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
