@@ -8,6 +8,7 @@ dot, thin spaces made plain), so every offset is an offset into the text as give
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import replace
 
@@ -96,8 +97,9 @@ def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
     ):
         return estimate.significant
     start = doc.sentence_start(groups.start)
-    ends = [at for at in doc.sentence_starts if at > groups.end]
-    sentence = doc.plain[start : ends[0] if ends else len(doc.plain)]
+    next_start = bisect.bisect_right(doc.sentence_starts, groups.end)
+    end = doc.sentence_starts[next_start] if next_start < len(doc.sentence_starts) else len(doc.plain)
+    sentence = doc.plain[start:end]
     p_values = list(pt.p_value().finditer(sentence))
     if len(p_values) == 1 and (
         _P_OF_ALL.search(sentence, 0, p_values[0].start()) or _P_OF_ALL.search(sentence[p_values[0].end() :])
