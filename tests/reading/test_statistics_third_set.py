@@ -184,3 +184,11 @@ def test_a_ratio_named_after_groups_values_with_their_intervals_is_an_estimate()
     (effect,) = estimates(text)
     assert (effect.measure, effect.value, effect.ci_low, effect.ci_high) == ("RR", 0.39, 0.30, 0.51)
     assert [group.split()[0] for group in groups_of(text)[0]] == ["31.5", "12.2"]
+
+
+def test_a_p_of_all_other_comparisons_does_not_judge_groups_its_sentence_calls_not_different() -> None:
+    text = (
+        "Both diets reduced steatosis (all p < 0.001) without significant differences between groups; mild: 60.6% "
+        "vs. 71.4%, severe: 4.7% vs. 0%."
+    )
+    assert significance_of_groups(text) == [None, None]

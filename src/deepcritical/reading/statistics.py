@@ -48,7 +48,7 @@ def read_effects(text: str) -> list[Effect]:
 # What a sentence says of its groups' values when no p-value is given for them: "(14.1% versus 16.8%) ... were
 # similar in both groups", "did not differ", "significantly shorter in the A group (3 vs 6 days)".
 _NO_DIFFERENCE_SAID = re.compile(
-    r"\b(?:no|not|nor)\s+(?:statistically\s+)?significant(?:ly)?\b|\bdid\s+not\s+differ|\bdo\s+not\s+differ"
+    r"\b(?:no|not|nor|without)\s+(?:statistically\s+)?significant(?:ly)?\b|\bdid\s+not\s+differ|\bdo\s+not\s+differ"
     r"|\b(?:were|was|are|is|remained)\s+(?:very\s+)?(?:similar|comparable)\b|\bno\s+differences?\b",
     re.IGNORECASE,
 )
@@ -100,20 +100,18 @@ def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
     next_start = bisect.bisect_right(doc.sentence_starts, groups.end)
     end = doc.sentence_starts[next_start] if next_start < len(doc.sentence_starts) else len(doc.plain)
     sentence = doc.plain[start:end]
+    no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
+    in_words = False if no_difference and not difference else True if difference and not no_difference else None
     p_values = list(pt.p_value().finditer(sentence))
     if len(p_values) == 1 and (
         _P_OF_ALL.search(sentence, 0, p_values[0].start()) or _P_OF_ALL.search(sentence[p_values[0].end() :])
     ):
         written = written_p(p_values[0])
-        return significant_from_p(written) if written is not None else None
-    if p_values:
-        return None
-    no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
-    if no_difference and not difference:
-        return False
-    if difference and not no_difference:
-        return True
-    return None
+        by_p = significant_from_p(written) if written is not None else None
+        # "reduced steatosis in both arms (all p < 0.001) without significant differences between groups": the p is
+        # of other comparisons than the words'
+        return by_p if in_words is None or in_words == by_p else None
+    return None if p_values else in_words
 
 
 def _unbalanced(quote: str) -> bool:
