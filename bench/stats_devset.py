@@ -18,6 +18,11 @@ three sources, each text named by a pointer into ../shared/data (the texts never
 The second draw (round 2 of issue 39, ``draw_second``) takes texts only from articles no labelled set holds,
 and adds ``eift:PMCID:LINE``: a line of a TRAIN article's full-text Results (Evidence Inference's extraction).
 
+The third draw (round 3, ``draw_third``, ``--third``; bench/stats_labels_third.json) takes texts only from articles
+neither earlier draw nor the first round's sets hold, from train and validation articles (never test), and adds
+``eiabs:PMCID``: the results section of an article's abstract. ``half_of`` splits it by article into a development
+half and a held-out half, before any of the reader's output on it was printed.
+
 The sample is drawn once with the seed below, before any label was read and before any rule changed;
 bench/stats_labels.json holds the labels read by hand from it (and each text's sha256, so a changed text
 is noticed). The conventions the labels follow are in phases/23_readers.md.
