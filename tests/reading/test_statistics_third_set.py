@@ -75,7 +75,7 @@ def test_each_arm_s_change_named_before_its_values_is_within_the_arm() -> None:
 
 
 def test_changes_said_to_be_compared_between_the_arms_compare_the_arms() -> None:
-    text = "The change in grip strength did not differ (-1.2 vs -0.4 kg; p=0.38) between the arms."
+    text = "Grip strength change did not differ (-1.2 vs -0.4 kg; p=0.38) between the arms."
     (effect,) = [e for e in read_effects(text) if e.measure == "group_values"]
     assert effect.compares_arms
 
