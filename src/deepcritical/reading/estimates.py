@@ -117,22 +117,7 @@ def find_estimates(doc: StatText) -> list[Draft]:
         level_text = (match.group("level") or match.group("level2")) if has_label else None
         if has_label and doc.infusion and level_text is None:
             continue  # "CI" here is a continuous infusion
-        named = _measure_before(doc, match.start(), previous_end)
-        named_here = named is not None  # not the measure of the estimate before, which is already judged RD or not
-        if (
-            named is None
-            and drafts
-            # "37.5 (95% CI ...) in one group, compared with 15.2 (...) in the other (ratio of means 0.41, 95% CI ...)":
-            # a ratio named just before a value is its measure, not the groups' values before it
-            and not (drafts[-1].measure == "group_values" and _RATIO_JUST_BEFORE.search(doc.plain, 0, match.start()))
-            and drafts[-1].end >= doc.sentence_start(match.start())
-        ):
-            named = (drafts[-1].measure, match.start())  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
-        elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
-            # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
-            named = (drafts[-1].measure, match.start())
-        if not has_label and named is None:
-            named = _ratio_restating_a_change(doc, match, drafts)
+        named, named_here = _name_of(doc, match, drafts, previous_end, has_label=has_label)
         if (
             not has_label
             and named is None
@@ -191,6 +176,31 @@ def find_estimates(doc: StatText) -> list[Draft]:
         doc.take(match.start(), match.end())
         drafts.append(Draft(measure, match.start(), match.end(), value))
     return _grouped(doc, drafts)
+
+
+def _name_of(
+    doc: StatText, match: re.Match[str], drafts: list[Draft], previous_end: int, *, has_label: bool
+) -> tuple[tuple[Measure, int] | None, bool]:
+    """The measure an interval's value is of, and where its name starts: a name before it, else the measure of the
+    estimate just before it in its sentence or called "the estimate", else the ratio a bare interval restates; and
+    whether the name stands here (not the measure of the estimate before, already judged a risk difference or not)."""
+    named = _measure_before(doc, match.start(), previous_end)
+    if named is not None:
+        return named, True
+    if (
+        drafts
+        # "37.5 (95% CI ...) in one group, compared with 15.2 (...) in the other (ratio of means 0.41, 95% CI ...)":
+        # a ratio named just before a value is its measure, not the groups' values before it
+        and not (
+            drafts[-1].measure == "group_values"
+            and _RATIO_JUST_BEFORE.search(doc.plain, max(0, match.start() - 80), match.start())
+        )
+        and drafts[-1].end >= doc.sentence_start(match.start())
+    ):
+        return (drafts[-1].measure, match.start()), False  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
+    if drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
+        return (drafts[-1].measure, match.start()), False  # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95"
+    return (None if has_label else _ratio_restating_a_change(doc, match, drafts)), False
 
 
 def _ratio_restating_a_change(doc: StatText, match: re.Match[str], drafts: list[Draft]) -> tuple[Measure, int] | None:
