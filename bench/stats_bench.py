@@ -8,6 +8,8 @@ too), also labelled before any rule changed, on which rules are chosen by 2-fold
     python bench/stats_bench.py --misses        # ... and each miss of the development part
     python bench/stats_bench.py --json          # the figures of every labelled set as JSON (the pinned test reads it)
     python bench/stats_bench.py --second [--misses-of FOLD]   # round 2's set per fold and source (no set-aside part)
+    python bench/stats_bench.py --third [--misses]  # round 3's set: its development half per source (and misses)
+    python bench/stats_bench.py --third --held-out  # ... and its held-out half, in aggregate (read once, at the end)
 
 Protocol: the texts are split once, before the reader's output on them was looked at, by article (an
 Evidence Inference PMCID, a PubMedQA or MedEvidence PMID: one article's texts fall in one part), a third
@@ -36,13 +38,17 @@ from effects_bench import HELD_OUT as EFFECTS_VALIDATION
 from effects_bench import LABELS as EFFECTS_DEVELOPMENT
 from effects_bench import as_result, keys, prf
 from effects_devset import evidence_texts
-from stats_devset import all_texts, sha, source_of
+from stats_devset import all_texts, half_of, sha, source_of
 
 LABELS = Path(__file__).resolve().parent / "stats_labels.json"
 # Round 2's labels (stats_devset.py --second): texts of articles no other set holds, labelled before any rule
 # changed. Rules are chosen on it by 2-fold cross-validation grouped by text source: a change is written from one
 # fold's misses and judged on the other fold, whose misses were not read for it.
 SECOND = Path(__file__).resolve().parent / "stats_labels_second.json"
+# Round 3's labels (stats_devset.py --third): texts of articles in no earlier set, labelled before any rule changed,
+# halved by article within each source (stats_devset.half_of): rules are written from the development half's misses;
+# the held-out half is read once, in aggregate, at the end.
+THIRD = Path(__file__).resolve().parent / "stats_labels_third.json"
 FOLDS = {"evidence_inference": ("ei", "eift"), "abstracts": ("pubmedqa", "medevidence")}
 KINDS = ("p", "estimate", "groups")
 _SAME_MEASURE = {"IRR": "RR"}
@@ -61,7 +67,7 @@ def part_of(text_id: str) -> str:
 
 def load(path: Path = LABELS) -> tuple[list[dict[str, Any]], dict[str, str]]:
     labels = json.loads(path.read_text(encoding="utf-8"))
-    texts = all_texts(full_text=path == SECOND)
+    texts = all_texts(full_text=path == SECOND, third=path == THIRD)
     for entry in labels:
         if entry["id"] not in texts:
             raise SystemExit(f"stats_bench: {entry['id']} is not in ../shared/data")
@@ -156,6 +162,8 @@ def every_figure() -> dict[str, Any]:
         "all": figures(second, second_texts),
         **{fold: figures(_in_fold(second, fold), second_texts) for fold in FOLDS},
     }
+    third, third_texts = load(THIRD)
+    found["stats_labels_third"] = {half: figures(_in_half(third, half), third_texts) for half in HALVES}
     evidence = {**evidence_texts("train"), **evidence_texts("validation")}
     for path in (EFFECTS_DEVELOPMENT, EFFECTS_VALIDATION):
         found[path.stem] = figures(json.loads(path.read_text(encoding="utf-8")), evidence)
@@ -164,6 +172,27 @@ def every_figure() -> dict[str, Any]:
 
 def _in_fold(labels: list[dict[str, Any]], fold: str) -> list[dict[str, Any]]:
     return [entry for entry in labels if source_of(entry["id"]) in FOLDS[fold]]
+
+
+HALVES = ("development", "held_out")
+
+
+def _in_half(labels: list[dict[str, Any]], half: str) -> list[dict[str, Any]]:
+    return [entry for entry in labels if half_of(entry["id"]) == half]
+
+
+def third_set(*, show_misses: bool, held_out: bool) -> None:
+    """Round 3's development half per source (its misses when asked); its held-out half only when asked."""
+    labels, texts = load(THIRD)
+    development = _in_half(labels, "development")
+    misses: list[str] = []
+    print(line("development half", figures(development, texts, misses if show_misses else None)))
+    for source in ("ei", "eiabs", "eift", "pubmedqa", "medevidence"):
+        print(line(f"  {source}", figures([e for e in development if source_of(e["id"]) == source], texts)))
+    if show_misses:
+        print("\n".join(misses))
+    if held_out:
+        print(line("held-out half", figures(_in_half(labels, "held_out"), texts)))
 
 
 def second_set(misses_of: str | None) -> None:
@@ -185,7 +214,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print every labelled set's figures as JSON")
     parser.add_argument("--second", action="store_true", help="round 2's set: figures per fold and source only")
     parser.add_argument("--misses-of", choices=sorted(FOLDS), help="with --second: print this fold's misses")
+    parser.add_argument("--third", action="store_true", help="round 3's set: the development half per source")
+    parser.add_argument("--held-out", action="store_true", help="with --third: the held-out half too, in aggregate")
     args = parser.parse_args()
+    if args.third:
+        third_set(show_misses=args.misses, held_out=args.held_out)
+        return
     if args.second:
         second_set(args.misses_of)
         return

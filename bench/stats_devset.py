@@ -18,6 +18,11 @@ three sources, each text named by a pointer into ../shared/data (the texts never
 The second draw (round 2 of issue 39, ``draw_second``) takes texts only from articles no labelled set holds,
 and adds ``eift:PMCID:LINE``: a line of a TRAIN article's full-text Results (Evidence Inference's extraction).
 
+The third draw (round 3, ``draw_third``, ``--third``; bench/stats_labels_third.json) takes texts only from articles
+neither earlier draw nor the first round's sets hold, from train and validation articles (never test), and adds
+``eiabs:PMCID``: the results section of an article's abstract. ``half_of`` splits it by article into a development
+half and a held-out half, before any of the reader's output on it was printed.
+
 The sample is drawn once with the seed below, before any label was read and before any rule changed;
 bench/stats_labels.json holds the labels read by hand from it (and each text's sha256, so a changed text
 is noticed). The conventions the labels follow are in phases/23_readers.md.
@@ -38,6 +43,8 @@ from effects_devset import DATA as EI_DATA
 from effects_devset import evidence_texts
 
 SHARED = EI_DATA.parent
+# The third draw reads validation articles too (never the test split, which the issue's readers keep apart).
+THIRD_SPLITS = ("train", "validation")
 BENCH = Path(__file__).resolve().parent
 SEED = 39
 COUNTS = {"ei": 70, "ei_ci": 40, "pubmedqa": 40, "medevidence": 40, "pubmedqa_more": 20}
@@ -70,13 +77,17 @@ def medevidence_texts(shared: Path = SHARED) -> dict[str, str]:
     return texts
 
 
-def results_paragraphs(shared: Path = SHARED) -> dict[str, str]:
-    """Each paragraph (line) of a TRAIN article's full-text Results in Evidence Inference, by
+def _articles(splits: tuple[str, ...], shared: Path = SHARED) -> list[str]:
+    with (shared / "evidence-inference" / "splits.csv").open(encoding="utf-8", newline="") as handle:
+        return sorted(row["PMCID"] for row in csv.DictReader(handle) if row["split"] in splits)
+
+
+def results_paragraphs(shared: Path = SHARED, splits: tuple[str, ...] = ("train",)) -> dict[str, str]:
+    """Each paragraph (line) of a TRAIN (or ``splits``') article's full-text Results in Evidence Inference, by
     ``eift:PMCID:LINE``: the lines after a ``BODY.`` heading naming results, up to the next heading naming a
     discussion or conclusion (the tables, flattened one cell a line by the authors' extraction, are lines too)."""
     data = shared / "evidence-inference"
-    with (data / "splits.csv").open(encoding="utf-8", newline="") as handle:
-        articles = sorted(row["PMCID"] for row in csv.DictReader(handle) if row["split"] == "train")
+    articles = _articles(splits, shared)
     texts: dict[str, str] = {}
     for pmcid in articles:
         path = data / "fulltext" / f"PMC{pmcid}.txt"
@@ -92,8 +103,28 @@ def results_paragraphs(shared: Path = SHARED) -> dict[str, str]:
     return texts
 
 
-def all_texts(*, full_text: bool = False) -> dict[str, str]:
-    """Every text a pointer of this set may name, by pointer (``full_text``: the Results paragraphs too)."""
+def abstract_results(shared: Path = SHARED, splits: tuple[str, ...] = THIRD_SPLITS) -> dict[str, str]:
+    """The results section of each Evidence Inference article's abstract (``eiabs:PMCID``): the text under an
+    ``ABSTRACT.`` heading naming results or findings."""
+    texts: dict[str, str] = {}
+    for pmcid in _articles(splits, shared):
+        path = shared / "evidence-inference" / "abstracts" / f"PMC{pmcid}.txt"
+        if not path.is_file():
+            continue
+        sections = re.split(r"^(ABSTRACT\.[^\n]*:)\s*$", path.read_text(encoding="utf-8"), flags=re.MULTILINE)
+        for heading, body in zip(sections[1::2], sections[2::2], strict=True):
+            if re.search(r"RESULT|FINDING", heading) and body.strip():
+                texts.setdefault(f"eiabs:{pmcid}", body.strip())
+    return texts
+
+
+def all_texts(*, full_text: bool = False, third: bool = False) -> dict[str, str]:
+    """Every text a pointer of this set may name, by pointer (``full_text``: the Results paragraphs too;
+    ``third``: the third draw's sources, validation articles and abstracts' results too)."""
+    if third:
+        ei = {f"ei:{key}": text for split in THIRD_SPLITS for key, text in evidence_texts(split).items()}
+        extra = {**results_paragraphs(splits=THIRD_SPLITS), **abstract_results()}
+        return {**ei, **pubmedqa_texts(), **medevidence_texts(), **extra}
     ei = {f"ei:{key}": text for key, text in evidence_texts("train").items()}
     return {**ei, **pubmedqa_texts(), **medevidence_texts(), **(results_paragraphs() if full_text else {})}
 
@@ -140,7 +171,7 @@ _SHORT_ENOUGH = 1500  # a paragraph longer than this is not drawn (read by hand,
 def article_of(text_id: str) -> str:
     """The article a text comes from (an Evidence Inference PMCID, a PubMedQA or MedEvidence PMID)."""
     parts = text_id.split(":")
-    source = "ei" if parts[0] == "eift" else parts[0]
+    source = "ei" if parts[0] in ("eift", "eiabs") else parts[0]
     return f"{source}:{parts[2] if parts[0] == 'medevidence' else parts[1]}"
 
 
@@ -187,12 +218,63 @@ def source_of(text_id: str) -> str:
     return text_id.split(":", 1)[0]
 
 
+# The third draw (issue 39, round 3): texts of articles in no earlier labelled set, labelled before any rule
+# changed, split into a development half and a held-out half by article within each source (``half_of``).
+THIRD_SEED = 3903
+THIRD_COUNTS = {"ei": 25, "ei_ci": 20, "eiabs": 10, "eift": 10, "pubmedqa": 15, "medevidence": 15}
+_THIRD_LONGEST = 1200  # a text longer than this is not drawn (read by hand, one at a time)
+
+
+def half_of(text_id: str) -> str:
+    """The third set's half of a text: its article hashed, so one article's texts fall in one half."""
+    digest = hashlib.sha256(f"third:{article_of(text_id)}".encode()).digest()
+    return "held_out" if digest[0] % 2 else "development"
+
+
+def draw_third(seed: int = THIRD_SEED) -> dict[str, str]:
+    """Texts from articles no earlier labelled set holds (effects_labels*.json, stats_labels*.json), from
+    Evidence Inference train and validation articles (evidence, abstracts' results, full-text Results),
+    PubMedQA RESULTS contexts and MedEvidence paragraphs."""
+    rng = random.Random(seed)
+    labelled: set[str] = set()
+    for name in ("effects_labels.json", "effects_labels_validation.json"):
+        labelled |= {f"ei:{entry['id'].split(':')[0]}" for entry in json.loads((BENCH / name).read_text("utf-8"))}
+    for name in ("stats_labels.json", "stats_labels_second.json"):
+        labelled |= {article_of(entry["id"]) for entry in json.loads((BENCH / name).read_text("utf-8"))}
+    texts = {
+        key: text
+        for key, text in all_texts(third=True).items()
+        if article_of(key) not in labelled and _DIGIT.search(text) and len(text) <= _THIRD_LONGEST
+    }
+    by_source: dict[str, list[str]] = {}
+    for key in sorted(texts):
+        by_source.setdefault(source_of(key), []).append(key)
+    chosen: dict[str, str] = {}
+
+    def take(source: str, count: int, keep: re.Pattern[str] | None = None) -> None:
+        pool = [k for k in by_source[source] if k not in chosen and (keep is None or keep.search(texts[k]))]
+        chosen.update((key, texts[key]) for key in rng.sample(pool, count))
+
+    take("ei", THIRD_COUNTS["ei"])
+    take("ei", THIRD_COUNTS["ei_ci"], _MENTIONS_CI)
+    take("eiabs", THIRD_COUNTS["eiabs"], _STATISTIC)
+    take("eift", THIRD_COUNTS["eift"], _PARAGRAPH)
+    take("pubmedqa", THIRD_COUNTS["pubmedqa"])
+    take("medevidence", THIRD_COUNTS["medevidence"], _STATISTIC)
+    kept: dict[str, str] = {}
+    for key, text in chosen.items():
+        if text not in kept.values():
+            kept[key] = text
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--second", action="store_true", help="the second draw (stats_labels_second.json)")
+    parser.add_argument("--third", action="store_true", help="the third draw (stats_labels_third.json)")
     args = parser.parse_args()
-    drawn = draw_second() if args.second else draw()
+    drawn = draw_third() if args.third else draw_second() if args.second else draw()
     lines = "".join(json.dumps({"id": key, "text": text, "sha": sha(text)}) + "\n" for key, text in drawn.items())
     if args.out:
         args.out.write_text(lines, encoding="utf-8")

@@ -13,12 +13,14 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "stats_bench.py"
 # (set, part) -> the reported F1 of p-values, estimates and group values, and the share of significance read right
-# (round 2 of issue 39, phases/23_readers.md section 6; no figure lowered: group values rose or held on every set,
-# the rest held).
+# (round 3 of issue 39, phases/23_readers.md section 7; no figure lowered: significance rose on every set, estimates
+# and group values on round 2's set, the rest held; round 3's set added, its held-out half as read once at the end).
 REPORTED = {
-    ("stats_labels", "all"): {"p": 0.9869, "estimate": 0.9524, "groups": 0.7415, "significance": 0.9548},
-    ("stats_labels", "held_out"): {"p": 0.9665, "estimate": 0.8475, "groups": 0.7000, "significance": 0.9402},
-    ("stats_labels_second", "all"): {"p": 0.9959, "estimate": 0.9730, "groups": 0.8000, "significance": 0.9108},
+    ("stats_labels", "all"): {"p": 0.9869, "estimate": 0.9524, "groups": 0.7415, "significance": 0.9871},
+    ("stats_labels", "held_out"): {"p": 0.9665, "estimate": 0.8475, "groups": 0.7000, "significance": 0.9915},
+    ("stats_labels_second", "all"): {"p": 0.9959, "estimate": 0.9870, "groups": 0.8054, "significance": 0.9745},
+    ("stats_labels_third", "development"): {"p": 1.0, "estimate": 1.0, "groups": 0.8395, "significance": 1.0},
+    ("stats_labels_third", "held_out"): {"p": 0.8926, "estimate": 0.8333, "groups": 0.5641, "significance": 0.9394},
     ("effects_labels", None): {"p": 0.9966, "estimate": 0.9760, "groups": 0.8148, "significance": 1.0},
     ("effects_labels_validation", None): {"p": 1.0, "estimate": 1.0, "groups": 0.9524, "significance": 0.9815},
 }

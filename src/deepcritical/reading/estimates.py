@@ -17,8 +17,11 @@ _NAME_REACH = 150
 # A hazard or odds ratio above this is a heart rate or a count, not a ratio.
 _LARGEST_RATIO = 60.0
 _RATIO_CONTEXT = re.compile(
-    r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio|ratio\s+of\s+(?:geometric\s+)?means|mean\s+ratio)"
+    r"(?i:odds|hazard|risk\s+ratio|relative\s+risk|rate\s+ratio|ratio\s+of\s+(?:geometric\s+)?means|mean\s+ratio"
+    # "the ratio of episode rates for the real group compared to the sham group was 0.99 (95% CI ...)"
+    r"|ratio\s+of\s+(?:[\w-]+\s+){0,3}?(?:rates|risks|incidences|proportions))"
 )
+_RATIO_JUST_BEFORE = re.compile(rf"(?:{_RATIO_CONTEXT.pattern})[^\d;]{{0,20}}$")
 # A vaccine's or a measure's efficacy is a fall in risk: "a vaccine efficacy of 11.7% (95% CI -41.3 to 44.9)" is
 # -11.7 [-44.9, 41.3], as "reduced by 11.7%" is.
 _EFFICACY_BEFORE = re.compile(r"\befficacy\s*(?:\([^()]{0,20}\)\s*)?(?:of|was|is|[:=,])?\s*$", re.IGNORECASE)
@@ -38,6 +41,21 @@ _FALL_BY = re.compile(
     r"by\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$"
 )
 _BY_JUST_BEFORE = re.compile(r"\bby\s+$")
+# One group's own change, with its interval: "the patients in the intervention group presented a decrease of 0.48 kg
+# (95% CI ...)", "the control arm showed a mean increase in weight of 1.2 kg (...)": a group's value within its arm,
+# no estimate between the arms.
+_ONE_GROUP_S_CHANGE = re.compile(
+    r"\b(?:group|arm)\s+(?:showed|presented|had|experienced|exhibited|reported)\s+an?\s+(?:mean\s+|average\s+)?"
+    r"(?:decrease|increase|change|reduction|gain|loss|rise|fall|improvement|decline)\s+"
+    r"(?:in\s+[\w\s-]{1,30}?\s+)?of\s*$",
+    re.IGNORECASE,
+)
+# A bracketed interval after a value stated as a change "by" it is the change's: "differed by 2.7 mmHg [-1.1 to
+# 6.4]", "fell by 3.0 points (1.2 to 4.8)".
+_CHANGED_BY_JUST_BEFORE = re.compile(
+    r"\b(?i:differ|reduc|increas|decreas|fell|fall|drop|declin|rose|rise|lower|improv|shorten|length)\w*\s+by\s+"
+    r"(?:an?\s+(?:mean|average|median)\s+of\s+)?$"
+)
 # A bracketed interval after "median" or "mean" is a group's value and its range, not an estimate.
 _AVERAGE_JUST_BEFORE = re.compile(r"\b(?i:median|mean|average)\s*(?:[=:]|was|is|of)?\s*$")
 # Two values with their intervals joined by "vs" are each group's value ("-5.02 [95% CI -5.9, -4.1] kg vs. -4.1
@@ -99,15 +117,13 @@ def find_estimates(doc: StatText) -> list[Draft]:
         level_text = (match.group("level") or match.group("level2")) if has_label else None
         if has_label and doc.infusion and level_text is None:
             continue  # "CI" here is a continuous infusion
-        named = _measure_before(doc, match.start(), previous_end)
-        if named is None and drafts and drafts[-1].end >= doc.sentence_start(match.start()):
-            named = (drafts[-1].measure, match.start())  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
-        elif named is None and drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
-            # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95 (...)"
-            named = (drafts[-1].measure, match.start())
-        if not has_label and named is None:
-            named = _ratio_restating_a_change(doc, match, drafts)
-        if not has_label and named is None and not _ci_label_just_before(doc, match.start()):
+        named, named_here = _name_of(doc, match, drafts, previous_end, has_label=has_label)
+        if (
+            not has_label
+            and named is None
+            and not _ci_label_just_before(doc, match.start())
+            and not _CHANGED_BY_JUST_BEFORE.search(doc.plain, max(0, match.start() - 60), match.start())
+        ):
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         before = doc.plain[max(doc.sentence_start(match.start()), match.start() - 160) : match.start()]
         if not has_label and _AVERAGE_JUST_BEFORE.search(before):
@@ -130,9 +146,12 @@ def find_estimates(doc: StatText) -> list[Draft]:
         if not min(low, high) <= value <= max(low, high):
             continue  # an estimate lies inside its interval: this interval is some other value's
         measure, start = _estimate_measure(doc, match, named, value)
+        one_group = named is None and _ONE_GROUP_S_CHANGE.search(before) is not None
+        if one_group:
+            measure = "group_values"  # "the intervention group presented a decrease of 0.48 kg (95% CI ...)"
         if efficacy:
             measure = "percent_change"
-        if measure == "MD" and _risk_difference(doc, match, named=named is not None):
+        if measure == "MD" and _risk_difference(doc, match, named=named_here):
             measure = "RD"
         if measure in RATIO_MEASURES and not 0 < value <= _LARGEST_RATIO:
             continue
@@ -142,7 +161,7 @@ def find_estimates(doc: StatText) -> list[Draft]:
         level = float(level_text) if level_text else (95.0 if has_label else None)
         sides_text = (match.group("level_sides") or match.group("level_sides2")) if has_label else None
         sides = 1 if sides_text in ("one", "1") else 2
-        drafts.append(Draft(measure, start, match.end(), value, low, high, level, sides=sides))
+        drafts.append(Draft(measure, start, match.end(), value, low, high, level, sides=sides, within=one_group))
     _groups_joined_by_versus(doc, drafts)
     for match in pt.measure_then_value().finditer(doc.plain):
         value_text = match.group("value")
@@ -157,6 +176,31 @@ def find_estimates(doc: StatText) -> list[Draft]:
         doc.take(match.start(), match.end())
         drafts.append(Draft(measure, match.start(), match.end(), value))
     return _grouped(doc, drafts)
+
+
+def _name_of(
+    doc: StatText, match: re.Match[str], drafts: list[Draft], previous_end: int, *, has_label: bool
+) -> tuple[tuple[Measure, int] | None, bool]:
+    """The measure an interval's value is of, and where its name starts: a name before it, else the measure of the
+    estimate just before it in its sentence or called "the estimate", else the ratio a bare interval restates; and
+    whether the name stands here (not the measure of the estimate before, already judged a risk difference or not)."""
+    named = _measure_before(doc, match.start(), previous_end)
+    if named is not None:
+        return named, True
+    if (
+        drafts
+        # "37.5 (95% CI ...) in one group, compared with 15.2 (...) in the other (ratio of means 0.41, 95% CI ...)":
+        # a ratio named just before a value is its measure, not the groups' values before it
+        and not (
+            drafts[-1].measure == "group_values"
+            and _RATIO_JUST_BEFORE.search(doc.plain, max(0, match.start() - 80), match.start())
+        )
+        and drafts[-1].end >= doc.sentence_start(match.start())
+    ):
+        return (drafts[-1].measure, match.start()), False  # "... at six [0.012 (...)] or 12 months [0.011 (...)]"
+    if drafts and _estimate_named_before(doc, match.start(), drafts[-1]):
+        return (drafts[-1].measure, match.start()), False  # "RR ... was 0.80 (95% CI ...). ... the estimate was 0.95"
+    return (None if has_label else _ratio_restating_a_change(doc, match, drafts)), False
 
 
 def _ratio_restating_a_change(doc: StatText, match: re.Match[str], drafts: list[Draft]) -> tuple[Measure, int] | None:
@@ -248,7 +292,31 @@ def _estimate_measure(
         return ("OR" if "odds" in sentence.lower() else "HR" if "hazard" in sentence.lower() else "RR"), match.start()
     if value < 0 or number(match.group("lo") or match.group("lo2")) < 0 or changed:
         return "MD", match.start()
+    if _change_against_a_comparator(doc, match, sentence):
+        return "MD", match.start()
     return "group_values", match.start()
+
+
+# "Inhaled steroids increased the stained area of versican (9.6% [CI 0.9 to 18.3%]; p = 0.03) ... compared to
+# placebo": a value with its interval after the outcome a treatment changed, the comparator named after it, is
+# the change against that comparator; "12% in the treated group (95% CI 9-15%)" is a group's value.
+_CHANGE_VERB = re.compile(
+    r"\b(?:increased|reduced|decreased|improved|lowered|raised|shortened|lengthened|prolonged)\b", re.IGNORECASE
+)
+_COMPARATOR_AFTER = re.compile(r"\b(?:compared\s+(?:to|with)|than|versus|vs\.?)\s", re.IGNORECASE)
+_GROUP_NAMED_BEFORE = re.compile(r"\b(?:groups?|arms?|patients|participants|subjects)\b[^\d]{0,25}$", re.IGNORECASE)
+
+
+def _change_against_a_comparator(doc: StatText, match: re.Match[str], sentence: str) -> bool:
+    after = doc.plain[match.end() : match.end() + 200]
+    stop = re.search(r"\.\s+(?=[A-Z])|\n", after)
+    after = after[: stop.start() if stop else None]
+    return (
+        _CHANGE_VERB.search(sentence) is not None
+        and _COMPARATOR_AFTER.search(after) is not None
+        and _GROUP_NAMED_BEFORE.search(sentence[-40:]) is None
+        and re.search(r"\b(?:group|arm)\b", after[:40], re.IGNORECASE) is None
+    )
 
 
 _PERCENTAGE_POINTS = re.compile(r"\s?(?:percentage|percent)[\s-]+points?\b", re.IGNORECASE)

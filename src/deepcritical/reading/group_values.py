@@ -12,7 +12,20 @@ from deepcritical.reading.stat_text import GROUP_GAP, Draft, StatText, between
 # "by a mean of 2.3 weeks in one arm and 1.9 weeks in the other": each arm's change, within that arm.
 _CHANGED_BY = re.compile(r"\bby\s+(?:an?\s+(?:mean|average|median)\s+of\s+)?$", re.IGNORECASE)
 # "(baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1)": one group's values over time, the first at baseline.
+# "mean change ± SD of -8.3 ± 5.8 for placebo vs -8.0 ± 7.8": each arm's change, within that arm; not when the
+# words between say the arms are compared ("change did not differ (-0.9 vs -0.2 points; p=0.41)").
+_CHANGE_NAMED_BEFORE = re.compile(
+    r"\bchanges?\b(?:\s+from\s+baseline)?(?:(?!differ|between|compar|\bvs\b|versus)[^\d.;]){0,25}$", re.IGNORECASE
+)
 _FROM_BASELINE = re.compile(r"\b(?:baseline|before|pre-?(?:treatment|operative|intervention))\s*[:=,]?\s*$", re.I)
+
+
+# Numbers that name (time points, groups, grades), not values: "in years 1 and 4", "at weeks 4 and 12".
+_NAMES_NUMBERED = re.compile(
+    r"\b(?:years?|months?|weeks?|days?|visits?|grades?|types?|stages?|phases?|groups?|arms?|cycles?|sessions?"
+    r"|doses?|levels?|questions?|items?)\s+$",
+    re.IGNORECASE,
+)
 
 
 def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
@@ -21,6 +34,8 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
     for match in (*pt.versus_pair().finditer(doc.plain), *pt.paired_values().finditer(doc.plain)):
         names = ("a", "b") if match.group("a") else ("a2", "b2")
         spans = [(match.start(g), match.end(g)) for g in names]
+        if names[0] == "a2" and _NAMES_NUMBERED.search(doc.plain, max(0, match.start() - 20), match.start()):
+            continue  # "in years 1 and 4, respectively": the numbers name time points or groups
         if (
             match.re is pt.versus_pair()
             and match.group("name")
@@ -36,7 +51,7 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
             groups = [doc.original[start:end].strip() for start, end in spans]
             draft = Draft("group_values", spans[0][0], spans[-1][1], groups=groups)
             before = doc.plain[max(0, draft.start - 30) : draft.start]
-            draft.within = _CHANGED_BY.search(before) is not None or _FROM_BASELINE.search(before) is not None
+            draft.within = any(rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE))
             drafts.append(draft)
     for kind in (pt.count_value(), pt.range_value(), pt.mean_sd_value(), pt.percent_value()):
         spans = [(m.start(), m.end()) for m in kind.finditer(doc.plain) if doc.free(m.start(), m.end())]
@@ -47,16 +62,50 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
                 doc.take(start, end)
             if _participant_flow(doc, cluster[-1][1]) or _not_groups(doc, cluster, kind is pt.percent_value()):
                 continue
-            groups = [doc.original[start:end].strip() for start, end in cluster]
-            draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
-            before = doc.plain[max(0, draft.start - 30) : draft.start]
-            draft.within = (
-                _CHANGED_BY.search(before) is not None
-                or _FROM_BASELINE.search(before) is not None
-                or _from_one_time_to_another(doc, cluster)
-            )
-            drafts.append(draft)
+            for one_comparison in _categories_per_group(doc.plain, cluster) or [cluster]:
+                drafts.append(_cluster_draft(doc, one_comparison))
     return drafts
+
+
+def _cluster_draft(doc: StatText, cluster: list[tuple[int, int]]) -> Draft:
+    groups = [doc.original[start:end].strip() for start, end in cluster]
+    draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
+    before = doc.plain[max(0, draft.start - 30) : draft.start]
+    draft.within = (
+        any(rule.search(before) for rule in (_CHANGED_BY, _FROM_BASELINE, _CHANGE_NAMED_BEFORE))
+        or _from_one_time_to_another(doc, cluster)
+        or _AT_TIME_POINTS.match(doc.plain, cluster[-1][1]) is not None
+    )
+    return draft
+
+
+# One group's values at time points named after them: "(86% and 84% in years 1 and 4, respectively)".
+_AT_TIME_POINTS = re.compile(
+    r"\s+(?:in|at|on)\s+(?:the\s+)?(?:years?|months?|weeks?|days?|visits?)\s+\d+(?:\s*,\s*\d+)*,?\s+and\s+\d+\b",
+    re.IGNORECASE,
+)
+
+
+# A group named after its values: "0% and 4.5% in the EDWS group, and 0% and 8.7% in the MED group".
+_GROUP_NAMED_AFTER = re.compile(
+    r"\s+(?:in|for|with|among)\s+(?:the\s+)?[A-Za-z][^\d;,.()]{0,40}?\b(?:group|arm|cohort)s?\b", re.IGNORECASE
+)
+
+
+def _categories_per_group(text: str, cluster: list[tuple[int, int]]) -> list[list[tuple[int, int]]] | None:
+    """Several categories' values per group, each group named after its own ("the 1- and 3-year rates were 0% and
+    4.5% in the A group, and 0% and 8.7% in the B group"): one comparison per category, the groups' values in the
+    groups' order. None when the cluster is not so written (the groups must hold as many values each, two or more)."""
+    chunks: list[list[tuple[int, int]]] = [[]]
+    for span in cluster:
+        chunks[-1].append(span)
+        if _GROUP_NAMED_AFTER.match(text, span[1]):
+            chunks.append([])
+    chunks = [chunk for chunk in chunks if chunk]
+    sizes = {len(chunk) for chunk in chunks}
+    if len(chunks) < 2 or len(sizes) != 1 or sizes == {1} or not _GROUP_NAMED_AFTER.match(text, cluster[-1][1]):
+        return None
+    return [list(category) for category in zip(*chunks, strict=True)]
 
 
 # "from 4.01 ± 3.99 to 9.14 ± 9.9 pg/ml in the low dose group": one group's values before and after. Without one
@@ -162,6 +211,23 @@ def _compared_before_semicolon(text: str, cluster: list[tuple[int, int]], start:
     )
 
 
+_AND = re.compile(r"\band\b")
+_NAMED_JUST_AFTER = re.compile(r"\s+(?:in|for|with|on)\s+[A-Za-z][^;,.()]{0,29}?(?=\s+and\b|\s*;)")
+
+
+def _list_closed(text: str, cluster: list[tuple[int, int]], start: int) -> bool:
+    """Whether the words after a cluster's values close their comparison: "respectively" ("76% and 74% in years 1
+    and 4, respectively) and in cars (75% ..."), or a semicolon after a list of groups named after their values and
+    ended by "and" ("54.1% in AB2 and 56.0% in REF; responses in the full set: 53.6% ...")."""
+    if len(cluster) < 2:
+        return False
+    gap = text[cluster[-1][1] : start]
+    if "respectively" in gap:
+        return True
+    named = [_NAMED_JUST_AFTER.match(text, end) for _start, end in cluster[-2:]]
+    return ";" in gap and _AND.search(text, cluster[-2][1], cluster[-1][0]) is not None and all(named)
+
+
 def _clusters(
     text: str, spans: list[tuple[int, int]], p_starts: list[int], *, same_unit: bool = False
 ) -> list[list[tuple[int, int]]]:
@@ -183,6 +249,7 @@ def _clusters(
             and not _new_table_row(text[cluster[-1][1] : start])
             and not _FULL_STOP.search(text, cluster[-1][1], start)
             and not (_compared_before_semicolon(text, cluster, start))
+            and not _list_closed(text, cluster, start)
             and not (same_unit and ("%" in text[start:end]) != ("%" in text[slice(*cluster[-1])]))
         ):
             cluster.append((start, end))

@@ -23,7 +23,7 @@ def find_p_values(doc: StatText) -> list[tuple[int, int, str]]:
     """Every p-value of the text (start, end, as written), each span taken so no other reading claims it."""
     found: list[tuple[int, int, str]] = []
     for match in pt.p_value().finditer(doc.plain):
-        written = _written_p(match)
+        written = written_p(match)
         if written is not None:
             found.append((match.start(), match.end(), written))
             doc.take(match.start(), match.end())
@@ -79,7 +79,7 @@ def p_cells(p: str | None) -> tuple[str, str]:
     return ("" if relation == "=" else relation), number
 
 
-def _written_p(match: re.Match[str]) -> str | None:
+def written_p(match: re.Match[str]) -> str | None:
     """ "<0.001", "=0.03", "NS" from a matched p-value; None when the number is no probability."""
     if match.group("ns"):
         return "NS"

@@ -85,13 +85,17 @@ _BETWEEN_VALUE_AND_CI = (
 )
 
 
+# The interval said to be the measure's: "HR = 6, 95% CI of HR = 1.2-34.2".
+_OF_THE_MEASURE = r"of\s+(?:the\s+)?(?:[A-Z]{2,4}|[a-z]+\s+ratio)\s*[:=]"
+
+
 @cache
 def value_with_ci() -> re.Pattern[str]:
     """A value and its labelled interval: "0.58 (95% CI, 0.34 to 0.97)", "0·80, 95% CI 0·66 to 0·98",
     "-7.0 mm, 95% confidence interval (CI) [-20.7 to +6.7]", "2.1 (CI 95%: 1.2-3.4)"."""
     return re.compile(
         rf"(?<![\w.+\-])(?P<value>{NUM})(?!\s?%\s*{_CI_WORD}){UNIT}{_BETWEEN_VALUE_AND_CI}"
-        rf"\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:[:=,]|is|was|of)?\s*{interval()}"
+        rf"\s*[,;(\[]?\s*{ci_label()}\s*[\]),]?\s*(?:{_OF_THE_MEASURE}|[:=,]|is|was|of)?\s*{interval()}"
     )
 
 
@@ -183,6 +187,10 @@ def not_significant_mark() -> re.Pattern[str]:
     return re.compile(r"(?<![\w.+\-])(?:N\.S\.?|n\.s\.?)(?!\w)|(?<=[(;,])\s*NS\s*(?=[);,])")
 
 
+# A count's group named between it and its percentage: "18/30 placebo-treated patients (60.0%)".
+_WORDS_THEN_PERCENT = r"(?:\s+[A-Za-z][\w-]*){{1,3}}\s*[(\[]\s*{pct}\s*[)\]]"
+
+
 @cache
 def count_value() -> re.Pattern[str]:
     """One group's count: "59/250 (22%)", "4/24; 17%", "59 out of 250 episodes (22%)", "265 [25%] of
@@ -190,7 +198,7 @@ def count_value() -> re.Pattern[str]:
     n = r"\d+(?:,\d{3})*"
     pct = rf"{NUM}\s?%"
     return re.compile(
-        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[(\[]\s*{pct}\s*[)\]]|\s*[;,]\s*{pct})?"
+        rf"(?<![\w.+\-])(?:{n}\s*/\s*{n}(?:\s*[(\[]\s*{pct}\s*[)\]]|\s*[;,]\s*{pct}|{_WORDS_THEN_PERCENT.format(pct=pct)})?"
         rf"|{n}\s+(?:out\s+)?of\s+(?:the\s+)?{n}(?:\s+[A-Za-z][\w-]*){{0,3}}\s*[(\[]\s*{pct}\s*[)\]]"
         rf"|{n}\s*[(\[]\s*{pct}\s*[)\]]\s*of\s+{n}"
         rf"|{n}(?:\s+[a-z][\w-]*){{0,2}}\s*[(\[]\s*{pct}\s*[)\]]"
@@ -221,7 +229,11 @@ def mean_sd_value() -> re.Pattern[str]:
 @cache
 def percent_value() -> re.Pattern[str]:
     # Not a threshold ("≥ 90% of baseline") nor a concentration ("2% CHX", "0.2% chlorhexidine gel").
-    return re.compile(rf"(?<![\w.+\-<>≤≥])(?<![<>≤≥]\s)(?P<v>{NUM})\s?%(?!\s*(?:[A-Z]|w/|v/|(?i:solution|gel|cream)))")
+    # Nor a threshold written after it ("90% or greater", "50% or more").
+    return re.compile(
+        rf"(?<![\w.+\-<>≤≥])(?<![<>≤≥]\s)(?P<v>{NUM})\s?%"
+        r"(?!\s*(?:[A-Z]|w/|v/|(?i:solution|gel|cream)|or\s+(?:greater|more|higher|above|less|lower|below|fewer)\b))"
+    )
 
 
 # A group's value in a versus pair: a mean and its SD, or a count of its total ("20 of 58 versus 10 of 65").
@@ -265,8 +277,8 @@ def paired_values() -> re.Pattern[str]:
     value = rf"{NUM}{UNIT}(?:\s+per\s+(?:\d[\d,]*\s+)?[\w-]+(?:\s+at\s+risk)?)?"
     return re.compile(
         rf"(?<![\w.±+\-])(?P<a>{value})(?:\s*\([^()]{{1,40}}\))?(?:\s+(?:were|was|had)?\s*[a-z]+){{0,2}}?"
-        rf"\s+(?:in|for|with|among)\s+[^.;()\d]{{1,60}}?,?\s+"
-        rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among)\b"
+        rf"\s+(?:in|for|with|among|using)\s+[^.;()\d]{{1,60}}?,?\s+"
+        rf"(?:and|versus|vs\.?|compared\s+(?:with|to)|whereas|while)\s+(?P<b>{value})\s+(?:in|for|with|among|using)\b"
         rf"|(?<![\w.±+\-])(?P<a2>{NUM})\s+and\s+(?P<b2>{value})(?:\s+[a-z]+){{0,2}},?\s+respectively"
     )
 

@@ -8,13 +8,15 @@ dot, thin spaces made plain), so every offset is an offset into the text as give
 
 from __future__ import annotations
 
+import bisect
 import re
+from dataclasses import replace
 
 from deepcritical.reading import patterns as pt
-from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged
+from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged, significant_from_p
 from deepcritical.reading.estimates import find_estimates, find_percent_changes
 from deepcritical.reading.group_values import find_group_values
-from deepcritical.reading.p_values import attach_p_values, find_p_values
+from deepcritical.reading.p_values import attach_p_values, find_p_values, written_p
 from deepcritical.reading.stat_text import Draft, StatText, number
 from deepcritical.text import collapse_whitespace
 
@@ -39,7 +41,77 @@ def read_effects(text: str) -> list[Effect]:
     drafts += find_group_values(doc, [start for start, _end, _p in p_values])
     drafts.sort(key=lambda d: d.start)
     drafts = attach_p_values(doc, drafts, p_values)
-    return [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
+    effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
+    return _significance_of_groups_without_p(doc, effects)
+
+
+# What a sentence says of its groups' values when no p-value is given for them: "(14.1% versus 16.8%) ... were
+# similar in both groups", "did not differ", "significantly shorter in the A group (3 vs 6 days)".
+_NO_DIFFERENCE_SAID = re.compile(
+    r"\b(?:no|not|nor|without)\s+(?:statistically\s+)?significant(?:ly)?\b|\bdid\s+not\s+differ|\bdo\s+not\s+differ"
+    r"|\b(?:were|was|are|is|remained)\s+(?:very\s+)?(?:similar|comparable)\b|\bno\s+differences?\b",
+    re.IGNORECASE,
+)
+_DIFFERENCE_SAID = re.compile(
+    r"(?<!not )\bsignificantly\s+(?:higher|lower|more|less|greater|better|worse|shorter|longer|increased|reduced"
+    r"|decreased|improved|fewer|smaller|larger|faster|slower)\b"
+    # "a significant increase in the time ... in the training group (318 s) compared to control (248 s)"
+    r"|\b(?:an?|the)\s+(?:statistically\s+)?significant\s+(?:increase|decrease|reduction|improvement|rise|fall)\b",
+    re.IGNORECASE,
+)
+# One p-value said of every comparison of its sentence: "(all p>0.50)", "(p > 0.05 for all)".
+_P_OF_ALL = re.compile(r"\ball\s*$|^\s*for\s+all\b", re.IGNORECASE)
+# How far after its group values an estimate of their difference may stand and lend them its significance:
+# "38.7% (24/62) ... 12.7% (8/63) (odds ratio 4.342, 95% CI 1.764-10.687; P = 0.001)"; never across a semicolon.
+_ESTIMATE_AFTER_GROUPS = 25
+
+
+def _significance_of_groups_without_p(doc: StatText, effects: list[Effect]) -> list[Effect]:
+    """Groups' values between the arms without a p-value take the significance of the estimate of their
+    difference just after them, else the significance their sentence states in words, when it states one way
+    only and gives no p-value of any result (the words may then be that result's)."""
+    read: list[Effect] = []
+    for index, effect in enumerate(effects):
+        if (
+            effect.measure == "group_values"
+            and effect.p is None
+            and effect.significant is None
+            and effect.compares_arms
+        ):
+            said = _said_of(doc, effect, effects[index + 1 :])
+            if said is not None:
+                effect = replace(effect, significant=said)
+        read.append(effect)
+    return read
+
+
+def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
+    estimate = next(iter(later), None)
+    if (
+        estimate is not None
+        and estimate.measure not in ("group_values", "p_only", "percent_change")
+        and estimate.significant is not None
+        and estimate.start - groups.end <= _ESTIMATE_AFTER_GROUPS
+        and ";" not in doc.plain[groups.end : estimate.start]
+        and doc.sentence_start(estimate.start) <= groups.start
+    ):
+        return estimate.significant
+    start = doc.sentence_start(groups.start)
+    next_start = bisect.bisect_right(doc.sentence_starts, groups.end)
+    end = doc.sentence_starts[next_start] if next_start < len(doc.sentence_starts) else len(doc.plain)
+    sentence = doc.plain[start:end]
+    no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
+    in_words = False if no_difference and not difference else True if difference and not no_difference else None
+    p_values = list(pt.p_value().finditer(sentence))
+    if len(p_values) == 1 and (
+        _P_OF_ALL.search(sentence, 0, p_values[0].start()) or _P_OF_ALL.search(sentence[p_values[0].end() :])
+    ):
+        written = written_p(p_values[0])
+        by_p = significant_from_p(written) if written is not None else None
+        # "reduced steatosis in both arms (all p < 0.001) without significant differences between groups": the p is
+        # of other comparisons than the words'
+        return by_p if in_words is None or in_words == by_p else None
+    return None if p_values else in_words
 
 
 def _unbalanced(quote: str) -> bool:
