@@ -318,6 +318,12 @@ def direct_to_the_frame(views: Sequence[EvidenceView], reader: StudyReader) -> l
     return [view for view in views if names.direct(view)]
 
 
+def naming_the_intervention(views: Sequence[EvidenceView], reader: StudyReader) -> list[EvidenceView]:
+    """The items of ``views`` that name the question's intervention (or exposure), whatever else they name."""
+    names = _FrameNames(reader)
+    return [view for view in views if names.intervention_in(view)]
+
+
 def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
     """The parts of the question's frame no item of ``views`` names together: its intervention, and its outcome
     (its condition, when it names no outcome: "Is amoxicillin effective for acute otitis media?"). Statin trials
