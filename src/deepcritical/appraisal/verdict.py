@@ -131,8 +131,9 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
         # reads those better (PubMedQA, phases/16_result_reader.md), from the items that name its exposure only
         # (obesity in heart failure is not answered by SGLT2 inhibitor trials: with none, the question is
         # insufficient data below, naming what nothing collected names). Its outcome is not required: such
-        # questions' outcomes are read poorly ("is resting heart rate also relevant?"), and requiring them
-        # cost 0.09 of PubMedQA accuracy on development items.
+        # questions' outcomes are read poorly ("is resting heart rate also relevant?"); requiring them cost 0.09
+        # of PubMedQA accuracy on its first 150 development items, the exposure alone 0.02 (for 0.025 of
+        # macro-F1): phases/23_cochrane_answer.md, round 3 (lead).
         return reconciled(code_verdict(question, exposed, reader=reader), question, counted)
     weighed = weighed_readings(question, counted)
     appraised = appraise(counted, reader, verdict_weight)
