@@ -398,3 +398,11 @@ def test_people_taking_fish_oil_are_still_humans() -> None:
         "Fish oil capsules or placebo were given to 400 adults; fish intake was recorded. Participants were followed."
     )
     assert population_from_text("Fish oil supplementation in older adults", text) == "humans"
+
+
+def test_thousands_grouped_by_a_space_are_one_number() -> None:
+    # As JAMA and many European journals print them: "76 119" is 76,119, not 76 (a trial then looked tiny).
+    text = "A total of 76 119 women were enrolled, and data for 19 213 women were analyzed."
+    assert sample_size(text, "randomized_controlled_trial") == 76119
+    assert sample_size("In all, 12\u2009480 adults were randomised.", "randomized_controlled_trial") == 12480
+    assert sample_size("Between 2008 and 2010, 250 patients were randomised.", "randomized_controlled_trial") == 250

@@ -21,7 +21,8 @@ _WORD_VALUES = {
 }
 _BELOW_HUNDRED = rf"(?:{'|'.join(_TENS)})(?:-(?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|{'|'.join(_UNITS)}"
 _NUMBER_WORD = rf"(?:{'|'.join(_UNITS)}) hundred(?:(?: and)? (?:{_BELOW_HUNDRED}))?|{_BELOW_HUNDRED}"
-_NUMBER = rf"(\d{{1,3}}(?:,\d{{3}})+|\d+|\b(?:{_NUMBER_WORD})\b)"
+# Thousands grouped by a comma or, as many journals print them, a (thin) space: "76 119 women" are 76,119.
+_NUMBER = rf"(\d{{1,3}}(?:,\d{{3}})+|\d{{1,3}}(?:[ \u2009\u202f]\d{{3}})+(?!\d)|\d+|\b(?:{_NUMBER_WORD})\b)"
 _PEOPLE = (
     r"(?:participants|patients|adults|subjects|people|individuals|women|men|children|volunteers|persons|veterans"
     r"|residents|users|infants|adolescents|cases|pregnancies|older adults|outpatients|inpatients)"
@@ -71,7 +72,7 @@ def sample_size(text: str, design: StudyDesign | None = None) -> int | None:
 
     def value(raw: str) -> int:
         if raw[0].isdigit():
-            return int(raw.replace(",", ""))
+            return int(re.sub(r"[,\s\u2009\u202f]", "", raw))
         hundreds, _, rest = raw.lower().rpartition("hundred")
         below = sum(_WORD_VALUES[part] for part in rest.replace(" and ", " ").replace("-", " ").split())
         return 100 * _WORD_VALUES[hundreds.strip()] + below if hundreds else below
