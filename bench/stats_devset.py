@@ -175,27 +175,46 @@ def article_of(text_id: str) -> str:
     return f"{source}:{parts[2] if parts[0] == 'medevidence' else parts[1]}"
 
 
+class _Draw:
+    """A seeded draw of texts by source, from the articles no labelled set of ``label_files`` holds; each text
+    at most once, and one text drawn twice under two ids kept under its first."""
+
+    def __init__(self, seed: int, label_files: tuple[str, ...], texts: dict[str, str], longest: int) -> None:
+        self.rng = random.Random(seed)
+        labelled: set[str] = set()
+        for name in ("effects_labels.json", "effects_labels_validation.json"):
+            entries = json.loads((BENCH / name).read_text("utf-8"))
+            labelled |= {f"ei:{entry['id'].split(':')[0]}" for entry in entries}
+        for name in label_files:
+            labelled |= {article_of(entry["id"]) for entry in json.loads((BENCH / name).read_text("utf-8"))}
+        self.texts = {
+            key: text
+            for key, text in texts.items()
+            if article_of(key) not in labelled and _DIGIT.search(text) and len(text) <= longest
+        }
+        self.by_source: dict[str, list[str]] = {}
+        for key in sorted(self.texts):
+            self.by_source.setdefault(source_of(key), []).append(key)
+        self.chosen: dict[str, str] = {}
+
+    def take(self, source: str, count: int, keep: re.Pattern[str] | None = None) -> None:
+        pool = [
+            k for k in self.by_source[source] if k not in self.chosen and (keep is None or keep.search(self.texts[k]))
+        ]
+        self.chosen.update((key, self.texts[key]) for key in self.rng.sample(pool, count))
+
+    def kept(self) -> dict[str, str]:
+        kept: dict[str, str] = {}
+        for key, text in self.chosen.items():
+            if text not in kept.values():
+                kept[key] = text
+        return kept
+
+
 def draw_second(seed: int = SECOND_SEED) -> dict[str, str]:
     """Texts from articles none of the labelled sets holds (bench/effects_labels*.json, stats_labels.json)."""
-    rng = random.Random(seed)
-    labelled: set[str] = set()
-    for name in ("effects_labels.json", "effects_labels_validation.json"):
-        labelled |= {f"ei:{entry['id'].split(':')[0]}" for entry in json.loads((BENCH / name).read_text("utf-8"))}
-    labelled |= {article_of(entry["id"]) for entry in json.loads((BENCH / "stats_labels.json").read_text("utf-8"))}
-    texts = {
-        key: text
-        for key, text in all_texts(full_text=True).items()
-        if article_of(key) not in labelled and _DIGIT.search(text) and len(text) <= _SHORT_ENOUGH
-    }
-    by_source: dict[str, list[str]] = {}
-    for key in sorted(texts):
-        by_source.setdefault(source_of(key), []).append(key)
-    chosen: dict[str, str] = {}
-
-    def take(source: str, count: int, keep: re.Pattern[str] | None = None) -> None:
-        pool = [k for k in by_source[source] if k not in chosen and (keep is None or keep.search(texts[k]))]
-        chosen.update((key, texts[key]) for key in rng.sample(pool, count))
-
+    drawn = _Draw(seed, ("stats_labels.json",), all_texts(full_text=True), _SHORT_ENOUGH)
+    take = drawn.take
     take("ei", SECOND_COUNTS["ei"])
     take("ei", SECOND_COUNTS["ei_groups"], _SIDE_BY_SIDE)
     take("eift", SECOND_COUNTS["eift"], _STATISTIC)
@@ -207,11 +226,7 @@ def draw_second(seed: int = SECOND_SEED) -> dict[str, str]:
     # Then more (the texts above held 133 results, under the 150 asked), drawn last for the same reason.
     take("ei", SECOND_COUNTS["ei_groups_more"], _SIDE_BY_SIDE)
     take("medevidence", SECOND_COUNTS["medevidence_more"], _STATISTIC)
-    kept: dict[str, str] = {}
-    for key, text in chosen.items():
-        if text not in kept.values():
-            kept[key] = text
-    return kept
+    return drawn.kept()
 
 
 def source_of(text_id: str) -> str:
@@ -235,37 +250,16 @@ def draw_third(seed: int = THIRD_SEED) -> dict[str, str]:
     """Texts from articles no earlier labelled set holds (effects_labels*.json, stats_labels*.json), from
     Evidence Inference train and validation articles (evidence, abstracts' results, full-text Results),
     PubMedQA RESULTS contexts and MedEvidence paragraphs."""
-    rng = random.Random(seed)
-    labelled: set[str] = set()
-    for name in ("effects_labels.json", "effects_labels_validation.json"):
-        labelled |= {f"ei:{entry['id'].split(':')[0]}" for entry in json.loads((BENCH / name).read_text("utf-8"))}
-    for name in ("stats_labels.json", "stats_labels_second.json"):
-        labelled |= {article_of(entry["id"]) for entry in json.loads((BENCH / name).read_text("utf-8"))}
-    texts = {
-        key: text
-        for key, text in all_texts(third=True).items()
-        if article_of(key) not in labelled and _DIGIT.search(text) and len(text) <= _THIRD_LONGEST
-    }
-    by_source: dict[str, list[str]] = {}
-    for key in sorted(texts):
-        by_source.setdefault(source_of(key), []).append(key)
-    chosen: dict[str, str] = {}
-
-    def take(source: str, count: int, keep: re.Pattern[str] | None = None) -> None:
-        pool = [k for k in by_source[source] if k not in chosen and (keep is None or keep.search(texts[k]))]
-        chosen.update((key, texts[key]) for key in rng.sample(pool, count))
-
+    labels = ("stats_labels.json", "stats_labels_second.json")
+    drawn = _Draw(seed, labels, all_texts(third=True), _THIRD_LONGEST)
+    take = drawn.take
     take("ei", THIRD_COUNTS["ei"])
     take("ei", THIRD_COUNTS["ei_ci"], _MENTIONS_CI)
     take("eiabs", THIRD_COUNTS["eiabs"], _STATISTIC)
     take("eift", THIRD_COUNTS["eift"], _PARAGRAPH)
     take("pubmedqa", THIRD_COUNTS["pubmedqa"])
     take("medevidence", THIRD_COUNTS["medevidence"], _STATISTIC)
-    kept: dict[str, str] = {}
-    for key, text in chosen.items():
-        if text not in kept.values():
-            kept[key] = text
-    return kept
+    return drawn.kept()
 
 
 def main() -> None:
