@@ -443,3 +443,24 @@ def test_eval_prints_only_its_summary_on_stdout_and_adds_up_the_time_of_every_se
     assert resumed["sessions"] == 2
     assert resumed["setup_seconds"] >= summary["setup_seconds"]
     assert resumed["predict_seconds"] >= summary["predict_seconds"]
+
+
+def test_an_extractive_report_with_nothing_counted_quotes_no_study_of_another_treatment() -> None:
+    # The empagliflozin trial names most of a colchicine question's terms (cardiovascular events after myocardial
+    # infarction) but not colchicine: it is quoted neither as a finding nor as contrary evidence.
+    other = EvidenceView(
+        id="pmid:7",
+        title="Empagliflozin after acute myocardial infarction: a randomised trial",
+        source="pubmed",
+        date="2024",
+        text="Cardiovascular events after myocardial infarction did not differ. Adverse events were similar, with "
+        "no excess of ketoacidosis or hypotension.",
+        design="randomized_controlled_trial",
+        level=2,
+        population="humans",
+        n=6522,
+        document="pmid:7",
+    )
+    report = extractive_report("Does colchicine reduce cardiovascular events after myocardial infarction?", [other])
+    assert report.key_findings == []
+    assert report.contrary_evidence == []

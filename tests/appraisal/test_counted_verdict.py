@@ -188,3 +188,31 @@ def test_an_association_is_answered_only_from_items_naming_its_exposure_and_stat
     assert answered.label == "yes"
     assert answered.evidence_ids == [cohort.id]
     assert answered.answer is None  # an association compares no intervention with a comparator
+
+
+def test_the_stance_model_never_rests_a_verdict_on_a_web_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stance, "stance_model", lambda: fixed_stance(0.7, 0.2, 0.1))
+    question = "Is statin use associated with better survival in sepsis?"
+    news = EvidenceView(
+        id="url:https://news.example/statins",
+        title="People taking statins more likely to survive sepsis, registry study finds",
+        source="web",
+        date="2024",
+        text="Statin users with sepsis were more likely to survive, a registry study of survival finds.",
+        design="web",
+        level=None,
+        population="unknown",
+        n=None,
+    )
+    cohort = evidence_view(
+        "31",
+        "Statin use and survival in sepsis: a cohort study",
+        "Among 50,000 patients with sepsis, statin use was associated with better survival at 30 days.",
+        "cohort",
+        3,
+        50000,
+    )
+    pool = [news, cohort]
+    verdict = counted_verdict(question, strength_of(question, pool), pool)
+    assert verdict.label == "yes"
+    assert news.id not in verdict.evidence_ids

@@ -28,7 +28,7 @@ from deepcritical.report.document import (
 )
 from deepcritical.report.html import to_html
 from deepcritical.report.markdown_writer import to_markdown
-from deepcritical.report.render import RenderContext, build_document, render_markdown
+from deepcritical.report.render import RenderContext, build_document, reference_numbers, render_markdown
 from helpers.builders import evidence
 from helpers.hostile_text import PAPER_TEXT
 from helpers.parsed_html import Page
@@ -144,3 +144,17 @@ def test_any_text_in_any_field_shows_in_the_html_as_itself_and_never_as_markup(t
     assert image == {"class": "figure", "data-run-file": "prisma.svg", "alt": text}
     assert [attrs.get("href") for tag, attrs in page.tags if tag == "a"] == ["https://example.org/a", "#ref-1"]
     assert f"[1, {text}]" in "".join(data for _, data in page.texts)
+
+
+def test_an_item_cited_only_by_contrary_evidence_is_numbered() -> None:
+    item = evidence("Adverse events were similar.", pmid="7")
+    other = evidence("Another study.", pmid="8")
+    contrary = Finding(statement="Adverse events were similar.", evidence_ids=[item.id])
+    report = ResearchReport(
+        question="Q?", answer_brief="No answer.", key_findings=[], contrary_evidence=[contrary], references=[]
+    )
+    # The report was written from another item: the contrary finding's item is numbered all the same.
+    context = RenderContext(
+        demo=False, stop_reason="sufficient", run_id="research-x", model="scripted", pool=[other.id]
+    )
+    assert reference_numbers(report, {item.id: item, other.id: other}, context).get(item.id) == 1

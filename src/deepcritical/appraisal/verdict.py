@@ -34,6 +34,7 @@ from deepcritical.outputs import Verdict, VerdictLabel
 from deepcritical.reading.frame import frame_question
 from deepcritical.text import quantity
 from deepcritical.vocabulary import (
+    NOT_STUDY_DESIGNS,
     UNWEIGHED_DESIGNS,
     VERDICT_LAB_WEIGHT,
     VERDICT_LEVEL_WEIGHTS,
@@ -126,6 +127,9 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
     if frame.open_intervention:
         return open_verdict(question, counted, frame)
     reader = counted.reader_for(question)
+    # The stance model reads studies only: web pages and commentary carry no verdict (as in the counted
+    # readings), and a retracted item supports nothing.
+    pool = [view for view in pool if view.design not in NOT_STUDY_DESIGNS and not view.retracted]
     if not reader.asks_effect and (exposed := naming_the_intervention(pool, reader)):
         # An association, a prediction or a test's accuracy: its "yes" is any effect, and the stance model
         # reads those better (PubMedQA, phases/16_result_reader.md), from the items that name its exposure only
@@ -134,7 +138,9 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
         # questions' outcomes are read poorly ("is resting heart rate also relevant?"); requiring them cost 0.09
         # of PubMedQA accuracy on its first 150 development items, the exposure alone 0.02 (for 0.025 of
         # macro-F1): phases/23_cochrane_answer.md, round 3 (lead).
-        return reconciled(code_verdict(question, exposed, reader=reader), question, counted)
+        stated = code_verdict(question, exposed, reader=reader)
+        if stated.label != "insufficient":  # else said below, with what nothing collected names
+            return reconciled(stated, question, counted)
     weighed = weighed_readings(question, counted)
     appraised = appraise(counted, reader, verdict_weight)
     if any(study.carries for study in appraised):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from deepcritical.appraisal.answer import naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView, no_result_section
 from deepcritical.appraisal.passages import NOT_A_RESULT, Quote, is_relevant, is_title, quote, result_only, sentences
 from deepcritical.appraisal.question_comparison import asks_direction
@@ -248,6 +249,15 @@ def _as_read(found: Quote, item: EvidenceView, reader: StudyReader, strength: St
     return None
 
 
+def _named_uncounted(question: str, usable: Sequence[EvidenceView], strength: Strength) -> list[EvidenceView]:
+    """With nothing counted, the items that name the question's first term or most of its terms, and of them
+    only those naming its intervention: a colchicine question quotes no empagliflozin trial, not even as
+    contrary evidence."""
+    stems = [stem(term) for term in key_terms(question)]
+    named = [item for item in usable if is_relevant(item, stems)]
+    return naming_the_intervention(named, strength.reader_for(question))
+
+
 def extractive_report(
     question: str,
     items: Sequence[EvidenceView],
@@ -258,16 +268,16 @@ def extractive_report(
     reader: StudyReader | None = None,
 ) -> ResearchReport:
     """Quote the best result sentence of each counted item (``strength_of``: on the question's topic, not
-    retracted, not a registration), strongest designs first; contrary sentences go to their own list. Only
-    when no item is on topic are the items that name the question's first term quoted (the brief then says
-    that none was counted). Advice is never quoted as a finding. ``strength``: the counted set of ``items``
-    when the caller has it (the run's, read over the same views), else counted here."""
+    retracted, not a registration), strongest designs first; contrary sentences go to their own list.
+    Only when no item is on topic are the items that name the question's terms and its intervention quoted
+    (the brief then says that none was counted). Advice is never quoted as a finding. ``strength``: the
+    counted set of ``items`` when the caller has it (the run's, read over the same views), else counted here."""
     terms = key_terms(question)
     stems = [stem(term) for term in terms]
     strength = strength or strength_of(question, items, reader)
     usable = [item for item in items if not item.retracted and item.design != "registered_trial"]
     counted = [strength.views[i] for i in strength.counted]
-    relevant = sorted(counted or [item for item in usable if is_relevant(item, stems)], key=_rank)
+    relevant = sorted(counted or _named_uncounted(question, usable, strength), key=_rank)
     findings: list[Finding] = []
     contrary: list[Finding] = []
     # Human studies come first, but one place is kept for the mechanism when animal or cell studies exist.

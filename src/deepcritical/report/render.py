@@ -129,7 +129,10 @@ def reference_order(report: ResearchReport, evidence: Mapping[str, Evidence], co
         texts += [getattr(shown, name).reason for name, _ in ASPECT_NAMES] + [cap.reason for cap in shown.caps]
     named = [i for text in texts for i in mentioned_ids(text, evidence)]
     rested = context.verdict.evidence_ids if context.verdict is not None else []
-    order = [*report.references, *counted.counted, *named, *rested]
+    # A finding's items are numbered even when the report's own list leaves them out (a finding never shows
+    # uncited): the findings, then the contrary evidence, then the list.
+    cited = [i for finding in (*report.key_findings, *report.contrary_evidence) for i in finding.evidence_ids]
+    order = [*cited, *report.references, *counted.counted, *named, *rested]
     return [i for i in dict.fromkeys(order) if i in evidence and not evidence[i].retracted]
 
 
