@@ -4,7 +4,9 @@ of the outcome; and GRADE's inconsistency (I²) and imprecision judged from the 
 
 from __future__ import annotations
 
-from deepcritical.appraisal.answer import AppraisedStudy, ratio_estimate
+import dataclasses
+
+from deepcritical.appraisal.answer import AppraisedStudy, pooled_ratio, ratio_estimate
 from deepcritical.appraisal.certainty import i_squared, imprecision_domain, inconsistency_domain
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.other_names import named_otherwise
@@ -129,3 +131,10 @@ def test_a_hyphenated_word_holds_no_effect_verb() -> None:
     )
     assert comparison.written[0].strip() == "IRS plus insecticide-treated nets"
     assert comparison.written[2] == "anaemia prevalence"
+
+
+def test_a_review_is_never_pooled_with_the_trials_it_may_have_pooled() -> None:
+    trials = [_study("a", "HR 0.74 (95% CI 0.65 to 0.85)."), _study("b", "HR 0.80 (95% CI 0.70 to 0.91).")]
+    assert pooled_ratio(trials) is not None
+    review = dataclasses.replace(_study("c", "HR 0.77 (95% CI 0.72 to 0.82)."), design="meta_analysis", level=1)
+    assert pooled_ratio([review, *trials]) is None

@@ -36,6 +36,7 @@ from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.reading.frame import frame_question
 from deepcritical.reading.outcomes import outcomes_of
 from deepcritical.reading.statistics import read_effects
+from deepcritical.vocabulary import REVIEW_DESIGNS
 
 Movement = Literal["higher", "lower", "no difference"]
 _MOVEMENT: dict[str, Movement] = {"increased": "higher", "decreased": "lower", "no_difference": "no difference"}
@@ -233,8 +234,12 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
 def pooled_ratio(studies: Sequence[AppraisedStudy]) -> tuple[str, float, float, float] | None:
     """The inverse-variance (fixed-effect) pooled ratio with its 95% interval of two or more studies that each
     state one measure (OR, RR, HR or IRR) with its interval, each read the way its estimate points (a study read
-    lower whose ratio is above 1 states it the other way round: not pooled); None otherwise."""
+    lower whose ratio is above 1 states it the other way round: not pooled); None otherwise. A review is never
+    pooled: beside the trials it may have pooled it would count them twice (as a forest plot never draws it
+    beside them)."""
     if len(studies) < 2 or len({study.estimate.measure if study.estimate else None for study in studies}) != 1:
+        return None
+    if any(study.design in REVIEW_DESIGNS for study in studies):
         return None
     logs, weights = [], []
     for study in studies:
