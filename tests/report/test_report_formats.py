@@ -113,3 +113,11 @@ def test_a_format_module_without_a_writer_is_refused_by_name(tmp_path: Path, mon
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
     with pytest.raises(TypeError, match="half_done defines no WRITER"):
         document_writers()
+
+
+def test_export_of_a_folder_that_does_not_exist_names_it(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    result = CliRunner().invoke(app, ["export", str(missing), "--format", "html"])
+    assert result.exit_code == EXIT_USAGE
+    assert f"RUN {missing}: no such folder" in result.output
+    assert len(result.output.strip().splitlines()) == 1

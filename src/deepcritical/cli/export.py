@@ -81,6 +81,8 @@ def export_run(run_dir: Path, form: str, *, every_item: bool = False) -> tuple[s
 def load_document(run_dir: Path) -> ReportDocument:
     """The run's report document; a folder without one (a run of an older version) is named with the command
     that writes it."""
+    if not run_dir.exists():
+        raise ConfigError(f"RUN {run_dir}: no such folder (give the --out directory of a finished research run)")
     folder = run_dir if run_dir.is_dir() else run_dir.parent
     path = folder / REPORT_DOCUMENT_FILE
     try:
