@@ -57,6 +57,7 @@ def test_the_report_opens_with_its_summary_of_findings_and_the_certainty_reasons
     assert "⊕" in row
     assert "Statins probably make little or no difference to mortality." in row
     assert "- GRADE starts high (randomised trials, 2 studies rated)" in summary
+    assert "\nStatins compared with the comparator each study used. The answer: no difference." in summary
 
 
 def test_a_question_naming_no_outcome_is_answered_on_the_outcome_the_trials_measured() -> None:

@@ -135,7 +135,9 @@ def summary_of_findings(
     )
     lines: list[Block] = [
         heading("Summary of findings"),
-        paragraph(f"{intervention} compared with {comparator}. The answer: {answer_said}."),
+        paragraph(
+            f"{intervention[:1].upper()}{intervention[1:]} compared with {comparator}. The answer: {answer_said}."
+        ),
         table,
     ]
     if verdict.certainty_reasons:
