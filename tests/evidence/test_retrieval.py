@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import random
+from collections import Counter
+
+import bm25s
 import numpy as np
 import pytest
 
-from deepcritical.evidence.retrieval import BM25Index, HybridIndex, min_max, mmr, ranks, rrf
+from deepcritical.evidence.retrieval import BM25Index, HybridIndex, english_stemmer, min_max, mmr, ranks, rrf
 
 
 def unit(*values: float) -> np.ndarray:
@@ -39,6 +44,42 @@ def test_bm25_handles_unknown_and_stop_word_queries() -> None:
     assert (index.scores("zebrafish") == 0).all()
     assert (index.scores("the of and") == 0).all()
     assert BM25Index([]).scores("anything").shape == (0,)
+
+
+def lucene_bm25(documents: list[list[str]], query: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """BM25 as Lucene scores it, written out term by term: the reference ``BM25Index`` must agree with."""
+    frequencies = [Counter(tokens) for tokens in documents]
+    average_length = sum(len(tokens) for tokens in documents) / len(documents)
+    scores = []
+    for tokens, counts in zip(documents, frequencies, strict=True):
+        score = 0.0
+        for term in dict.fromkeys(query):
+            holding = sum(1 for other in frequencies if term in other)
+            idf = math.log(1 + (len(documents) - holding + 0.5) / (holding + 0.5))
+            tf = counts[term]
+            score += idf * tf / (tf + k1 * (1 - b + b * len(tokens) / average_length))
+        scores.append(score)
+    return scores
+
+
+def test_bm25_scores_every_text_as_the_lucene_formula_does() -> None:
+    # Enough (text, term) pairs (about 1,300) that the index is built as a real run's is: the full-text stage
+    # picks passages by these scores. Under QEMU 7.2's AVX2 emulation numpy's argsort mis-sorts such arrays
+    # (a gather with xmm4/ymm4 as index reads one element), the index pairs scores with the wrong texts, and
+    # the run picked other passages (phases/23_cpu_stable_embeddings.md, round 3).
+    generator = random.Random(7)
+    words = [f"term{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(150)]
+    texts = [" ".join(generator.choices(words, k=generator.randint(8, 30))) for _ in range(90)]
+    documents = bm25s.tokenize(texts, stopwords="en", stemmer=english_stemmer(), return_ids=False, show_progress=False)
+    assert sum(len(set(tokens)) for tokens in documents) > 1000
+    index = BM25Index(texts)
+    for query in (words[:3], words[40:45], [words[149], words[7]]):
+        terms = bm25s.tokenize(
+            [" ".join(query)], stopwords="en", stemmer=english_stemmer(), return_ids=False, show_progress=False
+        )[0]
+        assert index.scores(" ".join(query)) == pytest.approx(lucene_bm25(documents, terms), rel=1e-5, abs=1e-6), (
+            "BM25 scores are not the formula's: does numpy's argsort sort on this CPU? (bench/emulated_cpu_check.py)"
+        )
 
 
 def test_ranks_are_one_based_and_can_leave_out_non_positive_scores() -> None:
