@@ -177,6 +177,8 @@ async def test_a_study_read_for_another_outcome_is_counted_as_stating_no_result_
     references = outcome.markdown.split("## References", 1)[1]
     number = next(line.split(".", 1)[0] for line in references.splitlines() if "`pmid:99000307`" in line)
     table = outcome.markdown.split("## Strength of evidence", 1)[1].split("\n## ", 1)[0]
+    # What the columns mean, said under them: toward the question's yes as asked, not toward the patient.
+    assert "favourable when it reads toward the question's yes as asked" in table
     row = next(line for line in table.splitlines() if line.startswith("| Observational studies"))
     # Muscle and liver injury, not mortality: in the last column (no result on the question), not "null".
     assert re.search(rf"\| \d+ \\\[[\d, ]*\b{number}\b[\d, ]*\\\] \|$", row), row

@@ -197,8 +197,10 @@ def strength_table(strength: Strength, numbers: Mapping[str, int]) -> list[Block
         lines = [paragraph("No item reviewed mentions the question's key terms, so none is placed in the table.")]
     notes = [
         "Each item's design comes from its publication types, MeSH headings or text, and the direction of its "
-        "result from the wording of the sentence that states it (read in code, not appraised); numbers in "
-        "brackets are the references counted in each cell."
+        "result from the wording of the sentence that states it (read in code, not appraised), favourable when it "
+        "reads toward the question's yes as asked and unfavourable toward its no (asked whether a drug increases "
+        "hospitalisation, a trial with fewer admissions is unfavourable); numbers in brackets are the references "
+        "counted in each cell."
     ]
     if elsewhere := [i for i in strength.counted if i in strength.on_another_outcome]:
         notes.append(
