@@ -11,8 +11,10 @@ import pytest
 
 from deepcritical.appraisal.certainty import plain_language
 from deepcritical.config import load_settings
+from deepcritical.report.summary_of_findings import body_participants
 from deepcritical.run.orchestrator import Orchestrator
 from deepcritical.run.setup import assemble, http_client
+from helpers.builders import evidence_view
 
 
 @pytest.mark.parametrize(
@@ -69,3 +71,13 @@ def test_a_question_naming_no_outcome_is_answered_on_the_outcome_the_trials_meas
     (row,) = [line for line in summary.splitlines() if line.startswith("| a composite of")]
     assert "(primary outcome)" in row
     assert "SGLT2 inhibitors reduce a composite of worsening heart failure or cardiovascular death." in row
+
+
+def test_a_review_beside_trials_it_may_have_pooled_is_never_counted_twice() -> None:
+    review = evidence_view("1", "Statins in sepsis: a meta-analysis", "Nine trials.", "meta_analysis", 1, 2275)
+    trial = evidence_view("2", "Statins in sepsis: a trial", "A trial.", "randomized_controlled_trial", 2, 745)
+    other = evidence_view("3", "Statins in sepsis: a second trial", "A trial.", "randomized_controlled_trial", 2, 2000)
+    assert body_participants([trial, other], 2) == "2,745 (2 studies)"
+    assert body_participants([review, trial], 2) == "at least 2,275 (2 studies)"
+    assert body_participants([review, trial, other], 3) == "at least 2,745 (3 studies)"
+    assert body_participants([review], 1) == "2,275 (1 study)"

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from deepcritical.appraisal.certainty import plain_language
+from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.appraisal.question_outcome import primary_outcome
 from deepcritical.appraisal.results import StudyResult
@@ -21,9 +22,23 @@ from deepcritical.report.document import Block, Item, Table, bullets, cites, hea
 from deepcritical.report.figure_data import Figures
 from deepcritical.report.results import effect_text
 from deepcritical.text import shorten
+from deepcritical.vocabulary import REVIEW_DESIGNS
 
 # GRADE's symbols: one filled circle per level of certainty.
 _SYMBOLS = {level: "⊕" * (rank + 1) + "◯" * (3 - rank) for rank, level in enumerate(CERTAINTIES)}
+
+
+def body_participants(views: Sequence[EvidenceView], studies: int) -> str:
+    """The body's participants and studies. A review beside primary studies may have pooled them: then the
+    larger of its people and theirs, as "at least" (never counted twice)."""
+    if not studies:
+        return "–"
+    counted = f"({studies} stud{'y' if studies == 1 else 'ies'})"
+    reviews = [view.n or 0 for view in views if view.design in REVIEW_DESIGNS]
+    primary = sum(view.n or 0 for view in views if view.design not in REVIEW_DESIGNS)
+    if reviews and (primary or len(reviews) > 1):
+        return f"at least {max(*reviews, primary):,} {counted}"
+    return f"{sum(view.n or 0 for view in views):,} {counted}"
 
 
 def best_effect(
@@ -116,9 +131,7 @@ def summary_of_findings(
         # No outcome of its own and no one movement: said so, not a placeholder ("the outcome").
         outcome, stated = "none named by the question (each study's own outcome)", "the outcomes the studies measured"
         answer_said = f"{verdict.answer}, across the outcomes the studies measured (the question names none)"
-    sizes = [counted.views[i].n for i in studies if i in counted.views]
-    people = sum(n for n in sizes if n)
-    participants = f"{people:,} ({len(studies)} stud{'y' if len(studies) == 1 else 'ies'})" if studies else "–"
+    participants = body_participants([counted.views[i] for i in studies if i in counted.views], len(studies))
     certainty = f"{_SYMBOLS[verdict.certainty]} {verdict.certainty}" if verdict.certainty else "not rated"
     comparator = frame.comparator if frame is not None and frame.comparator else "the comparator each study used"
     table = Table(
