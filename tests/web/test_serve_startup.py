@@ -91,21 +91,22 @@ class WatchedEvent(asyncio.Event):
 
 @asynccontextmanager
 async def serving(app: DeferredWebApp) -> AsyncIterator[httpx2.AsyncClient]:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # Bound and listening before the server starts: a request made at once waits in the socket's backlog until
+    # uvicorn accepts it (no polling of its ``started`` flag).
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    port = listening.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on"))
     app.on_failure = lambda: setattr(server, "should_exit", True)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-        assert not task.done(), "the server did not start"
+    task = asyncio.create_task(server.serve(sockets=[listening]))
     try:
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             yield client
     finally:
         server.should_exit = True
         await task
+        listening.close()
 
 
 async def test_the_page_and_health_answer_while_the_app_loads_and_other_requests_wait_for_it() -> None:

@@ -262,6 +262,16 @@ _Z95 = 1.959964
 MAX_MARK = 3  # a mark of an intervention's name: "D", "B12", "2" (of "type 2")
 
 
+def _marks_of(intervention: str) -> list[re.Pattern[str]]:
+    """The intervention's short marks that its stems leave out ("D" of vitamin D, "B12"), each after the word
+    before it: "vitamin D3" names vitamin D, "vitamin C" does not."""
+    return [
+        re.compile(rf"\b{re.escape(before)}[\s-]*{re.escape(mark)}(?![a-z])", re.IGNORECASE)
+        for before, mark in itertools.pairwise(intervention.split())
+        if len(mark) <= MAX_MARK and _is_mark(mark) and not stems(mark)
+    ]
+
+
 def _is_mark(word: str) -> bool:
     """A capital letter or a number, with letters or not ("D", "B12", "2"); never a function word ("of")."""
     return word.isalnum() and ((len(word) == 1 and word.isupper()) or any(ch.isdigit() for ch in word))
@@ -278,6 +288,7 @@ class _FrameNames:
         self.intervention = frozenset(stems(frame.intervention or "")) or reader.comparison.intervention
         self.target = frame.outcomes[0] if frame.outcomes else frame.population
         self.wanted = frozenset(stems(self.target or "")) - ANY_OUTCOME
+        self.marks = _marks_of(frame.intervention or "")
 
     @staticmethod
     def _names(words: frozenset[str], view: EvidenceView) -> bool:
@@ -295,20 +306,9 @@ class _FrameNames:
             return True
         written = (self.frame.intervention or "").split()
         text = f"{view.title} {view.text}"
-        if self._marks and not all(mark.search(text) for mark in self._marks):
+        if not all(mark.search(text) for mark in self.marks):
             return False  # vitamin C is no vitamin D
         return self._names(self.intervention, view) or bool(named_otherwise(written, text))
-
-    @property
-    def _marks(self) -> list[re.Pattern[str]]:
-        """The intervention's short marks that its stems leave out ("D" of vitamin D, "B12"), each after the
-        word before it: "vitamin D3" names vitamin D, "vitamin C" does not."""
-        words = (self.frame.intervention or "").split()
-        return [
-            re.compile(rf"\b{re.escape(before)}[\s-]*{re.escape(mark)}(?![a-z])", re.IGNORECASE)
-            for before, mark in itertools.pairwise(words)
-            if len(mark) <= MAX_MARK and _is_mark(mark) and not stems(mark)
-        ]
 
     def direct(self, view: EvidenceView) -> bool:
         """The item names the intervention and the question's outcome (its condition when it names no outcome)."""

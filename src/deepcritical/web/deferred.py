@@ -11,6 +11,7 @@ checks that what the server needs before it listens loads no store, model runtim
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -25,6 +26,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from deepcritical.errors import ConfigError
 from deepcritical.text import one_line
 from deepcritical.web.security import add_guards
+
+_log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 HEALTH_PATH = "/api/health"
@@ -120,6 +123,7 @@ class DeferredWebApp:
         """Said by the command and to every request, rather than leaving them waiting."""
         if isinstance(error, ConfigError):  # a setting a run needs is wrong: its own one line
             self.problem = one_line(str(error))
-        else:
+        else:  # a bug: its one line for the user, its traceback in the log
+            _log.error("app_load_failed", exc_info=error)
             self.problem = one_line(f"the app could not load ({type(error).__name__}: {error})")
         self.on_failure()
