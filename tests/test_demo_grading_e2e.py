@@ -48,6 +48,11 @@ def test_the_demo_report_weighs_evidence_by_design(tmp_path: Path, monkeypatch: 
     sources = {name for item in evidence for name in item["found_by"]}
     assert {"clinicaltrials", "europepmc"} <= sources
 
+    verdict = record["verdict"]
+    answer_line = result.stdout.splitlines()[-1]  # --quiet: no progress, so the answer is said here or nowhere
+    assert answer_line.startswith(f"answer: {verdict['label']} ")
+    assert f"GRADE certainty {verdict['certainty']}" in answer_line
+
     references = record["report"]["references"]
     listed = re.findall(r"^\d+\. .*? Evidence id: `([^`]+)`", report.split("## References")[1], re.MULTILINE)
     assert listed == references  # one numbering: report.md, run.json and the exports list the same items

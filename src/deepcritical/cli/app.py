@@ -180,7 +180,9 @@ def research(
     no_llm: NoLlm = False,
     no_recall: NoRecall = False,
     reader: ReaderOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths and the answer.")
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Research QUESTION: plan, search, judge, repeat; then write a cited report."""
@@ -222,6 +224,8 @@ def research(
     outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
     out.print(f"report: {report_path}", markup=False, highlight=False)
     out.print(f"run record: {run_path}", markup=False, highlight=False)
+    if quiet and outcome.verdict is not None:  # without progress, the answer is said nowhere else
+        out.print(f"answer: {shorten(outcome.verdict.stated, 300, on_word=True)}", markup=False, highlight=False)
     if outcome.error:
         # One line of at most 300 characters (with "error: "): the error cut between words; run.json has it whole.
         after = f"; the whole error and what it collected: {run_path}"
