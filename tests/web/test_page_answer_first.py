@@ -114,7 +114,7 @@ FIGURES = """() => [...document.querySelectorAll('#report img.figure')].map(i =>
   file: i.dataset.runFile, shown: i.clientWidth, natural: i.naturalWidth,
   box: i.parentElement.clientWidth, scroll: i.parentElement.scrollWidth}))"""
 # Each header and cell of the study-results table that reaches outside the page's width (cut, or off to the side).
-TABLE_OUTSIDE = """() => { const t = document.querySelector('#report table.sortable');
+TABLE_OUTSIDE = """selector => { const t = document.querySelector(selector || '#report table.sortable');
   if (!t) return null;
   const box = t.parentElement.getBoundingClientRect();
   const right = Math.min(box.right, document.documentElement.clientWidth);
@@ -223,6 +223,11 @@ def test_the_sglt2_page_opens_with_the_answer_folds_the_run_and_fits_its_table_a
     bottom = page.evaluate(VERDICT_LINE_BOTTOM, verdict.element_handle())
     print(f"390 px: the verdict's label and confidence end {bottom:.0f} px from the top of the page")
     assert bottom <= PHONE_ANSWER_WITHIN, bottom
+    # The summary of findings (the report's first table) is cards too: its certainty and what it means on screen.
+    assert page.locator("#report table").first.locator("td").first.get_attribute("data-label") == "Outcome"
+    page.locator("#report table").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "sglt2-390-summary-of-findings.png"))
+    assert page.evaluate(TABLE_OUTSIDE, "#report table") == []
     # Cards: every cell within the phone's width, under its column's name; the header row sorts them.
     page.locator("#report h2", has_text="Study results").scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "sglt2-390-table.png"))

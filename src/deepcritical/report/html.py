@@ -134,15 +134,14 @@ class HtmlWriter:
         ).format(opening, head, rows)
 
     def _row(self, table: Table, row: Sequence[Sequence[Inline]], kept: Sequence[int]) -> Markup:
-        if not table.folded:
-            return Markup("").join(
-                Markup('<td data-label="{}">{}</td>\n').format(table.header[at], self.inline(row[at])) for at in kept
-            )
-        # One element a cell, so a phone's card lays each cell out as its name beside its value.
+        # One element a cell, so a phone's card lays each cell out as its name beside its value (a cell's citation
+        # links would otherwise be laid out as cells of their own).
         cells = Markup("").join(
             Markup('<td data-label="{}"><span>{}</span></td>\n').format(table.header[at], self.inline(row[at]))
             for at in kept
         )
+        if not table.folded:
+            return cells
         folded = Markup("").join(
             Markup("<dt>{}</dt><dd>{}</dd>").format(table.header[at], self.inline(row[at])) for at in table.folded
         )
