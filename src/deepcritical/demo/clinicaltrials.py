@@ -5,7 +5,6 @@ JSON layout (``protocolSection`` modules, ``hasResults``, ``nextPageToken``)."""
 from __future__ import annotations
 
 import base64
-import json
 import re
 from datetime import date
 
@@ -21,10 +20,6 @@ _MATCHES = 1000
 # The one advanced filter served: entries updated on or after a date. A demo entry is never updated after it
 # is first posted, so its first posting is its last update.
 _LAST_UPDATE = re.compile(r"AREA\[LastUpdatePostDate\]RANGE\[(\d{4}-\d{2}-\d{2}),\s*MAX\]")
-
-
-def _json(status: int, body: object) -> httpx2.Response:
-    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
 def _text(status: int, message: str) -> httpx2.Response:
@@ -116,7 +111,7 @@ def studies(request: httpx2.Request) -> httpx2.Response:
         body["nextPageToken"] = _token(offset + size)
     if params.get("countTotal") == "true":
         body["totalCount"] = len(records)
-    return _json(200, body)
+    return httpx2.Response(200, json=body)
 
 
 def respond(request: httpx2.Request) -> httpx2.Response | None:
