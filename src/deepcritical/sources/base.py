@@ -196,6 +196,16 @@ def read_json(response: httpx2.Response) -> Any:
         raise SearchError(f"not JSON from {host} ({kind}): {text[:120]!r}") from error
 
 
+def json_object(value: object) -> Mapping[str, Any]:
+    """A JSON field that should hold an object, or an empty one (a body's fields are untrusted)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_list(value: object) -> list[Any]:
+    """A JSON field that should hold a list, or an empty one."""
+    return value if isinstance(value, list) else []
+
+
 class _BusyError(Exception):
     """HTTP 429 or 5xx: the same request may pass a moment later."""
 
