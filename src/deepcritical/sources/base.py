@@ -75,14 +75,14 @@ class SearchTool(ABC):
         except httpx2.TimeoutException as error:
             failure = SearchError(
                 self.timeout_reason(
-                    self.timeout, host=_host_of(error, self.host), what=type(error).__name__, asked_again=True
+                    self.timeout, host=host_of(error, self.host), what=type(error).__name__, asked_again=True
                 )
             )
         except httpx2.HTTPStatusError as error:
             status, host = error.response.status_code, error.request.url.host
             failure = SourceHTTPError(f"HTTP {status} from {host}", status)
         except httpx2.RequestError as error:
-            failure = SearchError(f"request to {_host_of(error, self.host)} failed: {error!r}")
+            failure = SearchError(f"request to {host_of(error, self.host)} failed: {error!r}")
         else:
             logger.info("source_search_complete", source=self.name, query=query, results=len(results))
             return results[:max_results]
@@ -110,7 +110,7 @@ class SearchTool(ABC):
         """Build the request, send it, parse the answer."""
 
 
-def _host_of(error: httpx2.RequestError, fallback: str) -> str:
+def host_of(error: httpx2.RequestError, fallback: str) -> str:
     try:
         return error.request.url.host or fallback
     except RuntimeError:  # an exception raised without its request
