@@ -29,6 +29,7 @@ from deepcritical.errors import (
 )
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
+from deepcritical.source_table import BY_NAME
 from deepcritical.sources.retry import RetryPolicy, retry_after_seconds
 from deepcritical.text import one_line
 
@@ -48,14 +49,17 @@ _FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-en
 
 
 class SearchTool(ABC):
-    """An async search source. Subclasses set ``name``, ``timeout_variable`` (the setting behind
-    ``timeout``) and ``host`` (for messages), and implement ``_search``; a source that sends a secret sets
-    ``secrets`` so that no body it reads and no error it raises can carry it."""
+    """An async search source. Subclasses set ``name`` and ``host`` (for messages), and implement ``_search``;
+    a source that sends a secret sets ``secrets`` so that no body it reads and no error it raises can carry it."""
 
     name: ClassVar[SourceName]
-    timeout_variable: ClassVar[str] = ""
     secrets: Redactor = Redactor(())
     timeout: float = 30.0
+
+    @property
+    def timeout_variable(self) -> str:
+        """The setting behind ``timeout``: the source table's ``{NAME}_TIMEOUT``."""
+        return f"{BY_NAME[self.name].variable}_TIMEOUT"
 
     @property
     def host(self) -> str:
@@ -304,12 +308,9 @@ def _busy_error(busy: _BusyError, source: str, attempts: int, now: Callable[[], 
 
 
 class JsonApiTool(SearchTool):
-    """A source that asks one JSON API over the run's client: the base URL, the timeout and the GET that
-    reads JSON (``get_json``) are here; a subclass sets ``default_base_url`` (the public service) and
-    ``default_timeout``, builds its parameters and parses the body."""
-
-    default_base_url: ClassVar[str]
-    default_timeout: ClassVar[float] = 20.0
+    """A source that asks one JSON API over the run's client: the base URL and the timeout (by default the
+    source table's public service and timeout) and the GET that reads JSON (``get_json``) are here; a
+    subclass builds its parameters and parses the body."""
 
     def __init__(
         self,
@@ -322,8 +323,9 @@ class JsonApiTool(SearchTool):
     ) -> None:
         self._client = client
         self.since = since  # only what the service added on or after this date; None: everything
-        self.base_url = (base_url or self.default_base_url).strip().rstrip("/")
-        self.timeout = self.default_timeout if timeout is None else timeout
+        entry = BY_NAME[self.name]
+        self.base_url = (base_url or entry.base_url or "").strip().rstrip("/")
+        self.timeout = entry.timeout if timeout is None else timeout
         self._sleep = sleep
 
     @property

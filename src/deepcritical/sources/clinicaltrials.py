@@ -193,8 +193,6 @@ class ClinicalTrialsTool(JsonApiTool):
     ``nextPageToken`` until ``max_results`` are in hand."""
 
     name: ClassVar[SourceName] = "clinicaltrials"
-    timeout_variable: ClassVar[str] = "CLINICALTRIALS_TIMEOUT"
-    default_base_url: ClassVar[str] = CLINICALTRIALS_BASE_URL
 
     async def _page(self, term: str, size: int, token: str | None) -> tuple[list[Evidence], str | None]:
         params: dict[str, str | int] = {"query.term": term, "pageSize": size, "format": "json"}

@@ -175,8 +175,6 @@ class EuropePmcTool(JsonApiTool):
     """Searches Europe PMC (PubMed, PMC full text, preprints, and more) with full records (``core``)."""
 
     name: ClassVar[SourceName] = "europepmc"
-    timeout_variable: ClassVar[str] = "EUROPEPMC_TIMEOUT"
-    default_base_url: ClassVar[str] = EUROPEPMC_BASE_URL
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         term = to_europepmc_query(query)

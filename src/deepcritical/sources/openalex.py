@@ -16,7 +16,6 @@ import structlog
 
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
-from deepcritical.source_table import BY_NAME
 from deepcritical.sources.base import JsonApiTool, json_list, json_object
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.query import to_pubmed_query
@@ -25,7 +24,6 @@ from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
-OPENALEX_BASE_URL = BY_NAME["openalex"].base_url or ""
 MAX_PER_PAGE = 200  # the API's limit
 _FIELD_TAG = re.compile(r"\[[^\]]*\]")
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
@@ -132,8 +130,6 @@ class OpenAlexTool(JsonApiTool):
     """Searches OpenAlex's works (titles, abstracts and full texts it indexes), most relevant first."""
 
     name: ClassVar[SourceName] = "openalex"
-    timeout_variable: ClassVar[str] = "OPENALEX_TIMEOUT"
-    default_base_url: ClassVar[str] = OPENALEX_BASE_URL
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
         words = collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))

@@ -53,7 +53,6 @@ class PubMedTool(SearchTool):
     """
 
     name: ClassVar[SourceName] = "pubmed"
-    timeout_variable: ClassVar[str] = "PUBMED_TIMEOUT"
 
     def __init__(
         self,

@@ -144,7 +144,6 @@ class SearxngTool(JsonApiTool):
     """Web search through the JSON API of one SearXNG instance, as Evidence."""
 
     name: ClassVar[SourceName] = "searxng"
-    timeout_variable: ClassVar[str] = "SEARXNG_TIMEOUT"
 
     def __init__(
         self,

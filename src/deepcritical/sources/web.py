@@ -121,7 +121,6 @@ class WebTool(SearchTool):
     """Web search via ``ddgs`` text search (DuckDuckGo and other engines). No API key needed."""
 
     name: ClassVar[SourceName] = "web"
-    timeout_variable: ClassVar[str] = "WEB_TIMEOUT"
 
     def __init__(self, *, ddgs_factory: Callable[[], DdgsLike] | None = None, timeout: float = 20.0) -> None:
         """``ddgs_factory`` makes this tool's one client, on first use (default: ``ddgs.DDGS`` with

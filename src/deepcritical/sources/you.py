@@ -20,7 +20,6 @@ from pydantic import SecretStr
 from deepcritical.errors import SearchError, SourceDisabledError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.redaction import Redactor
-from deepcritical.source_table import YOU_BASE_URL
 from deepcritical.sources.base import JsonApiTool
 from deepcritical.sources.web import (
     MAX_TITLE_CHARS,
@@ -90,9 +89,6 @@ class ResearchEngine(JsonApiTool):
     """You.com search API client: cached background context plus a SearchTool of web results."""
 
     name: ClassVar[SourceName] = "you"
-    timeout_variable: ClassVar[str] = "YOU_TIMEOUT"
-    default_base_url: ClassVar[str] = YOU_BASE_URL
-    default_timeout: ClassVar[float] = 10.0
 
     def __init__(
         self,
