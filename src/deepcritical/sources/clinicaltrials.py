@@ -19,9 +19,9 @@ from deepcritical.models import Citation, Evidence, Registration, SourceName
 from deepcritical.source_table import BY_NAME
 from deepcritical.sources.base import JsonApiTool, json_list, json_object
 from deepcritical.sources.grading import grade_registration, registry_phase
-from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
-from deepcritical.text import collapse_whitespace, shorten
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -32,7 +32,6 @@ MAX_PAGES = 5
 MAX_SUMMARY_CHARS = 1500
 _NCT = re.compile(r"NCT\d{8}")
 _PMID = re.compile(r"\d{1,9}")
-_FIELD_TAG = re.compile(r"\[[^\]]*\]")
 REFUSED_MESSAGE = (
     "HTTP 403 from {host}: ClinicalTrials.gov refused this client. It turns away some HTTP "
     "clients by their TLS fingerprint, whatever User-Agent they send; this is not a problem with the query. "
@@ -183,11 +182,6 @@ def parse_studies(data: object) -> tuple[list[Evidence], str | None]:
     return evidence, token
 
 
-def to_registry_query(query: str) -> str:
-    """The search words without PubMed field tags, which ClinicalTrials.gov's search does not know."""
-    return collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
-
-
 class ClinicalTrialsTool(JsonApiTool):
     """Searches ClinicalTrials.gov's registry; results in the registry's relevance order, paged with
     ``nextPageToken`` until ``max_results`` are in hand."""
@@ -209,7 +203,7 @@ class ClinicalTrialsTool(JsonApiTool):
         return parse_studies(data)
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        term = to_registry_query(query)
+        term = without_field_tags(query)
         found: list[Evidence] = []
         token: str | None = None
         for _ in range(MAX_PAGES):

@@ -22,7 +22,7 @@ from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
 from deepcritical.source_table import BY_NAME
 from deepcritical.sources.base import JsonApiTool, json_object
 from deepcritical.sources.grading import grade_record, is_retracted
-from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import collapse_whitespace, shorten
 
@@ -38,7 +38,6 @@ _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 _HEADING = re.compile(r"<h[1-6][^>]*>(.*?)</h[1-6]>", re.IGNORECASE | re.DOTALL)
 _BREAK = re.compile(r"<(?:br|/p|p)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]+>")
-_FIELD_TAG = re.compile(r"\[[^\]]*\]")
 
 
 def _list(value: object) -> list[Any]:
@@ -166,18 +165,13 @@ def parse_search(data: object) -> list[Evidence]:
     return found
 
 
-def to_europepmc_query(query: str) -> str:
-    """The search words without PubMed field tags (Europe PMC has its own field syntax)."""
-    return collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
-
-
 class EuropePmcTool(JsonApiTool):
     """Searches Europe PMC (PubMed, PMC full text, preprints, and more) with full records (``core``)."""
 
     name: ClassVar[SourceName] = "europepmc"
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        term = to_europepmc_query(query)
+        term = without_field_tags(query)
         if self.since is not None:  # first published (online or in print) on or after ``since``
             term = f"({term}) AND FIRST_PDATE:[{self.since:%Y-%m-%d} TO {OPEN_END}]"
         params: dict[str, str | int] = {

@@ -18,14 +18,13 @@ from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
 from deepcritical.sources.base import JsonApiTool, json_list, json_object
 from deepcritical.sources.grading import grade_record
-from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
 MAX_PER_PAGE = 200  # the API's limit
-_FIELD_TAG = re.compile(r"\[[^\]]*\]")
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 _PMID = re.compile(r"(\d{1,9})/?$")
 _PMCID = re.compile(r"(?:PMC)?(\d+)/?$", re.IGNORECASE)
@@ -132,7 +131,7 @@ class OpenAlexTool(JsonApiTool):
     name: ClassVar[SourceName] = "openalex"
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        words = collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
+        words = without_field_tags(query)
         params: dict[str, str | int] = {"search": words, "per-page": max(1, min(max_results, MAX_PER_PAGE))}
         if self.since is not None:  # published on or after ``since``
             params["filter"] = f"from_publication_date:{self.since:%Y-%m-%d}"
