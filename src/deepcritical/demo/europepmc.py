@@ -5,7 +5,6 @@ the preprints only Europe PMC has (source ``PPR``)."""
 
 from __future__ import annotations
 
-import base64
 import re
 import zlib
 from datetime import date
@@ -13,7 +12,7 @@ from datetime import date
 import httpx2
 
 from deepcritical.demo import fulltext
-from deepcritical.demo.corpus import hits
+from deepcritical.demo.corpus import hits, page_offset, page_token
 from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord, entry_date, month_number
 
 REST_PATH = "/europepmc/webservices/rest/"
@@ -22,20 +21,6 @@ DEFAULT_PAGE_SIZE = 25  # the service's default
 MAX_PAGE_SIZE = 1000
 # ``AND FIRST_PDATE:[2026-05-01 TO 3000-12-31]``: Europe PMC's first-publication date range.
 _FIRST_PDATE = re.compile(r"\s*\bAND\s+FIRST_PDATE:\[(\d{4}-\d{2}-\d{2}) TO (\d{4}-\d{2}-\d{2})\]", re.IGNORECASE)
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"demo:{offset}".encode()).decode()
-
-
-def _offset(cursor: str) -> int | None:
-    if cursor == "*":
-        return 0
-    try:
-        prefix, _, number = base64.urlsafe_b64decode(cursor).decode().partition(":")
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return int(number) if prefix == "demo" and number.isdigit() else None
 
 
 def _abstract_html(sections: tuple[tuple[str | None, str], ...]) -> str:
@@ -143,7 +128,8 @@ def search(request: httpx2.Request) -> httpx2.Response:
         size = int(params.get("pageSize", DEFAULT_PAGE_SIZE))
     except ValueError:
         size = -1
-    offset = _offset(params.get("cursorMark", "*"))
+    cursor = params.get("cursorMark", "*")
+    offset = 0 if cursor == "*" else page_offset(cursor)
     if not 0 < size <= MAX_PAGE_SIZE or offset is None:
         return httpx2.Response(
             400, json={"errCode": 400, "errMsg": "demo Europe PMC stand-in: bad pageSize or cursorMark"}
@@ -174,7 +160,7 @@ def search(request: httpx2.Request) -> httpx2.Response:
         "resultList": {"result": page},
     }
     if offset + size < len(results):
-        body["nextCursorMark"] = _cursor(offset + size)
+        body["nextCursorMark"] = page_token(offset + size)
     return httpx2.Response(200, json=body)
 
 
