@@ -96,25 +96,25 @@ def sniffed_format(suffix: str, data: bytes) -> DocumentFormat:
     raise DocumentError(f"unsupported file type {suffix or '(no extension)'}; supported: {SUPPORTED}")
 
 
-# Each format's parser but the PDF's, which also takes the page and time limits.
-_PARSERS: dict[DocumentFormat, Callable[[bytes], ParsedDocument | list[ParsedDocument]]] = {
-    "jats": jats.parse_jats,
-    "bioc": bioc.parse_bioc,
-    "ris": references.parse_ris,
-    "bibtex": references.parse_bibtex,
-    "csljson": references.parse_csljson,
-    "markdown": text.parse_markdown,
-    "html": text.parse_html,
-    "text": text.parse_text,
-}
-
-
 def parse_bytes(form: DocumentFormat, data: bytes, limits: Limits) -> list[ParsedDocument]:
     """The documents in ``data`` read as ``form`` (runs in the worker process)."""
     if form == "pdf":
         return [pdf.parse_pdf(data, max_pages=limits.max_pages, max_seconds=limits.max_seconds)]
-    parsed = _PARSERS[form](data)
-    return parsed if isinstance(parsed, list) else [parsed]
+    if form == "jats":
+        return [jats.parse_jats(data)]
+    if form == "bioc":
+        return bioc.parse_bioc(data)
+    if form == "ris":
+        return references.parse_ris(data)
+    if form == "bibtex":
+        return references.parse_bibtex(data)
+    if form == "csljson":
+        return references.parse_csljson(data)
+    if form == "markdown":
+        return [text.parse_markdown(data)]
+    if form == "html":
+        return [text.parse_html(data)]
+    return [text.parse_text(data)]
 
 
 def _limit_memory(max_bytes: int) -> None:
