@@ -210,6 +210,11 @@ def json_list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def json_count(value: object) -> int | None:
+    """A JSON field that should hold a count (an integer, 0 or more; ``true`` is none), or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 class _BusyError(Exception):
     """HTTP 429 or 5xx: the same request may pass a moment later."""
 

@@ -17,7 +17,7 @@ import structlog
 from deepcritical.errors import SearchError, SourceHTTPError
 from deepcritical.models import Citation, Evidence, Registration, SourceName
 from deepcritical.source_table import BY_NAME
-from deepcritical.sources.base import JsonApiTool, json_list, json_object
+from deepcritical.sources.base import JsonApiTool, json_count, json_list, json_object
 from deepcritical.sources.grading import grade_registration, registry_phase
 from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
@@ -58,9 +58,7 @@ def _words(enum: str | None) -> str:
 
 def _enrollment(design: Mapping[str, Any]) -> tuple[int | None, str | None]:
     info = json_object(design.get("enrollmentInfo"))
-    count = info.get("count")
-    number = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
-    return number, text_of(info.get("type")) or None
+    return json_count(info.get("count")), text_of(info.get("type")) or None
 
 
 def _pmids(references: object) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -20,7 +20,7 @@ import structlog
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
 from deepcritical.source_table import BY_NAME
-from deepcritical.sources.base import JsonApiTool, json_object
+from deepcritical.sources.base import JsonApiTool, json_count, json_object
 from deepcritical.sources.grading import grade_record, is_retracted
 from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
@@ -116,7 +116,6 @@ def parse_result(record: object, position: int) -> Evidence | None:
         for heading in _list(json_object(record.get("meshHeadingList")).get("meshHeading"))
         if (name := text_of(json_object(heading).get("descriptorName")))
     )
-    cited_by = record.get("citedByCount")
     open_access = text_of(record.get("isOpenAccess")).upper()
     title = shorten(title, MAX_TITLE_CHARS)
     citation = Citation(
@@ -131,9 +130,7 @@ def parse_result(record: object, position: int) -> Evidence | None:
         pmcid=pmcid if _PMCID.fullmatch(pmcid) else None,
         publication_types=types,
         mesh_headings=mesh,
-        cited_by_count=cited_by
-        if isinstance(cited_by, int) and not isinstance(cited_by, bool) and cited_by >= 0
-        else None,
+        cited_by_count=json_count(record.get("citedByCount")),
         open_access={"Y": True, "N": False}.get(open_access),
     )
     grade = grade_record(title=title, text=abstract, publication_types=types, mesh_headings=mesh)

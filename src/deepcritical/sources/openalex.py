@@ -16,7 +16,7 @@ import structlog
 
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
-from deepcritical.sources.base import JsonApiTool, json_list, json_object
+from deepcritical.sources.base import JsonApiTool, json_count, json_list, json_object
 from deepcritical.sources.grading import grade_record
 from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
@@ -45,7 +45,7 @@ def abstract_text(inverted: object) -> str:
     placed: dict[int, str] = {}
     for word, positions in json_object(inverted).items():
         for position in json_list(positions):
-            if isinstance(position, int) and not isinstance(position, bool) and position >= 0:
+            if json_count(position) is not None:
                 placed[position] = str(word)
     return " ".join(placed[position] for position in sorted(placed))
 
@@ -80,7 +80,6 @@ def parse_work(work: object, position: int) -> Evidence | None:
         for authorship in json_list(work.get("authorships"))
         if (name := text_of(json_object(json_object(authorship).get("author")).get("display_name")))
     )
-    cited_by = work.get("cited_by_count")
     is_oa = json_object(work.get("open_access")).get("is_oa")
     abstract = abstract_text(work.get("abstract_inverted_index"))
     title = shorten(title, MAX_TITLE_CHARS)
@@ -96,9 +95,7 @@ def parse_work(work: object, position: int) -> Evidence | None:
         pmcid=f"PMC{pmcid}" if pmcid else None,
         publication_types=types,
         mesh_headings=mesh,
-        cited_by_count=cited_by
-        if isinstance(cited_by, int) and not isinstance(cited_by, bool) and cited_by >= 0
-        else None,
+        cited_by_count=json_count(work.get("cited_by_count")),
         open_access=is_oa if isinstance(is_oa, bool) else None,
     )
     grade = grade_record(title=title, text=abstract, publication_types=types, mesh_headings=mesh)
