@@ -1,11 +1,6 @@
-"""The one place that owns a source's error policy.
-
-A source subclasses ``SearchTool`` and implements only ``_search`` (request building and parsing).
-``search`` maps transport failures to the project's errors once, for every source, and logs.
-``get_with_retry`` is every source's GET: it retries what usually passes (HTTP 429 and 5xx, honouring
-``Retry-After``; a maintenance page or a cut-off body; a transport error), caps the body's size, and hands the
-source a body with its secrets already blanked, so no message cut from it can keep part of a key.
-"""
+"""The one place that owns a source's error policy: a source subclasses ``SearchTool`` and implements only
+``_search`` (request building and parsing); ``search`` maps failures to the project's errors once, for every
+source, and ``get_with_retry`` is every source's GET (retries, a size cap, secrets blanked before parsing)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Europe PMC (REST ``GET /search?format=json&resultType=core``): journal articles, full-text records and
-preprints as Evidence.
-
-Request building and parsing only; the error policy is ``SearchTool.search``'s. A record with a PMID or a
-DOI merges with the PubMed record of the same article (identity keys in ``models``). Europe PMC marks
-retractions as PubMed does: the ``Retracted Publication`` type and a ``Retraction in`` entry among the
-record's comments and corrections; an ``Expression of concern in`` entry is kept too. Preprints (source
-``PPR``) are graded ``preprint``.
-"""
+preprints as Evidence. A record with a PMID or a DOI merges with the PubMed record of the same article (identity
+keys in ``models``); retractions are read as PubMed marks them, and preprints (source ``PPR``) graded so."""
 
 from __future__ import annotations
 

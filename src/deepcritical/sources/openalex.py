@@ -1,11 +1,6 @@
-"""OpenAlex (``GET https://api.openalex.org/works?search=...``): scholarly works of every field as Evidence.
-
-Request building and parsing only; the error policy is ``SearchTool.search``'s. The wire format is OpenAlex's
-documented Work object: ``display_name`` (the title), ``publication_date``, ``ids`` (``doi``, ``pmid`` and
-``pmcid`` as URLs), ``authorships[].author.display_name``, ``primary_location.source.display_name`` (the
-journal), ``type``, ``cited_by_count``, ``open_access.is_oa``, ``is_retracted``, ``mesh[].descriptor_name`` and
-the abstract as ``abstract_inverted_index`` (each word with its positions). A work with a PMID or a DOI
-merges with the PubMed or Europe PMC record of the same article (identity keys in ``models``)."""
+"""OpenAlex (``GET https://api.openalex.org/works?search=...``): scholarly works of every field as Evidence,
+parsed from OpenAlex's documented Work object (the abstract rebuilt from its inverted index). A work with a PMID
+or a DOI merges with the PubMed or Europe PMC record of the same article (identity keys in ``models``)."""
 
 from __future__ import annotations
 
