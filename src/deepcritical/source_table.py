@@ -8,7 +8,9 @@ the project nor a third-party package), so the foundation and ``deepcritical --h
 
 Adding a source that asks a public JSON API is three files: its tool module (a ``JsonApiTool``), its demo
 stand-in (a module of ``deepcritical.demo`` with ``respond(request)``) and its entry here (with its name in
-``SourceName``). phases/16_run_service.md shows OpenAlex added that way."""
+``SourceName``). ``tests/sources/test_json_sources.py`` tests every entry with a ``tool`` (built from its
+variables, answered by its stand-in, failing by the common policy), so the source needs no test file of its
+own; one for its parser's details is welcome. phases/16_run_service.md shows OpenAlex added that way."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def test_every_host_a_source_reaches_in_demo_sources_is_intercepted() -> None:
     search = settings.search
     bases = [search.pubmed.base_url, search.searxng.base_url, *(str(api.base_url) for api in search.apis.values())]
     hosts = {httpx2.URL(base).host for base in bases if base is not None}
-    assert len(hosts) == 5  # E-utilities, SearXNG and the three public JSON APIs
+    assert len(hosts) == 2 + len(search.apis)  # E-utilities, SearXNG and each public JSON API
     assert {entry.stand_in_host for entry in SOURCES if entry.stand_in} == STAND_IN_HOSTS
     assert hosts <= STAND_IN_HOSTS
     assert frozenset(transport.STAND_INS) == STAND_IN_HOSTS  # routing and interception: one table

@@ -20,7 +20,6 @@ from deepcritical.sources.clinicaltrials import (
     CLINICALTRIALS_BASE_URL,
     ClinicalTrialsTool,
     parse_studies,
-    to_registry_query,
 )
 from deepcritical.sources.factory import make_http_client
 
@@ -162,8 +161,11 @@ async def test_other_failures_follow_the_common_policy() -> None:
     assert len(attempts) == 3
 
 
-def test_pubmed_field_tags_are_not_sent_to_the_registry() -> None:
-    assert to_registry_query("metformin[tiab] AND dementia") == "metformin AND dementia"
+async def test_pubmed_field_tags_are_not_sent_to_the_registry() -> None:
+    seen: list[httpx2.Request] = []
+    registry = tool(lambda _request: httpx2.Response(200, json={"studies": []}), seen)
+    await registry.search("metformin[tiab] AND dementia", 5)
+    assert seen[0].url.params["query.term"] == "metformin AND dementia"
 
 
 async def test_the_demo_stand_in_speaks_the_same_format() -> None:

@@ -66,9 +66,8 @@ async def test_a_failure_is_attributed_to_its_source_without_reading_its_text() 
     assert result.failed_sources == {"europepmc": "europepmc: pubmed: looks like a prefix"}
 
 
-async def test_a_source_past_its_deadline_is_reported_not_awaited() -> None:
+async def test_a_source_past_its_deadline_is_reported_not_awaited_naming_its_timeout_setting() -> None:
     hanging = HangingTool("searxng")
-    hanging.timeout_variable = "SEARXNG_TIMEOUT"  # type: ignore[misc]
     handler = SearchHandler([hanging, FakeTool("web", [item("web", "https://a.org")])], timeouts={"searxng": 0.01})
     result = await handler.execute("q")
     assert len(result.evidence) == 1

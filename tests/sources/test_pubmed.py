@@ -13,7 +13,8 @@ import structlog
 from pydantic import SecretStr
 
 from deepcritical.errors import RateLimitError, SearchError
-from deepcritical.sources.pubmed import EUTILS_BASE_URL, PubMedTool
+from deepcritical.source_table import NCBI_EUTILS_URL
+from deepcritical.sources.pubmed import PubMedTool
 from deepcritical.sources.query import to_pubmed_query
 
 Reply = httpx2.Response | Callable[[httpx2.Request], httpx2.Response]
@@ -92,7 +93,7 @@ async def test_esearch_then_one_efetch_with_ncbi_identity(client_and_script: tup
     found = await tool.search("Could metformin help treat Alzheimer's disease?", max_results=3)
 
     assert [r.url.path for r in script.requests] == ["/entrez/eutils/esearch.fcgi", "/entrez/eutils/efetch.fcgi"]
-    assert str(script.requests[0].url).startswith(EUTILS_BASE_URL)
+    assert str(script.requests[0].url).startswith(NCBI_EUTILS_URL)
     identity = {"tool": "dc-test", "email": "me@example.org", "api_key": "s3cret"}
     assert script.params("esearch") == [
         {"db": "pubmed", "term": "metformin treat Alzheimer's disease", "retmode": "json", "sort": "relevance"}

@@ -12,7 +12,8 @@ from pydantic import SecretStr
 from structlog.testing import capture_logs
 
 from deepcritical.errors import SearchError, SourceDisabledError
-from deepcritical.sources.you import YOU_BASE_URL, ResearchEngine, parse_web_results
+from deepcritical.source_table import YOU_BASE_URL
+from deepcritical.sources.you import ResearchEngine, parse_web_results
 
 SECRET = "you-test-key-4f9c2e"
 

@@ -4,13 +4,12 @@ JSON layout (``protocolSection`` modules, ``hasResults``, ``nextPageToken``)."""
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 from datetime import date
 
 import httpx2
 
+from deepcritical.demo.corpus import page_offset, page_token
 from deepcritical.demo.corpus import search as corpus_search
 from deepcritical.demo.records import ClinicalTrialsRecord, entry_date
 
@@ -23,26 +22,9 @@ _MATCHES = 1000
 _LAST_UPDATE = re.compile(r"AREA\[LastUpdatePostDate\]RANGE\[(\d{4}-\d{2}-\d{2}),\s*MAX\]")
 
 
-def _json(status: int, body: object) -> httpx2.Response:
-    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-
-
 def _text(status: int, message: str) -> httpx2.Response:
     # The real service answers a bad parameter with a plain-text 400.
     return httpx2.Response(status, text=message, headers={"Content-Type": "text/plain"})
-
-
-def _token(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"demo:{offset}".encode()).decode().rstrip("=")
-
-
-def _offset(token: str) -> int | None:
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-    except (ValueError, UnicodeDecodeError):
-        return None
-    prefix, _, number = text.partition(":")
-    return int(number) if prefix == "demo" and number.isdigit() else None
 
 
 def study(record: ClinicalTrialsRecord) -> dict[str, object]:
@@ -97,7 +79,7 @@ def studies(request: httpx2.Request) -> httpx2.Response:
         return _text(400, f"Parameter `pageSize` must be between 1 and {MAX_PAGE_SIZE}")
     offset = 0
     if token := params.get("pageToken"):
-        found = _offset(token)
+        found = page_offset(token)
         if found is None:
             return _text(400, "Parameter `pageToken` has incorrect format")
         offset = found
@@ -113,10 +95,10 @@ def studies(request: httpx2.Request) -> httpx2.Response:
     page = records[offset : offset + size]
     body: dict[str, object] = {"studies": [study(record) for record in page]}
     if offset + size < len(records):
-        body["nextPageToken"] = _token(offset + size)
+        body["nextPageToken"] = page_token(offset + size)
     if params.get("countTotal") == "true":
         body["totalCount"] = len(records)
-    return _json(200, body)
+    return httpx2.Response(200, json=body)
 
 
 def respond(request: httpx2.Request) -> httpx2.Response | None:

@@ -6,6 +6,7 @@ the web stand-in runs in worker threads, hence the lock.
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -143,6 +144,22 @@ def hits(kind: RecordKind, query: str) -> list[Hit]:
         for i in ranked
         if scores[i] > 0.0 and scores[i] >= best * RELATIVE_FLOOR and (record := shown[i]) is not None
     ]
+
+
+def page_token(offset: int) -> str:
+    """An opaque token for the page that starts at ``offset`` (ClinicalTrials.gov's ``pageToken``, Europe PMC's
+    ``cursorMark``)."""
+    return base64.urlsafe_b64encode(f"demo:{offset}".encode()).decode().rstrip("=")
+
+
+def page_offset(token: str) -> int | None:
+    """The offset a ``page_token`` stands for; None for a token the stand-ins did not give."""
+    try:
+        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    prefix, _, number = text.partition(":")
+    return int(number) if prefix == "demo" and number.isdigit() else None
 
 
 def search(kind: RecordKind, query: str, k: int = 10) -> list[Record]:

@@ -5,8 +5,6 @@ the preprints only Europe PMC has (source ``PPR``)."""
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 import zlib
 from datetime import date
@@ -14,8 +12,8 @@ from datetime import date
 import httpx2
 
 from deepcritical.demo import fulltext
-from deepcritical.demo.corpus import hits
-from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord, entry_date
+from deepcritical.demo.corpus import hits, page_offset, page_token
+from deepcritical.demo.records import CollectiveAuthor, EuropePmcRecord, PubmedRecord, entry_date, month_number
 
 REST_PATH = "/europepmc/webservices/rest/"
 SEARCH_PATH = REST_PATH + "search"
@@ -23,25 +21,6 @@ DEFAULT_PAGE_SIZE = 25  # the service's default
 MAX_PAGE_SIZE = 1000
 # ``AND FIRST_PDATE:[2026-05-01 TO 3000-12-31]``: Europe PMC's first-publication date range.
 _FIRST_PDATE = re.compile(r"\s*\bAND\s+FIRST_PDATE:\[(\d{4}-\d{2}-\d{2}) TO (\d{4}-\d{2}-\d{2})\]", re.IGNORECASE)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-def _json(status: int, body: object) -> httpx2.Response:
-    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"demo:{offset}".encode()).decode()
-
-
-def _offset(cursor: str) -> int | None:
-    if cursor == "*":
-        return 0
-    try:
-        prefix, _, number = base64.urlsafe_b64decode(cursor).decode().partition(":")
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return int(number) if prefix == "demo" and number.isdigit() else None
 
 
 def _abstract_html(sections: tuple[tuple[str | None, str], ...]) -> str:
@@ -57,8 +36,7 @@ def _date(record: PubmedRecord) -> str:
     date = record.pub_date
     if not date.year:
         return (date.medline_date or "")[:4]
-    month = date.month or ""
-    number = f"{_MONTHS.index(month[:3].lower()) + 1:02d}" if month[:3].lower() in _MONTHS else month
+    number = f"{found:02d}" if (found := month_number(date.month)) else date.month or ""
     return "-".join(part for part in (date.year, number, (date.day or "").zfill(2) if date.day else "") if part)
 
 
@@ -145,14 +123,17 @@ def search(request: httpx2.Request) -> httpx2.Response:
     params = request.url.params
     query = params.get("query", "").strip()
     if not query:
-        return _json(400, {"errCode": 400, "errMsg": "demo Europe PMC stand-in: query is required"})
+        return httpx2.Response(400, json={"errCode": 400, "errMsg": "demo Europe PMC stand-in: query is required"})
     try:
         size = int(params.get("pageSize", DEFAULT_PAGE_SIZE))
     except ValueError:
         size = -1
-    offset = _offset(params.get("cursorMark", "*"))
+    cursor = params.get("cursorMark", "*")
+    offset = 0 if cursor == "*" else page_offset(cursor)
     if not 0 < size <= MAX_PAGE_SIZE or offset is None:
-        return _json(400, {"errCode": 400, "errMsg": "demo Europe PMC stand-in: bad pageSize or cursorMark"})
+        return httpx2.Response(
+            400, json={"errCode": 400, "errMsg": "demo Europe PMC stand-in: bad pageSize or cursorMark"}
+        )
     since, until = date.min, date.max
     if ranged := _FIRST_PDATE.search(query):
         since, until = date.fromisoformat(ranged[1]), date.fromisoformat(ranged[2])
@@ -179,8 +160,8 @@ def search(request: httpx2.Request) -> httpx2.Response:
         "resultList": {"result": page},
     }
     if offset + size < len(results):
-        body["nextCursorMark"] = _cursor(offset + size)
-    return _json(200, body)
+        body["nextCursorMark"] = page_token(offset + size)
+    return httpx2.Response(200, json=body)
 
 
 def respond(request: httpx2.Request) -> httpx2.Response | None:

@@ -17,6 +17,7 @@ import httpx2
 
 from deepcritical.demo import clock, fulltext
 from deepcritical.demo.corpus import hits
+from deepcritical.demo.fulltext import sub_element
 from deepcritical.demo.records import (
     INLINE_TAGS,
     CollectiveAuthor,
@@ -206,88 +207,75 @@ def _rich(tag: str, text: str, attrib: Mapping[str, str] | None = None) -> ET.El
     return element
 
 
-def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -> ET.Element:
-    element = ET.SubElement(parent, tag, attrib)
-    if text is not None:
-        element.text = text
-    return element
-
-
-def _element(tag: str, text: str) -> ET.Element:
-    element = ET.Element(tag)
-    element.text = text
-    return element
-
-
 def article_element(record: PubmedRecord) -> ET.Element:
     """One <PubmedArticle> in NLM's PubMed DTD layout."""
     article_root = ET.Element("PubmedArticle")
-    citation = _sub(article_root, "MedlineCitation", Status="MEDLINE", Owner="NLM")
-    _sub(citation, "PMID", record.pmid, Version="1")
-    article = _sub(citation, "Article", PubModel="Print")
-    journal = _sub(article, "Journal")
-    issue = _sub(journal, "JournalIssue", CitedMedium="Internet")
+    citation = sub_element(article_root, "MedlineCitation", Status="MEDLINE", Owner="NLM")
+    sub_element(citation, "PMID", record.pmid, Version="1")
+    article = sub_element(citation, "Article", PubModel="Print")
+    journal = sub_element(article, "Journal")
+    issue = sub_element(journal, "JournalIssue", CitedMedium="Internet")
     if record.journal.volume:
-        _sub(issue, "Volume", record.journal.volume)
+        sub_element(issue, "Volume", record.journal.volume)
     if record.journal.issue:
-        _sub(issue, "Issue", record.journal.issue)
-    pub_date = _sub(issue, "PubDate")
+        sub_element(issue, "Issue", record.journal.issue)
+    pub_date = sub_element(issue, "PubDate")
     if record.pub_date.medline_date:
-        _sub(pub_date, "MedlineDate", record.pub_date.medline_date)
+        sub_element(pub_date, "MedlineDate", record.pub_date.medline_date)
     else:
         date = record.pub_date
         for tag, value in (("Year", date.year), ("Month", date.month), ("Day", date.day)):
             if value:
-                _sub(pub_date, tag, value)
-    _sub(journal, "Title", record.journal.title)
-    _sub(journal, "ISOAbbreviation", record.journal.iso_abbreviation)
+                sub_element(pub_date, tag, value)
+    sub_element(journal, "Title", record.journal.title)
+    sub_element(journal, "ISOAbbreviation", record.journal.iso_abbreviation)
     article.append(_rich("ArticleTitle", record.title))
     if record.doi:
-        _sub(article, "ELocationID", record.doi, EIdType="doi", ValidYN="Y")
+        sub_element(article, "ELocationID", record.doi, EIdType="doi", ValidYN="Y")
     if record.abstract:
-        abstract = _sub(article, "Abstract")
+        abstract = sub_element(article, "Abstract")
         for section in record.abstract:
             attrib = {"Label": section.label, "NlmCategory": section.label} if section.label else {}
             abstract.append(_rich("AbstractText", section.text, attrib))
-    authors = _sub(article, "AuthorList", CompleteYN="Y")
+    authors = sub_element(article, "AuthorList", CompleteYN="Y")
     for person in record.authors:
-        author = _sub(authors, "Author", ValidYN="Y")
+        author = sub_element(authors, "Author", ValidYN="Y")
         if isinstance(person, CollectiveAuthor):
-            _sub(author, "CollectiveName", person.collective_name)
+            sub_element(author, "CollectiveName", person.collective_name)
         else:
-            _sub(author, "LastName", person.last_name)
-            _sub(author, "ForeName", person.fore_name)
-            _sub(author, "Initials", person.initials)
-    _sub(article, "Language", record.language)
+            sub_element(author, "LastName", person.last_name)
+            sub_element(author, "ForeName", person.fore_name)
+            sub_element(author, "Initials", person.initials)
+    sub_element(article, "Language", record.language)
     if record.nct_id:
-        bank = _sub(_sub(article, "DataBankList", CompleteYN="Y"), "DataBank")
-        _sub(bank, "DataBankName", "ClinicalTrials.gov")
-        _sub(_sub(bank, "AccessionNumberList"), "AccessionNumber", record.nct_id)
-    types = _sub(article, "PublicationTypeList")
+        bank = sub_element(sub_element(article, "DataBankList", CompleteYN="Y"), "DataBank")
+        sub_element(bank, "DataBankName", "ClinicalTrials.gov")
+        sub_element(sub_element(bank, "AccessionNumberList"), "AccessionNumber", record.nct_id)
+    types = sub_element(article, "PublicationTypeList")
     for name in record.publication_types:
-        _sub(types, "PublicationType", name, UI=PUBLICATION_TYPE_UI[name])
-    _sub(citation, "MedlineJournalInfo").append(_element("MedlineTA", record.journal.iso_abbreviation))
+        sub_element(types, "PublicationType", name, UI=PUBLICATION_TYPE_UI[name])
+    sub_element(sub_element(citation, "MedlineJournalInfo"), "MedlineTA", record.journal.iso_abbreviation)
     notices = (("RetractionIn", record.retraction_in), ("ExpressionOfConcernIn", record.expression_of_concern_in))
     if any(pmid for _, pmid in notices):
-        corrections = _sub(citation, "CommentsCorrectionsList")
+        corrections = sub_element(citation, "CommentsCorrectionsList")
         for ref_type, pmid in notices:
             if pmid:
-                entry = _sub(corrections, "CommentsCorrections", RefType=ref_type)
-                _sub(entry, "RefSource", f"{record.journal.iso_abbreviation}. {record.pub_date.year or ''}")
-                _sub(entry, "PMID", pmid, Version="1")
+                entry = sub_element(corrections, "CommentsCorrections", RefType=ref_type)
+                sub_element(entry, "RefSource", f"{record.journal.iso_abbreviation}. {record.pub_date.year or ''}")
+                sub_element(entry, "PMID", pmid, Version="1")
     if record.mesh_headings:
-        mesh = _sub(citation, "MeshHeadingList")
+        mesh = sub_element(citation, "MeshHeadingList")
         for name in record.mesh_headings:
             # Synthetic descriptor UIs: the parser reads names only, and no real UI should be implied.
-            _sub(_sub(mesh, "MeshHeading"), "DescriptorName", name, UI="D999999", MajorTopicYN="N")
-    pubmed_data = _sub(article_root, "PubmedData")
-    _sub(pubmed_data, "PublicationStatus", "ppublish")
-    id_list = _sub(pubmed_data, "ArticleIdList")
-    _sub(id_list, "ArticleId", record.pmid, IdType="pubmed")
+            sub_element(sub_element(mesh, "MeshHeading"), "DescriptorName", name, UI="D999999", MajorTopicYN="N")
+    pubmed_data = sub_element(article_root, "PubmedData")
+    sub_element(pubmed_data, "PublicationStatus", "ppublish")
+    id_list = sub_element(pubmed_data, "ArticleIdList")
+    sub_element(id_list, "ArticleId", record.pmid, IdType="pubmed")
     if record.doi:
-        _sub(id_list, "ArticleId", record.doi, IdType="doi")
+        sub_element(id_list, "ArticleId", record.doi, IdType="doi")
     if record.pmcid:
-        _sub(id_list, "ArticleId", record.pmcid, IdType="pmc")
+        sub_element(id_list, "ArticleId", record.pmcid, IdType="pmc")
     return article_root
 
 

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import httpx2
 
-from deepcritical.demo.records import CollectiveAuthor, PubmedRecord, load_corpus, strip_markup
+from deepcritical.demo.records import CollectiveAuthor, PubmedRecord, load_corpus, month_number, strip_markup
 
 FULLTEXT_SUFFIX = "/fullTextXML"
 _XML_TYPE = "application/xml; charset=UTF-8"
@@ -28,7 +28,6 @@ _SYNTHETIC = (
     "This article is synthetic. DeepCritical's demo corpus serves it so that reading full text can be tried "
     "offline; its methods and findings describe no real study."
 )
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 @functools.cache
@@ -46,7 +45,7 @@ def record_for(pmcid: str) -> PubmedRecord | None:
     return _by_pmcid().get(key if key.startswith("PMC") else f"PMC{key}")
 
 
-def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -> ET.Element:
+def sub_element(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -> ET.Element:
     element = ET.SubElement(parent, tag, attrib)
     if text is not None:
         element.text = text
@@ -54,61 +53,62 @@ def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrib: str) -
 
 
 def _front(article: ET.Element, record: PubmedRecord) -> None:
-    front = _sub(article, "front")
-    journal = _sub(front, "journal-meta")
-    _sub(journal, "journal-id", record.journal.iso_abbreviation, **{"journal-id-type": "nlm-ta"})
-    _sub(_sub(journal, "journal-title-group"), "journal-title", record.journal.title)
-    meta = _sub(front, "article-meta")
-    _sub(meta, "article-id", record.pmid, **{"pub-id-type": "pmid"})
-    _sub(meta, "article-id", (record.pmcid or "").removeprefix("PMC"), **{"pub-id-type": "pmc"})
+    front = sub_element(article, "front")
+    journal = sub_element(front, "journal-meta")
+    sub_element(journal, "journal-id", record.journal.iso_abbreviation, **{"journal-id-type": "nlm-ta"})
+    sub_element(sub_element(journal, "journal-title-group"), "journal-title", record.journal.title)
+    meta = sub_element(front, "article-meta")
+    sub_element(meta, "article-id", record.pmid, **{"pub-id-type": "pmid"})
+    sub_element(meta, "article-id", (record.pmcid or "").removeprefix("PMC"), **{"pub-id-type": "pmc"})
     if record.doi:
-        _sub(meta, "article-id", record.doi, **{"pub-id-type": "doi"})
-    _sub(_sub(meta, "title-group"), "article-title", strip_markup(record.title))
-    contributors = _sub(meta, "contrib-group")
+        sub_element(meta, "article-id", record.doi, **{"pub-id-type": "doi"})
+    sub_element(sub_element(meta, "title-group"), "article-title", strip_markup(record.title))
+    contributors = sub_element(meta, "contrib-group")
     for person in record.authors:
-        contrib = _sub(contributors, "contrib", **{"contrib-type": "author"})
+        contrib = sub_element(contributors, "contrib", **{"contrib-type": "author"})
         if isinstance(person, CollectiveAuthor):
-            _sub(contrib, "collab", person.collective_name)
+            sub_element(contrib, "collab", person.collective_name)
         else:
-            name = _sub(contrib, "name")
-            _sub(name, "surname", person.last_name)
-            _sub(name, "given-names", person.fore_name)
-    date = _sub(meta, "pub-date", **{"pub-type": "epub"})
-    month = (record.pub_date.month or "").lower()[:3]
-    if month in _MONTHS:
-        _sub(date, "month", str(_MONTHS.index(month) + 1))
-    _sub(date, "year", record.pub_date.year or "2020")
-    abstract = _sub(meta, "abstract")
+            name = sub_element(contrib, "name")
+            sub_element(name, "surname", person.last_name)
+            sub_element(name, "given-names", person.fore_name)
+    date = sub_element(meta, "pub-date", **{"pub-type": "epub"})
+    if month := month_number(record.pub_date.month):
+        sub_element(date, "month", str(month))
+    sub_element(date, "year", record.pub_date.year or "2020")
+    abstract = sub_element(meta, "abstract")
     for section in record.abstract:
-        sec = _sub(abstract, "sec")
-        _sub(sec, "title", (section.label or "Abstract").capitalize())
-        _sub(sec, "p", strip_markup(section.text))
+        sec = sub_element(abstract, "sec")
+        sub_element(sec, "title", (section.label or "Abstract").capitalize())
+        sub_element(sec, "p", strip_markup(section.text))
 
 
 def _body(article: ET.Element, record: PubmedRecord) -> None:
-    body = _sub(article, "body")
+    body = sub_element(article, "body")
     for section in record.abstract:
-        sec = _sub(body, "sec")
+        sec = sub_element(body, "sec")
         title = _SECTIONS.get((section.label or "").upper(), (section.label or "Text").capitalize())
-        _sub(sec, "title", title)
+        sub_element(sec, "title", title)
         # One sentence or two per paragraph, as a full text reads.
         sentences = [part.strip() for part in strip_markup(section.text).split(". ") if part.strip()]
         for start in range(0, len(sentences), 2):
             text = ". ".join(sentences[start : start + 2])
-            _sub(sec, "p", text if text.endswith(".") else text + ".")
+            sub_element(sec, "p", text if text.endswith(".") else text + ".")
         if title == "Results":
-            table = _sub(sec, "table-wrap", id="t1")
-            _sub(table, "label", "Table 1")
-            _sub(_sub(table, "caption"), "p", "Outcomes as reported in the abstract (synthetic demo data).")
-    back = _sub(article, "back")
+            table = sub_element(sec, "table-wrap", id="t1")
+            sub_element(table, "label", "Table 1")
+            sub_element(
+                sub_element(table, "caption"), "p", "Outcomes as reported in the abstract (synthetic demo data)."
+            )
+    back = sub_element(article, "back")
     # In the back matter, where a reader looks for notes and a report never takes a finding from.
-    notes = _sub(back, "notes")
-    _sub(notes, "title", "Notes")
-    _sub(notes, "p", _SYNTHETIC)
-    references = _sub(back, "ref-list")
-    ref = _sub(references, "ref", id="r1")
-    _sub(ref, "label", "1")
-    _sub(ref, "mixed-citation", "DeepCritical demo corpus. Synthetic records for offline runs.")
+    notes = sub_element(back, "notes")
+    sub_element(notes, "title", "Notes")
+    sub_element(notes, "p", _SYNTHETIC)
+    references = sub_element(back, "ref-list")
+    ref = sub_element(references, "ref", id="r1")
+    sub_element(ref, "label", "1")
+    sub_element(ref, "mixed-citation", "DeepCritical demo corpus. Synthetic records for offline runs.")
 
 
 def jats(record: PubmedRecord) -> ET.Element:

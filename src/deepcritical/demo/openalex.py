@@ -6,7 +6,6 @@ service takes them."""
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from datetime import date
@@ -22,10 +21,6 @@ MAX_PER_PAGE = 200
 _FROM = re.compile(r"(?:^|,)from_publication_date:(\d{4}-\d{2}-\d{2})(?:,|$)")
 _WORD = re.compile(r"\S+")
 _TYPES = {"Review": "review", "Systematic Review": "review", "Meta-Analysis": "review", "Letter": "letter"}
-
-
-def _json(status: int, body: object) -> httpx2.Response:
-    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
 def _inverted(text: str) -> dict[str, list[int]]:
@@ -89,11 +84,15 @@ def works(request: httpx2.Request) -> httpx2.Response:
     except ValueError:
         per_page = page = -1
     if not 0 < per_page <= MAX_PER_PAGE or page < 1:
-        return _json(400, {"error": "Invalid query parameters error.", "message": "per-page or page out of range"})
+        return httpx2.Response(
+            400, json={"error": "Invalid query parameters error.", "message": "per-page or page out of range"}
+        )
     since = date.min
     if filters := params.get("filter", ""):
         if not (found := _FROM.search(filters)):
-            return _json(400, {"error": "Invalid query parameters error.", "message": f"unknown filter {filters}"})
+            return httpx2.Response(
+                400, json={"error": "Invalid query parameters error.", "message": f"unknown filter {filters}"}
+            )
         since = date.fromisoformat(found[1])
     records = (
         [
@@ -110,7 +109,7 @@ def works(request: httpx2.Request) -> httpx2.Response:
         "results": [work(record) for record in records[start : start + per_page]],
         "group_by": [],
     }
-    return _json(200, body)
+    return httpx2.Response(200, json=body)
 
 
 def respond(request: httpx2.Request) -> httpx2.Response | None:

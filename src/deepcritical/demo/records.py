@@ -61,6 +61,10 @@ class AbstractSection(_Model):
     text: str
 
 
+def _abstract_text(sections: tuple[AbstractSection, ...]) -> str:
+    return strip_markup(" ".join(f"{s.label}: {s.text}" if s.label else s.text for s in sections))
+
+
 class PersonAuthor(_Model):
     last_name: str
     fore_name: str
@@ -107,8 +111,7 @@ class PubmedRecord(_Record):
 
     @property
     def text(self) -> str:
-        parts = [f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract]
-        return strip_markup(" ".join(parts))
+        return _abstract_text(self.abstract)
 
 
 class WebRecord(_Record):
@@ -202,11 +205,17 @@ class EuropePmcRecord(_Record):
 
     @property
     def text(self) -> str:
-        return strip_markup(" ".join(f"{s.label}: {s.text}" if s.label else s.text for s in self.abstract))
+        return _abstract_text(self.abstract)
 
 
 Record = PubmedRecord | WebRecord | SearxngRecord | YouRecord | ClinicalTrialsRecord | EuropePmcRecord
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def month_number(month: str | None) -> int | None:
+    """A PubMed month ("Mar", "march") as its number; None for none or another form."""
+    key = (month or "")[:3].lower()
+    return _MONTHS.index(key) + 1 if key in _MONTHS else None
 
 
 def entry_date(record: Record) -> date:
@@ -217,8 +226,7 @@ def entry_date(record: Record) -> date:
         return record.entered
     if isinstance(record, PubmedRecord):
         year = record.pub_date.year or (record.pub_date.medline_date or "")[:4]
-        month = (record.pub_date.month or "jan")[:3].lower()
-        return date(int(year), _MONTHS.index(month) + 1 if month in _MONTHS else 1, 1) if year.isdigit() else date.min
+        return date(int(year), month_number(record.pub_date.month) or 1, 1) if year.isdigit() else date.min
     if isinstance(record, EuropePmcRecord):
         return date.fromisoformat(record.first_publication_date[:10])
     if isinstance(record, ClinicalTrialsRecord):

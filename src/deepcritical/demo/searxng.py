@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlparse
 
 import httpx2
@@ -11,10 +10,6 @@ from deepcritical.demo.corpus import hits
 from deepcritical.demo.records import SearxngRecord
 
 PAGE_SIZE = 10  # results per page, roughly what a SearXNG instance returns
-
-
-def _json(status: int, body: object) -> httpx2.Response:
-    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
 def result_item(record: SearxngRecord, score: float, position: int) -> dict[str, object]:
@@ -65,7 +60,7 @@ def search(request: httpx2.Request) -> httpx2.Response:
         "suggestions": [],
         "unresponsive_engines": [],
     }
-    return _json(200, body)
+    return httpx2.Response(200, json=body)
 
 
 def respond(request: httpx2.Request) -> httpx2.Response | None:

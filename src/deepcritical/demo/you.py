@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import httpx2
@@ -13,10 +12,6 @@ from deepcritical.demo.records import YouRecord
 DEFAULT_COUNT = 10
 MAX_COUNT = 100
 _UUID_NAMESPACE = uuid.UUID("8f6d2a4e-2b1c-4d3e-9f70-0d1e5c0a7b11")  # fixed, so answers are deterministic
-
-
-def _json(status: int, body: object) -> httpx2.Response:
-    return httpx2.Response(status, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
 
 
 def web_item(record: YouRecord) -> dict[str, object]:
@@ -34,17 +29,21 @@ def web_item(record: YouRecord) -> dict[str, object]:
 def search(request: httpx2.Request) -> httpx2.Response:
     # Like the real service, no key means 401 before anything else is looked at; any non-blank key is accepted.
     if not request.headers.get("X-API-Key", "").strip():
-        return _json(401, {"error": "Unauthorized", "message": "demo You.com stand-in: missing X-API-Key header"})
+        return httpx2.Response(
+            401, json={"error": "Unauthorized", "message": "demo You.com stand-in: missing X-API-Key header"}
+        )
     params = request.url.params
     query = params.get("query", "").strip()
     if not query:
-        return _json(422, {"error": "Unprocessable Entity", "message": "demo You.com stand-in: query is required"})
+        return httpx2.Response(
+            422, json={"error": "Unprocessable Entity", "message": "demo You.com stand-in: query is required"}
+        )
     try:
         count = min(max(int(params.get("count", DEFAULT_COUNT)), 1), MAX_COUNT)
         offset = max(int(params.get("offset", "0")), 0)
     except ValueError:
         message = "demo You.com stand-in: count and offset must be integers"
-        return _json(422, {"error": "Unprocessable Entity", "message": message})
+        return httpx2.Response(422, json={"error": "Unprocessable Entity", "message": message})
     records = [r for r in corpus_search("you", query, k=count * (offset + 1)) if isinstance(r, YouRecord)]
     body = {
         "results": {"web": [web_item(record) for record in records[offset * count :]], "news": []},
@@ -54,7 +53,7 @@ def search(request: httpx2.Request) -> httpx2.Response:
             "latency": 0.0,
         },
     }
-    return _json(200, body)
+    return httpx2.Response(200, json=body)
 
 
 def respond(request: httpx2.Request) -> httpx2.Response | None:

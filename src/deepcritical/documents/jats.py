@@ -84,15 +84,11 @@ def name(element: etree._Element) -> str:
     return etree.QName(element).localname if isinstance(element.tag, str) else ""
 
 
-def squashed(text: str) -> str:
-    return collapse_whitespace(text)
-
-
 def words(element: etree._Element | None) -> str:
     """Every text node under ``element``, separated by spaces (for a name, a date, a reference)."""
     if element is None:
         return ""
-    return squashed(" ".join(element.itertext()))
+    return collapse_whitespace(" ".join(element.itertext()))
 
 
 def child(element: etree._Element | None, *path: str) -> etree._Element | None:
@@ -115,7 +111,7 @@ def formula_text(element: etree._Element) -> str:
         if name(node) == "tex-math":
             tex = "".join(node.itertext())
             body = _TEX_BODY.search(tex)
-            return squashed((body.group(1) if body else tex).replace("$$", " ").replace("$", " "))
+            return collapse_whitespace((body.group(1) if body else tex).replace("$$", " ").replace("$", " "))
     for node in element.iter():
         if name(node) == "math":
             return node.get("alttext") or words(node)
@@ -147,7 +143,13 @@ class _Inline:
 
     @property
     def text(self) -> str:
-        return squashed("".join(self.parts))
+        return collapse_whitespace("".join(self.parts))
+
+    @classmethod
+    def of(cls, element: etree._Element) -> _Inline:
+        reader = cls()
+        reader.read(element)
+        return reader
 
 
 def _caption(element: etree._Element) -> str:
@@ -157,11 +159,9 @@ def _caption(element: etree._Element) -> str:
     parts = [label] if label else []
     if caption is not None:
         for node in caption:
-            reader = _Inline()
-            reader.read(node)
-            if reader.text:
-                parts.append(reader.text)
-    return squashed(". ".join(part.rstrip(".") for part in parts if part) + ("." if parts else ""))
+            if text := _Inline.of(node).text:
+                parts.append(text)
+    return collapse_whitespace(". ".join(part.rstrip(".") for part in parts if part) + ("." if parts else ""))
 
 
 def _table_rows(element: etree._Element) -> str:
@@ -173,9 +173,7 @@ def _table_rows(element: etree._Element) -> str:
         cells = []
         for cell in row:
             if name(cell) in ("td", "th"):
-                reader = _Inline()
-                reader.read(cell)
-                cells.append(reader.text)
+                cells.append(_Inline.of(cell).text)
         if any(cells):
             rows.append(" | ".join(cells))
     text = "\n".join(rows)
@@ -221,8 +219,7 @@ class _Body:
                 else:
                     self.section(node, section, title or subsection)
             elif tag in PARAGRAPHS:
-                reader = _Inline()
-                reader.read(node)
+                reader = _Inline.of(node)
                 self.add(reader.text, section, subsection)
                 self.floats(reader.floats, section, subsection)
             elif tag in FLOATS:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepcritical.models import normalize_doi
+from deepcritical.models import DOI_PATTERN, normalize_doi
 
 DocumentFormat = Literal["pdf", "jats", "bioc", "ris", "bibtex", "csljson", "markdown", "text", "html"]
 BlockKind = Literal["paragraph", "caption", "abstract", "title"]
@@ -38,6 +38,12 @@ def clean_doi(value: str | None) -> str | None:
     """A DOI in the project's canonical form (lower case, no resolver prefix), or None."""
     text = normalize_doi(value or "")
     return text if text.startswith("10.") and "/" in text else None
+
+
+def doi_in(text: str) -> str | None:
+    """The first DOI written in ``text`` (the punctuation after it left out), clean, or None."""
+    found = DOI_PATTERN.search(text)
+    return clean_doi(found.group(0).rstrip(".,;)")) if found else None
 
 
 class DocumentMeta(BaseModel):

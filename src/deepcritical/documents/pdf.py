@@ -19,9 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from deepcritical.documents.model import Block, DocumentMeta, ParsedDocument, clean_doi
+from deepcritical.documents.model import Block, DocumentMeta, ParsedDocument, doi_in
 from deepcritical.errors import DocumentError
-from deepcritical.models import DOI_PATTERN
 from deepcritical.text import collapse_whitespace
 
 if TYPE_CHECKING:  # PDFium loads when a PDF is read, not with every run that might read one
@@ -183,11 +182,10 @@ def parse_pdf(data: bytes, *, max_pages: int, max_seconds: float) -> ParsedDocum
         document.close()
     if not reader.blocks:
         raise DocumentError("no text layer (a scanned PDF needs OCR first)")
-    doi = DOI_PATTERN.search(" ".join(first_pages))
     meta = DocumentMeta(
         title=_title(metadata, first_pages[0] if first_pages else ""),
         authors=tuple(part.strip() for part in re.split(r"[;,]| and ", metadata.get("Author", "")) if part.strip()),
-        doi=clean_doi(doi.group(0).rstrip(".,;)")) if doi else None,
+        doi=doi_in(" ".join(first_pages)),
         keywords=tuple(part.strip() for part in metadata.get("Keywords", "").split(",") if part.strip()),
     )
     return ParsedDocument(

@@ -9,9 +9,8 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING
 
-from deepcritical.documents.model import Block, DocumentFormat, DocumentMeta, ParsedDocument, clean_doi
+from deepcritical.documents.model import Block, DocumentFormat, DocumentMeta, ParsedDocument, doi_in
 from deepcritical.errors import DocumentError
-from deepcritical.models import DOI_PATTERN
 from deepcritical.text import collapse_whitespace
 
 if TYPE_CHECKING:
@@ -87,8 +86,8 @@ def markdown_document(text: str, form: DocumentFormat, meta: DocumentMeta | None
     given = meta or DocumentMeta()
     if not given.title:
         given = given.model_copy(update={"title": title or blocks[0].text[:200]})
-    if given.doi is None and (doi := DOI_PATTERN.search(text[:5000])):
-        given = given.model_copy(update={"doi": clean_doi(doi.group(0).rstrip(".,;)"))})
+    if given.doi is None and (doi := doi_in(text[:5000])):
+        given = given.model_copy(update={"doi": doi})
     return ParsedDocument(format=form, meta=given, blocks=tuple(blocks))
 
 
@@ -103,8 +102,7 @@ def parse_text(data: bytes) -> ParsedDocument:
     if not paragraphs:
         raise DocumentError("no text in the file")
     first_line = next(line.strip() for line in text.splitlines() if line.strip())
-    doi = DOI_PATTERN.search(text[:5000])
-    meta = DocumentMeta(title=first_line[:200], doi=clean_doi(doi.group(0).rstrip(".,;)")) if doi else None)
+    meta = DocumentMeta(title=first_line[:200], doi=doi_in(text[:5000]))
     return ParsedDocument(format="text", meta=meta, blocks=tuple(Block(text=part) for part in paragraphs))
 
 
@@ -117,10 +115,14 @@ def parse_html(data: bytes) -> ParsedDocument:
     if not extracted or not extracted.strip():
         raise DocumentError("no main text found in the HTML page")
     found = trafilatura.extract_metadata(html)
-    meta = DocumentMeta(
-        title=collapse_whitespace(found.title or "") if found is not None else "",
-        authors=tuple(a.strip() for a in (found.author or "").split(";") if a.strip()) if found is not None else (),
-        date=(found.date or "Unknown") if found is not None else "Unknown",
-        url=(found.url or None) if found is not None else None,
+    meta = (
+        DocumentMeta()
+        if found is None
+        else DocumentMeta(
+            title=collapse_whitespace(found.title or ""),
+            authors=tuple(a.strip() for a in (found.author or "").split(";") if a.strip()),
+            date=found.date or "Unknown",
+            url=found.url or None,
+        )
     )
     return markdown_document(extracted, "html", meta)

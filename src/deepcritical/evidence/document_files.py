@@ -100,7 +100,11 @@ def stored_hashes(connection: chroma.Connection, name: str, document_ids: Sequen
     if not document_ids:
         return {}
     with connection.session(touches=(target,), writes=False) as session:
-        found = session.collection(target).get(where={DOCUMENT_KEY: {"$in": list(document_ids)}}, include=["metadatas"])
+        return _hashes(session.collection(target), document_ids)
+
+
+def _hashes(collection: Any, document_ids: Sequence[str]) -> dict[str, str]:
+    found = collection.get(where={DOCUMENT_KEY: {"$in": list(document_ids)}}, include=["metadatas"])
     return {str(meta[DOCUMENT_KEY]): str(meta.get(HASH_KEY, "")) for meta in found["metadatas"] or []}
 
 
@@ -188,9 +192,7 @@ def _write(
         vectors = np.zeros((len(items), embeddings.dimension), dtype=np.float32)
     with connection.session(touches=(target,), writes=True) as session:
         collection = session.collection(target)
-        ids = [document.id for document in documents]
-        stored = collection.get(where={DOCUMENT_KEY: {"$in": ids}}, include=["metadatas"])
-        known = {str(meta[DOCUMENT_KEY]): str(meta.get(HASH_KEY, "")) for meta in stored["metadatas"] or []}
+        known = _hashes(collection, [document.id for document in documents])
         outcome: dict[str, Added] = {
             document.id: "unchanged"
             if known.get(document.id) == document.content_hash

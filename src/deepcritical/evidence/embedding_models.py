@@ -202,14 +202,20 @@ def _torch_missing() -> bool:
     return importlib.util.find_spec("sentence_transformers") is None
 
 
-def _load_uncached(source: ModelSource, backend: str, cache_dir: Path) -> LoadedModel:
-    from deepcritical.evidence.onnx_bert import UnsupportedModelError
-
+def check_directory(source: ModelSource) -> None:
+    """Fail fast, without loading anything, when a configured model directory does not exist (a hub name can
+    only be checked by loading it)."""
     if not source.is_hub_name and not Path(source.location).is_dir():
         raise EmbeddingError(
             f"cannot load the embedding model {source.name} from {source.origin}: no such directory. "
             f"Fix: {fix_hint(source)}."
         )
+
+
+def _load_uncached(source: ModelSource, backend: str, cache_dir: Path) -> LoadedModel:
+    from deepcritical.evidence.onnx_bert import UnsupportedModelError
+
+    check_directory(source)
     encoder: Encoder | None = None
     try:
         if backend in ("auto", "onnx", "onnx-int8"):

@@ -43,8 +43,8 @@ from deepcritical.evidence.embedding_models import (
     LoadedModel,
     Vectors,
     backend_from_environment,
+    check_directory,
     default_cache_dir,
-    fix_hint,
     identity,
     load_model,
     resolve_model,
@@ -147,13 +147,8 @@ class EmbeddingService:
         return self._source.name
 
     def check_available(self) -> None:
-        """Fail fast, without loading anything, when a configured model directory does not exist
-        (a hub name can only be checked by loading it)."""
-        if not self._source.is_hub_name and not Path(self._source.location).is_dir():
-            raise EmbeddingError(
-                f"cannot load the embedding model {self._source.name} from {self._source.origin}: no such "
-                f"directory. Fix: {fix_hint(self._source)}."
-            )
+        """Fail fast, without loading anything, when a configured model directory does not exist."""
+        check_directory(self._source)
 
     @property
     def origin(self) -> str:

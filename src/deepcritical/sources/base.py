@@ -1,11 +1,6 @@
-"""The one place that owns a source's error policy.
-
-A source subclasses ``SearchTool`` and implements only ``_search`` (request building and parsing).
-``search`` maps transport failures to the project's errors once, for every source, and logs.
-``get_with_retry`` is every source's GET: it retries what usually passes (HTTP 429 and 5xx, honouring
-``Retry-After``; a maintenance page or a cut-off body; a transport error), caps the body's size, and hands the
-source a body with its secrets already blanked, so no message cut from it can keep part of a key.
-"""
+"""The one place that owns a source's error policy: a source subclasses ``SearchTool`` and implements only
+``_search`` (request building and parsing); ``search`` maps failures to the project's errors once, for every
+source, and ``get_with_retry`` is every source's GET (retries, a size cap, secrets blanked before parsing)."""
 
 from __future__ import annotations
 
@@ -29,6 +24,7 @@ from deepcritical.errors import (
 )
 from deepcritical.models import Evidence, SourceName
 from deepcritical.redaction import Redactor
+from deepcritical.source_table import BY_NAME
 from deepcritical.sources.retry import RetryPolicy, retry_after_seconds
 from deepcritical.text import one_line
 
@@ -48,14 +44,17 @@ _FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-en
 
 
 class SearchTool(ABC):
-    """An async search source. Subclasses set ``name``, ``timeout_variable`` (the setting behind
-    ``timeout``) and ``host`` (for messages), and implement ``_search``; a source that sends a secret sets
-    ``secrets`` so that no body it reads and no error it raises can carry it."""
+    """An async search source. Subclasses set ``name`` and ``host`` (for messages), and implement ``_search``;
+    a source that sends a secret sets ``secrets`` so that no body it reads and no error it raises can carry it."""
 
     name: ClassVar[SourceName]
-    timeout_variable: ClassVar[str] = ""
     secrets: Redactor = Redactor(())
     timeout: float = 30.0
+
+    @property
+    def timeout_variable(self) -> str:
+        """The setting behind ``timeout``: the source table's ``{NAME}_TIMEOUT``."""
+        return f"{BY_NAME[self.name].variable}_TIMEOUT"
 
     @property
     def host(self) -> str:
@@ -75,14 +74,14 @@ class SearchTool(ABC):
         except httpx2.TimeoutException as error:
             failure = SearchError(
                 self.timeout_reason(
-                    self.timeout, host=_host_of(error, self.host), what=type(error).__name__, asked_again=True
+                    self.timeout, host=host_of(error, self.host), what=type(error).__name__, asked_again=True
                 )
             )
         except httpx2.HTTPStatusError as error:
             status, host = error.response.status_code, error.request.url.host
             failure = SourceHTTPError(f"HTTP {status} from {host}", status)
         except httpx2.RequestError as error:
-            failure = SearchError(f"request to {_host_of(error, self.host)} failed: {error!r}")
+            failure = SearchError(f"request to {host_of(error, self.host)} failed: {error!r}")
         else:
             logger.info("source_search_complete", source=self.name, query=query, results=len(results))
             return results[:max_results]
@@ -110,7 +109,7 @@ class SearchTool(ABC):
         """Build the request, send it, parse the answer."""
 
 
-def _host_of(error: httpx2.RequestError, fallback: str) -> str:
+def host_of(error: httpx2.RequestError, fallback: str) -> str:
     try:
         return error.request.url.host or fallback
     except RuntimeError:  # an exception raised without its request
@@ -194,6 +193,21 @@ def read_json(response: httpx2.Response) -> Any:
             raise UnusableResponseError(f"truncated or malformed JSON from {host}: {text[:120]!r}") from error
         kind = response.headers.get("content-type", "no content type")
         raise SearchError(f"not JSON from {host} ({kind}): {text[:120]!r}") from error
+
+
+def json_object(value: object) -> Mapping[str, Any]:
+    """A JSON field that should hold an object, or an empty one (a body's fields are untrusted)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_list(value: object) -> list[Any]:
+    """A JSON field that should hold a list, or an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def json_count(value: object) -> int | None:
+    """A JSON field that should hold a count (an integer, 0 or more; ``true`` is none), or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class _BusyError(Exception):
@@ -294,12 +308,9 @@ def _busy_error(busy: _BusyError, source: str, attempts: int, now: Callable[[], 
 
 
 class JsonApiTool(SearchTool):
-    """A source that asks one JSON API over the run's client: the base URL, the timeout and the GET that
-    reads JSON (``get_json``) are here; a subclass sets ``default_base_url`` (the public service) and
-    ``default_timeout``, builds its parameters and parses the body."""
-
-    default_base_url: ClassVar[str]
-    default_timeout: ClassVar[float] = 20.0
+    """A source that asks one JSON API over the run's client: the base URL and the timeout (by default the
+    source table's public service and timeout) and the GET that reads JSON (``get_json``) are here; a
+    subclass builds its parameters and parses the body."""
 
     def __init__(
         self,
@@ -312,8 +323,9 @@ class JsonApiTool(SearchTool):
     ) -> None:
         self._client = client
         self.since = since  # only what the service added on or after this date; None: everything
-        self.base_url = (base_url or self.default_base_url).strip().rstrip("/")
-        self.timeout = self.default_timeout if timeout is None else timeout
+        entry = BY_NAME[self.name]
+        self.base_url = (base_url or entry.base_url or "").strip().rstrip("/")
+        self.timeout = entry.timeout if timeout is None else timeout
         self._sleep = sleep
 
     @property

@@ -17,11 +17,11 @@ import structlog
 from deepcritical.errors import SearchError, SourceHTTPError
 from deepcritical.models import Citation, Evidence, Registration, SourceName
 from deepcritical.source_table import BY_NAME
-from deepcritical.sources.base import JsonApiTool
+from deepcritical.sources.base import JsonApiTool, json_count, json_list, json_object
 from deepcritical.sources.grading import grade_registration, registry_phase
-from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
-from deepcritical.text import collapse_whitespace, shorten
+from deepcritical.text import shorten
 
 logger = structlog.get_logger(__name__)
 
@@ -32,7 +32,6 @@ MAX_PAGES = 5
 MAX_SUMMARY_CHARS = 1500
 _NCT = re.compile(r"NCT\d{8}")
 _PMID = re.compile(r"\d{1,9}")
-_FIELD_TAG = re.compile(r"\[[^\]]*\]")
 REFUSED_MESSAGE = (
     "HTTP 403 from {host}: ClinicalTrials.gov refused this client. It turns away some HTTP "
     "clients by their TLS fingerprint, whatever User-Agent they send; this is not a problem with the query. "
@@ -40,21 +39,13 @@ REFUSED_MESSAGE = (
 )
 
 
-def _dict(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _texts(values: object) -> tuple[str, ...]:
-    return tuple(text for value in _list(values) if (text := text_of(value)))
+    return tuple(text for value in json_list(values) if (text := text_of(value)))
 
 
 def _date(struct: object) -> str | None:
     """A ``{"date": "2019-03"}`` date struct's date (YYYY, YYYY-MM or YYYY-MM-DD), or None."""
-    date = text_of(_dict(struct).get("date"))
+    date = text_of(json_object(struct).get("date"))
     return date if re.fullmatch(r"\d{4}(?:-\d{2}(?:-\d{2})?)?", date) else None
 
 
@@ -66,30 +57,28 @@ def _words(enum: str | None) -> str:
 
 
 def _enrollment(design: Mapping[str, Any]) -> tuple[int | None, str | None]:
-    info = _dict(design.get("enrollmentInfo"))
-    count = info.get("count")
-    number = count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
-    return number, text_of(info.get("type")) or None
+    info = json_object(design.get("enrollmentInfo"))
+    return json_count(info.get("count")), text_of(info.get("type")) or None
 
 
 def _pmids(references: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """PMIDs of the results publications, then of the others (background, derived)."""
     results: list[str] = []
     others: list[str] = []
-    for reference in _list(_dict(references).get("references")):
-        pmid = text_of(_dict(reference).get("pmid"))
+    for reference in json_list(json_object(references).get("references")):
+        pmid = text_of(json_object(reference).get("pmid"))
         if _PMID.fullmatch(pmid):
             (results if text_of(reference.get("type")) == "RESULT" else others).append(pmid)
     return tuple(dict.fromkeys(results)), tuple(dict.fromkeys(others))
 
 
 def parse_registration(protocol: Mapping[str, Any], has_results: bool) -> Registration:
-    status = _dict(protocol.get("statusModule"))
-    design = _dict(protocol.get("designModule"))
+    status = json_object(protocol.get("statusModule"))
+    design = json_object(protocol.get("designModule"))
     enrollment, enrollment_type = _enrollment(design)
     interventions = [
         f"{_words(text_of(item.get('type'))).capitalize()}: {name}" if text_of(item.get("type")) else name
-        for item in _list(_dict(protocol.get("armsInterventionsModule")).get("interventions"))
+        for item in json_list(json_object(protocol.get("armsInterventionsModule")).get("interventions"))
         if isinstance(item, dict) and (name := text_of(item.get("name")))
     ]
     result_pmids, other_pmids = _pmids(protocol.get("referencesModule"))
@@ -97,15 +86,17 @@ def parse_registration(protocol: Mapping[str, Any], has_results: bool) -> Regist
         status=text_of(status.get("overallStatus")) or None,
         study_type=text_of(design.get("studyType")) or None,
         phases=_texts(design.get("phases")),
-        allocation=text_of(_dict(design.get("designInfo")).get("allocation")) or None,
+        allocation=text_of(json_object(design.get("designInfo")).get("allocation")) or None,
         enrollment=enrollment,
         enrollment_type=enrollment_type,
-        conditions=_texts(_dict(protocol.get("conditionsModule")).get("conditions")),
+        conditions=_texts(json_object(protocol.get("conditionsModule")).get("conditions")),
         interventions=tuple(interventions),
         start_date=_date(status.get("startDateStruct")),
         completion_date=_date(status.get("completionDateStruct")),
         has_results=has_results,
-        sponsor=text_of(_dict(_dict(protocol.get("sponsorCollaboratorsModule")).get("leadSponsor")).get("name"))
+        sponsor=text_of(
+            json_object(json_object(protocol.get("sponsorCollaboratorsModule")).get("leadSponsor")).get("name")
+        )
         or None,
         result_pmids=result_pmids,
         other_pmids=other_pmids,
@@ -148,18 +139,18 @@ def describe(registration: Registration) -> str:
 
 def parse_study(study: object, position: int) -> Evidence | None:
     """One element of ``studies``; None when it has no NCT id or no title."""
-    protocol = _dict(_dict(study).get("protocolSection"))
-    identification = _dict(protocol.get("identificationModule"))
+    protocol = json_object(json_object(study).get("protocolSection"))
+    identification = json_object(protocol.get("identificationModule"))
     nct_id = text_of(identification.get("nctId")).upper()
     title = text_of(identification.get("briefTitle")) or text_of(identification.get("officialTitle"))
     if not _NCT.fullmatch(nct_id) or not title:
         return None
-    has_results = _dict(study).get("hasResults") is True
+    has_results = json_object(study).get("hasResults") is True
     registration = parse_registration(protocol, has_results)
     summary = shorten(
-        text_of(_dict(protocol.get("descriptionModule")).get("briefSummary")), MAX_SUMMARY_CHARS, on_word=True
+        text_of(json_object(protocol.get("descriptionModule")).get("briefSummary")), MAX_SUMMARY_CHARS, on_word=True
     )
-    status = _dict(protocol.get("statusModule"))
+    status = json_object(protocol.get("statusModule"))
     citation = Citation(
         source="clinicaltrials",
         title=title[:MAX_TITLE_CHARS],
@@ -189,18 +180,11 @@ def parse_studies(data: object) -> tuple[list[Evidence], str | None]:
     return evidence, token
 
 
-def to_registry_query(query: str) -> str:
-    """The search words without PubMed field tags, which ClinicalTrials.gov's search does not know."""
-    return collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
-
-
 class ClinicalTrialsTool(JsonApiTool):
     """Searches ClinicalTrials.gov's registry; results in the registry's relevance order, paged with
     ``nextPageToken`` until ``max_results`` are in hand."""
 
     name: ClassVar[SourceName] = "clinicaltrials"
-    timeout_variable: ClassVar[str] = "CLINICALTRIALS_TIMEOUT"
-    default_base_url: ClassVar[str] = CLINICALTRIALS_BASE_URL
 
     async def _page(self, term: str, size: int, token: str | None) -> tuple[list[Evidence], str | None]:
         params: dict[str, str | int] = {"query.term": term, "pageSize": size, "format": "json"}
@@ -217,7 +201,7 @@ class ClinicalTrialsTool(JsonApiTool):
         return parse_studies(data)
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        term = to_registry_query(query)
+        term = without_field_tags(query)
         found: list[Evidence] = []
         token: str | None = None
         for _ in range(MAX_PAGES):

@@ -1,12 +1,6 @@
 """Europe PMC (REST ``GET /search?format=json&resultType=core``): journal articles, full-text records and
-preprints as Evidence.
-
-Request building and parsing only; the error policy is ``SearchTool.search``'s. A record with a PMID or a
-DOI merges with the PubMed record of the same article (identity keys in ``models``). Europe PMC marks
-retractions as PubMed does: the ``Retracted Publication`` type and a ``Retraction in`` entry among the
-record's comments and corrections; an ``Expression of concern in`` entry is kept too. Preprints (source
-``PPR``) are graded ``preprint``.
-"""
+preprints as Evidence. A record with a PMID or a DOI merges with the PubMed record of the same article (identity
+keys in ``models``); retractions are read as PubMed marks them, and preprints (source ``PPR``) graded so."""
 
 from __future__ import annotations
 
@@ -20,9 +14,9 @@ import structlog
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName
 from deepcritical.source_table import BY_NAME
-from deepcritical.sources.base import JsonApiTool
+from deepcritical.sources.base import JsonApiTool, json_count, json_object
 from deepcritical.sources.grading import grade_record, is_retracted
-from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import collapse_whitespace, shorten
 
@@ -38,11 +32,6 @@ _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 _HEADING = re.compile(r"<h[1-6][^>]*>(.*?)</h[1-6]>", re.IGNORECASE | re.DOTALL)
 _BREAK = re.compile(r"<(?:br|/p|p)\b[^>]*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]+>")
-_FIELD_TAG = re.compile(r"\[[^\]]*\]")
-
-
-def _dict(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _list(value: object) -> list[Any]:
@@ -64,8 +53,8 @@ def plain_text(markup: object) -> str:
 
 def _authors(record: Mapping[str, Any]) -> tuple[str, ...]:
     names = []
-    for author in _list(_dict(record.get("authorList")).get("author")):
-        author = _dict(author)
+    for author in _list(json_object(record.get("authorList")).get("author")):
+        author = json_object(author)
         if name := text_of(author.get("fullName")) or text_of(author.get("collectiveName")):
             names.append(name)
     if names:
@@ -74,7 +63,7 @@ def _authors(record: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _date(record: Mapping[str, Any]) -> str:
-    journal = _dict(record.get("journalInfo"))
+    journal = json_object(record.get("journalInfo"))
     for candidate in (record.get("firstPublicationDate"), journal.get("printPublicationDate"), record.get("pubYear")):
         if (value := text_of(candidate)) and _DATE.fullmatch(value):
             return value
@@ -82,11 +71,11 @@ def _date(record: Mapping[str, Any]) -> str:
 
 
 def _journal(record: Mapping[str, Any]) -> str | None:
-    journal = _dict(_dict(record.get("journalInfo")).get("journal"))
+    journal = json_object(json_object(record.get("journalInfo")).get("journal"))
     return (
         text_of(journal.get("title"))
         or text_of(journal.get("isoabbreviation"))
-        or text_of(_dict(record.get("bookOrReportDetails")).get("publisher"))
+        or text_of(json_object(record.get("bookOrReportDetails")).get("publisher"))
         or text_of(record.get("journalTitle"))
         or None
     )
@@ -94,8 +83,8 @@ def _journal(record: Mapping[str, Any]) -> str | None:
 
 def _corrections(record: Mapping[str, Any]) -> set[str]:
     """The lower-cased ``type`` of each comment or correction ("retraction in", "expression of concern in")."""
-    entries = _list(_dict(record.get("commentCorrectionList")).get("commentCorrection"))
-    return {text_of(_dict(entry).get("type")).lower() for entry in entries} - {""}
+    entries = _list(json_object(record.get("commentCorrectionList")).get("commentCorrection"))
+    return {text_of(json_object(entry).get("type")).lower() for entry in entries} - {""}
 
 
 NO_ABSTRACT = "(Europe PMC has no abstract for this record: judge it by its title and type only.)"
@@ -105,7 +94,7 @@ def parse_result(record: object, position: int) -> Evidence | None:
     """One element of ``resultList.result``; None without an id or a title. A record without an abstract
     (a letter, an editorial, an older article) is kept with its title, identifiers and grade, and its text
     says that there is no abstract: a search that found one article should not answer with nothing."""
-    record = _dict(record)
+    record = json_object(record)
     source, record_id = text_of(record.get("source")).upper(), text_of(record.get("id"))
     title, abstract = plain_text(record.get("title")), plain_text(record.get("abstractText"))
     if not source or not record_id or not title:
@@ -113,13 +102,14 @@ def parse_result(record: object, position: int) -> Evidence | None:
     pmid = text_of(record.get("pmid"))
     pmcid = text_of(record.get("pmcid")).upper()
     doi = text_of(record.get("doi"))
-    types = tuple(text for value in _list(_dict(record.get("pubTypeList")).get("pubType")) if (text := text_of(value)))
+    types = tuple(
+        text for value in _list(json_object(record.get("pubTypeList")).get("pubType")) if (text := text_of(value))
+    )
     mesh = tuple(
         name
-        for heading in _list(_dict(record.get("meshHeadingList")).get("meshHeading"))
-        if (name := text_of(_dict(heading).get("descriptorName")))
+        for heading in _list(json_object(record.get("meshHeadingList")).get("meshHeading"))
+        if (name := text_of(json_object(heading).get("descriptorName")))
     )
-    cited_by = record.get("citedByCount")
     open_access = text_of(record.get("isOpenAccess")).upper()
     title = shorten(title, MAX_TITLE_CHARS)
     citation = Citation(
@@ -134,9 +124,7 @@ def parse_result(record: object, position: int) -> Evidence | None:
         pmcid=pmcid if _PMCID.fullmatch(pmcid) else None,
         publication_types=types,
         mesh_headings=mesh,
-        cited_by_count=cited_by
-        if isinstance(cited_by, int) and not isinstance(cited_by, bool) and cited_by >= 0
-        else None,
+        cited_by_count=json_count(record.get("citedByCount")),
         open_access={"Y": True, "N": False}.get(open_access),
     )
     grade = grade_record(title=title, text=abstract, publication_types=types, mesh_headings=mesh)
@@ -161,27 +149,20 @@ def parse_search(data: object) -> list[Evidence]:
         raise SearchError("unexpected response: not a JSON object", source="europepmc")
     if "resultList" not in data:
         raise SearchError("unexpected response: no 'resultList'", source="europepmc")
-    results = _list(_dict(data.get("resultList")).get("result"))
+    results = _list(json_object(data.get("resultList")).get("result"))
     found = [item for position, record in enumerate(results) if (item := parse_result(record, position))]
     if len(found) < len(results):  # said, not silent: a search with hits never turns to nothing unnoticed
         logger.warning("europepmc_records_skipped", skipped=len(results) - len(found), reason="no id or no title")
     return found
 
 
-def to_europepmc_query(query: str) -> str:
-    """The search words without PubMed field tags (Europe PMC has its own field syntax)."""
-    return collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
-
-
 class EuropePmcTool(JsonApiTool):
     """Searches Europe PMC (PubMed, PMC full text, preprints, and more) with full records (``core``)."""
 
     name: ClassVar[SourceName] = "europepmc"
-    timeout_variable: ClassVar[str] = "EUROPEPMC_TIMEOUT"
-    default_base_url: ClassVar[str] = EUROPEPMC_BASE_URL
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        term = to_europepmc_query(query)
+        term = without_field_tags(query)
         if self.since is not None:  # first published (online or in print) on or after ``since``
             term = f"({term}) AND FIRST_PDATE:[{self.since:%Y-%m-%d} TO {OPEN_END}]"
         params: dict[str, str | int] = {

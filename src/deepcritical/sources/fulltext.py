@@ -18,7 +18,6 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
-from urllib.parse import urlsplit
 
 import httpx2
 import structlog
@@ -31,9 +30,10 @@ from deepcritical.errors import DocumentError, SearchError, SourceHTTPError
 from deepcritical.models import Evidence, Grade
 from deepcritical.redaction import Redactor
 from deepcritical.source_table import NCBI_EUTILS_URL
-from deepcritical.sources.base import get_with_retry
+from deepcritical.sources.base import get_with_retry, host_of
 from deepcritical.sources.europepmc import EUROPEPMC_BASE_URL
 from deepcritical.sources.grading import grade_record
+from deepcritical.sources.pubmed import ncbi_identity
 from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
 
 logger = structlog.get_logger(__name__)
@@ -111,13 +111,6 @@ def key_studies(items: Sequence[Evidence], max_articles: int) -> list[Evidence]:
     return ranked[:max_articles]
 
 
-def _host(error: httpx2.RequestError) -> str:
-    try:
-        return urlsplit(str(error.request.url)).hostname or "the server"
-    except RuntimeError:  # raised without its request
-        return "the server"
-
-
 def document_grade(document: Document) -> Grade:
     """A document's grade from its metadata (publication types when the file says), title and abstract, as
     a PubMed item's: once per document, never from one passage alone."""
@@ -185,11 +178,8 @@ class FullTextFetcher:
             raise
 
     async def _pmc_xml(self, pmcid: str) -> bytes | None:
-        params = {"db": "pmc", "id": pmcid.removeprefix("PMC"), "retmode": "xml", "tool": self._tool}
-        if self._email:
-            params["email"] = self._email
-        if self._api_key is not None:
-            params["api_key"] = self._api_key.get_secret_value().strip()
+        params = {"db": "pmc", "id": pmcid.removeprefix("PMC"), "retmode": "xml"}
+        params |= ncbi_identity(self._tool, self._email, self._api_key)
         data = await get_with_retry(
             self._client,
             f"{self._eutils}/efetch.fcgi",
@@ -222,7 +212,7 @@ class FullTextFetcher:
                 failures.append(self._secrets(str(error)))
                 continue
             except httpx2.RequestError as error:  # a timeout asked again, a connection refused
-                failures.append(f"{source}: {type(error).__name__} from {_host(error)}")
+                failures.append(f"{source}: {type(error).__name__} from {host_of(error, 'the server')}")
                 continue
             if data is None:
                 continue

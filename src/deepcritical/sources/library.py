@@ -32,6 +32,10 @@ class LibraryTool(SearchTool):
 
     name: ClassVar[SourceName] = "library"
 
+    @property
+    def timeout_variable(self) -> str:
+        return ""  # a local collection: its deadline is fixed (``factory.LIBRARY_TIMEOUT``), not a setting
+
     def __init__(
         self,
         settings: Settings,

@@ -1,34 +1,25 @@
-"""OpenAlex (``GET https://api.openalex.org/works?search=...``): scholarly works of every field as Evidence.
-
-Request building and parsing only; the error policy is ``SearchTool.search``'s. The wire format is OpenAlex's
-documented Work object: ``display_name`` (the title), ``publication_date``, ``ids`` (``doi``, ``pmid`` and
-``pmcid`` as URLs), ``authorships[].author.display_name``, ``primary_location.source.display_name`` (the
-journal), ``type``, ``cited_by_count``, ``open_access.is_oa``, ``is_retracted``, ``mesh[].descriptor_name`` and
-the abstract as ``abstract_inverted_index`` (each word with its positions). A work with a PMID or a DOI
-merges with the PubMed or Europe PMC record of the same article (identity keys in ``models``)."""
+"""OpenAlex (``GET https://api.openalex.org/works?search=...``): scholarly works of every field as Evidence,
+parsed from OpenAlex's documented Work object (the abstract rebuilt from its inverted index). A work with a PMID
+or a DOI merges with the PubMed or Europe PMC record of the same article (identity keys in ``models``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import structlog
 
 from deepcritical.errors import SearchError
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
-from deepcritical.source_table import BY_NAME
-from deepcritical.sources.base import JsonApiTool
+from deepcritical.sources.base import JsonApiTool, json_count, json_list, json_object
 from deepcritical.sources.grading import grade_record
-from deepcritical.sources.query import to_pubmed_query
+from deepcritical.sources.query import without_field_tags
 from deepcritical.sources.web import MAX_TITLE_CHARS, rank_relevance, text_of
 from deepcritical.text import collapse_whitespace, shorten
 
 logger = structlog.get_logger(__name__)
 
-OPENALEX_BASE_URL = BY_NAME["openalex"].base_url or ""
 MAX_PER_PAGE = 200  # the API's limit
-_FIELD_TAG = re.compile(r"\[[^\]]*\]")
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 _PMID = re.compile(r"(\d{1,9})/?$")
 _PMCID = re.compile(r"(?:PMC)?(\d+)/?$", re.IGNORECASE)
@@ -44,20 +35,12 @@ _TYPES = {
 NO_ABSTRACT = "(OpenAlex has no abstract for this work: judge it by its title and type only.)"
 
 
-def _dict(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def abstract_text(inverted: object) -> str:
     """The abstract from OpenAlex's inverted index (``{"word": [0, 5], ...}``): each word at its positions."""
     placed: dict[int, str] = {}
-    for word, positions in _dict(inverted).items():
-        for position in _list(positions):
-            if isinstance(position, int) and not isinstance(position, bool) and position >= 0:
+    for word, positions in json_object(inverted).items():
+        for position in json_list(positions):
+            if json_count(position) is not None:
                 placed[position] = str(word)
     return " ".join(placed[position] for position in sorted(placed))
 
@@ -70,8 +53,8 @@ def _tail(url: object, pattern: re.Pattern[str]) -> str | None:
 def parse_work(work: object, position: int) -> Evidence | None:
     """One element of ``results``; None without an id or a title. A work without an abstract is kept with its
     title, identifiers and grade, and its text says so."""
-    work = _dict(work)
-    ids = _dict(work.get("ids"))
+    work = json_object(work)
+    ids = json_object(work.get("ids"))
     openalex_id = text_of(work.get("id")) or text_of(ids.get("openalex"))
     title = collapse_whitespace(text_of(work.get("display_name")) or text_of(work.get("title")))
     if not openalex_id or not title:
@@ -79,19 +62,20 @@ def parse_work(work: object, position: int) -> Evidence | None:
     doi = normalize_doi(text_of(ids.get("doi")) or text_of(work.get("doi")))
     pmid = _tail(ids.get("pmid"), _PMID)
     pmcid = _tail(ids.get("pmcid"), _PMCID)
-    location = _dict(work.get("primary_location"))
-    journal = text_of(_dict(location.get("source")).get("display_name")) or None
+    location = json_object(work.get("primary_location"))
+    journal = text_of(json_object(location.get("source")).get("display_name")) or None
     published = text_of(work.get("publication_date")) or text_of(work.get("publication_year"))
     kind = text_of(work.get("type")).lower()
     types = (_TYPES[kind],) if kind in _TYPES else ()
-    mesh = tuple(name for item in _list(work.get("mesh")) if (name := text_of(_dict(item).get("descriptor_name"))))
+    mesh = tuple(
+        name for item in json_list(work.get("mesh")) if (name := text_of(json_object(item).get("descriptor_name")))
+    )
     authors = tuple(
         name
-        for authorship in _list(work.get("authorships"))
-        if (name := text_of(_dict(_dict(authorship).get("author")).get("display_name")))
+        for authorship in json_list(work.get("authorships"))
+        if (name := text_of(json_object(json_object(authorship).get("author")).get("display_name")))
     )
-    cited_by = work.get("cited_by_count")
-    is_oa = _dict(work.get("open_access")).get("is_oa")
+    is_oa = json_object(work.get("open_access")).get("is_oa")
     abstract = abstract_text(work.get("abstract_inverted_index"))
     title = shorten(title, MAX_TITLE_CHARS)
     citation = Citation(
@@ -106,9 +90,7 @@ def parse_work(work: object, position: int) -> Evidence | None:
         pmcid=f"PMC{pmcid}" if pmcid else None,
         publication_types=types,
         mesh_headings=mesh,
-        cited_by_count=cited_by
-        if isinstance(cited_by, int) and not isinstance(cited_by, bool) and cited_by >= 0
-        else None,
+        cited_by_count=json_count(work.get("cited_by_count")),
         open_access=is_oa if isinstance(is_oa, bool) else None,
     )
     grade = grade_record(title=title, text=abstract, publication_types=types, mesh_headings=mesh)
@@ -139,11 +121,9 @@ class OpenAlexTool(JsonApiTool):
     """Searches OpenAlex's works (titles, abstracts and full texts it indexes), most relevant first."""
 
     name: ClassVar[SourceName] = "openalex"
-    timeout_variable: ClassVar[str] = "OPENALEX_TIMEOUT"
-    default_base_url: ClassVar[str] = OPENALEX_BASE_URL
 
     async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        words = collapse_whitespace(_FIELD_TAG.sub(" ", to_pubmed_query(query)))
+        words = without_field_tags(query)
         params: dict[str, str | int] = {"search": words, "per-page": max(1, min(max_results, MAX_PER_PAGE))}
         if self.since is not None:  # published on or after ``since``
             params["filter"] = f"from_publication_date:{self.since:%Y-%m-%d}"

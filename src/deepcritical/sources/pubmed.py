@@ -27,11 +27,20 @@ from deepcritical.sources.ratelimit import PacedLimiter, Sleep, ncbi_spacing
 logger = structlog.get_logger(__name__)
 T = TypeVar("T")
 
-EUTILS_BASE_URL = NCBI_EUTILS_URL
 # esearch's own ceiling for one page of ids.
 MAX_RETMAX = 10_000
 # esearch takes a date range only with both ends; a "since" search leaves the far end open.
 OPEN_MAXDATE = "3000/12/31"
+
+
+def ncbi_identity(tool: str, email: str | None, api_key: SecretStr | None) -> dict[str, str]:
+    """The parameters NCBI asks every client to send with every request (PubMed's and PMC's)."""
+    params = {"tool": tool}
+    if email:
+        params["email"] = email
+    if api_key is not None:
+        params["api_key"] = api_key.get_secret_value().strip()
+    return params
 
 
 class PubMedTool(SearchTool):
@@ -44,7 +53,6 @@ class PubMedTool(SearchTool):
     """
 
     name: ClassVar[SourceName] = "pubmed"
-    timeout_variable: ClassVar[str] = "PUBMED_TIMEOUT"
 
     def __init__(
         self,
@@ -54,7 +62,7 @@ class PubMedTool(SearchTool):
         email: str | None = None,
         tool: str = "deepcritical",
         timeout: float = 30.0,
-        base_url: str = EUTILS_BASE_URL,
+        base_url: str = NCBI_EUTILS_URL,
         limiter: Callable[[], Awaitable[None]] | None = None,
         sleep: Sleep = asyncio.sleep,
         since: date | None = None,
@@ -74,20 +82,6 @@ class PubMedTool(SearchTool):
     def host(self) -> str:
         return urlsplit(self._base_url).hostname or self._base_url
 
-    @property
-    def limiter(self) -> Callable[[], Awaitable[None]]:
-        """What every request waits on: the injected limiter, or this tool's own."""
-        return self._limiter
-
-    def _identity(self) -> dict[str, str]:
-        """The parameters NCBI asks every client to send with every request."""
-        params = {"tool": self._tool}
-        if self._email:
-            params["email"] = self._email
-        if self._api_key is not None:
-            params["api_key"] = self._api_key.get_secret_value().strip()
-        return params
-
     async def _get(self, endpoint: str, params: dict[str, Any], parse: Callable[[str], T]) -> T:
         """One E-utilities request, parsed; a maintenance page or a cut-off body is asked for again."""
         return await get_with_retry(
@@ -95,7 +89,7 @@ class PubMedTool(SearchTool):
             f"{self._base_url}/{endpoint}",
             source=self.name,
             read=lambda response: parse(response.text),
-            params={**params, **self._identity()},
+            params={**params, **ncbi_identity(self._tool, self._email, self._api_key)},
             timeout=self.timeout,
             redact=self.secrets,
             before_request=self._limiter,
@@ -110,24 +104,22 @@ class PubMedTool(SearchTool):
             return {}
         return {"datetype": "edat", "mindate": f"{self.since:%Y/%m/%d}", "maxdate": OPEN_MAXDATE}
 
-    async def _search(self, query: str, max_results: int) -> list[Evidence]:
-        return await self._esearch_then_efetch(query, max_results)
-
     async def fetch(self, pmids: Sequence[str]) -> list[Evidence]:
         """The records of ``pmids`` as PubMed holds them now, a retraction or an expression of concern
         issued since they were first read included (one efetch). Unknown ids are skipped, as NCBI does.
         Raises the errors of ``get_with_retry`` (the caller decides what a failed re-check means)."""
         ids = list(dict.fromkeys(pmid.strip() for pmid in pmids if pmid.strip()))
-        if not ids:
-            return []
-        batch: ParsedBatch = await self._get(
+        return (await self._efetch(ids)).evidence if ids else []
+
+    async def _efetch(self, ids: list[str]) -> ParsedBatch:
+        return await self._get(
             "efetch.fcgi",
             {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"},
             lambda text: parse_efetch(text, order=ids),
         )
-        return batch.evidence
 
-    async def _esearch_then_efetch(self, query: str, max_results: int) -> list[Evidence]:
+    async def _search(self, query: str, max_results: int) -> list[Evidence]:
+        """esearch for PMIDs in relevance order, then one efetch for them all."""
         if max_results < 1:
             return []
         term = to_pubmed_query(query)
@@ -149,11 +141,7 @@ class PubMedTool(SearchTool):
             logger.info("pubmed_no_results", query=query, term=term)
             return []
         ids = found.ids[:max_results]
-        batch: ParsedBatch = await self._get(
-            "efetch.fcgi",
-            {"db": "pubmed", "id": ",".join(ids), "retmode": "xml", "rettype": "abstract"},
-            lambda text: parse_efetch(text, order=ids),
-        )
+        batch = await self._efetch(ids)
         logger.info(
             "pubmed_efetch_parsed",
             term=term,

@@ -117,6 +117,15 @@ def to_pubmed_query(text: str) -> str:
     return words or collapse_whitespace(normalized)  # the original, its whitespace folded (control characters too)
 
 
+_ANY_FIELD_TAG = re.compile(r"\[[^\]]*\]")
+
+
+def without_field_tags(query: str) -> str:
+    """The PubMed query of ``query`` without its field tags, for services with a field syntax of their own or
+    none (Europe PMC, ClinicalTrials.gov, OpenAlex)."""
+    return collapse_whitespace(_ANY_FIELD_TAG.sub(" ", to_pubmed_query(query)))
+
+
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
 
 

@@ -18,14 +18,13 @@ from deepcritical.errors import RateLimitError, SearchError, SourceHTTPError, Un
 from deepcritical.models import DOI_PATTERN, Citation, Evidence, SourceName, normalize_doi
 from deepcritical.redaction import Redactor, url_secrets
 from deepcritical.sources.base import JsonApiTool
-from deepcritical.sources.grading import grade_web
 from deepcritical.sources.web import (
-    MAX_CONTENT_CHARS,
     MAX_TITLE_CHARS,
     clean_web_text,
     published_date,
     rank_relevance,
     text_of,
+    web_evidence,
     web_url,
 )
 
@@ -137,15 +136,7 @@ def results_to_evidence(results: SearxngResults) -> list[Evidence]:
         raw_doi = result.raw.get("doi")
         doi = raw_doi if isinstance(raw_doi, str) and DOI_PATTERN.fullmatch(normalize_doi(raw_doi)) else None
         citation = Citation(source="searxng", title=result.title[:MAX_TITLE_CHARS], url=result.url, date=date, doi=doi)
-        content = result.snippet[:MAX_CONTENT_CHARS]
-        evidence.append(
-            Evidence(
-                content=content,
-                citation=citation,
-                relevance=relevance,
-                grade=grade_web(citation.title, content, citation.url, citation.doi),
-            )
-        )
+        evidence.append(web_evidence(citation, result.snippet, relevance))
     return evidence
 
 
@@ -153,7 +144,6 @@ class SearxngTool(JsonApiTool):
     """Web search through the JSON API of one SearXNG instance, as Evidence."""
 
     name: ClassVar[SourceName] = "searxng"
-    timeout_variable: ClassVar[str] = "SEARXNG_TIMEOUT"
 
     def __init__(
         self,

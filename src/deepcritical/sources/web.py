@@ -94,6 +94,13 @@ class DdgsLike(Protocol):
         ...
 
 
+def web_evidence(citation: Citation, content: str, relevance: float, max_chars: int = MAX_CONTENT_CHARS) -> Evidence:
+    """A web result as Evidence: its text cut to ``max_chars``, graded by its words and address."""
+    content = content[:max_chars]
+    grade = grade_web(citation.title, content, citation.url, citation.doi)
+    return Evidence(content=content, citation=citation, relevance=relevance, grade=grade)
+
+
 def results_to_evidence(results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
     """DDGS text results as Evidence, skipping any without a title, link or body.
 
@@ -106,15 +113,7 @@ def results_to_evidence(results: Sequence[Mapping[str, Any]]) -> list[Evidence]:
         if not (title and url and body):
             continue
         citation = Citation(source="web", title=title[:MAX_TITLE_CHARS], url=url, date="Unknown")
-        content = body[:MAX_CONTENT_CHARS]
-        evidence.append(
-            Evidence(
-                content=content,
-                citation=citation,
-                relevance=rank_relevance(position),
-                grade=grade_web(citation.title, content, citation.url, citation.doi),
-            )
-        )
+        evidence.append(web_evidence(citation, body, rank_relevance(position)))
     return evidence
 
 
@@ -122,7 +121,6 @@ class WebTool(SearchTool):
     """Web search via ``ddgs`` text search (DuckDuckGo and other engines). No API key needed."""
 
     name: ClassVar[SourceName] = "web"
-    timeout_variable: ClassVar[str] = "WEB_TIMEOUT"
 
     def __init__(self, *, ddgs_factory: Callable[[], DdgsLike] | None = None, timeout: float = 20.0) -> None:
         """``ddgs_factory`` makes this tool's one client, on first use (default: ``ddgs.DDGS`` with

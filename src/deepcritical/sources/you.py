@@ -20,10 +20,15 @@ from pydantic import SecretStr
 from deepcritical.errors import SearchError, SourceDisabledError
 from deepcritical.models import Citation, Evidence, SourceName
 from deepcritical.redaction import Redactor
-from deepcritical.source_table import YOU_BASE_URL
 from deepcritical.sources.base import JsonApiTool
-from deepcritical.sources.grading import grade_web
-from deepcritical.sources.web import MAX_TITLE_CHARS, clean_web_text, published_date, rank_relevance, web_url
+from deepcritical.sources.web import (
+    MAX_TITLE_CHARS,
+    clean_web_text,
+    published_date,
+    rank_relevance,
+    web_evidence,
+    web_url,
+)
 
 logger = structlog.get_logger(__name__)
 
@@ -84,9 +89,6 @@ class ResearchEngine(JsonApiTool):
     """You.com search API client: cached background context plus a SearchTool of web results."""
 
     name: ClassVar[SourceName] = "you"
-    timeout_variable: ClassVar[str] = "YOU_TIMEOUT"
-    default_base_url: ClassVar[str] = YOU_BASE_URL
-    default_timeout: ClassVar[float] = 10.0
 
     def __init__(
         self,
@@ -148,13 +150,5 @@ class ResearchEngine(JsonApiTool):
             citation = Citation(
                 source="you", title=hit.title[:MAX_TITLE_CHARS], url=hit.url, date=hit.date, authors=hit.authors
             )
-            content = content[:MAX_CONTENT_CHARS]
-            evidence.append(
-                Evidence(
-                    content=content,
-                    citation=citation,
-                    relevance=rank_relevance(position),
-                    grade=grade_web(citation.title, content, citation.url, citation.doi),
-                )
-            )
+            evidence.append(web_evidence(citation, content, rank_relevance(position), MAX_CONTENT_CHARS))
         return evidence
