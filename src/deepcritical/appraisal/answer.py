@@ -135,6 +135,38 @@ def appraise(
     return appraised
 
 
+def appraise_unread(
+    views: Sequence[EvidenceView], reader: StudyReader, weight_of: Callable[[EvidenceView, bool], float]
+) -> list[AppraisedStudy]:
+    """Studies that name the question's intervention with its outcome (``direct_to_the_frame``) appraised for
+    what GRADE can rate without their result (none could be read): design, size, people and the risk-of-bias
+    features their text states. Each study once: its abstract before a passage of its full text."""
+    appraised = []
+    by_study: dict[str, EvidenceView] = {}
+    for view in sorted(views, key=lambda view: view.section is not None):
+        by_study.setdefault(view.document or view.id, view)
+    for view in by_study.values():
+        randomised = view.design in _RANDOMISED_DESIGNS or _says_randomised(view)
+        appraised.append(
+            AppraisedStudy(
+                id=view.id,
+                title=view.title,
+                design=view.design,
+                level=view.level,
+                participants=view.n,
+                randomised=randomised,
+                direct=True,
+                movement=None,
+                weight=weight_of(view, True),
+                sentence=None,
+                probability=0.0,
+                risk=risk_of_bias(f"{view.title}. {view.text}", randomised=randomised),
+                indirect_people=reader.other_people(view),
+            )
+        )
+    return appraised
+
+
 def _says_randomised(view: EvidenceView) -> bool:
     """Whether a review or a study without a design read randomised its participants, by its title first."""
     if view.design not in _REVIEWS and view.design not in _UNGRADED:
@@ -264,9 +296,15 @@ MAX_MARK = 3  # a mark of an intervention's name: "D", "B12", "2" (of "type 2")
 
 def _marks_of(intervention: str) -> list[re.Pattern[str]]:
     """The intervention's short marks that its stems leave out ("D" of vitamin D, "B12"), each after the word
-    before it: "vitamin D3" names vitamin D, "vitamin C" does not."""
+    before it: "vitamin D3" names vitamin D, "vitamin C" does not. After a function word the mark is a setting
+    and named alone: "NPWT at 125 mmHg" is named by "treated with 125 and 75 mm Hg" (not by 75 alone)."""
     return [
-        re.compile(rf"\b{re.escape(before)}[\s-]*{re.escape(mark)}(?![a-z])", re.IGNORECASE)
+        re.compile(
+            rf"(?<![\w.]){re.escape(mark)}(?![\w.])"
+            if not stems(before)
+            else rf"\b{re.escape(before)}[\s-]*{re.escape(mark)}(?![a-z])",
+            re.IGNORECASE,
+        )
         for before, mark in itertools.pairwise(intervention.split())
         if len(mark) <= MAX_MARK and _is_mark(mark) and not stems(mark)
     ]
