@@ -12,6 +12,8 @@ from deepcritical.appraisal.risk_of_bias import risk_of_bias
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.verdict import counted_verdict, verdict_weight
 from deepcritical.outputs import Verdict
+from deepcritical.report.markdown_writer import blocks_markdown
+from deepcritical.report.sections import verdict_block
 from helpers.builders import evidence_view
 
 
@@ -47,6 +49,13 @@ def test_an_insufficient_answer_on_studies_that_name_the_outcome_states_a_very_u
     (imprecision,) = [reason for reason in verdict.certainty_reasons if reason.startswith("imprecision")]
     assert imprecision.startswith("imprecision (-2): no result for the outcome could be read")
     assert verdict.certainty_ids == [UNREAD.id]
+
+
+def test_the_verdict_line_of_an_insufficient_answer_says_whose_certainty_it_is_and_no_one_study_confidence() -> None:
+    line = blocks_markdown(verdict_block(verdict_of(TELEREHABILITATION, [UNREAD]), {}))
+    assert "GRADE certainty of the studies naming the outcome, their result unread: very low" in line
+    # "confidence 0.00 from one study" would read as one study's result weighed: there is none.
+    assert "from one study" not in line
 
 
 def test_an_insufficient_answer_whose_intervention_nothing_names_states_no_certainty() -> None:
