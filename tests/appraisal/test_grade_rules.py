@@ -6,8 +6,9 @@ an arm's setting ("at 125 mmHg") is named by its number."""
 
 from __future__ import annotations
 
-from deepcritical.appraisal.answer import AppraisedStudy, appraise, direct_to_the_frame
+from deepcritical.appraisal.answer import AppraisedStudy, appraise
 from deepcritical.appraisal.certainty import imprecision_domain, inconsistency_domain
+from deepcritical.appraisal.directness import direct_to_the_frame
 from deepcritical.appraisal.risk_of_bias import risk_of_bias
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.verdict import counted_verdict, verdict_weight

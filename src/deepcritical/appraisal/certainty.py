@@ -203,20 +203,20 @@ def imprecision_domain(
 
 
 def participants_in(studies: Sequence[AppraisedStudy]) -> int:
-    """The participants the body holds for the optimal information size. A review beside primary studies may have
-    pooled them, so they are never added to it: the larger of the review's people and the others' (as the summary
-    of findings counts them, ``report.summary_of_findings.body_participants``)."""
-    return people_counted([(study.participants or 0, study.design in REVIEW_DESIGNS) for study in studies])
+    """The participants the body holds for the optimal information size, a review beside primary studies it may
+    have pooled never added to them (``people_counted``)."""
+    return people_counted([(study.participants or 0, study.design in REVIEW_DESIGNS) for study in studies])[0]
 
 
-def people_counted(sizes: Sequence[tuple[int, bool]]) -> int:
-    """The people of studies given as (size, is a review): the sum, unless a review is beside others (another
-    review, or primary studies it may have pooled): then the largest review's or the primary studies' sum."""
+def people_counted(sizes: Sequence[tuple[int, bool]]) -> tuple[int, bool]:
+    """The people of studies given as (size, is a review), and whether that is a lower bound: the sum, unless a
+    review is beside others (another review, or primary studies it may have pooled), when it is the larger of the
+    largest review's and the primary studies' sum, "at least" (the summary of findings row counts the same)."""
     reviews = [size for size, review in sizes if review]
     primary = sum(size for size, review in sizes if not review)
     if reviews and (primary or len(reviews) > 1):
-        return max(*reviews, primary)
-    return sum(size for size, _ in sizes)
+        return max(*reviews, primary), True
+    return sum(size for size, _ in sizes), False
 
 
 def _interval(

@@ -9,15 +9,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepcritical.appraisal.answer import (
-    answer_from_label,
-    appraise,
-    appraise_unread,
-    direct_to_the_frame,
-    frame_gaps,
-    naming_the_intervention,
-)
+from deepcritical.appraisal.answer import answer_from_label, appraise, appraise_unread
 from deepcritical.appraisal.candidates import open_verdict
+from deepcritical.appraisal.directness import direct_to_the_frame, frame_gaps, naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS, asks_direction
 from deepcritical.appraisal.review_verdict import graded_verdict, review_verdict
