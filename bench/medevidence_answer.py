@@ -31,7 +31,7 @@ from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.strength import Strength, strength_of
 from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.evidence.documents import read_jsonl
-from deepcritical.outputs import CERTAINTIES
+from deepcritical.outputs import CERTAINTIES, Verdict
 from deepcritical.sources.grading.grade import grade_record
 
 GRID: dict[str, list[Any]] = {
@@ -88,14 +88,38 @@ def chosen(values: dict[str, Any]) -> Iterator[None]:
 _PLACED: dict[str, Strength] = {}
 
 
-def predict(question: dict[str, Any], views: list[EvidenceView], reduce: bool = False) -> tuple[str, str | None, str]:
+def verdict_of(question: dict[str, Any], views: list[EvidenceView], reduce: bool = False) -> Verdict:
     text = question["question_reduce" if reduce else "question"]
     # Placing and reading the studies depends on no choice of the grid: done once per question (its reader keeps
     # each study's reading), the answer and its certainty again for each choice.
     if text not in _PLACED:
         _PLACED[text] = strength_of(text, views)
-    verdict = counted_verdict(text, _PLACED[text], views)
+    return counted_verdict(text, _PLACED[text], views)
+
+
+def predict(question: dict[str, Any], views: list[EvidenceView], reduce: bool = False) -> tuple[str, str | None, str]:
+    verdict = verdict_of(question, views, reduce)
     return verdict.answer or "insufficient data", verdict.certainty, verdict.label
+
+
+def print_certainty_misses(questions: list[dict[str, Any]], views: dict[str, list[EvidenceView]]) -> None:
+    """Each rated question whose certainty is not within one level of the review's (or none): the review's
+    answer and certainty, the run's, the body rated and the domains rated down (``--misses``)."""
+    print("certainty misses (review answer / certainty; run answer / certainty; body; rated down):")
+    for question in questions:
+        gold = question["evidence_certainty"]
+        if gold not in CERTAINTIES:
+            continue
+        verdict = verdict_of(question, views[question["id"]])
+        ours = verdict.certainty
+        if ours in CERTAINTIES and abs(CERTAINTIES.index(ours) - CERTAINTIES.index(gold)) <= 1:
+            continue
+        reasons = [reason for reason in verdict.certainty_reasons if not reason.startswith("GRADE starts")]
+        started = [reason for reason in verdict.certainty_reasons if reason.startswith("GRADE starts")]
+        print(
+            f"  {question['id']} | {question['gold_answer']} / {gold} | {verdict.answer} / {ours} | "
+            f"{'; '.join(started) or '-'} | {' | '.join(reasons) or '-'}"
+        )
 
 
 def scores(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -159,6 +183,7 @@ def main() -> None:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--cv", action="store_true")
+    parser.add_argument("--misses", action="store_true", help="print the certainty misses with their domains")
     parser.add_argument("--all-shares", action="store_true", help="choose CLEAR_SHARE among 0.5 to 0.8")
     args = parser.parse_args()
     questions = [json.loads(line) for line in (args.folder / "questions.jsonl").read_text().splitlines() if line]
@@ -193,6 +218,8 @@ def main() -> None:
     both = [predict(q, views[q["id"]], reduce=True) for q in questions]
     same = sum(row["answer"] == other[0] for row, other in zip(rows, both, strict=True))
     print(f"increase/reduce same answer: {same} of {len(rows)}")
+    if args.misses:
+        print_certainty_misses(questions, views)
     if not args.cv:
         return
     if args.all_shares:

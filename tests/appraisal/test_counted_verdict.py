@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from deepcritical.appraisal import stance
-from deepcritical.appraisal.answer import direct_to_the_frame
+from deepcritical.appraisal.directness import direct_to_the_frame
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.stance import METHOD
 from deepcritical.appraisal.strength import strength_of

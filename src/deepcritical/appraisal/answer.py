@@ -11,11 +11,10 @@ Directness before weight: only a study that names the question's intervention an
 question's outcome (``direct``) carries the answer; one such study is enough (its GRADE certainty, in
 ``appraisal.certainty``, says how far to trust it). Among direct studies the readings are weighed by design,
 size and people (``stages.verdict.verdict_weight``). A question no counted study addresses directly is
-``insufficient data``, and ``frame_gaps`` says which part of its frame nothing matched."""
+``insufficient data``, and ``appraisal.directness.frame_gaps`` says which part of its frame nothing matched."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -24,14 +23,12 @@ from functools import partial
 from typing import Literal
 
 from deepcritical.appraisal.framing import EvidenceView
-from deepcritical.appraisal.other_names import named_otherwise
-from deepcritical.appraisal.question_comparison import ANY_OUTCOME, favourable_movement
+from deepcritical.appraisal.question_comparison import favourable_movement
 from deepcritical.appraisal.risk_of_bias import RiskOfBias, is_randomised, risk_of_bias
 from deepcritical.appraisal.stance import claim_label, is_yes_no
 from deepcritical.appraisal.strength import Strength
 from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.outputs import ReviewAnswer, VerdictLabel
-from deepcritical.reading.comparison import stems
 from deepcritical.reading.effects import RATIO_MEASURES, Effect
 from deepcritical.reading.frame import frame_question
 from deepcritical.reading.outcomes import outcomes_of
@@ -130,6 +127,38 @@ def appraise(
                 risk=risk_of_bias(text, randomised=randomised),
                 indirect_people=reader.other_people(view),
                 estimate=ratio_estimate(reading.sentence or "", partial(reader.on_outcome, item=view)),
+            )
+        )
+    return appraised
+
+
+def appraise_unread(
+    views: Sequence[EvidenceView], reader: StudyReader, weight_of: Callable[[EvidenceView, bool], float]
+) -> list[AppraisedStudy]:
+    """Studies that name the question's intervention with its outcome (``direct_to_the_frame``) appraised for
+    what GRADE can rate without their result (none could be read): design, size, people and the risk-of-bias
+    features their text states. Each study once: its abstract before a passage of its full text."""
+    appraised = []
+    by_study: dict[str, EvidenceView] = {}
+    for view in sorted(views, key=lambda view: view.section is not None):
+        by_study.setdefault(view.document or view.id, view)
+    for view in by_study.values():
+        randomised = view.design in _RANDOMISED_DESIGNS or _says_randomised(view)
+        appraised.append(
+            AppraisedStudy(
+                id=view.id,
+                title=view.title,
+                design=view.design,
+                level=view.level,
+                participants=view.n,
+                randomised=randomised,
+                direct=True,
+                movement=None,
+                weight=weight_of(view, True),
+                sentence=None,
+                probability=0.0,
+                risk=risk_of_bias(f"{view.title}. {view.text}", randomised=randomised),
+                indirect_people=reader.other_people(view),
             )
         )
     return appraised
@@ -257,94 +286,6 @@ def pooled_ratio(studies: Sequence[AppraisedStudy]) -> tuple[str, float, float, 
 
 
 _Z95 = 1.959964
-
-
-MAX_MARK = 3  # a mark of an intervention's name: "D", "B12", "2" (of "type 2")
-
-
-def _marks_of(intervention: str) -> list[re.Pattern[str]]:
-    """The intervention's short marks that its stems leave out ("D" of vitamin D, "B12"), each after the word
-    before it: "vitamin D3" names vitamin D, "vitamin C" does not."""
-    return [
-        re.compile(rf"\b{re.escape(before)}[\s-]*{re.escape(mark)}(?![a-z])", re.IGNORECASE)
-        for before, mark in itertools.pairwise(intervention.split())
-        if len(mark) <= MAX_MARK and _is_mark(mark) and not stems(mark)
-    ]
-
-
-def _is_mark(word: str) -> bool:
-    """A capital letter or a number, with letters or not ("D", "B12", "2"); never a function word ("of")."""
-    return word.isalnum() and ((len(word) == 1 and word.isupper()) or any(ch.isdigit() for ch in word))
-
-
-class _FrameNames:
-    """Which part of the question's frame an item names: its intervention (by its own words, an index term or
-    another name: "the empagliflozin group" is no colchicine, "SSRIs" is named by a trial of sertraline), and
-    its outcome (its condition, when it names no outcome)."""
-
-    def __init__(self, reader: StudyReader) -> None:
-        self.reader = reader
-        self.frame = frame = frame_question(reader.question)
-        self.intervention = frozenset(stems(frame.intervention or "")) or reader.comparison.intervention
-        self.target = frame.outcomes[0] if frame.outcomes else frame.population
-        self.wanted = frozenset(stems(self.target or "")) - ANY_OUTCOME
-        self.marks = _marks_of(frame.intervention or "")
-
-    @staticmethod
-    def _names(words: frozenset[str], view: EvidenceView) -> bool:
-        named = set(stems(" ".join((view.title, view.text, *view.mesh))))
-        # A long entity is named by two thirds of its words, as the topic reads it (``topic._names``).
-        return bool(words) and 3 * len(words & named) >= 2 * len(words) if len(words) >= 3 else words <= named
-
-    def target_in(self, view: EvidenceView) -> bool:
-        if self.frame.outcomes and self.reader.asks_outcome:
-            return self.reader.names_outcome(view)
-        return self._names(self.wanted, view)
-
-    def intervention_in(self, view: EvidenceView) -> bool:
-        if not self.intervention:
-            return True
-        written = (self.frame.intervention or "").split()
-        text = f"{view.title} {view.text}"
-        if not all(mark.search(text) for mark in self.marks):
-            return False  # vitamin C is no vitamin D
-        return self._names(self.intervention, view) or bool(named_otherwise(written, text))
-
-    def direct(self, view: EvidenceView) -> bool:
-        """The item names the intervention and the question's outcome (its condition when it names no outcome)."""
-        return self.intervention_in(view) and (not self.wanted or self.target_in(view))
-
-
-def direct_to_the_frame(views: Sequence[EvidenceView], reader: StudyReader) -> list[EvidenceView]:
-    """The items of ``views`` that name the question's intervention with its outcome: the only ones that may
-    carry its answer (directness before weight: metformin in heart failure is not answered by empagliflozin
-    trials, nor vitamin D in sepsis by a guideline on vitamin C)."""
-    names = _FrameNames(reader)
-    return [view for view in views if names.direct(view)]
-
-
-def naming_the_intervention(views: Sequence[EvidenceView], reader: StudyReader) -> list[EvidenceView]:
-    """The items of ``views`` that name the question's intervention (or exposure), whatever else they name."""
-    names = _FrameNames(reader)
-    return [view for view in views if names.intervention_in(view)]
-
-
-def frame_gaps(views: Sequence[EvidenceView], reader: StudyReader) -> list[str]:
-    """The parts of the question's frame no item of ``views`` names together: its intervention, and its outcome
-    (its condition, when it names no outcome: "Is amoxicillin effective for acute otitis media?"). Statin trials
-    in sepsis and metformin studies of dementia name statins and dementia, but none both: "intervention
-    (statins) with outcome (dementia)"."""
-    names = _FrameNames(reader)
-    frame, target = names.frame, names.target
-    on_intervention = [view for view in views if names.intervention_in(view)]
-    if not on_intervention:
-        return [f"intervention ({frame.intervention or reader.comparison.written[0].strip()})"]
-    if names.wanted and not any(names.target_in(view) for view in on_intervention):
-        kind = "outcome" if frame.outcomes else "condition"
-        if any(names.target_in(view) for view in views):
-            return [f"intervention ({frame.intervention}) with {kind} ({target})"]
-        return [f"{kind} ({target})"]
-    return []
 
 
 def asked_movement(question: str, sentence: str = "") -> Movement:

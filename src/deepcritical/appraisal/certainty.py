@@ -6,16 +6,22 @@ studies). Each domain rates it down one level (or two), with its reason:
 - risk of bias: the body's own texts state a high-risk feature (open label, quasi-random allocation, heavy
   attrition: ``appraisal.risk_of_bias``) for most of its weight, or state no protecting feature at all;
 - inconsistency: the studies read opposite ways, or clear effects and no difference each carry a real share;
-  I² where two or more state one kind of ratio with its interval;
+  I² where two or more state one kind of ratio with its interval; two levels when two studies' intervals exclude no
+  effect on opposite sides (they cannot overlap: GRADE guidelines 7's very serious inconsistency);
 - indirectness: most of the weight is from people other than the question's;
 - imprecision (Guyatt et al., GRADE guidelines 6, J Clin Epidemiol 2011;64:1283-93; Zeng et al., GRADE guidance
   34, J Clin Epidemiol 2022;150:216-24): the interval of the pooled estimate (or of the one study's) includes no
   effect when the answer is an effect, or an appreciable effect when the answer is no difference (two levels when
   it holds both appreciable benefit and harm); and the optimal information size is not met: under
-  ``OPTIMAL_INFORMATION_SIZE`` participants, two levels under ``VERY_FEW``; at most two levels in all. A single
-  study is rated by the same rules (GRADE has no rule rating one study down for being one);
+  ``OPTIMAL_INFORMATION_SIZE`` participants, two levels under ``VERY_FEW``, a review beside trials it may have
+  pooled never counted twice (``participants_in``); at most two levels in all. A single study is rated by the same
+  rules (GRADE has no rule rating one study down for being one);
 - publication bias: judged only with at least ``FUNNEL_STUDIES`` studies (never from abstracts here): said, not
   rated.
+
+An outcome the on-frame studies name but state no readable result for (``grade_unread``) is still evidence that
+exists: it is rated from the same start and domains, with imprecision very serious (no interval was read, so
+neither appreciable benefit nor harm is excluded), where a question no study names gets no certainty at all.
 
 The thresholds are GRADE's, not fitted; ``SILENT_RATES_DOWN`` was chosen by leave-one-review-out
 cross-validation on MedEvidence's development reviews (phases/23_cochrane_answer.md)."""
@@ -29,6 +35,7 @@ from dataclasses import dataclass
 from deepcritical.appraisal.answer import AppraisedStudy, pooled_ratio
 from deepcritical.outputs import CERTAINTIES, Certainty, ReviewAnswer
 from deepcritical.reading.pooling import StudyEstimate
+from deepcritical.vocabulary import REVIEW_DESIGNS
 
 # GRADE's rule of thumb for the optimal information size (400 participants, a continuous outcome's; the handbook's
 # 300 events for a binary one cannot be checked from abstracts, which rarely state events), and a size so small that
@@ -120,7 +127,20 @@ def i_squared(studies: Sequence[AppraisedStudy]) -> tuple[float, int] | None:
     return (max(0.0, (q - (len(logs) - 1)) / q) if q > 0 else 0.0), len(logs)
 
 
+def _opposite_intervals(studies: Sequence[AppraisedStudy]) -> tuple[AppraisedStudy, AppraisedStudy] | None:
+    """Two studies whose 95% intervals exclude no effect on opposite sides (one wholly above 1, one wholly below),
+    each read the way its interval points: intervals that cannot overlap."""
+    above = [s for s in studies if s.movement == "higher" and s.estimate and (s.estimate.ci_low or 0) > 1]
+    below = [s for s in studies if s.movement == "lower" and s.estimate and 0 < (s.estimate.ci_high or 1) < 1]
+    return (above[0], below[0]) if above and below else None
+
+
 def inconsistency_domain(studies: Sequence[AppraisedStudy]) -> Downgrade:
+    if (opposite := _opposite_intervals(studies)) is not None:
+        # GRADE guidelines 7 (Guyatt et al., J Clin Epidemiol 2011;64:1294-302): inconsistency is very serious
+        # (two levels) when the point estimates lie on opposite sides of no effect and the intervals do not overlap.
+        quoted = "; ".join(f"{study.estimate.quote} ({study.id})" for study in opposite if study.estimate)
+        return Downgrade("inconsistency", 2, f"intervals on opposite sides of no effect, not overlapping: {quoted}")
     if (heterogeneity := i_squared(studies)) is not None:
         share, k = heterogeneity
         said = f"I² = {share:.0%} across {k} estimates"
@@ -155,7 +175,7 @@ def imprecision_domain(
     (not judged when no study states its size); at most two levels. A limit stated as 1.00 is no effect: rounded,
     the interval cannot exclude it."""
     stated = [study.participants for study in studies if study.participants]
-    participants = sum(stated)
+    participants = participants_in(studies)
     said = f"{participants:,} participants" if stated else "participants not stated"
     levels, why = 0, []
     if stated and participants < VERY_FEW:
@@ -182,6 +202,23 @@ def imprecision_domain(
     return Downgrade("imprecision", min(levels, 2), "; ".join(why))
 
 
+def participants_in(studies: Sequence[AppraisedStudy]) -> int:
+    """The participants the body holds for the optimal information size, a review beside primary studies it may
+    have pooled never added to them (``people_counted``)."""
+    return people_counted([(study.participants or 0, study.design in REVIEW_DESIGNS) for study in studies])[0]
+
+
+def people_counted(sizes: Sequence[tuple[int, bool]]) -> tuple[int, bool]:
+    """The people of studies given as (size, is a review), and whether that is a lower bound: the sum, unless a
+    review is beside others (another review, or primary studies it may have pooled), when it is the larger of the
+    largest review's and the primary studies' sum, "at least" (the summary of findings row counts the same)."""
+    reviews = [size for size, review in sizes if review]
+    primary = sum(size for size, review in sizes if not review)
+    if reviews and (primary or len(reviews) > 1):
+        return max(*reviews, primary), True
+    return sum(size for size, _ in sizes), False
+
+
 def _interval(
     studies: Sequence[AppraisedStudy], pooled: tuple[str, float, float, float] | None
 ) -> tuple[float, float, str] | None:
@@ -205,9 +242,12 @@ def body_of_evidence(studies: Sequence[AppraisedStudy]) -> tuple[list[AppraisedS
     """The body GRADE rates and where it starts: the direct randomised studies when they carry most of the
     weight (high), else every direct study (low: the body is mostly observational); studies in people only, when
     any carries the answer."""
-    carrying = [study for study in studies if study.carries]
-    # GRADE rates evidence in people: animal and cell studies only when nothing else carries the answer.
-    carrying = [study for study in carrying if study.design != "preclinical"] or carrying
+    return _body([study for study in studies if study.carries])
+
+
+def _body(studies: Sequence[AppraisedStudy]) -> tuple[list[AppraisedStudy], Certainty]:
+    # GRADE rates evidence in people: animal and cell studies only when nothing else is there.
+    carrying = [study for study in studies if study.design != "preclinical"] or list(studies)
     randomised = [study for study in carrying if study.randomised]
     if _share(carrying, randomised) > 0.5:
         return randomised, "high"
@@ -224,6 +264,32 @@ def grade(studies: Sequence[AppraisedStudy], answer: ReviewAnswer) -> GradeRatin
         inconsistency_domain(body),
         indirectness_domain(body),
         imprecision_domain(body, answer, pooled_ratio(body)),
+        publication_bias_domain(body),
+    )
+    level = max(0, CERTAINTIES.index(start) - sum(d.levels for d in domains))
+    return GradeRating(CERTAINTIES[level], start, domains, tuple(study.id for study in body))
+
+
+def grade_unread(studies: Sequence[AppraisedStudy]) -> GradeRating | None:
+    """The certainty of the evidence for an outcome that ``studies`` (they name the question's intervention with its
+    outcome) measured, though no result for it could be read from them: the answer is ``insufficient data``, but
+    evidence exists (GRADE rates what exists; only an outcome no study addresses has no rating). The body starts as
+    its designs say and is rated in every domain that needs no result (risk of bias, indirectness); its imprecision
+    is very serious, two levels: with no interval read, neither appreciable benefit nor harm is excluded (Zeng et
+    al., GRADE guidance 34). None when no study is given."""
+    body, start = _body(studies)
+    if not body:
+        return None
+    domains = (
+        risk_of_bias_domain(body),
+        Downgrade("inconsistency", 0, "not judged: no result read"),
+        indirectness_domain(body),
+        Downgrade(
+            "imprecision",
+            2,
+            f"no result for the outcome could be read from the {_plural(len(body))} naming it: no interval, so "
+            "neither appreciable benefit nor harm is excluded",
+        ),
         publication_bias_domain(body),
     )
     level = max(0, CERTAINTIES.index(start) - sum(d.levels for d in domains))

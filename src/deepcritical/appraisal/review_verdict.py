@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from deepcritical.appraisal.answer import AppraisedStudy, asked_movement, label_of, review_answer
-from deepcritical.appraisal.certainty import GradeRating, grade
+from deepcritical.appraisal.certainty import GradeRating, grade, grade_unread
 from deepcritical.models import DESIGN_LABELS
 from deepcritical.outputs import ReviewAnswer, Verdict
 
@@ -20,11 +20,18 @@ VERY_LOW_IS_UNCERTAIN = False
 
 
 def review_verdict(
-    question: str, studies: Sequence[AppraisedStudy], method: str, gaps: Sequence[str] = (), why_not: str = ""
+    question: str,
+    studies: Sequence[AppraisedStudy],
+    method: str,
+    gaps: Sequence[str] = (),
+    why_not: str = "",
+    unread: Sequence[AppraisedStudy] = (),
 ) -> Verdict:
     """The verdict from the appraised counted studies: ``insufficient`` (answer ``insufficient data``) when none
     addresses the question directly (``gaps``: the parts of the frame nothing names; ``why_not``: what the
-    counted studies state instead)."""
+    counted studies state instead). An insufficient answer states a certainty when ``unread`` holds studies that
+    name the question's intervention with its outcome though no result of theirs could be read (GRADE's
+    ``grade_unread``: the evidence exists, very uncertain); with none, it states no certainty."""
     reading = review_answer(studies, gaps, why_not)
     rating = grade(studies, reading.answer)
     answer: ReviewAnswer = reading.answer
@@ -35,8 +42,18 @@ def review_verdict(
     sentence = reading.resting_on[0].sentence or "" if reading.resting_on else ""
     label = label_of(question, answer, sentence)
     if answer == "insufficient data" or rating is None:
-        return Verdict(
+        unread_rating = grade_unread(unread) if answer == "insufficient data" else None
+        insufficient = Verdict(
             label="insufficient", confidence=0.0, by="code", method=method, rationale=why, answer="insufficient data"
+        )
+        if unread_rating is None:
+            return insufficient
+        return insufficient.model_copy(
+            update={
+                "certainty": unread_rating.certainty,
+                "certainty_reasons": [*_started(unread_rating, unread), *unread_rating.reasons],
+                "certainty_ids": list(unread_rating.body),
+            }
         )
     resting = [study for study in reading.resting_on if answer == "uncertain effect" or study.movement == answer]
     resting = resting or list(reading.resting_on)

@@ -9,14 +9,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepcritical.appraisal.answer import (
-    answer_from_label,
-    appraise,
-    direct_to_the_frame,
-    frame_gaps,
-    naming_the_intervention,
-)
+from deepcritical.appraisal.answer import answer_from_label, appraise, appraise_unread
 from deepcritical.appraisal.candidates import open_verdict
+from deepcritical.appraisal.directness import direct_to_the_frame, frame_gaps, naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.question_comparison import HEALTHY_VOLUNTEERS, asks_direction
 from deepcritical.appraisal.review_verdict import graded_verdict, review_verdict
@@ -162,12 +157,17 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
         else f"none of the {quantity(counted.reviewed, 'item')} reviewed is a study on the question's topic"
     )
     gaps = frame_gaps(views, reader)
+    # The studies that name the question's intervention with its outcome though no result for it was read: the
+    # evidence exists (its certainty is stated with the insufficient answer); none when a part of the frame is
+    # named by nothing.
+    studies = [view for view in views if view.design not in NOT_STUDY_DESIGNS and not view.retracted]
+    unread = appraise_unread(direct_to_the_frame(studies, reader), reader, verdict_weight) if not gaps else []
     if gaps or reader.comparison.written[1].strip() or not pool:
         # Directness before weight: a question no counted study addresses directly is insufficient data, saying
         # which part of its frame nothing collected names (no stance on unrelated studies: colchicine answered
         # from empagliflozin trials) or what the counted studies state instead. A question naming its comparator
         # asks which way the outcome moves, which the stance model (a yes for "an effect") cannot say.
-        return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why)
+        return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why, unread)
     # Else the stance model reads the studies whole (a yes/no question without a comparator: PubMedQA's), only
     # when no counted study's result could be read at all (a study read for another outcome than the question's
     # states nothing on it: a muscle-injury study on mortality), and only those that name the question's
@@ -180,7 +180,7 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
     # answers yes or no only when it leans clearly.
     if is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
         return unread_outcome_verdict(code_verdict(question, pool, reader=reader), question, counted)
-    return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why)
+    return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why, unread)
 
 
 def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed], reader: StudyReader) -> Verdict:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from deepcritical.appraisal.answer import naming_the_intervention
+from deepcritical.appraisal.directness import naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView, no_result_section
 from deepcritical.appraisal.passages import NOT_A_RESULT, Quote, is_relevant, is_title, quote, result_only, sentences
 from deepcritical.appraisal.question_comparison import asks_direction

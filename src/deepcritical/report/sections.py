@@ -312,12 +312,18 @@ VERDICT_WORDS = {
 def _one_study(verdict: Verdict) -> str:
     """ "from one study" beside a code verdict's confidence (the share of the weight reading its way) when GRADE rated
     one study: "confidence 1.00" from one trial is no certainty."""
-    return " from one study" if verdict.by == "code" and len(verdict.certainty_ids) == 1 else ""
+    one = verdict.by == "code" and len(verdict.certainty_ids) == 1 and verdict.label != "insufficient"
+    return " from one study" if one else ""
 
 
 def _graded(verdict: Verdict) -> str:
-    """How far to trust a code verdict: its GRADE certainty."""
-    return f"; GRADE certainty {verdict.certainty}" if verdict.by == "code" and verdict.certainty else ""
+    """How far to trust a code verdict: its GRADE certainty; for an insufficient answer, that of the studies naming
+    the question's outcome whose result could not be read (``certainty.grade_unread``)."""
+    if verdict.by != "code" or not verdict.certainty:
+        return ""
+    if verdict.label == "insufficient":
+        return f"; GRADE certainty of the studies naming the outcome, their result unread: {verdict.certainty}"
+    return f"; GRADE certainty {verdict.certainty}"
 
 
 def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from deepcritical.appraisal.certainty import plain_language
+from deepcritical.appraisal.certainty import people_counted, plain_language
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.appraisal.question_outcome import primary_outcome
@@ -34,11 +34,8 @@ def body_participants(views: Sequence[EvidenceView], studies: int) -> str:
     if not studies:
         return "–"
     counted = f"({studies} stud{'y' if studies == 1 else 'ies'})"
-    reviews = [view.n or 0 for view in views if view.design in REVIEW_DESIGNS]
-    primary = sum(view.n or 0 for view in views if view.design not in REVIEW_DESIGNS)
-    if reviews and (primary or len(reviews) > 1):
-        return f"at least {max(*reviews, primary):,} {counted}"
-    return f"{sum(view.n or 0 for view in views):,} {counted}"
+    people, lower_bound = people_counted([(view.n or 0, view.design in REVIEW_DESIGNS) for view in views])
+    return f"{'at least ' if lower_bound else ''}{people:,} {counted}"
 
 
 def best_effect(
