@@ -42,7 +42,7 @@ from deepcritical.evaluation import pubmedqa_scifact as evaluation
 from deepcritical.logs import configure_logging
 from deepcritical.models import Evidence
 from deepcritical.outputs import Assessment
-from deepcritical.run import outcome
+from deepcritical.run import report
 
 HERE = Path(__file__).resolve().parent
 
@@ -122,7 +122,7 @@ def main() -> None:
             (out / "store").symlink_to(shared_store, target_is_directory=True)
         with (
             mock.patch.object(stance, "stance_model", lambda model=model: model),
-            mock.patch.object(outcome, "appraise_run", recording if args.capture else appraise_run),
+            mock.patch.object(report, "appraise_run", recording if args.capture else appraise_run),
         ):
             asyncio.run(evaluation.predict("pubmedqa", [by_id[keys[i]] for i in test], pool, settings, out))
         for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():

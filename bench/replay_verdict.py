@@ -4,7 +4,7 @@ choice among those settings.
 
     PYTHONPATH=src python bench/eval_cv.py --capture verdict-inputs.pkl   # once (about 5 minutes)
     PYTHONPATH=src python bench/replay_verdict.py verdict-inputs.pkl [--class-weight none balanced] \
-        [--no-bias 1.0 1.5] [--maybe-bias 1.0 1.5 2.5] [--unread 0.7]
+        [--no-bias 1.0 1.5] [--maybe-bias 1.0 1.5 2.5] [--unread 0.7] [--frameless 0 0.34 0.5]
 
 Every item's verdict is recomputed as the run computes it in code (``appraisal.run_appraisal.appraise_run``: the
 counted set read from the captured evidence and pool, then ``verdict.counted_verdict``), with stance weights fitted
@@ -12,7 +12,8 @@ by ``training/verdict_model.py``'s ``fit`` on other items only. Folds are by ite
 question each, so a fold holds whole items; stratified by label, seed ``--seed``).
 
 For each combination of the stance model's class weight, its decision bias toward "no" and toward "maybe" (the
-probabilities are multiplied by it) and ``UNREAD_CLEAR_SHARE``, it prints the 5-fold figures (every item predicted
+probabilities are multiplied by it), ``UNREAD_CLEAR_SHARE`` and ``FRAMELESS_COVERAGE`` (0: no frameless fallback),
+it prints the 5-fold figures (every item predicted
 by a model fitted on the other folds). With more than one combination it prints the nested estimate, the honest one:
 for each outer fold, the combination best on an inner 4-fold cross-validation of the other folds' items alone
 (accuracy + macro-F1, each inner item predicted by a model fitted on the other inner folds) is fitted on those items
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import pickle
 import sys
 from collections import Counter
@@ -45,7 +47,8 @@ from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.evaluation.pubmedqa_scifact import to_label
 from eval_cv import figures, trainer_module
 
-Setting = tuple[str, float, float, float]  # class weight, bias toward no, bias toward maybe, UNREAD_CLEAR_SHARE
+# class weight, bias toward no, bias toward maybe, UNREAD_CLEAR_SHARE, FRAMELESS_COVERAGE (0: no fallback)
+Setting = tuple[str, float, float, float, float]
 
 
 class Replay:
@@ -68,12 +71,15 @@ class Replay:
             self.rows[key] = self.features(question, text, reader)
         return self.rows[key]
 
-    def predict(self, model: stance.StanceModel, indices: Sequence[int], unread: float) -> dict[int, int]:
+    def predict(
+        self, model: stance.StanceModel, indices: Sequence[int], unread: float, frameless: float
+    ) -> dict[int, int]:
         predicted = {}
         with (
             mock.patch.object(stance, "stance_model", return_value=model),
             mock.patch.object(stance, "features", self.cached_features),
             mock.patch.object(verdict, "UNREAD_CLEAR_SHARE", unread),
+            mock.patch.object(verdict, "FRAMELESS_COVERAGE", frameless or math.inf),
         ):
             for i in indices:
                 question, counted, views = self.inputs[i]
@@ -97,6 +103,7 @@ def main() -> None:
     parser.add_argument("--no-bias", type=float, nargs="+", default=[trainer.BIAS[1]])
     parser.add_argument("--maybe-bias", type=float, nargs="+", default=[trainer.BIAS[2]])
     parser.add_argument("--unread", type=float, nargs="+", default=[verdict.UNREAD_CLEAR_SHARE])
+    parser.add_argument("--frameless", type=float, nargs="+", default=[verdict.FRAMELESS_COVERAGE], help="0: none")
     args = parser.parse_args()
     for path in (args.capture, args.data):
         if not path.is_file():
@@ -108,17 +115,19 @@ def main() -> None:
         sys.exit(f"{args.capture}: no captured inputs for {len(missing)} question(s), e.g. {missing[0]!r}")
     rows, gold = trainer.load(args.data)
     replay = Replay(captured, questions)
-    settings: list[Setting] = list(itertools.product(args.class_weight, args.no_bias, args.maybe_bias, args.unread))
+    settings: list[Setting] = list(
+        itertools.product(args.class_weight, args.no_bias, args.maybe_bias, args.unread, args.frameless)
+    )
 
     def fitted(setting: Setting, train: np.ndarray) -> stance.StanceModel:
-        weight, no_bias, maybe_bias, _ = setting
+        weight, no_bias, maybe_bias, _, _ = setting
         return trainer.fit(rows[train], gold[train], trainer.class_weight_of(weight), (1.0, no_bias, maybe_bias))
 
     def cross_validated(setting: Setting, items: np.ndarray, folds: int, seed: int) -> np.ndarray:
         """Each of ``items`` predicted by a model fitted on the other folds of ``items``."""
         predicted: dict[int, int] = {}
         for train, test in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(items, gold[items]):
-            predicted |= replay.predict(fitted(setting, items[train]), items[test].tolist(), setting[3])
+            predicted |= replay.predict(fitted(setting, items[train]), items[test].tolist(), *setting[3:])
         return np.asarray([predicted[i] for i in items.tolist()])
 
     every = np.arange(len(gold))
@@ -138,7 +147,7 @@ def main() -> None:
 
             best = max(settings, key=inner)
             chosen.append(best)
-            outcome = replay.predict(fitted(best, train), test.tolist(), best[3])
+            outcome = replay.predict(fitted(best, train), test.tolist(), *best[3:])
             nested[test] = [outcome[i] for i in test.tolist()]
             print(f"outer fold {len(chosen)}: chose {setting_name(best)}", file=sys.stderr, flush=True)
         print(figures("nested choice", gold, nested))
@@ -148,8 +157,8 @@ def main() -> None:
 
 
 def setting_name(setting: Setting) -> str:
-    weight, no_bias, maybe_bias, unread = setting
-    return f"class_weight {weight}, bias no {no_bias} maybe {maybe_bias}, unread {unread}"
+    weight, no_bias, maybe_bias, unread, frameless = setting
+    return f"class_weight {weight}, bias no {no_bias} maybe {maybe_bias}, unread {unread}, frameless {frameless}"
 
 
 if __name__ == "__main__":

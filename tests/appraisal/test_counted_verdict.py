@@ -216,3 +216,32 @@ def test_the_stance_model_never_rests_a_verdict_on_a_web_page(monkeypatch: pytes
     verdict = counted_verdict(question, strength_of(question, pool), pool)
     assert verdict.label == "yes"
     assert news.id not in verdict.evidence_ids
+
+
+def test_a_question_comparing_nothing_whose_frame_no_item_names_is_read_by_its_key_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "Is it always necessary?" frames "always" as its exposure, which no study names: the question's own key
+    # words say what is on it (PubMedQA, phases/23_cochrane_answer.md), not an insufficient from a misread frame.
+    monkeypatch.setattr(stance, "stance_model", lambda: fixed_stance(0.2, 0.7, 0.1))
+    question = "Assessment of carotid artery stenosis before coronary artery bypass surgery. Is it always necessary?"
+    cohort = evidence_view(
+        "40",
+        "Carotid artery stenosis screening before coronary artery bypass surgery",
+        "Patients were screened for carotid artery stenosis by duplex ultrasound before coronary artery bypass "
+        "surgery. The screening changed the surgical plan only in patients with a carotid bruit.",
+        "cohort",
+        3,
+        500,
+    )
+    unrelated = trial(
+        "41",
+        "RESULTS: Empagliflozin reduced hospitalisation for heart failure (HR 0.70, 95% CI 0.60 to 0.85).",
+        "Empagliflozin in heart failure",
+    )
+    verdict = counted_verdict(question, strength_of(question, [cohort, unrelated]), [cohort, unrelated])
+    assert (verdict.label, verdict.method) == ("no", METHOD)
+    assert verdict.evidence_ids == [cohort.id]
+    # Nothing on its key words: still insufficient.
+    alone = counted_verdict(question, strength_of(question, [unrelated]), [unrelated])
+    assert alone.label == "insufficient"

@@ -20,6 +20,7 @@ from deepcritical.appraisal.stance import (
     WEAK_LEAN,
     claim_label,
     code_verdict,
+    coverage,
     is_yes_no,
 )
 from deepcritical.appraisal.strength import Strength, is_lab
@@ -50,6 +51,10 @@ BORDERLINE_MARGIN = 0.02
 # nested cross-validation (0.7 in every outer fold, in round 4 and again in round 5; 0.7 to 0.8 a plateau):
 # phases/16_result_reader.md.
 UNREAD_CLEAR_SHARE = 0.7
+# The share of a question's key words an item names for ``frameless_verdict`` to read it (a question that
+# compares nothing and whose frame no item names). Chosen on PubMedQA by nested cross-validation by item among
+# 0.34 (``stance.MIN_COVERAGE``) and 0.5: phases/23_cochrane_answer.md, PubMedQA round.
+FRAMELESS_COVERAGE = 0.34
 COUNTED_METHOD = (
     "code: each counted study's result read by the trained result reader for the question's comparison, "
     "weighed by design level, size and directness"
@@ -157,6 +162,8 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
         else f"none of the {quantity(counted.reviewed, 'item')} reviewed is a study on the question's topic"
     )
     gaps = frame_gaps(views, reader)
+    if gaps and (fallback := frameless_verdict(question, pool, reader)) is not None:
+        return reconciled(fallback, question, counted)
     # The studies that name the question's intervention with its outcome though no result for it was read: the
     # evidence exists (its certainty is stated with the insufficient answer); none when a part of the frame is
     # named by nothing.
@@ -172,15 +179,34 @@ def read_verdict(question: str, counted: Strength, pool: Sequence[EvidenceView] 
     # when no counted study's result could be read at all (a study read for another outcome than the question's
     # states nothing on it: a muscle-injury study on mortality), and only those that name the question's
     # intervention with its outcome: a study of another treatment never carries the answer.
-    pool = direct_to_the_frame(pool, reader)
+    direct = direct_to_the_frame(pool, reader)
     if not weighed and not other_outcomes:
-        return reconciled(code_verdict(question, pool, reader=reader), question, counted)
+        stated = code_verdict(question, direct, reader=reader)
+        if stated.label == "insufficient" and (fallback := frameless_verdict(question, pool, reader)) is not None:
+            stated = fallback
+        return reconciled(stated, question, counted)
+    pool = direct
     # A yes/no question whose counted study names its outcome, though no sentence of it could be read for it
     # (a trial of hyperfibrinolysis that reports drainage): the stance model reads the whole abstract, and
     # answers yes or no only when it leans clearly.
     if is_yes_no(question) and any(reader.names_outcome(counted.views[i]) for i in counted.counted):
         return unread_outcome_verdict(code_verdict(question, pool, reader=reader), question, counted)
     return review_verdict(question, appraised, reader.named_in(COUNTED_METHOD), gaps, why, unread)
+
+
+def frameless_verdict(question: str, pool: Sequence[EvidenceView], reader: StudyReader) -> Verdict | None:
+    """The stance model's verdict on a yes/no question that compares nothing (an association, a prediction, a
+    test's use, a need: "Is it always necessary?") when no item names its frame's parts: such a frame is often
+    unreadable ("always", "getting", "clinicians" read as the exposure), and the question's own key words then
+    decide what is on it, as ``code_verdict`` reads them (items naming at least ``FRAMELESS_COVERAGE`` of them).
+    None for a question that asks an intervention's effect or names a comparator: there directness to the frame
+    holds, and a study of another treatment or outcome never carries the answer (vitamin D in sepsis is not
+    answered by a vitamin D trial in depression)."""
+    if reader.asks_effect or reader.comparison.written[1].strip() or not is_yes_no(question):
+        return None
+    close = [view for view in pool if coverage(question, f"{view.title} {view.text}") >= FRAMELESS_COVERAGE]
+    stated = code_verdict(question, close, reader=reader) if close else None
+    return None if stated is None or stated.label == "insufficient" else stated
 
 
 def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed], reader: StudyReader) -> Verdict:
