@@ -48,6 +48,7 @@ from deepcritical.cli.options import (
     NoLlm,
     NoRecall,
     OutputModeOption,
+    Quiet,
     ReaderOption,
     Sources,
     Verbose,
@@ -180,9 +181,7 @@ def research(
     no_llm: NoLlm = False,
     no_recall: NoRecall = False,
     reader: ReaderOption = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths and the answer.")
-    ] = False,
+    quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
     """Research QUESTION: plan, search, judge, repeat; then write a cited report."""
@@ -222,8 +221,7 @@ def research(
     finally:  # interrupted (Ctrl+C) or stopped before any output: leave no empty --out folder behind
         _remove_if_empty(made)
     outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
-    out.print(f"report: {report_path}", markup=False, highlight=False)
-    out.print(f"run record: {run_path}", markup=False, highlight=False)
+    out.print(f"report: {report_path}\nrun record: {run_path}", markup=False, highlight=False)
     if quiet and outcome.verdict is not None:  # without progress, the answer is said nowhere else
         out.print(f"answer: {shorten(outcome.verdict.stated, 300, on_word=True)}", markup=False, highlight=False)
     if outcome.error:

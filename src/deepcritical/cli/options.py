@@ -27,6 +27,7 @@ NoLlm = Annotated[
 ]
 NoRecall = Annotated[bool, typer.Option("--no-recall", help="Do not recall evidence of earlier runs.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details to stderr.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output; print only the paths and the answer.")]
 MaxIterations = Annotated[
     int | None, typer.Option("--max-iterations", min=1, max=20, help="Plan-search-judge rounds at most.")
 ]
