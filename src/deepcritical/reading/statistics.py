@@ -11,18 +11,123 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
+from typing import Literal
 
 from deepcritical.reading import patterns as pt
 from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged, significant_from_p
 from deepcritical.reading.estimates import find_estimates, find_percent_changes
-from deepcritical.reading.group_values import find_group_values
+from deepcritical.reading.group_values import cluster_draft, find_group_values
+from deepcritical.reading.number_tagger import GroupTagger, NumberToken, default_tagger, number_tokens, runs
+from deepcritical.reading.number_tagger import token_features as tagger_features
 from deepcritical.reading.p_values import attach_p_values, find_p_values, written_p
 from deepcritical.reading.stat_text import Draft, StatText, number
 from deepcritical.text import collapse_whitespace
 
+# ``read_effects``' tagger by default: the shipped one (reading/number_tagger.json) when there is one.
+SHIPPED: Literal["shipped"] = "shipped"
 
-def read_effects(text: str) -> list[Effect]:
-    """Every statistical result ``text`` states, in the order they are written."""
+
+def read_effects(text: str, tagger: GroupTagger | Literal["shipped"] | None = SHIPPED) -> list[Effect]:
+    """Every statistical result ``text`` states, in the order they are written; ``tagger`` (the shipped one by
+    default, None for the rules alone) judges which numbers are groups' values."""
+    doc = _stat_text(text)
+    drafts = find_estimates(doc)
+    p_values = find_p_values(doc)
+    drafts += find_percent_changes(doc)
+    taken_before = bytearray(doc.taken)
+    p_starts = [start for start, _end, _p in p_values]
+    groups = find_group_values(doc, p_starts)
+    chosen = default_tagger() if tagger == SHIPPED else tagger
+    if chosen is not None:
+        groups = _tagged_groups(doc, groups, chosen, taken_before, p_starts)
+    drafts += groups
+    drafts.sort(key=lambda d: d.start)
+    drafts = attach_p_values(doc, drafts, p_values)
+    effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
+    return _significance_of_groups_without_p(doc, effects)
+
+
+def number_features(text: str) -> tuple[str, list[NumberToken], list[list[str]]]:
+    """The normalised text, its numbers and each number's features, as ``read_effects`` gives them to its tagger
+    (training/number_tagger.py fits the tagger on them)."""
+    doc = _stat_text(text)
+    find_estimates(doc)
+    p_values = find_p_values(doc)
+    find_percent_changes(doc)
+    taken_before = bytearray(doc.taken)
+    p_starts = [start for start, _end, _p in p_values]
+    groups = find_group_values(doc, p_starts)
+    tokens = number_tokens(doc.plain)
+    return doc.plain, tokens, _features(doc, tokens, groups, taken_before, p_starts)
+
+
+def _features(
+    doc: StatText, tokens: list[NumberToken], groups: list[Draft], taken_before: bytearray, p_starts: list[int]
+) -> list[list[str]]:
+    covered = bytearray(len(doc.plain))
+    for draft in groups:
+        covered[draft.start : draft.end] = b"\x01" * (draft.end - draft.start)
+    leads = {lead for draft in groups for lead in _leads(doc, draft)}
+    return tagger_features(doc, tokens, taken_before, leads, covered, p_starts)
+
+
+def _leads(doc: StatText, draft: Draft) -> list[int]:
+    """Where each group's value of a rule's draft begins (its groups are quoted from the text in order)."""
+    found, at = [], draft.start
+    for group in draft.groups:
+        position = doc.original.find(group, at)
+        if position < 0:
+            break
+        found.append(position)
+        at = position + len(group)
+    return found
+
+
+_VALUE_KINDS = (pt.count_value, pt.mean_sd_value, pt.range_value, pt.percent_value)
+
+
+def _tagged_groups(
+    doc: StatText, groups: list[Draft], tagger: GroupTagger, taken_before: bytearray, p_starts: list[int]
+) -> list[Draft]:
+    """The rules' groups the tagger accepts (the mean probability of their leading values over its threshold) and,
+    in ``hybrid`` mode, each run of accepted values that no kept group holds, as one comparison."""
+    tokens = number_tokens(doc.plain)
+    if not tokens:
+        return groups
+    features = _features(doc, tokens, groups, taken_before, p_starts)
+    probability = {token.start: tagger.probability(row) for token, row in zip(tokens, features, strict=True)}
+    kept = []
+    for draft in groups:
+        leads = [probability[lead] for lead in _leads(doc, draft) if lead in probability]
+        if not leads or sum(leads) / len(leads) >= tagger.threshold:
+            kept.append(draft)
+    if tagger.mode != "hybrid":
+        return kept
+    held = bytearray(len(doc.plain))
+    for draft in kept:
+        held[draft.start : draft.end] = b"\x01" * (draft.end - draft.start)
+    accepted = [
+        probability[token.start] >= tagger.threshold
+        and not any(held[token.start : token.end])
+        and not any(taken_before[token.start : token.end])
+        for token in tokens
+    ]
+    for run in runs(doc, tokens, accepted, p_starts):
+        kept.append(cluster_draft(doc, [_value_span(doc, token) for token in run]))
+    return sorted(kept, key=lambda draft: draft.start)
+
+
+def _value_span(doc: StatText, token: NumberToken) -> tuple[int, int]:
+    """A group's value from its leading number: the longest count, mean ± SD, range or percentage written there."""
+    end = token.end
+    for kind in _VALUE_KINDS:
+        match = kind().match(doc.plain, token.start)
+        if match is not None:
+            end = max(end, match.end())
+    return token.start, end
+
+
+def _stat_text(text: str) -> StatText:
     plain = pt.normalised(text)
     lookalike = " ".join(m.group(0) for m in pt.look_alikes().finditer(plain))
     doc = StatText(
@@ -35,14 +140,7 @@ def read_effects(text: str) -> list[Effect]:
         infusion="(CI)" in lookalike and "nfusion" in lookalike,
         saline="(NS)" in lookalike,
     )
-    drafts = find_estimates(doc)
-    p_values = find_p_values(doc)
-    drafts += find_percent_changes(doc)
-    drafts += find_group_values(doc, [start for start, _end, _p in p_values])
-    drafts.sort(key=lambda d: d.start)
-    drafts = attach_p_values(doc, drafts, p_values)
-    effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
-    return _significance_of_groups_without_p(doc, effects)
+    return doc
 
 
 # What a sentence says of its groups' values when no p-value is given for them: "(14.1% versus 16.8%) ... were
