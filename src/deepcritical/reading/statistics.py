@@ -83,6 +83,8 @@ def _leads(doc: StatText, draft: Draft) -> list[int]:
     return found
 
 
+_FROM_BEFORE = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_TO_BETWEEN = re.compile(r"\s?%?\s*(?:[A-Za-z/]+\s+)?to\s+")
 _VALUE_KINDS = (pt.count_value, pt.mean_sd_value, pt.range_value, pt.percent_value)
 
 
@@ -113,7 +115,14 @@ def _tagged_groups(
         for token in tokens
     ]
     for run in runs(doc, tokens, accepted, p_starts):
-        kept.append(cluster_draft(doc, [_value_span(doc, token) for token in run]))
+        draft = cluster_draft(doc, [_value_span(doc, token) for token in run])
+        # "fell from 6.1 to 4.2 with drug A": one group's values before and after (the labels' convention)
+        draft.within = draft.within or (
+            len(run) == 2
+            and _FROM_BEFORE.search(doc.plain, max(0, run[0].start - 8), run[0].start) is not None
+            and _TO_BETWEEN.fullmatch(doc.plain, run[0].end, run[1].start) is not None
+        )
+        kept.append(draft)
     return sorted(kept, key=lambda draft: draft.start)
 
 
@@ -162,6 +171,10 @@ _P_OF_ALL = re.compile(r"\ball\s*$|^\s*for\s+all\b", re.IGNORECASE)
 # How far after its group values an estimate of their difference may stand and lend them its significance:
 # "38.7% (24/62) ... 12.7% (8/63) (odds ratio 4.342, 95% CI 1.764-10.687; P = 0.001)"; never across a semicolon.
 _ESTIMATE_AFTER_GROUPS = 25
+# ... or after a semicolon that closes the groups' part of one bracket, the estimate's name after it: "(Mean 31 vs.
+# 23; difference=8, 95% CI 1.3 to 13.5, p=0.019)", "(251 [7.0%] ... vs 350 [9.8%] in 3575 women in the placebo
+# group; hazard ratio [HR] 0.71 [95% CI 0.60-0.83])".
+_SEMICOLON_CLOSES = re.compile(r"[^;()\[\]]{0,60};[^;\d]{0,30}")
 
 
 def _significance_of_groups_without_p(doc: StatText, effects: list[Effect]) -> list[Effect]:
@@ -183,14 +196,27 @@ def _significance_of_groups_without_p(doc: StatText, effects: list[Effect]) -> l
     return read
 
 
+def _in_brackets(doc: StatText, at: int) -> bool:
+    before = doc.plain[doc.sentence_start(at) : at]
+    return before.count("(") + before.count("[") > before.count(")") + before.count("]")
+
+
+def _estimate_of(doc: StatText, groups: Effect, estimate: Effect) -> bool:
+    """Whether ``estimate`` is of the difference between ``groups``: just after them with no semicolon between,
+    or after a semicolon that closes the groups' part of one bracket."""
+    gap = doc.plain[groups.end : estimate.start]
+    if ";" not in gap:
+        return len(gap) <= _ESTIMATE_AFTER_GROUPS
+    return _SEMICOLON_CLOSES.fullmatch(gap) is not None and _in_brackets(doc, groups.start)
+
+
 def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
     estimate = next(iter(later), None)
     if (
         estimate is not None
         and estimate.measure not in ("group_values", "p_only", "percent_change")
         and estimate.significant is not None
-        and estimate.start - groups.end <= _ESTIMATE_AFTER_GROUPS
-        and ";" not in doc.plain[groups.end : estimate.start]
+        and _estimate_of(doc, groups, estimate)
         and doc.sentence_start(estimate.start) <= groups.start
     ):
         return estimate.significant
@@ -209,7 +235,25 @@ def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
         # "reduced steatosis in both arms (all p < 0.001) without significant differences between groups": the p is
         # of other comparisons than the words'
         return by_p if in_words is None or in_words == by_p else None
-    return None if p_values else in_words
+    if p_values:
+        return None
+    return in_words if in_words is not None else _said_next(doc, end)
+
+
+# The next sentence saying what the comparisons before it showed: "Both findings were not statistically significant
+# after adjustment for multiple testing", "These differences were significantly ...".
+_SAID_NEXT = re.compile(r"\s*(?:both|these|the|all|neither)\s+(?:findings|differences|results|comparisons)\b", re.I)
+
+
+def _said_next(doc: StatText, end: int) -> bool | None:
+    if not _SAID_NEXT.match(doc.plain, end):
+        return None
+    next_start = bisect.bisect_right(doc.sentence_starts, end)
+    sentence = doc.plain[end : doc.sentence_starts[next_start] if next_start < len(doc.sentence_starts) else None]
+    if re.search(r"\d", sentence):
+        return None
+    no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
+    return False if no_difference and not difference else True if difference and not no_difference else None
 
 
 def _unbalanced(quote: str) -> bool:
