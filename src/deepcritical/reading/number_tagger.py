@@ -167,7 +167,9 @@ def token_features(
             row.append("p_soon_after")
         if p_index and token.start - p_starts[p_index - 1] < 30 and p_starts[p_index - 1] >= sentence:
             row.append("p_just_before")
-        depth = plain.count("(", sentence, token.start) - plain.count(")", sentence, token.start)
+        # Counted from the context's start (at most 300 characters back): a text without full stops costs linear time.
+        context = doc.context_start(token.start)
+        depth = plain.count("(", context, token.start) - plain.count(")", context, token.start)
         row.append("in_brackets" if depth > 0 else "outside_brackets")
         for side, other in (("prev", tokens[index - 1] if index else None), ("next", _at(tokens, index + 1))):
             if other is None or abs(other.start - token.start) > GROUP_GAP:
