@@ -176,6 +176,10 @@ def every_figure() -> dict[str, Any]:
     }
     third, third_texts = load(THIRD)
     found["stats_labels_third"] = {half: figures(_in_half(third, half), third_texts) for half in HALVES}
+    fourth, fourth_texts = load(FOURTH)
+    found["stats_labels_fourth"] = {
+        half: figures([e for e in fourth if fourth_half_of(e["id"]) == half], fourth_texts) for half in HALVES
+    }
     evidence = {**evidence_texts("train"), **evidence_texts("validation")}
     for path in (EFFECTS_DEVELOPMENT, EFFECTS_VALIDATION):
         found[path.stem] = figures(json.loads(path.read_text(encoding="utf-8")), evidence)
