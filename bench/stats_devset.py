@@ -23,6 +23,9 @@ neither earlier draw nor the first round's sets hold, from train and validation 
 ``eiabs:PMCID``: the results section of an article's abstract. ``half_of`` splits it by article into a development
 half and a held-out half, before any of the reader's output on it was printed.
 
+The fourth draw (round 4, ``draw_fourth``, ``--fourth``; bench/stats_labels_fourth.json) draws as the third from
+articles no earlier set holds, halved at draw time by ``fourth_half_of``; labelled before the number tagger was trained.
+
 The sample is drawn once with the seed below, before any label was read and before any rule changed;
 bench/stats_labels.json holds the labels read by hand from it (and each text's sha256, so a changed text
 is noticed). The conventions the labels follow are in phases/23_readers.md.
