@@ -10,6 +10,7 @@ too), also labelled before any rule changed, on which rules are chosen by 2-fold
     python bench/stats_bench.py --second [--misses-of FOLD]   # round 2's set per fold and source (no set-aside part)
     python bench/stats_bench.py --third [--misses]  # round 3's set: its development half per source (and misses)
     python bench/stats_bench.py --third --held-out  # ... and its held-out half, in aggregate (read once, at the end)
+    python bench/stats_bench.py --fourth [--misses] [--held-out]  # round 4's set, as round 3's
 
 Protocol: the texts are split once, before the reader's output on them was looked at, by article (an
 Evidence Inference PMCID, a PubMedQA or MedEvidence PMID: one article's texts fall in one part), a third
@@ -30,6 +31,7 @@ import argparse
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ from effects_bench import HELD_OUT as EFFECTS_VALIDATION
 from effects_bench import LABELS as EFFECTS_DEVELOPMENT
 from effects_bench import as_result, keys, prf
 from effects_devset import evidence_texts
-from stats_devset import all_texts, half_of, sha, source_of
+from stats_devset import all_texts, fourth_half_of, half_of, sha, source_of
 
 LABELS = Path(__file__).resolve().parent / "stats_labels.json"
 # Round 2's labels (stats_devset.py --second): texts of articles no other set holds, labelled before any rule
@@ -49,6 +51,10 @@ SECOND = Path(__file__).resolve().parent / "stats_labels_second.json"
 # halved by article within each source (stats_devset.half_of): rules are written from the development half's misses;
 # the held-out half is read once, in aggregate, at the end.
 THIRD = Path(__file__).resolve().parent / "stats_labels_third.json"
+# Round 4's labels (stats_devset.py --fourth): drawn and labelled before any rule changed and before the tagger
+# (reading/number_tagger.py) was trained, halved by article at draw time (stats_devset.fourth_half_of); the tagger's
+# variants are chosen by CV grouped by source text over every set but the held-out half, read once at the end.
+FOURTH = Path(__file__).resolve().parent / "stats_labels_fourth.json"
 FOLDS = {"evidence_inference": ("ei", "eift"), "abstracts": ("pubmedqa", "medevidence")}
 KINDS = ("p", "estimate", "groups")
 _SAME_MEASURE = {"IRR": "RR"}
@@ -67,7 +73,7 @@ def part_of(text_id: str) -> str:
 
 def load(path: Path = LABELS) -> tuple[list[dict[str, Any]], dict[str, str]]:
     labels = json.loads(path.read_text(encoding="utf-8"))
-    texts = all_texts(full_text=path == SECOND, third=path == THIRD)
+    texts = all_texts(full_text=path == SECOND, third=path in (THIRD, FOURTH))
     for entry in labels:
         if entry["id"] not in texts:
             raise SystemExit(f"stats_bench: {entry['id']} is not in ../shared/data")
@@ -76,14 +82,20 @@ def load(path: Path = LABELS) -> tuple[list[dict[str, Any]], dict[str, str]]:
     return labels, texts
 
 
-def figures(labels: list[dict[str, Any]], texts: dict[str, str], misses: list[str] | None = None) -> dict[str, Any]:
-    """The figures of the module docstring over ``labels``; each miss appended to ``misses`` when given."""
+def figures(
+    labels: list[dict[str, Any]],
+    texts: dict[str, str],
+    misses: list[str] | None = None,
+    read: Callable[[str], list[Any]] = read_effects,
+) -> dict[str, Any]:
+    """The figures of the module docstring over ``labels`` as ``read`` reads them (the reader as shipped by
+    default); each miss appended to ``misses`` when given."""
     gold: dict[str, Counter[Any]] = {kind: Counter() for kind in KINDS}
     found: dict[str, Counter[Any]] = {kind: Counter() for kind in KINDS}
     tally = Counter[str]()
     for entry in labels:
         text_id = entry["id"]
-        effects = read_effects(texts[text_id])
+        effects = read(texts[text_id])
         predicted = [{**as_result(e), "within_group": e.within_group} for e in effects]
         entry_gold = {kind: Counter(k[kind] for k in map(keys, entry["results"]) if kind in k) for kind in KINDS}
         entry_found = {kind: Counter(k[kind] for k in map(keys, predicted) if kind in k) for kind in KINDS}
@@ -164,6 +176,10 @@ def every_figure() -> dict[str, Any]:
     }
     third, third_texts = load(THIRD)
     found["stats_labels_third"] = {half: figures(_in_half(third, half), third_texts) for half in HALVES}
+    fourth, fourth_texts = load(FOURTH)
+    found["stats_labels_fourth"] = {
+        half: figures([e for e in fourth if fourth_half_of(e["id"]) == half], fourth_texts) for half in HALVES
+    }
     evidence = {**evidence_texts("train"), **evidence_texts("validation")}
     for path in (EFFECTS_DEVELOPMENT, EFFECTS_VALIDATION):
         found[path.stem] = figures(json.loads(path.read_text(encoding="utf-8")), evidence)
@@ -195,6 +211,20 @@ def third_set(*, show_misses: bool, held_out: bool) -> None:
         print(line("held-out half", figures(_in_half(labels, "held_out"), texts)))
 
 
+def fourth_set(*, show_misses: bool, held_out: bool) -> None:
+    """Round 4's development half per source (its misses when asked); its held-out half only when asked."""
+    labels, texts = load(FOURTH)
+    development = [entry for entry in labels if fourth_half_of(entry["id"]) == "development"]
+    misses: list[str] = []
+    print(line("development half", figures(development, texts, misses if show_misses else None)))
+    for source in ("ei", "eiabs", "eift", "pubmedqa", "medevidence"):
+        print(line(f"  {source}", figures([e for e in development if source_of(e["id"]) == source], texts)))
+    if show_misses:
+        print("\n".join(misses))
+    if held_out:
+        print(line("held-out half", figures([e for e in labels if fourth_half_of(e["id"]) == "held_out"], texts)))
+
+
 def second_set(misses_of: str | None) -> None:
     """Round 2's figures per fold and source, and the misses of the fold ``misses_of`` only."""
     labels, texts = load(SECOND)
@@ -215,8 +245,12 @@ def main() -> None:
     parser.add_argument("--second", action="store_true", help="round 2's set: figures per fold and source only")
     parser.add_argument("--misses-of", choices=sorted(FOLDS), help="with --second: print this fold's misses")
     parser.add_argument("--third", action="store_true", help="round 3's set: the development half per source")
-    parser.add_argument("--held-out", action="store_true", help="with --third: the held-out half too, in aggregate")
+    parser.add_argument("--fourth", action="store_true", help="round 4's set: the development half per source")
+    parser.add_argument("--held-out", action="store_true", help="with --third/--fourth: the held-out half too")
     args = parser.parse_args()
+    if args.fourth:
+        fourth_set(show_misses=args.misses, held_out=args.held_out)
+        return
     if args.third:
         third_set(show_misses=args.misses, held_out=args.held_out)
         return

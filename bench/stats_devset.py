@@ -23,6 +23,9 @@ neither earlier draw nor the first round's sets hold, from train and validation 
 ``eiabs:PMCID``: the results section of an article's abstract. ``half_of`` splits it by article into a development
 half and a held-out half, before any of the reader's output on it was printed.
 
+The fourth draw (round 4, ``draw_fourth``, ``--fourth``; bench/stats_labels_fourth.json) draws as the third from
+articles no earlier set holds, halved at draw time by ``fourth_half_of``; labelled before the number tagger was trained.
+
 The sample is drawn once with the seed below, before any label was read and before any rule changed;
 bench/stats_labels.json holds the labels read by hand from it (and each text's sha256, so a changed text
 is noticed). The conventions the labels follow are in phases/23_readers.md.
@@ -262,14 +265,48 @@ def draw_third(seed: int = THIRD_SEED) -> dict[str, str]:
     return drawn.kept()
 
 
+# The fourth draw (issue 39, round 4): texts of articles in no earlier labelled set, labelled before any rule changed
+# and before a tagger was trained, halved by article at draw time (``fourth_half_of``); the held-out half is read once.
+FOURTH_SEED = 3904
+
+
+def fourth_half_of(text_id: str) -> str:
+    """The fourth set's half of a text: its article hashed, so one article's texts fall in one half."""
+    digest = hashlib.sha256(f"fourth:{article_of(text_id)}".encode()).digest()
+    return "held_out" if digest[0] % 2 else "development"
+
+
+def draw_fourth(seed: int = FOURTH_SEED) -> dict[str, str]:
+    """As ``draw_third`` (same sources, counts and length), from articles none of the three earlier sets holds."""
+    labels = ("stats_labels.json", "stats_labels_second.json", "stats_labels_third.json")
+    drawn = _Draw(seed, labels, all_texts(third=True), _THIRD_LONGEST)
+    take = drawn.take
+    take("ei", THIRD_COUNTS["ei"])
+    take("ei", THIRD_COUNTS["ei_ci"], _MENTIONS_CI)
+    take("eiabs", THIRD_COUNTS["eiabs"], _STATISTIC)
+    take("eift", THIRD_COUNTS["eift"], _PARAGRAPH)
+    take("pubmedqa", THIRD_COUNTS["pubmedqa"])
+    take("medevidence", THIRD_COUNTS["medevidence"], _STATISTIC)
+    return drawn.kept()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--second", action="store_true", help="the second draw (stats_labels_second.json)")
     parser.add_argument("--third", action="store_true", help="the third draw (stats_labels_third.json)")
+    parser.add_argument("--fourth", action="store_true", help="the fourth draw (stats_labels_fourth.json)")
     args = parser.parse_args()
-    drawn = draw_third() if args.third else draw_second() if args.second else draw()
-    lines = "".join(json.dumps({"id": key, "text": text, "sha": sha(text)}) + "\n" for key, text in drawn.items())
+    if args.fourth:
+        drawn = draw_fourth()
+        halves = {key: fourth_half_of(key) for key in drawn}
+    else:
+        drawn = draw_third() if args.third else draw_second() if args.second else draw()
+        halves = {}
+    lines = "".join(
+        json.dumps({"id": key, "text": text, "sha": sha(text), **({"half": halves[key]} if halves else {})}) + "\n"
+        for key, text in drawn.items()
+    )
     if args.out:
         args.out.write_text(lines, encoding="utf-8")
     else:

@@ -22,6 +22,7 @@ import pytest
 
 from deepcritical.appraisal import stance
 from deepcritical.appraisal.stance import WEIGHTS_FILE as STANCE_WEIGHTS
+from deepcritical.reading.number_tagger import WEIGHTS as NUMBER_TAGGER_WEIGHTS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "deepcritical"
@@ -49,7 +50,7 @@ def sidecar_of(item: Any) -> dict[str, Any]:
 
 def test_every_shipped_weights_file_has_a_training_entry() -> None:
     shipped = {path for suffix in WEIGHT_SUFFIXES for path in PACKAGE.rglob(f"*{suffix}")}
-    shipped |= set(PACKAGE.rglob(STANCE_WEIGHTS))
+    shipped |= set(PACKAGE.rglob(STANCE_WEIGHTS)) | set(PACKAGE.rglob(NUMBER_TAGGER_WEIGHTS.name))
     assert shipped == {item.weights for item in ARTEFACTS}
     assert all((ROOT / item.script).is_file() for item in ARTEFACTS)
 

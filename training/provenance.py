@@ -52,6 +52,7 @@ ARTEFACTS = (
     Artefact("result_classifier", READING / "result_classifier.safetensors", "training/result_classifier.py"),
     Artefact("result_ranker", READING / "result_ranker.safetensors", "training/result_ranker.py"),
     Artefact("verdict_model", PACKAGE / "appraisal" / "verdict_model.json", "training/verdict_model.py"),
+    Artefact("number_tagger", READING / "number_tagger.json", "training/number_tagger.py"),
 )
 
 

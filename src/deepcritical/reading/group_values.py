@@ -63,11 +63,11 @@ def find_group_values(doc: StatText, p_starts: list[int]) -> list[Draft]:
             if _participant_flow(doc, cluster[-1][1]) or _not_groups(doc, cluster, kind is pt.percent_value()):
                 continue
             for one_comparison in _categories_per_group(doc.plain, cluster) or [cluster]:
-                drafts.append(_cluster_draft(doc, one_comparison))
+                drafts.append(cluster_draft(doc, one_comparison))
     return drafts
 
 
-def _cluster_draft(doc: StatText, cluster: list[tuple[int, int]]) -> Draft:
+def cluster_draft(doc: StatText, cluster: list[tuple[int, int]]) -> Draft:
     groups = [doc.original[start:end].strip() for start, end in cluster]
     draft = Draft("group_values", cluster[0][0], cluster[-1][1], groups=groups)
     before = doc.plain[max(0, draft.start - 30) : draft.start]

@@ -11,18 +11,132 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
+from typing import Literal
 
 from deepcritical.reading import patterns as pt
 from deepcritical.reading.effects import RATIO_MEASURES, Effect, judged, significant_from_p
 from deepcritical.reading.estimates import find_estimates, find_percent_changes
-from deepcritical.reading.group_values import find_group_values
+from deepcritical.reading.group_values import cluster_draft, find_group_values
+from deepcritical.reading.number_tagger import GroupTagger, NumberToken, default_tagger, number_tokens, runs
+from deepcritical.reading.number_tagger import token_features as tagger_features
 from deepcritical.reading.p_values import attach_p_values, find_p_values, written_p
 from deepcritical.reading.stat_text import Draft, StatText, number
 from deepcritical.text import collapse_whitespace
 
+# ``read_effects``' tagger by default: the shipped one (reading/number_tagger.json) when there is one.
+SHIPPED: Literal["shipped"] = "shipped"
 
-def read_effects(text: str) -> list[Effect]:
-    """Every statistical result ``text`` states, in the order they are written."""
+
+def read_effects(text: str, tagger: GroupTagger | Literal["shipped"] | None = SHIPPED) -> list[Effect]:
+    """Every statistical result ``text`` states, in the order they are written; ``tagger`` (the shipped one by
+    default, None for the rules alone) judges which numbers are groups' values."""
+    doc = _stat_text(text)
+    drafts = find_estimates(doc)
+    p_values = find_p_values(doc)
+    drafts += find_percent_changes(doc)
+    taken_before = bytearray(doc.taken)
+    p_starts = [start for start, _end, _p in p_values]
+    groups = find_group_values(doc, p_starts)
+    chosen = default_tagger() if tagger == SHIPPED else tagger
+    if chosen is not None:
+        groups = _tagged_groups(doc, groups, chosen, taken_before, p_starts)
+    drafts += groups
+    drafts.sort(key=lambda d: d.start)
+    drafts = attach_p_values(doc, drafts, p_values)
+    effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
+    return _significance_of_groups_without_p(doc, effects)
+
+
+def number_features(text: str) -> tuple[str, list[NumberToken], list[list[str]]]:
+    """The normalised text, its numbers and each number's features, as ``read_effects`` gives them to its tagger
+    (training/number_tagger.py fits the tagger on them)."""
+    doc = _stat_text(text)
+    find_estimates(doc)
+    p_values = find_p_values(doc)
+    find_percent_changes(doc)
+    taken_before = bytearray(doc.taken)
+    p_starts = [start for start, _end, _p in p_values]
+    groups = find_group_values(doc, p_starts)
+    tokens = number_tokens(doc.plain)
+    return doc.plain, tokens, _features(doc, tokens, groups, taken_before, p_starts)
+
+
+def _features(
+    doc: StatText, tokens: list[NumberToken], groups: list[Draft], taken_before: bytearray, p_starts: list[int]
+) -> list[list[str]]:
+    covered = bytearray(len(doc.plain))
+    for draft in groups:
+        covered[draft.start : draft.end] = b"\x01" * (draft.end - draft.start)
+    leads = {lead for draft in groups for lead in _leads(doc, draft)}
+    return tagger_features(doc, tokens, taken_before, leads, covered, p_starts)
+
+
+def _leads(doc: StatText, draft: Draft) -> list[int]:
+    """Where each group's value of a rule's draft begins (its groups are quoted from the text in order)."""
+    found, at = [], draft.start
+    for group in draft.groups:
+        position = doc.original.find(group, at)
+        if position < 0:
+            break
+        found.append(position)
+        at = position + len(group)
+    return found
+
+
+_FROM_BEFORE = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_TO_BETWEEN = re.compile(r"\s?%?\s*(?:[A-Za-z/]+\s+)?to\s+")
+_VALUE_KINDS = (pt.count_value, pt.mean_sd_value, pt.range_value, pt.percent_value)
+
+
+def _tagged_groups(
+    doc: StatText, groups: list[Draft], tagger: GroupTagger, taken_before: bytearray, p_starts: list[int]
+) -> list[Draft]:
+    """The rules' groups the tagger accepts (the mean probability of their leading values over its threshold) and,
+    in ``hybrid`` mode, each run of accepted values that no kept group holds, as one comparison."""
+    tokens = number_tokens(doc.plain)
+    if not tokens:
+        return groups
+    features = _features(doc, tokens, groups, taken_before, p_starts)
+    probability = {token.start: tagger.probability(row) for token, row in zip(tokens, features, strict=True)}
+    kept = []
+    for draft in groups:
+        leads = [probability[lead] for lead in _leads(doc, draft) if lead in probability]
+        if not leads or sum(leads) / len(leads) >= tagger.threshold:
+            kept.append(draft)
+    if tagger.mode != "hybrid":
+        return kept
+    held = bytearray(len(doc.plain))
+    for draft in kept:
+        held[draft.start : draft.end] = b"\x01" * (draft.end - draft.start)
+    accepted = [
+        probability[token.start] >= tagger.threshold
+        and not any(held[token.start : token.end])
+        and not any(taken_before[token.start : token.end])
+        for token in tokens
+    ]
+    for run in runs(doc, tokens, accepted, p_starts):
+        draft = cluster_draft(doc, [_value_span(doc, token) for token in run])
+        # "fell from 6.1 to 4.2 with drug A": one group's values before and after (the labels' convention)
+        draft.within = draft.within or (
+            len(run) == 2
+            and _FROM_BEFORE.search(doc.plain, max(0, run[0].start - 8), run[0].start) is not None
+            and _TO_BETWEEN.fullmatch(doc.plain, run[0].end, run[1].start) is not None
+        )
+        kept.append(draft)
+    return sorted(kept, key=lambda draft: draft.start)
+
+
+def _value_span(doc: StatText, token: NumberToken) -> tuple[int, int]:
+    """A group's value from its leading number: the longest count, mean ± SD, range or percentage written there."""
+    end = token.end
+    for kind in _VALUE_KINDS:
+        match = kind().match(doc.plain, token.start)
+        if match is not None:
+            end = max(end, match.end())
+    return token.start, end
+
+
+def _stat_text(text: str) -> StatText:
     plain = pt.normalised(text)
     lookalike = " ".join(m.group(0) for m in pt.look_alikes().finditer(plain))
     doc = StatText(
@@ -35,14 +149,7 @@ def read_effects(text: str) -> list[Effect]:
         infusion="(CI)" in lookalike and "nfusion" in lookalike,
         saline="(NS)" in lookalike,
     )
-    drafts = find_estimates(doc)
-    p_values = find_p_values(doc)
-    drafts += find_percent_changes(doc)
-    drafts += find_group_values(doc, [start for start, _end, _p in p_values])
-    drafts.sort(key=lambda d: d.start)
-    drafts = attach_p_values(doc, drafts, p_values)
-    effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
-    return _significance_of_groups_without_p(doc, effects)
+    return doc
 
 
 # What a sentence says of its groups' values when no p-value is given for them: "(14.1% versus 16.8%) ... were
@@ -64,6 +171,10 @@ _P_OF_ALL = re.compile(r"\ball\s*$|^\s*for\s+all\b", re.IGNORECASE)
 # How far after its group values an estimate of their difference may stand and lend them its significance:
 # "38.7% (24/62) ... 12.7% (8/63) (odds ratio 4.342, 95% CI 1.764-10.687; P = 0.001)"; never across a semicolon.
 _ESTIMATE_AFTER_GROUPS = 25
+# ... or after a semicolon that closes the groups' part of one bracket, the estimate's name after it: "(Mean 31 vs.
+# 23; difference=8, 95% CI 1.3 to 13.5, p=0.019)", "(251 [7.0%] ... vs 350 [9.8%] in 3575 women in the placebo
+# group; hazard ratio [HR] 0.71 [95% CI 0.60-0.83])".
+_SEMICOLON_CLOSES = re.compile(r"[^;()\[\]]{0,60};[^;\d]{0,30}")
 
 
 def _significance_of_groups_without_p(doc: StatText, effects: list[Effect]) -> list[Effect]:
@@ -85,14 +196,27 @@ def _significance_of_groups_without_p(doc: StatText, effects: list[Effect]) -> l
     return read
 
 
+def _in_brackets(doc: StatText, at: int) -> bool:
+    before = doc.plain[doc.sentence_start(at) : at]
+    return before.count("(") + before.count("[") > before.count(")") + before.count("]")
+
+
+def _estimate_of(doc: StatText, groups: Effect, estimate: Effect) -> bool:
+    """Whether ``estimate`` is of the difference between ``groups``: just after them with no semicolon between,
+    or after a semicolon that closes the groups' part of one bracket."""
+    gap = doc.plain[groups.end : estimate.start]
+    if ";" not in gap:
+        return len(gap) <= _ESTIMATE_AFTER_GROUPS
+    return _SEMICOLON_CLOSES.fullmatch(gap) is not None and _in_brackets(doc, groups.start)
+
+
 def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
     estimate = next(iter(later), None)
     if (
         estimate is not None
         and estimate.measure not in ("group_values", "p_only", "percent_change")
         and estimate.significant is not None
-        and estimate.start - groups.end <= _ESTIMATE_AFTER_GROUPS
-        and ";" not in doc.plain[groups.end : estimate.start]
+        and _estimate_of(doc, groups, estimate)
         and doc.sentence_start(estimate.start) <= groups.start
     ):
         return estimate.significant
@@ -111,7 +235,25 @@ def _said_of(doc: StatText, groups: Effect, later: list[Effect]) -> bool | None:
         # "reduced steatosis in both arms (all p < 0.001) without significant differences between groups": the p is
         # of other comparisons than the words'
         return by_p if in_words is None or in_words == by_p else None
-    return None if p_values else in_words
+    if p_values:
+        return None
+    return in_words if in_words is not None else _said_next(doc, end)
+
+
+# The next sentence saying what the comparisons before it showed: "Both findings were not statistically significant
+# after adjustment for multiple testing", "These differences were significantly ...".
+_SAID_NEXT = re.compile(r"\s*(?:both|these|the|all|neither)\s+(?:findings|differences|results|comparisons)\b", re.I)
+
+
+def _said_next(doc: StatText, end: int) -> bool | None:
+    if not _SAID_NEXT.match(doc.plain, end):
+        return None
+    next_start = bisect.bisect_right(doc.sentence_starts, end)
+    sentence = doc.plain[end : doc.sentence_starts[next_start] if next_start < len(doc.sentence_starts) else None]
+    if re.search(r"\d", sentence):
+        return None
+    no_difference, difference = _NO_DIFFERENCE_SAID.search(sentence), _DIFFERENCE_SAID.search(sentence)
+    return False if no_difference and not difference else True if difference and not no_difference else None
 
 
 def _unbalanced(quote: str) -> bool:
