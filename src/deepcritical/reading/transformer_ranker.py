@@ -85,6 +85,11 @@ class TransformerRanker:
 
     def scores(self, units: Sequence[TextUnit], comparison: Comparison, linear: Sequence[float]) -> list[float]:
         """The combined logit of each of ``units``; ``linear`` holds the linear ranker's logits of them."""
+        own = self.unit_scores(units, comparison)
+        return [value + self.linear_weight * float(logit) for value, logit in zip(own, linear, strict=True)]
+
+    def unit_scores(self, units: Sequence[TextUnit], comparison: Comparison) -> list[float]:
+        """The encoder's own score of each of ``units``, before the linear ranker's logit is added."""
         if not units:
             return []
         with self._lock:
@@ -93,7 +98,11 @@ class TransformerRanker:
             pooled(self.session, [encoding.ids for encoding in encodings], self.slack) @ self.head_weight
             + self.head_bias
         )
-        return [float(value) + self.linear_weight * float(logit) for value, logit in zip(own, linear, strict=True)]
+        return [float(value) for value in own]
+
+    def remembering(self) -> RememberingRanker:
+        """A re-ranker for one reader's life (one run) that scores each unit once: see ``RememberingRanker``."""
+        return RememberingRanker(self)
 
     @classmethod
     def load(
@@ -117,6 +126,27 @@ class TransformerRanker:
         candidates = int(metadata.get("candidates", CANDIDATES))
         tokenizer = configured_tokenizer(model_dir, max_tokens)
         return cls(session, tokenizer, heads[HEAD_WEIGHT], heads[HEAD_BIAS], linear, candidates, run_slack(quantized))
+
+
+class RememberingRanker:
+    """A ``Reranker`` that scores each (unit's text and section, comparison) once through ``ranker`` and remembers
+    the encoder's own score; the linear logit, which depends on the other units read beside it, is added each time.
+    A run reads each study's units again and again (the Judge, the Report and the verdict each read the pool; a study
+    is read again on its outcome's, its primary outcome's and its clauses' units): the statins demo run re-scored 136
+    units of which 50 differ (``bench/reader_demo_cost.py``). An int8 graph runs each text alone, so a remembered
+    score is the one read again. Built per reader (``ResultReader.load``), never shared between runs."""
+
+    def __init__(self, ranker: TransformerRanker) -> None:
+        self.ranker = ranker
+        self.candidates = ranker.candidates
+        self._scores: dict[tuple[str, str, Comparison], float] = {}
+
+    def scores(self, units: Sequence[TextUnit], comparison: Comparison, linear: Sequence[float]) -> list[float]:
+        keys = [(unit.text, unit.section, comparison) for unit in units]
+        missing = {key: unit for key, unit in zip(keys, units, strict=True) if key not in self._scores}
+        self._scores.update(zip(missing, self.ranker.unit_scores(list(missing.values()), comparison), strict=True))
+        weight = self.ranker.linear_weight
+        return [self._scores[key] + weight * float(logit) for key, logit in zip(keys, linear, strict=True)]
 
 
 def bundled_ranker_weights() -> Path | None:

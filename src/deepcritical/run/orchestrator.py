@@ -31,7 +31,6 @@ import structlog
 from deepcritical.agents.deps import ResearchDeps
 from deepcritical.agents.models import check_endpoint
 from deepcritical.agents.output import OutputChoice
-from deepcritical.appraisal.readers import load_reader
 from deepcritical.errors import DeepCriticalError, DiskFullError, ResearchError
 from deepcritical.events import IterationStarted, JudgeFinished, RunStarted, RunWarning, StageEvent
 from deepcritical.outputs import StopReason
@@ -158,8 +157,6 @@ class Orchestrator:
                 parts = self.parts
                 if parts.models is not None and parts.models.endpoint is not None:  # is the model server there?
                     await check_endpoint(parts.models.endpoint, parts.client)
-                if self.settings.reader != "linear":  # a reader that cannot load fails the run now, not mid-run
-                    await asyncio.to_thread(load_reader, self.settings.reader, self.settings.named("reader"))
                 started, started_at = time.perf_counter(), datetime.now(UTC)
                 progress = _Progress(run_id, started_at, started, sink)
                 # Said before the store opens: opening it waits for other runs' store sessions, and a
@@ -316,7 +313,7 @@ class Orchestrator:
             sleep=parts.sleep,
             redact=parts.resources.redactor,
             output=OutputChoice(parts.models.output_modes) if parts.models else OutputChoice(),
-            result_reader=load_reader(settings.reader, settings.named("reader")),
+            result_reader=parts.result_reader,
         )
 
     async def _research(self, deps: ResearchDeps, progress: _Progress) -> tuple[StopReason, str | None]:

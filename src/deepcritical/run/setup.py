@@ -14,9 +14,11 @@ from dataclasses import dataclass
 import httpx2
 
 from deepcritical.agents.models import AgentModels, live_models
+from deepcritical.appraisal.readers import load_reader
 from deepcritical.config import Settings
 from deepcritical.evidence import EvidenceStore
 from deepcritical.evidence.resources import Resources
+from deepcritical.reading.results import ResultReader
 from deepcritical.run.stages import Stages
 from deepcritical.sources.factory import Sources, build_sources, make_http_client
 from deepcritical.sources.library import LibraryTool
@@ -86,13 +88,15 @@ def record_checker(settings: Settings, client: httpx2.AsyncClient) -> RecordChec
     )
 
 
-def agent_models(settings: Settings, client: httpx2.AsyncClient) -> AgentModels:
-    """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError."""
+def agent_models(
+    settings: Settings, client: httpx2.AsyncClient, result_reader: ResultReader | None = None
+) -> AgentModels:
+    """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError. The demo's
+    Judge and Report read studies with ``result_reader`` (the run's; else the settings' reader, loaded here)."""
     if settings.demo_mode:
-        from deepcritical.appraisal.readers import load_reader
         from deepcritical.demo.models import demo_models
 
-        brain, judge, report = demo_models(load_reader(settings.reader, settings.named("reader")))
+        brain, judge, report = demo_models(result_reader or load_reader(settings.reader, settings.named("reader")))
         return AgentModels(
             brain=brain, judge=judge, report=report, name="demo (deterministic FunctionModels)", report_in_code=True
         )
@@ -128,6 +132,9 @@ class RunParts:
     stages: Stages
     resources: Resources
     open_store: StoreOpener
+    # The run's result reader (``Settings.reader``), loaded once: the demo's Judge and Report and the verdict read
+    # with the same one, so what its transformer has read is read once a run (``reading.results``).
+    result_reader: ResultReader
     store: EvidenceStoreLike | None = None
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -156,13 +163,14 @@ def assemble(
     ConfigError before any search. With ``code_only`` no model is built and every stage runs its code half.
     ``resources`` are the process's; without them (a library call, a test) the run builds its own, for it alone."""
     resources = resources or Resources(settings, share_connection=False)
+    result_reader = load_reader(settings.reader, settings.named("reader"))
     if handler is None:
         built = sources(settings, client, library_source(settings, resources))
         handler, research_engine = built.handler, research_engine or built.research_engine
     if code_only or settings.no_llm:  # --no-llm: every stage by its code half, no model built
         models, stages = None, Stages.code_only()
     else:
-        models = models or agent_models(settings, client)  # live models talk through the run's client
+        models = models or agent_models(settings, client, result_reader)  # live models talk through the run's client
         stages = Stages.with_models(models, term_lookups=research_engine is not None)
     return RunParts(
         settings=settings,
@@ -173,6 +181,7 @@ def assemble(
         stages=stages,
         resources=resources,
         open_store=open_store or store_opener(resources),
+        result_reader=result_reader,
         store=store,
         clock=clock,
         sleep=sleep,
