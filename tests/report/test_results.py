@@ -11,7 +11,9 @@ from pathlib import Path
 
 from deepcritical.appraisal.results import StudyResult, study_results
 from deepcritical.appraisal.run_appraisal import counted_items
+from deepcritical.cli.common import inert
 from deepcritical.cli.export import results_csv
+from deepcritical.cli.extract import cell
 from deepcritical.models import Evidence, Grade
 from deepcritical.outputs import ResearchReport
 from deepcritical.report.render import RenderContext, escape, render_markdown
@@ -126,6 +128,15 @@ def test_the_results_csv_writes_p_as_a_number_a_spreadsheet_reads_and_still_guar
     assert float(exported[0]["p"]) == 0.21
     assert (exported[1]["measure"], exported[1]["unit"]) == ("RD", "percentage points")
     assert exported[0]["quote"] == "'=HYPERLINK(1)"  # a real formula is still written as text
+
+
+def test_a_csv_cell_that_is_a_signed_number_stays_a_number_and_a_formula_becomes_text() -> None:
+    """One guard (``cli.common.inert``) for this table, extract's CSV and batch's summary: "-5" was written "'-5"
+    here (text to a spreadsheet) and -5 in the summary."""
+    values = ("-5", "+1.5", "-2+3", "=A1", "@SUM(A1)", "\tTabbed", "HR")
+    assert [cell(value) for value in values] == ["-5", "+1.5", "'-2+3", "'=A1", "'@SUM(A1)", "'\tTabbed", "HR"]
+    assert [inert(value) for value in values] == [cell(value) for value in values]
+    assert cell(-7.0) == -7.0
 
 
 META = make(

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from deepcritical.errors import ConfigError
+from deepcritical.service.manager import RunManager
 from helpers.web_fakes import connected, text_of
 
 QUESTION = "Can metformin be repurposed for Alzheimer's disease?"
@@ -103,3 +105,28 @@ async def test_a_synthetic_record_found_over_mcp_names_no_page(tmp_path: Path) -
     assert found["evidence"]
     assert all(item["url"] is None for item in found["evidence"])
     assert any(item["pmid"] for item in found["evidence"])  # the record itself is whole
+
+
+@pytest.mark.parametrize(
+    ("raised", "said", "withheld"),
+    [
+        # A project error from anywhere below a tool is anticipated: its reason, in one line.
+        (ConfigError("the store is locked\nby another process"), "the store is locked by another process", None),
+        # Anything else is a crash: the client is told which tool failed, never the exception's own text.
+        (RuntimeError("secret internal detail"), "Error executing tool get_run", "secret internal detail"),
+    ],
+)
+async def test_the_server_says_a_project_error_from_any_tool_and_withholds_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: Exception, said: str, withheld: str | None
+) -> None:
+    def failing(_manager: RunManager, _run_id: str) -> None:
+        raise raised
+
+    monkeypatch.setattr(RunManager, "get", failing)
+    async with connected(tmp_path) as client:
+        result = await client.call_tool("get_run", {"run_id": "research-20240101-000000-abcdef"})
+    text = text_of(result)
+    assert result.is_error
+    assert said in text
+    assert "\n" not in text
+    assert withheld is None or withheld not in text

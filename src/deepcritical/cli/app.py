@@ -1,8 +1,4 @@
-"""The ``deepcritical`` command: ``search`` one query across the sources, ``research`` a question,
-``batch`` a file of questions,
-``export`` a run's references.
-``extract`` the statistical results stated in texts.
-``library`` to see, prune and export the evidence store.
+"""The ``deepcritical`` command and its subcommands (``--help`` lists them).
 
 Exit codes: 0 success; 1 the run failed (its evidence is kept); 2 bad input or configuration;
 3 a report was written but part of the model's work was done in code because the model failed;
@@ -14,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from typer.exceptions import TyperException
@@ -56,14 +52,11 @@ from deepcritical.cli.options import (
     run_settings,
 )
 from deepcritical.cli.runs import runs_app
-from deepcritical.cli.services import MCP_HELP, mcp_stdio, serve, worker
+from deepcritical.cli.services import add_front_end_commands
 from deepcritical.cli.watch import watch_app
 from deepcritical.errors import ConfigError
 from deepcritical.logs import configure_logging
 from deepcritical.text import collapse_whitespace, one_line, quantity, shorten
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["EXIT_DEGRADED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
 
@@ -321,9 +314,7 @@ def batch(
     raise typer.Exit(code)
 
 
-app.command()(worker)
-app.command()(serve)
-app.command("mcp", help=MCP_HELP)(mcp_stdio)
+add_front_end_commands(app)
 
 
 @app.command("export")

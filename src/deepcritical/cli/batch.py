@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deepcritical.cli.common import inert
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError, DeepCriticalError
 from deepcritical.jsonl import json_objects
@@ -125,23 +126,6 @@ class Row:
     def cells(self) -> list[str]:
         stated = (self.question, self.verdict, self.confidence, self.answer, self.certainty, self.items)
         return [inert(value) for value in (*stated, str(self.exit_status), str(self.folder), self.error)]
-
-
-# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP); a question or
-# an error message may start so. (defusedcsv does this, but for one function is not worth a dependency.)
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def inert(cell: str) -> str:
-    """``cell`` as a spreadsheet shows it without running it: text that would start a formula is prefixed
-    with ``'`` (which spreadsheets hide); a number stays a number."""
-    if not cell.startswith(_FORMULA_STARTS):
-        return cell
-    try:
-        float(cell)
-    except ValueError:
-        return "'" + cell
-    return cell
 
 
 def row_from_record(question: str, folder: Path, *, skipped: bool = False) -> Row | None:

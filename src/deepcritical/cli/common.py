@@ -36,6 +36,9 @@ FLAGS = {
     "reader": "--reader",
 }
 T = TypeVar("T")
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection, OWASP); a question, an
+# error message or a quote may start so. (defusedcsv does this, but for one function is not worth a dependency.)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -105,3 +108,15 @@ def require_text(value: str, what: str) -> str:
     if len(text) > MAX_QUESTION_CHARS:
         fail(f"the {what} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}: shorten it")
     return text
+
+
+def inert(cell: str) -> str:
+    """``cell`` as a spreadsheet shows it without running it: text that would start a formula is prefixed
+    with ``'`` (which spreadsheets hide); a number stays a number."""
+    if not cell.startswith(FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell

@@ -346,17 +346,13 @@ def medevidence(
     """Research each question over its own studies only (a collection per question); its answer (higher, lower,
     no difference, uncertain effect, insufficient data) and GRADE certainty are scored against the review's."""
     from deepcritical.cli.common import checked_preflight, fail, run_async, settings_from
-    from deepcritical.errors import ConfigError
     from deepcritical.evaluation import medevidence as harness
     from deepcritical.logs import configure_logging
 
     configure_logging(verbose=verbose)
     settings = settings_from(**_overrides(no_llm, model, output_mode, max_iterations, max_results))
     checked_preflight(settings)
-    try:
-        items = harness.read_medevidence_inputs(questions, studies)
-    except ConfigError as error:
-        fail(str(error))
+    items = _or_fail(lambda: harness.read_medevidence_inputs(questions, studies))
     if not items:
         fail(f"{questions}: no question to evaluate")
     target = _out_folder(out, "medevidence")

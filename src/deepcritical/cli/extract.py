@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from deepcritical.cli.common import EXIT_FAILED, err, fail, settings_from
+from deepcritical.cli.common import EXIT_FAILED, err, fail, inert, settings_from
 from deepcritical.errors import ConfigError
 from deepcritical.jsonl import jsonl_file
 from deepcritical.text import one_line
@@ -28,9 +28,6 @@ CSV_COLUMNS = (
     "id", "measure", "value", "unit", "ci_low", "ci_high", "ci_level", "ci_sides", "p_bound", "p", "groups",
     "significant", "within_group", "compares_arms", "quote", "start", "end",
 )  # fmt: skip
-# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such a text cell
-# is written after an apostrophe, which the spreadsheet shows as text.
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def read_lines(path: Path) -> Iterator[tuple[str, str]]:
@@ -67,10 +64,8 @@ def read_folder(folder: Path) -> tuple[list[tuple[str, str]], int]:
 
 
 def cell(value: object) -> object:
-    """A CSV cell: a text that a spreadsheet would run as a formula is neutralised; numbers stay numbers."""
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
+    """A CSV cell: text that a spreadsheet would run as a formula made ``inert``; numbers stay numbers."""
+    return inert(value) if isinstance(value, str) else value
 
 
 def as_csv(rows: list[tuple[str, list[dict[str, Any]]]]) -> str:

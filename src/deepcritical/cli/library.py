@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from deepcritical.cli.common import err, out
 from deepcritical.cli.terminal import shown
 from deepcritical.errors import ConfigError, DeepCriticalError, DocumentError
 from deepcritical.options import MIN_RETENTION, parse_duration
@@ -36,10 +36,10 @@ library_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-out = Console(emoji=False, soft_wrap=True)  # ":x:" in a title or a message is text, not an emoji
-err = Console(stderr=True, emoji=False, soft_wrap=True)
-
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+CollectionOption = Annotated[
+    str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
+]
 
 
 @library_app.callback()
@@ -283,10 +283,7 @@ def _advance(bar: Progress, task: TaskID, before: int, done: int) -> None:
 
 @library_app.command("embed")
 def embed_pending(
-    collection: Annotated[
-        str | None,
-        typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION)."),
-    ] = None,
+    collection: CollectionOption = None,
 ) -> None:
     """Give the passages that `library add` stored without their vectors (a large export) their vectors, so
     that searches find them by meaning too. Stopped (Ctrl+C), it keeps what it embedded; run it again."""
@@ -300,9 +297,7 @@ def embed_pending(
 
 @library_app.command("documents")
 def list_documents(
-    collection: Annotated[
-        str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
-    ] = None,
+    collection: CollectionOption = None,
     as_json: AsJson = False,
 ) -> None:
     """The documents of a collection: id, format, passages (and how many wait for their vectors), full text or
@@ -329,9 +324,7 @@ def list_documents(
 @library_app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Keywords or a short question.")],
-    collection: Annotated[
-        str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
-    ] = None,
+    collection: CollectionOption = None,
     max_results: Annotated[int, typer.Option("--max", min=1, max=100, help="How many passages.")] = 10,
     as_json: AsJson = False,
 ) -> None:
@@ -361,9 +354,7 @@ def search(
 @library_app.command()
 def remove(
     document_id: Annotated[str, typer.Argument(help="The document's id, as `library documents` shows it.")],
-    collection: Annotated[
-        str | None, typer.Option("--collection", help="The collection (default DEEPCRITICAL_LIBRARY_COLLECTION).")
-    ] = None,
+    collection: CollectionOption = None,
 ) -> None:
     """Remove a document and all its passages from a collection."""
     from deepcritical.cli.common import fail, settings_from

@@ -1,5 +1,5 @@
 """The long-lived commands: ``worker`` (the team's queue), ``serve`` (page, API, MCP over HTTP) and
-``mcp`` (MCP over stdio). Registered on the app by ``cli.app``."""
+``mcp`` (MCP over stdio). A new front end is its module and its command here (``add_front_end_commands``)."""
 
 from __future__ import annotations
 
@@ -122,3 +122,9 @@ def _preflight(settings: Settings) -> None:
     from deepcritical.cli.research import preflight
 
     preflight(settings)
+
+
+def add_front_end_commands(app: typer.Typer) -> None:
+    app.command()(worker)
+    app.command()(serve)
+    app.command("mcp", help=MCP_HELP)(mcp_stdio)

@@ -58,7 +58,7 @@ def add(
     """Watch QUESTION: it runs at the next `watch run --due`, then every interval."""
     question = require_text(question, "question")  # before the watch store's modules load
     from deepcritical.errors import ConfigError
-    from deepcritical.service.watch_run import settings_for, watch_clock
+    from deepcritical.service.watch_run import add_watch
     from deepcritical.service.watches import WatchError, WatchOptions
 
     options = WatchOptions(
@@ -72,15 +72,7 @@ def add(
     )
     base = settings_from()
     try:
-        settings = settings_for(options, base)  # the options are checked now, not at the first run
-        watch = _store().add(
-            question,
-            every=every,
-            options=options,
-            webhook=webhook,
-            now=watch_clock(settings),
-            allow_private_webhook=base.webhook_allow_private,
-        )
+        watch = add_watch(_store, base, question, options, every=every, webhook=webhook)
     except WatchError as error:
         fail(error.on_command_line)
     except ConfigError as error:

@@ -32,7 +32,6 @@ from deepcritical.text import collapse_whitespace, shorten
 PROMPT_COLUMNS = ("PromptID", "PMCID", "Outcome", "Intervention", "Comparator")
 PMCID = re.compile(r"(?:PMC)?[0-9]{1,10}", re.IGNORECASE)
 LABELS = tuple(LABEL_TEXT.values())  # as the doctors wrote them
-_FROM_TEXT = {text: label for label, text in LABEL_TEXT.items()}
 PUBLISHED = "Evidence Inference 2.0, full articles: BioMed RoBERTa pipeline about 0.78 macro-F1; majority label 0.19"
 
 

@@ -13,7 +13,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, StrictInt
 
-from deepcritical.errors import DeepCriticalError
 from deepcritical.evidence.resources import Resources
 from deepcritical.service.library import DocumentListing, Library, LibrarySearch
 from deepcritical.service.library_add import add_paths
@@ -52,10 +51,7 @@ async def add_to_library(resources: Resources, paths: list[str], *, relative: bo
         if not candidate.is_relative_to(root):
             raise ToolError(f"{one_line(raw)[:200]}: outside the library folder; only files inside it are read")
         chosen.append(candidate)
-    try:
-        summary = await asyncio.to_thread(add_paths, chosen, resources, settings.library_collection, within=root)
-    except DeepCriticalError as error:
-        raise ToolError(one_line(str(error))) from error
+    summary = await asyncio.to_thread(add_paths, chosen, resources, settings.library_collection, within=root)
     return LibraryAdded(
         collection=settings.library_collection,
         summary=summary.line,
@@ -95,10 +91,7 @@ def register_library_tools(server: MCPServer[Any], resources: Resources, *, over
     async def library_documents() -> DocumentListing:
         """The documents of the server's document library: id, format, passages (and how many wait for their
         vectors), full text or not, title."""
-        try:
-            return await asyncio.to_thread(library.listing, collection)
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        return await asyncio.to_thread(library.listing, collection)
 
     @server.tool(annotations=ToolAnnotations(title="Search the library", read_only_hint=True))
     async def library_search(
@@ -109,7 +102,4 @@ def register_library_tools(server: MCPServer[Any], resources: Resources, *, over
     ) -> LibrarySearch:
         """The passages of the server's document library (the user's own papers) that best match the query, best
         first, each with its relevance, citation and text: what a research run's `library` source finds."""
-        try:
-            return await library.search(collection, query, max_results)
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        return await library.search(collection, query, max_results)

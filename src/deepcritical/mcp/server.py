@@ -37,6 +37,7 @@ from deepcritical.source_table import KNOWN_SOURCES, sources_help
 from deepcritical.text import MAX_QUESTION_CHARS, not_utf8, one_line
 
 MAX_RUN_ID_CHARS = 64
+SourcesArgument = Annotated[list[str] | None, Field(description=sources_help(), max_length=len(KNOWN_SOURCES))]
 
 
 # An absolute path in a message (not a URL's path: no scheme, host or word just before its first slash).
@@ -84,12 +85,10 @@ class StrictMCPServer(MCPServer[Any]):
             cause = error.__cause__
             if isinstance(cause, ValidationError):
                 raise ToolError(f"{name}: {_argument_problems(cause)}") from cause
+            if isinstance(cause, DeepCriticalError):  # anticipated wherever a tool raises it: its reason, said
+                error = ToolError(f"Error executing tool {name}: {cause}")
             message = one_line(str(error))
-            if self.hide is not None:
-                message = self.hide(message)
-            if message != str(error):
-                raise type(error)(message) from cause
-            raise
+            raise type(error)(self.hide(message) if self.hide is not None else message) from cause
 
 
 def _not_utf8_in(value: object) -> str | None:
@@ -159,39 +158,22 @@ def _add_search_tool(server: MCPServer[Any], manager: RunManager, settings: Sett
     async def search_literature(
         query: Annotated[str, Field(description="Keywords or a short question, e.g. 'metformin alzheimer'")],
         ctx: Context,
-        sources: Annotated[
-            list[str] | None,
-            Field(
-                description=sources_help(),
-                max_length=len(KNOWN_SOURCES),
-            ),
-        ] = None,
+        sources: SourcesArgument = None,
         max_results: Annotated[StrictInt, Field(ge=1, le=50, description="Results per source")] = 5,
     ) -> LiteratureSearch:
         """Search the sources at once (the description above, from the source table, is what a client reads)."""
         query = query.strip()
         if not query or len(query) > MAX_QUESTION_CHARS:
             raise ToolError(f"query: give between 1 and {MAX_QUESTION_CHARS} characters")
-        try:
-            chosen = manager.check_sources(sources)
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        chosen = manager.check_sources(sources)
         # A search calls every source as a run does: it counts against the same limit (else 40 a minute).
         client = _client(ctx)
         if (wait := await limit.retry_after(client)) is not None:
             raise ToolError(
                 f"too many searches and runs from {client}: at most {limit.per_minute} a minute; try again in {wait} s"
             )
-        try:
-            found = await run_search(
-                query,
-                settings.with_values(sources=chosen),
-                max_results=max_results,
-                store=True,
-                resources=manager.resources,
-            )
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        searched = settings.with_values(sources=chosen)
+        found = await run_search(query, searched, max_results=max_results, store=True, resources=manager.resources)
         if not found.result.answered_sources:
             raise ToolError(one_line("no source answered: " + "; ".join(found.result.errors)))
         return LiteratureSearch(
@@ -214,13 +196,7 @@ def _add_research_tool(server: MCPServer[Any], manager: RunManager, limit: RunRa
             StrictInt | None,
             Field(ge=1, le=20, description="Plan-search-judge rounds at most (default: the server's)"),
         ] = None,
-        sources: Annotated[
-            list[str] | None,
-            Field(
-                description=sources_help(),
-                max_length=len(KNOWN_SOURCES),
-            ),
-        ] = None,
+        sources: SourcesArgument = None,
         collection: Annotated[str | None, Field(description=_option("collection"), max_length=40)] = None,
         model: Annotated[str | None, Field(description=_option("model"), max_length=200)] = None,
         output_mode: Annotated[OutputMode | None, Field(description=_option("output_mode"))] = None,
@@ -252,15 +228,10 @@ def _add_research_tool(server: MCPServer[Any], manager: RunManager, limit: RunRa
             manager.accept(request)
         except ValidationError as error:
             raise ToolError(_first_error(error)) from error
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
         client = _client(ctx)
         if await limit.retry_after(client) is not None:
             raise ToolError(limit.refusal(client) + "; try again in a minute")
-        try:
-            info = manager.create(request)
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        info = manager.create(request)
         step = 0
         async for event in manager.follow(info.run_id):
             step += 1
@@ -286,8 +257,4 @@ def _add_library_and_run_tools(server: MCPServer[Any], manager: RunManager, *, o
         ],
     ) -> Annotated[CallToolResult, RunResult]:
         """A research run's status and, once it finished, its cited report in Markdown."""
-        try:
-            info = manager.get(run_id.strip())
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
-        return run_result(manager, info)
+        return run_result(manager, manager.get(run_id.strip()))

@@ -5,20 +5,16 @@ Docstrings and field descriptions are written for the calling model: they are wh
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from deepcritical.config import Settings
-from deepcritical.errors import DeepCriticalError
-from deepcritical.service.watch_run import settings_for, watch_clock
-from deepcritical.service.watches import WatchOptions, WatchStorage, describe_interval
+from deepcritical.service.watch_run import add_watch
+from deepcritical.service.watches import WatchOptions, WatchStorage, describe_interval, folder_in_home
 from deepcritical.service.watches_redis import open_watches
-from deepcritical.text import one_line
 
 MAX_WATCH_ID_CHARS = 20
 CONFIDENCE = "How sure the verdict is; for a maybe weighed from the studies: how evenly they split (1 when evenly)"
@@ -72,20 +68,14 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings, *, over_htt
     team's in its Redis. ``over_http``: a run's folder is given under the home, not as the server's path."""
 
     def shown(folder: str) -> str:
-        path = Path(folder)
-        if not over_http:
-            return folder
-        return (path.relative_to(settings.home) if path.is_relative_to(settings.home) else Path(path.name)).as_posix()
+        return folder_in_home(folder, settings.home) if over_http else folder
 
     opened: list[WatchStorage] = []
 
     def store() -> WatchStorage:
         # Opened at the first call, then kept (a team's store, in its Redis, holds a connection pool).
-        try:
-            if not opened:
-                opened.append(open_watches(settings))
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        if not opened:
+            opened.append(open_watches(settings))
         return opened[0]
 
     @server.tool(annotations=ToolAnnotations(title="Watch a research question", read_only_hint=False))
@@ -98,12 +88,7 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings, *, over_htt
         retractions, and records what changed: new studies, retractions, the verdict moving. Returns the
         watch id; watch_changes reads its history later."""
         options = WatchOptions(demo=settings.demo_mode)
-        try:
-            watch = store().add(
-                question, every=every, options=options, now=watch_clock(settings_for(options, settings))
-            )
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        watch = add_watch(store, settings, question, options, every=every)
         return _summary(watch_id=watch.id, store=store())
 
     @server.tool(annotations=ToolAnnotations(title="List watched questions", read_only_hint=True))
@@ -120,10 +105,7 @@ def register_watch_tools(server: MCPServer[Any], settings: Settings, *, over_htt
         """A watched question's history: each run's date, verdict, confidence, counted studies and what
         changed since the run before (new studies with their design, retractions, a verdict change)."""
         watches = store()
-        try:
-            watch, history = watches.get(watch_id.strip()), watches.history(watch_id.strip())
-        except DeepCriticalError as error:
-            raise ToolError(one_line(str(error))) from error
+        watch, history = watches.get(watch_id.strip()), watches.history(watch_id.strip())
         runs = [
             RunChanges(
                 run_at=run.run_at,

@@ -1,15 +1,14 @@
-"""A run as the run manager holds it (``RunEntry``), the request of a question and two options, and the
-refusals a manager gives. Kept apart so that the manager module holds the manager's logic alone."""
+"""A run as the run manager holds it (``RunEntry``) and the refusals a manager gives. Kept apart so that the
+manager module holds the manager's logic alone."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from deepcritical.errors import DeepCriticalError
-from deepcritical.run.request import RunPlan, RunRequest
+from deepcritical.run.request import RunPlan
 from deepcritical.run.store import ENDED, RunInfo, RunStore
 
 STOPPED = {
@@ -28,12 +27,6 @@ class RunNotFoundError(DeepCriticalError):
 
 class RunEndedError(DeepCriticalError):
     """The run has ended already, so it cannot be cancelled."""
-
-
-def question_request(question: str, max_iterations: int | None, sources: Sequence[str] | None) -> RunRequest:
-    return RunRequest(
-        question=question, max_iterations=max_iterations, sources=None if sources is None else list(sources)
-    )
 
 
 @dataclass

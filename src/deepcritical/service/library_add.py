@@ -94,9 +94,7 @@ def add_paths(
         refused += [FileResult(path=path, error="outside the library folder; not read") for path in outside]
         # A hard link has no one real path: its other name may be a file outside the folder.
         linked = [path for path in files if path not in outside and _hard_linked(path)]
-        refused += [
-            FileResult(path=path, error="a hard link (it may name a file outside); not read") for path in linked
-        ]
+        refused += [FileResult(path=path, error=HARD_LINK) for path in linked]
         files = [path for path in files if path not in outside and path not in linked]
     summary = AddSummary(files=len(files) + len(refused), failures=[result.line for result in refused])
     on_start(summary.files)

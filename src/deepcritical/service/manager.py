@@ -17,7 +17,6 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import structlog
 from pydantic_core import PydanticSerializationError
@@ -51,7 +50,6 @@ from deepcritical.service.entries import (
     RunEndedError,
     RunEntry,
     RunNotFoundError,
-    question_request,
 )
 from deepcritical.service.run_events import foreign_events, own_events
 from deepcritical.text import one_line
@@ -208,7 +206,7 @@ class RunManager:
         run = RunEntry(info=info, store=RunStore.create(plan.folder, self._redact.value), plan=plan)
         try:
             self._lease(run)
-            self._save(run)
+            run.store.save(run.info)
             run.store.write_request(plan.request)
         except BaseException:
             # A run that cannot be recorded is not a run: it never joins the list (which every client reads),
@@ -284,7 +282,7 @@ class RunManager:
         run.info.status, run.info.error, run.info.ended_at, run.info.summary = "queued", None, None, None
         run.resume, run.stop_as = True, "cancelled"
         self._lease(run)
-        self._save(run)
+        run.store.save(run.info)
         self._queue.append(run_id)
         self._dispatch()
         return run.info
@@ -322,7 +320,10 @@ class RunManager:
         """The run's plan; a run of an earlier start is planned again from its record."""
         if run.plan is None:
             recorded = run.store.request()
-            request = recorded or question_request(run.info.question, run.info.max_iterations, run.info.sources)
+            info = run.info  # a run of a version that recorded no request: its question and two options
+            request = recorded or RunRequest(
+                question=info.question, max_iterations=info.max_iterations, sources=list(info.sources)
+            )
             run.plan = request.plan(self.settings, run_id=run.info.run_id, folder=run.store.folder)
         return run.plan
 
@@ -332,14 +333,15 @@ class RunManager:
             run = self._runs[self._queue.popleft()]
             run.position = None
             run.info.status, run.info.started_at = "running", now_text()
-            self._save(run)
+            run.store.save(run.info)
             self._running.add(run.info.run_id)
             run.task = asyncio.create_task(self._execute(run), name=f"run {run.info.run_id}")
         for position, run_id in enumerate(self._queue, start=1):
             run = self._runs[run_id]
             if run.position != position:
                 run.position = position
-                self._append(run, RunQueued(position=position).model_dump(mode="json"))
+                run.store.append(RunQueued(position=position).model_dump(mode="json"))  # the store redacts it
+                run.notify()
 
     async def _execute(self, run: RunEntry) -> None:
         info = run.info
@@ -381,10 +383,3 @@ class RunManager:
         run.store.end(run.info, status, without_paths(error, self.settings, self.runs_dir), summary)
         run.store.drop_lease(self._token)
         run.notify()
-
-    def _append(self, run: RunEntry, data: dict[str, Any]) -> None:
-        run.store.append(data)  # the store redacts what it writes, before the file and the stream
-        run.notify()
-
-    def _save(self, run: RunEntry) -> None:
-        run.store.save(run.info)

@@ -109,6 +109,19 @@ def redis_client(url: str) -> Redis:
     return Redis.from_url(url)
 
 
+def queue_job(settings: Settings, function: str, key: str, kwargs: dict[str, Any]) -> Job:
+    """A job (a run's, a watch's) with its backstop timeout, its heartbeat, and one delivery more than the
+    attempts: the last one records the failure instead of running."""
+    return Job(
+        function=function,
+        kwargs=kwargs,
+        key=key,
+        timeout=int(settings.max_seconds * JOB_TIMEOUT_FACTOR + JOB_TIMEOUT_EXTRA_SECONDS),
+        heartbeat=max(int(settings.queue_heartbeat), 1),
+        retries=settings.queue_attempts + 1,
+    )
+
+
 # The sweep's snapshot of the active list: each job id with its stored record, read in one step.
 _ACTIVE_JOBS = """
 local id_jobs = {}
@@ -227,16 +240,7 @@ class RunQueue:
         await self.queue.disconnect()
 
     async def enqueue(self, run: QueuedRun) -> None:
-        settings = self.settings
-        job = Job(
-            function=JOB_FUNCTION,
-            kwargs={"run": run.model_dump(mode="json")},
-            key=run.run_id,
-            timeout=int(settings.max_seconds * JOB_TIMEOUT_FACTOR + JOB_TIMEOUT_EXTRA_SECONDS),
-            heartbeat=max(int(settings.queue_heartbeat), 1),
-            # One delivery more than the attempts: the last one records the failure instead of running.
-            retries=settings.queue_attempts + 1,
-        )
+        job = queue_job(self.settings, JOB_FUNCTION, run.run_id, {"run": run.model_dump(mode="json")})
         await self.queue.enqueue(job)
 
     async def cancel(self, run_id: str, reason: str) -> bool:
@@ -249,10 +253,6 @@ class RunQueue:
         held = job.status == Status.ACTIVE and not job.stuck
         await self.queue.abort(job, error=reason)
         return held
-
-    async def waiting(self) -> int:
-        info = await self.queue.info()
-        return int(info.get("queued") or 0)
 
 
 # Moves an active job's ``touched`` forward in place (the heartbeat saq's sweep reads), in one step and

@@ -7,8 +7,7 @@ whichever server a client reaches) and cancels (the queue's abort reaches the wo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +23,6 @@ from deepcritical.service.manager import RunManager
 from deepcritical.service.queue import QueuedRun, RunQueue, queue_url, redis_client
 
 logger = structlog.get_logger(__name__)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class TeamRunManager(RunManager):
@@ -52,18 +47,7 @@ class TeamRunManager(RunManager):
         if self._owns_resources:  # the server's uploads and searches used them
             await asyncio.to_thread(self.resources.close)
 
-    def create(
-        self,
-        request: RunRequest | str,
-        *,
-        max_iterations: int | None = None,
-        sources: Sequence[str] | None = None,
-        plan: RunPlan | None = None,
-    ) -> RunInfo:
-        if isinstance(request, str):
-            request = RunRequest(
-                question=request, max_iterations=max_iterations, sources=None if sources is None else list(sources)
-            )
+    def create(self, request: RunRequest, *, plan: RunPlan | None = None) -> RunInfo:
         plan = plan or self.accept(request)
         while (self.runs_dir / plan.run_id).exists():
             plan = self.accept(request)

@@ -26,7 +26,7 @@ import structlog
 from pydantic import SecretStr
 
 from deepcritical.service.watch_changes import Changes
-from deepcritical.service.watches import Watch, WatchRun
+from deepcritical.service.watches import Watch, WatchRun, folder_in_home
 from deepcritical.service.webhook_target import Resolver, WebhookTargetError, delivery_address, resolve_later
 from deepcritical.sources.retry import RetryPolicy, retry_after_seconds
 from deepcritical.text import xml_text
@@ -66,7 +66,6 @@ def alert_title(watch: Watch, changes: Changes) -> str:
 def alert_body(watch: Watch, changes: Changes, folder: Path, home: Path) -> dict[str, Any]:
     """The webhook's JSON: which watch, what changed (``changes.json``'s content) and where the run is, as a
     folder under ``home`` (the receiver has no use for the server's own paths, which name its user)."""
-    shown = folder.relative_to(home) if folder.is_relative_to(home) else Path(folder.name)
     return {
         "event": "watch.verdict_changed" if changes.verdict_changed else "watch.changed",
         "watch_id": watch.id,
@@ -74,7 +73,7 @@ def alert_body(watch: Watch, changes: Changes, folder: Path, home: Path) -> dict
         "title": alert_title(watch, changes),
         "summary": changes.summary(),
         "run_id": folder.name,
-        "folder": shown.as_posix(),
+        "folder": folder_in_home(str(folder), home),
         "changes": changes.model_dump(mode="json"),
     }
 

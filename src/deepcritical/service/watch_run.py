@@ -76,6 +76,21 @@ def settings_for(options: WatchOptions, base: Settings, question: str = "") -> S
     return watch_request(question, options).settings(base)
 
 
+def add_watch(
+    store: Callable[[], WatchStorage],
+    base: Settings,
+    question: str,
+    options: WatchOptions,
+    *,
+    every: str = "7d",
+    webhook: str | None = None,
+) -> Watch:
+    """A new watch of every front end: its options checked against ``base`` first (not at its first run; the
+    store is opened after), due at once on the watch's clock. Blocks while the webhook's host is resolved."""
+    now, private = watch_clock(settings_for(options, base)), base.webhook_allow_private
+    return store().add(question, every=every, options=options, webhook=webhook, now=now, allow_private_webhook=private)
+
+
 def watch_clock(settings: Settings) -> datetime:
     """Now, for a watch: the demo clock's day (at noon UTC) when the stand-ins run on one, else the time."""
     if settings.stand_in_sources and settings.demo_today is not None:

@@ -32,10 +32,9 @@ from deepcritical.config import Settings
 from deepcritical.evidence.resources import Resources
 from deepcritical.run.execute import ClientFactory
 from deepcritical.service.queue import (
-    JOB_TIMEOUT_EXTRA_SECONDS,
-    JOB_TIMEOUT_FACTOR,
     Attempt,
     Heartbeat,
+    queue_job,
     queue_url,
     redis_client,
     saq_queue,
@@ -69,14 +68,8 @@ def job_key(watch_id: str, due: datetime) -> str:
 
 def watch_job(watch: Watch, settings: Settings) -> Job:
     """The job of ``watch``'s run for its current due time; retried and swept like a research run."""
-    return Job(
-        function=WATCH_FUNCTION,
-        key=job_key(watch.id, watch.next_due),
-        kwargs={"watch": ScheduledWatch(watch_id=watch.id, due=watch.next_due).model_dump(mode="json")},
-        timeout=int(settings.max_seconds * JOB_TIMEOUT_FACTOR + JOB_TIMEOUT_EXTRA_SECONDS),
-        heartbeat=max(int(settings.queue_heartbeat), 1),
-        retries=settings.queue_attempts + 1,  # the delivery after the last attempt records the failure
-    )
+    scheduled = ScheduledWatch(watch_id=watch.id, due=watch.next_due).model_dump(mode="json")
+    return queue_job(settings, WATCH_FUNCTION, job_key(watch.id, watch.next_due), {"watch": scheduled})
 
 
 async def enqueue_due(queue: Queue, store: WatchStorage, settings: Settings, now: datetime) -> list[str]:

@@ -1,11 +1,5 @@
-"""Watched questions.
-
-A watch is a question DeepCritical re-runs on a schedule: its research options, its interval, an optional
-webhook, and the history of its runs (each run's folder, verdict, confidence, counted studies and what
-changed). The schema carries a version (``schema_version``) and grows by ``MIGRATIONS``, a list of SQL
-steps applied in order, each once, in one transaction with the version it brings: an older database is
-brought up to date when it is opened, and a newer one (written by a later DeepCritical) is refused rather
-than misread."""
+"""Watched questions: a question DeepCritical re-runs on a schedule, with its research options, its interval, an
+optional webhook and the history of its runs; and ``WatchStorage``, what both stores of them keep."""
 
 from __future__ import annotations
 
@@ -271,6 +265,13 @@ def check_question(question: str) -> str:
     if problem:
         raise WatchError("question", problem)
     return text
+
+
+def folder_in_home(folder: str, home: Path) -> str:
+    """A run's folder under the server's home ("watches/w-.../runs/watch-..."), for a client on another machine:
+    the server's own paths name its user and layout."""
+    path = Path(folder)
+    return (path.relative_to(home) if path.is_relative_to(home) else Path(path.name)).as_posix()
 
 
 def stamp(moment: datetime) -> str:

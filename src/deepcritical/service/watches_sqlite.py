@@ -77,38 +77,21 @@ class WatchStore(WatchStorage):
                 ),
             )
 
-    def _watch(self, row: sqlite3.Row, last: WatchRun | None) -> Watch:
+    @staticmethod
+    def _watch(row: sqlite3.Row, last: WatchRun | None) -> Watch:
         try:
-            return self._parsed(row, last)
+            return Watch(
+                id=row["id"],
+                question=row["question"],
+                interval=timedelta(seconds=row["interval_seconds"]),
+                options=WatchOptions.model_validate_json(row["options"]),
+                webhook=row["webhook"],
+                created=datetime.fromisoformat(row["created"]),
+                next_due=datetime.fromisoformat(row["next_due"]),
+                last_run=last,
+            )
         except DAMAGE as error:
             raise WatchDamagedError(str(row["id"]), str(error)) from None
-
-    @staticmethod
-    def _parsed(row: sqlite3.Row, last: WatchRun | None) -> Watch:
-        return Watch(
-            id=row["id"],
-            question=row["question"],
-            interval=timedelta(seconds=row["interval_seconds"]),
-            options=WatchOptions.model_validate_json(row["options"]),
-            webhook=row["webhook"],
-            created=datetime.fromisoformat(row["created"]),
-            next_due=datetime.fromisoformat(row["next_due"]),
-            last_run=last,
-        )
-
-    @staticmethod
-    def _run(row: sqlite3.Row) -> WatchRun:
-        return WatchRun(
-            run_at=datetime.fromisoformat(row["run_at"]),
-            folder=row["folder"],
-            verdict=row["verdict"],
-            confidence=row["confidence"],
-            counted=row["counted"],
-            changed=bool(row["changed"]),
-            summary=json.loads(row["summary"]),
-            confidence_is_split=bool(row["confidence_is_split"]),
-            favourable_share=row["favourable_share"],
-        )
 
     def get(self, watch_id: str) -> Watch:
         with self._connect() as connection:
@@ -140,39 +123,47 @@ class WatchStore(WatchStorage):
             ).fetchall()
         return [self._read_run(watch_id, row) for row in rows]
 
-    def _read_run(self, watch_id: str, row: sqlite3.Row) -> WatchRun:
+    @staticmethod
+    def _read_run(watch_id: str, row: sqlite3.Row) -> WatchRun:
         try:
-            return self._run(row)
+            return WatchRun(
+                run_at=datetime.fromisoformat(row["run_at"]),
+                folder=row["folder"],
+                verdict=row["verdict"],
+                confidence=row["confidence"],
+                counted=row["counted"],
+                changed=bool(row["changed"]),
+                summary=json.loads(row["summary"]),
+                confidence_is_split=bool(row["confidence_is_split"]),
+                favourable_share=row["favourable_share"],
+            )
         except DAMAGE as error:
             raise WatchDamagedError(watch_id, f"a run of it: {error}") from None
 
     def record_run(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
         # One transaction; a removed watch's run would point at nothing (the foreign key refuses it).
         try:
-            self._record(watch_id, run, next_due)
+            with self._connect() as connection, connection:
+                connection.execute(
+                    "INSERT OR REPLACE INTO watch_runs "
+                    "(watch_id, run_at, folder, verdict, confidence, counted, changed, summary, confidence_is_split, "
+                    "favourable_share) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        watch_id,
+                        stamp(run.run_at),
+                        run.folder,
+                        run.verdict,
+                        run.confidence,
+                        run.counted,
+                        int(run.changed),
+                        json.dumps(run.summary),
+                        int(run.confidence_is_split),
+                        run.favourable_share,
+                    ),
+                )
+                connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (stamp(next_due), watch_id))
         except sqlite3.IntegrityError:
             raise WatchNotFoundError(watch_id) from None
-
-    def _record(self, watch_id: str, run: WatchRun, next_due: datetime) -> None:
-        with self._connect() as connection, connection:
-            connection.execute(
-                "INSERT OR REPLACE INTO watch_runs "
-                "(watch_id, run_at, folder, verdict, confidence, counted, changed, summary, confidence_is_split, "
-                "favourable_share) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    watch_id,
-                    stamp(run.run_at),
-                    run.folder,
-                    run.verdict,
-                    run.confidence,
-                    run.counted,
-                    int(run.changed),
-                    json.dumps(run.summary),
-                    int(run.confidence_is_split),
-                    run.favourable_share,
-                ),
-            )
-            connection.execute("UPDATE watches SET next_due = ? WHERE id = ?", (stamp(next_due), watch_id))
 
     def claim(self, watch: Watch, now: datetime) -> bool:
         with self._connect() as connection, connection:

@@ -7,7 +7,6 @@ when every allowed attempt was used up, record it as failed."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from deepcritical.run.store import (
     RunStore,
     RunSummary,
     StoredEvent,
+    now_text,
     without_paths,
 )
 from deepcritical.service.fanout import EventStream
@@ -32,10 +32,6 @@ from deepcritical.service.queue import Attempt, QueuedRun
 from deepcritical.text import one_line
 
 logger = structlog.get_logger(__name__)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class QueuedRunExecutor:
@@ -71,7 +67,7 @@ class QueuedRunExecutor:
             # Delivered again after its outputs were written but before the queue heard: it is done.
             await self._end(run, folder, "finished", None)
             return
-        self._record(run, folder, status="running", started_at=_now())
+        self._record(run, folder, status="running", started_at=now_text())
         try:
             await self._research(run, folder)
         except asyncio.CancelledError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from enum import Enum
 from typing import Annotated
 
 import structlog
@@ -28,6 +29,7 @@ from deepcritical.run.store import RunInfo
 from deepcritical.service.admission import RunRateLimit
 from deepcritical.service.entries import QueueFullError, RunEndedError, RunNotFoundError
 from deepcritical.service.manager import RunManager
+from deepcritical.service.watches import WatchError, WatchNotFoundError
 from deepcritical.text import MAX_QUESTION_CHARS, NOT_UTF8, shorten
 from deepcritical.web.report_html import folder_report_html
 
@@ -102,14 +104,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, f"{field}: {message}", field)
 
     async def refused(_: Request, error: Exception) -> JSONResponse:
-        assert isinstance(error, RunRequestError)
-        return error_response(422, str(error), error.field)
-
-    async def not_found(_: Request, error: Exception) -> JSONResponse:
-        return error_response(404, str(error))
-
-    async def ended(_: Request, error: Exception) -> JSONResponse:
-        return error_response(409, str(error))
+        # A run request (its field) or a watch refused; an unknown run or watch; a run that has ended.
+        status = 404 if isinstance(error, RunNotFoundError | WatchNotFoundError) else 422
+        status = 409 if isinstance(error, RunEndedError) else status
+        return error_response(status, str(error), getattr(error, "field", None))
 
     async def full(_: Request, error: Exception) -> JSONResponse:
         return error_response(503, f"the run queue is full: {error}", **{"Retry-After": "60"})
@@ -129,9 +127,8 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(500, "the server failed on this request; its log (--verbose) says why")
 
     app.add_exception_handler(RequestValidationError, invalid)
-    app.add_exception_handler(RunRequestError, refused)
-    app.add_exception_handler(RunNotFoundError, not_found)
-    app.add_exception_handler(RunEndedError, ended)
+    for refusal in (RunRequestError, RunNotFoundError, RunEndedError, WatchError):
+        app.add_exception_handler(refusal, refused)
     app.add_exception_handler(QueueFullError, full)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(OSError, unwritable)
@@ -153,12 +150,17 @@ def run_view(manager: RunManager, info: RunInfo) -> RunView:
     return RunView(**info.model_dump(), position=manager.position(info.run_id), files=files, links=links)
 
 
+def api_router(tags: list[str | Enum] | None = None) -> APIRouter:
+    """A router under ``/api`` whose routes declare the bearer scheme in the OpenAPI document (so /docs can send
+    it); ``ApiGuard`` enforces it."""
+    bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
+    return APIRouter(prefix="/api", dependencies=[Depends(bearer)], tags=tags)
+
+
 def build_router(manager: RunManager, settings: Settings, rate_limit: RunRateLimit | None = None) -> APIRouter:
     """The ``/api`` routes: the server's options, starting runs, then each run's state and files (the library's
     are ``web.library_api``'s, the watches' ``web.watch_api``'s)."""
-    # Declares the bearer scheme in the OpenAPI document (so /docs can send it); ApiGuard enforces it.
-    bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
-    router = APIRouter(prefix="/api", dependencies=[Depends(bearer)])
+    router = api_router()
     _add_server_routes(router, manager, settings, rate_limit or RunRateLimit(settings.runs_per_minute))
     _add_run_routes(router, manager)
     return router

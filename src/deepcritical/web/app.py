@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from deepcritical import __version__
@@ -28,7 +28,7 @@ from deepcritical.service.library import Library
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
 from deepcritical.web.api import build_router, install_error_handlers
-from deepcritical.web.deferred import HEALTH_PATH, STATIC
+from deepcritical.web.deferred import HEALTH_PATH, STATIC, page
 from deepcritical.web.library_api import UPLOAD_PATH, build_library_router
 from deepcritical.web.security import add_guards, is_loopback, require_token_beyond_loopback, script_hash
 from deepcritical.web.watch_api import build_watch_router
@@ -106,9 +106,7 @@ def create_app(
     app.include_router(build_watch_router(settings, manager))
     app.router.routes.extend(mcp_routes)
 
-    @app.get("/", include_in_schema=False)
-    async def page() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html; charset=utf-8")
+    app.add_route("/", page, methods=["GET"], include_in_schema=False)  # as the server answers while loading
 
     @app.get(HEALTH_PATH, include_in_schema=False)
     async def health() -> dict[str, str]:

@@ -11,16 +11,15 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPBearer
 from pydantic import BaseModel, Field
 
 from deepcritical.evidence.resources import Resources
 from deepcritical.service.background_embed import BackgroundEmbedder
 from deepcritical.service.library import DocumentListing, Library, LibrarySearch, NoCollectionError
 from deepcritical.text import MAX_QUESTION_CHARS
-from deepcritical.web.api import ErrorBody, error_response
+from deepcritical.web.api import ErrorBody, api_router, error_response
 
 # The route that takes a file: held to DEEPCRITICAL_LIBRARY_MAX_FILE_MB, not to the 64 KiB of the others.
 UPLOAD_PATH = "/api/library/documents"
@@ -101,15 +100,13 @@ async def upload(
 def build_library_router(library: Library, embedder: BackgroundEmbedder | None = None) -> APIRouter:
     """The library's routes on the server's resources; ``embedder`` gives an uploaded large export its vectors
     behind the server."""
-    bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
-    router = APIRouter(prefix="/api", dependencies=[Depends(bearer)], tags=["library"])
+    router = api_router(tags=["library"])
     collection = library.resources.settings.library_collection
 
     @router.post(
         UPLOAD_PATH.removeprefix("/api"),
         status_code=201,
         response_model=UploadResult,
-        tags=["library"],
         responses={413: {"model": ErrorBody}, 415: {"model": ErrorBody}, 422: {"model": ErrorBody}},
     )
     async def upload_document(

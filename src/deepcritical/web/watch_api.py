@@ -1,6 +1,7 @@
 """The watches over HTTP: list, add and remove watched questions, read one's history, and its Atom feed
 (``/api/watches/{id}/feed.atom``) for a feed reader. Under ``/api``, so ``ApiGuard`` applies its token and
-same-origin rules as to every other route; errors have the API's one shape, ``{"error", "field"}``."""
+same-origin rules as to every other route; errors have the API's one shape, ``{"error", "field"}``
+(``web.api.install_error_handlers``: an unknown watch is 404, a refused or damaged one 422)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,16 @@ from pathlib import Path
 from typing import Annotated
 
 import structlog
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 from fastapi import Path as PathParameter
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from redis.exceptions import RedisError
 
 from deepcritical.config import Settings
 from deepcritical.errors import ConfigError
 from deepcritical.run.request import Utf8Str
+from deepcritical.service import watch_run
 from deepcritical.service.manager import RunManager
 from deepcritical.service.team import TeamRunManager
 from deepcritical.service.watch_alerts import atom_feed
@@ -29,18 +30,16 @@ from deepcritical.service.watch_run import settings_for, watch_clock
 from deepcritical.service.watch_schedule import watch_job
 from deepcritical.service.watches import (
     Watch,
-    WatchDamagedError,
-    WatchError,
-    WatchNotFoundError,
     WatchOptions,
     WatchRun,
     WatchStorage,
     describe_interval,
+    folder_in_home,
 )
 from deepcritical.service.watches_redis import open_watches
 from deepcritical.source_table import KNOWN_SOURCES
 from deepcritical.text import MAX_QUESTION_CHARS
-from deepcritical.web.api import ErrorBody, error_response
+from deepcritical.web.api import ErrorBody, api_router, error_response
 
 logger = structlog.get_logger(__name__)
 UNREADABLE_HEADER = "X-DeepCritical-Unreadable"
@@ -74,12 +73,7 @@ class WatchView(BaseModel):
 
 
 def _in_home(run: WatchRun, home: Path) -> WatchRun:
-    """The run with its folder under the server's home ("watches/w-.../runs/watch-..."): a client of the API has
-    no use for the server's own paths, which name its user and layout (MCP's stdio client, on the same machine,
-    is given the whole path)."""
-    folder = Path(run.folder)
-    shown = folder.relative_to(home) if folder.is_relative_to(home) else Path(folder.name)
-    return run.model_copy(update={"folder": shown.as_posix()})
+    return run.model_copy(update={"folder": folder_in_home(run.folder, home)})
 
 
 def watch_view(watch: Watch, home: Path, history: list[WatchRun] | None = None) -> WatchView:
@@ -108,8 +102,7 @@ async def schedule_first_run(manager: RunManager, watch: Watch, settings: Settin
 
 
 def build_watch_router(settings: Settings, manager: RunManager) -> APIRouter:
-    bearer = HTTPBearer(auto_error=False, description="DEEPCRITICAL_API_TOKEN, when the server has one")
-    router = APIRouter(prefix="/api", dependencies=[Depends(bearer)], tags=["watches"])
+    router = api_router(tags=["watches"])
 
     opened: list[WatchStorage] = []
 
@@ -139,27 +132,17 @@ def _reading_routes(router: APIRouter, settings: Settings, store: Callable[[], W
         return views
 
     @router.get("/watches/{watch_id}", response_model=WatchView, responses={404: {"model": ErrorBody}})
-    async def get_watch(watch_id: WatchId) -> WatchView | JSONResponse:
+    async def get_watch(watch_id: WatchId) -> WatchView:
         """One watch with its history: each run's verdict, confidence, counted studies and what changed."""
-        try:
-            watches = store()
-            return watch_view(watches.get(watch_id), settings.home, watches.history(watch_id))
-        except WatchNotFoundError as error:
-            return error_response(404, error.message, "id")
-        except WatchDamagedError as error:
-            return error_response(422, error.message, "id")
+        watches = store()
+        return watch_view(watches.get(watch_id), settings.home, watches.history(watch_id))
 
     @router.get("/watches/{watch_id}/feed.atom", responses={404: {"model": ErrorBody}})
     async def watch_feed(watch_id: WatchId) -> Response:
         """The watch's Atom feed: one entry per run in which something changed."""
-        try:
-            watches = store()
-            watch = watches.get(watch_id)
-            feed = atom_feed(watch, watches.history(watch_id), now=watch_clock(settings_for(watch.options, settings)))
-        except WatchNotFoundError as error:
-            return error_response(404, error.message, "id")
-        except WatchDamagedError as error:
-            return error_response(422, error.message, "id")
+        watches = store()
+        watch = watches.get(watch_id)
+        feed = atom_feed(watch, watches.history(watch_id), now=watch_clock(settings_for(watch.options, settings)))
         return Response(feed, media_type="application/atom+xml; charset=utf-8")
 
 
@@ -174,21 +157,9 @@ def _changing_routes(
         at once), then every interval."""
         options = WatchOptions(sources=body.sources, no_llm=body.no_llm, demo=settings.demo_mode)
         try:
-            watch_settings = settings_for(options, settings)
             # Off the event loop: the webhook's host is resolved (a slow DNS server would hold every request).
-            watch = await asyncio.to_thread(
-                partial(
-                    store().add,
-                    body.question,
-                    every=body.every,
-                    options=options,
-                    webhook=body.webhook,
-                    now=watch_clock(watch_settings),
-                    allow_private_webhook=settings.webhook_allow_private,
-                )
-            )
-        except WatchError as error:
-            return error_response(422, error.message, error.field)
+            add = partial(watch_run.add_watch, store, settings, body.question, options, webhook=body.webhook)
+            watch = await asyncio.to_thread(add, every=body.every)
         except ConfigError as error:
             return error_response(422, str(error), "sources")
         await schedule_first_run(manager, watch, settings)
@@ -197,8 +168,5 @@ def _changing_routes(
     @router.delete("/watches/{watch_id}", status_code=204, responses={404: {"model": ErrorBody}})
     async def remove_watch(watch_id: WatchId) -> Response:
         """Stop watching (the run folders stay)."""
-        try:
-            store().remove(watch_id)
-        except WatchNotFoundError as error:
-            return error_response(404, error.message, "id")
+        store().remove(watch_id)
         return Response(status_code=204)
