@@ -8,8 +8,12 @@ development half), the texts read from ``../shared/data`` by the pointers the se
 where a labelled group's value (as written) begins; a value labelled in other words than the text's ("3" for
 "three") marks the numbers of that value.
 
-    PYTHONPATH=src python training/number_tagger.py              # grouped CV of every variant (the log below)
+    PYTHONPATH=src python training/number_tagger.py              # grouped CV of every variant (phases/23_readers.md)
     PYTHONPATH=src python training/number_tagger.py --write      # ... then fit the chosen variant on all, write it
+    PYTHONPATH=src python training/number_tagger.py --verify     # fit the chosen variant on all: the shipped file?
+
+``--verify`` runs no cross-validation and writes no weights: it exits 1 unless the fit is the shipped
+``number_tagger.json`` byte for byte, and on a match records so in the sidecar and card.
 
 Protocol: 5-fold cross-validation grouped by article (an article's texts, from any set, fall in one fold; seed
 below); each variant's out-of-fold readings are pooled and scored by bench/stats_bench.py's figures (F1 of p-values,
@@ -31,7 +35,15 @@ from sklearn.model_selection import GroupKFold
 from deepcritical.reading import patterns as pt
 from deepcritical.reading.number_tagger import WEIGHTS, GroupTagger
 from deepcritical.reading.statistics import number_features, read_effects
-from provenance import ROOT, artefact, data_hashes, git_commit, this_command, write_provenance
+from provenance import (
+    ROOT,
+    artefact,
+    data_hashes,
+    git_commit,
+    record_verification,
+    this_command,
+    write_provenance,
+)
 
 sys.path.insert(0, str(ROOT / "bench"))
 from effects_bench import groups_key
@@ -125,11 +137,45 @@ def _line(name: str, found: dict[str, Any]) -> str:
     return f"{name:<32} {cells}  significance {found['significance']:.3f} ({found['judged']})"
 
 
+def fit_chosen(entries: list[dict[str, Any]], texts: dict[str, str]) -> tuple[GroupTagger, str]:
+    """The chosen variant fitted on every labelled text, and the weights file's text for it."""
+    rows, targets = [], []
+    for entry in entries:
+        entry_rows, entry_targets = tagged(entry, texts[entry["id"]])
+        rows += entry_rows
+        targets += entry_targets
+    tagger = fit(rows, targets, *CHOSEN)
+    weights = {"weights": dict(sorted(tagger.weights.items())), "bias": tagger.bias}
+    weights |= {"threshold": tagger.threshold, "mode": tagger.mode}
+    return tagger, json.dumps(weights, indent=0, sort_keys=True) + "\n"
+
+
+def data_read() -> dict[str, str]:
+    bench = ROOT / "bench"
+    data_files = [bench / name for name in ("effects_labels.json", "effects_labels_validation.json")]
+    data_files += [bench / "stats_labels.json", SECOND, THIRD, FOURTH]
+    return data_hashes([EI_DATA / "annotations.csv", EI_DATA / "splits.csv", *data_files])
+
+
+def verify(entries: list[dict[str, Any]], texts: dict[str, str]) -> None:
+    _tagger, text = fit_chosen(entries, texts)
+    if text != WEIGHTS.read_text(encoding="utf-8"):
+        sys.exit(f"not reproduced: the tagger fitted now differs from the shipped {WEIGHTS.name}")
+    reproduced = f"yes: `{this_command()}` at commit {git_commit()} fits the same file"
+    record_verification(ARTEFACT, reproduced, data_read())
+    print(f"reproduced: {WEIGHTS.name}; recorded in {ARTEFACT.sidecar.name} and {ARTEFACT.card.name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="fit the chosen variant on every text and ship it")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--write", action="store_true", help="fit the chosen variant on every text and ship it")
+    action.add_argument("--verify", action="store_true", help="fit the chosen variant: is it the shipped file?")
     args = parser.parse_args()
     entries, texts = labelled()
+    if args.verify:
+        verify(entries, texts)
+        return
     print(f"{len(entries)} texts, {sum(len(e['results']) for e in entries)} results, {FOLDS}-fold grouped CV")
     log = cross_validate(entries, texts)
     for name, found in log:
@@ -139,16 +185,9 @@ def main() -> None:
     chosen_name = f"C {CHOSEN[0]} threshold {CHOSEN[1]} {CHOSEN[2]}"
     chosen = dict(log)[chosen_name]
     rules = dict(log)["rules alone"]
-    rows, targets = [], []
-    for entry in entries:
-        entry_rows, entry_targets = tagged(entry, texts[entry["id"]])
-        rows += entry_rows
-        targets += entry_targets
-    tagger = fit(rows, targets, *CHOSEN)
-    commit = git_commit()
-    weights = {"weights": dict(sorted(tagger.weights.items())), "bias": tagger.bias}
-    weights |= {"threshold": tagger.threshold, "mode": tagger.mode}
-    WEIGHTS.write_text(json.dumps(weights, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    tagger, text = fit_chosen(entries, texts)
+    commit = git_commit()  # before the weights are written: after, the tree has changes
+    WEIGHTS.write_text(text, encoding="utf-8")
     protocol = (
         f"{FOLDS}-fold cross-validation grouped by article (seed {SEED}) over {len(entries)} labelled texts (every "
         "set but round 4's held-out half), out-of-fold readings pooled, scored as bench/stats_bench.py; the variant "
@@ -162,10 +201,6 @@ def main() -> None:
     figures_out.append(
         {"measure": "significance, with the tagger", "value": round(chosen["significance"], 4), "protocol": protocol}
     )
-    bench = ROOT / "bench"
-    data_files = [bench / name for name in ("effects_labels.json", "effects_labels_validation.json")]
-    data_files += [bench / "stats_labels.json", SECOND, THIRD, FOURTH]
-    hashes = data_hashes([EI_DATA / "annotations.csv", EI_DATA / "splits.csv", *data_files])
     record = {
         "title": "The statistics reader's number tagger (which numbers are groups' values)",
         "script": "training/number_tagger.py",
@@ -175,8 +210,8 @@ def main() -> None:
         "data": "hand labels in bench/stats_labels*.json and effects_labels*.json (round 4's held-out half left "
         "out); texts from Evidence Inference 2.0 (MIT), PubMedQA PQA-L contexts (MIT), MedEvidence development "
         "abstracts, in ../shared/data",
-        "data_sha256": hashes,
-        "reproduced": "no: not refitted since written (the fit is deterministic: lbfgs, the folds seeded)",
+        "data_sha256": data_read(),
+        "reproduced": "no: written by this command; not yet rebuilt by `--verify`",
         "figures": figures_out,
         "parameters": {"C": CHOSEN[0], "threshold": CHOSEN[1], "mode": CHOSEN[2], "features": len(tagger.weights)},
     }
