@@ -184,7 +184,8 @@ class Reranker(Protocol):
 
 
 class ResultReader:
-    """Reads results with the learned weights; build one with ``ResultReader.load()`` (cached)."""
+    """Reads results with the learned weights; build one with ``ResultReader.load()`` (the weights are read once a
+    process; a transformer reader remembers what it read, so build one a run)."""
 
     def __init__(
         self,
