@@ -178,7 +178,7 @@ def every_figure() -> dict[str, Any]:
     found["stats_labels_third"] = {half: figures(_in_half(third, half), third_texts) for half in HALVES}
     fourth, fourth_texts = load(FOURTH)
     found["stats_labels_fourth"] = {
-        half: figures([e for e in fourth if fourth_half_of(e["id"]) == half], fourth_texts) for half in HALVES
+        half: figures(_in_half(fourth, half, fourth_half_of), fourth_texts) for half in HALVES
     }
     evidence = {**evidence_texts("train"), **evidence_texts("validation")}
     for path in (EFFECTS_DEVELOPMENT, EFFECTS_VALIDATION):
@@ -193,14 +193,17 @@ def _in_fold(labels: list[dict[str, Any]], fold: str) -> list[dict[str, Any]]:
 HALVES = ("development", "held_out")
 
 
-def _in_half(labels: list[dict[str, Any]], half: str) -> list[dict[str, Any]]:
-    return [entry for entry in labels if half_of(entry["id"]) == half]
+def _in_half(
+    labels: list[dict[str, Any]], half: str, which_half: Callable[[str], str] = half_of
+) -> list[dict[str, Any]]:
+    return [entry for entry in labels if which_half(entry["id"]) == half]
 
 
-def third_set(*, show_misses: bool, held_out: bool) -> None:
-    """Round 3's development half per source (its misses when asked); its held-out half only when asked."""
-    labels, texts = load(THIRD)
-    development = _in_half(labels, "development")
+def halved_set(path: Path, which_half: Callable[[str], str], *, show_misses: bool, held_out: bool) -> None:
+    """A halved round's (3 or 4) development half per source (its misses when asked); its held-out half only when
+    asked."""
+    labels, texts = load(path)
+    development = _in_half(labels, "development", which_half)
     misses: list[str] = []
     print(line("development half", figures(development, texts, misses if show_misses else None)))
     for source in ("ei", "eiabs", "eift", "pubmedqa", "medevidence"):
@@ -208,21 +211,7 @@ def third_set(*, show_misses: bool, held_out: bool) -> None:
     if show_misses:
         print("\n".join(misses))
     if held_out:
-        print(line("held-out half", figures(_in_half(labels, "held_out"), texts)))
-
-
-def fourth_set(*, show_misses: bool, held_out: bool) -> None:
-    """Round 4's development half per source (its misses when asked); its held-out half only when asked."""
-    labels, texts = load(FOURTH)
-    development = [entry for entry in labels if fourth_half_of(entry["id"]) == "development"]
-    misses: list[str] = []
-    print(line("development half", figures(development, texts, misses if show_misses else None)))
-    for source in ("ei", "eiabs", "eift", "pubmedqa", "medevidence"):
-        print(line(f"  {source}", figures([e for e in development if source_of(e["id"]) == source], texts)))
-    if show_misses:
-        print("\n".join(misses))
-    if held_out:
-        print(line("held-out half", figures([e for e in labels if fourth_half_of(e["id"]) == "held_out"], texts)))
+        print(line("held-out half", figures(_in_half(labels, "held_out", which_half), texts)))
 
 
 def second_set(misses_of: str | None) -> None:
@@ -249,10 +238,10 @@ def main() -> None:
     parser.add_argument("--held-out", action="store_true", help="with --third/--fourth: the held-out half too")
     args = parser.parse_args()
     if args.fourth:
-        fourth_set(show_misses=args.misses, held_out=args.held_out)
+        halved_set(FOURTH, fourth_half_of, show_misses=args.misses, held_out=args.held_out)
         return
     if args.third:
-        third_set(show_misses=args.misses, held_out=args.held_out)
+        halved_set(THIRD, half_of, show_misses=args.misses, held_out=args.held_out)
         return
     if args.second:
         second_set(args.misses_of)

@@ -253,8 +253,12 @@ def draw_third(seed: int = THIRD_SEED) -> dict[str, str]:
     """Texts from articles no earlier labelled set holds (effects_labels*.json, stats_labels*.json), from
     Evidence Inference train and validation articles (evidence, abstracts' results, full-text Results),
     PubMedQA RESULTS contexts and MedEvidence paragraphs."""
-    labels = ("stats_labels.json", "stats_labels_second.json")
-    drawn = _Draw(seed, labels, all_texts(third=True), _THIRD_LONGEST)
+    return _draw_as_third(seed, ("stats_labels.json", "stats_labels_second.json"))
+
+
+def _draw_as_third(seed: int, label_files: tuple[str, ...]) -> dict[str, str]:
+    """The third draw's sources, counts and length, from articles none of ``label_files`` (nor round 1's) holds."""
+    drawn = _Draw(seed, label_files, all_texts(third=True), _THIRD_LONGEST)
     take = drawn.take
     take("ei", THIRD_COUNTS["ei"])
     take("ei", THIRD_COUNTS["ei_ci"], _MENTIONS_CI)
@@ -278,16 +282,7 @@ def fourth_half_of(text_id: str) -> str:
 
 def draw_fourth(seed: int = FOURTH_SEED) -> dict[str, str]:
     """As ``draw_third`` (same sources, counts and length), from articles none of the three earlier sets holds."""
-    labels = ("stats_labels.json", "stats_labels_second.json", "stats_labels_third.json")
-    drawn = _Draw(seed, labels, all_texts(third=True), _THIRD_LONGEST)
-    take = drawn.take
-    take("ei", THIRD_COUNTS["ei"])
-    take("ei", THIRD_COUNTS["ei_ci"], _MENTIONS_CI)
-    take("eiabs", THIRD_COUNTS["eiabs"], _STATISTIC)
-    take("eift", THIRD_COUNTS["eift"], _PARAGRAPH)
-    take("pubmedqa", THIRD_COUNTS["pubmedqa"])
-    take("medevidence", THIRD_COUNTS["medevidence"], _STATISTIC)
-    return drawn.kept()
+    return _draw_as_third(seed, ("stats_labels.json", "stats_labels_second.json", "stats_labels_third.json"))
 
 
 def main() -> None:
