@@ -48,6 +48,25 @@ _CUE_REACH = 40
 _SENTENCE_END = re.compile(r"\.\s+(?=[A-Z(\[])|\n|;")
 
 
+def _named_patterns(*pairs: tuple[str, str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(pattern)) for name, pattern in pairs)
+
+
+# What the 14 characters after a number begin with, and what those before it end with: a feature each.
+_AFTER = _named_patterns(
+    ("percent", r"\s?%"),
+    ("plus_minus_after", r"\s*(?:±|\+/-)"),
+    ("count_with_percent", r"\s*[(\[]\s*\d+(?:\.\d+)?\s?%"),
+    ("over_total", r"\s*/\s*\d"),
+    ("range_start", r"\s*(?:-|–|to)\s*\d"),
+)
+_BEFORE = _named_patterns(
+    ("is_total", r"(?:/|\bof)\s*$"),
+    ("is_sd", r"(?:±|\+/-)\s*$"),
+    ("range_end", r"\d\s*(?:-|–|to)\s*$"),
+)
+
+
 @dataclass(frozen=True)
 class NumberToken:
     """A number of the text (digits or a small number in words) and where it stands."""
@@ -133,22 +152,8 @@ def token_features(
         stripped_after, stripped_before = after.lstrip(), before.rstrip()
         row.append(f"next_char:{stripped_after[:1] or 'END'}")
         row.append(f"prev_char:{stripped_before[-1:] or 'START'}")
-        if re.match(r"\s?%", after):
-            row.append("percent")
-        if re.match(r"\s*(?:±|\+/-)", after):
-            row.append("plus_minus_after")
-        if re.match(r"\s*[(\[]\s*\d+(?:\.\d+)?\s?%", after):
-            row.append("count_with_percent")
-        if re.match(r"\s*/\s*\d", after):
-            row.append("over_total")
-        if re.search(r"(?:/|\bof)\s*$", before):
-            row.append("is_total")
-        if re.search(r"(?:±|\+/-)\s*$", before):
-            row.append("is_sd")
-        if re.search(r"\d\s*(?:-|–|to)\s*$", before):
-            row.append("range_end")
-        if re.match(r"\s*(?:-|–|to)\s*\d", after):
-            row.append("range_start")
+        row += [name for name, pattern in _AFTER if pattern.match(after)]
+        row += [name for name, pattern in _BEFORE if pattern.search(before)]
         words_before = _words(plain[max(0, token.start - 40) : token.start])[-3:]
         words_after = _words(plain[token.end : token.end + 40])[:3]
         row += [f"w-{len(words_before) - i}:{w}" for i, w in enumerate(words_before)]
