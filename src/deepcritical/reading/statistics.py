@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from deepcritical.reading import patterns as pt
@@ -31,34 +31,46 @@ def read_effects(text: str, tagger: GroupTagger | Literal["shipped"] | None = SH
     """Every statistical result ``text`` states, in the order they are written; ``tagger`` (the shipped one by
     default, None for the rules alone) judges which numbers are groups' values."""
     doc = _stat_text(text)
-    drafts = find_estimates(doc)
-    p_values = find_p_values(doc)
-    drafts += find_percent_changes(doc)
-    taken_before = bytearray(doc.taken)
-    p_starts = [start for start, _end, _p in p_values]
-    groups = find_group_values(doc, p_starts)
+    rules = _RulesReading.of(doc)
+    groups = rules.groups
     chosen = default_tagger() if tagger == SHIPPED else tagger
     if chosen is not None:
-        groups = _tagged_groups(doc, groups, chosen, taken_before, p_starts)
-    drafts += groups
+        groups = _tagged_groups(doc, groups, chosen, rules.taken_before, rules.p_starts)
+    drafts = [*rules.drafts, *groups]
     drafts.sort(key=lambda d: d.start)
-    drafts = attach_p_values(doc, drafts, p_values)
+    drafts = attach_p_values(doc, drafts, rules.p_values)
     effects = [_effect(doc, draft) for draft in sorted(drafts, key=lambda d: (d.start, d.end))]
     return _significance_of_groups_without_p(doc, effects)
+
+
+@dataclass(frozen=True)
+class _RulesReading:
+    """What the rules read before the tagger: estimates and percent changes (``drafts``), the p-values, which
+    characters those took (``taken_before``) and the groups' values."""
+
+    drafts: list[Draft]
+    p_values: list[tuple[int, int, str]]
+    taken_before: bytearray
+    p_starts: list[int]
+    groups: list[Draft]
+
+    @classmethod
+    def of(cls, doc: StatText) -> _RulesReading:
+        drafts = find_estimates(doc)
+        p_values = find_p_values(doc)
+        drafts += find_percent_changes(doc)
+        taken_before = bytearray(doc.taken)
+        p_starts = [start for start, _end, _p in p_values]
+        return cls(drafts, p_values, taken_before, p_starts, find_group_values(doc, p_starts))
 
 
 def number_features(text: str) -> tuple[str, list[NumberToken], list[list[str]]]:
     """The normalised text, its numbers and each number's features, as ``read_effects`` gives them to its tagger
     (training/number_tagger.py fits the tagger on them)."""
     doc = _stat_text(text)
-    find_estimates(doc)
-    p_values = find_p_values(doc)
-    find_percent_changes(doc)
-    taken_before = bytearray(doc.taken)
-    p_starts = [start for start, _end, _p in p_values]
-    groups = find_group_values(doc, p_starts)
+    rules = _RulesReading.of(doc)
     tokens = number_tokens(doc.plain)
-    return doc.plain, tokens, _features(doc, tokens, groups, taken_before, p_starts)
+    return doc.plain, tokens, _features(doc, tokens, rules.groups, rules.taken_before, rules.p_starts)
 
 
 def _features(
