@@ -19,6 +19,7 @@ from deepcritical.agents.output import NATIVE, PROMPTED, PROMPTED_JSON, TOOL
 from deepcritical.config import Settings, load_settings
 from deepcritical.errors import ConfigError
 from deepcritical.options import DEFAULT_MODEL
+from deepcritical.reading.results import ResultReader
 from deepcritical.run import setup
 from deepcritical.sources.factory import make_http_client
 
@@ -30,7 +31,7 @@ def settings(**values: object) -> Settings:
 
 
 def resolve_models(configured: Settings) -> AgentModels:
-    return setup.agent_models(configured, make_http_client())
+    return setup.agent_models(configured, make_http_client(), ResultReader.load())
 
 
 @pytest.fixture(autouse=True)

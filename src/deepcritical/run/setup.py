@@ -88,15 +88,13 @@ def record_checker(settings: Settings, client: httpx2.AsyncClient) -> RecordChec
     )
 
 
-def agent_models(
-    settings: Settings, client: httpx2.AsyncClient, result_reader: ResultReader | None = None
-) -> AgentModels:
+def agent_models(settings: Settings, client: httpx2.AsyncClient, result_reader: ResultReader) -> AgentModels:
     """The Brain's, the Judge's and the Report's models; a live model without its key is a ConfigError. The demo's
-    Judge and Report read studies with ``result_reader`` (the run's; else the settings' reader, loaded here)."""
+    Judge and Report read studies with ``result_reader``, the run's: a second reader would read it all again."""
     if settings.demo_mode:
         from deepcritical.demo.models import demo_models
 
-        brain, judge, report = demo_models(result_reader or load_reader(settings.reader, settings.named("reader")))
+        brain, judge, report = demo_models(result_reader)
         return AgentModels(
             brain=brain, judge=judge, report=report, name="demo (deterministic FunctionModels)", report_in_code=True
         )
