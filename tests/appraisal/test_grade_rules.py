@@ -9,6 +9,7 @@ from __future__ import annotations
 from deepcritical.appraisal.answer import AppraisedStudy, appraise
 from deepcritical.appraisal.certainty import imprecision_domain, inconsistency_domain
 from deepcritical.appraisal.directness import direct_to_the_frame
+from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.risk_of_bias import risk_of_bias
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.verdict import counted_verdict, verdict_weight
@@ -18,7 +19,7 @@ from deepcritical.report.sections import verdict_block
 from helpers.builders import evidence_view
 
 
-def verdict_of(question: str, studies: list) -> Verdict:  # type: ignore[type-arg]
+def verdict_of(question: str, studies: list[EvidenceView]) -> Verdict:
     return counted_verdict(question, strength_of(question, studies), studies)
 
 
