@@ -143,12 +143,15 @@ async def test_each_demo_topic_gets_the_answer_its_corpus_states(
 
 
 # Questions outside the demo corpus (issue 38): nothing collected names colchicine, amoxicillin or tranexamic acid,
-# and no study names statins with dementia. Each is insufficient data and says which part of its frame nothing names.
+# and no study names statins with dementia (in any wording). Each is insufficient data and says which part of its
+# frame nothing names.
 OUT_OF_CORPUS = [
     ("Does colchicine reduce cardiovascular events after myocardial infarction?", "intervention (colchicine)"),
     ("Is amoxicillin effective for acute otitis media in children?", "intervention (amoxicillin)"),
     ("Does tranexamic acid reduce blood loss in hip replacement surgery?", "intervention (tranexamic acid)"),
     ("Do statins prevent dementia?", "intervention (statins) with outcome (dementia)"),
+    # A sepsis trial's "risk of muscle injury" names a risk, not dementia (this wording was "yes" from it).
+    ("Do statins reduce the risk of dementia?", "intervention (statins) with outcome (risk of dementia)"),
 ]
 
 

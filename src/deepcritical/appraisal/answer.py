@@ -216,8 +216,7 @@ def review_answer(studies: Sequence[AppraisedStudy], gaps: Sequence[str] = (), w
     (``gaps``: which part of the frame nothing matched)."""
     carrying = [study for study in studies if study.carries]
     if not carrying:
-        why = "Insufficient: no counted study states a result for the question's outcome, intervention against "
-        why += "comparator"
+        why = "Insufficient: no counted study states a result for the question's outcome under its intervention"
         why += f"; nothing collected names the question's {' or its '.join(gaps)}." if gaps else "."
         return ReviewReading("insufficient data", why=f"{why} {why_not[:1].upper()}{why_not[1:]}." if why_not else why)
     if (pooled := pooled_ratio(carrying)) is not None:

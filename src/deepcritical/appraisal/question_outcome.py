@@ -12,9 +12,11 @@ from deepcritical.appraisal.question_comparison import ANY_OUTCOME, SAME_OUTCOME
 from deepcritical.reading.abbreviations import defined_abbreviations
 from deepcritical.reading.comparison import stems
 from deepcritical.reading.frame import QuestionFrame
+from deepcritical.reading.frame_words import OUTCOME_MEASURES
 from deepcritical.reading.units import TextUnit
 from deepcritical.text import collapse_whitespace
 
+_MEASURES = frozenset(stems(" ".join(OUTCOME_MEASURES)))
 _ASKS_BENEFIT = re.compile(r"\b(?:help|benefit)s?\b(?!\s+(?:from|predict))", re.IGNORECASE)
 # A statistic in a sentence: a percentage, a ratio, an interval or a p-value.
 _STATISTIC_WORDS = r"\d\s*%|\b(?:[HOR]R|CI)\b|\bp\s*[<=>≤]"
@@ -133,7 +135,9 @@ class QuestionOutcome:
         """Whether the study names one of the question's own outcomes anywhere (it studied it), whatever its
         results sentences say; never for a question with no outcome of its own ("outcomes in heart failure")."""
         named = set(stems(f"{item.title} {item.text}"))
-        return any(outcome & named for outcome in self._outcomes_of(item))
+        # Words of how it is counted go when others remain: "the risk of dementia" is named by "dementia", never by
+        # a sepsis trial's "risk of muscle injury" (a sentence's result may still say "risk" for the outcome).
+        return any(((outcome - _MEASURES) or outcome) & named for outcome in self._outcomes_of(item))
 
     def _defined_outcome(self, sentence: str, item: EvidenceView, *, composites: bool = True) -> set[str]:
         """The words of the outcome a sentence names only as the study's "primary outcome" (or secondary, main),

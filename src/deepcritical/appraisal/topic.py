@@ -30,7 +30,7 @@ from deepcritical.questions import entity_terms, key_terms, stem
 from deepcritical.reading.abbreviations import defined_abbreviations, expands
 from deepcritical.reading.comparison import stems as outcome_stems
 from deepcritical.reading.frame import GENERIC_OUTCOMES, frame_question, terms_of
-from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, PEOPLE
+from deepcritical.reading.frame_words import ASPECT_HEADS, OPEN_HEADS, OUTCOME_MEASURES, PEOPLE
 
 # Words that say how an intervention is given or an outcome measured, not what it is: "vitamin D
 # supplementation" is named by a trial of "oral vitamin D", "the risk of fractures" by one of "fractures".
@@ -55,15 +55,7 @@ _MANNER = frozenset(
         "dose",
         "doses",
         "prescription",
-        "risk",
-        "risks",
-        "rate",
-        "rates",
-        "incidence",
-        "prevalence",
-        "level",
-        "levels",
-        "odds",
+        *OUTCOME_MEASURES,
     }
 )
 # How much, how often, for how long and by which route an intervention is given: "100 mg thalidomide daily",

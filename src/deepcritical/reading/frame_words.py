@@ -41,6 +41,9 @@ OPEN_HEADS = words(
     strategy strategies factor factors management
     """
 )
+# Words that say how an outcome is counted, not what it is: "the risk of dementia" is dementia, and a study that
+# names a risk of something else does not name it.
+OUTCOME_MEASURES = words("risk risks rate rates incidence prevalence level levels odds")
 # Heads that say how an intervention is looked at, not what it is: "the use of aspirin" is about aspirin.
 ASPECT_HEADS = words(
     """
