@@ -76,6 +76,20 @@ def test_demo_is_the_demo_preset_not_a_flag_alone(tmp_path: Path) -> None:
     assert str(settings.searxng_base_url).startswith(DEMO_SEARXNG_URL)
 
 
+@pytest.mark.parametrize(
+    ("variable", "demo", "demo_sources"), [("DEMO_MODE", True, False), ("DEEPCRITICAL_DEMO_SOURCES", False, True)]
+)
+def test_a_demo_the_server_or_environment_set_is_recorded_with_the_request(
+    tmp_path: Path, variable: str, demo: bool, demo_sources: bool
+) -> None:
+    # A demo server's run, resumed later from its folder without that server, must stay a demo.
+    plan = RunRequest(question=QUESTION).plan(base(tmp_path, **{variable: True}).with_presets())
+    assert (plan.request.demo, plan.request.demo_sources) == (demo, demo_sources)
+    resumed = RunRequest.model_validate_json(plan.request.model_dump_json()).settings(base(tmp_path))
+    assert (resumed.demo_mode, resumed.demo_sources) == (demo, True)
+    assert RunRequest(question=QUESTION).plan(base(tmp_path)).request.demo is False
+
+
 def test_settings_are_validated_not_copied(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="DEEPCRITICAL_MAX_ITERATIONS"):
         RunRequest(question=QUESTION, max_iterations=99).settings(base(tmp_path))

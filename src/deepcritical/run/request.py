@@ -129,7 +129,11 @@ class RunRequest(BaseModel):
         the shared runs folder)."""
         settings = self.settings(base)
         run_id = run_id or new_run_id()
-        return RunPlan(self, settings, run_id, folder if folder is not None else runs_folder(settings) / run_id)
+        # The request as it runs: a demo mode the server or the environment set (DEMO_MODE) is recorded with it,
+        # so the run resumed from its folder stays a demo (it asked for a live model, and would have searched live).
+        demo = settings.demo_mode
+        recorded = self.model_copy(update={"demo": demo, "demo_sources": settings.demo_sources and not demo})
+        return RunPlan(recorded, settings, run_id, folder if folder is not None else runs_folder(settings) / run_id)
 
 
 def checked_sources(sources: list[str] | None, server: Settings) -> list[SourceName]:
