@@ -327,7 +327,8 @@ def extractive_report(
         f"{quantity(len(sources), 'source')} "
         f"({', '.join(sources) or 'none'}): the findings are sentences quoted from abstracts, registry entries and "
         "snippets, strongest study designs first; each item's design and level come from its publication types, "
-        "MeSH headings or text (shown in the references); risk of bias, precision and effect sizes were not appraised."
+        "MeSH headings or text (shown in the references); risk of bias and imprecision are judged in code from what "
+        "the texts state (the GRADE reasons under the summary of findings), not by a reviewer."
     )
     return ResearchReport(
         question=question,
