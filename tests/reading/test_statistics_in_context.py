@@ -165,3 +165,21 @@ def test_a_groups_count_named_in_words_before_its_group() -> None:
 def test_values_over_time_from_baseline_are_within_one_group() -> None:
     effect = only("Scores improved over the year (baseline 12.9 ± 2.9 vs. 14.7 ± 2.6 vs. 15.8 ± 2.1, p = 0.02).")
     assert effect.within_group
+
+
+def test_two_results_after_compared_with_across_a_semicolon_stay_two_estimates() -> None:
+    # A new user's text: "compared with placebo; NNT 12" joined the difference and the NNT as two groups' values.
+    found = results(
+        "Mean systolic blood pressure fell by 8.2 mmHg (95% CI -11.0 to -5.4) compared with placebo; "
+        "NNT 12 (95% CI 7 to 40)."
+    )
+    assert [(e.measure, e.value, e.ci_low, e.ci_high) for e in found] == [
+        ("MD", -8.2, -11.0, -5.4),
+        ("NNT", 12.0, 7.0, 40.0),
+    ]
+
+
+def test_a_second_groups_range_after_an_iqr_is_a_groups_value_not_a_difference() -> None:
+    # "7 [5-10]" after "[IQR 4-9] vs" was read as a mean difference of 7 (95% CI 5 to 10).
+    effect = only("No significant difference in length of stay (median 6 [IQR 4-9] vs 7 [5-10] days, p = NS).")
+    assert (effect.measure, effect.groups, effect.p) == ("group_values", ("6 [IQR 4-9]", "7 [5-10]"), "NS")

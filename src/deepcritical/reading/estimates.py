@@ -60,7 +60,10 @@ _CHANGED_BY_JUST_BEFORE = re.compile(
 _AVERAGE_JUST_BEFORE = re.compile(r"\b(?i:median|mean|average)\s*(?:[=:]|was|is|of)?\s*$")
 # Two values with their intervals joined by "vs" are each group's value ("-5.02 [95% CI -5.9, -4.1] kg vs. -4.1
 # [95% CI -4.8, -3.3] kg"), not two estimates.
-_VERSUS_GAP = re.compile(r"[^\d]{0,20}?\b(?:vs\.?|versus|compared\s+(?:with|to))[^\d]{0,20}", re.IGNORECASE)
+# Never across a semicolon: "fell by 8.2 mmHg (95% CI ...) compared with placebo; NNT 12 (95% CI ...)" is two results.
+_VERSUS_GAP = re.compile(r"[^\d;]{0,20}?\b(?:vs\.?|versus|compared\s+(?:with|to))[^\d;]{0,20}", re.IGNORECASE)
+# The second group's range after the first's ("median 6 [IQR 4-9] vs 7 [5-10] days"): a group's value, no estimate.
+_RANGE_VERSUS_JUST_BEFORE = re.compile(r"\b(?i:IQR|interquartile\s+range|range)\b[^\])]*[\])]\s*(?i:vs\.?|versus)\s*$")
 _CHANGE_AFTER = re.compile(r"[\s;,)\]]*(?:p\s*[<=>][^)]*\)\s*)?(?i:lower|higher|more|fewer|less|greater)\b")
 
 
@@ -126,7 +129,7 @@ def find_estimates(doc: StatText) -> list[Draft]:
         ):
             continue  # "4.0 (2.0-6.0)": a median and its range, read as a group's value
         before = doc.plain[max(doc.sentence_start(match.start()), match.start() - 160) : match.start()]
-        if not has_label and _AVERAGE_JUST_BEFORE.search(before):
+        if not has_label and (_AVERAGE_JUST_BEFORE.search(before) or _RANGE_VERSUS_JUST_BEFORE.search(before)):
             continue  # "median = 4 [1-8] wk": a group's median and its range, whatever measure the sentence names
         value = number(match.group("value"))
         bounds = match.groupdict()
