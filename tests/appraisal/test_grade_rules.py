@@ -58,6 +58,8 @@ def test_the_verdict_line_of_an_insufficient_answer_says_whose_certainty_it_is_a
     assert "GRADE certainty of the studies naming the outcome, their result unread: very low" in line
     # "confidence 0.00 from one study" would read as one study's result weighed: there is none.
     assert "from one study" not in line
+    assert "confidence" not in line  # "Insufficient evidence (confidence 0.00" is no figure about the evidence
+    assert "\n**Insufficient evidence** (computed in code; GRADE certainty of the studies" in line
 
 
 def test_an_insufficient_answer_whose_intervention_nothing_names_states_no_certainty() -> None:

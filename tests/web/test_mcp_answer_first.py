@@ -61,3 +61,21 @@ def test_a_finished_runs_result_opens_with_its_frame_then_its_answer_and_certain
     assert content.text.endswith(REPORT)
     assert result.structured_content is not None
     assert result.structured_content["answer"] == verdict.stated
+
+
+def test_an_insufficient_answer_ends_in_one_full_stop(tmp_path: Path) -> None:
+    (tmp_path / "report.md").write_text(REPORT, encoding="utf-8")
+    rationale = "Insufficient: nothing collected names the question's intervention (colchicine)."
+    verdict = Verdict(label="insufficient", confidence=0.0, evidence_ids=[], rationale=rationale)
+    summary = RunSummary(
+        stop_reason="sufficient", iterations=1, evidence=3, references=0, sources={"pubmed": 3}, degraded=False,
+        report_fallback=False, llm_requests=0, seconds=1.0, verdict=verdict,
+    )  # fmt: skip
+    info = RunInfo(
+        run_id="research-20240101-000000-abcdef", question="Does colchicine reduce cardiovascular events?",
+        status="finished", demo=True, max_iterations=1, sources=["pubmed"], summary=summary,
+        created_at="2024-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    content = run_result(OneRun(tmp_path), info).content[0]  # type: ignore[arg-type]
+    assert isinstance(content, TextContent)
+    assert f"Answer: {rationale}\n" in content.text  # was "(colchicine).."

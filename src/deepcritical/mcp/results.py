@@ -109,7 +109,7 @@ def run_result(manager: RunManager, info: RunInfo) -> CallToolResult:
     if finished:
         # The answer first, as the report opens: the question's frame, then the verdict and its certainty.
         frame = f"Question frame: {info.frame.summary()}.\n" if info.frame and info.frame.summary() else ""
-        answer = f"Answer: {result.answer}.\n" if result.answer else ""
+        answer = f"Answer: {result.answer.rstrip('.')}.\n" if result.answer else ""  # an insufficient one ends in "."
         text = f"{frame}{answer}Run {info.run_id} finished; its report follows.\n\n{markdown}"
     else:
         where = f", position {result.queue_position} in the queue" if result.queue_position else ""

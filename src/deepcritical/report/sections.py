@@ -359,12 +359,14 @@ def verdict_block(verdict: Verdict, numbers: Mapping[str, int]) -> list[Block]:
     # A code verdict says how it weighed: by design level, size and directness, which the brief's plain
     # count by design does not, so the two may read differently.
     how = f" {verdict.rationale}" if verdict.by == "code" and verdict.rationale else ""
+    # Nothing to be confident of: "Insufficient evidence (confidence 0.00" read as a figure about the evidence.
+    sure = "" if verdict.label == "insufficient" and not verdict.confidence else verdict.confidence_text
+    sure += f"{_one_study(verdict)}, " if sure else ""
     return [
         heading("Verdict"),
         paragraph(
             strong(VERDICT_WORDS[verdict.label]),
-            f" ({'borderline; ' if verdict.borderline else ''}{verdict.confidence_text}{_one_study(verdict)}, {who}"
-            f"{_graded(verdict)}).",
+            f" ({'borderline; ' if verdict.borderline else ''}{sure}{who}{_graded(verdict)}).",
             rests,
             strongest,
             ".",
