@@ -48,6 +48,16 @@ def test_json_lines_in_json_lines_out(tmp_path: Path) -> None:
     assert "4 text(s) read, 3 result(s) written" in result.stderr
 
 
+def test_out_dash_writes_to_standard_output_not_a_file_named_dash(tmp_path: Path) -> None:
+    source = _write_lines(tmp_path / "texts.jsonl", TEXTS[:1])
+    result = run_cli("extract", str(source), "--out", "-", home=tmp_path / "home", env=_env())
+    assert result.returncode == 0, result.stderr
+    (row,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert row["effects"][0]["measure"] == "HR"
+    assert not (tmp_path / "-").exists()
+    assert "1 result(s) written to standard output" in result.stderr
+
+
 def test_csv_has_one_row_per_result_and_no_formula_cells(tmp_path: Path) -> None:
     source = _write_lines(tmp_path / "texts.jsonl", TEXTS)
     out = tmp_path / "effects.csv"

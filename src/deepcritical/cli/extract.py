@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -92,7 +93,7 @@ def extract_command(
     source: Annotated[
         Path, typer.Argument(help='JSON Lines of {"id", "text"}, or a folder of PDF/JATS/BioC/text documents.')
     ],
-    out_path: Annotated[Path, typer.Option("--out", help="Where to write the results.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Where to write the results ('-': standard output).")],
     out_format: Annotated[
         str, typer.Option("--format", help="jsonl (one line per text) or csv (one row per result).")
     ] = "jsonl",
@@ -113,11 +114,17 @@ def extract_command(
     if not texts and not failed:
         fail(f'{source} holds no text to read: give JSON Lines of {{"id", "text"}} or a folder of documents')
     rows = [(text_id, [effect.as_dict() for effect in read_effects(text)]) for text_id, text in texts]
+    written = as_csv(rows) if form == "csv" else as_jsonl(rows)
+    to_stdout = str(out_path) == "-"  # as export's "-o -"; it used to write a file named "-"
     try:
-        out_path.write_text(as_csv(rows) if form == "csv" else as_jsonl(rows), encoding="utf-8")
+        if to_stdout:
+            sys.stdout.write(written)
+        else:
+            out_path.write_text(written, encoding="utf-8")
     except OSError as error:
         fail(f"cannot write {out_path}: {error.strerror or error}")
     found = sum(len(effects) for _id, effects in rows)
-    err.print(f"{len(rows)} text(s) read, {found} result(s) written to {out_path}", markup=False, highlight=False)
+    where = "standard output" if to_stdout else out_path
+    err.print(f"{len(rows)} text(s) read, {found} result(s) written to {where}", markup=False, highlight=False)
     if failed:
         raise typer.Exit(EXIT_FAILED)
