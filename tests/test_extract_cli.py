@@ -86,8 +86,12 @@ def test_a_folder_of_documents_with_one_unreadable_file(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     assert f"{folder / 'broken.pdf'}: " in result.stderr
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert row["id"].startswith("file:")
+    assert row["id"] == "trial.txt"  # the file's path under the folder: a result maps back to its file
     assert [(e["measure"], e["value"], e["p"]) for e in row["effects"]] == [("OR", 0.54, "=0.37")]
+    # One document given alone is read as a document, not refused as JSON Lines.
+    alone = run_cli("extract", str(folder / "trial.txt"), "--out", "-", home=tmp_path / "home", env=_env())
+    assert alone.returncode == 0, alone.stderr
+    assert json.loads(alone.stdout)["id"] == "trial.txt"
 
 
 @pytest.mark.parametrize(

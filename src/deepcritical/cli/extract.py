@@ -1,5 +1,5 @@
 """``deepcritical extract FILE --out OUT``: every statistical result stated in a set of texts, for a
-reviewer's own data extraction. FILE is JSON Lines of ``{"id", "text"}``, or a folder of documents the
+reviewer's own data extraction. FILE is JSON Lines of ``{"id", "text"}``, one document or a folder of documents the
 library reads (PDF, JATS, BioC, text, Markdown, HTML); OUT is JSON Lines ``{"id", "effects": [...]}`` or
 CSV, one row per result.
 
@@ -46,8 +46,9 @@ def read_lines(path: Path) -> Iterator[tuple[str, str]]:
 
 
 def read_folder(folder: Path) -> tuple[list[tuple[str, str]], int]:
-    """(id, text) of every document the library can read under ``folder``, and how many files failed
-    (each named on stderr with its reason)."""
+    """(id, text) of every document the library can read under ``folder`` (or of one document), and how many
+    files failed (each named on stderr with its reason). A text's id is its file's path under ``folder`` (a file
+    holding several documents, a BioC collection, numbers them: "file.xml#2")."""
     from deepcritical.documents.reader import SUPPORTED, files_under, limits_from, read_files
 
     paths, refused = files_under([folder])
@@ -59,9 +60,18 @@ def read_folder(folder: Path) -> tuple[list[tuple[str, str]], int]:
         if result.error is not None:
             failed += 1
             err.print(one_line(result.line), markup=False, highlight=False, soft_wrap=True)
-        for document in result.documents:
-            texts.append((document.id, document.text))
+        name = str(result.path.relative_to(folder)) if folder.is_dir() else result.path.name
+        several = len(result.documents) > 1
+        for number, document in enumerate(result.documents, 1):
+            texts.append((f"{name}#{number}" if several else name, document.text))
     return texts, failed
+
+
+def _one_document(path: Path) -> bool:
+    """A single document the library reads (a PDF, a text, an article's XML), not JSON Lines of texts."""
+    from deepcritical.documents.reader import EXTENSIONS
+
+    return path.suffix.lower() in EXTENSIONS.keys() - {".json"}
 
 
 def cell(value: object) -> object:
@@ -107,7 +117,7 @@ def extract_command(
     if not source.exists():
         fail(f"no such file or folder: {source}")
     failed = 0
-    if source.is_dir():
+    if source.is_dir() or _one_document(source):
         texts, failed = read_folder(source)
     else:
         texts = list(read_lines(source))
