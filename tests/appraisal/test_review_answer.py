@@ -171,3 +171,47 @@ def test_a_hazard_ratio_of_the_event_moves_the_time_until_it_the_other_way() -> 
     )
     # The event itself moves with its ratio.
     assert answer("Does brovacin reduce death compared with standard care?", [LONGER_SURVIVAL]).answer == "lower"
+
+
+NO_MORE_COMPLICATIONS = trial(
+    "3",
+    "METHODS: 180 adults with adrenal masses were randomised to laparoscopic or open adrenalectomy. RESULTS: "
+    "Postoperative complications did not differ between laparoscopic and open adrenalectomy (8% vs 9%; relative "
+    "risk 0.89, 95% CI 0.35 to 2.25; P = 0.80).",
+    "Laparoscopic versus open adrenalectomy: a randomised trial",
+    n=180,
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is laparoscopic adrenalectomy safe and effective for adrenal masses?",
+        "Is laparoscopic adrenalectomy a safe and effective alternative to open adrenalectomy?",
+        "Is laparoscopic adrenalectomy as effective as open adrenalectomy in reducing postoperative complications?",
+        "Can laparoscopic adrenalectomy be done without increasing postoperative complications?",
+    ],
+)
+def test_no_difference_answers_yes_to_a_question_asking_whether_a_treatment_is_no_worse(question: str) -> None:
+    verdict = answer(question, [NO_MORE_COMPLICATIONS])
+    # No more complications is what "safe", "as effective as" or "without increasing" asks; the answer stays the
+    # review's: no difference, not a better outcome.
+    assert (verdict.answer, verdict.label) == ("no difference", "yes")
+
+
+def test_a_question_asking_whether_a_treatment_is_better_is_still_no_to_no_difference() -> None:
+    for question in (
+        "Does laparoscopic adrenalectomy reduce postoperative complications compared with open adrenalectomy?",
+        "Is laparoscopic adrenalectomy effective compared with open adrenalectomy?",
+    ):
+        assert answer(question, [NO_MORE_COMPLICATIONS]).label == "no"
+
+
+def test_the_label_of_no_difference_depends_on_whether_the_question_asks_better_or_no_worse() -> None:
+    assert label_of("Does A reduce complications compared with B?", "no difference") == "no"
+    assert label_of("Is A safe compared with B?", "no difference") == "yes"
+    assert label_of("Is A as effective as B?", "no difference") == "yes"
+    assert label_of("Can some fractures be treated nonoperatively?", "no difference") == "yes"
+    assert label_of("Is A a feasible alternative to B?", "no difference") == "yes"
+    assert label_of("Is A safe compared with B?", "higher") == "no"  # more complications: not safe
+    assert label_of("Is A safe compared with B?", "lower") == "yes"
