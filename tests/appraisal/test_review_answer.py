@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from deepcritical.appraisal.answer import asked_movement, label_of
+from deepcritical.appraisal.directness import naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.risk_of_bias import is_randomised, risk_of_bias
 from deepcritical.appraisal.strength import strength_of
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.appraisal.verdict import counted_verdict
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import frame_question
@@ -215,3 +217,13 @@ def test_the_label_of_no_difference_depends_on_whether_the_question_asks_better_
     assert label_of("Is A a feasible alternative to B?", "no difference") == "yes"
     assert label_of("Is A safe compared with B?", "higher") == "no"  # more complications: not safe
     assert label_of("Is A safe compared with B?", "lower") == "yes"
+
+
+def test_a_hyphen_joins_or_parts_the_same_words_of_the_intervention() -> None:
+    joined = trial("4", "Double-balloon kalomex was given to 90 adults.", "Double-balloon kalomex in adults")
+    parted = trial("5", "Double balloon kalomex was given to 90 adults.", "Double balloon kalomex in adults")
+    spaced = StudyReader("Does double balloon kalomex reduce bleeding?")
+    hyphenated = StudyReader("Does double-balloon kalomex reduce bleeding?")
+    assert naming_the_intervention([joined], spaced) == [joined]
+    assert naming_the_intervention([parted], hyphenated) == [parted]
+    assert naming_the_intervention([FEWER_DEATHS], spaced) == []
