@@ -11,7 +11,7 @@ from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.risk_of_bias import is_randomised, risk_of_bias
 from deepcritical.appraisal.strength import strength_of
 from deepcritical.appraisal.study_reading import StudyReader
-from deepcritical.appraisal.verdict import counted_verdict
+from deepcritical.appraisal.verdict import counted_verdict, reconciled
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import frame_question
 from helpers.builders import evidence_view
@@ -227,3 +227,21 @@ def test_a_hyphen_joins_or_parts_the_same_words_of_the_intervention() -> None:
     assert naming_the_intervention([joined], spaced) == [joined]
     assert naming_the_intervention([parted], hyphenated) == [parted]
     assert naming_the_intervention([FEWER_DEATHS], spaced) == []
+
+
+def test_a_null_study_is_not_named_against_a_yes_to_a_question_asking_whether_it_is_no_worse() -> None:
+    said_yes = Verdict(
+        label="yes",
+        confidence=0.8,
+        evidence_ids=[NO_MORE_COMPLICATIONS.id],
+        by="code",
+        method="the stance model",
+        probabilities={"yes": 0.8, "no": 0.2},
+        rationale="pooled stance yes 0.8",
+    )
+    safe = "Is laparoscopic adrenalectomy safe?"
+    kept = reconciled(said_yes, safe, strength_of(safe, [NO_MORE_COMPLICATIONS]))
+    assert (kept.evidence_ids, kept.against_ids) == ([NO_MORE_COMPLICATIONS.id], [])
+    better = "Does laparoscopic adrenalectomy reduce postoperative complications?"
+    against = reconciled(said_yes, better, strength_of(better, [NO_MORE_COMPLICATIONS]))
+    assert against.against_ids == [NO_MORE_COMPLICATIONS.id]

@@ -319,7 +319,11 @@ def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
         )
         return verdict.model_copy(update={"label": label, "confidence": sure, "rationale": rationale})
     stance = max(verdict.probabilities, key=verdict.probabilities.__getitem__)
-    contrary = {"yes": {"null", "unfavourable"}, "no": {"favourable"}}.get(stance, set())
+    # A null result is contrary to a yes, except to a question asking whether the treatment is no worse.
+    nulls = "no" if asks_no_worse(question) else "yes"
+    contrary = {"yes": {"unfavourable"}, "no": {"favourable"}}.get(stance, set())
+    if stance == nulls:
+        contrary = contrary | {"null"}
     strongest = counted.strongest()
     against = [view.id for view in strongest if counted.directions.get(view.id) in contrary]
     if len(against) < len([view for view in strongest if counted.directions.get(view.id) is not None]):
