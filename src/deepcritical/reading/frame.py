@@ -48,6 +48,7 @@ from deepcritical.reading.frame_words import (
     TO_POPULATION,
     VERBS,
     WH,
+    words,
 )
 from deepcritical.text import one_line
 
@@ -122,15 +123,11 @@ class QuestionFrame(BaseModel):
 
 
 MAX_OUTCOME_WORDS = 4
-# "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers.
-# So does a vague benefit noun ("does edaravone offer protection?", "any benefit", "an improvement") and what
-# names the intervention's kind, not something measured ("a feasible option", "an effective adjuvant").
-GENERIC_OUTCOMES = frozenset(
-    {
-        *("outcome", "outcomes", "clinical outcomes", "effect", "effects", "results", "prognosis"),
-        *("benefit", "benefits", "protection", "improvement", "improvements", "advantage", "advantages"),
-        *("efficacy", "value", "usefulness", "option", "options", "adjuvant", "alternative", "alternatives"),
-    }
+# "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers; nor
+# does a vague benefit noun ("does edaravone offer protection?") or the intervention's kind ("a feasible option").
+GENERIC_OUTCOMES = frozenset({"clinical outcomes"}) | words(
+    "outcome outcomes effect effects results prognosis benefit benefits protection improvement improvements advantage"
+    " advantages efficacy value usefulness option options adjuvant alternative alternatives"
 )
 ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
