@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 
 from deepcritical.appraisal.answer import asked_movement, label_of
+from deepcritical.appraisal.directness import naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView
 from deepcritical.appraisal.risk_of_bias import is_randomised, risk_of_bias
 from deepcritical.appraisal.strength import strength_of
-from deepcritical.appraisal.verdict import counted_verdict
+from deepcritical.appraisal.study_reading import StudyReader
+from deepcritical.appraisal.verdict import counted_verdict, reconciled
 from deepcritical.outputs import Verdict
 from deepcritical.reading.frame import frame_question
 from helpers.builders import evidence_view
@@ -171,3 +173,75 @@ def test_a_hazard_ratio_of_the_event_moves_the_time_until_it_the_other_way() -> 
     )
     # The event itself moves with its ratio.
     assert answer("Does brovacin reduce death compared with standard care?", [LONGER_SURVIVAL]).answer == "lower"
+
+
+NO_MORE_COMPLICATIONS = trial(
+    "3",
+    "METHODS: 180 adults with adrenal masses were randomised to laparoscopic or open adrenalectomy. RESULTS: "
+    "Postoperative complications did not differ between laparoscopic and open adrenalectomy (8% vs 9%; relative "
+    "risk 0.89, 95% CI 0.35 to 2.25; P = 0.80).",
+    "Laparoscopic versus open adrenalectomy: a randomised trial",
+    n=180,
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is laparoscopic adrenalectomy safe and effective for adrenal masses?",
+        "Is laparoscopic adrenalectomy a safe and effective alternative to open adrenalectomy?",
+        "Is laparoscopic adrenalectomy as effective as open adrenalectomy in reducing postoperative complications?",
+        "Can laparoscopic adrenalectomy be done without increasing postoperative complications?",
+    ],
+)
+def test_no_difference_answers_yes_to_a_question_asking_whether_a_treatment_is_no_worse(question: str) -> None:
+    verdict = answer(question, [NO_MORE_COMPLICATIONS])
+    # No more complications is what "safe", "as effective as" or "without increasing" asks; the answer stays the
+    # review's: no difference, not a better outcome.
+    assert (verdict.answer, verdict.label) == ("no difference", "yes")
+
+
+def test_a_question_asking_whether_a_treatment_is_better_is_still_no_to_no_difference() -> None:
+    for question in (
+        "Does laparoscopic adrenalectomy reduce postoperative complications compared with open adrenalectomy?",
+        "Is laparoscopic adrenalectomy effective compared with open adrenalectomy?",
+    ):
+        assert answer(question, [NO_MORE_COMPLICATIONS]).label == "no"
+
+
+def test_the_label_of_no_difference_depends_on_whether_the_question_asks_better_or_no_worse() -> None:
+    assert label_of("Does A reduce complications compared with B?", "no difference") == "no"
+    assert label_of("Is A safe compared with B?", "no difference") == "yes"
+    assert label_of("Is A as effective as B?", "no difference") == "yes"
+    assert label_of("Can some fractures be treated nonoperatively?", "no difference") == "yes"
+    assert label_of("Is A a feasible alternative to B?", "no difference") == "yes"
+    assert label_of("Is A safe compared with B?", "higher") == "no"  # more complications: not safe
+    assert label_of("Is A safe compared with B?", "lower") == "yes"
+
+
+def test_a_hyphen_joins_or_parts_the_same_words_of_the_intervention() -> None:
+    joined = trial("4", "Double-balloon kalomex was given to 90 adults.", "Double-balloon kalomex in adults")
+    parted = trial("5", "Double balloon kalomex was given to 90 adults.", "Double balloon kalomex in adults")
+    spaced = StudyReader("Does double balloon kalomex reduce bleeding?")
+    hyphenated = StudyReader("Does double-balloon kalomex reduce bleeding?")
+    assert naming_the_intervention([joined], spaced) == [joined]
+    assert naming_the_intervention([parted], hyphenated) == [parted]
+    assert naming_the_intervention([FEWER_DEATHS], spaced) == []
+
+
+def test_a_null_study_is_not_named_against_a_yes_to_a_question_asking_whether_it_is_no_worse() -> None:
+    said_yes = Verdict(
+        label="yes",
+        confidence=0.8,
+        evidence_ids=[NO_MORE_COMPLICATIONS.id],
+        by="code",
+        method="the stance model",
+        probabilities={"yes": 0.8, "no": 0.2},
+        rationale="pooled stance yes 0.8",
+    )
+    safe = "Is laparoscopic adrenalectomy safe?"
+    kept = reconciled(said_yes, safe, strength_of(safe, [NO_MORE_COMPLICATIONS]))
+    assert (kept.evidence_ids, kept.against_ids) == ([NO_MORE_COMPLICATIONS.id], [])
+    better = "Does laparoscopic adrenalectomy reduce postoperative complications?"
+    against = reconciled(said_yes, better, strength_of(better, [NO_MORE_COMPLICATIONS]))
+    assert against.against_ids == [NO_MORE_COMPLICATIONS.id]

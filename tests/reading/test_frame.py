@@ -13,12 +13,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from deepcritical.appraisal.assessment import code_assessment
+from deepcritical.appraisal.directness import frame_gaps
+from deepcritical.appraisal.study_reading import StudyReader
 from deepcritical.demo.models import demo_queries
 from deepcritical.outputs import AspectScore, Assessment
 from deepcritical.reading.frame import QuestionFrame, frame_question
 from deepcritical.sources.query import to_pubmed_query, with_terms
 from deepcritical.stages.search import fallback_queries
 from deepcritical.stages.state import RunState
+from helpers.builders import evidence_view
 
 
 @pytest.mark.parametrize(
@@ -201,6 +204,37 @@ def test_a_question_that_names_only_outcomes_is_shown_as_asking_for_any_clinical
     assert frame.outcomes == ["outcomes"]  # kept as written: the reader asks for a clinical outcome from it
     assert frame.summary().endswith("Outcomes: any clinical outcome")
     assert frame.model_dump()["headline"] == frame.summary()  # the page shows the report's words
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does kalomex offer protection?",
+        "Does kalomex offer an advantage?",
+        "Does kalomex bring an improvement?",
+        "Kalomex: a feasible option?",
+        "Is kalomex an effective adjuvant?",
+    ],
+)
+def test_a_vague_benefit_noun_is_no_outcome_of_its_own_but_any_clinical_one(question: str) -> None:
+    frame = frame_question(question)
+    assert frame.intervention is not None
+    assert "kalomex" in frame.intervention.lower()
+    assert frame.summary().endswith("Outcomes: any clinical outcome")
+    reader = StudyReader(question)
+    assert not reader.specific_outcome  # any clinical outcome a study of kalomex reports answers it
+    # so nothing but the intervention must be named for a study to be direct to the frame
+    study = evidence_view("1", "Kalomex in sepsis", "Mortality was lower with kalomex.", "cohort", 3, 100)
+    assert frame_gaps([study], reader) == []
+
+
+def test_who_benefits_from_a_treatment_is_its_population_and_the_treatment_its_intervention() -> None:
+    frame = frame_question("Do older adults with sepsis benefit from kalomex?")
+    assert frame.intervention == "kalomex"
+    assert frame.population is not None
+    assert "sepsis" in frame.population
+    titled = frame_question("Sepsis care: do older adults benefit from kalomex?")
+    assert titled.intervention == "kalomex"
 
 
 # Entities as questions name them: made-up words (no corpus's vocabulary), acronyms with digits, and names

@@ -294,15 +294,32 @@ def asked_movement(question: str, sentence: str = "") -> Movement:
     return "higher" if favourable_movement(question, sentence) == "increased" else "lower"
 
 
+# A question that asks whether a treatment is no worse than what it replaces: safe, feasible, non-inferior, as
+# good as, an alternative, without harm, or whether a condition can be managed without an operation ("Is
+# laparoscopic adrenalectomy safe for large masses?", "Can some fractures be treated nonoperatively?"). Its yes is
+# an outcome that is not worse: no difference answers it as well as a better one.
+_ASKS_NO_WORSE = re.compile(
+    r"\b(?:safe|safely|safety|feasib\w*|non-?inferior\w*|equivalent|alternatives?|"
+    r"as\s+(?:\w+\s+){1,2}as|without\s+(?:increas\w*|compromis\w*|worsen\w*|affect\w*|harm\w*|loss\b)|"
+    r"non-?operative(?:ly)?|non-?surgical(?:ly)?|conservative(?:ly)?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_no_worse(question: str) -> bool:
+    """Whether the question asks if the treatment is no worse (``_ASKS_NO_WORSE``), not whether it is better."""
+    return bool(_ASKS_NO_WORSE.search(question))
+
+
 def label_of(question: str, answer: ReviewAnswer, sentence: str = "") -> VerdictLabel:
     """The yes/no/maybe/insufficient label the answer gives the question as worded (a claim's supported,
-    refuted or mixed for a statement)."""
+    refuted or mixed for a statement); no difference is a yes to a question asking whether it is no worse."""
     if answer == "insufficient data":
         return "insufficient"
     if answer == "uncertain effect":
         stance = "maybe"
     elif answer == "no difference":
-        stance = "no"
+        stance = "yes" if asks_no_worse(question) else "no"
     else:
         stance = "yes" if answer == asked_movement(question, sentence) else "no"
     return stance if is_yes_no(question) else claim_label(question, stance)  # type: ignore[return-value]

@@ -55,9 +55,15 @@ class _FrameNames:
 
     @staticmethod
     def _names(words: frozenset[str], view: EvidenceView) -> bool:
-        named = set(stems(" ".join((view.title, view.text, *view.mesh))))
+        text = " ".join((view.title, view.text, *view.mesh))
+        # A hyphen joins or parts the same words: "double-balloon enteroscopy" names "double balloon enteroscopy",
+        # and the other way round.
+        named = set(stems(text)) | set(stems(text.replace("-", " ")))
+        hits = {
+            word for word in words if word in named or ("-" in word and set(stems(word.replace("-", " "))) <= named)
+        }
         # A long entity is named by two thirds of its words, as the topic reads it (``topic._names``).
-        return bool(words) and 3 * len(words & named) >= 2 * len(words) if len(words) >= 3 else words <= named
+        return bool(words) and 3 * len(hits) >= 2 * len(words) if len(words) >= 3 else hits == words
 
     def target_in(self, view: EvidenceView) -> bool:
         if self.frame.outcomes and self.reader.asks_outcome:

@@ -58,6 +58,7 @@ _POPULATION = re.compile(rf"\s(?:(?:in|among|for)\s+(?={_PEOPLE}|\s*\w)|of\s+(?=
 # clinical outcome answers it.
 ANY_OUTCOME = frozenset(
     {"outcom", "benefit", "effect", "efficaci", "result", "prognosi", "endpoint", "clinic", "overal"}
+    | {"protect", "improv", "advantag", "valu", "option", "adjuv", "altern"}  # frame.GENERIC_OUTCOMES
 )
 _ASKS_MORE = re.compile(r"\b(?:improv\w*|better|enhanc\w*)\b", re.IGNORECASE)
 _BETTER = re.compile(r"\b(?:improv\w*|better|benefi\w*)\b", re.IGNORECASE)

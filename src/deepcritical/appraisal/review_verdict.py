@@ -88,8 +88,8 @@ def review_verdict(
 
 def graded_verdict(verdict: Verdict, studies: Sequence[AppraisedStudy]) -> Verdict:
     """A verdict on a treatment's benefit with the GRADE certainty of the direct studies behind it, and the answer
-    its label gives (a yes: the movement asked for)."""
-    rating = grade(studies, _LABEL_ANSWERS.get(verdict.label, "higher"))
+    its label gives (a yes: the movement asked for), or the one it states."""
+    rating = grade(studies, verdict.answer or _LABEL_ANSWERS.get(verdict.label, "higher"))
     if rating is None:
         return verdict
     reasons = [*_started(rating, studies), *(rating.reasons or ["not rated down"])]

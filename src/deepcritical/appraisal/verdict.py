@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepcritical.appraisal.answer import answer_from_label, appraise, appraise_unread
+from deepcritical.appraisal.answer import answer_from_label, appraise, appraise_unread, asks_no_worse
 from deepcritical.appraisal.candidates import open_verdict
 from deepcritical.appraisal.directness import direct_to_the_frame, frame_gaps, naming_the_intervention
 from deepcritical.appraisal.framing import EvidenceView
@@ -213,15 +213,18 @@ def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed
     """The verdict on whether a treatment helps: the favourable share of the weighed readings (favourable
     against null and unfavourable, ``verdict_weight``), a yes from ``CLEAR_SHARE`` and a no up to its
     complement."""
+    # A question asking whether the treatment is no worse (safe, feasible, as good as) is answered yes by a null
+    # reading too: what counts against it is an unfavourable one only.
+    no_worse = asks_no_worse(question)
+    kept = ("favourable", "null") if no_worse else ("favourable",)
     weighed = [(w.view, w.way, w.weight, w.direct) for w in readings]
-    favourable = sum(weight for _, way, weight, _ in weighed if way == "favourable")
+    favourable = sum(weight for _, way, weight, _ in weighed if way in kept)
+    null = sum(weight for _, way, weight, _ in weighed if way == "null")
     total = sum(weight for _, _, weight, _ in weighed)
     share = favourable / total
     stance = "yes" if share >= CLEAR_SHARE else "no" if share <= 1 - CLEAR_SHARE else "maybe"
     agreeing = [
-        (view, weight)
-        for view, way, weight, _ in weighed
-        if stance == "maybe" or (way == "favourable") == (stance == "yes")
+        (view, weight) for view, way, weight, _ in weighed if stance == "maybe" or (way in kept) == (stance == "yes")
     ]
     agreeing.sort(key=lambda pair: (-pair[1], pair[0].level or 6))
     chosen = [view for view, _ in agreeing[:MAX_VERDICT_ITEMS]]
@@ -231,7 +234,7 @@ def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed
         (
             (view, weight)
             for view, way, weight, _ in weighed
-            if stance != "maybe" and (way == "favourable") != (stance == "yes")
+            if stance != "maybe" and (way in kept) != (stance == "yes")
         ),
         key=lambda pair: (-pair[1], pair[0].level or 6),
     )
@@ -243,6 +246,7 @@ def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed
     shown = math.floor(share * 1000) / 1000
     # Within a small margin of a threshold, the label hangs on one study's reading: said, not left to the number.
     margin = threshold_margin(share)
+    nulls_count = "; a null reading counts as favourable: the question asks whether it is no worse" if no_worse else ""
     borderline = margin < BORDERLINE_MARGIN
     close = (
         f" Borderline: the share is {margin:.3f} from a threshold, so one study read otherwise could change the answer."
@@ -264,8 +268,10 @@ def benefit_verdict(question: str, counted: Strength, readings: Sequence[Weighed
         f"{quantity(len(weighed), 'counted study', 'counted studies')}, {counts['favourable']} favourable, "
         f"{counts['null']} null, "
         f"{counts['unfavourable']} unfavourable; the favourable share of the weight is {shown:.3f} (yes from "
-        f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}).{close}",
+        f"{CLEAR_SHARE:.2f}, no up to {1 - CLEAR_SHARE:.2f}){nulls_count}.{close}",
         borderline=borderline,
+        # A yes to "is it no worse?" resting mostly on null readings states no difference, not a better outcome.
+        answer="no difference" if no_worse and stance == "yes" and null > favourable - null else None,
     )
 
 
@@ -313,7 +319,11 @@ def reconciled(verdict: Verdict, question: str, counted: Strength) -> Verdict:
         )
         return verdict.model_copy(update={"label": label, "confidence": sure, "rationale": rationale})
     stance = max(verdict.probabilities, key=verdict.probabilities.__getitem__)
-    contrary = {"yes": {"null", "unfavourable"}, "no": {"favourable"}}.get(stance, set())
+    # A null result is contrary to a yes, except to a question asking whether the treatment is no worse.
+    nulls = "no" if asks_no_worse(question) else "yes"
+    contrary = {"yes": {"unfavourable"}, "no": {"favourable"}}.get(stance, set())
+    if stance == nulls:
+        contrary = contrary | {"null"}
     strongest = counted.strongest()
     against = [view.id for view in strongest if counted.directions.get(view.id) in contrary]
     if len(against) < len([view for view in strongest if counted.directions.get(view.id) is not None]):

@@ -48,6 +48,7 @@ from deepcritical.reading.frame_words import (
     TO_POPULATION,
     VERBS,
     WH,
+    words,
 )
 from deepcritical.text import one_line
 
@@ -122,9 +123,11 @@ class QuestionFrame(BaseModel):
 
 
 MAX_OUTCOME_WORDS = 4
-# "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers.
-GENERIC_OUTCOMES = frozenset(
-    {"outcome", "outcomes", "clinical outcomes", "effect", "effects", "benefits", "results", "prognosis"}
+# "Do SGLT2 inhibitors improve outcomes in heart failure?" names no outcome of its own: any clinical one answers; nor
+# does a vague benefit noun ("does edaravone offer protection?") or the intervention's kind ("a feasible option").
+GENERIC_OUTCOMES = frozenset({"clinical outcomes"}) | words(
+    "outcome outcomes effect effects results prognosis benefit benefits protection improvement improvements advantage"
+    " advantages efficacy value usefulness option options adjuvant alternative alternatives"
 )
 ANY_CLINICAL_OUTCOME = "any clinical outcome"
 
@@ -296,12 +299,23 @@ _HELPS = re.compile(
 )
 
 
+# "Do older men benefit from curative therapy?": the subject is who benefits and the treatment follows "from"; read
+# as "Does curative therapy benefit older men?" (its intervention, and its population as "help" reads one).
+_BENEFIT_FROM = re.compile(
+    r"(?:^|(?<=[:.?]\s))(?:do|does|did|can|could|will|would|may|might|should)\s+(?P<who>[^:?]+?)\s+"
+    r"(?:benefit|profit)\s+from\s+(?P<what>[^:?]+)",
+    re.IGNORECASE,
+)
+
+
 def plain_question(question: str) -> str:
     """The question as its frame reads it: without time points, "help heart failure" as "help in heart failure",
+    "do older men benefit from X" as "does X benefit older men",
     an outcome's instrument ("measured by ...") as another name of it, a typeset hyphen ("insecticide‐treated",
     U+2010 and U+2011) as the plain one."""
     question = TIME_POINT.sub("", question.translate(_HYPHENS))
     question = MEASURED_BY.sub(", ", WHICH_IS.sub(" ", question))
+    question = _BENEFIT_FROM.sub(lambda found: f"does {found['what'].strip()} benefit {found['who']}", question)
     return _HELPS.sub(lambda found: f"{found.group(0).split()[0]} in ", question)
 
 
