@@ -112,6 +112,8 @@ def test_the_score_counts_answers_certainty_within_one_level_and_both_ways_agree
     ]
     summary = eval_medevidence.score_lines(lines, gold)
     assert summary["accuracy"] == round(2 / 3, 4)
+    low, high = summary["accuracy_95ci"]  # Wilson: 2 of 3 right is anything from about 0.21 to 0.94
+    assert (low, high) == pytest.approx((0.2077, 0.9385), abs=1e-4)
     assert summary["reviews"] == 2
     assert summary["confusion"]["rows_gold_columns_predicted"][2] == [1, 0, 0, 0, 0]  # no difference read higher
     # Rated questions only (c has no rating): a is one level off, b two.

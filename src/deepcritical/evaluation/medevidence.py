@@ -226,6 +226,8 @@ def score_lines(lines: Sequence[dict[str, Any]], gold: dict[str, dict[str, Any]]
         "scored": len(scored),
         "reviews": len({gold[line["id"]]["review"] for line in scored}),
         "accuracy": accuracy(truth, predicted),
+        # How far a figure on these few questions may be from the rate on many (the published ones are on 250).
+        "accuracy_95ci": _wilson(sum(t == p for t, p in zip(truth, predicted, strict=True)), len(scored)),
         "macro_f1": macro_average(f1.values()),
         "f1": {name: None if value is None else round(value, 4) for name, value in f1.items()},
         "confusion": {"labels": list(REVIEW_ANSWERS), "rows_gold_columns_predicted": matrix},
@@ -245,6 +247,14 @@ def score_lines(lines: Sequence[dict[str, Any]], gold: dict[str, dict[str, Any]]
             "yes_to_both": sum(line["label"] == line["label_reduce"] == "yes" for line in both),
         }
     return summary
+
+
+def _wilson(successes: int, total: int) -> list[float]:
+    """The Wilson score 95 % interval of a proportion (five questions right of five is not 1.0 for sure)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(successes, total, alpha=0.05, method="wilson")
+    return [round(float(low), 4), round(float(high), 4)]
 
 
 def _yes_no(label: str) -> str:
