@@ -189,6 +189,7 @@ def research(
         fail("--out -: a run writes a folder (report.md, run.json, figures), not one stream: name a folder")
     question = require_text(question, "question") if question is not None else ""
     from deepcritical.cli.research import resumable_request, run_research
+    from deepcritical.run import progress
 
     configure_logging(verbose=verbose)
     request = run_request(
@@ -216,7 +217,7 @@ def research(
     outcome, report_path, run_path = done.outcome, done.report_path, done.record_path
     out.print(f"report: {report_path}\nrun record: {run_path}", markup=False, highlight=False)
     if quiet and outcome.verdict is not None:  # without progress, the answer is said nowhere else
-        out.print(f"answer: {shorten(outcome.verdict.stated, 300, on_word=True)}", markup=False, highlight=False)
+        out.print(f"answer: {progress.answer_text(outcome.verdict)}", markup=False, highlight=False)
     if outcome.error:
         # One line of at most 300 characters (with "error: "): the error cut between words; run.json has it whole.
         after = f"; the whole error and what it collected: {run_path}"

@@ -107,9 +107,14 @@ def describe(event: ProgressEvent) -> list[Span] | None:
     return None
 
 
+def answer_text(verdict: Verdict) -> str:
+    """The run's answer as the report opens with it (``Verdict.stated``), cut between words to one terminal line's
+    worth: the progress output's last line and ``research --quiet``'s."""
+    return shorten(verdict.stated, 300, on_word=True)
+
+
 def _answer(verdict: Verdict | None) -> list[Span]:
-    """The run's answer as the report opens with it (``Verdict.stated``), on a line of its own."""
-    return [("answer: ", "strong"), _t(shorten(verdict.stated, 300, on_word=True)), ("\n", "plain")] if verdict else []
+    return [("answer: ", "strong"), _t(answer_text(verdict)), ("\n", "plain")] if verdict else []
 
 
 def plain(spans: list[Span]) -> str:
